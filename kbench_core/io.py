@@ -69,6 +69,11 @@ _SUFFIX_FORMATS: dict[str, Format] = {
     ".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl",
     ".parquet": "parquet", ".pq": "parquet",
 }
+_TEXT_COLUMNS = frozenset(
+    [c.name for spec in SPECS.values() for c in spec.columns if c.type in ("text", "category")]
+    + [alias for table in ALIASES.values() for alias, name in table.items()
+       if SPECS["replication_summary"].column(name).type in ("text", "category")]
+)
 _ORDERED = frozenset({"intensity", "severity", "type_match"})
 _TRUE = frozenset({"true", "1", "yes", "t", "y"})
 _FALSE = frozenset({"false", "0", "no", "f", "n"})
@@ -319,11 +324,15 @@ def _parse_delimited(filename: str, text: str, delimiter: str) -> _Table:
     read = pacsv.ReadOptions(block_size=1 << 24, use_threads=True)
     parse = pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True)
 
+    names = [h.strip() for h in header]
+    # Labels and free text stay text: "007" is a sample id, not the number 7.
+    text_types = {n: pa.string() for n in names if n in _TEXT_COLUMNS}
+
     def attempt(column_types: dict[str, pa.DataType] | None) -> pa.Table:
         convert = pacsv.ConvertOptions(
             null_values=[""], strings_can_be_null=True, quoted_strings_can_be_null=True,
             true_values=["true", "True", "TRUE"], false_values=["false", "False", "FALSE"],
-            column_types=column_types or {},
+            column_types=column_types or text_types,
         )
         return pacsv.read_csv(_io.BytesIO(data), read_options=read, parse_options=parse,
                               convert_options=convert)
@@ -336,7 +345,7 @@ def _parse_delimited(filename: str, text: str, delimiter: str) -> _Table:
                 raise
             # Inference saw numbers early and text later: read every column as text and let
             # validation name each bad cell.
-            table = attempt({name.strip(): pa.string() for name in header})
+            table = attempt({name: pa.string() for name in names})
     except pa.ArrowInvalid as exc:
         raise _fail(filename, _explain_csv_error(str(exc)),
                     row=_ragged_line(text, delimiter), unit="line") from None
@@ -703,7 +712,7 @@ def _to_text(series: pd.Series, col: Column, out: _Collector,
             series = series.where(~structured, None)
     if not categorical:
         if series.dtype == object:
-            series = series.map(_as_label)
+            series = series.map(_as_text)
         elif not pd.api.types.is_string_dtype(series.dtype):
             series = series.astype(object).map(_as_label)
         missing = series.isna().to_numpy()
@@ -725,6 +734,13 @@ def _to_text(series: pd.Series, col: Column, out: _Collector,
         out.add(bad, col.name, lambda p: f"unknown value {_show(series.iat[p])}: expected "
                                          f"{col.expectation()}")
     return result, missing
+
+
+def _as_text(value: Any) -> Any:
+    """Free text kept verbatim; numbers and booleans from JSON rendered as a user wrote them."""
+    if isinstance(value, str) or value is None:
+        return value
+    return _as_label(value)
 
 
 def _as_label(value: Any) -> Any:
