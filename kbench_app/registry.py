@@ -1,0 +1,138 @@
+"""The runs a dashboard session has loaded, and what failed to load.
+
+Plain Python so it is tested without Streamlit. Adding a file never touches the runs already
+loaded: a bad file only adds an entry to ``errors``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import pandas as pd
+
+from kbench_core.io import Run, RunFormatError, load_run
+from kbench_core.workspace import Workspace
+
+Loader = Callable[[str, bytes], Run]
+
+
+def default_loader(filename: str, data: bytes) -> Run:
+    return load_run((filename, data))
+
+
+@dataclass
+class LoadReport:
+    """What one batch of files did: runs added, duplicates skipped, errors by file."""
+
+    added: list[str] = field(default_factory=list)
+    duplicates: list[str] = field(default_factory=list)
+    errors: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class RunRegistry:
+    """Ordered runs by unique name, plus the last error of each file that failed."""
+
+    runs: dict[str, Run] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+    workspace: Workspace | None = None
+
+    def unique_name(self, name: str) -> str:
+        if name not in self.runs:
+            return name
+        k = 2
+        while f"{name} ({k})" in self.runs:
+            k += 1
+        return f"{name} ({k})"
+
+    def find_hash(self, sha256: str) -> str | None:
+        for name, run in self.runs.items():
+            if run.content_hash and run.content_hash == sha256:
+                return name
+        return None
+
+    def add(self, run: Run, *, persist: bool = True) -> str:
+        """Add a run under a unique name; returns that name."""
+        name = self.unique_name(run.name)
+        if name != run.name:
+            run = replace(run, name=name)
+        self.runs[name] = run
+        if persist and self.workspace is not None:
+            self.workspace.save(run)
+        return name
+
+    def add_files(self, files: Iterable[tuple[str, bytes]], loader: Loader = default_loader,
+                  *, persist: bool = True) -> LoadReport:
+        """Load each ``(filename, bytes)``; good ones join, bad ones are reported by name."""
+        import hashlib
+
+        report = LoadReport()
+        for filename, data in files:
+            sha = hashlib.sha256(data).hexdigest()
+            existing = self.find_hash(sha)
+            if existing is not None:
+                report.duplicates.append(f"{filename} is already loaded as '{existing}'")
+                continue
+            try:
+                run = loader(filename, data)
+            except RunFormatError as err:
+                report.errors[filename] = str(err)
+                self.errors[filename] = str(err)
+                continue
+            self.errors.pop(filename, None)
+            report.added.append(self.add(run, persist=persist))
+        return report
+
+    def add_paths(self, paths: Iterable[str | Path], loader: Loader = default_loader,
+                  *, persist: bool = True) -> LoadReport:
+        files = []
+        report = LoadReport()
+        for path in map(Path, paths):
+            try:
+                files.append((path.name, path.read_bytes()))
+            except OSError as exc:
+                report.errors[path.name] = f"{path.name}: cannot read {path} ({exc.strerror})"
+                self.errors[path.name] = report.errors[path.name]
+        more = self.add_files(files, loader, persist=persist)
+        more.errors.update(report.errors)
+        return more
+
+    def remove(self, name: str) -> None:
+        run = self.runs.pop(name)
+        if self.workspace is not None:
+            self.workspace.remove(run)
+
+    def dismiss_error(self, filename: str) -> None:
+        self.errors.pop(filename, None)
+
+    def load_workspace(self) -> LoadReport:
+        report = LoadReport()
+        if self.workspace is None:
+            return report
+        runs, errors = self.workspace.load_all()
+        for run in runs:
+            report.added.append(self.add(run, persist=False))
+        for err in errors:
+            report.errors[err.file] = str(err)
+            self.errors[err.file] = str(err)
+        return report
+
+    def summary(self) -> pd.DataFrame:
+        """One row per run: what the Runs page lists."""
+        rows = [{
+            "name": name,
+            "kind": run.kind,
+            "models": ", ".join(run.models),
+            "n_models": len(run.models),
+            "rows": len(run),
+            "warnings": len(run.warnings),
+            "source": str(run.meta.get("source", "")),
+            "format": str(run.meta.get("format", "")),
+            "size_kb": round(int(run.meta.get("bytes", 0)) / 1024, 1),
+            "sha256": run.content_hash[:12],
+        } for name, run in self.runs.items()]
+        columns = ["name", "kind", "models", "n_models", "rows", "warnings", "source",
+                   "format", "size_kb", "sha256"]
+        return pd.DataFrame(rows, columns=columns)

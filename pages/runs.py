@@ -1,0 +1,74 @@
+"""Runs: upload, list, inspect and remove runs; every bad file gets its own error."""
+
+import streamlit as st
+
+from kbench_app import state
+from kbench_app.ui import plain
+from kbench_core.io import DEFAULT_MAX_BYTES
+
+UPLOAD_TYPES = ["csv", "tsv", "tab", "txt", "json", "jsonl", "ndjson", "parquet", "pq", "gz"]
+
+registry = state.registry()
+seen: set[str] = st.session_state.setdefault(state.SEEN_UPLOADS, set())
+
+st.title("Runs")
+st.caption(
+    "Load benchmark runs: cognitive-bias trials, replication tests or study summaries, and "
+    "LLM-judged vulnerability detections, as CSV, TSV, JSON, JSON Lines or Parquet (each may "
+    f"be gzipped, up to {DEFAULT_MAX_BYTES // 1024**2} MB). The kind is detected from the "
+    "columns; every row is validated."
+)
+
+uploads = st.file_uploader(
+    "Upload runs", accept_multiple_files=True, type=UPLOAD_TYPES, key="runs_uploader",
+    help="Several files at once. A file that fails validation is reported by name, row and "
+         "field; the runs already loaded stay.",
+)
+new_files = [f for f in uploads or [] if f.file_id not in seen]
+if new_files:
+    with st.spinner(f"Validating {len(new_files)} file(s)..."):
+        report = registry.add_files(((f.name, f.getvalue()) for f in new_files),
+                                    state.cached_loader)
+    seen.update(f.file_id for f in new_files)
+    for name in report.added:
+        st.toast(f"Loaded {name}", icon=":material/check_circle:")
+    for message in report.duplicates:
+        st.info(message, icon=":material/content_copy:")
+
+for filename, message in list(registry.errors.items()):
+    with st.container(border=True):
+        st.error(f"Could not load **{plain(filename)}**", icon=":material/error:")
+        st.code(message, language=None, wrap_lines=True)
+        st.button("Dismiss", key=f"dismiss::{filename}", on_click=registry.dismiss_error,
+                  args=(filename,))
+
+summary = registry.summary()
+st.subheader(f"{len(summary)} run{'s' * (len(summary) != 1)} loaded")
+if summary.empty:
+    st.info("No runs yet: upload files above, or start with `kbench app FILE...`.")
+else:
+    st.dataframe(
+        summary, hide_index=True, width="stretch",
+        column_config={
+            "name": st.column_config.TextColumn("Run"),
+            "kind": st.column_config.TextColumn("Kind"),
+            "models": st.column_config.TextColumn("Models", width="large"),
+            "n_models": st.column_config.NumberColumn("# models"),
+            "rows": st.column_config.NumberColumn("Rows", format="localized"),
+            "warnings": st.column_config.NumberColumn("Warnings"),
+            "size_kb": st.column_config.NumberColumn("Size (KB)"),
+            "sha256": st.column_config.TextColumn("SHA-256", help="First 12 hex digits"),
+        },
+    )
+    for name, run in list(registry.runs.items()):
+        label = f"{plain(name)} · {run.kind} · {len(run):,} rows · {len(run.models)} models"
+        with st.expander(label):
+            st.text(f"Run: {name}\nModels: {', '.join(run.models)}\n"
+                    f"Source: {run.meta.get('source', '')} ({run.meta.get('format', '')})\n"
+                    f"SHA-256: {run.content_hash}")
+            if run.warnings:
+                st.warning(f"{len(run.warnings)} warning(s)", icon=":material/warning:")
+                st.code("\n".join(run.warnings), language=None, wrap_lines=True)
+            st.dataframe(run.frame.head(100), hide_index=True, width="stretch")
+            st.button("Remove run", key=f"remove::{name}", on_click=registry.remove,
+                      args=(name,), icon=":material/delete:")
