@@ -20,8 +20,23 @@ SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_data"
 SAMPLE_FILES = ("bias.csv", "replication.csv", "replication_summary.csv", "judged.csv")
 
 
+def startup_argv() -> list[str]:
+    """The dashboard's own arguments: after ``--`` of ``streamlit run app.py`` (what ``kbench
+    app`` passes), or ``KBENCH_APP_ARGS`` (tests, and servers that cannot pass arguments)."""
+    import os
+    import shlex
+    import sys
+
+    if "KBENCH_APP_ARGS" in os.environ:
+        return shlex.split(os.environ["KBENCH_APP_ARGS"])
+    # Under AppTest or another host sys.argv belongs to that program, not to us.
+    if sys.argv and Path(sys.argv[0]).name == "app.py":
+        return sys.argv[1:]
+    return []
+
+
 def app_options(argv: list[str]) -> argparse.Namespace:
-    """Options given after ``--`` to ``streamlit run app.py`` (``kbench app`` passes them)."""
+    """Parse the dashboard's own arguments (see :func:`startup_argv`)."""
     parser = argparse.ArgumentParser(prog="kbench app", add_help=False)
     parser.add_argument("files", nargs="*")
     parser.add_argument("--workspace", default=None)
@@ -46,9 +61,7 @@ def registry(argv: list[str] | None = None) -> RunRegistry:
     """This session's registry, created on first use with samples, CLI files and workspace."""
     if REGISTRY in st.session_state:
         return st.session_state[REGISTRY]
-    import sys
-
-    options = app_options(sys.argv[1:] if argv is None else argv)
+    options = app_options(startup_argv() if argv is None else argv)
     workspace = Workspace(Path(options.workspace)) if options.workspace else None
     reg = RunRegistry(workspace=workspace)
     with st.spinner("Loading runs..."):

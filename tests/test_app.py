@@ -1,0 +1,100 @@
+"""Headless tests of the dashboard with streamlit.testing.v1.AppTest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from kbench_app import state
+
+ROOT = Path(__file__).resolve().parent.parent
+GOOD = (b"model,bias,condition,intensity,domain,score\n"
+        b"m1,anchoring_effect,treatment,weak,social,1\n"
+        b"m1,anchoring_effect,control,,social,0\n")
+BAD = GOOD.replace(b"social,1", b"social,yes")
+
+
+def start(monkeypatch: pytest.MonkeyPatch, args: str = "--no-samples") -> AppTest:
+    monkeypatch.setenv("KBENCH_APP_ARGS", args)
+    state._cached_load.clear()
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def registry(at: AppTest):
+    return at.session_state[state.REGISTRY]
+
+
+def test_opens_on_the_bundled_sample_runs(monkeypatch) -> None:
+    at = start(monkeypatch, "")
+    names = list(registry(at).runs)
+    assert names == ["bias", "replication", "replication_summary", "judged"]
+    kinds = [run.kind for run in registry(at).runs.values()]
+    assert kinds == ["bias", "replication", "replication_summary", "judged"]
+    assert at.title[0].value == "Runs"
+    assert "4 runs loaded" in at.subheader[0].value
+
+
+def test_upload_good_and_bad_file_together(monkeypatch) -> None:
+    at = start(monkeypatch)
+    assert "0 runs loaded" in at.subheader[0].value
+    at.file_uploader(key="runs_uploader").set_value(
+        [("good_run.csv", GOOD, "text/csv"), ("bad.csv", BAD, "text/csv")]).run()
+    assert not at.exception
+    assert list(registry(at).runs) == ["good_run"]
+    assert "1 run loaded" in at.subheader[0].value
+    # Markdown-escaped, so a file name never renders as markup.
+    assert at.error[0].value == "Could not load **bad\\.csv**"
+    assert at.code[0].value == "bad.csv: line 2, field 'score': expected a number in [0, 1], " \
+                               "got 'yes'"
+    summary = at.dataframe[0].value
+    assert summary["name"].tolist() == ["good_run"] and summary["kind"].tolist() == ["bias"]
+
+
+def test_bad_file_later_keeps_loaded_runs_and_can_be_dismissed(monkeypatch) -> None:
+    at = start(monkeypatch)
+    uploader = at.file_uploader(key="runs_uploader")
+    uploader.set_value([("good_run.csv", GOOD, "text/csv")]).run()
+    uploader = at.file_uploader(key="runs_uploader")
+    uploader.upload("broken.json", b'[{"model": "m"', "application/json").run()
+    assert list(registry(at).runs) == ["good_run"]
+    assert "truncated JSON" in at.code[0].value
+    at.button(key="dismiss::broken.json").click().run()
+    assert not at.error and list(registry(at).runs) == ["good_run"]
+
+
+def test_remove_a_run(monkeypatch, tmp_path) -> None:
+    path = tmp_path / "from_cli.csv"
+    path.write_bytes(GOOD)
+    at = start(monkeypatch, f"--no-samples {path}")
+    assert list(registry(at).runs) == ["from_cli"]
+    at.button(key="remove::from_cli").click().run()
+    assert registry(at).runs == {}
+    assert "0 runs loaded" in at.subheader[0].value
+
+
+def test_workspace_keeps_uploads_across_sessions(monkeypatch, tmp_path) -> None:
+    ws = tmp_path / "ws"
+    at = start(monkeypatch, f"--no-samples --workspace {ws}")
+    at.file_uploader(key="runs_uploader").set_value([("kept.csv", GOOD, "text/csv")]).run()
+    assert len(list(ws.glob("*.parquet"))) == 1
+    again = start(monkeypatch, f"--no-samples --workspace {ws}")
+    assert list(registry(again).runs) == ["kept"]
+    again.button(key="remove::kept").click().run()
+    assert list(ws.iterdir()) == []
+
+
+def test_names_with_markup_are_shown_as_text(monkeypatch) -> None:
+    at = start(monkeypatch)
+    payload = b"model,bias,condition,domain,score\n<b>bold</b>,b,control,d,0\n"
+    at.file_uploader(key="runs_uploader").set_value(
+        [("**star**.csv", payload, "text/csv")]).run()
+    assert not at.exception
+    assert list(registry(at).runs) == ["**star**"]
+    expander_label = at.expander[0].label
+    assert expander_label.startswith("\\*\\*star\\*\\*")
+    assert "Models: <b>bold</b>" in at.text[0].value
