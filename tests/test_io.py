@@ -446,3 +446,13 @@ def test_mutated_cells_give_a_run_or_a_run_format_error(row: int, col: int, valu
         assert "mut" + suffix in str(err)
     else:
         assert run.frame["score"].dropna().between(0, 1).all()
+
+
+def test_docs_list_every_canonical_column() -> None:
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "formats.md").read_text()
+    for kind, spec in SPECS.items():
+        assert f"## `{kind}`" in text
+        for col in spec.columns:
+            assert f"| `{col.name}` |" in text, (kind, col.name)
