@@ -49,15 +49,15 @@ if summary.empty:
 else:
     st.dataframe(
         summary, hide_index=True, width="stretch",
+        column_order=["name", "kind", "models", "rows", "warnings", "size_kb", "source"],
         column_config={
             "name": st.column_config.TextColumn("Run"),
             "kind": st.column_config.TextColumn("Kind"),
-            "models": st.column_config.TextColumn("Models", width="large"),
-            "n_models": st.column_config.NumberColumn("# models"),
+            "models": st.column_config.TextColumn("Models", width="medium"),
             "rows": st.column_config.NumberColumn("Rows", format="localized"),
             "warnings": st.column_config.NumberColumn("Warnings"),
             "size_kb": st.column_config.NumberColumn("Size (KB)"),
-            "sha256": st.column_config.TextColumn("SHA-256", help="First 12 hex digits"),
+            "source": st.column_config.TextColumn("File"),
         },
     )
     for name, run in list(registry.runs.items()):
