@@ -315,16 +315,25 @@ def _check_header(filename: str, names: Sequence[str]) -> None:
         seen.add(name)
 
 
-def _parse_delimited(filename: str, text: str, delimiter: str) -> _Table:
-    if not text.strip():
-        raise _fail(filename, "the file is empty")
-    header = next(_csv_header(text.lstrip("\r\n").split("\n", 1)[0].rstrip("\r"), delimiter))
-    _check_header(filename, [h.strip() for h in header])
-    data = text.encode("utf-8")
+def _parse_delimited(filename: str, data: bytes, delimiter: str,
+                     warnings: list[str]) -> _Table:
+    """CSV/TSV straight from bytes: pyarrow checks UTF-8 itself, so the file is never held
+    as a Python string too (a decode is paid only on the error path)."""
+    data = _utf8_bytes(filename, data, warnings)
+    first_line = data.lstrip(b"\r\n").split(b"\n", 1)[0].rstrip(b"\r")
+    try:
+        header = next(_csv_header(first_line.decode("utf-8"), delimiter), [])
+    except UnicodeDecodeError:
+        _decode(filename, data, warnings)  # raises with the offending line
+        raise
+    except Exception as exc:  # the csv module's own errors (e.g. NUL, field limit)
+        raise _fail(filename, f"cannot parse the header: {exc}", row=1, unit="line") from None
+    if not header:
+        raise _fail(filename, "the header line is empty", row=1, unit="line")
+    names = [h.strip() for h in header]
+    _check_header(filename, names)
     read = pacsv.ReadOptions(block_size=1 << 24, use_threads=True)
     parse = pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True)
-
-    names = [h.strip() for h in header]
     # Labels and free text stay text: "007" is a sample id, not the number 7.
     text_types = {n: pa.string() for n in names if n in _TEXT_COLUMNS}
 
@@ -347,15 +356,29 @@ def _parse_delimited(filename: str, text: str, delimiter: str) -> _Table:
             # validation name each bad cell.
             table = attempt({name: pa.string() for name in names})
     except pa.ArrowInvalid as exc:
+        text = _decode(filename, data, warnings)  # a UTF-8 fault is named by its line
         raise _fail(filename, _explain_csv_error(str(exc)),
                     row=_ragged_line(text, delimiter), unit="line") from None
-    table = table.rename_columns([n.strip() for n in table.column_names])
+    table = table.rename_columns(names)
     if table.num_rows == 0:
         raise _fail(filename, "the file has a header but no data rows")
     nonfinite = _arrow_nonfinite(table)
     frame = table.to_pandas()
     n_rows = table.num_rows
-    return _Table(frame, lambda: _csv_line_numbers(text, n_rows), "line", nonfinite)
+    return _Table(frame, lambda: _csv_line_numbers(data.decode("utf-8", "replace"), n_rows),
+                  "line", nonfinite)
+
+
+def _utf8_bytes(filename: str, data: bytes, warnings: list[str]) -> bytes:
+    """UTF-8 bytes of a text file: BOM removed, UTF-16 re-encoded, binary refused."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        warnings.append("UTF-8 byte-order mark removed")
+        return data[3:]
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return _decode(filename, data, warnings).encode("utf-8")
+    if b"\x00" in data[:8192]:
+        _decode(filename, data, warnings)  # raises: binary data
+    return data
 
 
 def _csv_header(first_line: str, delimiter: str):
@@ -970,20 +993,17 @@ def load_run(
     if gz_suffix and not compressed:
         raise _fail(filename, "named .gz but is not gzip data")
     data = _gunzip(filename, raw, max_decompressed) if compressed else raw
-    if not data.strip():
+    if not data[:4096].strip() and not data.strip():  # the full strip only for blank heads
         raise _fail(filename, "the file is empty" + (" after decompression" * compressed))
     fmt = _sniff_format(filename, suffix, data)
     try:
         if fmt == "parquet":
             table = _parse_parquet(filename, data)
+        elif fmt in ("csv", "tsv"):
+            table = _parse_delimited(filename, data, "\t" if fmt == "tsv" else ",", warnings)
         else:
             text = _decode(filename, data, warnings)
-            if fmt == "json":
-                table = _parse_json(filename, text)
-            elif fmt == "jsonl":
-                table = _parse_jsonl(filename, text)
-            else:
-                table = _parse_delimited(filename, text, "\t" if fmt == "tsv" else ",")
+            table = (_parse_json if fmt == "json" else _parse_jsonl)(filename, text)
     except RunFormatError:
         raise
     except (ValueError, TypeError, OverflowError, MemoryError, RecursionError,
