@@ -13,6 +13,7 @@ PAGES = [
 
 navigation = st.navigation(PAGES)
 registry = state.registry()
+navigation.run()
+# After the page, so the count includes what the page just loaded or removed.
 with st.sidebar:
     st.caption(f"kbench {kbench_core.__version__} · {len(registry.runs)} runs loaded")
-navigation.run()
