@@ -12,14 +12,14 @@ want_test=0
 
 say() { printf 'kbench setup: %s\n' "$*"; }
 
-python_bin="${PYTHON:-}"
+python_ok() { "$1" -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1; }
+python_bin=""
+# The first interpreter that really runs (pyenv shims may name versions that do not).
+for candidate in ${PYTHON:-} python3 python3.13 python3.12 python3.11; do
+    if python_ok "$candidate"; then python_bin="$candidate"; break; fi
+done
 if [ -z "$python_bin" ]; then
-    for candidate in python3.13 python3.12 python3.11 python3; do
-        if command -v "$candidate" >/dev/null 2>&1; then python_bin="$candidate"; break; fi
-    done
-fi
-if [ -z "$python_bin" ] || ! "$python_bin" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
-    echo "kbench setup: Python 3.11 or newer is needed (found: ${python_bin:-none})." >&2
+    echo "kbench setup: Python 3.11 or newer is needed; set PYTHON=/path/to/python3.11+." >&2
     exit 1
 fi
 
@@ -29,25 +29,29 @@ as_root() {
     else echo "kbench setup: need root (or sudo) to run: $*" >&2; exit 1; fi
 }
 
-apt_install() {
+apt_packages() {  # install these Debian packages
+    if ! command -v apt-get >/dev/null 2>&1; then
+        echo "kbench setup: please install $* (no apt-get here)." >&2; exit 1
+    fi
+    say "installing Debian packages: $*"
+    as_root apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends \
+        "$@" >/dev/null
+}
+
+apt_install() {  # binary:package pairs; installs the packages whose binary is missing
     local missing=()
     for pair in "$@"; do
         local binary="${pair%%:*}" package="${pair##*:}"
         command -v "$binary" >/dev/null 2>&1 || missing+=("$package")
     done
-    [ ${#missing[@]} -eq 0 ] && return 0
-    if ! command -v apt-get >/dev/null 2>&1; then
-        echo "kbench setup: please install ${missing[*]} (no apt-get here)." >&2; exit 1
-    fi
-    say "installing Debian packages: ${missing[*]}"
-    as_root apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends \
-        "${missing[@]}" >/dev/null
+    [ ${#missing[@]} -eq 0 ] || apt_packages "${missing[@]}"
 }
 
 if [ ! -x .venv/bin/python ]; then
     if ! "$python_bin" -m venv .venv >/dev/null 2>&1; then
-        apt_install "false:python3-venv"
+        rm -rf .venv  # Debian's python3 needs python3-venv (ensurepip) for this
+        apt_packages python3-venv
         "$python_bin" -m venv .venv
     fi
     say "created .venv with $("$python_bin" --version)"
