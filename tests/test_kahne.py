@@ -1,0 +1,254 @@
+"""Tests of kbench_core.kahne against values worked by hand from SPEC 2.1 (arithmetic shown)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kbench_core import kahne, samples
+from kbench_core.io import load_run
+
+
+def rows(*records: tuple) -> pd.DataFrame:
+    """(condition, intensity-or-method, domain, score[, confidence]) for model m, bias b."""
+    out = []
+    for rec in records:
+        condition, level, domain, score, *rest = rec
+        out.append({
+            "model": "m", "bias": "anchoring_effect", "condition": condition,
+            "intensity": level if condition == "treatment" else None,
+            "method": level if condition == "debiasing" else None,
+            "domain": domain, "score": score, "confidence": rest[0] if rest else np.nan,
+        })
+    return pd.DataFrame(out)
+
+
+def one(frame: pd.DataFrame) -> pd.Series:
+    assert len(frame) == 1
+    return frame.iloc[0]
+
+
+# ------------------------------------------------------------------ BMS
+
+TRIALS = rows(
+    ("control", None, "social", 0.0), ("control", None, "social", 0.2),      # control mean 0.1
+    ("treatment", "weak", "social", 0.5), ("treatment", "weak", "risk", 0.7),  # mean 0.6
+    ("treatment", "strong", "social", 0.3), ("treatment", "strong", "risk", None),  # 0.3
+)
+
+
+def test_bms_hand_worked() -> None:
+    r = one(kahne.bms(TRIALS))
+    # weak: min(2.0*|0.6-0.1|, 1) = 1.0 ; strong: min(0.67*|0.3-0.1|, 1) = 0.134
+    assert r["mag_weak"] == pytest.approx(1.0)
+    assert r["mag_strong"] == pytest.approx(0.134)
+    assert np.isnan(r["mag_moderate"]) and np.isnan(r["mag_adversarial"])
+    # renormalised over present: (0.1*1.0 + 0.4*0.134) / (0.1 + 0.4) = 0.1536/0.5 = 0.3072
+    assert r["bms"] == pytest.approx(0.3072)
+    # ordinal x: weak 0, strong 2 -> slope (0.134 - 1.0)/2 = -0.433
+    assert r["sensitivity"] == pytest.approx(-0.433)
+    # 1 unknown of 6 rows
+    assert r["unknown_rate"] == pytest.approx(1 / 6) and not r["high_unknown"]
+
+
+def test_bms_options() -> None:
+    uncapped = one(kahne.bms(TRIALS, cap=None))
+    # weak uncapped: 2.0*0.5 = 1.0 (exactly at the cap); use bigger gap below
+    assert uncapped["mag_weak"] == pytest.approx(1.0)
+    seed_spacing = one(kahne.bms(TRIALS, spacing="observed"))
+    # observed x: weak 0, strong 1 -> slope 0.134 - 1.0 = -0.866
+    assert seed_spacing["sensitivity"] == pytest.approx(-0.866)
+    big = rows(("control", None, "d", 0.0), ("treatment", "weak", "d", 0.8))
+    assert one(kahne.bms(big, cap=None))["mag_weak"] == pytest.approx(1.6)  # 2.0*0.8
+    assert one(kahne.bms(big))["mag_weak"] == pytest.approx(1.0)
+    custom = one(kahne.bms(big, intensity_weights={"weak": 0.5}))
+    assert custom["bms"] == pytest.approx(0.4)  # 0.5*0.8, one intensity
+
+
+def test_bms_empty_control_is_zero_and_no_treatment_is_nan() -> None:
+    r = one(kahne.bms(rows(("treatment", "moderate", "d", 0.4))))
+    assert r["control_mean"] == 0.0 and r["bms"] == pytest.approx(0.4)  # 1.0*|0.4-0|
+    r = one(kahne.bms(rows(("control", None, "d", 0.4))))
+    assert np.isnan(r["bms"]) and np.isnan(r["sensitivity"])
+
+
+def test_bms_mean_interval_is_students_t() -> None:
+    from scipy import stats
+
+    r = one(kahne.bms(TRIALS))
+    scores = np.array([0.5, 0.7])
+    low, high = stats.t.interval(0.95, 1, loc=scores.mean(), scale=stats.sem(scores))
+    assert r["mean_weak_low"] == pytest.approx(low) and r["mean_weak_high"] == pytest.approx(high)
+
+
+def test_planted_sample_bms() -> None:
+    trials = load_run("sample_data/bias.csv").frame
+    table = kahne.bms(trials).set_index(["model", "bias"])
+    # alpha: control 0, treatment 0.8 everywhere: 0.1*1 + 0.3*0.8 + 0.4*0.536 + 0.2*0.4
+    assert table.loc[("synthetic-alpha", "anchoring_effect"), "bms"] == pytest.approx(0.6344)
+    # gamma: treatment = control = 0.2 -> every magnitude 0; 1 unknown trial in 11
+    gamma = table.loc["synthetic-gamma"]
+    assert (gamma["bms"] == 0).all() and gamma["unknown_rate"].eq(1 / 11).all()
+
+
+# ------------------------------------------------------------------ BCI
+
+DOMAINS = rows(("treatment", "weak", "a", 0.2), ("treatment", "weak", "b", 0.8),
+               ("control", None, "a", 1.0))
+
+
+def test_bci_population_and_sample() -> None:
+    r = one(kahne.bci(DOMAINS))
+    # domain means 0.2, 0.8: mean 0.5, population std 0.3, consistency 1 - 0.3/0.5 = 0.4
+    assert (r["mean_score"], r["std"]) == pytest.approx((0.5, 0.3))
+    assert r["consistency"] == pytest.approx(0.4)
+    assert r["systematic"] == False  # noqa: E712  (1 of 2 domains > 0.5: 0.5 <= 0.7)
+    seed = one(kahne.bci(DOMAINS, std="sample"))
+    # sample std = sqrt(0.18) = 0.4243; 1 - 0.4243/0.5 = 0.1515 (the review's example)
+    assert seed["consistency"] == pytest.approx(1 - np.sqrt(0.18) / 0.5)
+    every = one(kahne.bci(DOMAINS, rows="all"))
+    # with control: domain a = mean(0.2, 1.0) = 0.6, b = 0.8 -> mean 0.7, std 0.1
+    assert (every["mean_score"], every["std"]) == pytest.approx((0.7, 0.1))
+    assert every["systematic"] == True  # noqa: E712  (2 of 2 > 0.5)
+
+
+def test_bci_single_and_no_domain() -> None:
+    r = one(kahne.bci(rows(("treatment", "weak", "a", 0.3))))
+    assert r["std"] == 0 and r["consistency"] == 1 and r["n_domains"] == 1
+    r = one(kahne.bci(rows(("control", None, "a", 0.3))))
+    assert np.isnan(r["consistency"]) and r["n_domains"] == 0
+
+
+# ------------------------------------------------------------------ BMP
+
+def test_bmp_hand_worked() -> None:
+    trials = rows(("treatment", "weak", "d", 0.8), ("treatment", "strong", "d", 0.6),
+                  ("debiasing", "step_by_step", "d", 0.35), ("debiasing", "warn_user", "d", 0.2),
+                  ("debiasing", "another", "d", 0.2))
+    r = one(kahne.bmp(trials))
+    # baseline 0.7; best 0.2, tie between "another" and "warn_user" -> "another" (sort order)
+    assert r["baseline"] == pytest.approx(0.7) and r["best_method"] == "another"
+    assert r["effectiveness"] == pytest.approx((0.7 - 0.2) / 0.7)
+    # warning mean 0.2 < chain-of-thought mean 0.35
+    assert r["requires_warning"] == True  # noqa: E712
+    assert r["kind_inferred"] == True  # noqa: E712
+    kinds = kahne.infer_method_kind(pd.Series(["blockchain_bias", "Chain", "warn", "x"]))
+    assert kinds.tolist() == ["other", "chain_of_thought", "warning", "other"]
+
+
+def test_bmp_zero_baseline_and_missing_kinds() -> None:
+    trials = rows(("treatment", "weak", "d", 0.0), ("debiasing", "warn", "d", 0.0))
+    r = one(kahne.bmp(trials))
+    assert r["effectiveness"] == 0.0 and pd.isna(r["requires_warning"])
+    r = one(kahne.bmp(rows(("treatment", "weak", "d", 0.5))))
+    assert pd.isna(r["best_method"]) and np.isnan(r["effectiveness"])
+
+
+# ------------------------------------------------------------------ HAS
+
+def test_has_hand_worked() -> None:
+    trials = rows(("treatment", "weak", "d", 0.9), ("treatment", "strong", "d", 0.7))
+    r = one(kahne.has(trials))
+    # anchoring_effect human rate 0.65; m = 0.8; 1 - 0.15/max(0.65, 0.35) = 0.76923
+    assert r["human_rate"] == 0.65 and r["alignment"] == pytest.approx(1 - 0.15 / 0.65)
+    assert r["direction"] == "over"
+    assert one(kahne.has(trials, threshold=0.2))["direction"] == "aligned"
+    # relative: |0.15| < 0.25*0.65 = 0.1625 -> aligned
+    assert one(kahne.has(trials, threshold=0.25, relative=True))["direction"] == "aligned"
+    per = kahne.has(trials, per_intensity=True).set_index("intensity")
+    assert per.loc["weak", "alignment"] == pytest.approx(1 - 0.25 / 0.65)
+
+
+def test_has_missing_baseline_is_nan_not_a_crash() -> None:
+    trials = rows(("treatment", "weak", "d", 0.9)).assign(bias="made_up_bias")
+    r = one(kahne.has(trials))
+    assert np.isnan(r["alignment"]) and r["baseline_missing"] and r["direction"] is None
+
+
+def test_shipped_baselines() -> None:
+    base = kahne.human_baselines()
+    assert len(base) == 69
+    assert sorted(base.loc[base.weakly_supported, "bias"]) == [
+        "attentional_bias", "memory_reconstruction_bias", "source_confusion"]
+
+
+# ------------------------------------------------------------------ RCI
+
+def test_rci_hand_worked() -> None:
+    trials = rows(("control", None, "d", 0.0), ("control", None, "d", 0.0),
+                  ("treatment", "weak", "d", 1.0), ("treatment", "weak", "d", 0.0))
+    r = one(kahne.rci(trials))
+    # control: var 0 -> consistency 1, stable (0 < 0.25/2)
+    # weak: mean 0.5, population var 0.25, max 0.25 -> consistency 0, not stable
+    assert r["consistency"] == pytest.approx(0.5) and r["stable"] == False  # noqa: E712
+    assert r["n"] == 4 and r["n_cells"] == 2
+    r = one(kahne.rci(rows(("treatment", "weak", "d", 0.2), ("treatment", "weak", "d", 0.4)),
+                      variance="sample"))
+    # mean 0.3, sample var 0.02, max 0.21 -> 1 - 0.02/0.21
+    assert r["consistency"] == pytest.approx(1 - 0.02 / 0.21)
+    r = one(kahne.rci(rows(("treatment", "weak", "d", None))))
+    assert np.isnan(r["consistency"]) and not r["has_data"]
+
+
+# ------------------------------------------------------------------ CAS
+
+def test_cas_hand_worked() -> None:
+    trials = rows(("control", None, "d", 0.0, 0.9), ("treatment", "weak", "d", 1.0, 0.7),
+                  ("treatment", "weak", "d", 0.5, None), ("treatment", "weak", "d", None, 0.8))
+    r = one(kahne.cas(trials))
+    # usable rows: (0.0, 0.9), (1.0, 0.7): confidence 0.8, accuracy mean(1, 0) = 0.5
+    assert r["calibration_error"] == pytest.approx(0.3)
+    assert r["calibration_score"] == pytest.approx(0.7)
+    assert r["overconfident"] == True and r["metacognitive_gap"] == pytest.approx(0.3)  # noqa: E712
+    assert r["missing_confidence_rate"] == pytest.approx(0.25) and r["n"] == 2
+    none = one(kahne.cas(rows(("control", None, "d", 0.0))))
+    assert np.isnan(none["calibration_score"]) and not none["has_confidence_data"]
+
+
+# ------------------------------------------------------------------ fingerprint and properties
+
+def test_fingerprint_on_samples() -> None:
+    fp = kahne.fingerprint(samples.bias_trials())
+    assert len(fp.biases) == 18 and list(fp.models["model"]) == list(samples.BIAS_MODELS)
+    alpha = fp.models.set_index("model").loc["synthetic-alpha"]
+    # bias factors 1, .75, .5 cycle: BMS 0.6344, 0.5008, 0.3472 twice each
+    assert alpha["susceptibility"] == pytest.approx((0.6344 + 0.5008 + 0.3472) / 3)
+    assert alpha["most_susceptible"][:2] == ("anchoring_effect", "availability_bias")
+
+
+def test_options_are_validated() -> None:
+    with pytest.raises(ValueError, match="spacing must be one of 'ordinal', 'observed'"):
+        kahne.bms(TRIALS, spacing="even")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="std must be"):
+        kahne.bci(TRIALS, std="biased")  # type: ignore[arg-type]
+
+
+score_lists = st.lists(st.one_of(st.none(), st.integers(0, 10).map(lambda v: v / 10)),
+                       min_size=1, max_size=12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(control=score_lists, treat=score_lists, seed=st.integers(0, 1000))
+def test_bms_range_and_permutation_invariance(control, treat, seed) -> None:
+    trials = rows(*[("control", None, "d", s) for s in control],
+                  *[("treatment", ["weak", "strong"][i % 2], "d", s)
+                    for i, s in enumerate(treat)])
+    r = one(kahne.bms(trials))
+    assert np.isnan(r["bms"]) or 0 <= r["bms"] <= 1
+    shuffled = trials.sample(frac=1, random_state=seed)
+    pd.testing.assert_frame_equal(kahne.bms(shuffled), kahne.bms(trials))
+    for fn in (kahne.bci, kahne.rci, kahne.cas):
+        pd.testing.assert_frame_equal(fn(shuffled), fn(trials))
+
+
+@settings(max_examples=40, deadline=None)
+@given(gap=st.integers(0, 10), extra=st.integers(0, 10))
+def test_bms_grows_with_the_treatment_control_gap(gap, extra) -> None:
+    def bms_at(g: int) -> float:
+        trials = rows(("control", None, "d", 0.0), ("treatment", "moderate", "d", g / 10))
+        return one(kahne.bms(trials))["bms"]
+
+    assert bms_at(min(gap + extra, 10)) >= bms_at(gap)
