@@ -85,25 +85,114 @@ def _check_choice(name: str, value: object, allowed: tuple[object, ...]) -> None
                          f"got {value!r}")
 
 
-def _pairs(trials: pd.DataFrame) -> pd.MultiIndex:
-    """Every model × bias present in the run (the rows of each result)."""
-    return pd.MultiIndex.from_frame(
-        trials[KEY].drop_duplicates().astype(str).sort_values(KEY), names=KEY)
+@dataclass(frozen=True)
+class _Trials:
+    """A bias frame reduced to integer codes, prepared once per call (or once per
+    fingerprint): every metric then aggregates with ``np.bincount`` over group ids."""
+
+    pairs: pd.DataFrame        # model, bias (str), row i = pair id i, sorted
+    pair: np.ndarray           # pair id of each row
+    score: np.ndarray          # NaN = unknown
+    condition: np.ndarray      # 0 control, 1 treatment, 2 debiasing, -1 other
+    intensity: np.ndarray      # 0..3 in INTENSITIES order, -1 none
+    method: np.ndarray         # code into ``methods``, -1 none
+    methods: np.ndarray        # method names
+    method_kinds: np.ndarray   # given kind of each method (first non-empty), or None
+    domain: np.ndarray         # code into ``domains``
+    domains: np.ndarray
+    confidence: np.ndarray
+
+    @property
+    def n_pairs(self) -> int:
+        return len(self.pairs)
 
 
-def _keyed(trials: pd.DataFrame) -> pd.DataFrame:
-    frame = trials.copy()
-    frame["model"] = frame["model"].astype(str)
-    frame["bias"] = frame["bias"].astype(str)
-    return frame
+def _codes(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        return (series.cat.codes.to_numpy().astype(np.int64),
+                np.asarray(series.cat.categories, dtype=object))
+    codes, labels = pd.factorize(series)
+    return codes.astype(np.int64), np.asarray(labels, dtype=object)
 
 
-def _t_interval(mean: pd.Series, std: pd.Series, n: pd.Series,
-                level: float = 0.95) -> tuple[pd.Series, pd.Series]:
+def _lookup(series: pd.Series, table: Mapping[str, int]) -> np.ndarray:
+    codes, labels = _codes(series)
+    lut = np.array([table.get(str(label), -1) for label in labels] + [-1], dtype=np.int64)
+    return lut[codes]  # code -1 (missing) picks the trailing -1
+
+
+def _prepare(trials: pd.DataFrame | _Trials) -> _Trials:
+    if isinstance(trials, _Trials):
+        return trials
+    n = len(trials)
+    model_codes, model_labels = _codes(trials["model"])
+    bias_codes, bias_labels = _codes(trials["bias"])
+    key = model_codes * max(len(bias_labels), 1) + bias_codes
+    unique, pair = np.unique(key, return_inverse=True)
+    models = model_labels[unique // max(len(bias_labels), 1)].astype(str)
+    biases = bias_labels[unique % max(len(bias_labels), 1)].astype(str)
+    order = np.lexsort((biases, models))
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    if "method" in trials:
+        method, methods = _codes(trials["method"])
+        methods = methods.astype(str)
+    else:
+        method, methods = np.full(n, -1, dtype=np.int64), np.array([], dtype=str)
+    kinds = np.full(len(methods), None, dtype=object)
+    if "method_kind" in trials and len(methods):
+        given = pd.DataFrame({"m": method, "k": trials["method_kind"].astype(object)})
+        given = given[(given["m"] >= 0) & given["k"].notna()].drop_duplicates("m")
+        kinds[given["m"].to_numpy()] = given["k"].to_numpy()
+    domain, domains = _codes(trials["domain"])
+    confidence = (trials["confidence"].to_numpy(dtype=float) if "confidence" in trials
+                  else np.full(n, np.nan))
+    intensity = (_lookup(trials["intensity"], {k: i for i, k in enumerate(INTENSITIES)})
+                 if "intensity" in trials else np.full(n, -1, dtype=np.int64))
+    return _Trials(
+        pairs=pd.DataFrame({"model": models[order], "bias": biases[order]}),
+        pair=rank[pair.ravel()],
+        score=trials["score"].to_numpy(dtype=float),
+        condition=_lookup(trials["condition"], {"control": 0, "treatment": 1,
+                                                "debiasing": 2}),
+        intensity=intensity, method=method, methods=methods, method_kinds=kinds,
+        domain=domain, domains=domains.astype(str), confidence=confidence,
+    )
+
+
+@dataclass(frozen=True)
+class _Stats:
+    n: np.ndarray
+    mean: np.ndarray
+    m2: np.ndarray  # sum of squared deviations from the group mean
+
+    def var(self, ddof: int) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(self.n > ddof, self.m2 / (self.n - ddof), np.nan)
+
+
+def _stats(group: np.ndarray, values: np.ndarray, size: int,
+           mask: np.ndarray | None = None) -> _Stats:
+    """Count, mean and squared deviations of the non-NaN values per group (two passes, so
+    identical values give a variance of exactly 0)."""
+    ok = ~np.isnan(values) & (group >= 0)
+    if mask is not None:
+        ok &= mask
+    g, v = group[ok], values[ok]
+    n = np.bincount(g, minlength=size).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.bincount(g, weights=v, minlength=size) / n
+    dev = v - mean[g]
+    m2 = np.bincount(g, weights=dev * dev, minlength=size)
+    return _Stats(n, mean, m2)
+
+
+def _t_bounds(mean: np.ndarray, std: np.ndarray, n: np.ndarray,
+              level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """Student-t interval of a mean from its sample std and n (NaN for n < 2)."""
-    n = n.astype(float)
-    half = stats.t.ppf(0.5 + level / 2, n - 1) * std / np.sqrt(n)
-    half = half.where(n >= 2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        half = stats.t.ppf(0.5 + level / 2, n - 1) * std / np.sqrt(n)
+    half = np.where(n >= 2, half, np.nan)
     return mean - half, mean + half
 
 
@@ -136,43 +225,39 @@ def bms(trials: pd.DataFrame, *, cap: float | None = 1.0,
     _check_choice("spacing", spacing, ("ordinal", "observed"))
     weights = {**INTENSITY_WEIGHTS, **(intensity_weights or {})}
     agg = {**AGGREGATION_WEIGHTS, **(aggregation_weights or {})}
-    frame = _keyed(trials)
-    pairs = _pairs(frame)
-    out = pd.DataFrame(index=pairs)
-    unknown = frame["score"].isna().groupby([frame["model"], frame["bias"]]).agg(["sum", "size"])
-    out["n"] = unknown["size"].reindex(pairs).astype(int)
-    out["unknown_rate"] = (unknown["sum"] / unknown["size"]).reindex(pairs)
+    t = _prepare(trials)
+    size = t.n_pairs
+    out = t.pairs.copy()
+    rows = np.bincount(t.pair, minlength=size)
+    out["n"] = rows
+    out["unknown_rate"] = np.bincount(t.pair, weights=np.isnan(t.score), minlength=size) / rows
     out["high_unknown"] = _above(out["unknown_rate"], HIGH_UNKNOWN)
-
-    known = frame[frame["score"].notna()]
-    control = known[known["condition"] == "control"].groupby(KEY)["score"].mean()
-    out["control_mean"] = control.reindex(pairs).fillna(0.0)
-    treat = known[known["condition"] == "treatment"]
-    treat_stats = (treat.assign(intensity=treat["intensity"].astype(str))
-                   .groupby([*KEY, "intensity"])["score"].agg(["mean", "std", "count"]))
-    mags = []
-    for name in INTENSITIES:
-        level = (treat_stats.xs(name, level="intensity").reindex(pairs)
-                 if name in treat_stats.index.get_level_values("intensity")
-                 else pd.DataFrame(index=pairs, columns=["mean", "std", "count"], dtype=float))
-        out[f"mean_{name}"] = level["mean"]
-        out[f"n_{name}"] = level["count"].fillna(0).astype(int)
-        low, high = _t_interval(level["mean"], level["std"], level["count"].fillna(0))
-        out[f"mean_{name}_low"], out[f"mean_{name}_high"] = low, high
-        mag = weights[name] * (level["mean"] - out["control_mean"]).abs()
-        out[f"mag_{name}"] = mag if cap is None else mag.clip(upper=cap)
-        mags.append(out[f"mag_{name}"].to_numpy(dtype=float))
-
-    magnitude = np.column_stack(mags)
-    present = ~np.isnan(magnitude)
+    control = _stats(t.pair, t.score, size, t.condition == 0)
+    control_mean = np.where(control.n > 0, control.mean, 0.0)
+    out["control_mean"] = control_mean
+    k = len(INTENSITIES)
+    treated = (t.condition == 1) & (t.intensity >= 0)
+    level = _stats(np.where(treated, t.pair * k + t.intensity, -1), t.score, size * k)
+    n_level = level.n.reshape(size, k)
+    mean_level = level.mean.reshape(size, k)
+    std_level = np.sqrt(level.var(1)).reshape(size, k)
+    mags = np.empty((size, k))
+    for i, name in enumerate(INTENSITIES):
+        out[f"mean_{name}"] = mean_level[:, i]
+        out[f"n_{name}"] = n_level[:, i].astype(int)
+        out[f"mean_{name}_low"], out[f"mean_{name}_high"] = _t_bounds(
+            mean_level[:, i], std_level[:, i], n_level[:, i])
+        mag = weights[name] * np.abs(mean_level[:, i] - control_mean)
+        mags[:, i] = mag if cap is None else np.minimum(mag, cap)
+        out[f"mag_{name}"] = mags[:, i]
+    present = ~np.isnan(mags)
     a = np.array([agg[name] for name in INTENSITIES])
     weight_sum = (present * a).sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        out["bms"] = np.where(weight_sum > 0,
-                              np.nansum(magnitude * a, axis=1) / weight_sum, np.nan)
+        out["bms"] = np.where(weight_sum > 0, np.nansum(mags * a, axis=1) / weight_sum, np.nan)
     out["n_intensities"] = present.sum(axis=1)
-    out["sensitivity"] = _slopes(magnitude, present, spacing)
-    return out.reset_index()
+    out["sensitivity"] = _slopes(mags, present, spacing)
+    return out
 
 
 def _slopes(y: np.ndarray, present: np.ndarray, spacing: str) -> np.ndarray:
@@ -209,22 +294,28 @@ def bci(trials: pd.DataFrame, *, std: Literal["population", "sample"] = "populat
     """
     _check_choice("std", std, ("population", "sample"))
     _check_choice("rows", rows, ("treatment", "all"))
-    frame = _keyed(trials)
-    pairs = _pairs(frame)
-    used = frame if rows == "all" else frame[frame["condition"] == "treatment"]
-    used = used[used["score"].notna()]
-    domain = used.groupby([*KEY, used["domain"].astype(str)])["score"].mean()
-    grouped = domain.groupby(level=KEY)
-    out = pd.DataFrame(index=pairs)
-    out["mean_score"] = grouped.mean()
-    out["std"] = grouped.std(ddof=0 if std == "population" else 1).fillna(0.0)
-    out["n_domains"] = grouped.size().reindex(pairs).fillna(0).astype(int)
-    out.loc[out["n_domains"] == 0, "std"] = np.nan
-    out["consistency"] = 1 - (out["std"] / 0.5).clip(upper=1.0)
-    share = _above(domain, 0.5).groupby(level=KEY).mean().reindex(pairs)
-    out["systematic"] = _above(share, 0.7).where(out["n_domains"] > 0)
-    out["n"] = used.groupby(KEY).size().reindex(pairs).fillna(0).astype(int)
-    return out.reset_index()
+    t = _prepare(trials)
+    size, n_dom = t.n_pairs, max(len(t.domains), 1)
+    used = np.ones(t.pair.size, bool) if rows == "all" else t.condition == 1
+    per_domain = _stats(np.where(t.domain >= 0, t.pair * n_dom + t.domain, -1), t.score,
+                        size * n_dom, used)
+    present = per_domain.n > 0
+    owner = np.flatnonzero(present) // n_dom
+    means = per_domain.mean[present]
+    across = _stats(owner, means, size)
+    out = t.pairs.copy()
+    out["mean_score"] = across.mean
+    spread = np.sqrt(across.var(0 if std == "population" else 1))
+    spread = np.where((across.n == 1), 0.0, spread)  # one domain: std 0 (seed)
+    out["std"] = np.where(across.n > 0, spread, np.nan)
+    out["n_domains"] = across.n.astype(int)
+    out["consistency"] = 1 - np.minimum(out["std"] / 0.5, 1.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.bincount(owner, weights=means > 0.5 + TOLERANCE, minlength=size) / across.n
+    out["systematic"] = pd.array(np.where(across.n > 0, share > 0.7 + TOLERANCE, pd.NA),
+                                 dtype="boolean")
+    out["n"] = np.bincount(t.pair[used & ~np.isnan(t.score)], minlength=size)
+    return out
 
 
 # ----------------------------------------------------------------------------- BMP
@@ -249,40 +340,43 @@ def bmp(trials: pd.DataFrame) -> pd.DataFrame:
     the lowest mean (ties: the first name in sort order);
     :math:`\mathrm{effectiveness} = \max(0, (b - s_{best}) / b)`, 0 when the baseline is 0.
     ``requires_warning`` = (mean of the warning methods' means) < (mean of the
-    chain-of-thought methods' means), NaN when either kind is absent. Method kinds come from
-    ``method_kind`` where given, else from :func:`infer_method_kind`, and ``kind_inferred``
-    says so. No debiasing rows → NaN.
+    chain-of-thought methods' means), NaN when either kind is absent. A method's kind is the
+    first ``method_kind`` given for it in the run, else :func:`infer_method_kind`, and
+    ``kind_inferred`` says so. No debiasing rows → NaN.
     """
-    frame = _keyed(trials)
-    pairs = _pairs(frame)
-    known = frame[frame["score"].notna()]
-    out = pd.DataFrame(index=pairs)
-    out["baseline"] = known[known["condition"] == "treatment"].groupby(KEY)["score"].mean()
-    debias = known[known["condition"] == "debiasing"].copy()
-    debias["method"] = debias["method"].astype(str)
-    inferred = infer_method_kind(debias["method"])
-    given = (debias["method_kind"].astype(object) if "method_kind" in debias
-             else pd.Series(None, index=debias.index, dtype=object))
-    debias["kind"] = given.where(given.notna(), inferred)
-    debias["inferred"] = given.isna()
-    methods = (debias.groupby([*KEY, "method"])
-               .agg(score=("score", "mean"), kind=("kind", "first"),
-                    inferred=("inferred", "any")).reset_index()
-               .sort_values([*KEY, "score", "method"]))
-    best = methods.groupby(KEY).first()
-    out["best_method"] = best["method"]
-    out["best_score"] = best["score"]
-    out["n_methods"] = methods.groupby(KEY).size().reindex(pairs).fillna(0).astype(int)
-    baseline = out["baseline"]
-    gain = ((baseline - out["best_score"]) / baseline).clip(lower=0)
-    out["effectiveness"] = gain.where(baseline > 0, 0.0).where(out["best_score"].notna())
-    kind_mean = methods.groupby([*KEY, "kind"])["score"].mean().unstack("kind")
+    t = _prepare(trials)
+    size, n_meth = t.n_pairs, max(len(t.methods), 1)
+    out = t.pairs.copy()
+    baseline = _stats(t.pair, t.score, size, t.condition == 1)
+    out["baseline"] = baseline.mean
+    debias = (t.condition == 2) & (t.method >= 0)
+    per = _stats(np.where(debias, t.pair * n_meth + t.method, -1), t.score, size * n_meth)
+    cells = np.flatnonzero(per.n > 0)
+    inferred_kind = infer_method_kind(pd.Series(t.methods)).to_numpy(dtype=object)
+    given = t.method_kinds
+    kind = np.where(pd.isna(given), inferred_kind, given) if len(given) else given
+    methods = pd.DataFrame({
+        "pair": cells // n_meth, "method": t.methods[cells % n_meth] if len(cells) else [],
+        "score": per.mean[cells],
+        "kind": kind[cells % n_meth] if len(cells) else [],
+        "inferred": pd.isna(given)[cells % n_meth] if len(cells) else [],
+    }).sort_values(["pair", "score", "method"])
+    best = methods.groupby("pair").first().reindex(range(size))
+    out["best_method"] = best["method"].to_numpy()
+    out["best_score"] = best["score"].to_numpy(dtype=float)
+    out["n_methods"] = np.bincount(methods["pair"].to_numpy(dtype=np.int64), minlength=size)
+    base = out["baseline"]
+    gain = ((base - out["best_score"]) / base).clip(lower=0)
+    out["effectiveness"] = gain.where(base > 0, 0.0).where(out["best_score"].notna())
+    kind_mean = methods.groupby(["pair", "kind"])["score"].mean().unstack("kind")
+    kind_mean = kind_mean.reindex(range(size))
     warning = kind_mean.get("warning", pd.Series(np.nan, index=kind_mean.index))
     cot = kind_mean.get("chain_of_thought", pd.Series(np.nan, index=kind_mean.index))
     requires = _below(warning, cot).astype("boolean").where(warning.notna() & cot.notna())
-    out["requires_warning"] = requires.reindex(pairs)
-    out["kind_inferred"] = methods.groupby(KEY)["inferred"].any().reindex(pairs)
-    return out.reset_index()
+    out["requires_warning"] = requires.to_numpy()
+    inferred = methods.groupby("pair")["inferred"].any().reindex(range(size))
+    out["kind_inferred"] = inferred.astype("boolean").to_numpy()
+    return out
 
 
 # ----------------------------------------------------------------------------- HAS
@@ -306,18 +400,22 @@ def has(trials: pd.DataFrame, *, baselines: Mapping[str, float] | None = None,
     """
     shipped = human_baselines().set_index("bias")
     rates = dict(shipped["human_rate"]) if baselines is None else dict(baselines)
-    frame = _keyed(trials)
-    known = frame[(frame["condition"] == "treatment") & frame["score"].notna()].copy()
-    key = [*KEY, "intensity"] if per_intensity else KEY
+    t = _prepare(trials)
+    size = t.n_pairs
     if per_intensity:
-        known["intensity"] = known["intensity"].astype(str)
-    grouped = known.groupby(key)["score"].agg(["mean", "std", "count"])
-    out = pd.DataFrame(index=grouped.index)
-    out["model_rate"] = grouped["mean"]
-    out["model_rate_low"], out["model_rate_high"] = _t_interval(
-        grouped["mean"], grouped["std"], grouped["count"])
-    out["n"] = grouped["count"].astype(int)
-    out = out.reset_index()
+        k = len(INTENSITIES)
+        treated = (t.condition == 1) & (t.intensity >= 0)
+        grouped = _stats(np.where(treated, t.pair * k + t.intensity, -1), t.score, size * k)
+        out = t.pairs.loc[np.repeat(np.arange(size), k)].reset_index(drop=True)
+        out.insert(2, "intensity", np.tile(np.asarray(INTENSITIES, dtype=object), size))
+    else:
+        grouped = _stats(t.pair, t.score, size, t.condition == 1)
+        out = t.pairs.copy()
+    out["model_rate"] = grouped.mean
+    out["model_rate_low"], out["model_rate_high"] = _t_bounds(
+        grouped.mean, np.sqrt(grouped.var(1)), grouped.n)
+    out["n"] = grouped.n.astype(int)
+    out = out[out["n"] > 0].reset_index(drop=True)
     human = out["bias"].map(rates).astype(float)
     out["human_rate"] = human
     diff = out["model_rate"] - human
@@ -347,29 +445,32 @@ def rci(trials: pd.DataFrame, *,
     score → NaN with ``has_data`` false (the seed reported 1.0).
     """
     _check_choice("variance", variance, ("population", "sample"))
-    frame = _keyed(trials)
-    pairs = _pairs(frame)
-    known = frame[frame["score"].notna()].copy()
-    cell = np.select(
-        [known["condition"] == "treatment", known["condition"] == "debiasing"],
-        ["treatment:" + known["intensity"].astype(str),
-         "debiasing:" + known["method"].astype(str)], "control")
-    known["cell"] = cell
-    grouped = known.groupby([*KEY, "cell"])["score"]
-    cells = grouped.agg(["mean", "count"])
-    cells["var"] = grouped.var(ddof=0 if variance == "population" else 1).fillna(0.0)
-    mu = cells["mean"]
-    vmax = (mu * (1 - mu)).where((mu > 0) & (mu < 1), 0.25)
-    cells["consistency"] = 1 - (cells["var"] / vmax).clip(upper=1.0)
-    cells["stable"] = _below(cells["var"], 0.25 / cells["count"])
-    per_bias = cells.groupby(level=KEY)
-    out = pd.DataFrame(index=pairs)
-    out["consistency"] = per_bias["consistency"].mean()
-    out["stable"] = per_bias["stable"].all().astype("boolean").reindex(pairs)
-    out["n_cells"] = per_bias.size().reindex(pairs).fillna(0).astype(int)
-    out["n"] = per_bias["count"].sum().reindex(pairs).fillna(0).astype(int)
+    t = _prepare(trials)
+    size = t.n_pairs
+    k = len(INTENSITIES)
+    n_cells = 1 + k + len(t.methods)
+    cell = np.select([t.condition == 0, (t.condition == 1) & (t.intensity >= 0),
+                      (t.condition == 2) & (t.method >= 0)],
+                     [0, 1 + t.intensity, 1 + k + t.method], -1)
+    per = _stats(np.where(cell >= 0, t.pair * n_cells + cell, -1), t.score, size * n_cells)
+    present = np.flatnonzero(per.n > 0)
+    n, mu = per.n[present], per.mean[present]
+    var = per.var(0 if variance == "population" else 1)[present]
+    var = np.where(n == 1, 0.0, var)  # one trial: the seed's variance 0
+    vmax = np.where((mu > 0) & (mu < 1), mu * (1 - mu), 0.25)
+    consistency = 1 - np.minimum(var / vmax, 1.0)
+    stable = var < 0.25 / n - TOLERANCE
+    owner = present // n_cells
+    count = np.bincount(owner, minlength=size)
+    out = t.pairs.copy()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out["consistency"] = np.bincount(owner, weights=consistency, minlength=size) / count
+    unstable = np.bincount(owner, weights=~stable, minlength=size)
+    out["stable"] = pd.array(np.where(count > 0, unstable == 0, pd.NA), dtype="boolean")
+    out["n_cells"] = count
+    out["n"] = np.bincount(owner, weights=n, minlength=size).astype(int)
     out["has_data"] = out["n"] > 0
-    return out.reset_index()
+    return out
 
 
 # ----------------------------------------------------------------------------- CAS
@@ -386,26 +487,26 @@ def cas(trials: pd.DataFrame) -> pd.DataFrame:
     ``missing_confidence_rate`` is the share of the pair's rows without a confidence (the
     seed's CAS ``unknown_rate``). No usable row → NaN with ``has_confidence_data`` false.
     """
-    frame = _keyed(trials)
-    pairs = _pairs(frame)
-    conf = (frame["confidence"] if "confidence" in frame
-            else pd.Series(np.nan, index=frame.index))
-    missing = conf.isna().groupby([frame["model"], frame["bias"]]).mean()
-    usable = frame[conf.notna() & frame["score"].notna()].assign(confidence=conf)
-    grouped = usable.assign(accuracy=1 - usable["score"]).groupby(KEY)
-    out = pd.DataFrame(index=pairs)
-    out["mean_confidence"] = grouped["confidence"].mean()
-    out["mean_accuracy"] = grouped["accuracy"].mean()
+    t = _prepare(trials)
+    size = t.n_pairs
+    usable = ~np.isnan(t.confidence) & ~np.isnan(t.score)
+    confidence = _stats(t.pair, t.confidence, size, usable)
+    accuracy = _stats(t.pair, 1 - t.score, size, usable)
+    out = t.pairs.copy()
+    out["mean_confidence"] = confidence.mean
+    out["mean_accuracy"] = accuracy.mean
     gap = out["mean_confidence"] - out["mean_accuracy"]
     out["calibration_error"] = gap.abs()
     out["calibration_score"] = 1 - out["calibration_error"].clip(upper=1.0)
     out["overconfident"] = _above(out["mean_confidence"], out["mean_accuracy"] + 0.1).astype(
         "boolean").where(gap.notna())
     out["metacognitive_gap"] = gap.clip(lower=0)
-    out["missing_confidence_rate"] = missing.reindex(pairs)
-    out["n"] = grouped.size().reindex(pairs).fillna(0).astype(int)
+    rows = np.bincount(t.pair, minlength=size)
+    out["missing_confidence_rate"] = np.bincount(
+        t.pair, weights=np.isnan(t.confidence), minlength=size) / rows
+    out["n"] = confidence.n.astype(int)
     out["has_confidence_data"] = out["n"] > 0
-    return out.reset_index()
+    return out
 
 
 # ----------------------------------------------------------------------------- fingerprint
@@ -433,6 +534,7 @@ def fingerprint(trials: pd.DataFrame, *, cap: float | None = 1.0,
     the ``top`` biases by BMS, high-unknown biases excluded, ties by bias id; ``human_like`` =
     biases with alignment > 0.8; ``ai_specific`` = biases with direction ``over``.
     """
+    trials = _prepare(trials)  # type: ignore[assignment]  # codes computed once for all six
     parts = {
         "bms": bms(trials, cap=cap, spacing=spacing)[
             [*KEY, "bms", "sensitivity", "control_mean", "unknown_rate", "high_unknown"]],
