@@ -1,4 +1,9 @@
-"""kbench dashboard: a short router over the page files (``streamlit run app.py``)."""
+"""kbench dashboard: a short router over the page files in ``views/`` (``streamlit run app.py``).
+
+The page files live in ``views/``, not ``pages/``: Streamlit still treats a ``pages/`` folder
+beside the entry script as a legacy multipage app, and a deep link such as ``/biases`` would then
+run the page file alone, bypassing this router.
+"""
 
 import streamlit as st
 
@@ -8,7 +13,9 @@ from kbench_app import state
 st.set_page_config(page_title="kbench", page_icon=":material/monitoring:", layout="wide")
 
 PAGES = [
-    st.Page("pages/runs.py", title="Runs", icon=":material/table_view:", default=True),
+    st.Page("views/runs.py", title="Runs", icon=":material/table_view:", default=True),
+    st.Page("views/biases.py", title="Cognitive biases", icon=":material/psychology:",
+            url_path="biases"),
 ]
 
 navigation = st.navigation(PAGES)

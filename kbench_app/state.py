@@ -51,6 +51,20 @@ def _cached_load(filename: str, sha256: str, _data: bytes) -> Run:
     return load_run((filename, _data))
 
 
+@st.cache_resource(max_entries=32, show_spinner="Computing the fingerprint...")
+def _fingerprint(run_name: str, content_hash: str, selection: tuple, _trials, **options):
+    from kbench_core import kahne
+
+    return kahne.fingerprint(_trials, **options)
+
+
+def cached_fingerprint(run_name: str, content_hash: str, trials, **options):
+    """The fingerprint of a selection of a run, cached on the run's hash and the selection."""
+    selection = (tuple(sorted(map(str, trials["model"].unique()))),
+                 tuple(sorted(map(str, trials["bias"].unique()))), len(trials))
+    return _fingerprint(run_name, content_hash, selection, trials, **options)
+
+
 def cached_loader(filename: str, data: bytes) -> Run:
     import hashlib
 

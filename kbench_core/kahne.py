@@ -40,7 +40,7 @@ from kbench_core.schema import INTENSITIES
 
 __all__ = [
     "AGGREGATION_WEIGHTS", "INTENSITY_WEIGHTS", "Fingerprint", "bci", "bmp", "bms", "cas",
-    "fingerprint", "has", "human_baselines", "infer_method_kind", "rci",
+    "domain_means", "fingerprint", "has", "human_baselines", "infer_method_kind", "rci",
 ]
 
 KEY = ["model", "bias"]
@@ -315,6 +315,23 @@ def bci(trials: pd.DataFrame, *, std: Literal["population", "sample"] = "populat
     out["systematic"] = pd.array(np.where(across.n > 0, share > 0.7 + TOLERANCE, pd.NA),
                                  dtype="boolean")
     out["n"] = np.bincount(t.pair[used & ~np.isnan(t.score)], minlength=size)
+    return out
+
+
+def domain_means(trials: pd.DataFrame, *,
+                 rows: Literal["treatment", "all"] = "treatment") -> pd.DataFrame:
+    """Mean known score per model × bias × domain (the cells behind BCI), with ``n``."""
+    _check_choice("rows", rows, ("treatment", "all"))
+    t = _prepare(trials)
+    n_dom = max(len(t.domains), 1)
+    used = np.ones(t.pair.size, bool) if rows == "all" else t.condition == 1
+    per = _stats(np.where(t.domain >= 0, t.pair * n_dom + t.domain, -1), t.score,
+                 t.n_pairs * n_dom, used)
+    cells = np.flatnonzero(per.n > 0)
+    out = t.pairs.iloc[cells // n_dom].reset_index(drop=True)
+    out["domain"] = t.domains[cells % n_dom]
+    out["mean_score"] = per.mean[cells]
+    out["n"] = per.n[cells].astype(int)
     return out
 
 

@@ -98,3 +98,23 @@ def test_names_with_markup_are_shown_as_text(monkeypatch) -> None:
     expander_label = at.expander[0].label
     assert expander_label.startswith("\\*\\*star\\*\\*")
     assert "Models: <b>bold</b>" in at.text[0].value
+
+
+def test_bias_page_widgets_change_the_numbers(monkeypatch) -> None:
+    monkeypatch.setenv("KBENCH_APP_ARGS", "")
+    state._cached_load.clear()
+    at = AppTest.from_file(str(ROOT / "views" / "biases.py"), default_timeout=60)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.title[0].value == "Cognitive biases"
+    summary = at.dataframe[0].value.set_index("model")
+    assert summary.loc["synthetic-alpha", "susceptibility"] == pytest.approx(
+        (0.6344 + 0.5008 + 0.3472) / 3)
+    assert len(at.get("plotly_chart")) == 4
+    # Lifting the cap raises alpha's weak magnitude from 1 to 1.6 and so its BMS.
+    at.toggle(key="bias_cap").set_value(False).run()
+    uncapped = at.dataframe[0].value.set_index("model")
+    assert uncapped.loc["synthetic-alpha", "susceptibility"] > summary.loc[
+        "synthetic-alpha", "susceptibility"]
+    at.multiselect(key="bias_models").set_value(["synthetic-beta"]).run()
+    assert at.dataframe[0].value["model"].tolist() == ["synthetic-beta"]

@@ -252,3 +252,10 @@ def test_bms_grows_with_the_treatment_control_gap(gap, extra) -> None:
         return one(kahne.bms(trials))["bms"]
 
     assert bms_at(min(gap + extra, 10)) >= bms_at(gap)
+
+
+def test_domain_means_are_the_cells_behind_bci() -> None:
+    cells = kahne.domain_means(DOMAINS).set_index("domain")
+    assert cells.loc["a", "mean_score"] == 0.2 and cells.loc["b", "mean_score"] == 0.8
+    every = kahne.domain_means(DOMAINS, rows="all").set_index("domain")
+    assert every.loc["a", "mean_score"] == pytest.approx(0.6) and every.loc["a", "n"] == 2

@@ -1,0 +1,180 @@
+"""Every kbench figure, as pure functions from tidy tables to plotly figures.
+
+The app and the ``kbench`` command line call the same functions, so a paper figure and the
+dashboard never disagree. One template for the whole project: white background, a
+colourblind-safe palette (Okabe & Ito), axis titles with units, hover text naming the item.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import plotly.io as pio
+
+from kbench_core.schema import INTENSITIES
+
+__all__ = ["PALETTE", "bci_heatmap", "bms_curves", "cas_bars", "has_chart", "model_colors"]
+
+# Okabe & Ito (2008), colourblind-safe; black last.
+PALETTE: tuple[str, ...] = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9",
+                            "#F0E442", "#000000")
+TEMPLATE = go.layout.Template(
+    layout=go.Layout(
+        font=dict(family="Source Sans Pro, Helvetica, Arial, sans-serif", size=13,
+                  color="#222"),
+        paper_bgcolor="white", plot_bgcolor="white", colorway=list(PALETTE),
+        xaxis=dict(showline=True, linecolor="#444", ticks="outside", gridcolor="#eee",
+                   zeroline=False),
+        yaxis=dict(showline=True, linecolor="#444", ticks="outside", gridcolor="#eee",
+                   zeroline=False),
+        legend=dict(bgcolor="rgba(255,255,255,0.8)"),
+        margin=dict(l=60, r=20, t=60, b=50),
+        hoverlabel=dict(bgcolor="white"),
+    )
+)
+pio.templates["kbench"] = TEMPLATE
+
+
+def model_colors(models: Sequence[str]) -> dict[str, str]:
+    """One colour per model, stable for a given sorted model list."""
+    return {m: PALETTE[i % len(PALETTE)] for i, m in enumerate(sorted(map(str, models)))}
+
+
+def _rgba(hex_color: str, alpha: float) -> str:
+    r, g, b = (int(hex_color[i:i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+def _layout(fig: go.Figure, title: str, **kwargs: object) -> go.Figure:
+    fig.update_layout(template="kbench", title=dict(text=title, x=0, xanchor="left"),
+                      **kwargs)
+    return fig
+
+
+def bms_curves(table: pd.DataFrame, *, y: str = "magnitude",
+               colors: dict[str, str] | None = None, title: str | None = None) -> go.Figure:
+    """Per-intensity curves, one line per model, from :func:`kbench_core.kahne.bms` rows.
+
+    ``table`` holds one row per model (one bias, or an average made by the caller);
+    ``y="magnitude"`` plots ``mag_<intensity>``, ``y="mean"`` the treatment mean with its t
+    interval as a band and the control mean as a dotted reference line.
+    """
+    if y not in ("magnitude", "mean"):
+        raise ValueError(f"y must be 'magnitude' or 'mean'; got {y!r}")
+    colors = colors or model_colors(table["model"].unique())
+    x = list(INTENSITIES)
+    fig = go.Figure()
+    for _, row in table.sort_values("model").iterrows():
+        color = colors.get(str(row["model"]), PALETTE[0])
+        prefix = "mag_" if y == "magnitude" else "mean_"
+        values = [row.get(f"{prefix}{i}", np.nan) for i in x]
+        if y == "mean" and f"mean_{x[0]}_low" in row:
+            low = [row.get(f"mean_{i}_low", np.nan) for i in x]
+            high = [row.get(f"mean_{i}_high", np.nan) for i in x]
+            fig.add_trace(go.Scatter(
+                x=x + x[::-1], y=high + low[::-1], fill="toself", line=dict(width=0),
+                fillcolor=_rgba(color, 0.15), hoverinfo="skip", showlegend=False,
+                legendgroup=str(row["model"])))
+        counts = [int(row.get(f"n_{i}", 0) or 0) for i in x]
+        fig.add_trace(go.Scatter(
+            x=x, y=values, mode="lines+markers", name=str(row["model"]),
+            line=dict(color=color, width=2.5), marker=dict(size=8),
+            legendgroup=str(row["model"]), customdata=counts,
+            hovertemplate=(f"<b>{row['model']}</b><br>%{{x}}: %{{y:.3f}}"
+                           "<br>n = %{customdata}<extra></extra>")))
+        if y == "mean":
+            fig.add_trace(go.Scatter(
+                x=[x[0], x[-1]], y=[row["control_mean"]] * 2, mode="lines",
+                line=dict(color=color, dash="dot", width=1.5), legendgroup=str(row["model"]),
+                name=f"{row['model']} control", showlegend=False,
+                hovertemplate=f"{row['model']} control: %{{y:.3f}}<extra></extra>"))
+    ylabel = ("Bias magnitude (weighted |treatment − control|)" if y == "magnitude"
+              else "Mean bias score (0 = unbiased, 1 = biased)")
+    _layout(fig, title or "Bias by trigger intensity",
+            xaxis=dict(title="Trigger intensity", type="category", categoryorder="array",
+                       categoryarray=x),
+            yaxis=dict(title=ylabel, range=[0, 1.05] if y == "mean" else None),
+            legend_title_text="Model")
+    return fig
+
+
+def bci_heatmap(domain_means: pd.DataFrame, *, rows: str = "bias",
+                title: str | None = None) -> go.Figure:
+    """Domains × biases (or models) heatmap of the mean treatment score.
+
+    ``domain_means`` is :func:`kbench_core.kahne.domain_means` output, already filtered to one
+    model (``rows="bias"``) or one bias (``rows="model"``). Row labels carry the consistency.
+    """
+    grid = domain_means.pivot_table(index=rows, columns="domain", values="mean_score",
+                                    observed=True)
+    counts = domain_means.pivot_table(index=rows, columns="domain", values="n",
+                                      observed=True).reindex_like(grid)
+    spread = grid.std(axis=1, ddof=0).fillna(0.0)
+    labels = [f"{name}  (consistency {1 - min(s / 0.5, 1):.2f})"
+              for name, s in spread.items()]
+    fig = go.Figure(go.Heatmap(
+        z=grid.to_numpy(), x=list(grid.columns), y=labels, zmin=0, zmax=1,
+        colorscale="Cividis", colorbar=dict(title="Mean<br>score"),
+        customdata=counts.to_numpy(),
+        text=np.vectorize(lambda v: "" if np.isnan(v) else f"{v:.2f}")(grid.to_numpy()),
+        texttemplate="%{text}",
+        hovertemplate="%{y}<br>domain %{x}<br>mean score %{z:.3f}<br>n = %{customdata}"
+                      "<extra></extra>"))
+    _layout(fig, title or "Mean treatment score by domain",
+            xaxis=dict(title="Domain", showgrid=False), yaxis=dict(title="", showgrid=False),
+            height=max(300, 60 + 34 * len(grid)))
+    return fig
+
+
+_DIRECTION_COLORS = {"over": "#D55E00", "under": "#0072B2", "aligned": "#009E73"}
+
+
+def has_chart(table: pd.DataFrame, *, title: str | None = None) -> go.Figure:
+    """Model rate against the human baseline per bias, with y = x (perfect alignment)."""
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="y = x (human-like)",
+                             line=dict(color="#888", dash="dash"), hoverinfo="skip"))
+    data = table[table["human_rate"].notna()]
+    for direction, color in _DIRECTION_COLORS.items():
+        part = data[data["direction"] == direction]
+        if part.empty:
+            continue
+        fig.add_trace(go.Scatter(
+            x=part["human_rate"], y=part["model_rate"], mode="markers",
+            name={"over": "more biased than humans", "under": "less biased than humans",
+                  "aligned": "aligned"}[direction],
+            marker=dict(color=color, size=10, line=dict(color="white", width=1)),
+            error_y=dict(type="data", symmetric=False, color=color, thickness=1,
+                         array=part["model_rate_high"] - part["model_rate"],
+                         arrayminus=part["model_rate"] - part["model_rate_low"]),
+            customdata=np.column_stack([part["model"].astype(str), part["bias"].astype(str),
+                                        part["alignment"], part["n"]]),
+            hovertemplate=("<b>%{customdata[1]}</b> · %{customdata[0]}<br>human %{x:.2f}, "
+                           "model %{y:.3f}<br>alignment %{customdata[2]:.3f}"
+                           "<br>n = %{customdata[3]}<extra></extra>")))
+    _layout(fig, title or "Model bias rate against the human baseline",
+            xaxis=dict(title="Human susceptibility rate", range=[0, 1]),
+            yaxis=dict(title="Model treatment rate (95% CI)", range=[0, 1.02]),
+            legend=dict(orientation="h", yanchor="top", y=-0.18, x=0), height=480)
+    return fig
+
+
+def cas_bars(table: pd.DataFrame, *, colors: dict[str, str] | None = None,
+             title: str | None = None) -> go.Figure:
+    """Mean stated confidence beside mean accuracy per model (CAS), averaged over biases."""
+    summary = (table[table["has_confidence_data"]].groupby("model", observed=True)
+               [["mean_confidence", "mean_accuracy"]].mean().reset_index())
+    fig = go.Figure()
+    fig.add_trace(go.Bar(x=summary["model"], y=summary["mean_confidence"],
+                         name="stated confidence", marker_color="#E69F00",
+                         hovertemplate="%{x}<br>confidence %{y:.3f}<extra></extra>"))
+    fig.add_trace(go.Bar(x=summary["model"], y=summary["mean_accuracy"],
+                         name="accuracy (1 − score)", marker_color="#0072B2",
+                         hovertemplate="%{x}<br>accuracy %{y:.3f}<extra></extra>"))
+    _layout(fig, title or "Stated confidence against accuracy", barmode="group",
+            xaxis=dict(title="Model"), yaxis=dict(title="Mean over biases", range=[0, 1]),
+            legend=dict(orientation="h", yanchor="top", y=-0.18, x=0), height=480)
+    return fig
