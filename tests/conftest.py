@@ -1,0 +1,52 @@
+"""Shared pytest set-up: Hypothesis profiles, the browser marker, paths every test may use."""
+
+from __future__ import annotations
+
+import os
+import platform
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE_DIR = ROOT / "sample_data"
+BROWSER_DIR = ROOT / "tests" / "browser"
+
+
+def in_ci() -> bool:
+    """True under CI (``.ci/run`` sets ``CI=true``): missing tools fail instead of skipping."""
+    return os.environ.get("CI", "").strip().lower() not in {"", "0", "false", "no"}
+
+
+# Property tests: no wall-clock deadlines (a loaded CI machine is slow, not wrong); in CI the
+# examples are derandomised so a red build reproduces on a laptop.
+settings.register_profile("dev", deadline=None)
+settings.register_profile("ci", deadline=None, derandomize=True, print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if in_ci() else "dev"))
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    chromium = os.environ.get("KBENCH_CHROMIUM", "/usr/bin/chromium")
+    state = "found" if Path(chromium).exists() else "MISSING"
+    return [f"kbench: python {platform.python_version()}, CI={in_ci()}, "
+            f"chromium {chromium} ({state})"]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Everything under ``tests/browser/`` is a browser test (``-m "not browser"`` skips it)."""
+    for item in items:
+        if BROWSER_DIR in Path(str(item.path)).parents:
+            item.add_marker(pytest.mark.browser)
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return ROOT
+
+
+@pytest.fixture(scope="session")
+def sample_dir() -> Path:
+    """The bundled sample runs (one file per kind)."""
+    return SAMPLE_DIR
