@@ -5,6 +5,8 @@ beside the entry script as a legacy multipage app, and a deep link such as ``/bi
 run the page file alone, bypassing this router.
 """
 
+from pathlib import Path
+
 import streamlit as st
 
 import kbench_core
@@ -12,11 +14,19 @@ from kbench_app import state
 
 st.set_page_config(page_title="kbench", page_icon=":material/monitoring:", layout="wide")
 
-PAGES = [
-    st.Page("views/runs.py", title="Runs", icon=":material/table_view:", default=True),
-    st.Page("views/biases.py", title="Cognitive biases", icon=":material/psychology:",
-            url_path="biases"),
+VIEWS = Path(__file__).resolve().parent / "views"
+# (file, title, icon, url path): the pages in menu order. A family's page joins the menu once its
+# file exists, so pages can land one at a time.
+PAGE_TABLE = [
+    ("runs.py", "Runs", ":material/table_view:", "runs"),
+    ("biases.py", "Cognitive biases", ":material/psychology:", "biases"),
+    ("replication.py", "Replication", ":material/compare_arrows:", "replication"),
+    ("vuln.py", "Vulnerability detection", ":material/security:", "vulnerability"),
+    ("agreement.py", "Judge agreement", ":material/groups:", "agreement"),
+    ("export.py", "Export", ":material/download:", "export"),
 ]
+PAGES = [st.Page(f"views/{file}", title=title, icon=icon, url_path=url, default=file == "runs.py")
+         for file, title, icon, url in PAGE_TABLE if (VIEWS / file).exists()]
 
 navigation = st.navigation(PAGES)
 registry = state.registry()

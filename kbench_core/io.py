@@ -3,7 +3,10 @@
 :func:`load_run` is the one door through which data enters kbench: it reads CSV, TSV, JSON,
 JSON Lines and Parquet (each optionally gzipped) from a path or ``(filename, bytes)``, detects the
 run kind from the columns, validates every row against :mod:`kbench_core.schema` and returns a
-frozen :class:`Run`. Everything downstream trusts the frame it gets.
+frozen :class:`Run`. Everything downstream trusts the frame it gets. The benchmarks' own output
+formats (a KahneBench result JSON, a folder or archive of BlockBench judge outputs, ...) are
+recognised by :mod:`kbench_core.native`, reshaped to canonical columns and then validated the same
+way.
 
 Invalid input raises :class:`RunFormatError`, whose message names the file, the row (1-based, as
 a user counts: CSV/TSV/JSON Lines by line with the header as line 1, JSON lists by record,
@@ -33,6 +36,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
+from kbench_core import bundles, native
 from kbench_core.schema import (
     ALIASES,
     REPLICATION_PAIRS,
@@ -83,9 +87,13 @@ _NONFINITE = frozenset({"nan", "-nan", "+nan", "inf", "-inf", "+inf", "infinity"
 
 @dataclass(frozen=True)
 class Problem:
-    """One invalid cell, row or file-level fault. ``row`` is 1-based; None for file-level."""
+    """One invalid cell, row or file-level fault.
 
-    row: int | None
+    ``row`` is 1-based (or, for a folder of native files, the member path a row came from); None
+    for a file-level fault.
+    """
+
+    row: int | str | None
     field: str | None
     message: str
     unit: str = "row"
@@ -281,6 +289,14 @@ def _decode(filename: str, data: bytes, warnings: list[str]) -> str:
 
 
 # ---------------------------------------------------------------------------- parsing tables
+
+
+@dataclass(frozen=True)
+class _Native:
+    """A native file, recognised and converted (not yet validated)."""
+
+    format: native.NativeFormat
+    converted: native.Converted
 
 
 @dataclass
@@ -498,11 +514,32 @@ def _records_frame(filename: str, records: list[Any], numbers: np.ndarray, unit:
     return _Table(frame, numbers, unit)
 
 
-def _parse_json(filename: str, text: str) -> _Table:
+def _from_native(filename: str, convert: Callable[[], native.Converted]) -> native.Converted:
+    try:
+        return convert()
+    except native.NativeError as exc:
+        raise _fail(filename, exc.message, row=exc.where, field=exc.field, unit=exc.unit) from None
+
+
+def _native_json(filename: str, payload: Any,
+                 options: Mapping[str, Any]) -> tuple[native.NativeFormat, native.Converted] | None:
+    for fmt in native.formats():
+        if fmt.matches_json is not None and fmt.from_json is not None \
+                and fmt.matches_json(payload):
+            return fmt, _from_native(filename, lambda f=fmt: f.from_json(filename, payload,
+                                                                         options))
+    return None
+
+
+def _parse_json(filename: str, text: str,
+                options: Mapping[str, Any] | None = None) -> _Table | _Native:
     if not text.strip():
         raise _fail(filename, "the file is empty")
     _check_depth(filename, text)
     payload = _loads(filename, text)
+    found = _native_json(filename, payload, options or {})
+    if found is not None:
+        return _Native(*found)
     if isinstance(payload, dict):
         for key in ("records", "rows", "data"):
             if isinstance(payload.get(key), list):
@@ -588,8 +625,12 @@ class _Collector:
     def listed(self) -> list[Problem]:
         ordered = sorted(self.problems)[:MAX_LISTED_PROBLEMS]
         rows = self.table.row_numbers
-        return [Problem(int(rows[pos]), fld or None, msg, self.table.unit)
+        return [Problem(_row_label(rows[pos]), fld or None, msg, self.table.unit)
                 for pos, _, fld, msg in ordered]
+
+
+def _row_label(value: Any) -> int | str:
+    return int(value) if isinstance(value, int | np.integer) else str(value)
 
 
 def _show(value: Any) -> str:
@@ -941,6 +982,7 @@ def load_run(
     columns: Mapping[str, str] | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
     max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
+    ground_truth: Source | None = None,
 ) -> Run:
     """Load and validate one run.
 
@@ -949,6 +991,9 @@ def load_run(
     source : path or (filename, bytes)
         The file. Its name picks the format (``.csv``, ``.tsv``, ``.json``, ``.jsonl``,
         ``.parquet``, each optionally ``.gz``); without a known suffix the content decides.
+        A benchmark's native output is recognised by its content (see
+        :mod:`kbench_core.native`): a JSON document, or a folder, ``.zip``, ``.tar`` or
+        ``.tar.gz`` holding a tree of output files.
     name : str, optional
         Run name; default the file name without its suffixes.
     kind : {"bias", "replication", "replication_summary", "judged"}, optional
@@ -960,7 +1005,11 @@ def load_run(
     columns : mapping, optional
         Rename the file's columns to canonical names first: ``{"their name": "our name"}``.
     max_bytes, max_decompressed : int
-        Size limits for the file as given and after gzip decompression (200 MB and 1 GB).
+        Size limits for the file as given and after decompression (200 MB and 1 GB); for a
+        folder, ``max_decompressed`` bounds the sum of its files.
+    ground_truth : path or (filename, bytes), optional
+        A ground-truth file for native formats that keep it apart from the results
+        (BlockBench).
 
     Returns
     -------
@@ -983,9 +1032,20 @@ def load_run(
         raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
     if kind is not None and kind not in SPECS:
         raise ValueError(f"kind must be one of {', '.join(SPECS)}, got {kind!r}")
+    options: dict[str, Any] = {}
+    if ground_truth is not None:
+        options["ground_truth"] = _read_source(ground_truth, max_bytes)
+    warnings: list[str] = []
+    if not isinstance(source, tuple) and Path(source).is_dir():
+        folder = Path(source)
+        parsed = _parse_bundle(folder.name, "folder", lambda: bundles.read_folder(
+            folder, max_decompressed), options)
+        return _finish(parsed, name=name or folder.name, kind=kind, on_error=on_error,
+                       columns=columns, warnings=warnings,
+                       meta={"source": folder.name, "format": f"{parsed.format.name} (folder)",
+                             "bytes": None, "sha256": _folder_hash(folder)})
     filename, raw = _read_source(source, max_bytes)
     stem, gz_suffix, suffix = _split_name(filename)
-    warnings: list[str] = []
     sha256 = hashlib.sha256(raw).hexdigest()
     if not raw:
         raise _fail(filename, "the file is empty")
@@ -995,21 +1055,82 @@ def load_run(
     data = _gunzip(filename, raw, max_decompressed) if compressed else raw
     if not data[:4096].strip() and not data.strip():  # the full strip only for blank heads
         raise _fail(filename, "the file is empty" + (" after decompression" * compressed))
+    meta = {"source": filename, "bytes": len(raw), "sha256": sha256}
+    if bundles.is_archive(data):
+        kind_name = ("zip" if data[:2] == b"PK" else "tar") + (".gz" if compressed else "")
+        parsed = _parse_bundle(filename, kind_name,
+                               lambda: bundles.read_archive(data, max_decompressed), options)
+        return _finish(parsed, name=name or stem.removesuffix(".tar"), kind=kind,
+                       on_error=on_error, columns=columns, warnings=warnings,
+                       meta={**meta, "format": f"{parsed.format.name} ({kind_name})"})
     fmt = _sniff_format(filename, suffix, data)
     try:
         if fmt == "parquet":
-            table = _parse_parquet(filename, data)
+            parsed = _parse_parquet(filename, data)
         elif fmt in ("csv", "tsv"):
-            table = _parse_delimited(filename, data, "\t" if fmt == "tsv" else ",", warnings)
+            parsed = _parse_delimited(filename, data, "\t" if fmt == "tsv" else ",", warnings)
+        elif fmt == "json":
+            parsed = _parse_json(filename, _decode(filename, data, warnings), options)
         else:
-            text = _decode(filename, data, warnings)
-            table = (_parse_json if fmt == "json" else _parse_jsonl)(filename, text)
+            parsed = _parse_jsonl(filename, _decode(filename, data, warnings))
     except RunFormatError:
         raise
     except (ValueError, TypeError, OverflowError, MemoryError, RecursionError,
             pa.ArrowException, UnicodeError) as exc:
         raise _fail(filename, f"cannot read as {fmt.upper()}: {str(exc)[:300]}") from None
+    format_name = fmt + (".gz" if compressed else "")
+    if isinstance(parsed, _Native):
+        format_name = f"{parsed.format.name} ({format_name})"
+    return _finish(parsed, name=name or stem, kind=kind, on_error=on_error, columns=columns,
+                   warnings=warnings, meta={**meta, "format": format_name})
 
+
+def _folder_hash(folder: Path) -> str:
+    """A content hash of a folder: paths and bytes of its files, in path order."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and not path.is_symlink():
+            digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def _parse_bundle(filename: str, what: str, read: Callable[[], dict[str, bytes]],
+                  options: Mapping[str, Any]) -> _Native:
+    """A folder or archive, converted by the first native format that recognises its files."""
+    try:
+        files = read()
+    except bundles.BundleError as exc:
+        raise _fail(filename, f"cannot read the {what}: {exc}") from None
+    paths = sorted(files)
+    for fmt in native.formats():
+        if fmt.matches_files is not None and fmt.from_files is not None \
+                and fmt.matches_files(paths):
+            return _Native(fmt, _from_native(
+                filename, lambda f=fmt: f.from_files(filename, files, options)))
+    shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+    known = ", ".join(sorted({f.name for f in native.formats() if f.matches_files})) or "none"
+    raise _fail(filename, f"the {what} holds no benchmark output kbench knows ({shown}); "
+                          f"known folder formats: {known}")
+
+
+def _finish(parsed: _Table | _Native, *, name: str, kind: Kind | None, on_error: OnError,
+            columns: Mapping[str, str] | None, warnings: list[str],
+            meta: dict[str, Any]) -> Run:
+    """Validate a parsed table (canonical or native) and wrap it as a :class:`Run`."""
+    filename = str(meta["source"])
+    if isinstance(parsed, _Native):
+        converted = parsed.converted
+        if kind is not None and kind != converted.kind:
+            raise _fail(filename, f"this is a {parsed.format.name} file, which holds "
+                                  f"{converted.kind} results, not {kind}")
+        kind = converted.kind  # type: ignore[assignment]
+        warnings.extend(converted.warnings)
+        meta.update(converted.meta)
+        table = _Table(converted.frame.reset_index(drop=True), np.asarray(converted.numbers),
+                       converted.unit)
+    else:
+        table = parsed
     frame = table.frame
     frame.columns = [str(c).strip() for c in frame.columns]
     if columns:
@@ -1028,13 +1149,5 @@ def load_run(
         frame = frame.rename(columns=renames)
     table.frame = frame
     canonical = _validate(filename, table, SPECS[detected], on_error, warnings)
-    meta = {
-        "source": filename,
-        "format": fmt + (".gz" if compressed else ""),
-        "bytes": len(raw),
-        "sha256": sha256,
-        "rows": len(canonical),
-        "columns": list(canonical.columns),
-    }
-    return Run(name=name or stem, kind=detected, frame=canonical, meta=meta,
-               warnings=tuple(warnings))
+    meta.update(rows=len(canonical), columns=list(canonical.columns))
+    return Run(name=name, kind=detected, frame=canonical, meta=meta, warnings=tuple(warnings))

@@ -1,58 +1,15 @@
-"""Every kbench figure, as pure functions from tidy tables to plotly figures.
-
-The app and the ``kbench`` command line call the same functions, so a paper figure and the
-dashboard never disagree. One template for the whole project: white background, a
-colourblind-safe palette (Okabe & Ito), axis titles with units, hover text naming the item.
-"""
+"""Cognitive-bias figures: BMS curves, domain heatmap, human alignment, calibration bars."""
 
 from __future__ import annotations
-
-from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-import plotly.io as pio
 
+from kbench_core.figures.base import PALETTE, apply_layout, model_colors, rgba
 from kbench_core.schema import INTENSITIES
 
-__all__ = ["PALETTE", "bci_heatmap", "bms_curves", "cas_bars", "has_chart", "model_colors"]
-
-# Okabe & Ito (2008), colourblind-safe; black last.
-PALETTE: tuple[str, ...] = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9",
-                            "#F0E442", "#000000")
-TEMPLATE = go.layout.Template(
-    layout=go.Layout(
-        font=dict(family="Source Sans Pro, Helvetica, Arial, sans-serif", size=13,
-                  color="#222"),
-        paper_bgcolor="white", plot_bgcolor="white", colorway=list(PALETTE),
-        xaxis=dict(showline=True, linecolor="#444", ticks="outside", gridcolor="#eee",
-                   zeroline=False),
-        yaxis=dict(showline=True, linecolor="#444", ticks="outside", gridcolor="#eee",
-                   zeroline=False),
-        legend=dict(bgcolor="rgba(255,255,255,0.8)"),
-        margin=dict(l=60, r=20, t=60, b=50),
-        hoverlabel=dict(bgcolor="white"),
-    )
-)
-pio.templates["kbench"] = TEMPLATE
-
-
-def model_colors(models: Sequence[str]) -> dict[str, str]:
-    """One colour per model, stable for a given sorted model list."""
-    return {m: PALETTE[i % len(PALETTE)] for i, m in enumerate(sorted(map(str, models)))}
-
-
-def _rgba(hex_color: str, alpha: float) -> str:
-    r, g, b = (int(hex_color[i:i + 2], 16) for i in (1, 3, 5))
-    return f"rgba({r},{g},{b},{alpha})"
-
-
-def _layout(fig: go.Figure, title: str, **kwargs: object) -> go.Figure:
-    fig.update_layout(template="kbench", title=dict(text=title, x=0, xanchor="left"),
-                      **kwargs)
-    return fig
-
+__all__ = ["bci_heatmap", "bms_curves", "cas_bars", "has_chart"]
 
 def bms_curves(table: pd.DataFrame, *, y: str = "magnitude",
                colors: dict[str, str] | None = None, title: str | None = None) -> go.Figure:
@@ -76,7 +33,7 @@ def bms_curves(table: pd.DataFrame, *, y: str = "magnitude",
             high = [row.get(f"mean_{i}_high", np.nan) for i in x]
             fig.add_trace(go.Scatter(
                 x=x + x[::-1], y=high + low[::-1], fill="toself", line=dict(width=0),
-                fillcolor=_rgba(color, 0.15), hoverinfo="skip", showlegend=False,
+                fillcolor=rgba(color, 0.15), hoverinfo="skip", showlegend=False,
                 legendgroup=str(row["model"])))
         counts = [int(row.get(f"n_{i}", 0) or 0) for i in x]
         fig.add_trace(go.Scatter(
@@ -93,7 +50,7 @@ def bms_curves(table: pd.DataFrame, *, y: str = "magnitude",
                 hovertemplate=f"{row['model']} control: %{{y:.3f}}<extra></extra>"))
     ylabel = ("Bias magnitude (weighted |treatment − control|)" if y == "magnitude"
               else "Mean bias score (0 = unbiased, 1 = biased)")
-    _layout(fig, title or "Bias by trigger intensity",
+    apply_layout(fig, title or "Bias by trigger intensity",
             xaxis=dict(title="Trigger intensity", type="category", categoryorder="array",
                        categoryarray=x),
             yaxis=dict(title=ylabel, range=[0, 1.05] if y == "mean" else None),
@@ -123,7 +80,7 @@ def bci_heatmap(domain_means: pd.DataFrame, *, rows: str = "bias",
         texttemplate="%{text}",
         hovertemplate="%{y}<br>domain %{x}<br>mean score %{z:.3f}<br>n = %{customdata}"
                       "<extra></extra>"))
-    _layout(fig, title or "Mean treatment score by domain",
+    apply_layout(fig, title or "Mean treatment score by domain",
             xaxis=dict(title="Domain", showgrid=False), yaxis=dict(title="", showgrid=False),
             height=max(300, 60 + 34 * len(grid)))
     return fig
@@ -155,7 +112,7 @@ def has_chart(table: pd.DataFrame, *, title: str | None = None) -> go.Figure:
             hovertemplate=("<b>%{customdata[1]}</b> · %{customdata[0]}<br>human %{x:.2f}, "
                            "model %{y:.3f}<br>alignment %{customdata[2]:.3f}"
                            "<br>n = %{customdata[3]}<extra></extra>")))
-    _layout(fig, title or "Model bias rate against the human baseline",
+    apply_layout(fig, title or "Model bias rate against the human baseline",
             xaxis=dict(title="Human susceptibility rate", range=[0, 1]),
             yaxis=dict(title="Model treatment rate (95% CI)", range=[0, 1.02]),
             legend=dict(orientation="h", yanchor="top", y=-0.18, x=0), height=480)
@@ -174,7 +131,7 @@ def cas_bars(table: pd.DataFrame, *, colors: dict[str, str] | None = None,
     fig.add_trace(go.Bar(x=summary["model"], y=summary["mean_accuracy"],
                          name="accuracy (1 − score)", marker_color="#0072B2",
                          hovertemplate="%{x}<br>accuracy %{y:.3f}<extra></extra>"))
-    _layout(fig, title or "Stated confidence against accuracy", barmode="group",
+    apply_layout(fig, title or "Stated confidence against accuracy", barmode="group",
             xaxis=dict(title="Model"), yaxis=dict(title="Mean over biases", range=[0, 1]),
             legend=dict(orientation="h", yanchor="top", y=-0.18, x=0), height=480)
     return fig
