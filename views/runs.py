@@ -6,7 +6,8 @@ from kbench_app import state
 from kbench_app.ui import plain
 from kbench_core.io import DEFAULT_MAX_BYTES
 
-UPLOAD_TYPES = ["csv", "tsv", "tab", "txt", "json", "jsonl", "ndjson", "parquet", "pq", "gz"]
+UPLOAD_TYPES = ["csv", "tsv", "tab", "txt", "json", "jsonl", "ndjson", "parquet", "pq", "gz",
+                "zip", "tar", "tgz"]
 
 registry = state.registry()
 seen: set[str] = st.session_state.setdefault(state.SEEN_UPLOADS, set())
@@ -15,8 +16,9 @@ st.title("Runs")
 st.caption(
     "Load benchmark runs: cognitive-bias trials, replication tests or study summaries, and "
     "LLM-judged vulnerability detections, as CSV, TSV, JSON, JSON Lines or Parquet (each may "
-    f"be gzipped, up to {DEFAULT_MAX_BYTES // 1024**2} MB). The kind is detected from the "
-    "columns; every row is validated."
+    f"be gzipped, up to {DEFAULT_MAX_BYTES // 1024**2} MB), or a benchmark's own output "
+    "(KahneBench result JSON, HumanStudy-Bench tables, BlockBench judge outputs as .zip or "
+    ".tar.gz). The kind is detected from the content; every row is validated."
 )
 
 uploads = st.file_uploader(
