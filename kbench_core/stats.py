@@ -1,0 +1,104 @@
+"""Shared statistical building blocks: the ``Estimate`` shape and vectorised 95% intervals.
+
+SPEC section 2: intervals are analytic where a standard one exists (Wilson for proportions, t for
+means) and a bootstrap over items otherwise. These helpers take whole columns at once, so a metric
+module computes the intervals of every model x item group in one call.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats as _st
+from statsmodels.stats.proportion import proportion_confint
+
+__all__ = ["Estimate", "bootstrap_groups", "t_interval", "wilson"]
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A scalar statistic with its 95% interval and the number of items it rests on.
+
+    ``n_dropped`` counts the items left out (e.g. present for one model only); ``p_value`` is
+    set by tests of a difference. ``float(est)`` is the value.
+    """
+
+    value: float
+    low: float
+    high: float
+    n: int
+    p_value: float | None = None
+    n_dropped: int = 0
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+    def __str__(self) -> str:
+        return f"{self.value:.3f} [{self.low:.3f}, {self.high:.3f}] (n = {self.n})"
+
+
+def wilson(successes: np.ndarray | pd.Series | float, n: np.ndarray | pd.Series | float,
+           *, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson score interval of a proportion, elementwise; NaN where ``n`` is 0 or NaN.
+
+    ``successes`` may be fractional (a mean of 0/1 scores times n, or weighted counts):
+    statsmodels' ``proportion_confint(method="wilson")`` accepts any count in [0, n].
+    """
+    count = np.asarray(successes, dtype=float)
+    nobs = np.asarray(n, dtype=float)
+    count, nobs = np.broadcast_arrays(count, nobs)
+    ok = np.isfinite(count) & np.isfinite(nobs) & (nobs > 0)
+    low = np.full(count.shape, np.nan)
+    high = np.full(count.shape, np.nan)
+    if ok.any():
+        lo, hi = proportion_confint(np.clip(count[ok], 0, nobs[ok]), nobs[ok],
+                                    alpha=1 - level, method="wilson")
+        low[ok], high[ok] = lo, hi
+    return low, high
+
+
+def t_interval(mean: np.ndarray | pd.Series | float, sd: np.ndarray | pd.Series | float,
+               n: np.ndarray | pd.Series | float, *,
+               level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Student-t interval of a mean from its sample standard deviation (ddof 1), elementwise.
+
+    mean ± t_{n-1, (1+level)/2} · sd / √n; NaN where n < 2 (no spread can be estimated).
+    """
+    m = np.asarray(mean, dtype=float)
+    s = np.asarray(sd, dtype=float)
+    k = np.asarray(n, dtype=float)
+    m, s, k = np.broadcast_arrays(m, s, k)
+    ok = np.isfinite(m) & np.isfinite(s) & (k >= 2)
+    half = np.full(m.shape, np.nan)
+    if ok.any():
+        half[ok] = _st.t.ppf((1 + level) / 2, k[ok] - 1) * s[ok] / np.sqrt(k[ok])
+    return m - half, m + half
+
+
+def bootstrap_groups(n_items: int, statistic: Callable[[np.ndarray], np.ndarray], *,
+                     n_boot: int = 1000, random_state: int = 0, level: float = 0.95,
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile bootstrap over items for a statistic computed on all groups at once.
+
+    ``statistic(weights)`` receives an int array of length ``n_items`` (how often each item is
+    drawn in this replicate; all ones is the original sample) and returns one value per group.
+    Drawing multiplicities instead of index lists lets the caller recompute every group with
+    ``np.bincount(..., weights=...)`` in one pass. Written by hand because scipy's
+    ``bootstrap`` resamples one statistic at a time and would loop over the groups.
+    """
+    rng = np.random.default_rng(random_state)
+    draws = []
+    for _ in range(n_boot):
+        counts = np.bincount(rng.integers(0, n_items, n_items), minlength=n_items)
+        draws.append(np.asarray(statistic(counts), dtype=float))
+    values = np.vstack(draws)
+    alpha = (1 - level) / 2
+    with warnings.catch_warnings():  # a group undefined in every replicate stays NaN
+        warnings.simplefilter("ignore", RuntimeWarning)
+        low = np.nanquantile(values, alpha, axis=0)
+        high = np.nanquantile(values, 1 - alpha, axis=0)
+    return low, high
