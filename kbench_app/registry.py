@@ -130,7 +130,7 @@ class RunRegistry:
             "warnings": len(run.warnings),
             "source": str(run.meta.get("source", "")),
             "format": str(run.meta.get("format", "")),
-            "size_kb": round(int(run.meta.get("bytes", 0)) / 1024, 1),
+            "size_kb": round(int(run.meta.get("bytes") or 0) / 1024, 1),
             "sha256": run.content_hash[:12],
         } for name, run in self.runs.items()]
         columns = ["name", "kind", "models", "n_models", "rows", "warnings", "source",

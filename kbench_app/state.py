@@ -58,6 +58,19 @@ def _fingerprint(run_name: str, content_hash: str, selection: tuple, _trials, **
     return kahne.fingerprint(_trials, **options)
 
 
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _combined(key: tuple, _runs: tuple[Run, ...]):
+    from kbench_core.io import combine_runs
+
+    return combine_runs(list(_runs))
+
+
+def combined_runs(runs: list[Run]):
+    """Runs of one kind as one frame (:func:`kbench_core.io.combine_runs`), cached on the runs'
+    names and content hashes."""
+    return _combined(tuple((r.name, r.content_hash) for r in runs), tuple(runs))
+
+
 def cached_fingerprint(run_name: str, content_hash: str, trials, **options):
     """The fingerprint of a selection of a run, cached on the run's hash and the selection."""
     selection = (tuple(sorted(map(str, trials["model"].unique()))),

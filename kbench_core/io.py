@@ -53,6 +53,7 @@ __all__ = [
     "Problem",
     "Run",
     "RunFormatError",
+    "combine_runs",
     "detect_kind",
     "load_run",
 ]
@@ -1151,3 +1152,41 @@ def _finish(parsed: _Table | _Native, *, name: str, kind: Kind | None, on_error:
     canonical = _validate(filename, table, SPECS[detected], on_error, warnings)
     meta.update(rows=len(canonical), columns=list(canonical.columns))
     return Run(name=name, kind=detected, frame=canonical, meta=meta, warnings=tuple(warnings))
+
+
+def combine_runs(runs: Sequence[Run]) -> pd.DataFrame:
+    """Runs of one kind viewed together: one frame with a ``run`` column.
+
+    A model name that occurs in more than one run is told apart as ``model (run)``; names
+    unique to one run stay as they are. Label columns stay categorical (ordered ones keep their
+    order).
+    """
+    if not runs:
+        raise ValueError("combine_runs needs at least one run")
+    kinds = {run.kind for run in runs}
+    if len(kinds) > 1:
+        raise ValueError(f"runs of different kinds cannot be combined: {', '.join(sorted(kinds))}")
+    if len(runs) == 1:
+        return runs[0].frame.assign(run=runs[0].name)
+    owners: dict[str, set[str]] = {}
+    for run in runs:
+        for model in run.models:
+            owners.setdefault(model, set()).add(run.name)
+    parts = []
+    for run in runs:
+        frame = run.frame.assign(run=run.name)
+        clash = {m: f"{m} ({run.name})" for m in run.models if len(owners[m]) > 1}
+        if clash:
+            frame["model"] = frame["model"].astype(str).replace(clash)
+        parts.append(frame)
+    combined = pd.concat(parts, ignore_index=True)
+    for column in runs[0].frame.columns:
+        first = runs[0].frame[column].dtype
+        if isinstance(first, pd.CategoricalDtype) and column in combined:
+            if first.ordered:
+                combined[column] = pd.Categorical(combined[column], categories=first.categories,
+                                                  ordered=True)
+            elif not isinstance(combined[column].dtype, pd.CategoricalDtype):
+                combined[column] = combined[column].astype("category")
+    combined["run"] = combined["run"].astype("category")
+    return combined

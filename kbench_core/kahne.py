@@ -26,6 +26,7 @@ an empty control gives a control mean of 0 in BMS.
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -34,9 +35,9 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from kbench_core.schema import INTENSITIES
+from kbench_core.stats import t_interval, wilson
 
 __all__ = [
     "AGGREGATION_WEIGHTS", "INTENSITY_WEIGHTS", "Fingerprint", "bci", "bmp", "bms", "cas",
@@ -165,10 +166,19 @@ class _Stats:
     n: np.ndarray
     mean: np.ndarray
     m2: np.ndarray  # sum of squared deviations from the group mean
+    n_fractional: np.ndarray  # values other than 0 and 1
 
     def var(self, ddof: int) -> np.ndarray:
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(self.n > ddof, self.m2 / (self.n - ddof), np.nan)
+
+    def interval(self, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+        """95% interval of each group mean: Wilson where every value is 0 or 1 (a proportion),
+        Student t otherwise (SPEC 2: Wilson for proportions, t for means)."""
+        binary = self.n_fractional == 0
+        w_low, w_high = wilson(self.mean * self.n, self.n, level=level)
+        t_low, t_high = t_interval(self.mean, np.sqrt(self.var(1)), self.n, level=level)
+        return np.where(binary, w_low, t_low), np.where(binary, w_high, t_high)
 
 
 def _stats(group: np.ndarray, values: np.ndarray, size: int,
@@ -184,16 +194,8 @@ def _stats(group: np.ndarray, values: np.ndarray, size: int,
         mean = np.bincount(g, weights=v, minlength=size) / n
     dev = v - mean[g]
     m2 = np.bincount(g, weights=dev * dev, minlength=size)
-    return _Stats(n, mean, m2)
-
-
-def _t_bounds(mean: np.ndarray, std: np.ndarray, n: np.ndarray,
-              level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """Student-t interval of a mean from its sample std and n (NaN for n < 2)."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        half = stats.t.ppf(0.5 + level / 2, n - 1) * std / np.sqrt(n)
-    half = np.where(n >= 2, half, np.nan)
-    return mean - half, mean + half
+    fractional = np.bincount(g, weights=(v != 0) & (v != 1), minlength=size)
+    return _Stats(n, mean, m2, fractional)
 
 
 # ----------------------------------------------------------------------------- BMS
@@ -202,7 +204,9 @@ def _t_bounds(mean: np.ndarray, std: np.ndarray, n: np.ndarray,
 def bms(trials: pd.DataFrame, *, cap: float | None = 1.0,
         intensity_weights: Mapping[str, float] | None = None,
         aggregation_weights: Mapping[str, float] | None = None,
-        spacing: Literal["ordinal", "observed"] = "ordinal") -> pd.DataFrame:
+        spacing: Literal["ordinal", "observed"] = "ordinal",
+        ci: Literal["bootstrap"] | None = None, n_boot: int = 1000,
+        random_state: int = 0) -> pd.DataFrame:
     r"""Bias Magnitude Score per model × bias.
 
     Notes
@@ -216,15 +220,25 @@ def bms(trials: pd.DataFrame, *, cap: float | None = 1.0,
     the least-squares slope of magnitude on intensity position (0–3, or 0..k−1 with
     ``spacing="observed"`` as the seed did); it needs two intensities. Unknown scores are left
     out of every mean; ``unknown_rate`` is their share of all the pair's rows. An empty control
-    gives control mean 0 (KahneBench's convention). Each ``mean_<intensity>`` has a t interval.
+    gives control mean 0 (KahneBench's convention). ``control_mean`` and each
+    ``mean_<intensity>`` carry a 95% interval (Wilson when the scores are 0/1, else t).
+
+    BMS itself has no analytic interval (a capped, weighted sum of absolute differences):
+    ``ci="bootstrap"`` adds ``bms_low``/``bms_high``, percentiles of ``n_boot`` resamples of
+    the trials within each condition cell (control, each intensity), so every replicate keeps
+    the design. A cell of 0/1 scores is resampled exactly as a binomial draw of its mean, so
+    the cost grows with cells, not rows, for binary runs.
 
     References
     ----------
     KahneBench ``metrics/core.py`` and its review (seeds/kahne_metrics_review.md §1).
     """
     _check_choice("spacing", spacing, ("ordinal", "observed"))
+    _check_choice("ci", ci, (None, "bootstrap"))
     weights = {**INTENSITY_WEIGHTS, **(intensity_weights or {})}
     agg = {**AGGREGATION_WEIGHTS, **(aggregation_weights or {})}
+    w = np.array([weights[name] for name in INTENSITIES])
+    a = np.array([agg[name] for name in INTENSITIES])
     t = _prepare(trials)
     size = t.n_pairs
     out = t.pairs.copy()
@@ -232,32 +246,95 @@ def bms(trials: pd.DataFrame, *, cap: float | None = 1.0,
     out["n"] = rows
     out["unknown_rate"] = np.bincount(t.pair, weights=np.isnan(t.score), minlength=size) / rows
     out["high_unknown"] = _above(out["unknown_rate"], HIGH_UNKNOWN)
-    control = _stats(t.pair, t.score, size, t.condition == 0)
-    control_mean = np.where(control.n > 0, control.mean, 0.0)
-    out["control_mean"] = control_mean
+    cells = _bms_cells(t)
     k = len(INTENSITIES)
-    treated = (t.condition == 1) & (t.intensity >= 0)
-    level = _stats(np.where(treated, t.pair * k + t.intensity, -1), t.score, size * k)
-    n_level = level.n.reshape(size, k)
-    mean_level = level.mean.reshape(size, k)
-    std_level = np.sqrt(level.var(1)).reshape(size, k)
-    mags = np.empty((size, k))
+    control = cells.stats.n.reshape(size, k + 1)[:, 0] > 0
+    means = cells.stats.mean.reshape(size, k + 1)
+    out["control_mean"] = np.where(control, means[:, 0], 0.0)
+    out["n_control"] = cells.stats.n.reshape(size, k + 1)[:, 0].astype(int)
+    low, high = (b.reshape(size, k + 1) for b in cells.stats.interval())
+    out["control_mean_low"], out["control_mean_high"] = low[:, 0], high[:, 0]
+    mags, score = _bms_formula(means, w, a, cap)
     for i, name in enumerate(INTENSITIES):
-        out[f"mean_{name}"] = mean_level[:, i]
-        out[f"n_{name}"] = n_level[:, i].astype(int)
-        out[f"mean_{name}_low"], out[f"mean_{name}_high"] = _t_bounds(
-            mean_level[:, i], std_level[:, i], n_level[:, i])
-        mag = weights[name] * np.abs(mean_level[:, i] - control_mean)
-        mags[:, i] = mag if cap is None else np.minimum(mag, cap)
+        out[f"mean_{name}"] = means[:, 1 + i]
+        out[f"n_{name}"] = cells.stats.n.reshape(size, k + 1)[:, 1 + i].astype(int)
+        out[f"mean_{name}_low"], out[f"mean_{name}_high"] = low[:, 1 + i], high[:, 1 + i]
         out[f"mag_{name}"] = mags[:, i]
+    out["bms"] = score
+    if ci == "bootstrap":
+        out["bms_low"], out["bms_high"] = _bms_bootstrap(t, cells, w, a, cap, n_boot,
+                                                         random_state)
     present = ~np.isnan(mags)
-    a = np.array([agg[name] for name in INTENSITIES])
-    weight_sum = (present * a).sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out["bms"] = np.where(weight_sum > 0, np.nansum(mags * a, axis=1) / weight_sum, np.nan)
     out["n_intensities"] = present.sum(axis=1)
     out["sensitivity"] = _slopes(mags, present, spacing)
     return out
+
+
+@dataclass(frozen=True)
+class _Cells:
+    """Known scores grouped by pair × (control, weak, ..., adversarial): cell = pair·5 + slot."""
+
+    cell: np.ndarray    # cell of each known control/treatment score
+    score: np.ndarray
+    stats: _Stats
+
+
+def _bms_cells(t: _Trials) -> _Cells:
+    k = len(INTENSITIES)
+    slot = np.select([t.condition == 0, (t.condition == 1) & (t.intensity >= 0)],
+                     [0, 1 + t.intensity], -1)
+    used = (slot >= 0) & ~np.isnan(t.score)
+    cell = t.pair[used] * (k + 1) + slot[used]
+    score = t.score[used]
+    return _Cells(cell, score, _stats(cell, score, t.n_pairs * (k + 1)))
+
+
+def _bms_formula(means: np.ndarray, w: np.ndarray, a: np.ndarray,
+                 cap: float | None) -> tuple[np.ndarray, np.ndarray]:
+    """Magnitudes and BMS from cell means ``[..., pair, slot]`` (slot 0 = control, NaN =
+    empty); leading axes (bootstrap replicates) broadcast."""
+    control = np.nan_to_num(means[..., 0], nan=0.0)  # empty control → 0 (KahneBench)
+    mags = w * np.abs(means[..., 1:] - control[..., None])
+    if cap is not None:
+        mags = np.minimum(mags, cap)
+    present = ~np.isnan(mags)
+    weight_sum = (present * a).sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        score = np.where(weight_sum > 0, np.nansum(mags * a, axis=-1) / weight_sum, np.nan)
+    return mags, score
+
+
+def _bms_bootstrap(t: _Trials, cells: _Cells, w: np.ndarray, a: np.ndarray,
+                   cap: float | None, n_boot: int,
+                   random_state: int) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile interval of BMS over stratified resamples of trials (see :func:`bms`).
+
+    Written by hand: scipy's ``bootstrap`` resamples one statistic at a time and cannot keep
+    the strata, and here every pair is resampled at once."""
+    rng = np.random.default_rng(random_state)
+    n_cells = cells.stats.n.size
+    n = cells.stats.n
+    binary = (cells.stats.n_fractional == 0) & (n > 0)
+    p = np.where(binary, np.nan_to_num(cells.stats.mean), 0.0)
+    # Rows of the cells with fractional scores, sorted by cell, drawn within their cell.
+    rows = np.flatnonzero(~binary[cells.cell])
+    order = rows[np.argsort(cells.cell[rows], kind="stable")]
+    row_cell = cells.cell[order]
+    starts = np.searchsorted(row_cell, np.arange(n_cells))
+    values = cells.score[order]
+    shape = (t.n_pairs, len(INTENSITIES) + 1)
+    draws = np.empty((n_boot, t.n_pairs))
+    for b in range(n_boot):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = rng.binomial(n.astype(np.int64), p) / n
+            if order.size:
+                pick = starts[row_cell] + (rng.random(order.size) * n[row_cell]).astype(np.int64)
+                sums = np.bincount(row_cell, weights=values[pick], minlength=n_cells)
+                means = np.where(binary, means, sums / n)
+        draws[b] = _bms_formula(means.reshape(shape), w, a, cap)[1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a pair with no BMS stays NaN
+        return np.nanquantile(draws, 0.025, axis=0), np.nanquantile(draws, 0.975, axis=0)
 
 
 def _slopes(y: np.ndarray, present: np.ndarray, spacing: str) -> np.ndarray:
@@ -296,9 +373,7 @@ def bci(trials: pd.DataFrame, *, std: Literal["population", "sample"] = "populat
     _check_choice("rows", rows, ("treatment", "all"))
     t = _prepare(trials)
     size, n_dom = t.n_pairs, max(len(t.domains), 1)
-    used = np.ones(t.pair.size, bool) if rows == "all" else t.condition == 1
-    per_domain = _stats(np.where(t.domain >= 0, t.pair * n_dom + t.domain, -1), t.score,
-                        size * n_dom, used)
+    used, per_domain = _domain_stats(t, rows)
     present = per_domain.n > 0
     owner = np.flatnonzero(present) // n_dom
     means = per_domain.mean[present]
@@ -318,19 +393,30 @@ def bci(trials: pd.DataFrame, *, std: Literal["population", "sample"] = "populat
     return out
 
 
-def domain_means(trials: pd.DataFrame, *,
-                 rows: Literal["treatment", "all"] = "treatment") -> pd.DataFrame:
-    """Mean known score per model × bias × domain (the cells behind BCI), with ``n``."""
-    _check_choice("rows", rows, ("treatment", "all"))
-    t = _prepare(trials)
+def _domain_stats(t: _Trials, rows: str) -> tuple[np.ndarray, _Stats]:
+    """Rows used and the known-score stats per pair × domain (cell = pair·domains + domain):
+    the cells behind both :func:`bci` and :func:`domain_means`."""
     n_dom = max(len(t.domains), 1)
     used = np.ones(t.pair.size, bool) if rows == "all" else t.condition == 1
     per = _stats(np.where(t.domain >= 0, t.pair * n_dom + t.domain, -1), t.score,
                  t.n_pairs * n_dom, used)
+    return used, per
+
+
+def domain_means(trials: pd.DataFrame, *,
+                 rows: Literal["treatment", "all"] = "treatment") -> pd.DataFrame:
+    """Mean known score per model × bias × domain (the cells behind BCI), with ``n`` and a
+    95% interval (Wilson for 0/1 scores, else t)."""
+    _check_choice("rows", rows, ("treatment", "all"))
+    t = _prepare(trials)
+    n_dom = max(len(t.domains), 1)
+    _, per = _domain_stats(t, rows)
     cells = np.flatnonzero(per.n > 0)
+    low, high = per.interval()
     out = t.pairs.iloc[cells // n_dom].reset_index(drop=True)
     out["domain"] = t.domains[cells % n_dom]
     out["mean_score"] = per.mean[cells]
+    out["mean_score_low"], out["mean_score_high"] = low[cells], high[cells]
     out["n"] = per.n[cells].astype(int)
     return out
 
@@ -429,8 +515,7 @@ def has(trials: pd.DataFrame, *, baselines: Mapping[str, float] | None = None,
         grouped = _stats(t.pair, t.score, size, t.condition == 1)
         out = t.pairs.copy()
     out["model_rate"] = grouped.mean
-    out["model_rate_low"], out["model_rate_high"] = _t_bounds(
-        grouped.mean, np.sqrt(grouped.var(1)), grouped.n)
+    out["model_rate_low"], out["model_rate_high"] = grouped.interval()
     out["n"] = grouped.n.astype(int)
     out = out[out["n"] > 0].reset_index(drop=True)
     human = out["bias"].map(rates).astype(float)
@@ -511,7 +596,9 @@ def cas(trials: pd.DataFrame) -> pd.DataFrame:
     accuracy = _stats(t.pair, 1 - t.score, size, usable)
     out = t.pairs.copy()
     out["mean_confidence"] = confidence.mean
+    out["mean_confidence_low"], out["mean_confidence_high"] = confidence.interval()
     out["mean_accuracy"] = accuracy.mean
+    out["mean_accuracy_low"], out["mean_accuracy_high"] = accuracy.interval()
     gap = out["mean_confidence"] - out["mean_accuracy"]
     out["calibration_error"] = gap.abs()
     out["calibration_score"] = 1 - out["calibration_error"].clip(upper=1.0)
@@ -529,6 +616,14 @@ def cas(trials: pd.DataFrame) -> pd.DataFrame:
 # ----------------------------------------------------------------------------- fingerprint
 
 
+def _categories(trials: pd.DataFrame | _Trials) -> dict[str, str] | None:
+    """Each bias's category (its first given one), or None when the run has no categories."""
+    if isinstance(trials, _Trials) or "category" not in trials:
+        return None
+    given = trials[["bias", "category"]].dropna().drop_duplicates("bias")
+    return dict(zip(given["bias"].astype(str), given["category"].astype(str), strict=True))
+
+
 @dataclass(frozen=True)
 class Fingerprint:
     """All six metrics per model × bias (``biases``) and the per-model summary (``models``)."""
@@ -543,25 +638,33 @@ def fingerprint(trials: pd.DataFrame, *, cap: float | None = 1.0,
                 bci_rows: Literal["treatment", "all"] = "treatment",
                 variance: Literal["population", "sample"] = "population",
                 baselines: Mapping[str, float] | None = None, threshold: float = 0.1,
-                relative: bool = False, top: int = 5) -> Fingerprint:
+                relative: bool = False, top: int = 5, ci: Literal["bootstrap"] | None = None,
+                n_boot: int = 1000, random_state: int = 0) -> Fingerprint:
     """The cognitive fingerprint: BMS, BCI, BMP, HAS, RCI and CAS side by side.
+
+    One row per model × bias with ``n`` (rows), the bias ``category`` when the run gives one,
+    and the model rate's 95% interval; ``ci="bootstrap"`` adds BMS's bootstrap interval
+    (``bms_low``, ``bms_high``; see :func:`bms`).
 
     Per model: ``susceptibility`` = mean BMS over its biases (high-unknown ones included, as
     the seed does for an honest overall number); ``most_susceptible`` / ``most_resistant`` =
     the ``top`` biases by BMS, high-unknown biases excluded, ties by bias id; ``human_like`` =
     biases with alignment > 0.8; ``ai_specific`` = biases with direction ``over``.
     """
+    categories = _categories(trials)
     trials = _prepare(trials)  # type: ignore[assignment]  # codes computed once for all six
+    bms_columns = [*KEY, "bms", *(["bms_low", "bms_high"] if ci else []), "sensitivity",
+                   "control_mean", "unknown_rate", "high_unknown", "n"]
     parts = {
-        "bms": bms(trials, cap=cap, spacing=spacing)[
-            [*KEY, "bms", "sensitivity", "control_mean", "unknown_rate", "high_unknown"]],
+        "bms": bms(trials, cap=cap, spacing=spacing, ci=ci, n_boot=n_boot,
+                   random_state=random_state)[bms_columns],
         "bci": bci(trials, std=std, rows=bci_rows)[
             [*KEY, "mean_score", "consistency", "systematic"]].rename(
                 columns={"mean_score": "bci_mean_score", "consistency": "bci_consistency"}),
         "bmp": bmp(trials)[[*KEY, "best_method", "effectiveness", "requires_warning"]],
         "has": has(trials, baselines=baselines, threshold=threshold, relative=relative)[
-            [*KEY, "model_rate", "human_rate", "alignment", "direction", "baseline_missing",
-             "weakly_supported"]],
+            [*KEY, "model_rate", "model_rate_low", "model_rate_high", "human_rate",
+             "alignment", "direction", "baseline_missing", "weakly_supported"]],
         "rci": rci(trials, variance=variance)[[*KEY, "consistency", "stable"]].rename(
             columns={"consistency": "rci_consistency", "stable": "rci_stable"}),
         "cas": cas(trials)[[*KEY, "calibration_score", "overconfident",
@@ -570,6 +673,8 @@ def fingerprint(trials: pd.DataFrame, *, cap: float | None = 1.0,
     table = parts["bms"]
     for name in ("bci", "bmp", "has", "rci", "cas"):
         table = table.merge(parts[name], on=KEY, how="left")
+    if categories is not None:
+        table.insert(2, "category", table["bias"].map(categories))
 
     reliable = table[~table["high_unknown"]]
     ordered = reliable.sort_values(["model", "bms", "bias"], ascending=[True, False, True])

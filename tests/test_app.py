@@ -110,7 +110,7 @@ def test_bias_page_widgets_change_the_numbers(monkeypatch) -> None:
     summary = at.dataframe[0].value.set_index("model")
     assert summary.loc["synthetic-alpha", "susceptibility"] == pytest.approx(
         (0.6344 + 0.5008 + 0.3472) / 3)
-    assert len(at.get("plotly_chart")) == 4
+    assert len(at.get("plotly_chart")) == 5  # fingerprint, curves, heatmap, HAS, CAS
     # Lifting the cap raises alpha's weak magnitude from 1 to 1.6 and so its BMS.
     at.toggle(key="bias_cap").set_value(False).run()
     uncapped = at.dataframe[0].value.set_index("model")
@@ -118,3 +118,51 @@ def test_bias_page_widgets_change_the_numbers(monkeypatch) -> None:
         "synthetic-alpha", "susceptibility"]
     at.multiselect(key="bias_models").set_value(["synthetic-beta"]).run()
     assert at.dataframe[0].value["model"].tolist() == ["synthetic-beta"]
+
+
+def bias_page(monkeypatch, args: str = "") -> AppTest:
+    """The bias page alone; its data frames are, in order: model summary, fingerprint, ...,
+    responses (AppTest does not expose data frames by key)."""
+    monkeypatch.setenv("KBENCH_APP_ARGS", args)
+    state._cached_load.clear()
+    at = AppTest.from_file(str(ROOT / "views" / "biases.py"), default_timeout=60)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_bias_page_bootstrap_families_and_drill_down(monkeypatch) -> None:
+    at = bias_page(monkeypatch)
+    table = at.dataframe[1].value
+    assert "bms_ci" not in table and table["model_rate_ci"].str.startswith("[").all()
+    # grouped by family, then bias
+    assert list(table["category"]) == sorted(table["category"])
+    at.toggle(key="bias_bootstrap").set_value(True).run()
+    table = at.dataframe[1].value
+    assert (table["bms_ci"].str.startswith("[")).all()
+    # one family only: the bias list and the table follow
+    family = sorted(table["category"].unique())[0]
+    at.multiselect(key="bias_categories").set_value([family]).run()
+    table = at.dataframe[1].value
+    assert set(table["category"]) == {family}
+    # drill-down search over prompt, response and answer
+    rows = at.dataframe[-1].value
+    word = str(rows["response"].iloc[0]).split()[0]
+    at.text_input(key="bias_drill_search").input(word).run()
+    found = at.dataframe[-1].value
+    assert 0 < len(found) <= len(rows)
+    at.text_input(key="bias_drill_search").input("no response says this").run()
+    assert at.dataframe[-1].value.empty
+
+
+def test_bias_page_views_two_runs_together(monkeypatch, tmp_path) -> None:
+    other = tmp_path / "rerun.csv"
+    other.write_text((ROOT / "sample_data" / "bias.csv").read_text().replace(
+        "synthetic-gamma", "synthetic-delta"))
+    at = bias_page(monkeypatch, f"{other}")
+    at.multiselect(key="bias_runs").set_value(["bias", "rerun"]).run()
+    assert not at.exception
+    models = set(at.dataframe[0].value["model"])
+    # alpha and beta are in both runs: told apart by run; gamma and delta are unique
+    assert {"synthetic-alpha (bias)", "synthetic-alpha (rerun)", "synthetic-gamma",
+            "synthetic-delta"} <= models

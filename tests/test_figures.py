@@ -54,3 +54,17 @@ def test_cas_bars_leave_out_models_without_confidence() -> None:
 def test_model_colors_are_stable() -> None:
     colors = figures.model_colors(["b", "a"])
     assert colors == {"a": figures.PALETTE[0], "b": figures.PALETTE[1]}
+
+
+def test_fingerprint_heatmap_grid_matches_the_table() -> None:
+    fp = kahne.fingerprint(samples.bias_trials())
+    fig = figures.fingerprint_heatmap(fp.biases)
+    heat = fig.data[0]
+    assert list(heat.x) == sorted(fp.biases["model"].unique())
+    row = list(heat.y).index(next(y for y in heat.y if y.endswith("· anchoring_effect")))
+    col = list(heat.x).index("synthetic-alpha")
+    expected = fp.biases.set_index(["model", "bias"]).loc[
+        ("synthetic-alpha", "anchoring_effect"), "bms"]
+    assert heat.z[row][col] == pytest.approx(expected)
+    with pytest.raises(ValueError, match="fingerprint column"):
+        figures.fingerprint_heatmap(fp.biases, value="nope")

@@ -456,3 +456,21 @@ def test_docs_list_every_canonical_column() -> None:
         assert f"## `{kind}`" in text
         for col in spec.columns:
             assert f"| `{col.name}` |" in text, (kind, col.name)
+
+
+def test_combine_runs_tells_clashing_models_apart() -> None:
+    from kbench_core.io import combine_runs
+
+    first = load_run(("a.csv", b"model,bias,condition,intensity,domain,score\n"
+                               b"m,x,treatment,weak,d,1\nonly_a,x,control,,d,0\n"))
+    second = load_run(("b.csv", b"model,bias,condition,intensity,domain,score\n"
+                                b"m,x,treatment,strong,d,0\n"))
+    both = combine_runs([first, second])
+    assert sorted(both["model"].unique()) == ["m (a)", "m (b)", "only_a"]
+    assert list(both["run"]) == ["a", "a", "b"]
+    assert both["intensity"].cat.ordered and list(both["intensity"].cat.categories) == [
+        "weak", "moderate", "strong", "adversarial"]
+    assert combine_runs([first])["run"].eq("a").all()
+    judged = load_run("sample_data/judged.csv")
+    with pytest.raises(ValueError, match="different kinds"):
+        combine_runs([first, judged])

@@ -259,3 +259,163 @@ def test_domain_means_are_the_cells_behind_bci() -> None:
     assert cells.loc["a", "mean_score"] == 0.2 and cells.loc["b", "mean_score"] == 0.8
     every = kahne.domain_means(DOMAINS, rows="all").set_index("domain")
     assert every.loc["a", "mean_score"] == pytest.approx(0.6) and every.loc["a", "n"] == 2
+
+
+# ------------------------------------------------------------------ intervals
+
+
+def test_binary_rates_get_wilson_and_fractional_means_get_t() -> None:
+    from statsmodels.stats.proportion import proportion_confint
+
+    trials = rows(("control", None, "d", 0.0), ("control", None, "d", 1.0),
+                  ("control", None, "d", 1.0), ("control", None, "d", 1.0),
+                  ("treatment", "weak", "d", 1.0), ("treatment", "weak", "d", 1.0))
+    r = one(kahne.bms(trials))
+    # control: 3 of 4 biased, a proportion -> Wilson (statsmodels) on 3/4
+    low, high = proportion_confint(3, 4, alpha=0.05, method="wilson")
+    assert (r["control_mean_low"], r["control_mean_high"]) == pytest.approx((low, high))
+    # weak: 2 of 2 -> Wilson still defined (a t interval would collapse to a point)
+    low, high = proportion_confint(2, 2, alpha=0.05, method="wilson")
+    assert (r["mean_weak_low"], r["mean_weak_high"]) == pytest.approx((low, high))
+    assert r["mean_weak_low"] < 1.0
+    # TRIALS' weak cell holds 0.5 and 0.7: fractional -> t (checked by scipy above)
+
+
+def test_has_model_rate_interval_and_fingerprint_carry_n() -> None:
+    from statsmodels.stats.proportion import proportion_confint
+
+    trials = samples.bias_trials()
+    fp = kahne.fingerprint(trials).biases.set_index(["model", "bias"])
+    row = fp.loc[("synthetic-alpha", "anchoring_effect")]
+    treated = trials[(trials["model"] == "synthetic-alpha")
+                     & (trials["bias"] == "anchoring_effect")
+                     & (trials["condition"] == "treatment")]["score"].dropna()
+    low, high = proportion_confint(treated.sum(), len(treated), alpha=0.05, method="wilson")
+    assert (row["model_rate_low"], row["model_rate_high"]) == pytest.approx((low, high))
+    every = trials[(trials["model"] == "synthetic-alpha")
+                   & (trials["bias"] == "anchoring_effect")]
+    assert row["n"] == len(every)
+    assert fp["category"].notna().all()  # the sample run names each bias's category
+
+
+def _naive_bms_bootstrap(trials: pd.DataFrame, n_boot: int, seed: int) -> tuple[float, float]:
+    """Reference: resample each condition cell's known scores with pandas, one replicate at a
+    time, and recompute BMS with kahne.bms itself."""
+    rng = np.random.default_rng(seed)
+    known = trials.dropna(subset=["score"])
+    cells = [g for _, g in known.groupby(["condition", "intensity"], observed=True,
+                                          dropna=False)]
+    values = []
+    for _ in range(n_boot):
+        resampled = pd.concat([g.iloc[rng.integers(0, len(g), len(g))] for g in cells])
+        values.append(one(kahne.bms(resampled))["bms"])
+    return float(np.quantile(values, 0.025)), float(np.quantile(values, 0.975))
+
+
+@pytest.mark.parametrize("fractional", [False, True])
+def test_bms_bootstrap_matches_a_naive_stratified_bootstrap(fractional: bool) -> None:
+    rng = np.random.default_rng(7)
+    scores = (lambda p, n: rng.random(n) * 2 * p) if fractional else (
+        lambda p, n: (rng.random(n) < p).astype(float))
+    trials = rows(*[("control", None, "d", s) for s in scores(0.2, 30)],
+                  *[("treatment", "moderate", "d", s) for s in scores(0.45, 30)],
+                  *[("treatment", "strong", "d", s) for s in scores(0.5, 30)])
+    ours = one(kahne.bms(trials, ci="bootstrap", n_boot=2000, random_state=1))
+    low, high = _naive_bms_bootstrap(trials, 600, seed=2)
+    assert ours["bms_low"] <= ours["bms"] <= ours["bms_high"]
+    # Two Monte Carlo estimates of the same percentiles: equal up to simulation noise.
+    assert ours["bms_low"] == pytest.approx(low, abs=0.03)
+    assert ours["bms_high"] == pytest.approx(high, abs=0.03)
+
+
+def test_bms_bootstrap_is_reproducible_and_fingerprint_passes_it_on() -> None:
+    trials = samples.bias_trials()
+    first = kahne.bms(trials, ci="bootstrap", n_boot=200)
+    again = kahne.bms(trials, ci="bootstrap", n_boot=200)
+    pd.testing.assert_frame_equal(first, again)
+    fp = kahne.fingerprint(trials, ci="bootstrap", n_boot=200).biases
+    np.testing.assert_allclose(fp["bms_low"], first["bms_low"])
+    assert "bms_low" not in kahne.fingerprint(trials).biases
+    with pytest.raises(ValueError, match="ci must be one of"):
+        kahne.bms(trials, ci="analytic")  # type: ignore[arg-type]
+
+
+def test_a_constant_cell_gives_a_degenerate_bootstrap_not_nan() -> None:
+    trials = rows(("control", None, "d", 0.0), ("control", None, "d", 0.0),
+                  ("treatment", "moderate", "d", 1.0), ("treatment", "moderate", "d", 1.0))
+    r = one(kahne.bms(trials, ci="bootstrap", n_boot=100))
+    # every resample: control 0, moderate 1 -> magnitude min(1.0*1, 1) = 1 -> BMS 1
+    assert r["bms_low"] == r["bms_high"] == r["bms"] == 1.0
+
+
+# ------------------------------------------------------------------ native KahneBench
+
+
+FORMATS = "../shared/formats/kahnebench"
+
+
+def test_native_kahnebench_file_to_fingerprint(repo_root) -> None:
+    import json
+
+    path = repo_root / FORMATS / "results_example.json"
+    records = json.loads(path.read_text())["results"]
+    run = load_run(path)
+    assert run.kind == "bias" and len(run) == len(records)
+    assert run.meta["format"].startswith("KahneBench results")
+    assert run.meta["run_metadata"]["tier"] == "core"
+    frame = run.frame
+    # condition strings split: treatment_<intensity>, debiasing_<k> with the method name
+    assert set(frame["condition"].astype(str)) == {"control", "treatment", "debiasing"}
+    assert set(frame["intensity"].dropna().astype(str)) == {"weak", "moderate", "strong",
+                                                             "adversarial"}
+    assert set(frame["method"].dropna().astype(str)) == {"chain_of_thought",
+                                                          "explicit_warning"}
+    # score: bias_score when present, else is_biased as 0/1, else unknown
+    for rec, score in zip(records, frame["score"], strict=True):
+        if rec["bias_score"] is not None:
+            assert score == rec["bias_score"]
+        elif rec["is_biased"] is not None:
+            assert score == float(rec["is_biased"])
+        else:
+            assert np.isnan(score)
+    assert frame["confidence"].isna().sum() == sum(r["confidence_stated"] is None
+                                                   for r in records)
+    # and on to the fingerprint, by hand for one cell: model a, anchoring, control mean
+    fp = kahne.fingerprint(frame).biases.set_index(["model", "bias"])
+    cell = [r for r in records if r["model_id"] == "example-model-a"
+            and r["bias_id"] == "anchoring_effect" and r["condition"] == "control"]
+    known = [r["bias_score"] if r["bias_score"] is not None else float(r["is_biased"])
+             for r in cell if r["bias_score"] is not None or r["is_biased"] is not None]
+    assert fp.loc[("example-model-a", "anchoring_effect"), "control_mean"] == pytest.approx(
+        sum(known) / len(known))
+    assert len(fp) == len({(r["model_id"], r["bias_id"]) for r in records})
+
+
+def test_native_kahnebench_bare_list_and_gzip(repo_root) -> None:
+    import gzip
+
+    path = repo_root / FORMATS / "results_list_example.json"
+    run = load_run(path)
+    zipped = load_run(("results.json.gz", gzip.compress(path.read_bytes())))
+    assert run.kind == zipped.kind == "bias" and len(run) == len(zipped) == 14
+    pd.testing.assert_frame_equal(run.frame, zipped.frame)
+
+
+def test_native_kahnebench_errors_name_the_result_and_field() -> None:
+    import json
+
+    from kbench_core.io import RunFormatError
+
+    good = {"bias_id": "anchoring_effect", "model_id": "m", "condition": "control",
+            "domain": "social", "bias_score": 0.2, "metadata": {"trial": 0}}
+    bad = [good, {**good, "condition": "treatment_extreme"},
+           {**good, "bias_score": "high"}, {**good, "metadata": "oops"}]
+    with pytest.raises(RunFormatError) as err:
+        load_run(("run.json", json.dumps({"results": bad[:3]}).encode()))
+    text = str(err.value)
+    assert "result 2, field 'intensity'" in text and "'extreme'" in text
+    assert "result 3, field 'score'" in text and "'high'" in text
+    with pytest.raises(RunFormatError, match=r"run\.json: result 4, field 'metadata'"):
+        load_run(("run.json", json.dumps(bad).encode()))
+    with pytest.raises(RunFormatError, match="not replication"):
+        load_run(("run.json", json.dumps([good]).encode()), kind="replication")

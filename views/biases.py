@@ -1,7 +1,8 @@
-"""Cognitive biases: BMS curves, domain heatmap, human alignment, calibration, fingerprint."""
+"""Cognitive biases: fingerprint, BMS curves, domain heatmap, human alignment, calibration."""
 
 import streamlit as st
 
+from kbench_app import bias as bias_view
 from kbench_app import state
 from kbench_app.ui import plain
 from kbench_core import figures, kahne
@@ -13,73 +14,134 @@ if not runs:
     st.info("No cognitive-bias run is loaded. Add one on the Runs page.")
     st.stop()
 
-run_name = st.selectbox("Run", list(runs), key="bias_run")
-trials = runs[run_name].frame
+
+
+def _runs_changed() -> None:
+    # New runs bring new models and biases: select all of them again.
+    for key in ("bias_models", "bias_categories", "bias_biases"):
+        st.session_state.pop(key, None)
+
+
+chosen = st.multiselect("Runs", list(runs), default=list(runs)[:1], key="bias_runs",
+                        on_change=_runs_changed,
+                        help="Several runs are viewed together; a model name found in more "
+                             "than one run is shown as 'model (run)'.")
+if not chosen:
+    st.warning("Choose at least one run.")
+    st.stop()
+trials = state.combined_runs([runs[name] for name in chosen])
 all_models = sorted(map(str, trials["model"].unique()))
-all_biases = sorted(map(str, trials["bias"].unique()))
-left, right = st.columns([2, 3])
+has_categories = "category" in trials and trials["category"].notna().any()
+left, middle, right = st.columns([2, 2, 3])
 models = left.multiselect("Models", all_models, default=all_models, key="bias_models")
-biases = right.multiselect("Biases (type to search)", all_biases, default=all_biases,
-                           key="bias_biases")
-with st.expander("Metric options"):
-    c1, c2, c3, c4 = st.columns(4)
-    capped = c1.toggle("Cap magnitudes at 1 (seed)", value=True, key="bias_cap")
+if has_categories:
+    all_categories = sorted(map(str, trials["category"].dropna().unique()))
+    categories = middle.multiselect(
+        "Bias families", all_categories, default=all_categories, key="bias_categories",
+        on_change=lambda: st.session_state.pop("bias_biases", None))  # offer the family's biases
+    in_family = trials["category"].astype(str).isin(categories)
+    offered = sorted(map(str, trials.loc[in_family, "bias"].unique()))
+else:
+    middle.caption("The run gives no bias families (`category` column).")
+    offered = sorted(map(str, trials["bias"].unique()))
+biases = right.multiselect(f"Biases ({len(offered)}; type to search)", offered,
+                           default=offered, key="bias_biases")
+with st.expander("Metric options", icon=":material/tune:"):
+    c1, c2, c3, c4, c5 = st.columns(5)
+    capped = c1.toggle("Cap magnitudes at 1 (seed)", value=True, key="bias_cap",
+                       help="KahneBench caps each intensity's magnitude at 1; lift the cap to "
+                            "tell strong biases apart (review B2).")
     std = c2.radio("BCI standard deviation", ["population", "sample"], key="bias_std",
                    help="Population is the review's fix; sample reproduces the seed.")
     relative = c3.toggle("HAS threshold relative to the human rate", key="bias_relative")
     threshold = c4.slider("HAS threshold", 0.01, 0.5, 0.1, 0.01, key="bias_threshold")
+    bootstrap = c5.toggle("Bootstrap BMS intervals", key="bias_bootstrap",
+                          help="1000 resamples of the trials within each condition; cached, "
+                               "so only the first view waits.")
 if not models or not biases:
     st.warning("Choose at least one model and one bias.")
     st.stop()
 
 selected = trials[trials["model"].isin(models) & trials["bias"].isin(biases)]
-fp = state.cached_fingerprint(run_name, runs[run_name].content_hash, selected,
-                              cap=1.0 if capped else None, std=std, threshold=threshold,
-                              relative=relative)
+content_hash = "+".join(runs[name].content_hash for name in chosen)
+options = dict(cap=1.0 if capped else None, std=std, threshold=threshold, relative=relative,
+               ci="bootstrap" if bootstrap else None)
+fp = state.cached_fingerprint("+".join(chosen), content_hash, selected, **options)
 colors = figures.model_colors(all_models)
 
 st.subheader("Fingerprint")
+st.caption("Per model: susceptibility = mean BMS over the chosen biases; the most susceptible "
+           "and most resistant biases leave out those with more than half unknown scores.")
 summary = fp.models.copy()
 for col in ("most_susceptible", "most_resistant", "human_like", "ai_specific"):
     summary[col] = summary[col].map(", ".join)
-st.dataframe(summary, hide_index=True, width="stretch",
-             column_config={"susceptibility": st.column_config.NumberColumn(format="%.3f")})
-st.dataframe(fp.biases, hide_index=True, width="stretch", height=320)
+st.dataframe(summary, hide_index=True, width="stretch", key="bias_summary_table",
+             column_config={
+                 "model": "Model",
+                 "susceptibility": st.column_config.NumberColumn("Susceptibility",
+                                                                 format="%.3f"),
+                 "n_biases": st.column_config.NumberColumn("Biases"),
+                 "most_susceptible": "Most susceptible",
+                 "most_resistant": "Most resistant",
+                 "human_like": "Human-like (alignment > 0.8)",
+                 "ai_specific": "More biased than humans",
+             })
+table = bias_view.fingerprint_view(fp.biases)
+st.dataframe(table, hide_index=True, width="stretch", height=360, key="bias_fingerprint_table",
+             column_config=bias_view.fingerprint_columns(table))
+with st.expander("Fingerprint as a heatmap", icon=":material/grid_on:"):
+    st.plotly_chart(figures.fingerprint_heatmap(fp.biases), key="bias_fingerprint_chart")
 st.download_button("Download fingerprint (CSV)", fp.biases.to_csv(index=False),
-                   file_name=f"{run_name}_fingerprint.csv", mime="text/csv")
+                   file_name="fingerprint.csv", mime="text/csv", icon=":material/download:")
+weak = sorted(set(fp.biases.loc[fp.biases["weakly_supported"].fillna(False), "bias"]))
+if weak:
+    st.caption(":material/warning: Weakly supported human baselines (treat their HAS as "
+               "provisional): " + plain(", ".join(weak)))
 
 st.subheader("Bias by trigger intensity")
 c1, c2 = st.columns([3, 1])
 curve_bias = c2.selectbox("Bias", biases, key="bias_curve_bias")
 y_axis = c2.radio("Show", ["magnitude", "mean"], key="bias_curve_y",
                   format_func={"magnitude": "Magnitude (BMS)", "mean": "Mean score"}.get)
-curve = kahne.bms(selected[selected["bias"] == curve_bias], cap=1.0 if capped else None)
+curve = kahne.bms(selected[selected["bias"] == curve_bias], cap=options["cap"])
 c1.plotly_chart(figures.bms_curves(curve, y=y_axis, colors=colors,
                                    title=f"{curve_bias}: bias by trigger intensity"),
                 key="bias_curves_chart")
+c2.caption("Mean score: treatment mean per intensity with its 95% interval (band) and the "
+           "control mean (dotted). Magnitude: the weighted gap that enters BMS.")
 
 st.subheader("Consistency across domains (BCI)")
-heat_model = st.selectbox("Model", models, key="bias_heat_model")
-cells = kahne.domain_means(selected[selected["model"] == heat_model])
-st.plotly_chart(figures.bci_heatmap(cells, title=f"{heat_model}: mean treatment score by "
-                                                 "domain"), key="bias_heatmap_chart")
+c1, c2 = st.columns([1, 3])
+rows_by = c1.radio("Rows", ["bias", "model"], key="bias_heat_rows",
+                   format_func={"bias": "Biases of one model", "model": "Models on one bias"}.get)
+if rows_by == "bias":
+    heat_pick = c1.selectbox("Model", models, key="bias_heat_model")
+    cells = kahne.domain_means(selected[selected["model"] == heat_pick])
+else:
+    heat_pick = c1.selectbox("Bias", biases, key="bias_heat_bias")
+    cells = kahne.domain_means(selected[selected["bias"] == heat_pick])
+c2.plotly_chart(figures.bci_heatmap(cells, rows=rows_by,
+                                    title=f"{heat_pick}: mean treatment score by domain"),
+                key="bias_heatmap_chart")
 
+st.subheader("Human alignment and calibration")
 c1, c2 = st.columns(2)
 alignment = kahne.has(selected, threshold=threshold, relative=relative)
 c1.plotly_chart(figures.has_chart(alignment), key="bias_has_chart")
 c2.plotly_chart(figures.cas_bars(kahne.cas(selected), colors=colors), key="bias_cas_chart")
-weak = sorted(set(alignment.loc[alignment["weakly_supported"], "bias"]))
-if weak:
-    st.caption("Weakly supported human baselines (treat as placeholders): "
-               + plain(", ".join(weak)))
 
 st.subheader("Responses")
 c1, c2, c3 = st.columns(3)
 drill_model = c1.selectbox("Model", models, key="bias_drill_model")
 drill_bias = c2.selectbox("Bias", biases, key="bias_drill_bias")
-search = c3.text_input("Search responses", key="bias_drill_search")
+search = c3.text_input("Search responses", key="bias_drill_search",
+                       placeholder="words in the prompt, response or answer")
 rows = selected[(selected["model"] == drill_model) & (selected["bias"] == drill_bias)]
-if search and "response" in rows:
-    rows = rows[rows["response"].astype(str).str.contains(search, case=False, regex=False)]
+if search:
+    text_columns = [c for c in ("prompt", "response", "answer") if c in rows]
+    if text_columns:
+        hit = rows[text_columns].astype(str).apply(
+            lambda col: col.str.contains(search, case=False, regex=False)).any(axis=1)
+        rows = rows[hit]
 st.caption(f"{len(rows):,} responses; text is shown exactly as uploaded.")
-st.dataframe(rows, hide_index=True, width="stretch", height=300)
+st.dataframe(rows, hide_index=True, width="stretch", height=300, key="bias_responses_table")

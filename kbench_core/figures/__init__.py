@@ -6,7 +6,14 @@ shared look (:mod:`~kbench_core.figures.base`).
 """
 
 from kbench_core.figures.base import PALETTE, TEMPLATE, model_colors
-from kbench_core.figures.bias import bci_heatmap, bms_curves, cas_bars, has_chart
+from kbench_core.figures.bias import (
+    bci_heatmap,
+    bms_curves,
+    cas_bars,
+    fingerprint_heatmap,
+    has_chart,
+)
 
-__all__ = ["PALETTE", "TEMPLATE", "bci_heatmap", "bms_curves", "cas_bars", "has_chart",
+__all__ = ["PALETTE", "TEMPLATE", "bci_heatmap", "bms_curves", "cas_bars", "fingerprint_heatmap",
+           "has_chart",
            "model_colors"]

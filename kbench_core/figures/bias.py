@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 from kbench_core.figures.base import PALETTE, apply_layout, model_colors, rgba
 from kbench_core.schema import INTENSITIES
 
-__all__ = ["bci_heatmap", "bms_curves", "cas_bars", "has_chart"]
+__all__ = ["bci_heatmap", "bms_curves", "cas_bars", "fingerprint_heatmap", "has_chart"]
 
 def bms_curves(table: pd.DataFrame, *, y: str = "magnitude",
                colors: dict[str, str] | None = None, title: str | None = None) -> go.Figure:
@@ -134,4 +134,34 @@ def cas_bars(table: pd.DataFrame, *, colors: dict[str, str] | None = None,
     apply_layout(fig, title or "Stated confidence against accuracy", barmode="group",
             xaxis=dict(title="Model"), yaxis=dict(title="Mean over biases", range=[0, 1]),
             legend=dict(orientation="h", yanchor="top", y=-0.18, x=0), height=480)
+    return fig
+
+
+def fingerprint_heatmap(biases: pd.DataFrame, *, value: str = "bms",
+                        title: str | None = None) -> go.Figure:
+    """The fingerprint as a picture: biases (rows, grouped by family when the run names
+    families) × models (columns), colour = ``value`` (BMS by default), from
+    :attr:`kbench_core.kahne.Fingerprint.biases`. Hover names bias, model, value and n."""
+    if value not in biases:
+        raise ValueError(f"value must be a fingerprint column; got {value!r}")
+    data = biases.copy()
+    data["label"] = (data["category"].astype(str) + " · " + data["bias"].astype(str)
+                     if "category" in data else data["bias"].astype(str))
+    grid = data.pivot_table(index="label", columns="model", values=value, observed=True,
+                            dropna=False).sort_index(ascending=False)  # first family on top
+    counts = data.pivot_table(index="label", columns="model", values="n", observed=True,
+                              dropna=False).reindex_like(grid)
+    z = grid.to_numpy(dtype=float)
+    fig = go.Figure(go.Heatmap(
+        z=z, x=[str(c) for c in grid.columns], y=list(grid.index), zmin=0,
+        zmax=max(1.0, float(np.nanmax(z))) if np.isfinite(z).any() else 1.0,
+        colorscale="Cividis", colorbar=dict(title=value.upper() if value == "bms" else value),
+        customdata=counts.to_numpy(),
+        text=np.vectorize(lambda v: "" if np.isnan(v) else f"{v:.2f}")(z),
+        texttemplate="%{text}" if z.size <= 400 else None,
+        hovertemplate="%{y}<br>%{x}<br>" + value + " %{z:.3f}<br>n = %{customdata}"
+                      "<extra></extra>"))
+    apply_layout(fig, title or "Cognitive fingerprint", xaxis=dict(title="Model", side="top",
+                                                                   showgrid=False),
+                 yaxis=dict(title="", showgrid=False), height=max(320, 80 + 22 * len(grid)))
     return fig
