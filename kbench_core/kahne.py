@@ -73,10 +73,14 @@ def _baseline_file() -> dict:
 
 def human_baselines() -> pd.DataFrame:
     """The 69 human susceptibility rates shipped with kbench (KahneBench's HUMAN_BASELINES),
-    with ``weakly_supported`` marking the three rates with little empirical support."""
+    with ``weakly_supported`` marking the three rates with little empirical support, and for
+    the 14 rates the metrics review checked, the study cited (``source``) and the review's
+    ``assessment`` (empty elsewhere)."""
     data = _baseline_file()
     frame = pd.Series(data["baselines"], name="human_rate").rename_axis("bias").reset_index()
     frame["weakly_supported"] = frame["bias"].isin(data["weakly_supported"])
+    frame["source"] = frame["bias"].map(data.get("citations", {})).fillna("")
+    frame["assessment"] = frame["bias"].map(data.get("assessments", {})).fillna("")
     return frame
 
 

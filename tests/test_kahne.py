@@ -173,6 +173,11 @@ def test_shipped_baselines() -> None:
     assert len(base) == 69
     assert sorted(base.loc[base.weakly_supported, "bias"]) == [
         "attentional_bias", "memory_reconstruction_bias", "source_confusion"]
+    # the review's plausibility table: 14 rates checked, 13 with a cited study
+    checked = base[base["assessment"] != ""]
+    assert len(checked) == 14 and (checked["source"] != "").sum() == 13
+    linda = base.set_index("bias").loc["conjunction_fallacy"]
+    assert linda["human_rate"] == 0.85 and linda["source"] == "Tversky & Kahneman (1983)"
 
 
 # ------------------------------------------------------------------ RCI

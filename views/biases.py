@@ -130,6 +130,14 @@ alignment = kahne.has(selected, threshold=threshold, relative=relative)
 c1.plotly_chart(figures.has_chart(alignment), key="bias_has_chart")
 c2.plotly_chart(figures.cas_bars(kahne.cas(selected), colors=colors), key="bias_cas_chart")
 
+with st.expander("Human baselines and their sources", icon=":material/menu_book:"):
+    shipped = kahne.human_baselines()
+    st.dataframe(shipped[shipped["bias"].isin(biases)], hide_index=True, width="stretch",
+                 column_config={"human_rate": st.column_config.NumberColumn("Human rate",
+                                                                            format="%.2f")})
+    st.caption("KahneBench's HUMAN_BASELINES (MIT). Sources and assessments are those of the "
+               "metrics review's plausibility check; rates without a source are uncited there.")
+
 st.subheader("Responses")
 c1, c2, c3 = st.columns(3)
 drill_model = c1.selectbox("Model", models, key="bias_drill_model")
