@@ -22,12 +22,13 @@ TEMPLATE = go.layout.Template(
         font=dict(family="Source Sans Pro, Helvetica, Arial, sans-serif", size=13,
                   color="#222"),
         paper_bgcolor="white", plot_bgcolor="white", colorway=list(PALETTE),
+        # automargin: long tick labels and axis titles push the margins instead of clipping.
         xaxis=dict(showline=True, linecolor="#444", ticks="outside", gridcolor="#eee",
-                   zeroline=False),
+                   zeroline=False, automargin=True),
         yaxis=dict(showline=True, linecolor="#444", ticks="outside", gridcolor="#eee",
-                   zeroline=False),
+                   zeroline=False, automargin=True),
         legend=dict(bgcolor="rgba(255,255,255,0.8)"),
-        margin=dict(l=60, r=20, t=60, b=50),
+        margin=dict(l=60, r=20, t=60, b=70),
         hoverlabel=dict(bgcolor="white"),
     )
 )
@@ -47,6 +48,7 @@ def rgba(hex_color: str, alpha: float) -> str:
 
 def apply_layout(fig: go.Figure, title: str, **kwargs: object) -> go.Figure:
     """The kbench template and a left-aligned title; ``kwargs`` go to ``update_layout``."""
-    fig.update_layout(template="kbench", title=dict(text=title, x=0, xanchor="left"),
-                      **kwargs)
+    # The title starts where the plot area starts (xref="paper"), clear of the y-axis title.
+    fig.update_layout(template="kbench",
+                      title=dict(text=title, x=0, xanchor="left", xref="paper"), **kwargs)
     return fig

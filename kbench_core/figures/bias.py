@@ -48,8 +48,8 @@ def bms_curves(table: pd.DataFrame, *, y: str = "magnitude",
                 line=dict(color=color, dash="dot", width=1.5), legendgroup=str(row["model"]),
                 name=f"{row['model']} control", showlegend=False,
                 hovertemplate=f"{row['model']} control: %{{y:.3f}}<extra></extra>"))
-    ylabel = ("Bias magnitude (weighted |treatment − control|)" if y == "magnitude"
-              else "Mean bias score (0 = unbiased, 1 = biased)")
+    ylabel = ("Magnitude, w·|treatment − control|" if y == "magnitude"
+              else "Mean bias score (1 = biased)")
     apply_layout(fig, title or "Bias by trigger intensity",
             xaxis=dict(title="Trigger intensity", type="category", categoryorder="array",
                        categoryarray=x),

@@ -1,0 +1,321 @@
+"""Paper-ready exports: figures as PNG, SVG and PDF, tables as CSV, LaTeX and Markdown, each
+carrying its provenance (SPEC 4).
+
+Provenance = kbench version, the runs (name and content hash) and the options that made the
+figure or table. It travels inside the file: PDF document information (``/kbench``, via pypdf),
+an SVG ``<metadata>`` element, a PNG ``tEXt`` chunk, a ``#`` comment header in CSV, a ``%``
+comment in LaTeX and an HTML comment in Markdown.
+
+Static figures are rendered by kaleido (1.x), which drives the Chromium found on the PATH
+(Debian's ``chromium``; nothing is downloaded). :class:`FigureExporter` starts kaleido's render
+server once and reuses it for every figure of a command.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import struct
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Any, Literal
+from xml.sax.saxutils import escape as xml_escape
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+import kbench_core
+
+__all__ = [
+    "FIGURE_FORMATS",
+    "PAPER_SIZES",
+    "TABLE_FORMATS",
+    "FigureExporter",
+    "Provenance",
+    "provenance_of",
+    "table_bytes",
+    "to_csv",
+    "to_latex",
+    "to_markdown",
+]
+
+FigureFormat = Literal["png", "svg", "pdf"]
+TableFormat = Literal["csv", "latex", "markdown"]
+FIGURE_FORMATS: tuple[str, ...] = ("png", "svg", "pdf")
+TABLE_FORMATS: tuple[str, ...] = ("csv", "latex", "markdown")
+# Width x height in CSS pixels (1/96 in): a one-column figure is 3.5 in wide, a two-column
+# figure 7 in, the widths of ACL/NeurIPS-style two-column and one-column layouts.
+PAPER_SIZES: dict[str, tuple[int, int]] = {"one-column": (336, 260), "two-column": (672, 360),
+                                           "screen": (900, 520)}
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What made an exported figure or table: kbench version, runs (name, SHA-256), options."""
+
+    runs: tuple[tuple[str, str], ...] = ()
+    options: Mapping[str, Any] = field(default_factory=dict)
+    what: str = ""
+    version: str = kbench_core.__version__
+    created: str = field(default_factory=lambda: datetime.now(UTC).strftime(
+        "%Y-%m-%dT%H:%M:%SZ"))
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["runs"] = [{"name": n, "sha256": h} for n, h in self.runs]
+        data["options"] = {k: _plain(v) for k, v in self.options.items()}
+        return {"generator": "kbench", **data}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True, ensure_ascii=True)
+
+    def lines(self) -> list[str]:
+        """Human-readable lines for comment headers."""
+        out = [f"kbench {self.version}" + (f" · {self.what}" if self.what else ""),
+               f"created {self.created}"]
+        out += [f"run {name} sha256:{sha}" for name, sha in self.runs]
+        if self.options:
+            out.append("options " + json.dumps({k: _plain(v) for k, v in self.options.items()},
+                                               sort_keys=True))
+        return out
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return value if isinstance(value, str | int | float | bool | type(None)) else str(value)
+
+
+def provenance_of(runs: Sequence[Any], *, what: str = "",
+                  options: Mapping[str, Any] | None = None) -> Provenance:
+    """Provenance of an export made from ``runs`` (:class:`kbench_core.io.Run` objects)."""
+    return Provenance(runs=tuple((str(r.name), str(r.content_hash)) for r in runs),
+                      options=dict(options or {}), what=what)
+
+
+# ------------------------------------------------------------------------------ figures
+
+
+def _png_with_text(png: bytes, key: str, text: str) -> bytes:
+    """Insert a ``tEXt`` chunk after IHDR. Hand-written (the PNG chunk layout is four fields:
+    length, type, data, CRC-32) because no dependency of ours edits PNG metadata."""
+    if png[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError("not a PNG")
+    ihdr_end = 8 + 4 + 4 + struct.unpack(">I", png[8:12])[0] + 4
+    data = key.encode("latin-1") + b"\0" + text.encode("latin-1", "replace")
+    chunk = (struct.pack(">I", len(data)) + b"tEXt" + data
+             + struct.pack(">I", zlib.crc32(b"tEXt" + data) & 0xFFFFFFFF))
+    return png[:ihdr_end] + chunk + png[ihdr_end:]
+
+
+def _svg_with_metadata(svg: bytes, text: str) -> bytes:
+    source = svg.decode("utf-8")
+    head_end = source.index(">", source.index("<svg")) + 1
+    element = f"<metadata><kbench:provenance xmlns:kbench=\"https://kbench.dev/provenance\">" \
+              f"{xml_escape(text)}</kbench:provenance></metadata>"
+    return (source[:head_end] + element + source[head_end:]).encode("utf-8")
+
+
+def _pdf_with_info(pdf: bytes, provenance: Provenance) -> bytes:
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(pdf)))
+    writer.add_metadata({"/Producer": f"kbench {provenance.version} (kaleido)",
+                         "/Creator": "kbench", "/Title": provenance.what or "kbench figure",
+                         "/kbench": provenance.to_json()})
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+class FigureExporter:
+    """Renders plotly figures to PNG/SVG/PDF with provenance; one render server per instance.
+
+    >>> with FigureExporter() as export:            # doctest: +SKIP
+    ...     pdf = export.to_bytes(fig, "pdf", provenance=prov)
+    """
+
+    def __init__(self) -> None:
+        self._started = False
+
+    def __enter__(self) -> FigureExporter:
+        import kaleido
+
+        kaleido.start_sync_server(silence_warnings=True)
+        self._started = True
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._started:
+            import kaleido
+
+            kaleido.stop_sync_server(silence_warnings=True)
+            self._started = False
+
+    def to_bytes(self, fig: go.Figure, fmt: str, *, width: int | None = None,
+                 height: int | None = None, scale: float = 1.0,
+                 provenance: Provenance | None = None) -> bytes:
+        """The figure in ``fmt`` (png, svg or pdf), ``width`` × ``height`` CSS pixels (default:
+        the figure's own size, else 900 × 520), PNG pixels multiplied by ``scale``."""
+        if fmt not in FIGURE_FORMATS:
+            raise ValueError(f"format must be one of {', '.join(FIGURE_FORMATS)}; got {fmt!r}")
+        import kaleido
+
+        layout = fig.layout
+        opts = {"format": fmt, "width": width or layout.width or PAPER_SIZES["screen"][0],
+                "height": height or layout.height or PAPER_SIZES["screen"][1],
+                "scale": scale}
+        if self._started:
+            data = kaleido.calc_fig_sync(fig, opts=opts)
+        else:
+            with self:
+                data = kaleido.calc_fig_sync(fig, opts=opts)
+        if provenance is None:
+            return data
+        if fmt == "png":
+            return _png_with_text(data, "kbench", provenance.to_json())
+        if fmt == "svg":
+            return _svg_with_metadata(data, provenance.to_json())
+        return _pdf_with_info(data, provenance)
+
+
+# ------------------------------------------------------------------------------ tables
+
+
+def _fmt(value: Any, digits: int) -> str:
+    if value is None or (isinstance(value, float) and np.isnan(value)) or value is pd.NA:
+        return "–"
+    if isinstance(value, bool | np.bool_):
+        return "yes" if value else "no"
+    if isinstance(value, float | np.floating):
+        return f"{value:.{digits}f}"
+    if isinstance(value, tuple | list):
+        return ", ".join(map(str, value))
+    return str(value)
+
+
+def _cells(frame: pd.DataFrame, intervals: Mapping[str, tuple[str, str]], digits: int,
+           ) -> pd.DataFrame:
+    """Display strings: ``0.62 [0.55, 0.69]`` where a column has interval columns."""
+    shown = [c for c in frame.columns
+             if not any(c in pair for pair in intervals.values())]
+    out = pd.DataFrame(index=frame.index)
+    for column in shown:
+        text = frame[column].map(lambda v: _fmt(v, digits))
+        if column in intervals:
+            low, high = (frame[c] for c in intervals[column])
+            bounds = [f" [{_fmt(lo, digits)}, {_fmt(hi, digits)}]"
+                      if pd.notna(lo) and pd.notna(hi) else "" for lo, hi in zip(low, high,
+                                                                                  strict=True)]
+            text = text + pd.Series(bounds, index=frame.index)
+        out[column] = text
+    return out
+
+
+def _interval_columns(frame: pd.DataFrame) -> dict[str, tuple[str, str]]:
+    return {c: (f"{c}_low", f"{c}_high") for c in frame.columns
+            if f"{c}_low" in frame and f"{c}_high" in frame}
+
+
+def _best_rows(frame: pd.DataFrame, best: Mapping[str, str]) -> dict[str, set[int]]:
+    marks: dict[str, set[int]] = {}
+    for column, direction in best.items():
+        if column not in frame or not pd.api.types.is_numeric_dtype(frame[column]):
+            continue
+        values = frame[column].astype(float)
+        if values.notna().any():
+            target = values.max() if direction == "max" else values.min()
+            marks[column] = set(np.flatnonzero(np.isclose(values, target)))
+    return marks
+
+
+_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+                  "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+                  "^": r"\textasciicircum{}"}
+
+
+def latex_escape(text: str) -> str:
+    """Text safe inside a LaTeX table cell (every special character escaped)."""
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
+
+
+def to_latex(frame: pd.DataFrame, *, best: Mapping[str, str] | None = None, digits: int = 3,
+             caption: str | None = None, label: str | None = None,
+             provenance: Provenance | None = None) -> str:
+    """A booktabs LaTeX table: intervals as ``0.62 [0.55, 0.69]`` (from ``<col>_low`` and
+    ``<col>_high``), the best value of each column in ``best`` (``"max"`` or ``"min"``) in bold,
+    every cell escaped. Needs ``\\usepackage{booktabs}``."""
+    frame = frame.reset_index(drop=True)
+    cells = _cells(frame, _interval_columns(frame), digits)
+    bold = _best_rows(frame, best or {})
+    numeric = [pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(
+        frame[c]) for c in cells.columns]
+    lines = [f"% {line}" for line in (provenance.lines() if provenance else [])]
+    lines += [r"\begin{table}[t]", r"\centering"]
+    if caption:
+        lines.append(rf"\caption{{{latex_escape(caption)}}}")
+    if label:
+        lines.append(rf"\label{{{label}}}")
+    lines.append(r"\begin{tabular}{" + "".join("r" if n else "l" for n in numeric) + "}")
+    lines.append(r"\toprule")
+    lines.append(" & ".join(latex_escape(str(c)) for c in cells.columns) + r" \\")
+    lines.append(r"\midrule")
+    for i, row in cells.iterrows():
+        out = []
+        for column, value in row.items():
+            text = latex_escape(str(value))
+            if i in bold.get(str(column), set()):
+                text = rf"\textbf{{{text}}}"
+            out.append(text)
+        lines.append(" & ".join(out) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+    return "\n".join(lines) + "\n"
+
+
+def to_markdown(frame: pd.DataFrame, *, best: Mapping[str, str] | None = None,
+                digits: int = 3, provenance: Provenance | None = None) -> str:
+    """A GitHub-flavoured Markdown table, intervals and bold best values as in
+    :func:`to_latex`; pipes in cells escaped."""
+    frame = frame.reset_index(drop=True)
+    cells = _cells(frame, _interval_columns(frame), digits)
+    bold = _best_rows(frame, best or {})
+    esc = lambda s: str(s).replace("|", r"\|").replace("\n", " ")  # noqa: E731
+    lines = [f"<!-- {' · '.join(provenance.lines())} -->"] if provenance else []
+    lines.append("| " + " | ".join(esc(c) for c in cells.columns) + " |")
+    lines.append("|" + "|".join("---" for _ in cells.columns) + "|")
+    for i, row in cells.iterrows():
+        lines.append("| " + " | ".join(
+            f"**{esc(v)}**" if i in bold.get(str(c), set()) else esc(v)
+            for c, v in row.items()) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def to_csv(frame: pd.DataFrame, *, provenance: Provenance | None = None) -> str:
+    """CSV of every column (intervals as their own columns), provenance as ``#`` comments
+    (``pandas.read_csv(..., comment="#")`` reads it back)."""
+    head = "".join(f"# {line}\n" for line in (provenance.lines() if provenance else []))
+    return head + frame.to_csv(index=False)
+
+
+def table_bytes(frame: pd.DataFrame, fmt: str, *, best: Mapping[str, str] | None = None,
+                provenance: Provenance | None = None, caption: str | None = None) -> bytes:
+    """``frame`` as a CSV, LaTeX or Markdown file (UTF-8 bytes)."""
+    if fmt == "csv":
+        return to_csv(frame, provenance=provenance).encode()
+    if fmt == "latex":
+        return to_latex(frame, best=best, provenance=provenance, caption=caption).encode()
+    if fmt == "markdown":
+        return to_markdown(frame, best=best, provenance=provenance).encode()
+    raise ValueError(f"format must be one of {', '.join(TABLE_FORMATS)}; got {fmt!r}")
