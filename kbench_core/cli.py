@@ -1,7 +1,8 @@
-"""The ``kbench`` command line: ``kbench app`` and ``kbench validate``.
+"""The ``kbench`` command line: ``app``, ``validate``, ``metrics``, ``figures`` and ``report``.
 
 The dashboard runs in its own Streamlit process; this module only builds its command line, so
-``kbench_core`` stays importable without Streamlit.
+``kbench_core`` stays importable without Streamlit. ``metrics``, ``figures`` and ``report`` use
+:mod:`kbench_core.catalog`, the same list of tables and figures the app's Export page offers.
 """
 
 from __future__ import annotations
@@ -37,12 +38,107 @@ def validate(paths: Sequence[str], *, max_mb: float) -> int:
             status = 1
             print(f"INVALID {err}")
             continue
+        size = f"{_size(int(run.meta['bytes']))}, " if run.meta.get("bytes") else ""
         print(f"ok      {path}: {run.kind}, {len(run):,} rows, {len(run.models)} models "
               f"({', '.join(run.models[:6])}{', ...' if len(run.models) > 6 else ''}), "
-              f"{_size(int(run.meta['bytes']))}, format {run.meta['format']}")
+              f"{size}format {run.meta['format']}")
         for warning in run.warnings:
             print(f"        warning: {warning}")
     return status
+
+
+def _load_all(paths: Sequence[str]) -> list:
+    runs = []
+    for path in paths:
+        try:
+            runs.append(load_run(path))
+        except RunFormatError as err:
+            raise SystemExit(f"kbench: {err}") from None
+    return runs
+
+
+def _progress(done: int, total: int, label: str) -> None:
+    """A one-line progress bar on stderr (rewritten in place on a terminal)."""
+    width = 24
+    filled = width * done // max(total, 1)
+    line = f"[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {label}"
+    if sys.stderr.isatty():
+        print(f"\r{line[:110]:<110}", end="" if done < total else "\n", file=sys.stderr,
+              flush=True)
+    else:
+        print(line, file=sys.stderr, flush=True)
+
+
+def metrics(path: str, *, fmt: str, out: str | None) -> int:
+    """Print (or write) the family's main table of one run."""
+    from kbench_core.catalog import main_table
+    from kbench_core.export import provenance_of, table_bytes
+
+    (run,) = _load_all([path])
+    try:
+        item = main_table(run.kind)
+    except ValueError as err:
+        raise SystemExit(f"kbench: {err}") from None
+    (_, table), = list(item.objects(run.frame))
+    data = table_bytes(table, fmt, best=item.best, caption=f"{item.title} ({run.name})",
+                       provenance=provenance_of([run], what=item.name))
+    if out:
+        Path(out).write_bytes(data)
+        print(f"wrote {out} ({len(table)} rows)", file=sys.stderr)
+    else:
+        sys.stdout.write(data.decode())
+    return 0
+
+
+def write_figures(paths: Sequence[str], *, out: str, formats: Sequence[str],
+                  width: int | None, height: int | None, scale: float,
+                  tables: bool = True) -> list[Path]:
+    """Every figure (and table) of each run into ``out`` as ``<run>_<item>[-<suffix>].<fmt>``;
+    one kaleido render server for the whole command."""
+    from kbench_core.catalog import items_for, safe_name
+    from kbench_core.export import FigureExporter, provenance_of, table_bytes
+
+    runs = _load_all(paths)
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    jobs = []
+    for run in runs:
+        for item in items_for(run.kind):
+            if item.what == "table" and not tables:
+                continue
+            for stem, obj in item.objects(run.frame):
+                jobs.append((run, item, f"{safe_name(run.name)}_{stem}", obj))
+    n_files = sum(len(formats) if item.what == "figure" else 2 for _, item, _, _ in jobs)
+    written: list[Path] = []
+    with FigureExporter() as exporter:
+        for run, item, stem, obj in jobs:
+            prov = provenance_of([run], what=stem)
+            if item.what == "figure":
+                for fmt in formats:
+                    path = folder / f"{stem}.{fmt}"
+                    path.write_bytes(exporter.to_bytes(obj, fmt, width=width, height=height,
+                                                       scale=scale, provenance=prov))
+                    written.append(path)
+                    _progress(len(written), n_files, path.name)
+            else:
+                for fmt, suffix in (("csv", "csv"), ("latex", "tex")):
+                    path = folder / f"{stem}.{suffix}"
+                    path.write_bytes(table_bytes(obj, fmt, best=item.best, provenance=prov,
+                                                 caption=item.title))
+                    written.append(path)
+                    _progress(len(written), n_files, path.name)
+    return written
+
+
+def report(paths: Sequence[str], *, out: str) -> int:
+    from kbench_core.report import report_html
+
+    runs = _load_all(paths)
+    text = report_html(runs, progress=lambda label: print(f"  {label}", file=sys.stderr))
+    Path(out).write_text(text, encoding="utf-8")
+    print(f"wrote {out} ({len(text.encode()) / 1024**2:.1f} MB, opens offline)",
+          file=sys.stderr)
+    return 0
 
 
 def app_command(files: Sequence[str], *, workspace: str | None, port: int | None,
@@ -81,10 +177,48 @@ def main(argv: Sequence[str] | None = None) -> int:
     val.add_argument("--max-mb", type=float, default=DEFAULT_MAX_BYTES / 1024**2,
                      help="size limit in MB (default %(default)g)")
 
+    met = sub.add_parser("metrics", help="the main table of a run (fingerprint, ECS/PAS, tiers)")
+    met.add_argument("file")
+    met.add_argument("--format", choices=["csv", "latex", "markdown"], default="csv")
+    met.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
+
+    fig = sub.add_parser("figures", help="write every figure (and table) of each run")
+    fig.add_argument("files", nargs="+")
+    fig.add_argument("--out", metavar="DIR", required=True)
+    fig.add_argument("--format", default="pdf,svg,png",
+                     help="comma-separated: pdf, svg, png (default %(default)s)")
+    fig.add_argument("--size", choices=["one-column", "two-column", "screen"], default=None,
+                     help="paper size preset (overridden by --width/--height)")
+    fig.add_argument("--width", type=int, default=None, help="CSS pixels (96 per inch)")
+    fig.add_argument("--height", type=int, default=None)
+    fig.add_argument("--scale", type=float, default=2.0, help="PNG pixel density (default 2)")
+    fig.add_argument("--no-tables", action="store_true", help="figures only")
+
+    rep = sub.add_parser("report", help="one self-contained interactive HTML report")
+    rep.add_argument("files", nargs="+")
+    rep.add_argument("--out", metavar="FILE", default="report.html")
+
     args = parser.parse_args(argv)
     if args.command == "validate":
         return validate(args.files, max_mb=args.max_mb)
-    missing = [f for f in args.files if not Path(f).is_file()]
+    if args.command == "metrics":
+        return metrics(args.file, fmt=args.format, out=args.out)
+    if args.command == "report":
+        return report(args.files, out=args.out)
+    if args.command == "figures":
+        from kbench_core.export import FIGURE_FORMATS, PAPER_SIZES
+
+        formats = [f.strip().lower() for f in args.format.split(",") if f.strip()]
+        unknown = [f for f in formats if f not in FIGURE_FORMATS]
+        if unknown or not formats:
+            parser.error(f"--format takes pdf, svg, png; got {args.format!r}")
+        width, height = PAPER_SIZES[args.size] if args.size else (None, None)
+        written = write_figures(args.files, out=args.out, formats=formats,
+                                width=args.width or width, height=args.height or height,
+                                scale=args.scale, tables=not args.no_tables)
+        print(f"wrote {len(written)} files to {args.out}", file=sys.stderr)
+        return 0
+    missing = [f for f in args.files if not Path(f).exists()]
     if missing:
         parser.error(f"no such file: {', '.join(missing)}")
     if not APP_PATH.exists():

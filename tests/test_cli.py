@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import subprocess
 import sys
+
+import numpy as np
+import pandas as pd
+import pytest
 
 from kbench_core.cli import APP_PATH, app_command, main
 
@@ -56,3 +61,61 @@ def test_kbench_core_never_imports_streamlit() -> None:
     code = ("import sys, kbench_core.io, kbench_core.cli, kbench_core.workspace, "
             "kbench_core.schema; assert 'streamlit' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_metrics_prints_the_main_table(capsys) -> None:
+    from kbench_core import kahne
+    from kbench_core.io import load_run
+
+    assert main(["metrics", "sample_data/bias.csv", "--format", "csv"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("# kbench ")
+    table = pd.read_csv(io.StringIO(text), comment="#")
+    expected = kahne.fingerprint(load_run("sample_data/bias.csv").frame).biases
+    assert len(table) == len(expected)
+    np.testing.assert_allclose(table["bms"], expected["bms"])
+    assert main(["metrics", "sample_data/bias.csv", "--format", "latex"]) == 0
+    tex = capsys.readouterr().out
+    assert r"\toprule" in tex and r"anchoring\_effect" in tex
+
+
+def test_figures_writes_every_figure_and_table(tmp_path) -> None:
+    import shutil
+
+    from tests.conftest import in_ci
+
+    if not shutil.which("chromium"):
+        if in_ci():
+            pytest.fail("CI: chromium is needed for kbench figures")
+        pytest.skip("kbench figures needs Debian's chromium")
+    out = tmp_path / "figs"
+    assert main(["figures", "sample_data/bias.csv", "--out", str(out), "--format", "svg,png",
+                 "--size", "one-column", "--scale", "1"]) == 0
+    names = sorted(p.name for p in out.iterdir())
+    assert "bias_fingerprint.csv" in names and "bias_fingerprint.tex" in names
+    assert "bias_bms_curves-anchoring_effect.svg" in names
+    assert "bias_bci_heatmap-synthetic-alpha.png" in names
+    png = (out / "bias_has_chart.png").read_bytes()
+    assert (int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")) == (336, 260)
+    assert len([n for n in names if n.endswith(".svg")]) == len(
+        [n for n in names if n.endswith(".png")])
+
+
+def test_report_is_self_contained_and_escapes_names(tmp_path) -> None:
+    run = tmp_path / "x.csv"
+    run.write_text("model,bias,condition,intensity,domain,score\n"
+                   "<script>alert(1)</script>,anchoring_effect,control,,d,0\n"
+                   "<script>alert(1)</script>,anchoring_effect,treatment,weak,d,1\n")
+    out = tmp_path / "report.html"
+    assert main(["report", str(run), "--out", str(out)]) == 0
+    html = out.read_text()
+    assert "<script>alert(1)</script>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "https://cdn" not in html.split("<body>")[1][:2000]  # plotly.js inlined, no CDN
+    assert html.count("Plotly.newPlot") >= 4
+
+
+def test_figures_rejects_unknown_formats(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["figures", "sample_data/bias.csv", "--out", "x", "--format", "jpeg"])
+    assert "--format takes pdf, svg, png" in capsys.readouterr().err

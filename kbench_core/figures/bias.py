@@ -115,7 +115,7 @@ def has_chart(table: pd.DataFrame, *, title: str | None = None) -> go.Figure:
     apply_layout(fig, title or "Model bias rate against the human baseline",
             xaxis=dict(title="Human susceptibility rate", range=[0, 1]),
             yaxis=dict(title="Model treatment rate (95% CI)", range=[0, 1.02]),
-            legend=dict(orientation="h", yanchor="top", y=-0.18, x=0), height=480)
+            legend=dict(yanchor="top", y=1, x=1.02), height=480)
     return fig
 
 
@@ -133,7 +133,7 @@ def cas_bars(table: pd.DataFrame, *, colors: dict[str, str] | None = None,
                          hovertemplate="%{x}<br>accuracy %{y:.3f}<extra></extra>"))
     apply_layout(fig, title or "Stated confidence against accuracy", barmode="group",
             xaxis=dict(title="Model"), yaxis=dict(title="Mean over biases", range=[0, 1]),
-            legend=dict(orientation="h", yanchor="top", y=-0.18, x=0), height=480)
+            legend=dict(yanchor="top", y=1, x=1.02), height=480)
     return fig
 
 
@@ -161,7 +161,8 @@ def fingerprint_heatmap(biases: pd.DataFrame, *, value: str = "bms",
         texttemplate="%{text}" if z.size <= 400 else None,
         hovertemplate="%{y}<br>%{x}<br>" + value + " %{z:.3f}<br>n = %{customdata}"
                       "<extra></extra>"))
-    apply_layout(fig, title or "Cognitive fingerprint", xaxis=dict(title="Model", side="top",
-                                                                   showgrid=False),
-                 yaxis=dict(title="", showgrid=False), height=max(320, 80 + 22 * len(grid)))
+    apply_layout(fig, title or "Cognitive fingerprint (BMS per model × bias)",
+                 xaxis=dict(title="", side="top", showgrid=False),
+                 yaxis=dict(title="", showgrid=False), margin=dict(t=110),
+                 height=max(320, 130 + 24 * len(grid)))
     return fig

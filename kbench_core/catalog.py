@@ -1,0 +1,130 @@
+"""Every figure and table kbench makes for a run kind: the one list behind ``kbench figures``,
+``kbench metrics``, ``kbench report`` and the app's Export page, so they never disagree.
+
+An :class:`Item` builds from a validated run frame either one object or several (one BMS curve
+per bias, one domain heatmap per model); each comes with a stable name (``bms_curves-
+anchoring_effect``) used as the file name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import pandas as pd
+import plotly.graph_objects as go
+
+__all__ = ["Item", "items_for", "main_table", "safe_name"]
+
+Built = go.Figure | pd.DataFrame
+
+
+@dataclass(frozen=True)
+class Item:
+    """One figure or table of a run kind.
+
+    ``build(frame, options)`` yields ``(suffix, object)`` pairs; the file name is ``name`` or
+    ``name-suffix``. ``best`` says, per table column, whether the highest (``"max"``) or lowest
+    (``"min"``) value is best (bold in LaTeX and Markdown).
+    """
+
+    name: str
+    title: str
+    what: Literal["figure", "table"]
+    build: Callable[[pd.DataFrame, Mapping[str, Any]], Iterator[tuple[str, Built]]]
+    best: Mapping[str, str] = field(default_factory=dict)
+    main: bool = False
+
+    def objects(self, frame: pd.DataFrame,
+                options: Mapping[str, Any] | None = None) -> Iterator[tuple[str, Built]]:
+        """``(file stem, figure or table)`` for every object this item makes of ``frame``."""
+        for suffix, obj in self.build(frame, options or {}):
+            yield (f"{self.name}-{safe_name(suffix)}" if suffix else self.name), obj
+
+
+def safe_name(text: str) -> str:
+    """A file-name-safe version of a label (letters, digits, ``._-``; the rest become ``_``)."""
+    cleaned = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in str(text))
+    return cleaned.strip("._") or "item"
+
+
+def _one(obj: Built) -> Iterator[tuple[str, Built]]:
+    yield "", obj
+
+
+# ------------------------------------------------------------------------------ bias
+
+_FINGERPRINT_COLUMNS = ["category", "bias", "model", "bms", "bms_low", "bms_high",
+                        "model_rate", "model_rate_low", "model_rate_high", "human_rate",
+                        "alignment", "bci_consistency", "rci_consistency", "calibration_score",
+                        "effectiveness", "n"]
+
+
+def _bias_items() -> list[Item]:
+    from kbench_core import figures, kahne
+
+    def fingerprint(frame: pd.DataFrame, options: Mapping[str, Any]):
+        table = kahne.fingerprint(frame, **options).biases
+        return _one(table[[c for c in _FINGERPRINT_COLUMNS if c in table]])
+
+    def susceptibility(frame: pd.DataFrame, options: Mapping[str, Any]):
+        models = kahne.fingerprint(frame, **options).models.copy()
+        for col in ("most_susceptible", "most_resistant", "human_like", "ai_specific"):
+            models[col] = models[col].map(", ".join)
+        return _one(models)
+
+    def heatmap(frame: pd.DataFrame, options: Mapping[str, Any]):
+        return _one(figures.fingerprint_heatmap(kahne.fingerprint(frame, **options).biases))
+
+    def curves(frame: pd.DataFrame, options: Mapping[str, Any]):
+        cap = options.get("cap", 1.0)
+        table = kahne.bms(frame, cap=cap)
+        for bias, rows in table.groupby("bias", sort=True):
+            yield str(bias), figures.bms_curves(rows, title=f"{bias}: bias by trigger intensity")
+
+    def domains(frame: pd.DataFrame, options: Mapping[str, Any]):
+        cells = kahne.domain_means(frame)
+        for model, rows in cells.groupby("model", sort=True, observed=True):
+            yield str(model), figures.bci_heatmap(
+                rows, title=f"{model}: mean treatment score by domain")
+
+    def alignment(frame: pd.DataFrame, options: Mapping[str, Any]):
+        return _one(figures.has_chart(kahne.has(
+            frame, threshold=options.get("threshold", 0.1),
+            relative=options.get("relative", False))))
+
+    def calibration(frame: pd.DataFrame, options: Mapping[str, Any]):
+        return _one(figures.cas_bars(kahne.cas(frame)))
+
+    return [
+        Item("fingerprint", "Fingerprint: six metrics per model × bias", "table", fingerprint,
+             best={"bms": "min", "alignment": "max", "bci_consistency": "max",
+                   "rci_consistency": "max", "calibration_score": "max",
+                   "effectiveness": "max"}, main=True),
+        Item("susceptibility", "Susceptibility per model", "table", susceptibility,
+             best={"susceptibility": "min"}),
+        Item("fingerprint_heatmap", "Fingerprint heatmap (BMS)", "figure", heatmap),
+        Item("bms_curves", "Bias by trigger intensity, per bias", "figure", curves),
+        Item("bci_heatmap", "Mean treatment score by domain, per model", "figure", domains),
+        Item("has_chart", "Model rate against the human baseline", "figure", alignment),
+        Item("cas_bars", "Stated confidence against accuracy", "figure", calibration),
+    ]
+
+
+_BUILDERS: dict[str, Callable[[], list[Item]]] = {"bias": _bias_items}
+
+
+def items_for(kind: str) -> list[Item]:
+    """Every figure and table of a run kind, main table first."""
+    if kind not in _BUILDERS:
+        return []
+    return sorted(_BUILDERS[kind](), key=lambda item: not item.main)
+
+
+def main_table(kind: str) -> Item:
+    """The family's headline table (the fingerprint, the ECS/PAS table, the tier leaderboard)."""
+    for item in items_for(kind):
+        if item.main:
+            return item
+    raise ValueError(f"no main table for runs of kind {kind!r} yet")
