@@ -166,3 +166,37 @@ def test_bias_page_views_two_runs_together(monkeypatch, tmp_path) -> None:
     # alpha and beta are in both runs: told apart by run; gamma and delta are unique
     assert {"synthetic-alpha (bias)", "synthetic-alpha (rerun)", "synthetic-gamma",
             "synthetic-delta"} <= models
+
+
+def test_bias_page_view_lives_in_the_url(monkeypatch) -> None:
+    monkeypatch.setenv("KBENCH_APP_ARGS", "")
+    state._cached_load.clear()
+    at = AppTest.from_file(str(ROOT / "views" / "biases.py"), default_timeout=60)
+    at.query_params["bias_models"] = ["synthetic-beta", "not-a-model"]
+    at.query_params["bias_cap"] = "0"
+    at.query_params["bias_threshold"] = "0.25"
+    at.query_params["bias_runs"] = ["bias", "someone-elses-upload"]
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.multiselect(key="bias_models").value == ["synthetic-beta"]  # unknown name dropped
+    assert at.toggle(key="bias_cap").value is False
+    assert at.slider(key="bias_threshold").value == 0.25
+    assert any("someone" in w.value and "upload its file again" in w.value for w in at.warning)
+    # and the URL follows the widgets
+    at.multiselect(key="bias_models").set_value(["synthetic-alpha", "synthetic-beta"]).run()
+    assert at.query_params["bias_models"] == ["synthetic-alpha", "synthetic-beta"]
+    assert at.query_params["bias_cap"] == ["0"] or at.query_params["bias_cap"] == "0"
+
+
+def test_bad_url_values_are_ignored_not_crashing(monkeypatch) -> None:
+    monkeypatch.setenv("KBENCH_APP_ARGS", "")
+    state._cached_load.clear()
+    at = AppTest.from_file(str(ROOT / "views" / "biases.py"), default_timeout=60)
+    at.query_params["bias_threshold"] = "9999"
+    at.query_params["bias_std"] = "<script>"
+    at.query_params["bias_cap"] = "maybe"
+    at.run()
+    assert not at.exception
+    assert at.slider(key="bias_threshold").value == 0.1
+    assert at.radio(key="bias_std").value == "population"
+    assert at.toggle(key="bias_cap").value is True

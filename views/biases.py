@@ -3,7 +3,7 @@
 import streamlit as st
 
 from kbench_app import bias as bias_view
-from kbench_app import state
+from kbench_app import state, urlstate
 from kbench_app.ui import plain
 from kbench_core import figures, kahne
 
@@ -13,7 +13,10 @@ runs = {name: run for name, run in registry.runs.items() if run.kind == "bias"}
 if not runs:
     st.info("No cognitive-bias run is loaded. Add one on the Runs page.")
     st.stop()
-
+for name in urlstate.missing_runs(list(runs), "bias_runs"):
+    st.warning(f"The link shows the run **{plain(name)}**, which this session has not loaded: "
+               "upload its file again on the Runs page (uploads live only in the session that "
+               "made them, unless the app runs with a workspace).", icon=":material/link_off:")
 
 
 def _runs_changed() -> None:
@@ -22,45 +25,54 @@ def _runs_changed() -> None:
         st.session_state.pop(key, None)
 
 
-chosen = st.multiselect("Runs", list(runs), default=list(runs)[:1], key="bias_runs",
+urlstate.prepare("bias_runs", "many", list(runs)[:1], list(runs))
+chosen = st.multiselect("Runs", list(runs), key="bias_runs",
                         on_change=_runs_changed,
                         help="Several runs are viewed together; a model name found in more "
                              "than one run is shown as 'model (run)'.")
 if not chosen:
     st.warning("Choose at least one run.")
-    st.stop()
+    urlstate.stop()
 trials = state.combined_runs([runs[name] for name in chosen])
 all_models = sorted(map(str, trials["model"].unique()))
 has_categories = "category" in trials and trials["category"].notna().any()
 left, middle, right = st.columns([2, 2, 3])
-models = left.multiselect("Models", all_models, default=all_models, key="bias_models")
+urlstate.prepare("bias_models", "many", all_models, all_models)
+models = left.multiselect("Models", all_models, key="bias_models")
 if has_categories:
     all_categories = sorted(map(str, trials["category"].dropna().unique()))
+    urlstate.prepare("bias_categories", "many", all_categories, all_categories)
     categories = middle.multiselect(
-        "Bias families", all_categories, default=all_categories, key="bias_categories",
+        "Bias families", all_categories, key="bias_categories",
         on_change=lambda: st.session_state.pop("bias_biases", None))  # offer the family's biases
     in_family = trials["category"].astype(str).isin(categories)
     offered = sorted(map(str, trials.loc[in_family, "bias"].unique()))
 else:
     middle.caption("The run gives no bias families (`category` column).")
     offered = sorted(map(str, trials["bias"].unique()))
+urlstate.prepare("bias_biases", "many", offered, offered)
 biases = right.multiselect(f"Biases ({len(offered)}; type to search)", offered,
-                           default=offered, key="bias_biases")
+                           key="bias_biases")
+urlstate.prepare("bias_cap", "bool", True)
+urlstate.prepare("bias_std", "one", "population", ["population", "sample"])
+urlstate.prepare("bias_relative", "bool", False)
+urlstate.prepare("bias_threshold", "float", 0.1, low=0.01, high=0.5)
+urlstate.prepare("bias_bootstrap", "bool", False)
 with st.expander("Metric options", icon=":material/tune:"):
     c1, c2, c3, c4, c5 = st.columns(5)
-    capped = c1.toggle("Cap magnitudes at 1 (seed)", value=True, key="bias_cap",
+    capped = c1.toggle("Cap magnitudes at 1 (seed)", key="bias_cap",
                        help="KahneBench caps each intensity's magnitude at 1; lift the cap to "
                             "tell strong biases apart (review B2).")
     std = c2.radio("BCI standard deviation", ["population", "sample"], key="bias_std",
                    help="Population is the review's fix; sample reproduces the seed.")
     relative = c3.toggle("HAS threshold relative to the human rate", key="bias_relative")
-    threshold = c4.slider("HAS threshold", 0.01, 0.5, 0.1, 0.01, key="bias_threshold")
+    threshold = c4.slider("HAS threshold", 0.01, 0.5, step=0.01, key="bias_threshold")
     bootstrap = c5.toggle("Bootstrap BMS intervals", key="bias_bootstrap",
                           help="1000 resamples of the trials within each condition; cached, "
                                "so only the first view waits.")
 if not models or not biases:
     st.warning("Choose at least one model and one bias.")
-    st.stop()
+    urlstate.stop()
 
 selected = trials[trials["model"].isin(models) & trials["bias"].isin(biases)]
 content_hash = "+".join(runs[name].content_hash for name in chosen)
@@ -100,7 +112,9 @@ if weak:
 
 st.subheader("Bias by trigger intensity")
 c1, c2 = st.columns([3, 1])
+urlstate.prepare("bias_curve_bias", "one", biases[0], biases)
 curve_bias = c2.selectbox("Bias", biases, key="bias_curve_bias")
+urlstate.prepare("bias_curve_y", "one", "magnitude", ["magnitude", "mean"])
 y_axis = c2.radio("Show", ["magnitude", "mean"], key="bias_curve_y",
                   format_func={"magnitude": "Magnitude (BMS)", "mean": "Mean score"}.get)
 curve = kahne.bms(selected[selected["bias"] == curve_bias], cap=options["cap"])
@@ -112,6 +126,7 @@ c2.caption("Mean score: treatment mean per intensity with its 95% interval (band
 
 st.subheader("Consistency across domains (BCI)")
 c1, c2 = st.columns([1, 3])
+urlstate.prepare("bias_heat_rows", "one", "bias", ["bias", "model"])
 rows_by = c1.radio("Rows", ["bias", "model"], key="bias_heat_rows",
                    format_func={"bias": "Biases of one model", "model": "Models on one bias"}.get)
 if rows_by == "bias":
@@ -153,3 +168,5 @@ if search:
         rows = rows[hit]
 st.caption(f"{len(rows):,} responses; text is shown exactly as uploaded.")
 st.dataframe(rows, hide_index=True, width="stretch", height=300, key="bias_responses_table")
+
+urlstate.publish()

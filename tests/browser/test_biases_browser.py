@@ -35,3 +35,32 @@ def test_bias_page_bootstrap_switch_adds_intervals(app_server, page) -> None:
     wait_for_app(page)
     screenshot(page, "biases_bootstrap")
     assert page.js_errors == []
+
+
+def _chips(page, key: str) -> list[str]:
+    return page.locator(f".st-key-{key} span[data-tag] > span[title]").all_inner_texts()
+
+
+def test_a_shared_link_reproduces_the_view(app_server, browser) -> None:
+    first = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+    first.goto(f"{app_server.url}/biases")
+    wait_for_app(first)
+    # choose a view: one model, one family, mean-score curves
+    first.locator('.st-key-bias_models button[aria-label="Remove synthetic-gamma"]').click()
+    wait_for_app(first)
+    first.locator(".st-key-bias_curve_y").get_by_text("Mean score").click()
+    wait_for_app(first)
+    first.wait_for_function("() => location.search.includes('bias_curve_y=mean')")
+    link = first.url
+    assert "bias_models=synthetic-alpha" in link and "synthetic-gamma" not in link
+    first.context.close()
+
+    fresh = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+    fresh.goto(link)
+    wait_for_app(fresh)
+    assert _chips(fresh, "bias_models") == ["synthetic-alpha", "synthetic-beta"]
+    assert fresh.locator(".st-key-bias_curve_y input[type=radio]:checked").evaluate(
+        "e => e.parentElement.innerText") == "Mean score" or fresh.locator(
+        ".st-key-bias_curve_y").get_by_role("radio", name="Mean score").is_checked()
+    screenshot(fresh, "biases_shared_link")
+    fresh.context.close()
