@@ -4,6 +4,7 @@ import streamlit as st
 
 from kbench_app import bias as bias_view
 from kbench_app import state, urlstate
+from kbench_app.downloads import figure_downloads, table_downloads
 from kbench_app.ui import plain
 from kbench_core import figures, kahne
 
@@ -101,10 +102,14 @@ st.dataframe(summary, hide_index=True, width="stretch", key="bias_summary_table"
 table = bias_view.fingerprint_view(fp.biases)
 st.dataframe(table, hide_index=True, width="stretch", height=360, key="bias_fingerprint_table",
              column_config=bias_view.fingerprint_columns(table))
+chosen_runs = [runs[name] for name in chosen]
+table_downloads(fp.biases, "fingerprint", runs=chosen_runs, options=options,
+                best={"bms": "min", "alignment": "max"}, key="bias_fingerprint_dl")
 with st.expander("Fingerprint as a heatmap", icon=":material/grid_on:"):
-    st.plotly_chart(figures.fingerprint_heatmap(fp.biases), key="bias_fingerprint_chart")
-st.download_button("Download fingerprint (CSV)", fp.biases.to_csv(index=False),
-                   file_name="fingerprint.csv", mime="text/csv", icon=":material/download:")
+    heat = figures.fingerprint_heatmap(fp.biases)
+    st.plotly_chart(heat, key="bias_fingerprint_chart")
+    figure_downloads(heat, "fingerprint_heatmap", runs=chosen_runs, options=options,
+                     key="bias_fingerprint_chart_dl")
 weak = sorted(set(fp.biases.loc[fp.biases["weakly_supported"].fillna(False), "bias"]))
 if weak:
     st.caption(":material/warning: Weakly supported human baselines (treat their HAS as "
@@ -118,9 +123,12 @@ urlstate.prepare("bias_curve_y", "one", "magnitude", ["magnitude", "mean"])
 y_axis = c2.radio("Show", ["magnitude", "mean"], key="bias_curve_y",
                   format_func={"magnitude": "Magnitude (BMS)", "mean": "Mean score"}.get)
 curve = kahne.bms(selected[selected["bias"] == curve_bias], cap=options["cap"])
-c1.plotly_chart(figures.bms_curves(curve, y=y_axis, colors=colors,
-                                   title=f"{curve_bias}: bias by trigger intensity"),
-                key="bias_curves_chart")
+curve_fig = figures.bms_curves(curve, y=y_axis, colors=colors,
+                               title=f"{curve_bias}: bias by trigger intensity")
+c1.plotly_chart(curve_fig, key="bias_curves_chart")
+with c1:
+    figure_downloads(curve_fig, f"bms_curves-{curve_bias}-{y_axis}", runs=chosen_runs,
+                     options=options, key="bias_curves_dl")
 c2.caption("Mean score: treatment mean per intensity with its 95% interval (band) and the "
            "control mean (dotted). Magnitude: the weighted gap that enters BMS.")
 
@@ -135,15 +143,26 @@ if rows_by == "bias":
 else:
     heat_pick = c1.selectbox("Bias", biases, key="bias_heat_bias")
     cells = kahne.domain_means(selected[selected["bias"] == heat_pick])
-c2.plotly_chart(figures.bci_heatmap(cells, rows=rows_by,
-                                    title=f"{heat_pick}: mean treatment score by domain"),
-                key="bias_heatmap_chart")
+heat_fig = figures.bci_heatmap(cells, rows=rows_by,
+                               title=f"{heat_pick}: mean treatment score by domain")
+c2.plotly_chart(heat_fig, key="bias_heatmap_chart")
+with c2:
+    figure_downloads(heat_fig, f"bci_heatmap-{heat_pick}", runs=chosen_runs, options=options,
+                     key="bias_heatmap_dl")
 
 st.subheader("Human alignment and calibration")
 c1, c2 = st.columns(2)
 alignment = kahne.has(selected, threshold=threshold, relative=relative)
-c1.plotly_chart(figures.has_chart(alignment), key="bias_has_chart")
-c2.plotly_chart(figures.cas_bars(kahne.cas(selected), colors=colors), key="bias_cas_chart")
+has_fig = figures.has_chart(alignment)
+cas_fig = figures.cas_bars(kahne.cas(selected), colors=colors)
+c1.plotly_chart(has_fig, key="bias_has_chart")
+c2.plotly_chart(cas_fig, key="bias_cas_chart")
+with c1:
+    figure_downloads(has_fig, "has_chart", runs=chosen_runs, options=options,
+                     key="bias_has_dl")
+with c2:
+    figure_downloads(cas_fig, "cas_bars", runs=chosen_runs, options=options,
+                     key="bias_cas_dl")
 
 with st.expander("Human baselines and their sources", icon=":material/menu_book:"):
     shipped = kahne.human_baselines()

@@ -115,7 +115,8 @@ def has_chart(table: pd.DataFrame, *, title: str | None = None) -> go.Figure:
     apply_layout(fig, title or "Model bias rate against the human baseline",
             xaxis=dict(title="Human susceptibility rate", range=[0, 1]),
             yaxis=dict(title="Model treatment rate (95% CI)", range=[0, 1.02]),
-            legend=dict(yanchor="top", y=1, x=1.02), height=480)
+            legend=dict(orientation="h", yanchor="top", y=-0.2, x=0),
+            margin=dict(b=120), height=520)
     return fig
 
 
@@ -133,7 +134,8 @@ def cas_bars(table: pd.DataFrame, *, colors: dict[str, str] | None = None,
                          hovertemplate="%{x}<br>accuracy %{y:.3f}<extra></extra>"))
     apply_layout(fig, title or "Stated confidence against accuracy", barmode="group",
             xaxis=dict(title="Model"), yaxis=dict(title="Mean over biases", range=[0, 1]),
-            legend=dict(yanchor="top", y=1, x=1.02), height=480)
+            legend=dict(orientation="h", yanchor="top", y=-0.2, x=0),
+            margin=dict(b=120), height=520)
     return fig
 
 

@@ -64,3 +64,24 @@ def test_a_shared_link_reproduces_the_view(app_server, browser) -> None:
         ".st-key-bias_curve_y").get_by_role("radio", name="Mean score").is_checked()
     screenshot(fresh, "biases_shared_link")
     fresh.context.close()
+
+
+def test_figure_and_table_downloads(app_server, page, tmp_path) -> None:
+    page.goto(f"{app_server.url}/biases")
+    wait_for_app(page)
+    button = page.locator(".st-key-bias_has_dl_pdf button, "
+                          ".st-key-bias_has_dl_pdf a").first
+    button.scroll_into_view_if_needed()
+    with page.expect_download(timeout=60_000) as info:
+        button.click()
+    pdf = tmp_path / info.value.suggested_filename
+    info.value.save_as(pdf)
+    assert pdf.name == "has_chart.pdf" and pdf.read_bytes()[:5] == b"%PDF-"
+    table = page.locator(".st-key-bias_fingerprint_dl_tex button, "
+                         ".st-key-bias_fingerprint_dl_tex a").first
+    with page.expect_download(timeout=60_000) as info:
+        table.click()
+    tex = tmp_path / "fingerprint.tex"
+    info.value.save_as(tex)
+    assert r"\toprule" in tex.read_text()
+    assert page.js_errors == []
