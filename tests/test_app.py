@@ -200,3 +200,26 @@ def test_bad_url_values_are_ignored_not_crashing(monkeypatch) -> None:
     assert at.slider(key="bias_threshold").value == 0.1
     assert at.radio(key="bias_std").value == "population"
     assert at.toggle(key="bias_cap").value is True
+
+
+def test_export_page_builds_a_zip(monkeypatch) -> None:
+    import shutil
+
+    if not shutil.which("chromium"):
+        pytest.skip("figure export needs Debian's chromium")
+    monkeypatch.setenv("KBENCH_APP_ARGS", "")
+    state._cached_load.clear()
+    at = AppTest.from_file(str(ROOT / "views" / "export.py"), default_timeout=120)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.multiselect(key="export_runs").set_value(["bias"]).run()
+    at.multiselect(key="export_items").set_value(["fingerprint", "cas_bars"]).run()
+    at.multiselect(key="export_figure_formats").set_value(["svg"]).run()
+    at.button(key="export_build").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    import io
+    import zipfile
+
+    names = zipfile.ZipFile(io.BytesIO(at.session_state["export_zip"])).namelist()
+    assert sorted(names) == ["bias/cas_bars.svg", "bias/fingerprint.csv",
+                             "bias/fingerprint.tex", "provenance.json"]

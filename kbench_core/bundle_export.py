@@ -1,0 +1,86 @@
+"""One ZIP of chosen figures and tables of chosen runs (the app's Export page).
+
+The same :mod:`kbench_core.catalog` items as ``kbench figures``, written into an in-memory ZIP
+with a ``provenance.json`` that lists every file, the runs (name, SHA-256) and the kbench
+version. One kaleido render server serves the whole ZIP.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import plotly.graph_objects as go
+
+from kbench_core.catalog import items_for, safe_name
+from kbench_core.export import FigureExporter, provenance_of, table_bytes
+from kbench_core.io import Run
+
+__all__ = ["ExportChoice", "export_zip", "planned_files"]
+
+_TABLE_SUFFIX = {"csv": "csv", "latex": "tex", "markdown": "md"}
+
+
+@dataclass(frozen=True)
+class ExportChoice:
+    """What to export: item names (empty = every item), figure and table formats, size."""
+
+    items: tuple[str, ...] = ()
+    figure_formats: tuple[str, ...] = ("pdf", "png")
+    table_formats: tuple[str, ...] = ("csv", "latex")
+    width: int | None = None
+    height: int | None = None
+    scale: float = 2.0
+
+
+def planned_files(runs: Sequence[Run], choice: ExportChoice) -> list[tuple[Run, str, str]]:
+    """``(run, item name, what)`` of every chosen item, in export order (for a preview)."""
+    plan = []
+    for run in runs:
+        for item in items_for(run.kind):
+            if not choice.items or item.name in choice.items:
+                plan.append((run, item.name, item.what))
+    return plan
+
+
+def export_zip(runs: Sequence[Run], choice: ExportChoice,
+               progress: Callable[[float, str], None] | None = None) -> bytes:
+    """The ZIP file (bytes). ``progress(fraction, label)`` is called as files are written."""
+    jobs = []
+    for run in runs:
+        for item in items_for(run.kind):
+            if choice.items and item.name not in choice.items:
+                continue
+            for stem, obj in item.objects(run.frame):
+                jobs.append((run, item, f"{safe_name(run.name)}/{stem}", obj))
+    total = sum(len(choice.figure_formats) if isinstance(obj, go.Figure)
+                else len(choice.table_formats) for *_, obj in jobs) or 1
+    listing = []
+    buffer = io.BytesIO()
+    done = 0
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive, \
+            FigureExporter() as exporter:
+        for run, item, path, obj in jobs:
+            prov = provenance_of([run], what=path)
+            if isinstance(obj, go.Figure):
+                outputs = [(fmt, lambda f=fmt, o=obj, p=prov: exporter.to_bytes(
+                    o, f, width=choice.width, height=choice.height, scale=choice.scale,
+                    provenance=p)) for fmt in choice.figure_formats]
+            else:
+                outputs = [(_TABLE_SUFFIX[fmt], lambda f=fmt, o=obj, p=prov, i=item: table_bytes(
+                    o, f, best=i.best, provenance=p, caption=i.title))
+                    for fmt in choice.table_formats]
+            for suffix, make in outputs:
+                name = f"{path}.{suffix}"
+                archive.writestr(name, make())
+                listing.append({"file": name, "run": run.name, "item": item.name})
+                done += 1
+                if progress:
+                    progress(done / total, name)
+        manifest = provenance_of(runs, what="export").to_dict()
+        manifest["files"] = listing
+        archive.writestr("provenance.json", json.dumps(manifest, indent=1))
+    return buffer.getvalue()
