@@ -15,8 +15,10 @@ REGISTRY = "kbench_registry"
 SEEN_UPLOADS = "kbench_seen_uploads"
 UPLOAD_NONCE = "kbench_upload_nonce"
 LAST_REPORT = "kbench_last_report"
+DEMO = "kbench_demo"
 
-SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_data"
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_DIR = ROOT / "sample_data"
 SAMPLE_FILES = ("bias.csv", "replication.csv", "replication_summary.csv", "judged.csv")
 
 
@@ -41,6 +43,7 @@ def app_options(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("files", nargs="*")
     parser.add_argument("--workspace", default=None)
     parser.add_argument("--no-samples", action="store_true")
+    parser.add_argument("--demo", action="store_true")
     options, _ = parser.parse_known_args(argv)
     return options
 
@@ -99,5 +102,6 @@ def registry(argv: list[str] | None = None) -> RunRegistry:
             reg.add_paths(samples, cached_loader, persist=False)
         reg.add_paths(options.files, cached_loader)
     st.session_state[REGISTRY] = reg
+    st.session_state[DEMO] = bool(options.demo)
     st.session_state[SEEN_UPLOADS] = set()
     return reg

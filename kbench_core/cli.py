@@ -142,7 +142,7 @@ def report(paths: Sequence[str], *, out: str) -> int:
 
 
 def app_command(files: Sequence[str], *, workspace: str | None, port: int | None,
-                no_samples: bool, headless: bool) -> list[str]:
+                no_samples: bool, headless: bool, demo: bool = False) -> list[str]:
     """The ``streamlit run`` command line that ``kbench app`` executes."""
     cmd = [sys.executable, "-m", "streamlit", "run", str(APP_PATH),
            "--browser.gatherUsageStats", "false"]
@@ -155,6 +155,8 @@ def app_command(files: Sequence[str], *, workspace: str | None, port: int | None
         app_args += ["--workspace", str(Path(workspace).resolve())]
     if no_samples:
         app_args.append("--no-samples")
+    if demo:
+        app_args.append("--demo")
     return cmd + (["--", *app_args] if app_args else [])
 
 
@@ -170,6 +172,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                      help="keep uploaded runs in DIR as Parquet and reload them next time")
     app.add_argument("--port", type=int, default=None)
     app.add_argument("--no-samples", action="store_true", help="do not load the sample runs")
+    app.add_argument("--demo", action="store_true",
+                     help="reviewer demo: the sample runs with a guided tour on the home page")
     app.add_argument("--headless", action="store_true", help="do not open a browser")
 
     val = sub.add_parser("validate", help="check files: kind and size, or every error")
@@ -225,7 +229,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"the dashboard is not next to the package ({APP_PATH}); install kbench "
                      "from a source checkout with `pip install -e .`")
     cmd = app_command(args.files, workspace=args.workspace, port=args.port,
-                      no_samples=args.no_samples, headless=args.headless)
+                      no_samples=args.no_samples, headless=args.headless, demo=args.demo)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         p for p in (str(APP_PATH.parent), os.environ.get("PYTHONPATH", "")) if p)}
     try:

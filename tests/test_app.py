@@ -223,3 +223,14 @@ def test_export_page_builds_a_zip(monkeypatch) -> None:
     names = zipfile.ZipFile(io.BytesIO(at.session_state["export_zip"])).namelist()
     assert sorted(names) == ["bias/cas_bars.svg", "bias/fingerprint.csv",
                              "bias/fingerprint.tex", "provenance.json"]
+
+
+def test_demo_mode_shows_the_guided_tour(monkeypatch) -> None:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    monkeypatch.setenv("KBENCH_APP_ARGS", "--demo")
+    state._cached_load.clear()
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("Guided tour" in m.value for m in at.markdown)
+    plain_start = start(monkeypatch, "")
+    assert not any("Guided tour" in m.value for m in plain_start.markdown)

@@ -49,6 +49,9 @@ def test_app_command_passes_files_and_workspace(tmp_path) -> None:
     assert "--server.port" in cmd and "8600" in cmd
     assert cmd[cmd.index("--") + 1:] == [str(run), "--workspace", str(tmp_path / "ws"),
                                          "--no-samples"]
+    demo = app_command([], workspace=None, port=None, no_samples=False, headless=True,
+                       demo=True)
+    assert demo[demo.index("--") + 1:] == ["--demo"]
 
 
 def test_console_script_is_installed() -> None:

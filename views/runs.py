@@ -21,6 +21,32 @@ st.caption(
     ".tar.gz). The kind is detected from the content; every row is validated."
 )
 
+if st.session_state.get(state.DEMO):
+    with st.container(border=True):
+        st.markdown("#### :material/tour: Guided tour")
+        st.markdown(
+            "These are synthetic runs with planted effects, so every number can be checked "
+            "against what was planted (`kbench_core.samples`).\n\n"
+            "1. **Cognitive biases**: the fingerprint table, then the BMS curves. "
+            "`synthetic-alpha` is planted most susceptible, `synthetic-gamma` not at all "
+            "(its BMS is exactly 0). Switch on *Bootstrap BMS intervals* in Metric options.\n"
+            "2. **Replication**: human against agent effect sizes; the mirror agent lies on "
+            "y = x (CCC 1), the flat one does not replicate (CCC 0).\n"
+            "3. **Vulnerability detection**: the tier leaderboard; move the SUI weights and "
+            "watch the ranking, then compare uniform and equal-mass reliability bins.\n"
+            "4. **Judge agreement**: how much the headline numbers depend on the judge.\n"
+            "5. **Export**: every figure as PDF/SVG/PNG and every table as CSV/LaTeX, or one "
+            "offline HTML report.\n\n"
+            "Every view's state is in the address bar: copy it to share exactly what you see.")
+        with st.container(horizontal=True):
+            for path, label in (("views/biases.py", "Cognitive biases"),
+                                ("views/replication.py", "Replication"),
+                                ("views/vuln.py", "Vulnerability detection"),
+                                ("views/agreement.py", "Judge agreement"),
+                                ("views/export.py", "Export")):
+                if (state.ROOT / path).exists():
+                    st.page_link(path, label=label, icon=":material/arrow_forward:")
+
 uploads = st.file_uploader(
     "Upload runs", accept_multiple_files=True, type=UPLOAD_TYPES, key="runs_uploader",
     help="Several files at once. A file that fails validation is reported by name, row and "
