@@ -19,6 +19,7 @@ Data never runs as code: JSON is parsed with :mod:`json`, tables with :mod:`pyar
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import io as _io
 import json
@@ -382,8 +383,8 @@ def _parse_delimited(filename: str, data: bytes, delimiter: str,
     nonfinite = _arrow_nonfinite(table)
     frame = table.to_pandas()
     n_rows = table.num_rows
-    return _Table(frame, lambda: _csv_line_numbers(data.decode("utf-8", "replace"), n_rows),
-                  "line", nonfinite)
+    return _Table(frame, lambda: _csv_line_numbers(data.decode("utf-8", "replace"), n_rows,
+                                                    delimiter), "line", nonfinite)
 
 
 def _utf8_bytes(filename: str, data: bytes, warnings: list[str]) -> bytes:
@@ -404,12 +405,22 @@ def _csv_header(first_line: str, delimiter: str):
     yield from csv.reader([first_line], delimiter=delimiter)
 
 
-def _csv_line_numbers(text: str, n_rows: int) -> np.ndarray:
-    # Exact for files without newlines inside quoted cells; otherwise rows are counted.
+def _csv_line_numbers(text: str, n_rows: int, delimiter: str = ",") -> np.ndarray:
+    """The line on which each data row starts (header = line 1). Only computed when a row is
+    reported, so a valid file never pays for it."""
     if '"' not in text:
         body_lines = [i for i, ln in enumerate(text.splitlines()) if ln != ""]
         if len(body_lines) == n_rows + 1:
             return np.asarray(body_lines[1:], dtype=np.int64) + 1
+    # Quoted cells may span lines: let the csv module find where each record starts.
+    reader = csv.reader(_io.StringIO(text, newline=""), delimiter=delimiter)
+    starts, previous = [], 0
+    for record in reader:
+        if record:
+            starts.append(previous + 1)
+        previous = reader.line_num
+    if len(starts) == n_rows + 1:
+        return np.asarray(starts[1:], dtype=np.int64)
     return np.arange(2, n_rows + 2, dtype=np.int64)
 
 
