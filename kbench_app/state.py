@@ -105,3 +105,18 @@ def registry(argv: list[str] | None = None) -> RunRegistry:
     st.session_state[DEMO] = bool(options.demo)
     st.session_state[SEEN_UPLOADS] = set()
     return reg
+
+
+COLORS = "kbench_model_colors"
+
+
+def model_colors(models) -> dict[str, str]:
+    """One colour per model for the whole session: a model keeps the colour it got first,
+    whatever else is selected or loaded later (new models take the next free colour)."""
+    from kbench_core.figures import PALETTE
+
+    assigned: dict[str, str] = st.session_state.setdefault(COLORS, {})
+    for model in sorted(map(str, models)):
+        if model not in assigned:
+            assigned[model] = PALETTE[len(assigned) % len(PALETTE)]
+    return {str(m): assigned[str(m)] for m in models}

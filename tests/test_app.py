@@ -234,3 +234,15 @@ def test_demo_mode_shows_the_guided_tour(monkeypatch) -> None:
     assert any("Guided tour" in m.value for m in at.markdown)
     plain_start = start(monkeypatch, "")
     assert not any("Guided tour" in m.value for m in plain_start.markdown)
+
+
+def test_a_model_keeps_its_colour_when_runs_are_added(monkeypatch, tmp_path) -> None:
+    other = tmp_path / "later.csv"
+    other.write_text("model,bias,condition,intensity,domain,score\n"
+                     "aaa-first-in-order,anchoring_effect,control,,d,0\n")
+    at = bias_page(monkeypatch, f"{other}")
+    before = dict(at.session_state[state.COLORS])
+    at.multiselect(key="bias_runs").set_value(["bias", "later"]).run()
+    after = at.session_state[state.COLORS]
+    assert all(after[m] == c for m, c in before.items())
+    assert after["aaa-first-in-order"] not in before.values()

@@ -80,7 +80,7 @@ content_hash = "+".join(runs[name].content_hash for name in chosen)
 options = dict(cap=1.0 if capped else None, std=std, threshold=threshold, relative=relative,
                ci="bootstrap" if bootstrap else None)
 fp = state.cached_fingerprint("+".join(chosen), content_hash, selected, **options)
-colors = figures.model_colors(all_models)
+colors = state.model_colors(all_models)
 
 st.subheader("Fingerprint")
 st.caption("Per model: susceptibility = mean BMS over the chosen biases; the most susceptible "
