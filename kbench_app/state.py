@@ -58,7 +58,11 @@ def _cached_load(filename: str, sha256: str, _data: bytes) -> Run:
 def _fingerprint(run_name: str, content_hash: str, selection: tuple, _trials, **options):
     from kbench_core import kahne
 
-    return kahne.fingerprint(_trials, **options)
+    fingerprint = kahne.fingerprint(_trials, **options)
+    # The page's HAS and CAS charts need the full tables: computed here, once per selection.
+    alignment = kahne.has(_trials, threshold=options.get("threshold", 0.1),
+                          relative=options.get("relative", False))
+    return fingerprint, alignment, kahne.cas(_trials)
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
@@ -75,7 +79,8 @@ def combined_runs(runs: list[Run]):
 
 
 def cached_fingerprint(run_name: str, content_hash: str, trials, **options):
-    """The fingerprint of a selection of a run, cached on the run's hash and the selection."""
+    """``(fingerprint, has table, cas table)`` of a selection of a run, cached on the run's
+    hash, the selection and the options."""
     selection = (tuple(sorted(map(str, trials["model"].unique()))),
                  tuple(sorted(map(str, trials["bias"].unique()))), len(trials))
     return _fingerprint(run_name, content_hash, selection, trials, **options)

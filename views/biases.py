@@ -79,7 +79,8 @@ selected = trials[trials["model"].isin(models) & trials["bias"].isin(biases)]
 content_hash = "+".join(runs[name].content_hash for name in chosen)
 options = dict(cap=1.0 if capped else None, std=std, threshold=threshold, relative=relative,
                ci="bootstrap" if bootstrap else None)
-fp = state.cached_fingerprint("+".join(chosen), content_hash, selected, **options)
+fp, alignment, calibration = state.cached_fingerprint("+".join(chosen), content_hash,
+                                                      selected, **options)
 colors = state.model_colors(all_models)
 
 st.subheader("Fingerprint")
@@ -152,9 +153,8 @@ with c2:
 
 st.subheader("Human alignment and calibration")
 c1, c2 = st.columns(2)
-alignment = kahne.has(selected, threshold=threshold, relative=relative)
 has_fig = figures.has_chart(alignment)
-cas_fig = figures.cas_bars(kahne.cas(selected), colors=colors)
+cas_fig = figures.cas_bars(calibration, colors=colors)
 c1.plotly_chart(has_fig, key="bias_has_chart")
 c2.plotly_chart(cas_fig, key="bias_cas_chart")
 with c1:
