@@ -33,4 +33,5 @@ registry = state.registry()
 navigation.run()
 # After the page, so the count includes what the page just loaded or removed.
 with st.sidebar:
-    st.caption(f"kbench {kbench_core.__version__} · {len(registry.runs)} runs loaded")
+    count = len(registry.runs)
+    st.caption(f"kbench {kbench_core.__version__} · {count} run{'s' * (count != 1)} loaded")
