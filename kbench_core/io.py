@@ -787,7 +787,13 @@ def _to_text(series: pd.Series, col: Column, out: _Collector,
             out.add(structured, col.name, "expected text, got a nested JSON object or list")
             series = series.where(~structured, None)
     if not categorical:
-        if series.dtype == object:
+        if isinstance(series.dtype, pd.CategoricalDtype):
+            # Dictionary-encoded text (Parquet): convert the distinct values, then take.
+            labels = np.array([_as_text(c) for c in series.cat.categories] + [None],
+                              dtype=object)
+            series = pd.Series(labels[series.cat.codes.to_numpy()], index=series.index,
+                               dtype="str")
+        elif series.dtype == object:
             series = series.map(_as_text)
         elif not pd.api.types.is_string_dtype(series.dtype):
             series = series.astype(object).map(_as_label)
