@@ -87,9 +87,18 @@ class RunRegistry:
 
     def add_paths(self, paths: Iterable[str | Path], loader: Loader = default_loader,
                   *, persist: bool = True) -> LoadReport:
+        """Load files by path; a folder (a benchmark's output tree, e.g. BlockBench judge
+        outputs) is read by :func:`kbench_core.io.load_run` directly."""
         files = []
         report = LoadReport()
         for path in map(Path, paths):
+            if path.is_dir():
+                try:
+                    report.added.append(self.add(load_run(path), persist=persist))
+                    self.errors.pop(path.name, None)
+                except RunFormatError as err:
+                    report.errors[path.name] = self.errors[path.name] = str(err)
+                continue
             try:
                 files.append((path.name, path.read_bytes()))
             except OSError as exc:
@@ -97,6 +106,7 @@ class RunRegistry:
                 self.errors[path.name] = report.errors[path.name]
         more = self.add_files(files, loader, persist=persist)
         more.errors.update(report.errors)
+        more.added[:0] = report.added
         return more
 
     def remove(self, name: str) -> None:

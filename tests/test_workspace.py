@@ -85,3 +85,22 @@ def test_damaged_workspace_file_is_reported_not_trusted(tmp_path) -> None:
     assert runs == []
     files = sorted(err.file for err in errors)
     assert files == ["good-" + path.stem.split("-", 1)[1] + ".parquet", "orphan.json"]
+
+
+def test_registry_loads_a_folder_by_path(tmp_path) -> None:
+    import json
+
+    from kbench_app.registry import RunRegistry
+
+    folder = tmp_path / "kahne_out"
+    folder.mkdir()
+    (folder / "run.json").write_text(json.dumps({"results": [
+        {"bias_id": "anchoring_effect", "model_id": "m", "condition": "control",
+         "domain": "social", "bias_score": 0.1}]}))
+    registry = RunRegistry()
+    report = registry.add_paths([folder])
+    # A folder of one KahneBench JSON is not a known folder format: a clear error, no crash.
+    assert report.added == [] and "kahne_out" in registry.errors
+    assert "no benchmark output kbench knows" in registry.errors["kahne_out"]
+    report = registry.add_paths([folder / "run.json"])
+    assert report.added == ["run"] and registry.runs["run"].kind == "bias"
