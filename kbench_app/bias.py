@@ -37,7 +37,8 @@ _LABELS = {
 }
 
 
-def _ci(low: pd.Series, high: pd.Series) -> pd.Series:
+def interval_text(low: pd.Series, high: pd.Series) -> pd.Series:
+    """``[low, high]`` with three decimals; empty where either bound is undefined."""
     text = "[" + low.map("{:.3f}".format) + ", " + high.map("{:.3f}".format) + "]"
     return text.where(low.notna() & high.notna(), "")
 
@@ -47,8 +48,8 @@ def fingerprint_view(biases: pd.DataFrame) -> pd.DataFrame:
     beside their (sortable) numbers, the most useful columns first."""
     view = biases.copy()
     if "bms_low" in view:
-        view["bms_ci"] = _ci(view["bms_low"], view["bms_high"])
-    view["model_rate_ci"] = _ci(view["model_rate_low"], view["model_rate_high"])
+        view["bms_ci"] = interval_text(view["bms_low"], view["bms_high"])
+    view["model_rate_ci"] = interval_text(view["model_rate_low"], view["model_rate_high"])
     order = [c for c in _FIRST if c in view]
     sort = [c for c in ("category", "bias", "model") if c in view]
     return view[order].sort_values(sort, kind="stable").reset_index(drop=True)

@@ -651,7 +651,8 @@ def fingerprint(trials: pd.DataFrame, *, cap: float | None = 1.0,
     (``bms_low``, ``bms_high``; see :func:`bms`).
 
     Per model: ``susceptibility`` = mean BMS over its biases (high-unknown ones included, as
-    the seed does for an honest overall number); ``most_susceptible`` / ``most_resistant`` =
+    the seed does for an honest overall number) with a t interval over biases
+    (``susceptibility_low``, ``susceptibility_high``); ``most_susceptible`` / ``most_resistant`` =
     the ``top`` biases by BMS, high-unknown biases excluded, ties by bias id; ``human_like`` =
     biases with alignment > 0.8; ``ai_specific`` = biases with direction ``over``.
     """
@@ -684,7 +685,12 @@ def fingerprint(trials: pd.DataFrame, *, cap: float | None = 1.0,
     ordered = reliable.sort_values(["model", "bms", "bias"], ascending=[True, False, True])
     rising = reliable.sort_values(["model", "bms", "bias"], ascending=[True, True, True])
     models = table.groupby("model").agg(susceptibility=("bms", "mean"),
-                                        n_biases=("bias", "size"))
+                                        susceptibility_sd=("bms", "std"),
+                                        n_bms=("bms", "count"), n_biases=("bias", "size"))
+    # Interval over biases (t): how much the mean BMS would move with another bias sample.
+    models["susceptibility_low"], models["susceptibility_high"] = t_interval(
+        models["susceptibility"], models["susceptibility_sd"], models["n_bms"])
+    models = models.drop(columns=["susceptibility_sd", "n_bms"])
     models["most_susceptible"] = ordered.dropna(subset=["bms"]).groupby("model")["bias"].agg(
         lambda s: tuple(s.head(top)))
     models["most_resistant"] = rising.dropna(subset=["bms"]).groupby("model")["bias"].agg(

@@ -424,3 +424,17 @@ def test_native_kahnebench_errors_name_the_result_and_field() -> None:
         load_run(("run.json", json.dumps(bad).encode()))
     with pytest.raises(RunFormatError, match="not replication"):
         load_run(("run.json", json.dumps([good]).encode()), kind="replication")
+
+
+def test_susceptibility_interval_is_t_over_biases() -> None:
+    from scipy import stats
+
+    fp = kahne.fingerprint(samples.bias_trials())
+    alpha = fp.models.set_index("model").loc["synthetic-alpha"]
+    values = fp.biases.loc[fp.biases["model"] == "synthetic-alpha", "bms"].to_numpy()
+    low, high = stats.t.interval(0.95, len(values) - 1, loc=values.mean(),
+                                 scale=stats.sem(values))
+    assert (alpha["susceptibility_low"], alpha["susceptibility_high"]) == pytest.approx(
+        (low, high))
+    gamma = fp.models.set_index("model").loc["synthetic-gamma"]
+    assert gamma["susceptibility_low"] == gamma["susceptibility_high"] == 0.0  # all BMS 0

@@ -89,11 +89,16 @@ st.caption("Per model: susceptibility = mean BMS over the chosen biases; the mos
 summary = fp.models.copy()
 for col in ("most_susceptible", "most_resistant", "human_like", "ai_specific"):
     summary[col] = summary[col].map(", ".join)
+summary.insert(2, "susceptibility_ci", bias_view.interval_text(summary["susceptibility_low"],
+                                                               summary["susceptibility_high"]))
+summary = summary.drop(columns=["susceptibility_low", "susceptibility_high"])
 st.dataframe(summary, hide_index=True, width="stretch", key="bias_summary_table",
              column_config={
                  "model": "Model",
                  "susceptibility": st.column_config.NumberColumn("Susceptibility",
                                                                  format="%.3f"),
+                 "susceptibility_ci": st.column_config.TextColumn(
+                     "95% CI", help="t interval over the chosen biases"),
                  "n_biases": st.column_config.NumberColumn("Biases"),
                  "most_susceptible": "Most susceptible",
                  "most_resistant": "Most resistant",
