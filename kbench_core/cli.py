@@ -92,9 +92,10 @@ def metrics(path: str, *, fmt: str, out: str | None) -> int:
 
 def write_figures(paths: Sequence[str], *, out: str, formats: Sequence[str],
                   width: int | None, height: int | None, scale: float,
-                  tables: bool = True) -> list[Path]:
+                  tables: bool = True, only: Sequence[str] = ()) -> list[Path]:
     """Every figure (and table) of each run into ``out`` as ``<run>_<item>[-<suffix>].<fmt>``;
-    one kaleido render server for the whole command."""
+    one kaleido render server for the whole command. ``only`` keeps the items (or file stems,
+    e.g. ``bms_curves-anchoring_effect``) named."""
     from kbench_core.catalog import items_for, safe_name
     from kbench_core.export import FigureExporter, provenance_of, table_bytes
 
@@ -106,7 +107,12 @@ def write_figures(paths: Sequence[str], *, out: str, formats: Sequence[str],
         for item in items_for(run.kind):
             if item.what == "table" and not tables:
                 continue
+            if only and item.name not in only and not any(o.startswith(item.name + "-")
+                                                            for o in only):
+                continue
             for stem, obj in item.objects(run.frame):
+                if only and item.name not in only and stem not in only:
+                    continue
                 jobs.append((run, item, f"{safe_name(run.name)}_{stem}", obj))
     n_files = sum(len(formats) if item.what == "figure" else 2 for _, item, _, _ in jobs)
     written: list[Path] = []
@@ -197,6 +203,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     fig.add_argument("--height", type=int, default=None)
     fig.add_argument("--scale", type=float, default=2.0, help="PNG pixel density (default 2)")
     fig.add_argument("--no-tables", action="store_true", help="figures only")
+    fig.add_argument("--items", default="",
+                     help="comma-separated item names or file stems to keep, e.g. "
+                          "fingerprint_heatmap,bms_curves-anchoring_effect (default: all)")
 
     rep = sub.add_parser("report", help="one self-contained interactive HTML report")
     rep.add_argument("files", nargs="+")
@@ -219,7 +228,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         width, height = PAPER_SIZES[args.size] if args.size else (None, None)
         written = write_figures(args.files, out=args.out, formats=formats,
                                 width=args.width or width, height=args.height or height,
-                                scale=args.scale, tables=not args.no_tables)
+                                scale=args.scale, tables=not args.no_tables,
+                                only=[i.strip() for i in args.items.split(",") if i.strip()])
         print(f"wrote {len(written)} files to {args.out}", file=sys.stderr)
         return 0
     missing = [f for f in args.files if not Path(f).exists()]

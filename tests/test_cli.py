@@ -122,3 +122,15 @@ def test_figures_rejects_unknown_formats(capsys) -> None:
     with pytest.raises(SystemExit):
         main(["figures", "sample_data/bias.csv", "--out", "x", "--format", "jpeg"])
     assert "--format takes pdf, svg, png" in capsys.readouterr().err
+
+
+def test_figures_items_keep_only_what_is_named(tmp_path) -> None:
+    import shutil
+
+    if not shutil.which("chromium"):
+        pytest.skip("kbench figures needs Debian's chromium")
+    out = tmp_path / "few"
+    assert main(["figures", "sample_data/bias.csv", "--out", str(out), "--format", "svg",
+                 "--items", "fingerprint,bms_curves-loss_aversion"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == [
+        "bias_bms_curves-loss_aversion.svg", "bias_fingerprint.csv", "bias_fingerprint.tex"]
