@@ -1,0 +1,172 @@
+"""The Vulnerability detection page under streamlit.testing.v1.AppTest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from statsmodels.stats.proportion import proportion_confint
+from streamlit.testing.v1 import AppTest
+
+from kbench_app import state
+from kbench_core import samples, vuln
+
+ROOT = Path(__file__).resolve().parent.parent
+FORMATS = Path("/work/shared/formats")
+
+
+def open_page(monkeypatch: pytest.MonkeyPatch, args: str = "") -> AppTest:
+    monkeypatch.setenv("KBENCH_APP_ARGS", args)
+    state._cached_load.clear()
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("views/vuln.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+# Data frames on the page, in order (AppTest finds data frames by position, not key): the
+# leaderboard, one per tier tab, the drill-down's answers, then its findings.
+TABLES = ["leaderboard", *(name.split()[0] for name in vuln.TIERS), "answers", "findings"]
+
+
+def table(at: AppTest, name: str):
+    return at.dataframe[TABLES.index(name)].value
+
+
+def leaderboard(at: AppTest):
+    return table(at, "leaderboard").set_index("model")
+
+
+def chart_specs(at: AppTest) -> list[str]:
+    return [c.proto.spec for c in at.get("plotly_chart")]
+
+
+def planted(judge: str):
+    return samples.planted_judged().set_index(["model", "judge"]).xs(judge, level="judge")
+
+
+def test_page_shows_the_tiers_of_the_sample_run(monkeypatch) -> None:
+    at = open_page(monkeypatch)
+    assert at.title[0].value == "Vulnerability detection"
+    board = leaderboard(at)
+    expected = planted("judge-one")
+    for metric in ("sui", "tus", "lgi", "accuracy", "tdr", "ece"):
+        assert board[metric].to_dict() == pytest.approx(expected[metric].to_dict()), metric
+    # ranked by SUI, best first, with Wilson intervals beside the rates
+    assert board["rank"].tolist() == [1, 2, 3]
+    assert board.index[0] == "synthetic-detector-sharp"
+    low, high = proportion_confint(84, 120, method="wilson")  # eager: 0.7 of 120 answers
+    assert board.loc["synthetic-detector-eager", "accuracy_ci"] == f"[{low:.3f}, {high:.3f}]"
+    # one tab per tier with all its metrics
+    tier1 = table(at, "1")
+    assert {"tp", "tn", "fp", "fn", "f1", "f2", "fpr", "fnr"} <= set(tier1.columns)
+    tier7 = table(at, "7")
+    assert {"sui", "tus", "tus_geometric", "lgi"} <= set(tier7.columns)
+    charts = sorted(c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart"))
+    assert charts == ["vuln_leaderboard_chart", "vuln_lucky_chart", "vuln_prompt_chart",
+                      "vuln_reliability_chart"]
+
+
+def test_judge_models_and_split(monkeypatch) -> None:
+    at = open_page(monkeypatch)
+    at.selectbox(key="vuln_judge").set_value("judge-three").run()
+    board = leaderboard(at)
+    assert board.loc["synthetic-detector-sharp", "tdr"] == pytest.approx(22 / 28)
+    at.multiselect(key="vuln_models").set_value(["synthetic-detector-timid"]).run()
+    assert leaderboard(at).index.tolist() == ["synthetic-detector-timid"]
+    at.toggle(key="vuln_split").set_value(True).run()
+    split = table(at, "leaderboard")
+    assert len(split) == 3 and sorted(split["prompt_type"]) == sorted(samples.PROMPT_TYPES)
+
+
+def test_sui_weights_rerank_live(monkeypatch) -> None:
+    at = open_page(monkeypatch)
+    assert leaderboard(at).index[0] == "synthetic-detector-sharp"
+    # all weight on calibration: ranked by 1 − ECE, timid (ECE 0.05) first
+    for name in ("f2", "tdr", "finding_precision", "reasoning"):
+        at.slider(key=f"vuln_w_{name}").set_value(0.0).run()
+    at.slider(key="vuln_w_calibration").set_value(1.0).run()
+    board = leaderboard(at)
+    assert board.index[0] == "synthetic-detector-timid"
+    assert board.loc["synthetic-detector-timid", "sui"] == pytest.approx(0.95)
+    at.button(key="vuln_w_reset").click().run()
+    assert leaderboard(at)["sui"].to_dict() == pytest.approx(
+        planted("judge-one")["sui"].to_dict())
+
+
+def test_options_change_the_numbers(monkeypatch) -> None:
+    at = open_page(monkeypatch)
+    at.slider(key="vuln_partial").set_value(0.5).run()
+    # timid's targets are all partial matches: TDR halves, 10/28 → 5/28
+    assert leaderboard(at).loc["synthetic-detector-timid", "tdr"] == pytest.approx(5 / 28)
+    at.toggle(key="vuln_bootstrap").set_value(True).run()
+    board = leaderboard(at)
+    assert board["sui_ci"].str.startswith("[").all()
+    assert not at.exception
+
+
+def test_reliability_switches(monkeypatch) -> None:
+    at = open_page(monkeypatch)
+    titles = chart_specs(at)
+    assert any("equal-width bins" in t for t in titles)
+    at.radio(key="vuln_binning").set_value("quantile").run()
+    at.slider(key="vuln_bins").set_value(5).run()
+    assert not at.exception
+    titles = chart_specs(at)
+    assert any("equal-mass bins" in t for t in titles)
+    assert any("ECE 0.100" in t for t in titles)      # the legend carries ECE and MCE
+    at.selectbox(key="vuln_rel_prompt").set_value("adversarial").run()
+    assert any("Reliability on adversarial prompts" in t for t in chart_specs(at))
+
+
+def test_drill_down_to_findings_of_a_blockbench_folder(monkeypatch) -> None:
+    at = open_page(monkeypatch, f"--no-samples {FORMATS / 'blockbench_judge_output'}")
+    board = leaderboard(at)
+    assert board.loc["detector_b", "tdr"] == 0.5
+    at.selectbox(key="vuln_drill_model").set_value("detector_b").run()
+    at.selectbox(key="vuln_drill_sample").set_value("ex_tc_002").run()
+    answers = table(at, "answers")
+    assert answers["target_found"].tolist() == [False]
+    findings = table(at, "findings")
+    assert findings["classification"].tolist() == ["HALLUCINATED"]
+    assert findings["location_claimed"].tolist() == ["withdraw function, lines 12-18"]
+    at.text_input(key="vuln_drill_search").set_value("safe").run()
+    assert at.selectbox(key="vuln_drill_sample").value == "ex_safe_003"
+
+
+def test_multi_judge_upload_and_judge_choice(monkeypatch) -> None:
+    monkeypatch.setenv("KBENCH_APP_ARGS", "--no-samples")
+    state._cached_load.clear()
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    at.file_uploader(key="runs_uploader").set_value(
+        [("records.json", (FORMATS / "blockbench_multi_judge_records.json").read_bytes(),
+          "application/json")]).run()
+    at.switch_page("views/vuln.py").run()
+    assert not at.exception
+    assert at.selectbox(key="vuln_judge").options == ["judge-x", "judge-y", "judge-z", "human"]
+    at.selectbox(key="vuln_judge").set_value("human").run()
+    assert leaderboard(at).index.tolist() == ["detector_a"]
+
+
+def test_page_without_judged_runs(monkeypatch) -> None:
+    at = open_page(monkeypatch, "--no-samples")
+    assert "No judged vulnerability-detection run" in at.info[0].value
+
+
+def test_bins_also_give_the_leaderboard_ece(monkeypatch, tmp_path) -> None:
+    import numpy as np
+
+    frame = samples.judged_samples(n_samples=30, judges=("judge-one",), seed=2)
+    frame["confidence"] = np.round(np.random.default_rng(1).random(len(frame)), 3)
+    path = tmp_path / "spread.csv"
+    frame.to_csv(path, index=False)
+    at = open_page(monkeypatch, f"--no-samples {path}")
+    uniform = leaderboard(at)["ece"]
+    at.radio(key="vuln_binning").set_value("quantile").run()
+    at.slider(key="vuln_bins").set_value(5).run()
+    quantile = leaderboard(at)["ece"]
+    expected = vuln.tiers(frame, binning="quantile", n_bins=5).set_index("model")["ece"]
+    assert quantile.to_dict() == pytest.approx(expected.to_dict())
+    assert not np.allclose(quantile.loc[expected.index], uniform.loc[expected.index])

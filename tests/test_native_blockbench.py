@@ -1,0 +1,394 @@
+"""BlockBench judge outputs through kbench_core.io.load_run: folders, zip, tar.gz, the
+multi-judge record list, ground truth and malformed input."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import tarfile
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from kbench_core import vuln
+from kbench_core.io import RunFormatError, load_run
+from kbench_core.native.blockbench import parse_lines
+
+FORMATS = Path("/work/shared/formats")
+FOLDER = FORMATS / "blockbench_judge_output"
+GROUND_TRUTH = FORMATS / "blockbench_ground_truth_example.json"
+MULTI = FORMATS / "blockbench_multi_judge_records.json"
+J_A_DS = "detector_a/judge_outputs/j_ex_ds_001_direct.json"
+J_B_TC = "detector_b/judge_outputs/j_ex_tc_002_direct.json"
+
+
+def tree() -> dict[str, bytes]:
+    return {p.relative_to(FOLDER).as_posix(): p.read_bytes()
+            for p in sorted(FOLDER.rglob("*")) if p.is_file()}
+
+
+def write_tree(root: Path, files: dict[str, bytes]) -> Path:
+    for name, data in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return root
+
+
+def edit(files: dict[str, bytes], path: str, change) -> dict[str, bytes]:
+    record = json.loads(files[path])
+    change(record)
+    return {**files, path: json.dumps(record).encode()}
+
+
+def zipped(files: dict[str, bytes], top: str = "") -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in files.items():
+            archive.writestr(top + name, data)
+    return buffer.getvalue()
+
+
+def tar_gz(files: dict[str, bytes], top: str = "") -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for name, data in files.items():
+            info = tarfile.TarInfo(top + name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def by_key(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.set_index(["model", "sample"]).sort_index()
+
+
+# ------------------------------------------------------------------ the shared example
+
+
+def test_folder_example() -> None:
+    run = load_run(FOLDER)
+    assert run.kind == "judged" and run.name == "blockbench_judge_output"
+    assert run.meta["format"] == "BlockBench judge outputs (folder)"
+    assert run.warnings == ()
+    frame = by_key(run.frame)
+    assert len(frame) == 6 and set(frame["judge"]) == {"Example Judge"}
+    assert set(frame["prompt_type"]) == {"direct"}
+    a = frame.loc[("detector_a", "ex_ds_001")]
+    assert (a["is_vulnerable"], a["said_vulnerable"], a["target_found"]) == (True, True, True)
+    assert (a["confidence"], a["rcir"], a["ava"], a["fsv"]) == (0.52, 0.55, 0.69, 0.54)
+    assert a["type_match"] == "exact" and a["n_target_match"] == 1
+    assert a["claimed_lines"] == "12;13;14;15;16;17;18"     # "lines 12-18"
+    b = frame.loc[("detector_b", "ex_tc_002")]
+    # a hallucinated finding, target not found: a lucky guess
+    assert (b["target_found"], b["n_hallucinated"], b["n_target_match"]) == (False, 1, 0)
+    assert np.isnan(b["rcir"]) and pd.isna(b["claimed_lines"])
+    safe = frame.loc[("detector_a", "ex_safe_003")]
+    assert safe["is_vulnerable"] is np.False_ or safe["is_vulnerable"] == False  # noqa: E712
+    assert run.meta["ground_truth"].startswith("sample_metrics")
+
+
+def test_tiers_of_the_example() -> None:
+    table = vuln.tiers(load_run(FOLDER).frame).set_index("model")
+    # both detectors: right on all three (2 vulnerable said vulnerable, 1 safe said safe)
+    assert table["accuracy"].tolist() == [1.0, 1.0]
+    # detector_a finds both targets, detector_b one of two (ex_tc_002 is a lucky guess)
+    assert table.loc["detector_a", "tdr"] == 1.0 and table.loc["detector_b", "tdr"] == 0.5
+    assert table.loc["detector_b", "lucky_guess_rate"] == 0.5
+    assert table.loc["detector_b", "hallucination_rate"] == 0.5  # 1 of 2 findings
+    # reasoning over found targets: detector_a rcir (0.55 + 0.94) / 2
+    assert table.loc["detector_a", "mean_rcir"] == pytest.approx((0.55 + 0.94) / 2)
+    assert table.loc["detector_b", "mean_fsv"] == pytest.approx(0.58)
+
+
+@pytest.mark.parametrize("top", ["", "blockbench_judge_output/"])
+def test_zip_and_tar_gz_hold_the_same_run(tmp_path, top) -> None:
+    reference = by_key(load_run(FOLDER).frame)
+    zip_path = tmp_path / "judge_outputs.zip"
+    zip_path.write_bytes(zipped(tree(), top))
+    tgz_path = tmp_path / "judge_outputs.tar.gz"
+    tgz_path.write_bytes(tar_gz(tree(), top))
+    for path, kind in ((zip_path, "zip"), (tgz_path, "tar.gz")):
+        run = load_run(path)
+        assert run.meta["format"] == f"BlockBench judge outputs ({kind})"
+        assert run.name == "judge_outputs"
+        pd.testing.assert_frame_equal(by_key(run.frame), reference, check_categorical=False)
+    # bytes in memory, as the app's uploader gives them
+    run = load_run(("upload.zip", zipped(tree(), top)))
+    assert len(run.frame) == 6
+
+
+def test_ground_truth_file_given() -> None:
+    run = load_run(FOLDER, ground_truth=GROUND_TRUTH)
+    frame = by_key(run.frame)
+    assert run.meta["ground_truth"] == "blockbench_ground_truth_example.json"
+    ds = frame.loc[("detector_a", "ex_ds_001")]
+    assert (ds["severity"], ds["vuln_type"], ds["true_lines"]) == ("high", "reentrancy",
+                                                                  "12;13;14")
+    assert frame.loc[("detector_a", "ex_tc_002"), "severity"] == "critical"
+    assert pd.isna(frame.loc[("detector_a", "ex_safe_003"), "severity"])
+    table = vuln.tiers(run.frame).set_index("model")
+    # detector_a: ex_ds_001 claims 12-18, true 12-14: 3/3; ex_tc_002 claims 12-18, true 31: 0
+    assert table.loc["detector_a", "location_accuracy"] == pytest.approx(0.5)
+    # severity-weighted TDR of detector_b: found the high (2) target, missed the critical (3)
+    weighted = vuln.tiers(run.frame, severity_weights=vuln.SEVERITY_WEIGHTS)
+    assert weighted.set_index("model").loc["detector_b", "tdr"] == pytest.approx(2 / 5)
+    # gzipped ground truth, given as bytes
+    again = load_run(FOLDER, ground_truth=("gt.json.gz", gzip.compress(
+        GROUND_TRUTH.read_bytes())))
+    pd.testing.assert_frame_equal(again.frame, run.frame)
+
+
+def test_ground_truth_inside_the_bundle(tmp_path) -> None:
+    files = {**tree(), "ground_truth/samples.json": GROUND_TRUTH.read_bytes(),
+             "README.json": b'{"note": "not ground truth"}'}
+    metrics = {k: v for k, v in files.items() if "sample_metrics" not in k}
+    run = load_run(("bundle.zip", zipped(metrics, "top/")))
+    assert run.meta["ground_truth"] == "top/ground_truth/samples.json"
+    assert by_key(run.frame).loc[("detector_b", "ex_tc_002"), "severity"] == "critical"
+
+
+def test_ground_truth_conflict_is_reported(tmp_path) -> None:
+    truth = json.loads(GROUND_TRUTH.read_bytes())
+    truth[2]["ground_truth"]["is_vulnerable"] = True   # ex_safe_003 now vulnerable
+    run = load_run(FOLDER, ground_truth=("gt.json", json.dumps(truth).encode()))
+    assert any("differs from sample_metrics" in w and "m_ex_safe_003_direct.json" in w
+               for w in run.warnings)
+    assert by_key(run.frame).loc[("detector_a", "ex_safe_003"), "is_vulnerable"]
+
+
+# ------------------------------------------------------------------ malformed folders
+
+
+def test_sample_without_ground_truth_is_named(tmp_path) -> None:
+    files = {k: v for k, v in tree().items() if k != "detector_b/sample_metrics/"
+             "m_ex_tc_002_direct.json"}
+    with pytest.raises(RunFormatError) as info:
+        load_run(write_tree(tmp_path / "run", files))
+    message = str(info.value)
+    assert "run: file detector_b/judge_outputs/j_ex_tc_002_direct.json" in message
+    assert "sample 'ex_tc_002' has no ground truth" in message
+    assert "field 'ground_truth'" in message
+
+
+def test_invalid_json_member_is_named() -> None:
+    files = {**tree(), J_A_DS: b'{"sample_id": "ex_ds_001", '}
+    with pytest.raises(RunFormatError, match=r"bad\.zip: file " + J_A_DS
+                       + r": invalid JSON: Expecting property name"):
+        load_run(("bad.zip", zipped(files)))
+
+
+@pytest.mark.parametrize(("change", "field", "expected"), [
+    (lambda r: r["overall_verdict"].update(confidence_expressed=1.5), "confidence",
+     "1.5 is out of range"),
+    (lambda r: r["overall_verdict"].update(said_vulnerable="maybe"), "said_vulnerable",
+     "expected true or false, got 'maybe'"),
+    (lambda r: r.pop("overall_verdict"), "overall_verdict", "expected an object"),
+    (lambda r: r.update(target_assessment=[1]), "target_assessment", "expected an object"),
+    (lambda r: r["target_assessment"].pop("found"), "target_assessment.found",
+     "no 'found'"),
+    (lambda r: r.update(findings="many"), "findings", "expected a list, got str"),
+    (lambda r: r["findings"].append(3), "findings", "finding 2 is a int"),
+    (lambda r: r["target_assessment"].update(type_match="perfect"), "type_match",
+     "unknown value 'perfect'"),
+    (lambda r: r["target_assessment"].update(root_cause_identification={"score": 3}),
+     "rcir", "3 is out of range"),
+    (lambda r: r.pop("judge_model"), "judge", "missing value"),
+])
+def test_bad_fields_are_named(change, field, expected) -> None:
+    files = edit(tree(), J_A_DS, change)
+    with pytest.raises(RunFormatError) as info:
+        load_run(("run.tar.gz", tar_gz(files)))
+    message = str(info.value)
+    assert f"file {J_A_DS}" in message and f"field '{field}'" in message, message
+    assert expected in message, message
+
+
+def test_record_without_sample_id() -> None:
+    files = edit(tree(), J_A_DS, lambda r: r.pop("sample_id"))
+    with pytest.raises(RunFormatError, match=f"file {J_A_DS}, field 'sample_id'"):
+        load_run(("run.zip", zipped(files)))
+
+
+def test_duplicate_answers_are_a_key_error() -> None:
+    files = {**tree(), "detector_a/judge_outputs/j_ex_ds_001_direct_copy.json": tree()[J_A_DS]}
+    with pytest.raises(RunFormatError, match="duplicate key"):
+        load_run(("run.zip", zipped(files)))
+
+
+def test_folder_without_judge_outputs() -> None:
+    files = {k: v for k, v in tree().items() if "judge_outputs" not in k}
+    with pytest.raises(RunFormatError, match="holds no benchmark output kbench knows"):
+        load_run(("run.zip", zipped(files)))
+
+
+def test_bad_ground_truth_file() -> None:
+    with pytest.raises(RunFormatError, match=r"gt\.json is not a BlockBench ground truth"):
+        load_run(FOLDER, ground_truth=("gt.json", b'{"a": 1}'))
+    broken = json.loads(GROUND_TRUTH.read_bytes())
+    broken[1]["ground_truth"]["is_vulnerable"] = "yes"
+    with pytest.raises(RunFormatError, match=r"field 'ground_truth\.is_vulnerable': "
+                                             r"ground-truth file gt.json, record 2: expected "
+                                             r"true or false, got 'yes'"):
+        load_run(FOLDER, ground_truth=("gt.json", json.dumps(broken).encode()))
+
+
+# ------------------------------------------------------------------ conversion rules
+
+
+def test_unknown_classifications_and_summary_counts() -> None:
+    def unknown(record):
+        record["findings"].append({"finding_id": 2, "classification": "WRONG_ROOT_CAUSE"})
+        record["findings"].append({"finding_id": 3, "classification": "partial match"})
+
+    files = edit(tree(), J_A_DS, unknown)
+    # findings absent: counts come from the summary; the unnamed rest is invalid
+    files = edit(files, J_B_TC, lambda r: (r.pop("findings"), r["summary"].update(
+        total_findings=4, hallucinated=1, security_theater=1)))
+    run = load_run(("run.zip", zipped(files)))
+    frame = by_key(run.frame)
+    a = frame.loc[("detector_a", "ex_ds_001")]
+    assert (a["n_target_match"], a["n_partial_match"], a["n_other_invalid"]) == (1, 1, 1)
+    b = frame.loc[("detector_b", "ex_tc_002")]
+    assert (b["n_hallucinated"], b["n_security_theater"], b["n_other_invalid"]) == (1, 1, 2)
+    assert any("WRONG_ROOT_CAUSE (1)" in w for w in run.warnings)
+
+
+def test_null_score_is_not_assessed() -> None:
+    files = edit(tree(), J_A_DS, lambda r: r["target_assessment"].update(
+        fix_suggestion_validity=None,
+        attack_vector_validity={"score": None, "reasoning": "x"}))
+    a = by_key(load_run(("run.zip", zipped(files))).frame).loc[("detector_a", "ex_ds_001")]
+    assert a["rcir"] == 0.55 and np.isnan(a["ava"]) and np.isnan(a["fsv"])
+
+
+def test_failed_judgement_in_a_folder_is_missing() -> None:
+    files = edit(tree(), J_B_TC, lambda r: r.update(error="timeout"))
+    run = load_run(("run.zip", zipped(files)))
+    assert len(run.frame) == 5
+    assert run.meta["failed_judgements"][0]["where"] == J_B_TC
+    assert any("1 failed judgement" in w and J_B_TC in w for w in run.warnings)
+    # the other judgements of detector_b stand: TDR 1 of 1
+    assert vuln.tiers(run.frame).set_index("model").loc["detector_b", "tdr"] == 1.0
+
+
+def test_prompt_type_from_the_file_name_and_unmatched_metrics() -> None:
+    files = edit(tree(), J_A_DS, lambda r: r.pop("prompt_type"))
+    files["detector_a/sample_metrics/m_ex_zz_009_direct.json"] = json.dumps(
+        {"sample_id": "ex_zz_009", "prompt_type": "direct",
+         "ground_truth_vulnerable": True}).encode()
+    run = load_run(("run.zip", zipped(files)))
+    assert set(run.frame["prompt_type"]) == {"direct"}
+    assert any("m_ex_zz_009_direct.json" in w and "no judge output" in w
+               for w in run.warnings)
+
+
+@pytest.mark.parametrize(("text", "lines"), [
+    ("line 12", [12]),
+    ("lines 12-14", [12, 13, 14]),
+    ("withdraw function, lines 12–13", [12, 13]),
+    ("Lines 3, 5 and 9", [3, 5, 9]),
+    ("L12, L14", [12, 14]),
+    ("Vault.sol#L40-L42", [40, 41, 42]),
+    ("lines 18-16", [16, 17, 18]),
+    ("line: 7", [7]),
+    ("random()", None),
+    ("the whole contract", None),
+    ("", None),
+    (None, None),
+    ("Level 3 of the protocol", None),
+])
+def test_parse_lines(text, lines) -> None:
+    assert parse_lines(text) == lines
+
+
+def test_huge_ranges_are_capped() -> None:
+    assert len(parse_lines("lines 1-10000000")) == 10_000
+
+
+# ------------------------------------------------------------------ multi-judge records
+
+
+def test_multi_judge_records() -> None:
+    run = load_run(MULTI)
+    assert run.meta["format"] == "BlockBench multi-judge records (json)"
+    frame = run.frame
+    assert len(frame) == 13                       # 14 records, one failed
+    assert sorted(vuln.judges_of(frame)) == ["human", "judge-x", "judge-y", "judge-z"]
+    assert any(w.startswith("ground truth inferred") for w in run.warnings)
+    assert any("1 failed judgement" in w and "record 12" in w for w in run.warnings)
+    assert any("WRONG_ROOT_CAUSE (1)" in w for w in run.warnings)
+    assert run.meta["failed_judgements"][0] | {"error": ""} == {
+        "where": 12, "sample": "ds_t2_002", "model": "detector_b", "prompt_type": "direct",
+        "judge": "judge-z", "error": ""}
+    keyed = frame.set_index(["sample", "model", "judge"])
+    fixed = keyed.loc[("df_tc_001", "detector_a", "judge-x")]
+    # false_positive_detected present: a fixed (safe) contract; its value is kept
+    assert not fixed["is_vulnerable"] and not fixed["target_found"]
+    assert fixed["claims_fixed_target"] is True
+    found = keyed.loc[("ds_t1_001", "detector_a", "judge-x")]           # complete_found
+    assert found["target_found"] and found["is_vulnerable"] and found["rcir"] == 1.0
+    missed = keyed.loc[("ds_t2_002", "detector_b", "judge-x")]          # only a bonus find
+    assert not missed["target_found"] and np.isnan(missed["rcir"])
+    human = keyed.loc[("ds_t1_001", "detector_a", "human")]
+    assert human["claimed_lines"] == "40;41;42;43;44" and human["n_other_invalid"] == 1
+    # the failed judgement is absent, so judge-z has one answer of detector_b, not a "no"
+    z = vuln.tiers(frame, judge="judge-z").set_index("model")
+    assert z.loc["detector_b", "n"] == 1 and z.loc["detector_b", "n_missing"] == 0
+    x = vuln.tiers(frame, judge="judge-x").set_index("model")
+    # judge-x, detector_a: two vulnerable found, plus the fixed contract flagged (FP)
+    assert (x.loc["detector_a", "tp"], x.loc["detector_a", "fp"]) == (2, 1)
+    assert x.loc["detector_b", "lucky_guess_rate"] == 0.5
+
+
+def test_multi_judge_gz_and_partial_found(tmp_path) -> None:
+    records = json.loads(MULTI.read_bytes())
+    records[0]["target_assessment"].update(complete_found=False, partial_found=True)
+    path = tmp_path / "records.json.gz"
+    path.write_bytes(gzip.compress(json.dumps(records).encode()))
+    run = load_run(path)
+    assert run.meta["format"] == "BlockBench multi-judge records (json.gz)"
+    first = run.frame.iloc[0]
+    assert first["target_found"] and first["partial_found"] is True
+    x = vuln.tiers(run.frame, judge="judge-x", partial_credit=0.5).set_index("model")
+    assert x.loc["detector_a", "tdr"] == pytest.approx((0.5 + 1) / 2)
+
+
+def test_multi_judge_with_ground_truth() -> None:
+    truth = [{"id": s, "ground_truth": {"is_vulnerable": v, "severity": sev,
+                                        "vulnerable_location": {"line_numbers": lines}}}
+             for s, v, sev, lines in (("ds_t1_001", True, "high", [40, 41]),
+                                      ("ds_t2_002", True, "low", [7]),
+                                      ("df_tc_001", False, None, None))]
+    run = load_run(MULTI, ground_truth=("truth.json", json.dumps(truth).encode()))
+    assert not any("inferred" in w for w in run.warnings)
+    assert run.meta["ground_truth"] == "truth.json"
+    human = run.frame.set_index(["sample", "judge"]).loc[("ds_t1_001", "human")]
+    assert human["severity"] == "high" and human["true_lines"] == "40;41"
+    h = vuln.tiers(run.frame, judge="human").set_index("model")
+    assert h.loc["detector_a", "location_accuracy"] == 1.0     # claims 40-44, true 40, 41
+    with pytest.raises(RunFormatError, match=r"record 1, field 'sample_id': sample "
+                                             r"'ds_t1_001' is not in the ground-truth file"):
+        load_run(MULTI, ground_truth=("truth.json", json.dumps(truth[1:]).encode()))
+
+
+def test_multi_judge_malformed_records() -> None:
+    records = json.loads(MULTI.read_bytes())
+    records[3]["overall_verdict"] = None
+    with pytest.raises(RunFormatError, match="record 4, field 'overall_verdict'"):
+        load_run(("records.json", json.dumps(records).encode()))
+    records = json.loads(MULTI.read_bytes())
+    records[2]["overall_verdict"]["confidence_expressed"] = "NaN"
+    with pytest.raises(RunFormatError, match="record 3, field 'confidence'"):
+        load_run(("records.json", json.dumps(records).encode()))
+    records = json.loads(MULTI.read_bytes())
+    records[5] = "oops"
+    with pytest.raises(RunFormatError, match="record 6: expected a judge record"):
+        load_run(("records.json", json.dumps(records).encode()))
+    only_failed = [r for r in json.loads(MULTI.read_bytes()) if "error" in r]
+    with pytest.raises(RunFormatError, match="no judge record that did not fail"):
+        load_run(("records.json", json.dumps(only_failed).encode()))
