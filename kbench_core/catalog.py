@@ -112,7 +112,50 @@ def _bias_items() -> list[Item]:
     ]
 
 
-_BUILDERS: dict[str, Callable[[], list[Item]]] = {"bias": _bias_items}
+# ------------------------------------------------------------------------------ judged
+
+_TIER_COLUMNS = ["model", "judge", "n", "accuracy", "f2", "tdr", "lucky_guess_rate",
+                 "finding_precision", "hallucination_rate", "avg_reasoning", "ece", "brier",
+                 "sui", "tus", "lgi"]
+
+
+def _judged_items() -> list[Item]:
+    from kbench_core import vuln
+    from kbench_core.figures import vuln as vuln_figures
+
+    def per_judge(frame: pd.DataFrame) -> Iterator[tuple[str, pd.DataFrame]]:
+        for judge in vuln.judges_of(frame):
+            yield judge, frame[frame["judge"].astype(str) == judge]
+
+    def tiers(frame: pd.DataFrame, options: Mapping[str, Any]):
+        for judge, rows in per_judge(frame):
+            table = vuln.tiers(rows, **options)
+            keep = [c for c in table.columns
+                    if c in _TIER_COLUMNS or (c.removesuffix("_low").removesuffix("_high")
+                    in _TIER_COLUMNS and c.endswith(("_low", "_high")))]
+            yield judge, table[keep]
+
+    def reliability(frame: pd.DataFrame, options: Mapping[str, Any]):
+        for judge, rows in per_judge(frame):
+            yield judge, vuln_figures.reliability_diagram(
+                vuln.reliability(rows), title=f"Reliability of stated confidence ({judge})")
+
+    def lucky(frame: pd.DataFrame, options: Mapping[str, Any]):
+        for judge, rows in per_judge(frame):
+            yield judge, vuln_figures.lucky_guess_chart(vuln.tiers(rows, **options))
+
+    best = {m: "min" if m in vuln.LOWER_IS_BETTER else "max"
+            for m in vuln.HIGHER_IS_BETTER | vuln.LOWER_IS_BETTER}
+    return [
+        Item("tiers", "The seven tiers per detector, one table per judge", "table", tiers,
+             best=best, main=True),
+        Item("reliability", "Reliability diagram, per judge", "figure", reliability),
+        Item("lucky_guesses", "Accuracy against target detection, per judge", "figure", lucky),
+    ]
+
+
+_BUILDERS: dict[str, Callable[[], list[Item]]] = {"bias": _bias_items,
+                                                   "judged": _judged_items}
 
 
 def items_for(kind: str) -> list[Item]:

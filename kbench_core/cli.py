@@ -79,7 +79,10 @@ def metrics(path: str, *, fmt: str, out: str | None) -> int:
         item = main_table(run.kind)
     except ValueError as err:
         raise SystemExit(f"kbench: {err}") from None
-    (_, table), = list(item.objects(run.frame))
+    import pandas as pd
+
+    # One table per judge (judged runs) stacks into one; its `judge` column tells them apart.
+    table = pd.concat([t for _, t in item.objects(run.frame)], ignore_index=True)
     data = table_bytes(table, fmt, best=item.best, caption=f"{item.title} ({run.name})",
                        provenance=provenance_of([run], what=item.name))
     if out:

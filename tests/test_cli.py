@@ -134,3 +134,17 @@ def test_figures_items_keep_only_what_is_named(tmp_path) -> None:
                  "--items", "fingerprint,bms_curves-loss_aversion"]) == 0
     assert sorted(p.name for p in out.iterdir()) == [
         "bias_bms_curves-loss_aversion.svg", "bias_fingerprint.csv", "bias_fingerprint.tex"]
+
+
+def test_metrics_of_a_judged_run_stack_one_table_per_judge(capsys) -> None:
+    from kbench_core import vuln
+    from kbench_core.io import load_run
+
+    assert main(["metrics", "sample_data/judged.csv"]) == 0
+    table = pd.read_csv(io.StringIO(capsys.readouterr().out), comment="#")
+    frame = load_run("sample_data/judged.csv").frame
+    assert len(table) == frame["model"].nunique() * frame["judge"].nunique()
+    one = vuln.tiers(frame, judge="judge-two").set_index("model")
+    mine = table[table["judge"] == "judge-two"].set_index("model")
+    np.testing.assert_allclose(mine["sui"], one.loc[mine.index, "sui"])
+    assert {"tdr_low", "tdr_high", "sui"} <= set(table.columns)
