@@ -228,7 +228,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         unknown = [f for f in formats if f not in FIGURE_FORMATS]
         if unknown or not formats:
             parser.error(f"--format takes pdf, svg, png; got {args.format!r}")
-        width, height = PAPER_SIZES[args.size] if args.size else (None, None)
+        # A paper size fixes the width; the height stays the figure's own (its legend and
+        # panels are laid out for it) unless --height says otherwise.
+        width, height = (PAPER_SIZES[args.size][0], None) if args.size else (None, None)
         written = write_figures(args.files, out=args.out, formats=formats,
                                 width=args.width or width, height=args.height or height,
                                 scale=args.scale, tables=not args.no_tables,

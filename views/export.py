@@ -46,7 +46,7 @@ st.caption(f"{len(plan)} items from {len(chosen_runs)} run(s); items that make o
 if not plan:
     st.stop()
 
-width, height = PAPER_SIZES[size]
+width, height = PAPER_SIZES[size][0], None  # heights: each figure's own
 if st.button("Build the ZIP", type="primary", icon=":material/folder_zip:", key="export_build"):
     bar = st.progress(0.0, text="Starting the figure renderer...")
     data = export_zip(chosen_runs, ExportChoice(
