@@ -110,7 +110,7 @@ def test_bias_page_widgets_change_the_numbers(monkeypatch) -> None:
     summary = at.dataframe[0].value.set_index("model")
     assert summary.loc["synthetic-alpha", "susceptibility"] == pytest.approx(
         (0.6344 + 0.5008 + 0.3472) / 3)
-    assert len(at.get("plotly_chart")) == 5  # fingerprint, curves, heatmap, HAS, CAS
+    assert len(at.get("plotly_chart")) == 6  # fingerprint, curves, heatmap, HAS, CAS, forest
     # Lifting the cap raises alpha's weak magnitude from 1 to 1.6 and so its BMS.
     at.toggle(key="bias_cap").set_value(False).run()
     uncapped = at.dataframe[0].value.set_index("model")
@@ -246,3 +246,27 @@ def test_a_model_keeps_its_colour_when_runs_are_added(monkeypatch, tmp_path) -> 
     after = at.session_state[state.COLORS]
     assert all(after[m] == c for m, c in before.items())
     assert after["aaa-first-in-order"] not in before.values()
+
+
+def test_bias_page_compare_panel_verdict_follows_the_models(monkeypatch) -> None:
+    from kbench_core import compare
+
+    at = bias_page(monkeypatch)
+    at.selectbox(key="bias_cmp_a").set_value("synthetic-gamma").run()
+    at.selectbox(key="bias_cmp_b").set_value("synthetic-alpha").run()
+    verdicts = [s.value for s in at.success] + [i.value for i in at.info]
+    trials = load_trials()
+    est = compare.paired_difference(trials, "score", "synthetic-gamma", "synthetic-alpha",
+                                    cluster="bias")
+    assert est.high < 0  # gamma planted unbiased: clearly lower scores
+    assert any("synthetic\\-gamma scores lower than synthetic\\-alpha" in v
+               and "better" in v for v in verdicts), verdicts
+    assert at.metric[0].value == f"{est.value:+.3f}"
+    at.selectbox(key="bias_cmp_b").set_value("synthetic-gamma").run()
+    assert any("two different models" in w.value for w in at.warning)
+
+
+def load_trials():
+    from kbench_core.io import load_run
+
+    return load_run(ROOT / "sample_data" / "bias.csv").frame

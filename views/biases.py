@@ -4,6 +4,7 @@ import streamlit as st
 
 from kbench_app import bias as bias_view
 from kbench_app import state, urlstate
+from kbench_app.compare import compare_panel
 from kbench_app.downloads import figure_downloads, table_downloads
 from kbench_app.ui import plain
 from kbench_core import figures, kahne
@@ -176,6 +177,12 @@ with st.expander("Human baselines and their sources", icon=":material/menu_book:
                                                                             format="%.2f")})
     st.caption("KahneBench's HUMAN_BASELINES (MIT). Sources and assessments are those of the "
                "metrics review's plausibility check; rates without a source are uncited there.")
+
+compare_panel(selected, values={"bias score": "score"}, group="bias", cluster="bias",
+              key="bias_cmp", runs=chosen_runs, colors=colors, noun="items",
+              content_key=f"{content_hash}|{','.join(models)}|{','.join(biases)}")
+st.caption("Items are bias × domain × condition × intensity × method × trial, averaged over "
+           "repeats; errors are clustered by bias (items of one bias share its prompts).")
 
 st.subheader("Responses")
 c1, c2, c3 = st.columns(3)

@@ -1,0 +1,65 @@
+"""Model-comparison figures: a forest plot of paired differences and rank intervals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from kbench_core.figures.base import apply_layout
+
+__all__ = ["forest_plot", "rank_chart"]
+
+_EXCLUDES_ZERO = "#D55E00"
+_COVERS_ZERO = "#888888"
+
+
+def forest_plot(deltas: pd.DataFrame, *, label: str = "group", title: str | None = None,
+                what: str = "A − B") -> go.Figure:
+    """One row per group (bias, study, prompt type, ...): the paired difference with its
+    interval, a zero line, rows sorted by difference; orange where the interval excludes 0.
+
+    ``deltas`` has columns ``label``, ``delta``, ``delta_low``, ``delta_high``, ``n`` (and
+    optionally ``p_adjusted``).
+    """
+    data = deltas.dropna(subset=["delta"]).sort_values("delta").reset_index(drop=True)
+    excludes = (data["delta_low"] > 0) | (data["delta_high"] < 0)
+    colors = np.where(excludes, _EXCLUDES_ZERO, _COVERS_ZERO)
+    p = data["p_adjusted"] if "p_adjusted" in data else pd.Series(np.nan, index=data.index)
+    fig = go.Figure()
+    fig.add_vline(x=0, line=dict(color="#444", width=1))
+    fig.add_trace(go.Scatter(
+        x=data["delta"], y=data[label].astype(str), mode="markers",
+        marker=dict(color=colors, size=9, symbol="square"),
+        error_x=dict(type="data", symmetric=False, array=data["delta_high"] - data["delta"],
+                     arrayminus=data["delta"] - data["delta_low"], color="#555", thickness=1.2),
+        customdata=np.column_stack([data["delta_low"], data["delta_high"], data["n"], p]),
+        hovertemplate=("<b>%{y}</b><br>" + what + " = %{x:.3f} [%{customdata[0]:.3f}, "
+                       "%{customdata[1]:.3f}]<br>n = %{customdata[2]}"
+                       "<br>adjusted p = %{customdata[3]:.3g}<extra></extra>"),
+        showlegend=False))
+    apply_layout(fig, title or f"Paired difference ({what}) with 95% intervals",
+                 xaxis=dict(title=f"{what} (orange: interval excludes 0)", zeroline=False),
+                 yaxis=dict(title="", showgrid=False, automargin=True),
+                 height=max(260, 90 + 26 * len(data)))
+    return fig
+
+
+def rank_chart(ranks: pd.DataFrame, *, colors: dict[str, str] | None = None,
+               title: str | None = None) -> go.Figure:
+    """Each model's rank (1 = best) with its bootstrap 95% interval, from
+    :func:`kbench_core.compare.rank_intervals`."""
+    data = ranks.sort_values("rank", ascending=False)
+    marker_colors = [(colors or {}).get(str(m), "#0072B2") for m in data["model"]]
+    fig = go.Figure(go.Scatter(
+        x=data["rank"], y=data["model"].astype(str), mode="markers",
+        marker=dict(color=marker_colors, size=11),
+        error_x=dict(type="data", symmetric=False, array=data["rank_high"] - data["rank"],
+                     arrayminus=data["rank"] - data["rank_low"], color="#555", thickness=1.2),
+        customdata=np.column_stack([data["rank_low"], data["rank_high"], data["value"]]),
+        hovertemplate=("<b>%{y}</b><br>rank %{x} [%{customdata[0]}, %{customdata[1]}]"
+                       "<br>value %{customdata[2]:.3f}<extra></extra>")))
+    apply_layout(fig, title or "Rank with its 95% bootstrap interval",
+                 xaxis=dict(title="Rank (1 = best)", dtick=1, autorange="reversed"),
+                 yaxis=dict(title="", showgrid=False), height=max(240, 90 + 34 * len(data)))
+    return fig
