@@ -27,7 +27,10 @@ def open_page(monkeypatch: pytest.MonkeyPatch, args: str = "") -> AppTest:
 
 # Data frames on the page, in order (AppTest finds data frames by position, not key): the
 # leaderboard, one per tier tab, the drill-down's answers, then its findings.
-TABLES = ["leaderboard", *(name.split()[0] for name in vuln.TIERS), "answers", "findings"]
+# Data frames in page order (AppTest does not expose them by key); "pairs" is the Compare
+# panel's table of every pair of models.
+TABLES = ["leaderboard", *(name.split()[0] for name in vuln.TIERS), "pairs", "answers",
+          "findings"]
 
 
 def table(at: AppTest, name: str):
@@ -64,8 +67,8 @@ def test_page_shows_the_tiers_of_the_sample_run(monkeypatch) -> None:
     tier7 = table(at, "7")
     assert {"sui", "tus", "tus_geometric", "lgi"} <= set(tier7.columns)
     charts = sorted(c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart"))
-    assert charts == ["vuln_leaderboard_chart", "vuln_lucky_chart", "vuln_prompt_chart",
-                      "vuln_reliability_chart"]
+    assert charts == ["vuln_cmp_forest_chart", "vuln_leaderboard_chart", "vuln_lucky_chart",
+                      "vuln_prompt_chart", "vuln_reliability_chart"]
 
 
 def test_judge_models_and_split(monkeypatch) -> None:
@@ -170,3 +173,20 @@ def test_bins_also_give_the_leaderboard_ece(monkeypatch, tmp_path) -> None:
     expected = vuln.tiers(frame, binning="quantile", n_bins=5).set_index("model")["ece"]
     assert quantile.to_dict() == pytest.approx(expected.to_dict())
     assert not np.allclose(quantile.loc[expected.index], uniform.loc[expected.index])
+
+
+def test_compare_panel_on_correct_verdicts(monkeypatch) -> None:
+    from kbench_core import compare
+    from kbench_core.io import load_run
+
+    at = open_page(monkeypatch)
+    at.selectbox(key="vuln_cmp_a").set_value("synthetic-detector-sharp").run()
+    at.selectbox(key="vuln_cmp_b").set_value("synthetic-detector-timid").run()
+    frame = load_run("sample_data/judged.csv").frame
+    frame = frame[frame["judge"] == "judge-one"].assign(
+        correct=lambda d: (d["said_vulnerable"] == d["is_vulnerable"]).astype(float))
+    est = compare.paired_difference(frame, "correct", "synthetic-detector-sharp",
+                                    "synthetic-detector-timid", cluster="sample")
+    assert est.low > 0  # sharp planted right on every answer, timid on 45%
+    assert any(m.value == f"{est.value:+.3f}" for m in at.metric)
+    assert any("scores higher" in s.value and "better" in s.value for s in at.success)

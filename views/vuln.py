@@ -7,6 +7,7 @@ import streamlit as st
 
 from kbench_app import state, urlstate
 from kbench_app import vuln as vuln_view
+from kbench_app.compare import compare_panel
 from kbench_app.downloads import figure_downloads, table_downloads
 from kbench_app.ui import plain
 from kbench_core import vuln
@@ -231,6 +232,20 @@ if by_prompt is not None:
     with c2:
         figure_downloads(prompt_fig, f"vuln_prompt_types-{metric}", runs=chosen_runs,
                          options=provenance, key="vuln_prompt_dl")
+
+said = pd.to_numeric(selected["said_vulnerable"].astype("Float64"), errors="coerce")
+truth = selected["is_vulnerable"].astype(bool).to_numpy()
+per_item = selected.assign(
+    correct=(said == truth).astype(float).where(said.notna()),
+    target_found_vulnerable=selected["target_found"].astype("Float64").astype(float)
+    .where(truth))
+compare_panel(per_item, values={"correct verdict": "correct",
+                                "target found (vulnerable samples)": "target_found_vulnerable"},
+              group="prompt_type" if has_prompts else "sample", cluster="sample",
+              key="vuln_cmp", runs=chosen_runs, colors=colors, noun="answers",
+              content_key=f"{content_hash}|{judge}|{','.join(models)}")
+st.caption("Items are sample × prompt type; errors are clustered by sample (a contract's "
+           "prompt variants share its difficulty). Judged by " + plain(judge) + ".")
 
 st.subheader("One sample")
 c1, c2, c3 = st.columns([2, 2, 3])
