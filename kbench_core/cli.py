@@ -14,6 +14,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
+
 from kbench_core import __version__
 from kbench_core.io import DEFAULT_MAX_BYTES, RunFormatError, load_run
 
@@ -139,6 +141,72 @@ def write_figures(paths: Sequence[str], *, out: str, formats: Sequence[str],
     return written
 
 
+# Per-item values each run kind compares by default, and how items cluster (SPEC 2.6).
+_COMPARE_DEFAULTS = {"bias": ("score", "bias", "bias"),
+                     "judged": ("correct", "prompt_type", "sample"),
+                     "replication": ("abs_diff", "study", "study")}
+
+
+def _per_item(run):
+    """The run's frame with the derived per-item columns a comparison may use."""
+    frame = run.frame
+    if run.kind == "judged":
+        said = frame["said_vulnerable"].astype("Float64").astype(float)
+        truth = frame["is_vulnerable"].astype(bool)
+        frame = frame.assign(correct=(said == truth).astype(float).where(~np.isnan(said)),
+                             target_found=frame["target_found"].astype("Float64")
+                             .astype(float).where(truth))
+    if run.kind == "replication" and {"human_d", "agent_d"} <= set(frame.columns):
+        frame = frame.assign(abs_diff=(frame["agent_d"] - frame["human_d"]).abs())
+    return frame
+
+
+def compare_command(path: str, *, metric: str | None, models: Sequence[str],
+                    judge: str | None, fmt: str, correction: str | None) -> int:
+    """Print the paired comparison of two models (or every pair) for a paper."""
+    from kbench_core import compare
+    from kbench_core.export import provenance_of, table_bytes
+
+    (run,) = _load_all([path])
+    if run.kind not in _COMPARE_DEFAULTS:
+        raise SystemExit(f"kbench: runs of kind {run.kind!r} have no per-item comparison")
+    value, group, cluster = _COMPARE_DEFAULTS[run.kind]
+    value = metric or value
+    frame = _per_item(run)
+    if run.kind == "judged":
+        judges = sorted(map(str, frame["judge"].unique()))
+        chosen = judge or judges[0]
+        if chosen not in judges:
+            raise SystemExit(f"kbench: no judge {chosen!r}; the run has {', '.join(judges)}")
+        frame = frame[frame["judge"].astype(str) == chosen]
+        print(f"# judge: {chosen}", file=sys.stderr)
+    if value not in frame.columns:
+        raise SystemExit(f"kbench: no per-item column {value!r} in this run")
+    known = sorted(map(str, frame["model"].unique()))
+    unknown = [m for m in models if m not in known]
+    if unknown:
+        raise SystemExit(f"kbench: unknown model(s) {', '.join(unknown)}; the run has "
+                         f"{', '.join(known)}")
+    pairs = compare.compare_models(frame, value, cluster=cluster, correction=correction)
+    if len(models) == 2:
+        a, b = models
+        est = compare.paired_difference(frame, value, a, b, cluster=cluster)
+        row = pairs[(pairs["model_a"].isin([a, b])) & (pairs["model_b"].isin([a, b]))]
+        adjusted = float(row["p_adjusted"].iloc[0]) if len(row) else None
+        print(compare.verdict(est, a, b, value, lower_is_better=compare.is_lower_better(value),
+                              adjusted_p=adjusted,
+                              correction={"holm": "Holm", "fdr_bh": "BH"}.get(
+                                  correction or "", "unadjusted")))
+        table = compare.group_differences(frame, value, a, b, group, correction=correction)
+    else:
+        table = pairs
+    prov = provenance_of([run], what=f"compare {value}",
+                         options={"models": list(models), "cluster": cluster,
+                                  "correction": correction})
+    sys.stdout.write(table_bytes(table, fmt, provenance=prov).decode())
+    return 0
+
+
 def report(paths: Sequence[str], *, out: str) -> int:
     from kbench_core.report import report_html
 
@@ -210,6 +278,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                      help="comma-separated item names or file stems to keep, e.g. "
                           "fingerprint_heatmap,bms_curves-anchoring_effect (default: all)")
 
+    cmp_ = sub.add_parser("compare", help="paired comparison of models, for papers")
+    cmp_.add_argument("file")
+    cmp_.add_argument("--metric", default=None,
+                      help="per-item column (default: score, correct or abs_diff by run kind)")
+    cmp_.add_argument("--models", nargs="*", default=[], metavar="MODEL",
+                      help="two models: their difference per group; none: every pair")
+    cmp_.add_argument("--judge", default=None, help="judged runs: which judge (default first)")
+    cmp_.add_argument("--correction", choices=["holm", "fdr_bh", "none"], default="holm")
+    cmp_.add_argument("--format", choices=["csv", "latex", "markdown"], default="markdown")
+
     rep = sub.add_parser("report", help="one self-contained interactive HTML report")
     rep.add_argument("files", nargs="+")
     rep.add_argument("--out", metavar="FILE", default="report.html")
@@ -221,6 +299,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return metrics(args.file, fmt=args.format, out=args.out)
     if args.command == "report":
         return report(args.files, out=args.out)
+    if args.command == "compare":
+        if len(args.models) not in (0, 2):
+            parser.error("--models takes two models (or none for every pair)")
+        return compare_command(args.file, metric=args.metric, models=args.models,
+                               judge=args.judge, fmt=args.format,
+                               correction=None if args.correction == "none" else args.correction)
     if args.command == "figures":
         from kbench_core.export import FIGURE_FORMATS, PAPER_SIZES
 

@@ -213,7 +213,11 @@ def _cells(frame: pd.DataFrame, intervals: Mapping[str, tuple[str, str]], digits
              if not any(c in pair for pair in intervals.values())]
     out = pd.DataFrame(index=frame.index)
     for column in shown:
-        text = frame[column].map(lambda v: _fmt(v, digits))
+        if str(column).startswith("p_") and pd.api.types.is_float_dtype(frame[column]):
+            # p-values: significant digits, so 0.0003 does not print as 0.000
+            text = frame[column].map(lambda v: "–" if pd.isna(v) else f"{v:.2g}")
+        else:
+            text = frame[column].map(lambda v: _fmt(v, digits))
         if column in intervals:
             low, high = (frame[c] for c in intervals[column])
             bounds = [f" [{_fmt(lo, digits)}, {_fmt(hi, digits)}]"

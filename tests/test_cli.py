@@ -154,3 +154,23 @@ def test_metrics_of_a_judged_run_stack_one_table_per_judge(capsys) -> None:
     mine = table[table["judge"] == "judge-two"].set_index("model")
     np.testing.assert_allclose(mine["sui"], one.loc[mine.index, "sui"])
     assert {"tdr_low", "tdr_high", "sui"} <= set(table.columns)
+
+
+def test_compare_prints_the_verdict_and_the_forest_table(capsys) -> None:
+    from kbench_core import compare
+    from kbench_core.io import load_run
+
+    assert main(["compare", "sample_data/bias.csv", "--models", "synthetic-alpha",
+                 "synthetic-beta", "--format", "csv"]) == 0
+    out = capsys.readouterr().out
+    verdict, table_text = out.split("\n", 1)
+    frame = load_run("sample_data/bias.csv").frame
+    est = compare.paired_difference(frame, "score", "synthetic-alpha", "synthetic-beta",
+                                    cluster="bias")
+    assert f"{est.value:+.3f} [{est.low:+.3f}, {est.high:+.3f}]" in verdict
+    table = pd.read_csv(io.StringIO(table_text), comment="#")
+    assert sorted(table["bias"]) == sorted(frame["bias"].unique())
+    assert main(["compare", "sample_data/judged.csv", "--format", "latex"]) == 0
+    assert r"\toprule" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["compare", "sample_data/bias.csv", "--models", "nobody", "synthetic-beta"])
