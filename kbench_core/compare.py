@@ -179,8 +179,8 @@ def rank_intervals(frame: pd.DataFrame, value: str, *, item: Sequence[str] | str
     bootstrap resamples of those items. ``lower_is_better`` defaults to the metric's
     direction (:func:`is_lower_better`).
 
-    All replicates are computed at once: item multiplicities (n_boot × items) times the item ×
-    model matrix gives every replicate's means in one product.
+    Replicates are computed in batches: item multiplicities (replicates × items) times the
+    item × model matrix gives a batch's means in one product.
     """
     lower = is_lower_better(value) if lower_is_better is None else lower_is_better
     table = item_values(frame, value, item=item).dropna()
@@ -191,8 +191,14 @@ def rank_intervals(frame: pd.DataFrame, value: str, *, item: Sequence[str] | str
         raise ValueError("no item was answered by every model")
     point = matrix.mean(axis=0)
     rng = np.random.default_rng(random_state)
-    counts = rng.multinomial(n_items, np.full(n_items, 1 / n_items), size=n_boot)
-    boot = counts @ matrix / n_items
+    chunk = max(1, 4_000_000 // n_items)  # replicates per batch: bounded memory on big runs
+    batches = []
+    for start in range(0, n_boot, chunk):
+        size = min(chunk, n_boot - start)
+        draws = rng.integers(0, n_items, (size, n_items)) + (np.arange(size) * n_items)[:, None]
+        counts = np.bincount(draws.ravel(), minlength=size * n_items).reshape(size, n_items)
+        batches.append(counts @ matrix / n_items)
+    boot = np.vstack(batches)
     boot_ranks = _ranks(boot, lower)
     alpha = (1 - level) / 2
     return pd.DataFrame({
