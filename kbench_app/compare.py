@@ -87,7 +87,7 @@ def compare_panel(frame: pd.DataFrame, *, values: Mapping[str, str], group: str,
     m1.metric(f"{a} − {b}", f"{est.value:+.3f}",
               help=f"Mean paired difference over shared {noun}; "
                    f"{'lower' if lower else 'higher'} is better for {label}.")
-    m2.metric("95% interval", f"[{est.low:+.3f}, {est.high:+.3f}]",
+    m2.metric("95% interval", f"[{est.low:+.2f}, {est.high:+.2f}]",
               help="t interval" + (f" with cluster-robust errors ({context}, G − 1 df)"
                                    if cluster else " on the per-item differences"))
     m3.metric("Holm-adjusted p", "–" if adjusted is None or not np.isfinite(adjusted)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -154,8 +155,77 @@ def _judged_items() -> list[Item]:
     ]
 
 
+# ------------------------------------------------------------------------------ replication
+
+
+def _replication_items() -> list[Item]:
+    from kbench_core import replication
+    from kbench_core.figures import replication as rep_figures
+
+    def ecs_table(frame: pd.DataFrame, options: Mapping[str, Any]):
+        for level in ("overall", "domain", "study"):
+            if level == "domain" and "domain" not in frame:
+                continue
+            yield level, replication.ecs(frame, level=level, **options)
+
+    def pas_table(frame: pd.DataFrame, options: Mapping[str, Any]):
+        result = replication.pas(frame)
+        if len(result.model):
+            yield "", result.model
+
+    def scatter(frame: pd.DataFrame, options: Mapping[str, Any]):
+        tests = replication.prepare_tests(frame)
+        valid = tests[np.isfinite(tests["d_h"]) & np.isfinite(tests["d_a"])]
+        yield "", rep_figures.effect_scatter(
+            valid.assign(weight=replication.structure_weights(valid)), replication.ecs(frame))
+
+    def pas_heat(frame: pd.DataFrame, options: Mapping[str, Any]):
+        result = replication.pas(frame)
+        if len(result.study):
+            yield "", rep_figures.study_heatmap(result.study, value="pas")
+
+    return [
+        Item("ecs", "ECS (weighted Lin's CCC) per model, overall, per domain, per study",
+             "table", ecs_table, best={"ecs": "max"}, main=True),
+        Item("pas", "PAS per model (Fisher-z pooled)", "table", pas_table, best={"pas": "max"}),
+        Item("effect_scatter", "Human against agent effect sizes", "figure", scatter),
+        Item("pas_heatmap", "PAS per study and model", "figure", pas_heat),
+    ]
+
+
+def _summary_items() -> list[Item]:
+    from kbench_core.figures import replication as rep_figures
+
+    def board(frame: pd.DataFrame, options: Mapping[str, Any]):
+        grouped = frame.groupby("model", observed=True)
+        table = grouped[[c for c in ("pas", "ecs") if c in frame]].mean()
+        for extra in ("tokens", "cost"):
+            if extra in frame:
+                table[extra] = grouped[extra].sum(min_count=1)
+        return _one(table.reset_index())
+
+    def board_figure(frame: pd.DataFrame, options: Mapping[str, Any]):
+        for _, table in board(frame, options):
+            yield "", rep_figures.summary_leaderboard(table)
+
+    def heat(frame: pd.DataFrame, options: Mapping[str, Any]):
+        for metric in ("pas", "ecs"):
+            if metric in frame and frame[metric].notna().any():
+                yield metric, rep_figures.study_heatmap(frame, value=metric,
+                                                        zmin=0.0 if metric == "pas" else -1.0)
+
+    return [
+        Item("leaderboard", "Configurations by mean PAS and ECS, with cost", "table", board,
+             best={"pas": "max", "ecs": "max", "cost": "min"}, main=True),
+        Item("leaderboard_chart", "Configurations by score, with cost", "figure", board_figure),
+        Item("study_heatmap", "Score per study and configuration", "figure", heat),
+    ]
+
+
 _BUILDERS: dict[str, Callable[[], list[Item]]] = {"bias": _bias_items,
-                                                   "judged": _judged_items}
+                                                   "judged": _judged_items,
+                                                   "replication": _replication_items,
+                                                   "replication_summary": _summary_items}
 
 
 def items_for(kind: str) -> list[Item]:

@@ -1,0 +1,152 @@
+"""Replication figures: human-vs-agent effect scatter, study × model heat tables, the
+study-summary leaderboard."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from kbench_core.figures.base import PALETTE, apply_layout
+
+__all__ = ["effect_scatter", "study_heatmap", "summary_leaderboard"]
+
+WEBGL_ABOVE = 5_000  # points per figure beyond which traces switch to WebGL
+
+
+def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *,
+                   color_by: str = "study", panels: bool = True,
+                   title: str | None = None) -> go.Figure:
+    """Human d (x) against agent d (y), one point per test: the y = x line of perfect
+    agreement, a weighted least-squares fit line per model, colour by study or domain (a
+    legend click isolates it, a double click shows only it), marker size by the test's weight,
+    hover naming study, finding, test and both effects; the CCC with its interval per model in
+    the panel titles (``ecs_table`` from :func:`kbench_core.replication.ecs`).
+
+    ``tests`` needs ``model, study, finding, test, d_h, d_a`` and optionally ``weight`` and
+    ``domain`` (:func:`kbench_core.replication.prepare_tests` adds d).
+    """
+    data = tests[np.isfinite(tests["d_h"].astype(float)) & np.isfinite(tests["d_a"].astype(float))]
+    models = sorted(map(str, data["model"].unique()))
+    if color_by not in data:
+        color_by = "study"
+    weight = data["weight"].astype(float) if "weight" in data else pd.Series(1.0, data.index)
+    size = 6 + 14 * np.sqrt(weight / max(float(weight.max()), 1e-12))
+    ccc = {} if ecs_table is None else {
+        str(r["model"]): (r["ecs"], r.get("ecs_low", np.nan), r.get("ecs_high", np.nan))
+        for _, r in ecs_table.iterrows()}
+
+    def label(model: str) -> str:
+        if model not in ccc:
+            return model
+        value, low, high = ccc[model]
+        interval = "" if not np.isfinite(low) else f" [{low:.2f}, {high:.2f}]"
+        return f"{model}<br>CCC {value:.3f}{interval}"
+
+    n_cols = len(models) if panels else 1
+    fig = make_subplots(rows=1, cols=max(n_cols, 1), shared_yaxes=True,
+                        subplot_titles=[label(m) for m in models] if panels else None,
+                        horizontal_spacing=0.04)
+    scatter = go.Scattergl if len(data) > WEBGL_ABOVE else go.Scatter
+    lo = float(np.nanmin([data["d_h"].min(), data["d_a"].min(), 0.0])) - 0.1
+    hi = float(np.nanmax([data["d_h"].max(), data["d_a"].max(), 1.0])) + 0.1
+    groups = sorted(map(str, data[color_by].unique()))
+    colors = {g: PALETTE[i % len(PALETTE)] for i, g in enumerate(groups)}
+    for col, model in enumerate(models if panels else [None], start=1):
+        part = data if model is None else data[data["model"].astype(str) == model]
+        fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", name="y = x",
+                                 line=dict(color="#888", dash="dash"), hoverinfo="skip",
+                                 showlegend=col == 1, legendgroup="y=x"), row=1, col=col)
+        for group in groups:
+            rows = part[part[color_by].astype(str) == group]
+            if rows.empty:
+                continue
+            fig.add_trace(scatter(
+                x=rows["d_h"], y=rows["d_a"], mode="markers", name=group,
+                legendgroup=group, showlegend=col == 1,
+                marker=dict(color=colors[group], size=size.loc[rows.index], opacity=0.8,
+                            line=dict(color="white", width=0.5)),
+                customdata=np.column_stack([rows["model"].astype(str), rows["study"].astype(str),
+                                            rows["finding"].astype(str),
+                                            rows["test"].astype(str)]),
+                hovertemplate=("<b>%{customdata[3]}</b><br>%{customdata[1]} · %{customdata[2]}"
+                               "<br>%{customdata[0]}<br>human d %{x:.3f} · agent d %{y:.3f}"
+                               "<extra></extra>")), row=1, col=col)
+        fit = _weighted_fit(part, weight.loc[part.index])
+        if fit is not None:
+            slope, intercept = fit
+            fig.add_trace(go.Scatter(
+                x=[lo, hi], y=[intercept + slope * lo, intercept + slope * hi], mode="lines",
+                name="weighted fit", legendgroup="fit", showlegend=col == 1,
+                line=dict(color="#222", width=1.5),
+                hovertemplate=f"fit: agent = {intercept:.2f} + {slope:.2f} · human"
+                              "<extra></extra>"), row=1, col=col)
+        fig.update_xaxes(title_text="Human effect (d)", range=[lo, hi], row=1, col=col)
+    fig.update_yaxes(title_text="Agent effect (d)", range=[lo, hi], row=1, col=1)
+    heading = title or ("Human against agent effect sizes" if panels or not ccc
+                        else f"Human against agent effect sizes · {label(models[0])}")
+    apply_layout(fig, heading, height=480, legend=dict(title=color_by.capitalize(),
+                                                       itemclick="toggleothers",
+                                                       itemdoubleclick="toggle"),
+                 margin=dict(t=110))
+    return fig
+
+
+def _weighted_fit(part: pd.DataFrame, weight: pd.Series) -> tuple[float, float] | None:
+    x, y, w = (part["d_h"].to_numpy(float), part["d_a"].to_numpy(float),
+               weight.to_numpy(float))
+    if len(x) < 2 or np.ptp(x) == 0:
+        return None
+    slope, intercept = np.polyfit(x, y, 1, w=np.sqrt(w))
+    return float(slope), float(intercept)
+
+
+def study_heatmap(table: pd.DataFrame, *, value: str = "pas", title: str | None = None,
+                  zmin: float = 0.0, zmax: float = 1.0) -> go.Figure:
+    """Study (rows) × model (columns) heat table of ``value`` (PAS, ECS), annotated."""
+    grid = table.pivot_table(index="study", columns="model", values=value, observed=True,
+                             dropna=False).sort_index(ascending=False)
+    z = grid.to_numpy(dtype=float)
+    fig = go.Figure(go.Heatmap(
+        z=z, x=[str(c) for c in grid.columns], y=[str(i) for i in grid.index], zmin=zmin,
+        zmax=zmax, colorscale="Cividis", colorbar=dict(title=value.upper()),
+        text=np.vectorize(lambda v: "–" if np.isnan(v) else f"{v:.2f}")(z),
+        texttemplate="%{text}", hovertemplate="%{y} · %{x}<br>" + value
+                                              + " %{z:.3f}<extra></extra>"))
+    apply_layout(fig, title or f"{value.upper()} per study and model",
+                 xaxis=dict(title="", side="top", showgrid=False),
+                 yaxis=dict(title="", showgrid=False), margin=dict(t=110),
+                 height=max(300, 130 + 28 * len(grid)))
+    return fig
+
+
+def summary_leaderboard(summary: pd.DataFrame, *, title: str | None = None) -> go.Figure:
+    """Mean PAS and ECS per configuration (bars, with t intervals when given as
+    ``<metric>_low``/``_high``) beside its cost (dots on a second axis)."""
+    data = summary.sort_values("pas", ascending=True)
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, column_widths=[0.7, 0.3],
+                        subplot_titles=["Score (mean over studies)", "Cost"],
+                        horizontal_spacing=0.03)
+    for metric, color in (("pas", PALETTE[0]), ("ecs", PALETTE[1])):
+        if metric not in data:
+            continue
+        error = None
+        if f"{metric}_low" in data:
+            error = dict(type="data", symmetric=False,
+                         array=data[f"{metric}_high"] - data[metric],
+                         arrayminus=data[metric] - data[f"{metric}_low"], thickness=1)
+        fig.add_trace(go.Bar(y=data["model"].astype(str), x=data[metric], orientation="h",
+                             name=metric.upper(), marker_color=color, error_x=error,
+                             hovertemplate="%{y}<br>" + metric.upper() + " %{x:.3f}"
+                                           "<extra></extra>"), row=1, col=1)
+    if "cost" in data and data["cost"].notna().any():
+        fig.add_trace(go.Scatter(y=data["model"].astype(str), x=data["cost"], mode="markers",
+                                 name="cost", marker=dict(color="#444", size=10),
+                                 hovertemplate="%{y}<br>cost %{x:.2f}<extra></extra>"),
+                      row=1, col=2)
+    fig.update_xaxes(title_text="PAS / ECS", row=1, col=1)
+    fig.update_xaxes(title_text="total cost", row=1, col=2)
+    apply_layout(fig, title or "Configurations by replication score, with cost",
+                 barmode="group", height=max(300, 120 + 50 * len(data)))
+    return fig
