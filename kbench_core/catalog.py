@@ -145,6 +145,24 @@ def _judged_items() -> list[Item]:
         for judge, rows in per_judge(frame):
             yield judge, vuln_figures.lucky_guess_chart(vuln.tiers(rows, **options))
 
+    def several_judges(frame: pd.DataFrame) -> bool:
+        return len([j for j in vuln.judges_of(frame) if j != "human"]) >= 2
+
+    def kappa(frame: pd.DataFrame, options: Mapping[str, Any]):
+        from kbench_core import agreement
+        from kbench_core.figures import agreement as agreement_figures
+
+        if several_judges(frame):
+            yield "target_found", agreement_figures.kappa_heatmap(
+                agreement.pairwise_kappa(frame, "target_found"), label="target_found")
+
+    def spread(frame: pd.DataFrame, options: Mapping[str, Any]):
+        from kbench_core import agreement
+        from kbench_core.figures import agreement as agreement_figures
+
+        if several_judges(frame):
+            yield "", agreement_figures.judge_spread_chart(agreement.judge_spread(frame))
+
     best = {m: "min" if m in vuln.LOWER_IS_BETTER else "max"
             for m in vuln.HIGHER_IS_BETTER | vuln.LOWER_IS_BETTER}
     return [
@@ -152,6 +170,8 @@ def _judged_items() -> list[Item]:
              best=best, main=True),
         Item("reliability", "Reliability diagram, per judge", "figure", reliability),
         Item("lucky_guesses", "Accuracy against target detection, per judge", "figure", lucky),
+        Item("kappa_heatmap", "Cohen's kappa between judges", "figure", kappa),
+        Item("judge_spread", "TDR and SUI across judges", "figure", spread),
     ]
 
 

@@ -84,6 +84,7 @@ def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *
                               "<extra></extra>"), row=1, col=col)
         fig.update_xaxes(title_text="Human effect (d)", range=[lo, hi], row=1, col=col)
     fig.update_yaxes(title_text="Agent effect (d)", range=[lo, hi], row=1, col=1)
+    fig.update_annotations(font_size=12)  # panel titles (model, CCC) fit three abreast
     heading = title or ("Human against agent effect sizes" if panels or not ccc
                         else f"Human against agent effect sizes · {label(models[0])}")
     apply_layout(fig, heading, height=480, legend=dict(title=color_by.capitalize(),
