@@ -68,3 +68,19 @@ def fingerprint_columns(view: pd.DataFrame) -> dict[str, object]:
         else:
             config[column] = st.column_config.Column(label, help=help_text)
     return config
+
+
+def susceptibility_ranks(biases: pd.DataFrame) -> pd.DataFrame:
+    """Each model's susceptibility rank (1 = least susceptible) and its 95% bootstrap interval
+    over the biases every model has a BMS for (:func:`kbench_core.compare.rank_intervals` on
+    the model × bias BMS table)."""
+    from kbench_core import compare
+
+    table = biases[["model", "bias", "bms"]].dropna()
+    if table["model"].nunique() < 2:
+        return pd.DataFrame(columns=["model", "rank", "rank_text"])
+    ranks = compare.rank_intervals(table, "bms", item="bias", lower_is_better=True)
+    ranks["rank_text"] = [f"{r:g} [{lo:g}, {hi:g}]" for r, lo, hi in
+                          zip(ranks["rank"], ranks["rank_low"], ranks["rank_high"],
+                              strict=True)]
+    return ranks[["model", "rank", "rank_text"]]

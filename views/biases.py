@@ -93,8 +93,15 @@ for col in ("most_susceptible", "most_resistant", "human_like", "ai_specific"):
 summary.insert(2, "susceptibility_ci", bias_view.interval_text(summary["susceptibility_low"],
                                                                summary["susceptibility_high"]))
 summary = summary.drop(columns=["susceptibility_low", "susceptibility_high"])
+summary = summary.merge(bias_view.susceptibility_ranks(fp.biases), on="model", how="left")
+summary = summary[["rank", "rank_text", *[c for c in summary if c not in ("rank", "rank_text")]]]
+summary = summary.sort_values(["rank", "model"], na_position="last")
 st.dataframe(summary, hide_index=True, width="stretch", key="bias_summary_table",
              column_config={
+                 "rank": st.column_config.NumberColumn("Rank", help="1 = least susceptible"),
+                 "rank_text": st.column_config.TextColumn(
+                     "Rank [95%]", help="Bootstrap over biases (1000 resamples): overlapping "
+                                        "ranges mean the run cannot order those models"),
                  "model": "Model",
                  "susceptibility": st.column_config.NumberColumn("Susceptibility",
                                                                  format="%.3f"),
