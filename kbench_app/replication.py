@@ -48,5 +48,15 @@ def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
     if "cost" in out and "pas" in out:
         with np.errstate(invalid="ignore", divide="ignore"):
             out["pas_per_dollar"] = out["pas"] / out["cost"]
-    return out.reset_index().sort_values("pas" if "pas" in out else "model",
-                                         ascending=False)
+    out = out.reset_index()
+    scored = frame[["model", "study", "pas"]].dropna() if "pas" in frame else frame.iloc[:0]
+    if scored["model"].nunique() >= 2:
+        from kbench_core import compare
+
+        # Rank by mean PAS over the studies every configuration has, bootstrapped over studies.
+        ranks = compare.rank_intervals(scored, "pas", item="study", lower_is_better=False)
+        ranks["rank_95"] = [f"{r:g} [{lo:g}, {hi:g}]" for r, lo, hi in
+                            zip(ranks["rank"], ranks["rank_low"], ranks["rank_high"],
+                                strict=True)]
+        out = ranks[["model", "rank", "rank_95"]].merge(out, on="model", how="right")
+    return out.sort_values("pas" if "pas" in out else "model", ascending=False)
