@@ -13,6 +13,7 @@ from kbench_core.figures.base import PALETTE, apply_layout
 __all__ = ["effect_scatter", "study_heatmap", "summary_leaderboard"]
 
 WEBGL_ABOVE = 5_000  # points per figure beyond which traces switch to WebGL
+MAX_LEGEND_GROUPS = 20  # beyond this, colour encodes the group without a legend entry each
 
 
 def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *,
@@ -53,19 +54,24 @@ def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *
     hi = float(np.nanmax([data["d_h"].max(), data["d_a"].max(), 1.0])) + 0.1
     groups = sorted(map(str, data[color_by].unique()))
     colors = {g: PALETTE[i % len(PALETTE)] for i, g in enumerate(groups)}
+    many = len(groups) > MAX_LEGEND_GROUPS  # one trace, colour by group index, no legend
     for col, model in enumerate(models if panels else [None], start=1):
         part = data if model is None else data[data["model"].astype(str) == model]
         fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", name="y = x",
                                  line=dict(color="#888", dash="dash"), hoverinfo="skip",
                                  showlegend=col == 1, legendgroup="y=x"), row=1, col=col)
-        for group in groups:
-            rows = part[part[color_by].astype(str) == group]
+        for group in ([None] if many else groups):
+            rows = part if group is None else part[part[color_by].astype(str) == group]
             if rows.empty:
                 continue
+            color = (pd.Categorical(rows[color_by].astype(str), categories=groups).codes
+                     if group is None else colors[group])
             fig.add_trace(scatter(
-                x=rows["d_h"], y=rows["d_a"], mode="markers", name=group,
-                legendgroup=group, showlegend=col == 1,
-                marker=dict(color=colors[group], size=size.loc[rows.index], opacity=0.8,
+                x=rows["d_h"], y=rows["d_a"], mode="markers",
+                name=f"{len(groups)} {color_by} values" if group is None else group,
+                legendgroup=group or "all", showlegend=col == 1,
+                marker=dict(color=color, colorscale="Viridis" if group is None else None,
+                            size=size.loc[rows.index], opacity=0.8,
                             line=dict(color="white", width=0.5)),
                 customdata=np.column_stack([rows["model"].astype(str), rows["study"].astype(str),
                                             rows["finding"].astype(str),
@@ -85,8 +91,11 @@ def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *
         fig.update_xaxes(title_text="Human effect (d)", range=[lo, hi], row=1, col=col)
     fig.update_yaxes(title_text="Agent effect (d)", range=[lo, hi], row=1, col=1)
     fig.update_annotations(font_size=12)  # panel titles (model, CCC) fit three abreast
-    heading = title or ("Human against agent effect sizes" if panels or not ccc
-                        else f"Human against agent effect sizes · {label(models[0])}")
+    if panels or len(models) != 1:
+        heading = title or ("Human against agent effect sizes" if panels else
+                            f"Human against agent effect sizes ({len(models)} models overlaid)")
+    else:
+        heading = title or f"Human against agent effect sizes · {label(models[0])}"
     apply_layout(fig, heading, height=480, legend=dict(title=color_by.capitalize(),
                                                        itemclick="toggleothers",
                                                        itemdoubleclick="toggle"),
@@ -109,16 +118,17 @@ def study_heatmap(table: pd.DataFrame, *, value: str = "pas", title: str | None 
     grid = table.pivot_table(index="study", columns="model", values=value, observed=True,
                              dropna=False).sort_index(ascending=False)
     z = grid.to_numpy(dtype=float)
+    annotate = z.size <= 400  # numbers in cells only while they stay legible
     fig = go.Figure(go.Heatmap(
         z=z, x=[str(c) for c in grid.columns], y=[str(i) for i in grid.index], zmin=zmin,
         zmax=zmax, colorscale="Cividis", colorbar=dict(title=value.upper()),
-        text=np.vectorize(lambda v: "–" if np.isnan(v) else f"{v:.2f}")(z),
-        texttemplate="%{text}", hovertemplate="%{y} · %{x}<br>" + value
-                                              + " %{z:.3f}<extra></extra>"))
+        text=np.vectorize(lambda v: "–" if np.isnan(v) else f"{v:.2f}")(z) if annotate else None,
+        texttemplate="%{text}" if annotate else None,
+        hovertemplate="%{y} · %{x}<br>" + value + " %{z:.3f}<extra></extra>"))
     apply_layout(fig, title or f"{value.upper()} per study and model",
                  xaxis=dict(title="", side="top", showgrid=False),
-                 yaxis=dict(title="", showgrid=False), margin=dict(t=110),
-                 height=max(300, 130 + 28 * len(grid)))
+                 yaxis=dict(title="", showgrid=False, showticklabels=len(grid) <= 60),
+                 margin=dict(t=110), height=min(900, max(300, 130 + 28 * len(grid))))
     return fig
 
 
