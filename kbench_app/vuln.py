@@ -88,6 +88,14 @@ def tier_view(table: pd.DataFrame, metrics: Sequence[str], *,
                                      "Rank", help="By SUI, best first")}
     if "rank" in table:
         view.insert(0, "rank", table["rank"])
+        if "sui_rank_low" in table and table["sui_rank_low"].notna().any():
+            view.insert(1, "rank_ci", [
+                f"[{lo:g}, {hi:g}]" for lo, hi in zip(np.round(table["sui_rank_low"], 1),
+                                                      np.round(table["sui_rank_high"], 1),
+                                                      strict=True)])
+            config["rank_ci"] = st.column_config.TextColumn(
+                "Rank 95%", help="Bootstrap over samples (with the intervals switched on): "
+                                 "overlapping ranges mean the run cannot order those models")
     for metric in metrics:
         if metric not in table:
             continue

@@ -40,6 +40,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 from scipy import sparse
+from scipy.stats import rankdata
 
 from kbench_core.calibration import Binned, Strategy, bin_calibration, sort_answers
 from kbench_core.schema import FINDING_COUNTS, SEVERITIES, TYPE_MATCHES
@@ -797,7 +798,11 @@ def _bootstrap(table: pd.DataFrame, prep: _Prepared, weights: Mapping[str, float
                                      n_groups=size, n_bins=n_bins, strategy="quantile",
                                      weight=counts[conf_sample], order=answers)
         core = _core(np.asarray(sums), binned, weights, zero_division)
-        return np.concatenate([getattr(core, name) for name in _BOOTSTRAPPED])
+        # The SUI rank of each group in this replicate (1 = best; undefined SUI ranks last),
+        # so the leaderboard can show each rank's interval.
+        sui = np.where(np.isfinite(core.sui), core.sui, -np.inf)
+        ranks = rankdata(-sui, method="average")
+        return np.concatenate([*(getattr(core, name) for name in _BOOTSTRAPPED), ranks])
 
     low, high = bootstrap_groups(max(prep.n_samples, 1), statistic, n_boot=n_boot,
                                  random_state=random_state)
@@ -805,6 +810,9 @@ def _bootstrap(table: pd.DataFrame, prep: _Prepared, weights: Mapping[str, float
         position = table.columns.get_loc(name) + 1
         table.insert(position, f"{name}_low", low[k * size:(k + 1) * size])
         table.insert(position + 1, f"{name}_high", high[k * size:(k + 1) * size])
+    k = len(_BOOTSTRAPPED)
+    table["sui_rank_low"] = low[k * size:(k + 1) * size]
+    table["sui_rank_high"] = high[k * size:(k + 1) * size]
 
 
 # ------------------------------------------------------------------------------ views

@@ -536,3 +536,15 @@ def test_reliability_leaves_out_failed_judgements() -> None:
     # s4 (confidence 0.6, wrong) is gone: 7 answers, and ECE agrees with tiers
     assert table.loc["m", "n"].iat[0] == 7
     assert table.loc["m", "ece"].iat[0] == pytest.approx(row(vuln.tiers(frame))["ece"])
+
+
+def test_bootstrap_gives_each_models_sui_rank_interval() -> None:
+    from kbench_core.io import load_run
+
+    frame = load_run("sample_data/judged.csv").frame
+    table = vuln.tiers(frame, judge="judge-one", ci="bootstrap", n_boot=300).set_index("model")
+    # sharp is planted right on every answer: first in every resample
+    assert (table.loc["synthetic-detector-sharp", "sui_rank_low"],
+            table.loc["synthetic-detector-sharp", "sui_rank_high"]) == (1.0, 1.0)
+    assert (table["sui_rank_low"] <= table["sui_rank_high"]).all()
+    assert "sui_rank_low" not in vuln.tiers(frame, judge="judge-one")

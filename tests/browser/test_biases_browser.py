@@ -7,7 +7,8 @@ import pytest
 from tests.browser.conftest import ARTIFACTS, screenshot, wait_for_app
 
 pytestmark = pytest.mark.browser
-CHARTS = ("bias_curves_chart", "bias_heatmap_chart", "bias_has_chart", "bias_cas_chart")
+CHARTS = ("bias_curves_chart", "bias_heatmap_chart", "bias_has_chart", "bias_cas_chart",
+          "bias_cmp_forest_chart")
 
 
 def test_bias_page_draws_its_charts(app_server, page) -> None:
