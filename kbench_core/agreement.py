@@ -53,7 +53,7 @@ from statsmodels.stats.inter_rater import cohens_kappa as _sm_cohens_kappa
 from statsmodels.stats.inter_rater import fleiss_kappa as _sm_fleiss_kappa
 
 from kbench_core.schema import FINDING_COUNTS, TYPE_MATCHES
-from kbench_core.stats import Estimate, bootstrap_groups, wilson
+from kbench_core.stats import Estimate, bootstrap_groups, check_choice, wilson
 
 __all__ = [
     "CONSENSUS", "DEFAULT_LABELS", "HUMAN", "LANDIS_KOCH", "Level", "Weights", "confusion",
@@ -96,11 +96,6 @@ _PAIR_COLUMNS = ["judge_a", "judge_b", "kappa", "kappa_low", "kappa_high", "n", 
 
 # ------------------------------------------------------------------------------ validation
 
-
-def _check_choice(name: str, value: object, allowed: tuple[object, ...]) -> None:
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}; "
-                         f"got {value!r}")
 
 
 def _check_boot(n_boot: int, random_state: int) -> None:
@@ -388,7 +383,7 @@ def _kappa_frame(grid: np.ndarray, names: Sequence[str], pairs: Sequence[tuple[i
 
 
 def _check_weights(label: _Label, weights: Weights) -> None:
-    _check_choice("weights", weights, (None, "linear", "quadratic"))
+    check_choice("weights", weights, (None, "linear", "quadratic"))
     if weights is not None and not label.ordered:
         raise ValueError(f"weights={weights!r} needs ordered categories; {label.name!r} is "
                          "nominal (use weights=None)")
@@ -450,7 +445,7 @@ def pairwise_kappa(judged: pd.DataFrame, label: str, *, weights: Weights = None,
     Bulletin* 70, 213–220. Fleiss, J. L., Cohen, J. & Everitt, B. S. (1969). Large sample
     standard errors of kappa and weighted kappa. *Psychological Bulletin* 72, 323–327.
     """
-    _check_choice("ci", ci, ("asymptotic", "bootstrap", None))
+    check_choice("ci", ci, ("asymptotic", "bootstrap", None))
     _check_boot(n_boot, random_state)
     spec = _label(judged, label)
     _categorical(spec, "pairwise_kappa")
@@ -472,7 +467,7 @@ def human_agreement(judged: pd.DataFrame, label: str, *, weights: Weights = None
     n_dropped, percent_agreement``; an empty frame with these columns when the frame has no
     ``human`` judge.
     """
-    _check_choice("ci", ci, ("asymptotic", "bootstrap", None))
+    check_choice("ci", ci, ("asymptotic", "bootstrap", None))
     _check_boot(n_boot, random_state)
     spec = _label(judged, label)
     _categorical(spec, "human_agreement")
@@ -584,7 +579,7 @@ def fleiss_kappa(judged: pd.DataFrame, label: str, *, ci: Ci = "asymptotic",
     inter-rater reliability with random selection of raters. *Psychometrika* 73, 407–430.
     Gwet, K. L. (2014). *Handbook of Inter-Rater Reliability*, 4th ed., chapter 5.
     """
-    _check_choice("ci", ci, ("asymptotic", "bootstrap", None))
+    check_choice("ci", ci, ("asymptotic", "bootstrap", None))
     _check_boot(n_boot, random_state)
     spec = _label(judged, label)
     _categorical(spec, "fleiss_kappa")
@@ -759,8 +754,8 @@ def krippendorff_alpha(judged: pd.DataFrame, label: str, *, level: Level = "nomi
     Answering the call for a standard reliability measure for coding data. *Communication
     Methods and Measures* 1, 77–89.
     """
-    _check_choice("level", level, ("nominal", "ordinal", "interval"))
-    _check_choice("ci", ci, (None, "bootstrap"))
+    check_choice("level", level, ("nominal", "ordinal", "interval"))
+    check_choice("ci", ci, (None, "bootstrap"))
     _check_boot(n_boot, random_state)
     spec = _label(judged, label)
     layout = _layout(judged, human=False)
@@ -880,7 +875,7 @@ def label_agreement(judged: pd.DataFrame, labels: Sequence[str] | None = None, *
     level (bootstrap interval with ``ci_alpha="bootstrap"``) and percent agreement (Wilson).
     Returns ``label, coefficient, level, value, low, high, n, n_dropped``.
     """
-    _check_choice("ci_alpha", ci_alpha, (None, "bootstrap"))
+    check_choice("ci_alpha", ci_alpha, (None, "bootstrap"))
     _check_boot(n_boot, random_state)
     if labels is None:
         labels = [c for c in DEFAULT_LABELS if c in judged and judged[c].notna().any()]

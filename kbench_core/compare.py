@@ -139,6 +139,18 @@ def paired_difference(frame: pd.DataFrame, value: str, a: str, b: str, *,
     return _paired(table, a, b, cluster, level)
 
 
+def _adjust(p_values: pd.Series, correction: Correction) -> np.ndarray:
+    """p adjusted over the defined ones (statsmodels' ``multipletests``); NaN stays NaN."""
+    p = p_values.astype(float).to_numpy()
+    if correction is None:
+        return p.copy()
+    adjusted = np.full(p.shape, np.nan)
+    ok = np.isfinite(p)
+    if ok.any():
+        adjusted[ok] = multipletests(p[ok], method=correction)[1]
+    return adjusted
+
+
 def compare_models(frame: pd.DataFrame, value: str, *,
                    item: Sequence[str] | str | None = None, cluster: str | None = None,
                    correction: Correction = "holm", level: float = 0.95) -> pd.DataFrame:
@@ -155,14 +167,7 @@ def compare_models(frame: pd.DataFrame, value: str, *,
                      "n_dropped": est.n_dropped})
     out = pd.DataFrame(rows, columns=["model_a", "model_b", "delta", "delta_low", "delta_high",
                                       "p_value", "n", "n_dropped"])
-    p = out["p_value"].astype(float).to_numpy()
-    adjusted = np.full(p.shape, np.nan)
-    ok = np.isfinite(p)
-    if correction is None:
-        adjusted = p.copy()
-    elif ok.any():
-        adjusted[ok] = multipletests(p[ok], method=correction)[1]
-    out.insert(6, "p_adjusted", adjusted)
+    out.insert(6, "p_adjusted", _adjust(out["p_value"], correction))
     return out
 
 
@@ -263,12 +268,5 @@ def group_differences(frame: pd.DataFrame, value: str, a: str, b: str, group: st
                      "n_dropped": est.n_dropped})
     out = pd.DataFrame(rows, columns=[group, "delta", "delta_low", "delta_high", "p_value",
                                       "n", "n_dropped"])
-    p = out["p_value"].astype(float).to_numpy()
-    adjusted = np.full(p.shape, np.nan)
-    ok = np.isfinite(p)
-    if correction is None:
-        adjusted = p.copy()
-    elif ok.any():
-        adjusted[ok] = multipletests(p[ok], method=correction)[1]
-    out.insert(5, "p_adjusted", adjusted)
+    out.insert(5, "p_adjusted", _adjust(out["p_value"], correction))
     return out

@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from kbench_core.schema import INTENSITIES
-from kbench_core.stats import t_interval, wilson
+from kbench_core.stats import WithinGroups, check_choice, t_interval, wilson
 
 __all__ = [
     "AGGREGATION_WEIGHTS", "INTENSITY_WEIGHTS", "Fingerprint", "bci", "bmp", "bms", "cas",
@@ -83,11 +83,6 @@ def human_baselines() -> pd.DataFrame:
     frame["assessment"] = frame["bias"].map(data.get("assessments", {})).fillna("")
     return frame
 
-
-def _check_choice(name: str, value: object, allowed: tuple[object, ...]) -> None:
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}; "
-                         f"got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -237,8 +232,8 @@ def bms(trials: pd.DataFrame, *, cap: float | None = 1.0,
     ----------
     KahneBench ``metrics/core.py`` and its review (seeds/kahne_metrics_review.md §1).
     """
-    _check_choice("spacing", spacing, ("ordinal", "observed"))
-    _check_choice("ci", ci, (None, "bootstrap"))
+    check_choice("spacing", spacing, ("ordinal", "observed"))
+    check_choice("ci", ci, (None, "bootstrap"))
     weights = {**INTENSITY_WEIGHTS, **(intensity_weights or {})}
     agg = {**AGGREGATION_WEIGHTS, **(aggregation_weights or {})}
     w = np.array([weights[name] for name in INTENSITIES])
@@ -320,20 +315,19 @@ def _bms_bootstrap(t: _Trials, cells: _Cells, w: np.ndarray, a: np.ndarray,
     n = cells.stats.n
     binary = (cells.stats.n_fractional == 0) & (n > 0)
     p = np.where(binary, np.nan_to_num(cells.stats.mean), 0.0)
-    # Rows of the cells with fractional scores, sorted by cell, drawn within their cell.
+    # Rows of the cells with fractional scores, drawn within their cell.
     rows = np.flatnonzero(~binary[cells.cell])
-    order = rows[np.argsort(cells.cell[rows], kind="stable")]
-    row_cell = cells.cell[order]
-    starts = np.searchsorted(row_cell, np.arange(n_cells))
-    values = cells.score[order]
+    row_cell = cells.cell[rows]
+    values = cells.score[rows]
+    trials = WithinGroups(row_cell)
     shape = (t.n_pairs, len(INTENSITIES) + 1)
     draws = np.empty((n_boot, t.n_pairs))
     for b in range(n_boot):
         with np.errstate(invalid="ignore", divide="ignore"):
             means = rng.binomial(n.astype(np.int64), p) / n
-            if order.size:
-                pick = starts[row_cell] + (rng.random(order.size) * n[row_cell]).astype(np.int64)
-                sums = np.bincount(row_cell, weights=values[pick], minlength=n_cells)
+            if rows.size:
+                sums = np.bincount(row_cell, weights=values * trials.draw(rng),
+                                   minlength=n_cells)
                 means = np.where(binary, means, sums / n)
         draws[b] = _bms_formula(means.reshape(shape), w, a, cap)[1]
     with warnings.catch_warnings():
@@ -373,8 +367,8 @@ def bci(trials: pd.DataFrame, *, std: Literal["population", "sample"] = "populat
     ``systematic`` is true when the share of domains with :math:`m_d > 0.5` exceeds 0.7.
     One domain gives std 0 and consistency 1; no domain gives NaN.
     """
-    _check_choice("std", std, ("population", "sample"))
-    _check_choice("rows", rows, ("treatment", "all"))
+    check_choice("std", std, ("population", "sample"))
+    check_choice("rows", rows, ("treatment", "all"))
     t = _prepare(trials)
     size, n_dom = t.n_pairs, max(len(t.domains), 1)
     used, per_domain = _domain_stats(t, rows)
@@ -411,7 +405,7 @@ def domain_means(trials: pd.DataFrame, *,
                  rows: Literal["treatment", "all"] = "treatment") -> pd.DataFrame:
     """Mean known score per model × bias × domain (the cells behind BCI), with ``n`` and a
     95% interval (Wilson for 0/1 scores, else t)."""
-    _check_choice("rows", rows, ("treatment", "all"))
+    check_choice("rows", rows, ("treatment", "all"))
     t = _prepare(trials)
     n_dom = max(len(t.domains), 1)
     _, per = _domain_stats(t, rows)
@@ -550,7 +544,7 @@ def rci(trials: pd.DataFrame, *,
     the mean consistency, whether every cell is stable, and the total trials ``n``. No known
     score → NaN with ``has_data`` false (the seed reported 1.0).
     """
-    _check_choice("variance", variance, ("population", "sample"))
+    check_choice("variance", variance, ("population", "sample"))
     t = _prepare(trials)
     size = t.n_pairs
     k = len(INTENSITIES)

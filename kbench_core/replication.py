@@ -28,6 +28,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from kbench_core.stats import WithinGroups, check_choice
+
 __all__ = [
     "EPSILON",
     "PasResult",
@@ -212,10 +214,6 @@ def _codes(frame: pd.DataFrame, columns: Sequence[str]) -> tuple[np.ndarray, pd.
     return codes, groups
 
 
-def _check_choice(name: str, value: object, allowed: tuple[object, ...]) -> None:
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}; got {value!r}")
-
 
 def pas(tests: pd.DataFrame, *, finding_weights: Literal["equal", "n_eff"] = "equal",
         study_pooling: Literal["fisher", "mean"] = "fisher",
@@ -232,9 +230,9 @@ def pas(tests: pd.DataFrame, *, finding_weights: Literal["equal", "n_eff"] = "eq
     :func:`_fisher_pool`. Tests without both posteriors are left out. ``ci="bootstrap"``
     resamples findings within each model (``n_boot`` times) for the model-level interval.
     """
-    _check_choice("finding_weights", finding_weights, ("equal", "n_eff"))
-    _check_choice("study_pooling", study_pooling, ("fisher", "mean"))
-    _check_choice("ci", ci, (None, "bootstrap"))
+    check_choice("finding_weights", finding_weights, ("equal", "n_eff"))
+    check_choice("study_pooling", study_pooling, ("fisher", "mean"))
+    check_choice("ci", ci, (None, "bootstrap"))
     t = prepare_tests(tests, **priors)
     t = t[t["pi_h"].notna() & t["pi_a"].notna()].reset_index(drop=True)
     pi_h, pi_a = t["pi_h"].to_numpy(float), t["pi_a"].to_numpy(float)
@@ -287,15 +285,10 @@ def _pas_bootstrap(f_pas: np.ndarray, s_codes: np.ndarray, m_codes: np.ndarray, 
     none of whose findings is drawn drops out of that replicate's mean). Written by hand:
     the resampling unit (findings within a model) and the two pooling stages are ours."""
     rng = np.random.default_rng(random_state)
-    owner = m_codes[s_codes]  # model of each finding
-    order = np.argsort(owner, kind="stable")
-    sizes = np.bincount(owner, minlength=n_models)
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    findings = WithinGroups(m_codes[s_codes])  # findings resampled within their model
     draws = np.empty((n_boot, n_models))
     for b in range(n_boot):
-        pick = starts[owner[order]] + (rng.random(order.size) * sizes[owner[order]]).astype(
-            np.int64)
-        weights = np.bincount(order[pick], minlength=f_pas.size).astype(float)
+        weights = findings.draw(rng).astype(float)
         s_pas = _study_pas(s_codes, f_pas, weights, n_studies, pooling)
         present = np.bincount(s_codes, weights=weights, minlength=n_studies) > 0
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -438,9 +431,9 @@ def ecs(tests: pd.DataFrame, *, level: Literal["overall", "domain", "study"] = "
     (:func:`_lin_interval`); ``ci="bootstrap"`` resamples studies within each model (a cluster
     bootstrap; at ``level="study"`` the tests within the study).
     """
-    _check_choice("level", level, ("overall", "domain", "study"))
-    _check_choice("weighting", weighting, ("structure", "equal"))
-    _check_choice("ci", ci, (None, "analytic", "bootstrap"))
+    check_choice("level", level, ("overall", "domain", "study"))
+    check_choice("weighting", weighting, ("structure", "equal"))
+    check_choice("ci", ci, (None, "analytic", "bootstrap"))
     t = prepare_tests(tests)
     t = t[np.isfinite(t["d_h"].to_numpy(float)) & np.isfinite(t["d_a"].to_numpy(float))]
     t = t.reset_index(drop=True)
@@ -481,14 +474,10 @@ def _ecs_bootstrap(t: pd.DataFrame, codes: np.ndarray, x: np.ndarray, y: np.ndar
     n_clusters = c_codes.max() + 1
     owner = np.zeros(n_clusters, dtype=np.int64)
     owner[c_codes] = codes
-    order = np.argsort(owner, kind="stable")
-    sizes = np.bincount(owner, minlength=size)
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    clusters = WithinGroups(owner)  # clusters resampled within their model × level group
     draws = np.empty((n_boot, size))
     for b in range(n_boot):
-        pick = starts[owner[order]] + (rng.random(order.size) * sizes[owner[order]]).astype(
-            np.int64)
-        mult = np.bincount(order[pick], minlength=n_clusters).astype(float)
+        mult = clusters.draw(rng).astype(float)
         draws[b] = _grouped_ccc(codes, x, y, w * mult[c_codes], size, normalize)[0]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)

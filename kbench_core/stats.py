@@ -16,7 +16,8 @@ import pandas as pd
 from scipy import stats as _st
 from statsmodels.stats.proportion import proportion_confint
 
-__all__ = ["Estimate", "bootstrap_groups", "t_interval", "wilson"]
+__all__ = ["Estimate", "WithinGroups", "bootstrap_groups", "check_choice", "t_interval",
+           "wilson"]
 
 
 @dataclass(frozen=True)
@@ -102,3 +103,31 @@ def bootstrap_groups(n_items: int, statistic: Callable[[np.ndarray], np.ndarray]
         low = np.nanquantile(values, alpha, axis=0)
         high = np.nanquantile(values, 1 - alpha, axis=0)
     return low, high
+
+
+def check_choice(name: str, value: object, allowed: tuple[object, ...]) -> None:
+    """Raise a ValueError naming the option and its allowed values unless ``value`` is one."""
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}; "
+                         f"got {value!r}")
+
+
+class WithinGroups:
+    """Bootstrap draws that resample units within their group (each group keeps its size):
+    studies within a model, findings within a model, trials within a condition cell.
+
+    ``draw(rng)`` returns, for every unit, how often it is drawn in one replicate. Written by
+    hand because the resampling is stratified and every group is drawn at once."""
+
+    def __init__(self, owner: np.ndarray) -> None:
+        owner = np.asarray(owner, dtype=np.int64)
+        self.size = owner.size
+        self.order = np.argsort(owner, kind="stable")
+        sizes = np.bincount(owner) if owner.size else np.zeros(0, dtype=np.int64)
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        group = owner[self.order]
+        self.start, self.count = starts[group], sizes[group]
+
+    def draw(self, rng: np.random.Generator) -> np.ndarray:
+        pick = self.start + (rng.random(self.size) * self.count).astype(np.int64)
+        return np.bincount(self.order[pick], minlength=self.size)

@@ -44,7 +44,7 @@ from scipy.stats import rankdata
 
 from kbench_core.calibration import Binned, Strategy, bin_calibration, sort_answers
 from kbench_core.schema import FINDING_COUNTS, SEVERITIES, TYPE_MATCHES
-from kbench_core.stats import bootstrap_groups, t_interval, wilson
+from kbench_core.stats import bootstrap_groups, check_choice, t_interval, wilson
 
 __all__ = [
     "HIGHER_IS_BETTER",
@@ -114,11 +114,6 @@ _CLASSIFICATIONS = {"TARGET_MATCH", "PARTIAL_MATCH", "BONUS_VALID", "HALLUCINATE
 
 # ------------------------------------------------------------------------------ options
 
-
-def _check_choice(name: str, value: object, allowed: tuple[object, ...]) -> None:
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}; "
-                         f"got {value!r}")
 
 
 def _weights(name: str, given: Mapping[str, float] | None, defaults: Mapping[str, float],
@@ -620,8 +615,8 @@ def tiers(judged: pd.DataFrame, *, by: Sequence[str] = ("model",),
                                 "target_found") if c not in judged]
     if missing_cols:
         raise ValueError(f"tiers needs the column(s) {', '.join(missing_cols)}")
-    _check_choice("binning", binning, ("uniform", "quantile"))
-    _check_choice("ci", ci, (None, "bootstrap"))
+    check_choice("binning", binning, ("uniform", "quantile"))
+    check_choice("ci", ci, (None, "bootstrap"))
     if not 0.0 <= float(partial_credit) <= 1.0:
         raise ValueError(f"partial_credit must lie in [0, 1]; got {partial_credit!r}")
     zero_division = float(zero_division)
@@ -829,7 +824,7 @@ def reliability(judged: pd.DataFrame, *, by: Sequence[str] = ("model",), n_bins:
     failed judgements and answers without a confidence are left out.
     """
     by = (by,) if isinstance(by, str) else tuple(by)
-    _check_choice("binning", binning, ("uniform", "quantile"))
+    check_choice("binning", binning, ("uniform", "quantile"))
     frame, _ = _one_judge(judged, judge)
     gid, keys = _groups(frame, by)
     vulnerable, miss_v = _bools(frame["is_vulnerable"])
