@@ -5,6 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from kbench_app.ui import interval_text
+
 _FIRST = ["category", "bias", "model", "bms", "bms_ci", "sensitivity", "model_rate",
           "model_rate_ci", "human_rate", "alignment", "direction", "bci_mean_score",
           "bci_consistency", "systematic", "rci_consistency", "rci_stable", "calibration_score",
@@ -35,12 +37,6 @@ _LABELS = {
     "high_unknown": ("Mostly unknown", None),
     "weakly_supported": ("Weak baseline", "The human baseline has little empirical support"),
 }
-
-
-def interval_text(low: pd.Series, high: pd.Series) -> pd.Series:
-    """``[low, high]`` with three decimals; empty where either bound is undefined."""
-    text = "[" + low.map("{:.3f}".format) + ", " + high.map("{:.3f}".format) + "]"
-    return text.where(low.notna() & high.notna(), "")
 
 
 def fingerprint_view(biases: pd.DataFrame) -> pd.DataFrame:

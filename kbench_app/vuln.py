@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from kbench_app.ui import interval_text
 from kbench_core import vuln
 
 HEADLINE = ("sui", "tus", "tus_geometric", "lgi", "accuracy", "f2", "tdr", "lucky_guess_rate",
@@ -70,11 +71,6 @@ def rows_equal(series: pd.Series, value: str) -> np.ndarray:
     return (series.astype(str) == value).to_numpy(dtype=bool)
 
 
-def _ci(low: pd.Series, high: pd.Series) -> pd.Series:
-    text = "[" + low.map("{:.3f}".format) + ", " + high.map("{:.3f}".format) + "]"
-    return text.where(low.notna() & high.notna(), "")
-
-
 def tier_view(table: pd.DataFrame, metrics: Sequence[str], *,
               keys: Sequence[str] = ("model",)) -> tuple[pd.DataFrame, dict[str, object]]:
     """A display table: the keys, then each metric with its interval as text beside it, and
@@ -105,7 +101,7 @@ def tier_view(table: pd.DataFrame, metrics: Sequence[str], *,
         config[metric] = st.column_config.NumberColumn(
             label, help=_HELP.get(metric), format=None if integer else "%.3f")
         if f"{metric}_low" in table and table[f"{metric}_low"].notna().any():
-            view[f"{metric}_ci"] = _ci(table[f"{metric}_low"], table[f"{metric}_high"])
+            view[f"{metric}_ci"] = interval_text(table[f"{metric}_low"], table[f"{metric}_high"])
             config[f"{metric}_ci"] = st.column_config.TextColumn(f"{label} 95% CI")
     view["n"] = table["n"]
     config["n"] = st.column_config.NumberColumn("n", help=_HELP["n"])
