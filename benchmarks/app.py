@@ -1,6 +1,7 @@
 """Page render times and figure payloads (SPEC 5: re-render after a widget change <= 0.5 s; a
 figure sent to the browser <= 2 MB), with Streamlit's AppTest, on the bundled sample runs and
-on a 1M-row bias run. Prints the figures; asserts nothing.
+on a 1M-row bias run, a 600k-row judged run and 100k replication tests. Prints the figures;
+asserts nothing.
 
     python benchmarks/app.py [N_ROWS]
 
@@ -26,7 +27,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from kbench_app import state  # noqa: E402
-from kbench_core.samples import big_bias_trials  # noqa: E402
+from kbench_core.samples import (  # noqa: E402
+    big_bias_trials,
+    big_judged_samples,
+    replication_tests,
+)
 
 PAGES = sorted(p.name for p in (ROOT / "views").glob("*.py"))
 
@@ -93,6 +98,16 @@ def main() -> None:
         probe = AppTest.from_file(str(ROOT / "views" / "biases.py"), default_timeout=600)
         probe.run()
         measure("biases.py", f"--no-samples {path}", bias_changes(probe))
+        judged = Path(tmp) / "judged_600k.parquet"
+        big_judged_samples(600_000).to_parquet(judged)
+        models = [f"synthetic-agent-{i:02d}" for i in range(60)]
+        tests = Path(tmp) / "replication_100k.parquet"
+        replication_tests(models=models, n_studies=278).to_parquet(tests)
+        print("600k judged rows (3 judges) and 100k replication tests (60 configurations); "
+              "re-render = plain reruns:")
+        for page, run in (("vuln.py", judged), ("agreement.py", judged),
+                          ("replication.py", tests)):
+            measure(page, f"--no-samples {run}", [])
 
 
 if __name__ == "__main__":

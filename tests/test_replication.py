@@ -261,3 +261,17 @@ def test_native_effect_list_errors_name_record_and_field() -> None:
             "Study_ID": "s", "Sub_Study_ID": "s1", "Finding_ID": "F1", "Test_Name": "t"}]
     with pytest.raises(RunFormatError, match=r"effects\.json: record 1, field 'agent_d'"):
         load_run(("effects.json", json.dumps(bad).encode()))
+
+
+def test_scatter_aggregates_big_runs_into_a_density_grid() -> None:
+    from kbench_core.figures import replication as rep_figures
+
+    models = [f"agent-{i:02d}" for i in range(30)]
+    tests = R.prepare_tests(samples.replication_tests(models=models, n_studies=120))
+    assert len(tests) > rep_figures.MAX_POINTS
+    fig = rep_figures.effect_scatter(tests, R.ecs(tests), panels=False)
+    heat = [t for t in fig.data if t.type == "heatmap"]
+    assert len(heat) == 1 and np.nansum(heat[0].z) == len(tests)
+    assert len(fig.to_json()) < 2 * 1024**2  # SPEC 5: a figure sent to the browser <= 2 MB
+    small = rep_figures.effect_scatter(R.prepare_tests(samples.replication_tests()))
+    assert not any(t.type == "heatmap" for t in small.data)

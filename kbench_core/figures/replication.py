@@ -14,6 +14,8 @@ __all__ = ["effect_scatter", "study_heatmap", "summary_leaderboard"]
 
 WEBGL_ABOVE = 5_000  # points per figure beyond which traces switch to WebGL
 MAX_LEGEND_GROUPS = 20  # beyond this, colour encodes the group without a legend entry each
+MAX_POINTS = 20_000  # beyond this the scatter becomes a density grid (the browser gets counts)
+DENSITY_BINS = 80
 
 
 def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *,
@@ -23,7 +25,9 @@ def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *
     agreement, a weighted least-squares fit line per model, colour by study or domain (a
     legend click isolates it, a double click shows only it), marker size by the test's weight,
     hover naming study, finding, test and both effects; the CCC with its interval per model in
-    the panel titles (``ecs_table`` from :func:`kbench_core.replication.ecs`).
+    the panel titles (``ecs_table`` from :func:`kbench_core.replication.ecs`). Beyond
+    ``MAX_POINTS`` tests the markers become counts on an 80 × 80 grid, so the figure sent to the
+    browser stays small whatever the run's size.
 
     ``tests`` needs ``model, study, finding, test, d_h, d_a`` and optionally ``weight`` and
     ``domain`` (:func:`kbench_core.replication.prepare_tests` adds d).
@@ -55,12 +59,22 @@ def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *
     groups = sorted(map(str, data[color_by].unique()))
     colors = {g: PALETTE[i % len(PALETTE)] for i, g in enumerate(groups)}
     many = len(groups) > MAX_LEGEND_GROUPS  # one trace, colour by group index, no legend
+    dense = len(data) > MAX_POINTS
     for col, model in enumerate(models if panels else [None], start=1):
         part = data if model is None else data[data["model"].astype(str) == model]
         fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", name="y = x",
                                  line=dict(color="#888", dash="dash"), hoverinfo="skip",
                                  showlegend=col == 1, legendgroup="y=x"), row=1, col=col)
-        for group in ([None] if many else groups):
+        if dense:  # aggregate: counts on a grid instead of one marker per test
+            counts, xe, ye = np.histogram2d(part["d_h"], part["d_a"], bins=DENSITY_BINS,
+                                            range=[[lo, hi], [lo, hi]])
+            fig.add_trace(go.Heatmap(
+                z=np.where(counts.T > 0, counts.T, np.nan), x=(xe[:-1] + xe[1:]) / 2,
+                y=(ye[:-1] + ye[1:]) / 2, colorscale="Viridis", showscale=col == 1,
+                colorbar=dict(title="tests"), name="tests",
+                hovertemplate="human d %{x:.2f} · agent d %{y:.2f}<br>%{z} tests"
+                              "<extra></extra>"), row=1, col=col)
+        for group in ([] if dense else [None] if many else groups):
             rows = part if group is None else part[part[color_by].astype(str) == group]
             if rows.empty:
                 continue
