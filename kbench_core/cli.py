@@ -156,8 +156,12 @@ def _per_item(run):
         frame = frame.assign(correct=(said == truth).astype(float).where(~np.isnan(said)),
                              target_found=frame["target_found"].astype("Float64")
                              .astype(float).where(truth))
-    if run.kind == "replication" and {"human_d", "agent_d"} <= set(frame.columns):
-        frame = frame.assign(abs_diff=(frame["agent_d"] - frame["human_d"]).abs())
+    if run.kind == "replication":
+        from kbench_core.replication import prepare_tests
+
+        # d from human_d/agent_d, or converted from the native effects and their test type
+        tests = prepare_tests(frame)
+        frame = frame.assign(abs_diff=(tests["d_a"] - tests["d_h"]).abs())
     return frame
 
 

@@ -174,3 +174,22 @@ def test_compare_prints_the_verdict_and_the_forest_table(capsys) -> None:
     assert r"\toprule" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         main(["compare", "sample_data/bias.csv", "--models", "nobody", "synthetic-beta"])
+
+
+def test_compare_on_native_effects_converts_them_to_d(tmp_path, capsys) -> None:
+    from kbench_core import compare
+    from kbench_core.io import load_run
+    from kbench_core.replication import prepare_tests
+
+    frame = load_run("sample_data/replication.csv").frame.drop(
+        columns=["human_d", "agent_d", "human_pi", "agent_pi"])
+    path = tmp_path / "native_effects.csv"
+    frame.to_csv(path, index=False)
+    assert main(["compare", str(path), "--models", "synthetic-agent-mirror",
+                 "synthetic-agent-flat", "--format", "csv"]) == 0
+    verdict = capsys.readouterr().out.split("\n", 1)[0]
+    tests = prepare_tests(load_run(path).frame)
+    est = compare.paired_difference(tests.assign(abs_diff=(tests["d_a"] - tests["d_h"]).abs()),
+                                    "abs_diff", "synthetic-agent-mirror",
+                                    "synthetic-agent-flat", cluster="study")
+    assert f"{est.value:+.3f}" in verdict
