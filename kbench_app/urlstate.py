@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import streamlit as st
 
-__all__ = ["missing_runs", "prepare", "publish", "seed", "stop"]
+__all__ = ["missing_runs", "prepare", "publish", "seed", "stop", "warn_missing_runs"]
 
 _SEEDED = "kbench_url_seeded"
 _KEYS = "kbench_url_keys"
@@ -114,3 +114,15 @@ def prepare(key: str, kind: Kind, default: Any, options: Sequence[Any] | None = 
             and str(st.session_state[key]) not in set(map(str, options)):
         del st.session_state[key]
     st.session_state.setdefault(key, default)
+
+
+def warn_missing_runs(loaded: Sequence[str], key: str) -> None:
+    """A warning for each run the link names under ``key`` that this session has not loaded
+    (someone else's upload): which file to upload again."""
+    from kbench_app.ui import plain
+
+    for name in missing_runs(loaded, key):
+        st.warning(f"The link shows the run **{plain(name)}**, which this session has not "
+                   "loaded: upload its file again on the Runs page (uploads live only in the "
+                   "session that made them, unless the app runs with a workspace).",
+                   icon=":material/link_off:")

@@ -26,9 +26,7 @@ if not runs:
             "needs at least two judges of the same answers (several LLM judges, or one and "
             "expert labels under the judge name `human`).")
     st.stop()
-for name in urlstate.missing_runs(list(runs), "agr_run"):
-    st.warning(f"The link shows the run **{plain(name)}**, which this session has not loaded: "
-               "upload its file again on the Runs page.", icon=":material/link_off:")
+urlstate.warn_missing_runs(list(runs), "agr_run")
 
 
 def _run_changed() -> None:

@@ -15,10 +15,7 @@ runs = {name: run for name, run in registry.runs.items() if run.kind == "bias"}
 if not runs:
     st.info("No cognitive-bias run is loaded. Add one on the Runs page.")
     st.stop()
-for name in urlstate.missing_runs(list(runs), "bias_runs"):
-    st.warning(f"The link shows the run **{plain(name)}**, which this session has not loaded: "
-               "upload its file again on the Runs page (uploads live only in the session that "
-               "made them, unless the app runs with a workspace).", icon=":material/link_off:")
+urlstate.warn_missing_runs(list(runs), "bias_runs")
 
 
 def _runs_changed() -> None:

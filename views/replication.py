@@ -9,7 +9,6 @@ from kbench_app import replication as rep_view
 from kbench_app import state, urlstate
 from kbench_app.compare import compare_panel
 from kbench_app.downloads import figure_downloads, table_downloads
-from kbench_app.ui import plain
 from kbench_core import replication
 from kbench_core.figures import replication as rep_figures
 
@@ -30,9 +29,7 @@ def _runs_changed() -> None:
 
 
 if test_runs:
-    for name in urlstate.missing_runs(list(test_runs), "rep_runs"):
-        st.warning(f"The link shows the run **{plain(name)}**, which this session has not "
-                   "loaded: upload its file again on the Runs page.", icon=":material/link_off:")
+    urlstate.warn_missing_runs(list(test_runs), "rep_runs")
     urlstate.prepare("rep_runs", "many", list(test_runs)[:1], list(test_runs))
     chosen = st.multiselect("Runs (per-test)", list(test_runs), key="rep_runs",
                             on_change=_runs_changed)

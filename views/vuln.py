@@ -24,9 +24,7 @@ if not runs:
             "(a judged CSV, a BlockBench judge-output folder as .zip/.tar.gz, or a list of "
             "multi-judge records).")
     st.stop()
-for name in urlstate.missing_runs(list(runs), "vuln_runs"):
-    st.warning(f"The link shows the run **{plain(name)}**, which this session has not loaded: "
-               "upload its file again on the Runs page.", icon=":material/link_off:")
+urlstate.warn_missing_runs(list(runs), "vuln_runs")
 
 
 def _runs_changed() -> None:
