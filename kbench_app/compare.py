@@ -3,8 +3,13 @@
 Pick two models and a per-item metric; the panel shows the paired difference with its interval
 and Holm-adjusted p (over every pair of models), a plain-language verdict, a forest plot of the
 per-group differences (bias, study, prompt type), the items a claimed difference needs, every
-pair's comparison and each model's rank interval. Everything comes from
-:mod:`kbench_core.compare`; the bootstrap of ranks is cached per selection.
+pair's comparison (also as a forest plot) and each model's rank interval. Everything comes from
+:mod:`kbench_core.compare`; results are cached with ``st.cache_data`` keyed on the data's
+content (the caller's ``content_key``, else a hash of the frame), so a rerun with the same
+selection costs nothing and a cached table is a copy no page can alter.
+
+Leaderboards put rank intervals beside their ranks with :func:`rank_text` /
+:func:`rank_column`.
 """
 
 from __future__ import annotations
@@ -15,35 +20,107 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import streamlit as st
+from scipy.stats import t as t_dist
 
 from kbench_app import urlstate
 from kbench_app.downloads import figure_downloads, table_downloads
 from kbench_app.ui import plain
 from kbench_core import compare
 from kbench_core.figures import compare as compare_figures
+from kbench_core.stats import Estimate
 
-__all__ = ["compare_panel"]
+__all__ = ["cached_rank_intervals", "compare_panel", "content_hash", "rank_column",
+           "rank_text", "run_compare_panel"]
+
+_RANK_TEXT = "rank_text"
 
 
-@st.cache_resource(max_entries=32, show_spinner="Comparing models...")
-def _tables(key: tuple, _frame: pd.DataFrame, value: str, a: str, b: str, group: str,
-            cluster: str | None) -> dict[str, Any]:
-    pairs = compare.compare_models(_frame, value, cluster=cluster)
+def content_hash(frame: pd.DataFrame) -> str:
+    """A key for the caches that changes whenever the frame's content does (pandas' row
+    hashes, summed with their positions so that a reordering counts as a change)."""
+    rows = pd.util.hash_pandas_object(frame, index=False).to_numpy()
+    mixed = rows ^ (np.arange(rows.size, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15))
+    return f"{len(frame)}:{','.join(map(str, frame.columns))}:{int(mixed.sum(dtype=np.uint64))}"
+
+
+@st.cache_data(max_entries=32, show_spinner="Comparing every pair of models...")
+def _pairs(key: tuple, _frame: pd.DataFrame, value: str, cluster: str | None) -> pd.DataFrame:
+    return compare.compare_models(_frame, value, cluster=cluster)
+
+
+@st.cache_data(max_entries=64, show_spinner="Comparing the two models...")
+def _pair(key: tuple, _frame: pd.DataFrame, value: str, a: str, b: str, group: str,
+          cluster: str | None) -> dict[str, Any]:
     est = compare.paired_difference(_frame, value, a, b, cluster=cluster)
     groups = compare.group_differences(_frame, value, a, b, group)
-    table = compare.item_values(_frame, value)
+    table = compare.item_values(_frame, value, cluster=cluster)
     both = table[[a, b]].dropna()
     sd = float((both[a] - both[b]).std(ddof=1)) if len(both) > 1 else float("nan")
-    return {"pairs": pairs, "est": est, "groups": groups, "sd": sd}
+    deff = float("nan")
+    if cluster and np.isfinite(est.high) and sd > 0:
+        # design effect = (clustered SE / independent-items SE)²; the clustered SE is
+        # recovered from the interval's half-width and its t(G − 1) critical value
+        n_clusters = both.index.get_level_values(cluster).nunique()
+        se_clustered = (est.high - est.value) / t_dist.ppf(0.975, n_clusters - 1)
+        deff = float((se_clustered / (sd / np.sqrt(len(both)))) ** 2)
+    return {"est": est, "groups": groups, "sd": sd, "deff": deff}
 
 
-@st.cache_resource(max_entries=32, show_spinner="Bootstrapping the ranks (1000 resamples)...")
-def _ranks(key: tuple, _frame: pd.DataFrame, value: str) -> pd.DataFrame:
-    return compare.rank_intervals(_frame, value)
+@st.cache_data(max_entries=32, show_spinner="Bootstrapping the ranks (1000 resamples)...")
+def _ranks(key: tuple, _frame: pd.DataFrame, value: str, item: tuple[str, ...] | None,
+           lower_is_better: bool | None) -> pd.DataFrame:
+    return compare.rank_intervals(_frame, value, item=list(item) if item else None,
+                                  lower_is_better=lower_is_better)
+
+
+def cached_rank_intervals(frame: pd.DataFrame, value: str, *, content_key: str | None = None,
+                          item: Sequence[str] | str | None = None,
+                          lower_is_better: bool | None = None) -> pd.DataFrame | None:
+    """:func:`kbench_core.compare.rank_intervals` (1000 resamples), cached on the content;
+    None when fewer than two models share an item (nothing to rank)."""
+    if frame["model"].nunique() < 2:
+        return None
+    items = (item,) if isinstance(item, str) else (tuple(item) if item else None)
+    key = (content_key or content_hash(frame), value, items, lower_is_better)
+    try:
+        return _ranks(key, frame, value, items, lower_is_better)
+    except ValueError:  # no item answered by every model
+        return None
+
+
+def rank_text(ranks: pd.DataFrame) -> pd.Series:
+    """``rank [low, high]`` per model (e.g. ``2 [1, 3]``), from :func:`rank_intervals`."""
+    text = [f"{r:g} [{lo:g}, {hi:g}]" for r, lo, hi in
+            zip(ranks["rank"], ranks["rank_low"], ranks["rank_high"], strict=True)]
+    return pd.Series(text, index=ranks.index, name=_RANK_TEXT, dtype=object)
+
+
+def rank_column(leaderboard: pd.DataFrame, ranks: pd.DataFrame | None, *,
+                model: str = "model", position: int = 0) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """``leaderboard`` with a ``rank_text`` column (rank and its 95% bootstrap interval)
+    inserted at ``position``, and the ``column_config`` entry that labels and explains it.
+
+    Models without a rank (absent from ``ranks``, or ``ranks`` None) get an empty cell.
+    """
+    out = leaderboard.copy()
+    if ranks is None or ranks.empty:
+        texts = pd.Series("", index=out.index, dtype=object)
+    else:
+        lookup = dict(zip(ranks["model"].astype(str), rank_text(ranks), strict=True))
+        texts = out[model].astype(str).map(lookup).fillna("")
+    if _RANK_TEXT in out:
+        out = out.drop(columns=_RANK_TEXT)
+    out.insert(min(position, len(out.columns)), _RANK_TEXT, texts.to_numpy())
+    config = {_RANK_TEXT: st.column_config.TextColumn(
+        "Rank [95% CI]",
+        help="Rank by the point value (1 = best; ties share the mean rank) and its 95% "
+             "bootstrap interval over items. Models whose intervals overlap cannot be "
+             "ordered by this run.")}
+    return out, config
 
 
 def compare_panel(frame: pd.DataFrame, *, values: Mapping[str, str], group: str,
-                  cluster: str | None, key: str, content_key: str,
+                  cluster: str | None = None, key: str, content_key: str | None = None,
                   runs: Sequence[Any] = (), colors: Mapping[str, str] | None = None,
                   noun: str = "items") -> None:
     """Render the panel for ``frame`` (one row per model response, with a ``model`` column).
@@ -51,72 +128,164 @@ def compare_panel(frame: pd.DataFrame, *, values: Mapping[str, str], group: str,
     ``values`` maps a metric's label to its per-item column (e.g. ``{"bias score": "score"}``);
     ``group`` is the forest plot's row (bias, study, prompt_type); ``cluster`` the column whose
     levels share errors (None: items independent); ``content_key`` identifies the data (run
-    hashes and selection) for the caches.
+    hashes and selection) for the caches (None: a hash of ``frame``); ``key`` prefixes every
+    widget key. A single-model selection shows a message instead of the panel.
     """
     st.subheader("Compare models")
     models = sorted(map(str, frame["model"].unique()))
     if len(models) < 2:
-        st.info("Comparisons need at least two models in the selection.")
+        st.info("Comparisons need at least two models in the selection"
+                + (f"; this one has only {plain(models[0])}." if models else "."),
+                icon=":material/balance:")
         return
-    c1, c2, c3 = st.columns(3)
-    urlstate.prepare(f"{key}_a", "one", models[0], models)
-    urlstate.prepare(f"{key}_b", "one", models[1], models)
+    content_key = content_key or content_hash(frame)
+    modes = ["Two models", "Every pair"]
+    urlstate.prepare(f"{key}_mode", "one", modes[0], modes)
+    mode = st.radio("Compare", modes, key=f"{key}_mode", horizontal=True,
+                    help="Two models: the verdict, numbers and per-group forest plot of one "
+                         "pair. Every pair: all pairs at once, p adjusted over all of them.")
     labels = list(values)
     urlstate.prepare(f"{key}_metric", "one", labels[0], labels)
-    a = c1.selectbox("Model A", models, key=f"{key}_a")
-    b = c2.selectbox("Model B", models, key=f"{key}_b")
-    label = c3.selectbox("Metric (per item)", labels, key=f"{key}_metric")
-    if a == b:
-        st.warning("Choose two different models.")
-        return
+    if mode == modes[0]:
+        c1, c2, c3 = st.columns(3)
+        urlstate.prepare(f"{key}_a", "one", models[0], models)
+        urlstate.prepare(f"{key}_b", "one", models[1], models)
+        a = c1.selectbox("Model A", models, key=f"{key}_a")
+        b = c2.selectbox("Model B", models, key=f"{key}_b")
+        label = c3.selectbox("Metric (per item)", labels, key=f"{key}_metric")
+    else:
+        label = st.selectbox("Metric (per item)", labels, key=f"{key}_metric")
     value = values[label]
     lower = compare.is_lower_better(value)
-    cache_key = (content_key, value, a, b, group, cluster)
-    tables = _tables(cache_key, frame, value, a, b, group, cluster)
-    est = tables["est"]
-    pairs = tables["pairs"]
-    row = pairs[((pairs["model_a"] == a) & (pairs["model_b"] == b))
-                | ((pairs["model_a"] == b) & (pairs["model_b"] == a))]
-    adjusted = float(row["p_adjusted"].iloc[0]) if len(row) else None
-    context = f"clustered by {cluster}" if cluster else ""
-    sentence = compare.verdict(est, a, b, label, lower_is_better=lower, adjusted_p=adjusted,
-                               context="")
-    decided = np.isfinite(est.low) and not est.low <= 0 <= est.high
-    (st.success if decided else st.info)(plain(sentence), icon=":material/balance:")
-    m1, m2, m3, m4 = st.columns(4)
-    m1.metric(f"{a} − {b}", f"{est.value:+.3f}",
-              help=f"Mean paired difference over shared {noun}; "
-                   f"{'lower' if lower else 'higher'} is better for {label}.")
-    m2.metric("95% interval", f"[{est.low:+.2f}, {est.high:+.2f}]",
-              help="t interval" + (f" with cluster-robust errors ({context}, G − 1 df)"
-                                   if cluster else " on the per-item differences"))
-    m3.metric("Holm-adjusted p", "–" if adjusted is None or not np.isfinite(adjusted)
-              else f"{adjusted:.3g}", help=f"Adjusted over all {len(pairs)} pairs of models")
-    m4.metric(f"Shared {noun}", f"{est.n:,}",
-              help=f"{est.n_dropped:,} {noun} answered by only one of the two were dropped")
-    if np.isfinite(tables["sd"]) and est.value != 0 and np.isfinite(est.value):
-        need = compare.samples_needed(est.value, tables["sd"])
-        st.caption(f"To detect a difference of {abs(est.value):.3f} with 80% power at α = 0.05 "
-                   f"(sd of the per-item differences {tables['sd']:.3f}) a run needs about "
-                   f"{need:,} shared {noun}; this one has {est.n:,}.")
-
-    forest = compare_figures.forest_plot(
-        tables["groups"], label=group, what=f"{a} − {b}",
-        title=f"{label}: {a} − {b} per {group}")
-    st.plotly_chart(forest, key=f"{key}_forest_chart")
-    figure_downloads(forest, f"forest-{value}-{a}-vs-{b}", runs=runs, key=f"{key}_forest_dl")
-
-    with st.expander(f"Every pair of models ({len(pairs)})", icon=":material/table:"):
-        st.dataframe(pairs, hide_index=True, width="stretch",
-                     column_config={c: st.column_config.NumberColumn(format="%.4f")
-                                    for c in ("delta", "delta_low", "delta_high", "p_value",
-                                              "p_adjusted")})
-        table_downloads(pairs, f"pairs-{value}", runs=runs, key=f"{key}_pairs_dl")
+    pairs = _pairs((content_key, value, cluster), frame, value, cluster)
+    if mode == modes[1]:
+        _every_pair(pairs, label=label, value=value, lower=lower, key=key, runs=runs)
+    else:
+        if a == b:
+            st.warning("Choose two different models, or compare every pair.")
+        else:
+            _two_models(frame, pairs, a=a, b=b, label=label, value=value, lower=lower,
+                        group=group, cluster=cluster, key=key, content_key=content_key,
+                        runs=runs, noun=noun)
+        with st.expander(f"Every pair of models ({len(pairs)})", icon=":material/table:"):
+            _pairs_table(pairs, value=value, key=key, runs=runs)
     with st.expander("Rank intervals (bootstrap over items)", icon=":material/leaderboard:"):
         urlstate.prepare(f"{key}_ranks", "bool", False)
         if st.toggle("Compute rank intervals (1000 resamples; cached)", key=f"{key}_ranks"):
-            ranks = _ranks((content_key, value), frame, value)
-            st.plotly_chart(compare_figures.rank_chart(ranks, colors=dict(colors or {})),
-                            key=f"{key}_rank_chart")
-            st.dataframe(ranks, hide_index=True, width="stretch")
-            st.caption("Overlapping rank intervals mean the data cannot order those models.")
+            ranks = cached_rank_intervals(frame, value, content_key=content_key)
+            if ranks is None:
+                st.info(f"No {noun} were answered by every model, so there is nothing to rank.")
+            else:
+                st.plotly_chart(compare_figures.rank_chart(
+                    ranks, colors=dict(colors or {}),
+                    title=f"{label}: rank with its 95% bootstrap interval "
+                          f"({'lower' if lower else 'higher'} is better)"),
+                    key=f"{key}_rank_chart")
+                st.dataframe(ranks, hide_index=True, width="stretch")
+                st.caption(f"Ranks over the {int(ranks['n'].iloc[0]):,} {noun} every model "
+                           f"answered ({'lower' if lower else 'higher'} {plain(label)} is "
+                           "better). Overlapping rank intervals mean the data cannot order "
+                           "those models.")
+
+
+def _two_models(frame: pd.DataFrame, pairs: pd.DataFrame, *, a: str, b: str, label: str,
+                value: str, lower: bool, group: str, cluster: str | None, key: str,
+                content_key: str, runs: Sequence[Any], noun: str) -> None:
+    """Verdict, numbers, sample-size line and forest plot for one pair."""
+    tables = _pair((content_key, value, a, b, group, cluster), frame, value, a, b, group,
+                   cluster)
+    est = tables["est"]
+    row = pairs[((pairs["model_a"] == a) & (pairs["model_b"] == b))
+                | ((pairs["model_a"] == b) & (pairs["model_b"] == a))]
+    adjusted = float(row["p_adjusted"].iloc[0]) if len(row) else None
+    if adjusted is not None and not np.isfinite(adjusted):
+        adjusted = None
+    sentence = compare.verdict(est, a, b, label, lower_is_better=lower, adjusted_p=adjusted)
+    decided = bool(np.isfinite(est.low) and not est.low <= 0 <= est.high)
+    (st.success if decided else st.info)(plain(sentence), icon=":material/balance:")
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric("Difference A − B", f"{est.value:+.3f}" if np.isfinite(est.value) else "–",
+              help=f"Mean paired difference {a} − {b} over shared {noun}; "
+                   f"{'lower' if lower else 'higher'} is better for {label}.")
+    m2.metric("95% interval", f"[{est.low:+.2f}, {est.high:+.2f}]"
+              if np.isfinite(est.low) else "–",
+              help="t interval" + (f" with errors clustered by {cluster} (statsmodels' "
+                                   "cluster-robust SE, G − 1 df)"
+                                   if cluster else " on the per-item differences"))
+    m3.metric("Holm-adjusted p", "–" if adjusted is None else f"{adjusted:.3g}",
+              help=f"Adjusted over all {len(pairs)} pairs of models")
+    m4.metric(f"Shared {noun}", f"{est.n:,}",
+              help=f"{est.n_dropped:,} {noun} answered by only one of the two were dropped")
+    if np.isfinite(tables["sd"]) and np.isfinite(est.value) and est.value != 0:
+        need = compare.samples_needed(est.value, tables["sd"])
+        text = (f"To detect a difference of {abs(est.value):.3f} with 80% power at α = 0.05 "
+                f"(sd of the per-item differences {tables['sd']:.3f}) a run needs about "
+                f"{need:,} shared {noun} if they were independent")
+        if np.isfinite(tables["deff"]):
+            text += (f"; {noun} cluster by {plain(cluster.replace('_', ' '))} (design effect "
+                     f"{tables['deff']:.2f}), so about {int(np.ceil(need * tables['deff'])):,}")
+        st.caption(f"{text}. This run has {est.n:,}.")
+    groups = tables["groups"]
+    if groups["delta"].notna().any():
+        shown = groups["delta"].notna()
+        apart = int(((groups["delta_low"] > 0) | (groups["delta_high"] < 0)).sum())
+        forest = compare_figures.forest_plot(
+            groups, label=group, what=f"{a} − {b}",
+            title=f"{label}, {a} − {b}: {apart} of {int(shown.sum())} "
+                  f"{group.replace('_', ' ')} intervals exclude 0")
+        st.plotly_chart(forest, key=f"{key}_forest_chart")
+        figure_downloads(forest, f"forest-{value}-{a}-vs-{b}", runs=runs,
+                         key=f"{key}_forest_dl")
+    else:
+        st.info(f"No {group.replace('_', ' ')} has {noun} both models answered.")
+
+
+def _every_pair(pairs: pd.DataFrame, *, label: str, value: str, lower: bool, key: str,
+                runs: Sequence[Any]) -> None:
+    """Every pair of models: forest plot of the differences, one verdict each, the table."""
+    shown = pairs.assign(pair=pairs["model_a"] + " − " + pairs["model_b"])
+    decided = int(((shown["delta_low"] > 0) | (shown["delta_high"] < 0)).sum())
+    if shown["delta"].notna().any():
+        forest = compare_figures.forest_plot(
+            shown, label="pair", what="A − B",
+            title=f"{label}: {decided} of {len(shown)} pairs differ "
+                  f"({'lower' if lower else 'higher'} is better)")
+        st.plotly_chart(forest, key=f"{key}_pairs_chart")
+        figure_downloads(forest, f"pairs-forest-{value}", runs=runs, key=f"{key}_pairs_fig_dl")
+    lines = []
+    for row in pairs.itertuples(index=False):  # one sentence per pair: a handful, not items
+        raw = float(row.p_value) if pd.notna(row.p_value) else None
+        est = Estimate(row.delta, row.delta_low, row.delta_high, int(row.n), raw,
+                       int(row.n_dropped))
+        adjusted = row.p_adjusted if np.isfinite(row.p_adjusted) else None
+        lines.append("- " + plain(compare.verdict(est, row.model_a, row.model_b, label,
+                                                  lower_is_better=lower, adjusted_p=adjusted)))
+    if len(lines) <= 6:
+        st.markdown("\n".join(lines))
+    else:
+        with st.expander(f"Verdict for each of the {len(lines)} pairs", icon=":material/balance:"):
+            st.markdown("\n".join(lines))
+    _pairs_table(pairs, value=value, key=key, runs=runs)
+
+
+def _pairs_table(pairs: pd.DataFrame, *, value: str, key: str, runs: Sequence[Any]) -> None:
+    st.dataframe(pairs, hide_index=True, width="stretch",
+                 column_config={c: st.column_config.NumberColumn(format="%.4f")
+                                for c in ("delta", "delta_low", "delta_high", "p_value",
+                                          "p_adjusted")})
+    table_downloads(pairs, f"pairs-{value}", runs=runs, key=f"{key}_pairs_dl")
+
+
+def run_compare_panel(frame: pd.DataFrame, kind: str, *, key: str,
+                      content_key: str | None = None, runs: Sequence[Any] = (),
+                      colors: Mapping[str, str] | None = None) -> None:
+    """:func:`compare_panel` with the family's defaults (:data:`kbench_core.compare.
+    COMPARISONS`): derives the per-item columns (:func:`~kbench_core.compare.per_item_values`),
+    offers the family's metrics, groups the forest plot and clusters the errors as SPEC 2.6
+    says. A judged run should be one judge's rows (the caller picks the judge)."""
+    spec = compare.COMPARISONS[kind]
+    data = compare.per_item_values(frame, kind)
+    group = spec.group if spec.group in data.columns else (spec.cluster or spec.group)
+    cluster = spec.cluster if spec.cluster in data.columns else None
+    compare_panel(data, values=spec.options, group=group, cluster=cluster, key=key,
+                  content_key=content_key, runs=runs, colors=colors, noun=spec.noun)

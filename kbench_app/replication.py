@@ -1,25 +1,59 @@
-"""Caches and table helpers of the Replication page."""
+"""Caches and table helpers of the Replication page.
+
+Heavy results (prepared tests, PAS at every level, ECS at every level, the scatter figure, the
+summary ranking) are cached with ``st.cache_resource`` on a key made of the runs' content
+hashes, the model selection and the options; the cached frames are shared, so the page never
+changes them in place (display tables are copies).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
+from kbench_app.ui import interval_text
 from kbench_core import replication
-from kbench_core.stats import t_interval
+from kbench_core.figures import replication as rep_figures
+
+__all__ = ["ecs_view", "finding_view", "has_posteriors", "metrics", "pas_study_grid",
+           "pas_view", "prepared", "scatter", "summary_table", "summary_view"]
+
+_HELP = {
+    "ecs": "Lin's concordance correlation of agent d on human d (1 = identical effects)",
+    "ecs_ci": "95% interval: Lin's z-transform (analytic) or the cluster bootstrap over "
+              "studies (bootstrap)",
+    "n": "Tests with both effect sizes",
+    "n_studies": "Studies those tests come from",
+    "pas": "Probability that human and agent are in the same state; 0.5 = chance",
+    "pas_ci": "95% interval: t over the model's studies (analytic) or the bootstrap over its "
+              "findings (bootstrap)",
+}
+
+
+def has_posteriors(tests: pd.DataFrame) -> bool:
+    """Whether any test of a prepared frame has both posteriors, so PAS is available."""
+    return bool((tests["pi_h"].notna() & tests["pi_a"].notna()).any())
+
+
+@st.cache_resource(max_entries=8, show_spinner="Preparing the tests...")
+def prepared(key: str, _frame: pd.DataFrame) -> pd.DataFrame:
+    """:func:`kbench_core.replication.prepare_tests` of the combined runs (key: run hashes)."""
+    return replication.prepare_tests(_frame)
 
 
 @st.cache_resource(max_entries=32, show_spinner="Computing PAS and ECS...")
 def metrics(key: tuple, _tests: pd.DataFrame, finding_weights: str, study_pooling: str,
             weighting: str, normalize_weights: bool, ci: str) -> dict[str, object]:
-    """PAS at every level and ECS overall, per domain and per study, for one selection."""
+    """PAS at every level (None without posteriors) and ECS overall, per domain (None without
+    a domain column) and per study, for one selection and set of options."""
     out: dict[str, object] = {}
-    has_pi = _tests.filter(like="_pi").notna().any().any() or "human_bf10" in _tests
     out["pas"] = (replication.pas(_tests, finding_weights=finding_weights,
-                                  study_pooling=study_pooling,
-                                  ci="bootstrap" if ci == "bootstrap" else None)
-                  if has_pi else None)
+                                  study_pooling=study_pooling, ci=ci)
+                  if has_posteriors(_tests) else None)
     for level in ("overall", "domain", "study"):
         if level == "domain" and "domain" not in _tests:
             out[level] = None
@@ -29,34 +63,123 @@ def metrics(key: tuple, _tests: pd.DataFrame, finding_weights: str, study_poolin
     return out
 
 
-def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per configuration: mean PAS and ECS over the studies that have them (t intervals), the
-    number of studies, total tokens and cost."""
-    grouped = frame.groupby("model", observed=True)
-    out = pd.DataFrame({"n_studies": grouped["study"].nunique()})
-    for metric in ("pas", "ecs"):
-        if metric not in frame:
-            continue
-        stats = grouped[metric].agg(["mean", "std", "count"])
-        out[metric] = stats["mean"]
-        out[f"{metric}_low"], out[f"{metric}_high"] = t_interval(stats["mean"], stats["std"],
-                                                                 stats["count"])
-        out[f"n_{metric}"] = stats["count"]
-    for extra in ("tokens", "cost"):
-        if extra in frame:
-            out[extra] = grouped[extra].sum(min_count=1)
-    if "cost" in out and "pas" in out:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out["pas_per_dollar"] = out["pas"] / out["cost"]
-    out = out.reset_index()
+@st.cache_resource(max_entries=16, show_spinner="Drawing the scatter...")
+def scatter(key: tuple, _tests: pd.DataFrame, _overall: pd.DataFrame, weighting: str,
+            color_by: str, panels: bool) -> go.Figure:
+    """The human-vs-agent effect scatter of the valid pairs, markers sized by ECS weight."""
+    valid = _tests[np.isfinite(_tests["d_h"]) & np.isfinite(_tests["d_a"])]
+    weight = replication.structure_weights(valid) if weighting == "structure" else 1.0
+    return rep_figures.effect_scatter(valid.assign(weight=weight), _overall, color_by=color_by,
+                                      panels=panels)
+
+
+def _number(label: str, column: str) -> object:
+    return st.column_config.NumberColumn(label, help=_HELP.get(column), format="%.3f")
+
+
+def _count(label: str, column: str) -> object:
+    return st.column_config.NumberColumn(label, help=_HELP.get(column), format="%d")
+
+
+def ecs_view(table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object]]:
+    """An ECS table for display: the value, its interval as text, n and studies; sortable."""
+    keys = [c for c in ("model", "domain", "study") if c in table]
+    view = table[keys].copy()
+    view["ecs"] = table["ecs"]
+    view["ecs_ci"] = interval_text(table["ecs_low"], table["ecs_high"])
+    view["n"] = table["n"]
+    view["n_studies"] = table["n_studies"]
+    config: dict[str, object] = {c: st.column_config.TextColumn(c.capitalize()) for c in keys}
+    config.update(ecs=_number("ECS", "ecs"),
+                  ecs_ci=st.column_config.TextColumn("95% CI", help=_HELP["ecs_ci"]),
+                  n=_count("n", "n"), n_studies=_count("Studies", "n_studies"))
+    return view, config
+
+
+def pas_view(table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object]]:
+    """The model-level PAS table for display, with its interval and counts."""
+    view = table[["model", "pas"]].copy()
+    view["pas_ci"] = interval_text(table["pas_low"], table["pas_high"])
+    for column in ("n", "n_findings", "n_tests"):
+        view[column] = table[column]
+    config = {"model": st.column_config.TextColumn("Model"), "pas": _number("PAS", "pas"),
+              "pas_ci": st.column_config.TextColumn("95% CI", help=_HELP["pas_ci"]),
+              "n": _count("Studies", "n"), "n_findings": _count("Findings", "n_findings"),
+              "n_tests": _count("Tests", "n_tests")}
+    return view.sort_values("pas", ascending=False, kind="stable"), config
+
+
+def pas_study_grid(study: pd.DataFrame) -> pd.DataFrame:
+    """Study (rows) × model (columns) PAS, with the number of findings of each study."""
+    grid = study.pivot_table(index="study", columns="model", values="pas", observed=True,
+                             dropna=False)
+    grid.columns = [str(c) for c in grid.columns]
+    findings = study.groupby("study", observed=True)["n"].max().rename("findings")
+    out = grid.join(findings)
+    if "domain" in study:
+        out.insert(0, "domain", study.groupby("study", observed=True)["domain"].first())
+    return out.reset_index()
+
+
+def finding_view(finding: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object]]:
+    """The finding-level PAS table for display."""
+    config = {"pas": _number("PAS", "pas"),
+              "n": st.column_config.NumberColumn("Tests", format="%d",
+                                                 help="Tests with both posteriors (0: the "
+                                                      "seed's empty finding, PAS 0.5)")}
+    return finding, config
+
+
+@st.cache_resource(max_entries=8, show_spinner="Ranking the configurations...")
+def summary_table(key: str, _frame: pd.DataFrame) -> pd.DataFrame:
+    """:func:`kbench_core.replication.study_summary` of a ``replication_summary`` run (key: its
+    content hash), with each configuration's rank by mean PAS over the studies every
+    configuration has and its bootstrap interval (over studies), when at least two
+    configurations share a study."""
+    frame = _frame
+    out = replication.study_summary(frame)
     scored = frame[["model", "study", "pas"]].dropna() if "pas" in frame else frame.iloc[:0]
-    if scored["model"].nunique() >= 2:
+    shared = scored.groupby("study", observed=True)["model"].nunique().eq(
+        scored["model"].nunique()).any()
+    if scored["model"].nunique() >= 2 and shared:
         from kbench_core import compare
 
-        # Rank by mean PAS over the studies every configuration has, bootstrapped over studies.
         ranks = compare.rank_intervals(scored, "pas", item="study", lower_is_better=False)
+        ranks["model"] = ranks["model"].astype(str)
         ranks["rank_95"] = [f"{r:g} [{lo:g}, {hi:g}]" for r, lo, hi in
                             zip(ranks["rank"], ranks["rank_low"], ranks["rank_high"],
                                 strict=True)]
         out = ranks[["model", "rank", "rank_95"]].merge(out, on="model", how="right")
-    return out.sort_values("pas" if "pas" in out else "model", ascending=False)
+    return out
+
+
+def summary_view(board: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object]]:
+    """The summary leaderboard for display: each score beside its interval and count, then
+    tokens and cost."""
+    view = board[[c for c in ("rank", "rank_95", "model", "n_studies") if c in board]].copy()
+    config: dict[str, object] = {
+        "rank": st.column_config.NumberColumn("Rank", help="By mean PAS; 1 = best"),
+        "rank_95": st.column_config.TextColumn(
+            "Rank [95%]", help="Bootstrap over studies: overlapping ranges mean the run "
+                               "cannot order those configurations"),
+        "model": st.column_config.TextColumn("Configuration"),
+        "n_studies": _count("Studies", "n_studies")}
+    labels: Mapping[str, str] = {"pas": "PAS", "ecs": "ECS"}
+    for metric, label in labels.items():
+        if metric not in board:
+            continue
+        view[metric] = board[metric]
+        view[f"{metric}_ci"] = interval_text(board[f"{metric}_low"], board[f"{metric}_high"])
+        view[f"n_{metric}"] = board[f"n_{metric}"]
+        config[metric] = st.column_config.NumberColumn(
+            f"{label} (mean)", format="%.3f", help=f"Mean published {label} over the studies "
+                                                   "that have one")
+        config[f"{metric}_ci"] = st.column_config.TextColumn(
+            f"{label} 95% CI", help="t interval over the studies")
+        config[f"n_{metric}"] = _count(f"n ({label})", f"n_{metric}")
+    for extra, label, fmt in (("tokens", "Tokens", "%d"), ("cost", "Cost", "%.2f")):
+        if extra in board:
+            view[extra] = board[extra]
+            config[extra] = st.column_config.NumberColumn(label, format=fmt,
+                                                          help=f"Total {extra} over the studies")
+    return view, config

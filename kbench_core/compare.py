@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from itertools import combinations
 from typing import Literal
 
@@ -31,11 +32,13 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 from kbench_core.io import detect_kind
+from kbench_core.replication import prepare_tests
 from kbench_core.stats import Estimate
 
-__all__ = ["ITEM_KEYS", "LOWER_IS_BETTER", "compare_models", "group_differences",
-           "is_lower_better", "item_values",
-           "paired_difference", "rank_intervals", "samples_needed", "verdict"]
+__all__ = ["COMPARISONS", "ITEM_KEYS", "LOWER_IS_BETTER", "Comparison", "compare_models",
+           "direction", "group_differences", "is_lower_better", "item_values",
+           "paired_difference", "per_item_values", "rank_intervals", "samples_needed",
+           "verdict"]
 
 # The item a model answers, per run kind (SPEC 2.6); repeated trials are averaged within.
 ITEM_KEYS: dict[str, tuple[str, ...]] = {
@@ -48,6 +51,7 @@ LOWER_IS_BETTER: frozenset[str] = frozenset({
     "score", "bms", "bias_score", "ece", "mce", "brier", "hallucination_rate", "invalid_rate",
     "fpr", "false_positive_rate", "abs_diff", "lucky_guess_rate", "susceptibility",
     "overconfidence_rate", "underconfidence_rate", "over_flagging", "fnr", "lgi",
+    "unknown_rate", "missing_confidence_rate", "calibration_error", "metacognitive_gap",
 })
 Correction = Literal["holm", "fdr_bh"] | None
 
@@ -55,6 +59,80 @@ Correction = Literal["holm", "fdr_bh"] | None
 def is_lower_better(metric: str) -> bool:
     """The metric's direction: True for bias scores, BMS, ECE, Brier, error rates, ..."""
     return metric in LOWER_IS_BETTER
+
+
+def direction(metric: str) -> Literal["lower", "higher"]:
+    """Which way is better for ``metric``: ``"lower"`` (:data:`LOWER_IS_BETTER`) or
+    ``"higher"`` (accuracy, TDR, PAS, ECS, consistency, ... and any metric not listed)."""
+    return "lower" if is_lower_better(metric) else "higher"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What a run kind compares by default: ``values`` (label, per-item column) pairs in menu
+    order, the forest plot's ``group`` (one row per level), the ``cluster`` whose items share
+    errors, and the ``noun`` an item is called on the page."""
+
+    values: tuple[tuple[str, str], ...]
+    group: str
+    cluster: str | None
+    noun: str
+
+    @property
+    def options(self) -> dict[str, str]:
+        """``{label: column}`` for a metric menu."""
+        return dict(self.values)
+
+
+# SPEC 2.6: the per-item value of each family, and how its items cluster (a bias's items share
+# its prompts, a contract's prompt variants its difficulty, a study's tests its participants).
+COMPARISONS: dict[str, Comparison] = {
+    "bias": Comparison((("bias score", "score"),), "bias", "bias", "items"),
+    "judged": Comparison((("correct verdict", "correct"),
+                          ("target found (vulnerable samples)", "target_found_vulnerable")),
+                         "prompt_type", "sample", "answers"),
+    "replication": Comparison((("|agent d − human d|", "abs_diff"),), "study", "study",
+                              "tests"),
+}
+
+
+def per_item_values(frame: pd.DataFrame, kind: str | None = None) -> pd.DataFrame:
+    """``frame`` with the per-item columns its family compares (SPEC 2.6), added as floats
+    (NaN = unknown, left out of every comparison rather than counted as 0):
+
+    - bias: ``score`` as given (1 = biased answer);
+    - judged: ``correct`` = 1 when ``said_vulnerable == is_vulnerable`` (NaN when the verdict is
+      missing, e.g. a failed judgement), and ``target_found_vulnerable`` = ``target_found`` on
+      vulnerable samples only (NaN on safe ones, where a target cannot be found and a 0 would
+      only dilute the difference);
+    - replication: ``abs_diff`` = |d_agent − d_human| with Cohen's d taken from
+      ``human_d``/``agent_d`` where given, else converted from the native effects by
+      :func:`kbench_core.replication.prepare_tests` (``effect_to_d``); NaN where either d is
+      undefined.
+
+    ``kind=None`` detects the kind from the columns.
+    """
+    kind = kind or detect_kind(list(frame.columns))
+    if kind == "judged":
+        said = frame["said_vulnerable"].astype("Float64").to_numpy(dtype=float,
+                                                                   na_value=np.nan)
+        truth = frame["is_vulnerable"].astype("Float64").to_numpy(dtype=float, na_value=np.nan)
+        found = frame["target_found"].astype("Float64").to_numpy(dtype=float, na_value=np.nan)
+        known = np.isfinite(said) & np.isfinite(truth)
+        return frame.assign(
+            correct=np.where(known, (said == truth).astype(float), np.nan),
+            target_found_vulnerable=np.where(truth == 1, found, np.nan))
+    if kind == "replication":
+        if {"d_h", "d_a"} <= set(frame.columns):  # already prepared (the replication page)
+            d_h, d_a = (frame[c].to_numpy(dtype=float, na_value=np.nan) for c in ("d_h", "d_a"))
+        else:
+            prepared = prepare_tests(frame)
+            d_h, d_a = prepared["d_h"].to_numpy(float), prepared["d_a"].to_numpy(float)
+        return frame.assign(abs_diff=np.abs(d_a - d_h))
+    if kind == "bias":
+        return frame
+    raise ValueError(f"runs of kind {kind!r} have no per-item comparison; "
+                     f"kinds with one: {', '.join(COMPARISONS)}")
 
 
 def _item_columns(frame: pd.DataFrame, item: Sequence[str] | str | None) -> list[str]:
@@ -71,20 +149,74 @@ def _item_columns(frame: pd.DataFrame, item: Sequence[str] | str | None) -> list
     return columns
 
 
+def _label_codes(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Integer codes of a key column in the sort order of its labels, a missing label (a
+    control row's intensity) being the label "" (so it is a level of its own, sorted first)."""
+    codes, uniques = pd.factorize(series)  # categoricals factorize on their codes: fast
+    labels = np.asarray(uniques, dtype=object)
+    missing = codes < 0
+    if missing.any():
+        blank = np.flatnonzero(labels == "")
+        if blank.size:
+            codes = np.where(missing, blank[0], codes)
+        else:
+            labels = np.append(labels, np.array([""], dtype=object))
+            codes = np.where(missing, labels.size - 1, codes)
+    try:
+        order = np.argsort(labels, kind="stable")
+    except TypeError:  # mixed types (numbers and ""): order by their text
+        order = np.argsort(labels.astype(str), kind="stable")
+    rank = np.empty(labels.size, dtype=np.int64)
+    rank[order] = np.arange(labels.size)
+    return rank[codes], labels[order]
+
+
 def item_values(frame: pd.DataFrame, value: str, *, item: Sequence[str] | str | None = None,
                 cluster: str | None = None) -> pd.DataFrame:
     """Items × models table of ``value`` averaged within each item (NaN where a model has no
-    known value); the index holds the item columns (and ``cluster`` when given)."""
+    known value); the index holds the item columns (and ``cluster`` when given), sorted.
+
+    Computed on integer codes: each key column is factorised, the codes are combined into one
+    item code, and every item × model mean comes from two ``np.bincount`` calls (sum and count
+    of the known values) — no groupby over text keys, which dominated on 1M-row runs.
+    """
     if value not in frame.columns:
         raise ValueError(f"no column {value!r} in the frame")
     columns = _item_columns(frame, item)
     keys = columns + ([cluster] if cluster and cluster not in columns else [])
-    data = frame[[*keys, "model", value]].copy()
-    data[value] = pd.to_numeric(data[value], errors="coerce").astype(float)
-    for column in [*keys, "model"]:  # missing labels (a control row's intensity) are a level
-        data[column] = data[column].astype(object).where(data[column].notna(), "")
-    means = data.groupby([*keys, "model"], sort=True)[value].mean()
-    return means.unstack("model")
+    n = len(frame)
+    values = pd.to_numeric(frame[value], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    item_code = np.zeros(n, dtype=np.int64)
+    bound = 1
+    per_key = []
+    for key in keys:
+        codes, labels = _label_codes(frame[key])
+        per_key.append((codes, labels))
+        if bound * max(labels.size, 1) >= 2**62:  # re-number before the mixed radix overflows
+            item_code, uniques = pd.factorize(item_code, sort=True)
+            bound = max(uniques.size, 1)
+        item_code = item_code * max(labels.size, 1) + codes
+        bound *= max(labels.size, 1)
+    # sort=True keeps the lexicographic order of the label ranks: items come out sorted
+    item_code, uniques = pd.factorize(item_code, sort=True)
+    model_code, models = _label_codes(frame["model"])
+    n_items, n_models = uniques.size, models.size
+    cell = item_code * n_models + model_code
+    known = np.isfinite(values)
+    size = n_items * n_models
+    sums = np.bincount(cell[known], weights=values[known], minlength=size)
+    counts = np.bincount(cell[known], minlength=size)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.where(counts > 0, sums / counts, np.nan).reshape(n_items, n_models)
+    first = np.zeros(n_items, dtype=np.int64)
+    first[item_code] = np.arange(n)  # any row of an item carries its labels
+    arrays = [labels[codes[first]] for codes, labels in per_key]
+    if len(keys) == 1:
+        index: pd.Index = pd.Index(arrays[0], name=keys[0], dtype=object)
+    else:
+        index = pd.MultiIndex.from_arrays(arrays, names=keys)
+    return pd.DataFrame(means, index=index,
+                        columns=pd.Index(models.astype(str), name="model", dtype=object))
 
 
 def _clustered_se(diff: np.ndarray, groups: np.ndarray) -> tuple[float, int]:
@@ -117,7 +249,7 @@ def _paired(table: pd.DataFrame, a: str, b: str, cluster: str | None,
             return Estimate(mean, math.nan, math.nan, n, None, dropped)
         se, g = _clustered_se(diff, groups)
         df = g - 1
-    if se == 0:
+    if se <= 1e-12 * float(np.abs(diff).max()):  # constant differences, up to rounding
         p = 1.0 if mean == 0 else 0.0
         return Estimate(mean, mean, mean, n, p, dropped)
     t_crit = float(stats.t.ppf((1 + level) / 2, df))
@@ -128,12 +260,32 @@ def _paired(table: pd.DataFrame, a: str, b: str, cluster: str | None,
 def paired_difference(frame: pd.DataFrame, value: str, a: str, b: str, *,
                       item: Sequence[str] | str | None = None, cluster: str | None = None,
                       level: float = 0.95) -> Estimate:
-    """Mean of (a − b) over the items both models answered, with its interval and p-value.
+    r"""Mean of (a − b) over the items both models answered, with its interval and p-value.
 
-    Without ``cluster``: the one-sample t test on the per-item differences (the same as
-    ``scipy.stats.ttest_rel``). With ``cluster``: statsmodels' cluster-robust standard error
-    and t with G − 1 degrees of freedom over the G clusters. ``n_dropped`` counts the items
-    only one of the two models answered.
+    Each model's ``value`` is first averaged within each item (:func:`item_values`; ``item``
+    None = the run kind's key, :data:`ITEM_KEYS`). Items only one of the two models answered
+    are dropped and counted in ``n_dropped``, never imputed.
+
+    Notes
+    -----
+    With the per-item differences :math:`d_i`, :math:`\bar d = \frac1n\sum d_i`:
+
+    - no ``cluster``: :math:`SE = s_d/\sqrt n`, interval :math:`\bar d \pm t_{n-1} SE`,
+      p from :math:`t = \bar d / SE` on n − 1 df — the paired t test
+      (``scipy.stats.ttest_rel``);
+    - ``cluster`` (G clusters, e.g. bias, study, contract): SE from statsmodels' OLS of
+      :math:`d_i` on a constant with ``cov_type="cluster"`` (its default small-sample factor
+      :math:`\frac{G}{G-1}\cdot\frac{n-1}{n-K}`, here G/(G − 1) as K = 1), t with G − 1 df
+      (Cameron & Miller 2015). One cluster: no interval (NaN), as its spread cannot be
+      estimated.
+
+    Constant differences (zero spread) give the interval [d̄, d̄] and p 0 (1 when d̄ = 0).
+    Fewer than two shared items give NaN bounds and no p.
+
+    References
+    ----------
+    Cameron, A. C. & Miller, D. L. (2015). A practitioner's guide to cluster-robust
+    inference. *Journal of Human Resources* 50(2), 317–372.
     """
     table = item_values(frame, value, item=item, cluster=cluster)
     return _paired(table, a, b, cluster, level)
@@ -155,7 +307,12 @@ def compare_models(frame: pd.DataFrame, value: str, *,
                    item: Sequence[str] | str | None = None, cluster: str | None = None,
                    correction: Correction = "holm", level: float = 0.95) -> pd.DataFrame:
     """Every pair of models: ``model_a model_b delta delta_low delta_high p_value p_adjusted n
-    n_dropped`` (delta = a − b), p adjusted over all pairs by ``multipletests``."""
+    n_dropped`` (delta = a − b, as :func:`paired_difference`), pairs in sorted model order.
+
+    ``p_adjusted`` is statsmodels' ``multipletests`` over all k(k − 1)/2 pairs with a defined
+    p: ``"holm"`` (Holm 1979, step-down; controls the family-wise error rate), ``"fdr_bh"``
+    (Benjamini & Hochberg 1995; controls the false-discovery rate) or ``None`` (raw p).
+    """
     if correction not in ("holm", "fdr_bh", None):
         raise ValueError(f"correction must be 'holm', 'fdr_bh' or None; got {correction!r}")
     table = item_values(frame, value, item=item, cluster=cluster)
@@ -185,7 +342,12 @@ def rank_intervals(frame: pd.DataFrame, value: str, *, item: Sequence[str] | str
     direction (:func:`is_lower_better`).
 
     Replicates are computed in batches: item multiplicities (replicates × items) times the
-    item × model matrix gives a batch's means in one product.
+    item × model matrix gives a batch's means in one product. The interval bounds are the
+    empirical 2.5% and 97.5% quantiles of the replicate ranks, taken outward (``"lower"`` /
+    ``"higher"``) so they are ranks that occurred. Bootstrap rank intervals follow Hall &
+    Miller (2009), "Using the bootstrap to quantify the authority of an empirical ranking",
+    *Annals of Statistics* 37(6B); written by hand because no library ranks all models per
+    replicate at once.
     """
     lower = is_lower_better(value) if lower_is_better is None else lower_is_better
     table = item_values(frame, value, item=item).dropna()
@@ -217,8 +379,11 @@ def rank_intervals(frame: pd.DataFrame, value: str, *, item: Sequence[str] | str
 def samples_needed(delta: float, sd_diff: float, *, power: float = 0.8,
                    alpha: float = 0.05) -> int:
     """Items needed to detect a paired mean difference ``delta`` whose per-item differences
-    have standard deviation ``sd_diff``: ⌈((z₁₋α/₂ + z_power) · sd_diff / |delta|)²⌉ (normal
-    approximation)."""
+    have standard deviation ``sd_diff``: ⌈((z₁₋α/₂ + z_power) · sd_diff / |delta|)²⌉ (SPEC 2.6;
+    the normal-approximation sample size of a paired / one-sample z test, e.g. Chow, Shao &
+    Wang, *Sample Size Calculations in Clinical Research*, 2nd ed., §3.1). It assumes
+    independent items; with clustered items multiply by the design effect
+    1 + (m − 1)·ICC for clusters of m items. At least 1."""
     if delta == 0:
         raise ValueError("delta must be non-zero")
     if sd_diff < 0 or not 0 < power < 1 or not 0 < alpha < 1:
@@ -236,7 +401,7 @@ def verdict(est: Estimate, a: str, b: str, metric: str, *, lower_is_better: bool
     if not (math.isfinite(est.low) and math.isfinite(est.high)):
         return (f"No interval for {a} − {b}{about} in {metric}: too few shared items or "
                 f"clusters to estimate its spread (n = {est.n}).")
-    numbers = f"{est.value:+.3f} [{est.low:+.3f}, {est.high:+.3f}], n = {est.n}"
+    numbers = f"{est.value:+.3f} [{est.low:+.3f}, {est.high:+.3f}], n = {est.n:,}"
     if adjusted_p is not None:
         numbers += f", {correction}-adjusted p = {adjusted_p:.3g}"
     elif est.p_value is not None:

@@ -1,51 +1,148 @@
-"""The Replication page under AppTest: the scatter, ECS and PAS tables, options that change the
-numbers, summaries and the native HumanStudy-Bench list."""
+"""The Replication page under AppTest: the scatter, ECS and PAS tables with intervals and n,
+options that change the numbers, the published summaries, and a native HumanStudy-Bench file
+from loading to the page."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from kbench_app import state
 from kbench_core import replication, samples
+from kbench_core.io import load_run
 
 ROOT = Path(__file__).resolve().parents[1]
+EFFECTS = ROOT.parent / "shared" / "formats" / "humanstudy_effect_data_example.json"
+SHIFTED = "synthetic-agent-shifted"
 
 
 def open_page(monkeypatch, args: str = "") -> AppTest:
+    """The app on the given runs, switched to the Replication page."""
     monkeypatch.setenv("KBENCH_APP_ARGS", args)
     state._cached_load.clear()
-    at = AppTest.from_file(str(ROOT / "views" / "replication.py"), default_timeout=120)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.run()
+    at.switch_page("views/replication.py").run()
     assert not at.exception, [e.value for e in at.exception]
+    assert at.title[0].value == "Replication"
     return at
 
 
-def test_page_shows_ecs_pas_and_the_scatter(monkeypatch) -> None:
+def table(at: AppTest, *columns: str, without: tuple[str, ...] = ()) -> pd.DataFrame:
+    """The first data frame on the page with these columns (AppTest has no keys for them)."""
+    for frame in at.dataframe:
+        value = frame.value
+        if set(columns) <= set(value.columns) and not set(without) & set(value.columns):
+            return value
+    raise AssertionError(f"no table with {columns}")
+
+
+def chart_keys(at: AppTest) -> list[str]:
+    return sorted(c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart"))
+
+
+def ci_text(low: float, high: float) -> str:
+    return f"[{low:.3f}, {high:.3f}]"
+
+
+def test_page_shows_scatter_ecs_and_pas_with_intervals_and_n(monkeypatch) -> None:
     at = open_page(monkeypatch)
-    keys = sorted(c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart"))
-    assert "rep_scatter_chart" in keys and "rep_pas_heat_chart" in keys
-    overall = at.dataframe[0].value.set_index("model")
-    expected = replication.ecs(samples.replication_tests()).set_index("model")
-    assert overall.loc["synthetic-agent-shifted", "ecs"] == pytest.approx(
-        expected.loc["synthetic-agent-shifted", "ecs"])
-    # equal weights and the released code's sums change the numbers
+    assert {"rep_scatter_chart", "rep_pas_heat_chart", "rep_summary_chart",
+            "rep_summary_heat_chart"} <= set(chart_keys(at))
+    tests = samples.replication_tests()
+    overall = table(at, "ecs", "ecs_ci", without=("domain", "study")).set_index("model")
+    expected = replication.ecs(tests).set_index("model")
+    row, want = overall.loc[SHIFTED], expected.loc[SHIFTED]
+    assert row["ecs"] == pytest.approx(want["ecs"])
+    assert row["ecs_ci"] == ci_text(want["ecs_low"], want["ecs_high"])
+    assert (row["n"], row["n_studies"]) == (36, 6)
+    per_domain = table(at, "ecs", "domain")
+    assert len(per_domain) == 9 and per_domain["n"].sum() == 3 * 36
+    per_study = table(at, "ecs", "study")
+    assert len(per_study) == 18
+    pas = table(at, "pas", "pas_ci").set_index("model")
+    want_pas = replication.pas(tests).model.set_index("model")
+    mirror = "synthetic-agent-mirror"
+    assert pas.loc[mirror, "pas"] == pytest.approx(want_pas.loc[mirror, "pas"])
+    assert pas.loc[mirror, "pas_ci"] == ci_text(want_pas.loc[mirror, "pas_low"],
+                                                want_pas.loc[mirror, "pas_high"])
+    assert (pas.loc[mirror, "n"], pas.loc[mirror, "n_findings"],
+            pas.loc[mirror, "n_tests"]) == (6, 15, 36)
+    grid = table(at, "study", "findings", mirror)
+    assert len(grid) == 6
+    findings = table(at, "finding", "pas", "n")
+    assert len(findings) == 45  # 15 findings x 3 models
+
+
+def test_widgets_change_the_numbers(monkeypatch) -> None:
+    at = open_page(monkeypatch)
+    tests = samples.replication_tests()
+    before = table(at, "ecs", "ecs_ci", without=("domain", "study")).set_index("model")
     at.radio(key="rep_weighting").set_value("equal").run()
     at.toggle(key="rep_normalize").set_value(False).run()
-    changed = at.dataframe[0].value.set_index("model")
-    want = replication.ecs(samples.replication_tests(), weighting="equal",
-                           normalize_weights=False).set_index("model")
-    assert changed.loc["synthetic-agent-shifted", "ecs"] == pytest.approx(
-        want.loc["synthetic-agent-shifted", "ecs"])
-    assert changed.loc["synthetic-agent-shifted", "ecs"] != pytest.approx(
-        overall.loc["synthetic-agent-shifted", "ecs"])
+    changed = table(at, "ecs", "ecs_ci", without=("domain", "study")).set_index("model")
+    want = replication.ecs(tests, weighting="equal", normalize_weights=False).set_index("model")
+    assert changed.loc[SHIFTED, "ecs"] == pytest.approx(want.loc[SHIFTED, "ecs"])
+    assert changed.loc[SHIFTED, "ecs"] != pytest.approx(before.loc[SHIFTED, "ecs"])
+    assert changed.loc[SHIFTED, "ecs_ci"] == ""  # no Lin interval for the released statistic
+    assert any("choose bootstrap intervals" in c.value for c in at.caption)
+    # PAS options: n_eff weights and the simple mean move the mirror agent's PAS
+    mirror = "synthetic-agent-mirror"
+    pas_before = table(at, "pas", "pas_ci").set_index("model").loc[mirror, "pas"]
+    at.radio(key="rep_finding_weights").set_value("n_eff").run()
+    at.radio(key="rep_pooling").set_value("mean").run()
+    pas_after = table(at, "pas", "pas_ci").set_index("model").loc[mirror, "pas"]
+    want_pas = replication.pas(tests, finding_weights="n_eff", study_pooling="mean").model
+    assert pas_after == pytest.approx(want_pas.set_index("model").loc[mirror, "pas"])
+    assert pas_after != pytest.approx(pas_before)
+    # bootstrap intervals for both metrics
+    at.radio(key="rep_ci").set_value("bootstrap").run()
+    assert not at.exception
+    boot = table(at, "ecs", "ecs_ci", without=("domain", "study")).set_index("model")
+    want_boot = replication.ecs(tests, weighting="equal", normalize_weights=False,
+                                ci="bootstrap").set_index("model")
+    assert boot.loc[SHIFTED, "ecs_ci"] == ci_text(want_boot.loc[SHIFTED, "ecs_low"],
+                                                  want_boot.loc[SHIFTED, "ecs_high"])
+    # fewer models, colour by domain, models overlaid
+    at.multiselect(key="rep_models").set_value([SHIFTED, mirror]).run()
+    at.radio(key="rep_color").set_value("domain").run()
+    at.toggle(key="rep_panels").set_value(False).run()
+    assert not at.exception
+    assert sorted(table(at, "ecs", "ecs_ci", without=("domain", "study"))["model"]) == [
+        mirror, SHIFTED]
+
+
+def test_no_model_chosen_warns_and_keeps_the_summaries(monkeypatch) -> None:
+    at = open_page(monkeypatch)
+    at.multiselect(key="rep_models").set_value([]).run()
+    assert not at.exception
+    assert any("Choose at least one model" in w.value for w in at.warning)
     assert any("Published study summaries" in s.value for s in at.subheader)
 
 
-def test_native_effect_list_without_posteriors_says_pas_is_unavailable(monkeypatch) -> None:
-    path = ROOT.parent / "shared" / "formats" / "humanstudy_effect_data_example.json"
-    at = open_page(monkeypatch, f"--no-samples {path}")
+def test_summary_leaderboard_and_heat_table(monkeypatch) -> None:
+    at = open_page(monkeypatch)
+    board = table(at, "rank_95", "pas_ci", "cost").set_index("model")
+    planted = samples.planted_replication_summary().set_index("model")
+    assert board["pas"].to_dict() == pytest.approx(planted["mean_pas"].to_dict())
+    assert board["n_pas"].to_dict() == planted["n_pas"].to_dict()
+    assert board.index[0] == "synthetic-agent-v3-reasoning"
+    costs = table(at, "synthetic-agent-v1-empty", "synthetic-agent-v3-reasoning",
+                  without=("findings", "rank_95"))
+    assert len(costs) == 6
+    at.radio(key="rep_summary_metric").set_value("ecs").run()
+    assert not at.exception and "rep_summary_heat_chart" in chart_keys(at)
+
+
+def test_native_effect_list_from_file_to_page(monkeypatch) -> None:
+    at = open_page(monkeypatch, f"--no-samples {EFFECTS}")
     assert any("PAS is unavailable" in i.value for i in at.info)
-    assert len(at.get("plotly_chart")) >= 1
+    assert "rep_scatter_chart" in chart_keys(at)
+    overall = table(at, "ecs", "ecs_ci", without=("domain", "study"))
+    want = replication.ecs(load_run(EFFECTS).frame)
+    assert overall["model"].tolist() == ["Example Agent (v1-empty)"]
+    assert overall["ecs"].iloc[0] == pytest.approx(want["ecs"].iloc[0])
+    assert overall["n"].iloc[0] == 12

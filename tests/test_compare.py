@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.power import NormalIndPower
 
 from kbench_core import compare, samples
 from kbench_core.stats import Estimate
@@ -105,6 +106,24 @@ def test_rank_direction_follows_the_metric() -> None:
     assert compare.is_lower_better("ece") and not compare.is_lower_better("tdr")
 
 
+@settings(max_examples=200, deadline=None)
+@given(delta=st.floats(0.01, 1), sd=st.floats(0.05, 2), power=st.floats(0.5, 0.95))
+def test_samples_needed_is_the_smallest_n_with_the_power_by_statsmodels(delta, sd,
+                                                                         power) -> None:
+    # statsmodels' NormalIndPower with ratio=0 is the one-sample (paired) z test on the
+    # standardised effect delta / sd. The closed form ignores the far tail of the two-sided
+    # test, i.e. it is the one-sided power at alpha / 2: our n reaches it, one item fewer not.
+    z_test = NormalIndPower()
+
+    def achieved(n: int) -> float:
+        return z_test.power(delta / sd, n, 0.025, ratio=0, alternative="larger")
+
+    ours = compare.samples_needed(delta, sd, power=power)
+    assert achieved(ours) >= power - 1e-12
+    if ours > 1:
+        assert achieved(ours - 1) < power
+
+
 def test_samples_needed_closed_form() -> None:
     z = stats.norm.ppf(0.975) + stats.norm.ppf(0.8)
     # (2.8016 * 0.3 / 0.05)^2 = 282.6 -> 283
@@ -115,17 +134,32 @@ def test_samples_needed_closed_form() -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(value=st.floats(-1, 1), half=st.floats(0, 1), lower=st.booleans())
-def test_verdict_never_claims_a_direction_when_the_interval_covers_zero(value, half,
-                                                                        lower) -> None:
+@given(value=st.floats(-1, 1), half=st.floats(0, 1), lower=st.booleans(),
+       adjusted=st.none() | st.floats(0, 1))
+def test_verdict_never_claims_a_direction_when_the_interval_covers_zero(value, half, lower,
+                                                                        adjusted) -> None:
     est = Estimate(value, value - half, value + half, 50, 0.04)
-    text = compare.verdict(est, "A", "B", "bias score", lower_is_better=lower)
+    text = compare.verdict(est, "A", "B", "bias score", lower_is_better=lower,
+                           adjusted_p=adjusted)
     if est.low <= 0 <= est.high:
         assert text.startswith("No detectable difference")
-        for word in ("better", "worse", "scores lower", "scores higher"):
+        for word in ("better", "worse", "less", "more", "lower", "higher"):
             assert word not in text
     else:
         assert ("better" in text) != ("worse" in text)
+        # the claimed direction is the sign of the interval, and "better" follows the metric
+        assert ("A scores lower" in text) == (est.high < 0)
+        assert ("better" in text) == ((est.high < 0) == lower)
+
+
+@settings(max_examples=50, deadline=None)
+@given(value=st.floats(-1, 1), lower=st.booleans())
+def test_verdict_without_an_interval_claims_nothing(value, lower) -> None:
+    est = Estimate(value, math.nan, math.nan, 1, None)
+    text = compare.verdict(est, "A", "B", "bias score", lower_is_better=lower)
+    assert text.startswith("No interval")
+    for word in ("better", "worse", "less", "more", "lower", "higher"):
+        assert word not in text
 
 
 def test_bias_run_item_key_averages_trials() -> None:
@@ -145,3 +179,88 @@ def test_a_single_cluster_gives_no_interval_instead_of_crashing() -> None:
     assert math.isnan(est.low) and math.isnan(est.high) and est.p_value is None
     text = compare.verdict(est, "A", "B", "score", lower_is_better=True)
     assert text.startswith("No interval") and "better" not in text
+
+
+def test_item_values_is_a_groupby_mean_with_missing_labels_as_a_level() -> None:
+    trials = samples.bias_trials()
+    table = compare.item_values(trials, "score")
+    keys = list(compare.ITEM_KEYS["bias"])
+    labelled = trials.assign(**trials[keys].astype(object).fillna(""))
+    expected = labelled.groupby([*keys, "model"])["score"].mean().unstack("model")
+    assert table.index.equals(expected.index)  # same items, same (sorted) order
+    np.testing.assert_allclose(table.to_numpy(), expected[table.columns].to_numpy(),
+                               rtol=1e-12, equal_nan=True)
+
+
+def test_constant_differences_have_a_zero_width_interval() -> None:
+    # every item differs by exactly 0.3 (as floats: up to rounding)
+    frame = paired_frame(A + 0.3, A)
+    est = compare.paired_difference(frame, "value", "A", "B", item="item")
+    assert est.value == pytest.approx(0.3)
+    assert est.low == est.high == est.value and est.p_value == 0.0
+
+
+def test_ties_share_the_mean_rank() -> None:
+    frame = pd.concat([paired_frame(A, A, models=("A", "B")),
+                       paired_frame(A + 1, A + 1, models=("C", "C"))
+                       .drop_duplicates(["item", "model"])])
+    ranks = compare.rank_intervals(frame, "value", item="item", lower_is_better=True)
+    assert dict(zip(ranks["model"], ranks["rank"], strict=True)) == {"A": 1.5, "B": 1.5,
+                                                                     "C": 3.0}
+    # identical in every resample: the tie never breaks
+    assert ranks.set_index("model").loc["A", ["rank_low", "rank_high"]].tolist() == [1.5, 1.5]
+
+
+def test_directions() -> None:
+    for metric in ("score", "bms", "ece", "brier", "hallucination_rate", "invalid_rate", "fpr",
+                   "abs_diff"):
+        assert compare.direction(metric) == "lower"
+    for metric in ("correct", "target_found_vulnerable", "tdr", "accuracy", "pas", "ecs"):
+        assert compare.direction(metric) == "higher"
+
+
+def test_per_item_values_of_a_judged_run() -> None:
+    frame = pd.DataFrame({
+        "sample": ["s1", "s2", "s3", "s4"], "model": "m", "judge": "j",
+        "is_vulnerable": [True, True, False, False],
+        "said_vulnerable": pd.array([True, False, True, None], dtype="boolean"),
+        "target_found": [True, False, False, False]})
+    out = compare.per_item_values(frame, "judged")
+    # s1 right, s2 missed, s3 false alarm, s4 failed judgement (unknown, not a "no")
+    np.testing.assert_array_equal(out["correct"], [1.0, 0.0, 0.0, np.nan])
+    # a target can only be found on a vulnerable sample: safe ones are left out
+    np.testing.assert_array_equal(out["target_found_vulnerable"], [1.0, 0.0, np.nan, np.nan])
+
+
+def test_per_item_values_of_a_replication_run_converts_native_effects() -> None:
+    frame = pd.DataFrame({
+        "model": "m", "study": "s", "finding": "f", "test": ["t1", "t2", "t3"],
+        "test_type": ["t", "correlation", "binomial"],
+        "human_effect": [0.5, math.atanh(0.6), 0.75], "agent_effect": [0.2, 0.0, 0.5]})
+    out = compare.per_item_values(frame)  # kind detected from the columns
+    # t: d as given -> |0.2 - 0.5| = 0.3
+    # correlation: z = atanh(0.6) -> r = 0.6 -> d = 2(0.6)/sqrt(1 - 0.36) = 1.2/0.8 = 1.5;
+    #   agent z = 0 -> d = 0 -> |0 - 1.5| = 1.5
+    # binomial: p = 0.75 -> d = 2(0.25)/0.5 = 1.0; agent p = 0.5 -> 0 -> 1.0
+    np.testing.assert_allclose(out["abs_diff"], [0.3, 1.5, 1.0])
+    given = frame.assign(human_d=[0.1, np.nan, 0.0], agent_d=[0.4, np.nan, 0.0])
+    # human_d/agent_d win where given: |0.4 - 0.1| = 0.3; row 2 falls back to the effects
+    np.testing.assert_allclose(compare.per_item_values(given)["abs_diff"], [0.3, 1.5, 0.0])
+
+
+def test_per_item_values_of_the_sample_runs_feed_compare_models() -> None:
+    from kbench_core.io import load_run
+
+    for kind in ("bias", "judged", "replication"):
+        run = load_run(f"sample_data/{kind}.csv")
+        spec = compare.COMPARISONS[kind]
+        frame = compare.per_item_values(run.frame)
+        if kind == "judged":
+            frame = frame[frame["judge"] == frame["judge"].iloc[0]]
+        for column in spec.options.values():
+            pairs = compare.compare_models(frame, column, cluster=spec.cluster)
+            k = frame["model"].nunique()
+            assert len(pairs) == k * (k - 1) // 2 and pairs["p_value"].notna().all()
+    with pytest.raises(ValueError, match="no per-item comparison"):
+        compare.per_item_values(pd.DataFrame({"model": ["m"], "study": ["s"], "pas": [0.5],
+                                              "ecs": [0.1]}), "replication_summary")
