@@ -68,22 +68,24 @@ def _pair(key: tuple, _frame: pd.DataFrame, value: str, a: str, b: str, group: s
 
 @st.cache_data(max_entries=32, show_spinner="Bootstrapping the ranks (1000 resamples)...")
 def _ranks(key: tuple, _frame: pd.DataFrame, value: str, item: tuple[str, ...] | None,
-           lower_is_better: bool | None) -> pd.DataFrame:
+           lower_is_better: bool | None, cluster: str | None) -> pd.DataFrame:
     return compare.rank_intervals(_frame, value, item=list(item) if item else None,
-                                  lower_is_better=lower_is_better)
+                                  lower_is_better=lower_is_better, cluster=cluster)
 
 
 def cached_rank_intervals(frame: pd.DataFrame, value: str, *, content_key: str | None = None,
                           item: Sequence[str] | str | None = None,
-                          lower_is_better: bool | None = None) -> pd.DataFrame | None:
-    """:func:`kbench_core.compare.rank_intervals` (1000 resamples), cached on the content;
-    None when fewer than two models share an item (nothing to rank)."""
+                          lower_is_better: bool | None = None,
+                          cluster: str | None = None) -> pd.DataFrame | None:
+    """:func:`kbench_core.compare.rank_intervals` (1000 resamples; whole ``cluster`` levels
+    resampled when given), cached on the content; None when fewer than two models share an
+    item (nothing to rank)."""
     if frame["model"].nunique() < 2:
         return None
     items = (item,) if isinstance(item, str) else (tuple(item) if item else None)
-    key = (content_key or content_hash(frame), value, items, lower_is_better)
+    key = (content_key or content_hash(frame), value, items, lower_is_better, cluster)
     try:
-        return _ranks(key, frame, value, items, lower_is_better)
+        return _ranks(key, frame, value, items, lower_is_better, cluster)
     except ValueError:  # no item answered by every model
         return None
 
@@ -159,7 +161,8 @@ def compare_panel(frame: pd.DataFrame, *, values: Mapping[str, str], group: str,
     lower = compare.is_lower_better(value)
     pairs = _pairs((content_key, value, cluster), frame, value, cluster)
     if mode == modes[1]:
-        _every_pair(pairs, label=label, value=value, lower=lower, key=key, runs=runs)
+        _every_pair(pairs, label=label, value=value, lower=lower, key=key, runs=runs,
+                    cluster=cluster, noun=noun)
     else:
         if a == b:
             st.warning("Choose two different models, or compare every pair.")
@@ -169,10 +172,12 @@ def compare_panel(frame: pd.DataFrame, *, values: Mapping[str, str], group: str,
                         runs=runs, noun=noun)
         with st.expander(f"Every pair of models ({len(pairs)})", icon=":material/table:"):
             _pairs_table(pairs, value=value, key=key, runs=runs)
-    with st.expander("Rank intervals (bootstrap over items)", icon=":material/leaderboard:"):
+    unit = f"{cluster.replace('_', ' ')}s" if cluster else noun
+    with st.expander(f"Rank intervals (bootstrap over {unit})", icon=":material/leaderboard:"):
         urlstate.prepare(f"{key}_ranks", "bool", False)
         if st.toggle("Compute rank intervals (1000 resamples; cached)", key=f"{key}_ranks"):
-            ranks = cached_rank_intervals(frame, value, content_key=content_key)
+            ranks = cached_rank_intervals(frame, value, content_key=content_key,
+                                          cluster=cluster)
             if ranks is None:
                 st.info(f"No {noun} were answered by every model, so there is nothing to rank.")
             else:
@@ -182,10 +187,19 @@ def compare_panel(frame: pd.DataFrame, *, values: Mapping[str, str], group: str,
                           f"({'lower' if lower else 'higher'} is better)"),
                     key=f"{key}_rank_chart")
                 st.dataframe(ranks, hide_index=True, width="stretch")
+                dropped = ranks[ranks["n_dropped"] > 0]
+                note = ""
+                if len(dropped):
+                    note = (" Left out because some model lacks them: " + ", ".join(
+                        f"{plain(m)} {int(k):,}" for m, k in
+                        zip(dropped["model"], dropped["n_dropped"], strict=True)) + ".")
+                resampled = (f"{int(ranks['n_clusters'].iloc[0]):,} "
+                             f"{cluster.replace('_', ' ')}s resampled"
+                             if cluster else "items resampled")
                 st.caption(f"Ranks over the {int(ranks['n'].iloc[0]):,} {noun} every model "
-                           f"answered ({'lower' if lower else 'higher'} {plain(label)} is "
-                           "better). Overlapping rank intervals mean the data cannot order "
-                           "those models.")
+                           f"answered ({resampled}; {'lower' if lower else 'higher'} "
+                           f"{plain(label)} is better). Overlapping rank intervals mean the "
+                           f"data cannot order those models.{note}")
 
 
 def _two_models(frame: pd.DataFrame, pairs: pd.DataFrame, *, a: str, b: str, label: str,
@@ -200,8 +214,10 @@ def _two_models(frame: pd.DataFrame, pairs: pd.DataFrame, *, a: str, b: str, lab
     adjusted = float(row["p_adjusted"].iloc[0]) if len(row) else None
     if adjusted is not None and not np.isfinite(adjusted):
         adjusted = None
-    sentence = compare.verdict(est, a, b, label, lower_is_better=lower, adjusted_p=adjusted)
-    decided = bool(np.isfinite(est.low) and not est.low <= 0 <= est.high)
+    sentence = compare.verdict(est, a, b, label, lower_is_better=lower, adjusted_p=adjusted,
+                               cluster=cluster.replace("_", " ") if cluster else None,
+                               sd_diff=tables["sd"], noun=noun)
+    decided = compare.claims_direction(est, adjusted_p=adjusted)
     (st.success if decided else st.info)(plain(sentence), icon=":material/balance:")
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("Difference A − B", f"{est.value:+.3f}" if np.isfinite(est.value) else "–",
@@ -211,7 +227,9 @@ def _two_models(frame: pd.DataFrame, pairs: pd.DataFrame, *, a: str, b: str, lab
               if np.isfinite(est.low) else "–",
               help="t interval" + (f" with errors clustered by {cluster} (statsmodels' "
                                    "cluster-robust SE, G − 1 df)"
-                                   if cluster else " on the per-item differences"))
+                                   if cluster else " on the per-item differences")
+              + ". None when every shared item differs the same way: then p is the exact "
+                "sign test.")
     m3.metric("Holm-adjusted p", "–" if adjusted is None else f"{adjusted:.3g}",
               help=f"Adjusted over all {len(pairs)} pairs of models")
     m4.metric(f"Shared {noun}", f"{est.n:,}",
@@ -240,26 +258,37 @@ def _two_models(frame: pd.DataFrame, pairs: pd.DataFrame, *, a: str, b: str, lab
         st.info(f"No {group.replace('_', ' ')} has {noun} both models answered.")
 
 
-def _every_pair(pairs: pd.DataFrame, *, label: str, value: str, lower: bool, key: str,
-                runs: Sequence[Any]) -> None:
-    """Every pair of models: forest plot of the differences, one verdict each, the table."""
-    shown = pairs.assign(pair=pairs["model_a"] + " − " + pairs["model_b"])
-    decided = int(((shown["delta_low"] > 0) | (shown["delta_high"] < 0)).sum())
-    if shown["delta"].notna().any():
-        forest = compare_figures.forest_plot(
-            shown, label="pair", what="A − B",
-            title=f"{label}: {decided} of {len(shown)} pairs differ "
-                  f"({'lower' if lower else 'higher'} is better)")
-        st.plotly_chart(forest, key=f"{key}_pairs_chart")
-        figure_downloads(forest, f"pairs-forest-{value}", runs=runs, key=f"{key}_pairs_fig_dl")
-    lines = []
-    for row in pairs.itertuples(index=False):  # one sentence per pair: a handful, not items
+def _pair_estimates(pairs: pd.DataFrame) -> list[tuple[Any, Estimate, float | None]]:
+    """(row, Estimate, adjusted p) of each pair of :func:`kbench_core.compare.compare_models`."""
+    out = []
+    for row in pairs.itertuples(index=False):  # one per pair: a handful, not items
         raw = float(row.p_value) if pd.notna(row.p_value) else None
         est = Estimate(row.delta, row.delta_low, row.delta_high, int(row.n), raw,
                        int(row.n_dropped))
-        adjusted = row.p_adjusted if np.isfinite(row.p_adjusted) else None
-        lines.append("- " + plain(compare.verdict(est, row.model_a, row.model_b, label,
-                                                  lower_is_better=lower, adjusted_p=adjusted)))
+        adjusted = float(row.p_adjusted) if np.isfinite(row.p_adjusted) else None
+        out.append((row, est, adjusted))
+    return out
+
+
+def _every_pair(pairs: pd.DataFrame, *, label: str, value: str, lower: bool, key: str,
+                runs: Sequence[Any], cluster: str | None, noun: str) -> None:
+    """Every pair of models: forest plot of the differences, one verdict each, the table."""
+    shown = pairs.assign(pair=pairs["model_a"] + " − " + pairs["model_b"])
+    estimates = _pair_estimates(pairs)
+    decided = sum(compare.claims_direction(est, adjusted_p=adjusted)
+                  for _, est, adjusted in estimates)
+    if shown["delta"].notna().any():
+        forest = compare_figures.forest_plot(
+            shown, label="pair", what="A − B",
+            title=f"{label}: {decided} of {len(shown)} pairs differ after Holm's adjustment "
+                  f"({'lower' if lower else 'higher'} is better)")
+        st.plotly_chart(forest, key=f"{key}_pairs_chart")
+        figure_downloads(forest, f"pairs-forest-{value}", runs=runs, key=f"{key}_pairs_fig_dl")
+    context = cluster.replace("_", " ") if cluster else None
+    lines = ["- " + plain(compare.verdict(est, row.model_a, row.model_b, label,
+                                          lower_is_better=lower, adjusted_p=adjusted,
+                                          cluster=context, noun=noun))
+             for row, est, adjusted in estimates]
     if len(lines) <= 6:
         st.markdown("\n".join(lines))
     else:

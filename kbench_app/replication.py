@@ -20,23 +20,42 @@ from kbench_core import replication
 from kbench_core.figures import replication as rep_figures
 
 __all__ = ["ecs_view", "finding_view", "has_posteriors", "metrics", "pas_study_grid",
-           "pas_view", "prepared", "scatter", "summary_table", "summary_view"]
+           "pas_unavailable", "pas_view", "prepared", "scatter", "summary_table",
+           "summary_view"]
 
 _HELP = {
     "ecs": "Lin's concordance correlation of agent d on human d (1 = identical effects)",
     "ecs_ci": "95% interval: Lin's z-transform (analytic) or the cluster bootstrap over "
               "studies (bootstrap)",
     "n": "Tests with both effect sizes",
+    "n_kish": "Kish's effective n, (Σw)²/Σw², of the tests' weights: what Lin's interval "
+              "rests on (= n under equal weights)",
     "n_studies": "Studies those tests come from",
     "pas": "Probability that human and agent are in the same state; 0.5 = chance",
     "pas_ci": "95% interval: t over the model's studies (analytic) or the bootstrap over its "
-              "findings (bootstrap)",
+              "studies, then findings within each drawn study (bootstrap)",
+    "n_dropped": "Tests left out of PAS: no usable posterior (e.g. a Bayes factor without its "
+                 "human_significant flag) or, under n_eff weights, no n_eff",
 }
 
 
 def has_posteriors(tests: pd.DataFrame) -> bool:
     """Whether any test of a prepared frame has both posteriors, so PAS is available."""
     return bool((tests["pi_h"].notna() & tests["pi_a"].notna()).any())
+
+
+def pas_unavailable(tests: pd.DataFrame) -> str:
+    """Why a selection without posteriors has no PAS, in words that are true for it."""
+    bf = "human_bf10" in tests and bool(tests["human_bf10"].notna().any())
+    if bf and ("human_significant" not in tests or tests["human_significant"].isna().all()):
+        return ("PAS is unavailable: the tests give human Bayes factors but no "
+                "human_significant flag, so there are no prior odds to turn them into "
+                "posteriors. Add the flag (true/false) to each test to get PAS.")
+    if bf or ("human_pi" in tests and bool(tests["human_pi"].notna().any())):
+        return ("PAS is unavailable: no test has both a human and an agent posterior (or "
+                "Bayes factor).")
+    return ("PAS is unavailable: this selection gives effect sizes but no posteriors or "
+            "Bayes factors.")
 
 
 @st.cache_resource(max_entries=8, show_spinner="Preparing the tests...")
@@ -88,11 +107,15 @@ def ecs_view(table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object]]:
     view["ecs"] = table["ecs"]
     view["ecs_ci"] = interval_text(table["ecs_low"], table["ecs_high"])
     view["n"] = table["n"]
+    if "n_kish" in table:
+        view["n_kish"] = table["n_kish"]
     view["n_studies"] = table["n_studies"]
     config: dict[str, object] = {c: st.column_config.TextColumn(c.capitalize()) for c in keys}
     config.update(ecs=_number("ECS", "ecs"),
                   ecs_ci=st.column_config.TextColumn("95% CI", help=_HELP["ecs_ci"]),
-                  n=_count("n", "n"), n_studies=_count("Studies", "n_studies"))
+                  n=_count("n", "n"), n_studies=_count("Studies", "n_studies"),
+                  n_kish=st.column_config.NumberColumn("Effective n", help=_HELP["n_kish"],
+                                                       format="%.1f"))
     return view, config
 
 
@@ -100,12 +123,14 @@ def pas_view(table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object]]:
     """The model-level PAS table for display, with its interval and counts."""
     view = table[["model", "pas"]].copy()
     view["pas_ci"] = interval_text(table["pas_low"], table["pas_high"])
-    for column in ("n", "n_findings", "n_tests"):
-        view[column] = table[column]
+    for column in ("n", "n_findings", "n_tests", "n_dropped"):
+        if column in table:
+            view[column] = table[column]
     config = {"model": st.column_config.TextColumn("Model"), "pas": _number("PAS", "pas"),
               "pas_ci": st.column_config.TextColumn("95% CI", help=_HELP["pas_ci"]),
               "n": _count("Studies", "n"), "n_findings": _count("Findings", "n_findings"),
-              "n_tests": _count("Tests", "n_tests")}
+              "n_tests": _count("Tests", "n_tests"),
+              "n_dropped": _count("Tests left out", "n_dropped")}
     return view.sort_values("pas", ascending=False, kind="stable"), config
 
 

@@ -33,33 +33,36 @@ _HELP = {
 }
 
 
-def _key(frame: pd.DataFrame) -> tuple:
-    return (tuple(sorted(map(str, frame["model"].unique()))), len(frame))
-
-
 @st.cache_resource(max_entries=48, show_spinner="Computing the tiers...")
-def _tiers(run_key: str, content_hash: str, selection: tuple, weights: tuple, _frame,
-           **options):
-    return vuln.tiers(_frame, sui_weights=dict(weights), **options)
+def _tiers(content_hash: str, selection: tuple, weights: tuple, options: tuple, _frame):
+    return vuln.tiers(_frame, sui_weights=dict(weights), **dict(options))
 
 
-def cached_tiers(run_key: str, content_hash: str, frame: pd.DataFrame, *,
+def _options_key(options: dict) -> tuple:
+    """The options as a hashable, order-free key (severity weights as sorted pairs)."""
+    return tuple(sorted((k, tuple(sorted(v.items())) if isinstance(v, dict) else v)
+                        for k, v in options.items()))
+
+
+def cached_tiers(content_hash: str, selection: tuple, frame: pd.DataFrame, *,
                  sui_weights: dict[str, float], **options) -> pd.DataFrame:
-    """:func:`kbench_core.vuln.tiers` of a selection (one judge), cached on the runs' hashes,
-    the selection and the options (the bootstrap is computed once per choice)."""
-    return _tiers(run_key, content_hash, _key(frame), tuple(sorted(sui_weights.items())),
-                  frame, **options)
+    """:func:`kbench_core.vuln.tiers` of ``frame``, cached on the runs' content hashes, the
+    ``selection`` that made ``frame`` from them (models, judge, prompt type: every filter the
+    page applied) and every option, so two selections never share an entry."""
+    return _tiers(content_hash, selection, tuple(sorted(sui_weights.items())),
+                  _options_key(options), frame)
 
 
 @st.cache_resource(max_entries=48, show_spinner=False)
-def _reliability(run_key: str, content_hash: str, selection: tuple, _frame, **options):
-    return vuln.reliability(_frame, **options)
+def _reliability(content_hash: str, selection: tuple, options: tuple, _frame):
+    return vuln.reliability(_frame, **dict(options))
 
 
-def cached_reliability(run_key: str, content_hash: str, frame: pd.DataFrame,
+def cached_reliability(content_hash: str, selection: tuple, frame: pd.DataFrame,
                        **options) -> pd.DataFrame:
-    """:func:`kbench_core.vuln.reliability` of a selection, cached like :func:`cached_tiers`."""
-    return _reliability(run_key, content_hash, _key(frame), frame, **options)
+    """:func:`kbench_core.vuln.reliability` of ``frame``, cached like :func:`cached_tiers`
+    (the selection includes the prompt type the diagram shows)."""
+    return _reliability(content_hash, selection, _options_key(options), frame)
 
 
 def rows_equal(series: pd.Series, value: str) -> np.ndarray:
@@ -105,6 +108,11 @@ def tier_view(table: pd.DataFrame, metrics: Sequence[str], *,
             config[f"{metric}_ci"] = st.column_config.TextColumn(f"{label} 95% CI")
     view["n"] = table["n"]
     config["n"] = st.column_config.NumberColumn("n", help=_HELP["n"])
+    if "renormalised" in table and table["renormalised"].any():
+        view["renormalised"] = table["renormalised"].to_numpy(dtype=bool)
+        config["renormalised"] = st.column_config.CheckboxColumn(
+            "Renormalised", help="A composite (SUI or TUS) had an undefined component and was "
+                                 "computed over the others with their weights renormalised")
     return view.reset_index(drop=True), config
 
 

@@ -373,19 +373,20 @@ def _binned_statistic(which: str, confidence: object, correct: object, *, n_bins
 
 def ece(confidence: object, correct: object, *, n_bins: int = 10,
         strategy: Strategy = "uniform", items: object | None = None,
-        ci: Literal["bootstrap"] | None = "bootstrap", n_boot: int = 1000,
+        ci: Literal["bootstrap"] | None = None, n_boot: int = 1000,
         random_state: int = 0, level: float = 0.95) -> Estimate:
-    """Expected calibration error, Σ_b (n_b/N)|acc_b − conf_b|, with a bootstrap interval.
+    """Expected calibration error, Σ_b (n_b/N)|acc_b − conf_b|.
 
-    The interval is a percentile bootstrap (``n_boot`` replicates, ``random_state``) over the
-    answers, or over ``items`` when given (one label per answer: answers sharing a label, e.g.
-    the prompt types of one contract, are drawn together); with ``strategy="quantile"`` each
-    replicate recomputes its own edges. ``ci=None`` skips it (low = high = NaN). ``n`` counts
-    the complete pairs, ``n_dropped`` the pairs with a missing value. No pair gives NaN.
+    No standard analytic interval exists, so by default there is none (low = high = NaN);
+    ``ci="bootstrap"`` adds a percentile bootstrap (``n_boot`` replicates, ``random_state``)
+    over the answers, or over ``items`` when given (one label per answer: answers sharing a
+    label, e.g. the prompt types of one contract, are drawn together); with
+    ``strategy="quantile"`` each replicate recomputes its own edges. ``n`` counts the
+    complete pairs, ``n_dropped`` the pairs with a missing value. No pair gives NaN.
 
     Examples
     --------
-    >>> round(float(ece([0.9, 0.9, 0.6, 0.6], [1, 0, 1, 1], ci=None)), 3)
+    >>> round(float(ece([0.9, 0.9, 0.6, 0.6], [1, 0, 1, 1])), 3)
     0.4
     """
     return _binned_statistic("ece", confidence, correct, n_bins=n_bins, strategy=strategy,
@@ -395,23 +396,24 @@ def ece(confidence: object, correct: object, *, n_bins: int = 10,
 
 def mce(confidence: object, correct: object, *, n_bins: int = 10,
         strategy: Strategy = "uniform", items: object | None = None,
-        ci: Literal["bootstrap"] | None = "bootstrap", n_boot: int = 1000,
+        ci: Literal["bootstrap"] | None = None, n_boot: int = 1000,
         random_state: int = 0, level: float = 0.95) -> Estimate:
-    """Maximum calibration error, the largest |acc_b − conf_b| over non-empty bins, with a
-    bootstrap interval (options as :func:`ece`)."""
+    """Maximum calibration error, the largest |acc_b − conf_b| over non-empty bins; its
+    bootstrap interval only with ``ci="bootstrap"`` (options as :func:`ece`)."""
     return _binned_statistic("mce", confidence, correct, n_bins=n_bins, strategy=strategy,
                              items=items, ci=ci, n_boot=n_boot, random_state=random_state,
                              level=level)
 
 
 def brier(confidence: object, correct: object, *, items: object | None = None,
-          ci: Literal["bootstrap"] | None = "bootstrap", n_boot: int = 1000,
+          ci: Literal["bootstrap"] | None = None, n_boot: int = 1000,
           random_state: int = 0, level: float = 0.95) -> Estimate:
-    """Brier score, mean((c − y)²), with a bootstrap interval (options as :func:`ece`).
+    """Brier score, mean((c − y)²); its bootstrap interval only with ``ci="bootstrap"``
+    (options as :func:`ece`).
 
     Examples
     --------
-    >>> float(brier([1.0, 0.5], [1, 0], ci=None))
+    >>> float(brier([1.0, 0.5], [1, 0]))
     0.125
     """
     _check_ci(ci)

@@ -117,7 +117,7 @@ def _bias_items() -> list[Item]:
 
 _TIER_COLUMNS = ["model", "judge", "n", "accuracy", "f2", "tdr", "lucky_guess_rate",
                  "finding_precision", "hallucination_rate", "avg_reasoning", "ece", "brier",
-                 "sui", "tus", "lgi"]
+                 "sui", "tus", "lgi", "renormalised"]
 
 
 def _judged_items() -> list[Item]:

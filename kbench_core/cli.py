@@ -196,11 +196,16 @@ def compare_command(path: str, *, metric: str | None, models: Sequence[str],
         a, b = models
         est = compare.paired_difference(frame, value, a, b, cluster=cluster)
         row = pairs[(pairs["model_a"].isin([a, b])) & (pairs["model_b"].isin([a, b]))]
-        adjusted = float(row["p_adjusted"].iloc[0]) if len(row) else None
+        adjusted = (float(row["p_adjusted"].iloc[0])
+                    if correction and len(row) and np.isfinite(row["p_adjusted"].iloc[0])
+                    else None)
+        shared = compare.item_values(frame, value, cluster=cluster)[[a, b]].dropna()
+        sd = float((shared[a] - shared[b]).std(ddof=1)) if len(shared) > 1 else None
         print(compare.verdict(est, a, b, value, lower_is_better=compare.is_lower_better(value),
                               adjusted_p=adjusted,
                               correction={"holm": "Holm", "fdr_bh": "BH"}.get(
-                                  correction or "", "unadjusted")))
+                                  correction or "", "unadjusted"),
+                              cluster=cluster, sd_diff=sd))
         table = compare.group_differences(frame, value, a, b, group, correction=correction)
     else:
         table = pairs

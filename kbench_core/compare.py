@@ -13,8 +13,9 @@ the statistics are computed on the per-item differences.
   statsmodels' ``multipletests``).
 - :func:`rank_intervals` — each model's rank and its 95% bootstrap interval over items.
 - :func:`samples_needed` — items needed to detect a paired difference.
-- :func:`verdict` — the plain-language sentence a paper can quote, never claiming a direction
-  where the interval crosses zero.
+- :func:`verdict` — the plain-language sentence a paper can quote, claiming a direction only
+  when the p it quotes (adjusted for multiplicity when an adjustment is in force) is below α
+  and its interval excludes zero (:func:`claims_direction`).
 """
 
 from __future__ import annotations
@@ -35,10 +36,10 @@ from kbench_core.io import detect_kind
 from kbench_core.replication import prepare_tests
 from kbench_core.stats import Estimate
 
-__all__ = ["COMPARISONS", "ITEM_KEYS", "LOWER_IS_BETTER", "Comparison", "compare_models",
-           "direction", "group_differences", "is_lower_better", "item_values",
-           "paired_difference", "per_item_values", "rank_intervals", "samples_needed",
-           "verdict"]
+__all__ = ["COMPARISONS", "FEW_ITEMS", "ITEM_KEYS", "LOWER_IS_BETTER", "Comparison",
+           "claims_direction", "compare_models", "direction", "group_differences",
+           "is_lower_better", "item_values", "min_items_sign_test", "paired_difference",
+           "per_item_values", "rank_intervals", "samples_needed", "sign_test", "verdict"]
 
 # The item a model answers, per run kind (SPEC 2.6); repeated trials are averaged within.
 ITEM_KEYS: dict[str, tuple[str, ...]] = {
@@ -54,6 +55,7 @@ LOWER_IS_BETTER: frozenset[str] = frozenset({
     "unknown_rate", "missing_confidence_rate", "calibration_error", "metacognitive_gap",
 })
 Correction = Literal["holm", "fdr_bh"] | None
+FEW_ITEMS = 30  # a leaderboard marks a model ranked on fewer items than this (SPEC 2.6)
 
 
 def is_lower_better(metric: str) -> bool:
@@ -228,6 +230,15 @@ def _clustered_se(diff: np.ndarray, groups: np.ndarray) -> tuple[float, int]:
     return float(fit.bse[0]), int(codes.max() + 1)
 
 
+def sign_test(diff: np.ndarray) -> float:
+    """Exact two-sided sign test of the non-zero differences (scipy's ``binomtest`` with
+    p = ½); 1.0 when every difference is 0."""
+    nonzero = diff[diff != 0]
+    if nonzero.size == 0:
+        return 1.0
+    return float(stats.binomtest(int((nonzero > 0).sum()), int(nonzero.size), 0.5).pvalue)
+
+
 def _paired(table: pd.DataFrame, a: str, b: str, cluster: str | None,
             level: float) -> Estimate:
     for model in (a, b):
@@ -241,6 +252,7 @@ def _paired(table: pd.DataFrame, a: str, b: str, cluster: str | None,
         return Estimate(float(diff.mean()) if n else math.nan, math.nan, math.nan, n,
                         None, dropped)
     mean = float(diff.mean())
+    scale = float(np.abs(diff).max())
     if cluster is None:
         se, df = float(diff.std(ddof=1) / math.sqrt(n)), n - 1
     else:
@@ -249,9 +261,10 @@ def _paired(table: pd.DataFrame, a: str, b: str, cluster: str | None,
             return Estimate(mean, math.nan, math.nan, n, None, dropped)
         se, g = _clustered_se(diff, groups)
         df = g - 1
-    if se <= 1e-12 * float(np.abs(diff).max()):  # constant differences, up to rounding
-        p = 1.0 if mean == 0 else 0.0
-        return Estimate(mean, mean, mean, n, p, dropped)
+    if se <= 1e-12 * scale or scale == 0:
+        # Degenerate: every difference (or every cluster's) is the same, so a t statistic
+        # would be infinite. The exact sign test is the honest p; no interval.
+        return Estimate(mean, math.nan, math.nan, n, sign_test(diff), dropped)
     t_crit = float(stats.t.ppf((1 + level) / 2, df))
     p = float(2 * stats.t.sf(abs(mean / se), df))
     return Estimate(mean, mean - t_crit * se, mean + t_crit * se, n, p, dropped)
@@ -279,8 +292,10 @@ def paired_difference(frame: pd.DataFrame, value: str, a: str, b: str, *,
       (Cameron & Miller 2015). One cluster: no interval (NaN), as its spread cannot be
       estimated.
 
-    Constant differences (zero spread) give the interval [d̄, d̄] and p 0 (1 when d̄ = 0).
-    Fewer than two shared items give NaN bounds and no p.
+    Degenerate differences (every item's difference equal, or a cluster-robust SE of 0) have no
+    t statistic: the p-value is the exact two-sided sign test over the non-zero differences
+    (:func:`sign_test`; 1 when all are 0) and the interval is NaN. Fewer than two shared items
+    (or one cluster) give NaN bounds and no p.
 
     References
     ----------
@@ -305,13 +320,17 @@ def _adjust(p_values: pd.Series, correction: Correction) -> np.ndarray:
 
 def compare_models(frame: pd.DataFrame, value: str, *,
                    item: Sequence[str] | str | None = None, cluster: str | None = None,
-                   correction: Correction = "holm", level: float = 0.95) -> pd.DataFrame:
-    """Every pair of models: ``model_a model_b delta delta_low delta_high p_value p_adjusted n
-    n_dropped`` (delta = a − b, as :func:`paired_difference`), pairs in sorted model order.
+                   correction: Correction = "holm", level: float = 0.95,
+                   alpha: float = 0.05) -> pd.DataFrame:
+    """Every pair of models: ``model_a model_b delta delta_low delta_high p_value p_adjusted
+    n n_dropped direction`` (delta = a − b, as :func:`paired_difference`), pairs in sorted
+    model order.
 
     ``p_adjusted`` is statsmodels' ``multipletests`` over all k(k − 1)/2 pairs with a defined
     p: ``"holm"`` (Holm 1979, step-down; controls the family-wise error rate), ``"fdr_bh"``
     (Benjamini & Hochberg 1995; controls the false-discovery rate) or ``None`` (raw p).
+    ``direction`` is what :func:`verdict` would claim for the pair on that adjusted p
+    (:func:`claims_direction`): ``"lower"`` or ``"higher"`` (a than b), else ``"undecided"``.
     """
     if correction not in ("holm", "fdr_bh", None):
         raise ValueError(f"correction must be 'holm', 'fdr_bh' or None; got {correction!r}")
@@ -325,7 +344,24 @@ def compare_models(frame: pd.DataFrame, value: str, *,
     out = pd.DataFrame(rows, columns=["model_a", "model_b", "delta", "delta_low", "delta_high",
                                       "p_value", "n", "n_dropped"])
     out.insert(6, "p_adjusted", _adjust(out["p_value"], correction))
+    out["direction"] = _directions(out, correction, alpha)
     return out
+
+
+def _directions(table: pd.DataFrame, correction: Correction,
+                alpha: float = 0.05) -> pd.Series:
+    """Per row of a differences table, what :func:`verdict` would claim on the adjusted p:
+    ``"lower"``/``"higher"`` (first model than second), else ``"undecided"``."""
+    directions = []
+    for row in table.itertuples(index=False):  # one per pair or group, not per item
+        p = float(row.p_value) if pd.notna(row.p_value) else None
+        est = Estimate(row.delta, row.delta_low, row.delta_high, int(row.n), p)
+        adjusted = float(row.p_adjusted) if pd.notna(row.p_adjusted) else None
+        claimed = claims_direction(est, adjusted_p=adjusted if correction else None,
+                                   alpha=alpha)
+        directions.append(("lower" if row.delta < 0 else "higher") if claimed
+                          else "undecided")
+    return pd.Series(directions, index=table.index, dtype=object)
 
 
 def _ranks(values: np.ndarray, lower: bool) -> np.ndarray:
@@ -334,37 +370,59 @@ def _ranks(values: np.ndarray, lower: bool) -> np.ndarray:
 
 
 def rank_intervals(frame: pd.DataFrame, value: str, *, item: Sequence[str] | str | None = None,
-                   n_boot: int = 1000, random_state: int = 0,
-                   lower_is_better: bool | None = None, level: float = 0.95) -> pd.DataFrame:
+                   n_boot: int = 1000, lower_is_better: bool | None = None,
+                   cluster: str | None = None, random_state: int = 0,
+                   level: float = 0.95) -> pd.DataFrame:
     """Each model's mean ``value`` over the items every model answered, its rank (1 = best,
     ties share the mean rank) and the percentile interval of its rank over ``n_boot``
-    bootstrap resamples of those items. ``lower_is_better`` defaults to the metric's
-    direction (:func:`is_lower_better`).
+    bootstrap replicates. ``lower_is_better`` defaults to the metric's direction
+    (:func:`is_lower_better`).
 
-    Replicates are computed in batches: item multiplicities (replicates × items) times the
-    item × model matrix gives a batch's means in one product. The interval bounds are the
-    empirical 2.5% and 97.5% quantiles of the replicate ranks, taken outward (``"lower"`` /
-    ``"higher"``) so they are ranks that occurred. Bootstrap rank intervals follow Hall &
-    Miller (2009), "Using the bootstrap to quantify the authority of an empirical ranking",
-    *Annals of Statistics* 37(6B); written by hand because no library ranks all models per
-    replicate at once.
+    Without ``cluster`` the replicates resample items. With ``cluster`` (bias, study, sample:
+    the unit whose items share errors) they resample whole clusters, each bringing all of its
+    items, so the interval reflects the real number of independent units (resampling the items
+    of a few clusters gives intervals that are too narrow).
+
+    Items some model did not answer are left out for every model, so the ranks compare like
+    with like; ``n_dropped`` counts, per model, the items it lacks (0 everywhere when every
+    model answered every item), and ``n``/``n_clusters`` what the ranks rest on.
+
+    Replicates are computed in batches: multiplicities (replicates × units) times the unit ×
+    model sums gives a batch's means in one product. The bounds are the empirical quantiles of
+    the replicate ranks, taken outward (``"lower"`` / ``"higher"``) so they are ranks that
+    occurred. Bootstrap rank intervals follow Hall & Miller (2009), "Using the bootstrap to
+    quantify the authority of an empirical ranking", *Annals of Statistics* 37(6B); the
+    cluster bootstrap is Davison & Hinkley (1997, §3.8). Written by hand because no library
+    ranks all models per replicate at once.
     """
     lower = is_lower_better(value) if lower_is_better is None else lower_is_better
-    table = item_values(frame, value, item=item).dropna()
+    full = item_values(frame, value, item=item, cluster=cluster)
+    present = full.notna()
+    answered = present.any(axis=1)
+    n_dropped = (answered.to_numpy()[:, None] & ~present.to_numpy()).sum(axis=0)
+    table = full[present.all(axis=1)]
     models = [str(c) for c in table.columns]
     matrix = table.to_numpy(dtype=float)
     n_items = matrix.shape[0]
     if n_items == 0:
         raise ValueError("no item was answered by every model")
+    if cluster is not None:
+        units = pd.factorize(np.asarray(table.index.get_level_values(cluster)))[0]
+    else:
+        units = np.arange(n_items)
+    n_units = int(units.max()) + 1
+    sums = np.zeros((n_units, matrix.shape[1]))
+    np.add.at(sums, units, matrix)
+    sizes = np.bincount(units, minlength=n_units).astype(float)
     point = matrix.mean(axis=0)
     rng = np.random.default_rng(random_state)
-    chunk = max(1, 4_000_000 // n_items)  # replicates per batch: bounded memory on big runs
+    chunk = max(1, 4_000_000 // n_units)  # replicates per batch: bounded memory on big runs
     batches = []
     for start in range(0, n_boot, chunk):
         size = min(chunk, n_boot - start)
-        draws = rng.integers(0, n_items, (size, n_items)) + (np.arange(size) * n_items)[:, None]
-        counts = np.bincount(draws.ravel(), minlength=size * n_items).reshape(size, n_items)
-        batches.append(counts @ matrix / n_items)
+        draws = rng.integers(0, n_units, (size, n_units)) + (np.arange(size) * n_units)[:, None]
+        counts = np.bincount(draws.ravel(), minlength=size * n_units).reshape(size, n_units)
+        batches.append((counts @ sums) / (counts @ sizes)[:, None])
     boot = np.vstack(batches)
     boot_ranks = _ranks(boot, lower)
     alpha = (1 - level) / 2
@@ -372,7 +430,8 @@ def rank_intervals(frame: pd.DataFrame, value: str, *, item: Sequence[str] | str
         "model": models, "value": point, "rank": _ranks(point[None, :], lower)[0],
         "rank_low": np.quantile(boot_ranks, alpha, axis=0, method="lower"),
         "rank_high": np.quantile(boot_ranks, 1 - alpha, axis=0, method="higher"),
-        "n": n_items,
+        "n": n_items, "n_clusters": n_units, "n_dropped": n_dropped.astype(int),
+        "few_items": n_items < FEW_ITEMS,
     }).sort_values(["rank", "model"]).reset_index(drop=True)
 
 
@@ -392,36 +451,96 @@ def samples_needed(delta: float, sd_diff: float, *, power: float = 0.8,
     return max(1, math.ceil((z * sd_diff / abs(delta)) ** 2))
 
 
+def min_items_sign_test(alpha: float = 0.05) -> int:
+    """The fewest items with which an exact two-sided sign test can reach ``alpha``: the
+    smallest n with 2·0.5ⁿ < α (6 at α = 0.05)."""
+    if not 0 < alpha < 1:
+        raise ValueError("alpha must be in (0, 1)")
+    return max(1, math.floor(math.log2(2 / alpha)) + 1)
+
+
+def claims_direction(est: Estimate, *, adjusted_p: float | None = None,
+                     alpha: float = 0.05) -> bool:
+    """Whether :func:`verdict` may name a direction for ``est`` (SPEC 2.6): the p it quotes
+    (``adjusted_p`` when an adjustment is in force, else ``est.p_value``) is below ``alpha``
+    and, when an interval is shown, it excludes 0 (a NaN interval defers to the exact p)."""
+    quoted = adjusted_p if adjusted_p is not None else est.p_value
+    if quoted is None or not math.isfinite(quoted) or quoted >= alpha:
+        return False
+    if not math.isfinite(est.value) or est.value == 0:
+        return False
+    if math.isfinite(est.low) and math.isfinite(est.high):
+        return not est.low <= 0 <= est.high
+    return True
+
+
 def verdict(est: Estimate, a: str, b: str, metric: str, *, lower_is_better: bool,
             adjusted_p: float | None = None, correction: str = "Holm",
-            context: str = "") -> str:
-    """One sentence for a paper. A direction ("lower", "higher", "better") is claimed only
-    when the interval excludes zero; otherwise it says no difference was detected."""
+            context: str = "", cluster: str | None = None, sd_diff: float | None = None,
+            noun: str = "items", alpha: float = 0.05) -> str:
+    """One sentence for a paper about ``a − b`` in ``metric``.
+
+    A direction ("lower"/"higher", "better"/"worse") is claimed only when the evidence the
+    sentence quotes supports it (:func:`claims_direction`): with ``adjusted_p`` (the
+    ``correction``-adjusted p over every pair compared) that p must be below ``alpha``, and
+    the interval, when there is one, must exclude 0. Otherwise the sentence says the data
+    cannot tell the two apart and, given ``sd_diff`` (the sd of the per-item differences),
+    about how many items a difference this size would need (:func:`samples_needed`; for
+    degenerate differences, where every item agrees, the sign test's minimum,
+    :func:`min_items_sign_test`). ``cluster`` names what the errors are clustered by, so the
+    sentence keeps that context wherever it is quoted.
+    """
     about = f" on {context}" if context else ""
-    if not (math.isfinite(est.low) and math.isfinite(est.high)):
-        return (f"No interval for {a} − {b}{about} in {metric}: too few shared items or "
-                f"clusters to estimate its spread (n = {est.n}).")
-    numbers = f"{est.value:+.3f} [{est.low:+.3f}, {est.high:+.3f}], n = {est.n:,}"
-    if adjusted_p is not None:
-        numbers += f", {correction}-adjusted p = {adjusted_p:.3g}"
-    elif est.p_value is not None:
-        numbers += f", p = {est.p_value:.3g}"
-    if est.low <= 0 <= est.high:
-        return (f"No detectable difference between {a} and {b}{about} in {metric}: "
-                f"{a} − {b} = {numbers}; the interval includes 0.")
-    a_lower = est.high < 0
-    better = a_lower == lower_is_better
-    return (f"{a} scores {'lower' if a_lower else 'higher'} than {b}{about} in {metric} "
-            f"({'better' if better else 'worse'}: {'lower' if lower_is_better else 'higher'}"
-            f" is preferable): {a} − {b} = {numbers}.")
+    unit = f"{est.n:,} shared {noun}" + (f", errors clustered by {cluster}" if cluster else "")
+    quoted = adjusted_p if adjusted_p is not None else est.p_value
+    if est.p_value is None or quoted is None or not math.isfinite(quoted):
+        return (f"No test of {a} − {b}{about} in {metric}: too few shared {noun} or "
+                f"clusters to estimate its spread ({unit}).")
+    interval = math.isfinite(est.low) and math.isfinite(est.high)
+    numbers = f"{est.value:+.3f}"
+    numbers += f" [{est.low:+.3f}, {est.high:+.3f}]" if interval else " (no interval)"
+    numbers += f", {unit}"
+    p_name = f"{correction}-adjusted p" if adjusted_p is not None else "p"
+    if not interval:
+        numbers += f", exact sign-test {p_name} = {quoted:.3g}"
+    else:
+        numbers += f", {p_name} = {quoted:.3g}"
+    if claims_direction(est, adjusted_p=adjusted_p, alpha=alpha):
+        a_lower = est.value < 0
+        better = a_lower == lower_is_better
+        return (f"{a} scores {'lower' if a_lower else 'higher'} than {b}{about} in {metric} "
+                f"({'better' if better else 'worse'}: {'lower' if lower_is_better else 'higher'}"
+                f" is preferable): {a} − {b} = {numbers}.")
+    if not interval:
+        need = min_items_sign_test(alpha)
+        why = (f"every shared item differs the same way, so only the exact sign test applies, "
+               f"and {est.n:,} {noun} are too few for it: it needs at least {need} "
+               f"(p < {alpha:g})" if est.value != 0 and est.n < need else
+               f"the sign test's p is not below {alpha:g}")
+        return (f"The data cannot tell {a} and {b} apart{about} in {metric}: {a} − {b} = "
+                f"{numbers}; {why}.")
+    if not est.low <= 0 <= est.high:
+        why = (f"the unadjusted interval excludes 0, but after {correction}'s adjustment for "
+               f"the pairs compared p is not below {alpha:g}")
+    else:
+        why = "the interval includes 0"
+    need_text = ""
+    if sd_diff is not None and math.isfinite(sd_diff) and est.value != 0 \
+            and math.isfinite(est.value):
+        need = samples_needed(est.value, sd_diff, alpha=alpha)
+        if need > est.n:
+            need_text = (f"; detecting a difference of {abs(est.value):.3g} with 80% power "
+                         f"would need about {need:,} {noun}")
+    return (f"The data cannot tell {a} and {b} apart{about} in {metric}: {a} − {b} = "
+            f"{numbers}; {why}{need_text}.")
 
 
 def group_differences(frame: pd.DataFrame, value: str, a: str, b: str, group: str, *,
                       item: Sequence[str] | str | None = None,
                       correction: Correction = "holm", level: float = 0.95) -> pd.DataFrame:
     """The paired difference a − b within each level of ``group`` (bias, study, prompt type),
-    for a forest plot: ``group delta delta_low delta_high p_value p_adjusted n n_dropped``, p
-    adjusted over the groups."""
+    for a forest plot: ``group delta delta_low delta_high p_value p_adjusted n n_dropped
+    direction``, p adjusted over the groups (``direction`` as in :func:`compare_models`)."""
     columns = _item_columns(frame, item)
     keys = columns if group in columns else [*columns, group]
     table = item_values(frame, value, item=keys)
@@ -434,4 +553,5 @@ def group_differences(frame: pd.DataFrame, value: str, a: str, b: str, group: st
     out = pd.DataFrame(rows, columns=[group, "delta", "delta_low", "delta_high", "p_value",
                                       "n", "n_dropped"])
     out.insert(5, "p_adjusted", _adjust(out["p_value"], correction))
+    out["direction"] = _directions(out, correction)
     return out

@@ -898,7 +898,31 @@ def _validate(filename: str, table: _Table, spec: KindSpec, on_error: OnError,
         if out.total > len(listed):
             warnings.append(f"... and {out.total - len(listed)} more problems")
         canonical = canonical.loc[~out.bad_rows]
-    return _finish_types(spec, canonical, skipped=bool(out.total))
+    finished = _finish_types(spec, canonical, skipped=bool(out.total))
+    if spec.kind == "replication":
+        warnings.extend(_replication_notes(finished))
+    return finished
+
+
+def _replication_notes(frame: pd.DataFrame) -> list[str]:
+    """Warnings about what a valid replication run cannot support (no error: the rows are
+    fine, but a metric will leave some out)."""
+    if "human_bf10" not in frame:
+        return []
+    has_bf = frame["human_bf10"].notna().to_numpy()
+    if "human_significant" in frame:
+        no_flag = has_bf & frame["human_significant"].isna().to_numpy()
+    else:
+        no_flag = has_bf
+    if not no_flag.any():
+        return []
+    if "human_pi" in frame:  # a given posterior needs no prior
+        no_flag &= frame["human_pi"].isna().to_numpy()
+    if not no_flag.any():
+        return []
+    return [f"{int(no_flag.sum()):,} of {len(frame):,} tests have a human Bayes factor but no "
+            "human_significant flag: without it there are no prior odds, so PAS leaves those "
+            "tests out (add the flag to include them)"]
 
 
 def _check_rules(spec: KindSpec, result: dict[str, Any], frame: pd.DataFrame,

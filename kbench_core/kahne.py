@@ -439,7 +439,8 @@ def bmp(trials: pd.DataFrame) -> pd.DataFrame:
     -----
     Baseline = mean treatment score; each debiasing method's mean score; the best method has
     the lowest mean (ties: the first name in sort order);
-    :math:`\mathrm{effectiveness} = \max(0, (b - s_{best}) / b)`, 0 when the baseline is 0.
+    :math:`\mathrm{effectiveness} = \max(0, (b - s_{best}) / b)`, 0 when the baseline is 0 and
+    NaN when it is undefined (no treatment rows with a known score).
     ``requires_warning`` = (mean of the warning methods' means) < (mean of the
     chain-of-thought methods' means), NaN when either kind is absent. A method's kind is the
     first ``method_kind`` given for it in the run, else :func:`infer_method_kind`, and
@@ -468,7 +469,9 @@ def bmp(trials: pd.DataFrame) -> pd.DataFrame:
     out["n_methods"] = np.bincount(methods["pair"].to_numpy(dtype=np.int64), minlength=size)
     base = out["baseline"]
     gain = ((base - out["best_score"]) / base).clip(lower=0)
-    out["effectiveness"] = gain.where(base > 0, 0.0).where(out["best_score"].notna())
+    # baseline 0 → 0 (nothing to mitigate); baseline undefined (no treatment rows) → NaN
+    out["effectiveness"] = (gain.where(base > 0, 0.0).where(base.notna())
+                            .where(out["best_score"].notna()))
     kind_mean = methods.groupby(["pair", "kind"])["score"].mean().unstack("kind")
     kind_mean = kind_mean.reindex(range(size))
     warning = kind_mean.get("warning", pd.Series(np.nan, index=kind_mean.index))
@@ -497,7 +500,8 @@ def has(trials: pd.DataFrame, *, baselines: Mapping[str, float] | None = None,
 
     ``direction`` is ``aligned`` when :math:`|m - h| <` threshold (× h when ``relative``), else
     ``over`` (the model more biased) or ``under``. A bias without a baseline gives NaN with
-    ``baseline_missing`` true. ``model_rate`` has a t interval.
+    ``baseline_missing`` true. ``model_rate`` has a 95% interval: Wilson when every score of
+    the group is 0 or 1 (a proportion), Student t otherwise.
     """
     shipped = human_baselines().set_index("bias")
     rates = dict(shipped["human_rate"]) if baselines is None else dict(baselines)

@@ -242,16 +242,22 @@ def _codes(frame: pd.DataFrame, columns: Sequence[str],
 class PasResult:
     """PAS at every level (SPEC 2.2).
 
-    - ``test``: ``model, study, finding, test[, domain], pi_h, pi_a, pas, r, z, weight``;
-    - ``finding``: ``model, study, finding[, domain], pas, n`` (n = tests with posteriors);
-    - ``study``: ``model, study[, domain], pas, n, n_tests`` (n = findings);
-    - ``model``: ``model, pas, pas_low, pas_high, n, n_findings, n_tests`` (n = studies).
+    - ``test``: ``model, study, finding, test[, domain], pi_h, pi_a, pas, r, z, weight,
+      dropped`` (``dropped``: no usable PAS — a posterior missing, e.g. a Bayes factor without
+      its ``human_significant`` flag, or no ``n_eff`` under n_eff weights; its ``pas`` is NaN);
+    - ``finding``: ``model, study, finding[, domain], pas, n, n_dropped`` (n = tests pooled);
+    - ``study``: ``model, study[, domain], pas, n, n_tests, n_dropped`` (n = findings);
+    - ``model``: ``model, pas, pas_low, pas_high, n, n_findings, n_tests, n_dropped``
+      (n = studies).
+
+    ``notes`` says, in words a page can show, what was left out and why.
     """
 
     test: pd.DataFrame
     finding: pd.DataFrame
     study: pd.DataFrame
     model: pd.DataFrame
+    notes: tuple[str, ...] = ()
 
 
 def _fisher_pool(groups: Array, pas_values: Array, weights: Array, size: int,
@@ -264,7 +270,8 @@ def _fisher_pool(groups: Array, pas_values: Array, weights: Array, size: int,
     clamp); Σw ≤ 0 falls back to the unweighted mean of z; a group with no usable value is
     0.5 (the seed's "empty → 0.5"). Because of the clamp, z is invalid only where PAS itself
     is missing, so the seed's "all z invalid → simple mean of PAS" has nothing to average
-    and ends in the same 0.5. ``present`` masks items out entirely (bootstrap replicates).
+    and ends in the same 0.5. ``present`` masks items out entirely; ``weights`` may carry
+    bootstrap multiplicities (a value drawn twice counts twice, also in "usable values").
     Returns (pooled PAS, usable values per group).
     """
     r = np.clip(2 * pas_values - 1, -(1 - EPSILON), 1 - EPSILON)
@@ -280,7 +287,7 @@ def _fisher_pool(groups: Array, pas_values: Array, weights: Array, size: int,
     sum_w = total(w)
     with np.errstate(invalid="ignore", divide="ignore"):
         z_bar = np.where(sum_w > 0, total(w * z) / sum_w, total(z) / n_valid)
-        single = total(pas_values)  # the one usable value, where there is one
+        single = total(pas_values) / n_valid  # the one usable value, where there is one
         pooled = np.select([n_valid >= 2, n_valid == 1], [(np.tanh(z_bar) + 1) / 2, single],
                            0.5)
     return pooled, n_valid
@@ -298,31 +305,50 @@ def _study_pas(s_codes: Array, f_pas: Array, weights: Array, size: int, pooling:
                 / np.bincount(s_codes, weights=w, minlength=size))
 
 
+def _usable_weights(t: pd.DataFrame, finding_weights: str) -> tuple[Array, Array]:
+    """(weight, usable-for-weighting) per test: 1 for ``"equal"``; the test's ``n_eff`` for
+    ``"n_eff"``, where a missing n_eff makes the test unusable (it would otherwise weigh 0
+    while being counted). A given n_eff ≤ 0 stays a weight, so the seed's "Σw ≤ 0 →
+    unweighted" rule applies to it."""
+    if finding_weights == "equal":
+        return np.ones(len(t)), np.ones(len(t), dtype=bool)
+    n_eff = t["n_eff"].to_numpy(dtype=float, na_value=np.nan)
+    ok = np.isfinite(n_eff)
+    return np.where(ok, n_eff, 0.0), ok
+
+
 def pas(tests: pd.DataFrame, *, finding_weights: Literal["equal", "n_eff"] = "equal",
         study_pooling: Literal["fisher", "mean"] = "fisher",
         ci: Literal["analytic", "bootstrap"] | None = "analytic", n_boot: int = 1000,
         random_state: int = 0, human_prior_significant: float = 10.0,
         human_prior_null: float = 0.1, agent_prior: float = 1.0) -> PasResult:
-    r"""PAS per test, finding, study and model (SPEC 2.2).
+    r"""PAS per test, finding, study and model (``docs/metrics/replication.md``).
 
     Per test :math:`PAS = \pi_h\pi_a + (1-\pi_h)(1-\pi_a)` (posteriors from
     :func:`prepare_tests`, with the prior odds given here). Per finding,
     :math:`r = 2\,PAS - 1` clamped to ±(1 − 10⁻⁶), :math:`z = \operatorname{atanh} r`,
     :math:`\bar z = \sum w z/\sum w` with w = 1 (``finding_weights="equal"``, as the
-    released code) or the test's ``n_eff`` (``"n_eff"``, the seed's prose; a missing n_eff
-    weighs 0), back by :math:`(\tanh\bar z + 1)/2`. Per study the same Fisher pooling over
-    its findings with equal weights (``study_pooling="mean"``: the simple mean of the
-    seed's prose); per model the mean over studies. Edge cases as :func:`_fisher_pool`: one
-    test → its own PAS; Σw ≤ 0 → unweighted; a finding none of whose tests has both
-    posteriors → 0.5 with n = 0 (the seed's "empty → 0.5").
+    released ``aggregate_study_pas``) or the test's ``n_eff`` (``"n_eff"``, the metric
+    document's Step 3), back by :math:`(\tanh\bar z + 1)/2`. Per study the same Fisher
+    pooling over its findings with equal weights (the released code; ``study_pooling="mean"``
+    is the simple mean the document's prose describes); per model the mean over studies. Edge
+    cases as :func:`_fisher_pool`: one test → its own PAS; Σw ≤ 0 → unweighted; a finding
+    none of whose tests is usable → 0.5 with n = 0 (the seed's "empty → 0.5").
 
-    A model none of whose tests has both posteriors is left out (PAS is unavailable for it,
-    SPEC 1.2); a run without posteriors gives empty tables.
+    A test without a usable PAS is never given a made-up one: a human Bayes factor without
+    its ``human_significant`` flag has no prior (π_h NaN), and under ``"n_eff"`` weights a
+    test without ``n_eff`` would weigh 0 while being counted. Such a test stays in the
+    ``test`` frame with ``pas`` NaN and ``dropped`` true, is left out of every pooled value,
+    and is counted in ``n_dropped`` of its finding, study and model; ``notes`` says so. A
+    model none of whose tests has both posteriors is left out (PAS is unavailable for it); a
+    run without posteriors gives empty tables.
 
-    Interval of the model PAS (``pas_low``, ``pas_high``): ``ci="analytic"`` is the t
-    interval of the mean over its studies (clipped to [0, 1]; NaN with one study);
-    ``ci="bootstrap"`` resamples the model's findings (``n_boot`` times, seeded by
-    ``random_state``) and pools again; ``None`` leaves them NaN.
+    Interval of the model PAS (``pas_low``, ``pas_high``; it is a mean over studies):
+    ``ci="analytic"`` (default) is the t interval of the mean over its study PAS values
+    (n = studies, clipped to [0, 1]; NaN with one study). ``ci="bootstrap"`` resamples the
+    model's studies with replacement and, within each drawn study, its findings, then pools
+    again (``n_boot`` replicates, seeded by ``random_state``; percentile interval), so a study
+    with many findings never dominates. ``None`` leaves them NaN.
     """
     check_choice("finding_weights", finding_weights, ("equal", "n_eff"))
     check_choice("study_pooling", study_pooling, ("fisher", "mean"))
@@ -332,29 +358,36 @@ def pas(tests: pd.DataFrame, *, finding_weights: Literal["equal", "n_eff"] = "eq
     if finding_weights == "n_eff" and "n_eff" not in t:
         raise ValueError("finding_weights='n_eff' needs an n_eff column")
     pi_h, pi_a = t["pi_h"].to_numpy(float), t["pi_a"].to_numpy(float)
-    usable = np.isfinite(pi_h) & np.isfinite(pi_a)
-    has_pas = t["model"].isin(t.loc[usable, "model"].unique()).to_numpy()
+    posteriors = np.isfinite(pi_h) & np.isfinite(pi_a)
+    has_pas = t["model"].isin(t.loc[posteriors, "model"].unique()).to_numpy()
     t = t[has_pas].reset_index(drop=True)
-    pi_h, pi_a = pi_h[has_pas], pi_a[has_pas]
-    value = pi_h * pi_a + (1 - pi_h) * (1 - pi_a)
+    pi_h, pi_a, posteriors = pi_h[has_pas], pi_a[has_pas], posteriors[has_pas]
+    weight, weighable = _usable_weights(t, finding_weights)
+    usable = posteriors & weighable
+    value = np.where(usable, pi_h * pi_a + (1 - pi_h) * (1 - pi_a), np.nan)
     t["pas"] = value
     t["r"] = np.clip(2 * value - 1, -(1 - EPSILON), 1 - EPSILON)
     with np.errstate(invalid="ignore"):
         t["z"] = np.arctanh(t["r"].to_numpy(float))
-    t["weight"] = (t["n_eff"].to_numpy(dtype=float, na_value=0.0)
-                   if finding_weights == "n_eff" else 1.0)
+    t["weight"] = np.where(usable, weight, np.nan)
+    t["dropped"] = ~usable
     carry = ["domain"] if "domain" in t else []
     test_table = t[["model", "study", "finding", "test", *carry, "pi_h", "pi_a", "pas", "r", "z",
-                    "weight"]]
+                    "weight", "dropped"]]
 
+    dropped = (~usable).astype(float)
     f_codes, findings = _codes(t, ["model", "study", "finding"], carry)
-    f_pas, f_n = _fisher_pool(f_codes, value, t["weight"].to_numpy(float), len(findings))
+    f_pas, f_n = _fisher_pool(f_codes, value, np.where(usable, weight, 0.0), len(findings))
     findings["pas"], findings["n"] = f_pas, f_n.astype(int)
+    findings["n_dropped"] = np.bincount(f_codes, weights=dropped,
+                                        minlength=len(findings)).astype(int)
     s_codes, studies = _codes(findings, ["model", "study"], carry)
     s_pas = _study_pas(s_codes, f_pas, np.ones(len(findings)), len(studies), study_pooling)
     studies["pas"] = s_pas
     studies["n"] = np.bincount(s_codes, minlength=len(studies))
     studies["n_tests"] = np.bincount(s_codes, weights=f_n, minlength=len(studies)).astype(int)
+    studies["n_dropped"] = np.bincount(s_codes, weights=findings["n_dropped"],
+                                       minlength=len(studies)).astype(int)
     m_codes, models = _codes(studies, ["model"])
     counts = np.bincount(m_codes, minlength=len(models))
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -376,28 +409,57 @@ def pas(tests: pd.DataFrame, *, finding_weights: Literal["equal", "n_eff"] = "eq
     models["n_findings"] = np.bincount(m_codes[s_codes], minlength=len(models))
     models["n_tests"] = np.bincount(m_codes, weights=studies["n_tests"],
                                     minlength=len(models)).astype(int)
-    return PasResult(test_table, findings, studies, models)
+    models["n_dropped"] = np.bincount(m_codes, weights=studies["n_dropped"],
+                                      minlength=len(models)).astype(int)
+    return PasResult(test_table, findings, studies, models,
+                     _pas_notes(t, posteriors, weighable, finding_weights))
+
+
+def _pas_notes(t: pd.DataFrame, posteriors: Array, weighable: Array,
+               finding_weights: str) -> tuple[str, ...]:
+    notes = []
+    no_prior = ~np.isfinite(t["pi_h"].to_numpy(float))
+    if "human_bf10" in t:
+        no_prior &= np.isfinite(t["human_bf10"].to_numpy(dtype=float, na_value=np.nan))
+    else:
+        no_prior[:] = False
+    if no_prior.any():
+        notes.append(f"{int(no_prior.sum()):,} test(s) have a human Bayes factor but no "
+                     "human_significant flag, so no prior odds: left out of PAS (not given "
+                     "the 'not significant' prior)")
+    other = ~posteriors & ~no_prior
+    if other.any():
+        notes.append(f"{int(other.sum()):,} test(s) lack a human or agent posterior: left "
+                     "out of PAS")
+    if finding_weights == "n_eff" and (posteriors & ~weighable).any():
+        notes.append(f"{int((posteriors & ~weighable).sum()):,} test(s) have no n_eff, so "
+                     "no weight under n_eff weighting: left out of PAS")
+    return tuple(notes)
 
 
 def _pas_bootstrap(f_pas: Array, s_codes: Array, m_codes: Array, n_studies: int,
                    n_models: int, pooling: str, n_boot: int,
                    random_state: int) -> tuple[Array, Array]:
-    """Percentile interval of the model PAS over resamples of each model's findings
-    (multiplicities as weights; a study none of whose findings is drawn drops out of that
-    replicate's mean). Written by hand: the resampling unit (findings within a model) and the
-    two pooling stages are ours, and every model is resampled at once."""
+    """Percentile interval of the model PAS over a two-stage bootstrap: each model's studies
+    are resampled with replacement, and every drawn copy of a study resamples that study's
+    findings independently (Davison & Hinkley 1997, §3.8, "multistage sampling"). Copies are
+    handled in layers: layer k holds one independent finding resample of every study, and a
+    study drawn m times takes its first m layers. Written by hand: the two stages, the
+    Fisher pooling inside each copy and every model at once are not in any library."""
     rng = np.random.default_rng(random_state)
-    findings = WithinGroups(m_codes[s_codes])  # findings resampled within their model
+    studies = WithinGroups(m_codes)  # studies resampled within their model
+    findings = WithinGroups(s_codes)  # findings resampled within their study
     draws = np.empty((n_boot, n_models))
     for b in range(n_boot):
-        weights = findings.draw(rng).astype(float)
-        drawn = weights > 0
-        s_pas = _study_pas(s_codes, f_pas, weights, n_studies, pooling, drawn)
-        present = np.bincount(s_codes, weights=weights, minlength=n_studies) > 0
+        copies = studies.draw(rng)
+        total = np.zeros(n_studies)
+        for layer in range(int(copies.max()) if copies.size else 0):
+            weights = findings.draw(rng).astype(float)
+            s_pas = _study_pas(s_codes, f_pas, weights, n_studies, pooling, weights > 0)
+            total += np.where(copies > layer, s_pas, 0.0)
         with np.errstate(invalid="ignore", divide="ignore"):
-            draws[b] = (np.bincount(m_codes, weights=np.where(present, s_pas, 0.0),
-                                    minlength=n_models)
-                        / np.bincount(m_codes, weights=present, minlength=n_models))
+            draws[b] = (np.bincount(m_codes, weights=total, minlength=n_models)
+                        / np.bincount(m_codes, weights=copies, minlength=n_models))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         return np.nanquantile(draws, 0.025, axis=0), np.nanquantile(draws, 0.975, axis=0)
@@ -595,9 +657,10 @@ def ecs(tests: pd.DataFrame, *, level: Literal["overall", "domain", "study"] = "
       resampled. Percentile interval; NaN for a group with fewer than 2 clusters.
     - ``None``: NaN.
 
-    Returns ``model[, domain | study], ecs, ecs_low, ecs_high, n, n_studies`` with n the valid
-    pairs and n_studies the studies they come from; a group without a valid pair is kept with
-    NaN and n = 0.
+    Returns ``model[, domain | study], ecs, ecs_low, ecs_high, n, n_kish, n_studies`` with n
+    the valid pairs, n_kish Kish's effective n of their weights (= n under equal weights; what
+    the analytic interval rests on) and n_studies the studies they come from; a group without
+    a valid pair is kept with NaN and n = 0.
     """
     check_choice("level", level, ("overall", "domain", "study"))
     check_choice("weighting", weighting, ("structure", "equal"))
@@ -634,6 +697,7 @@ def ecs(tests: pd.DataFrame, *, level: Literal["overall", "domain", "study"] = "
     else:
         out["ecs_low"] = out["ecs_high"] = np.nan
     out["n"] = n.astype(int)
+    out["n_kish"] = np.where(n > 0, mom["kish"], 0.0)
     out["n_studies"] = n_studies
     return out
 
@@ -687,28 +751,49 @@ def _ccc_from_sums(sw: Array, swx: Array, swy: Array, swxx: Array, swyy: Array, 
 
 def ecs_strict(tests: pd.DataFrame, *, level: Literal["finding", "study"] = "finding",
                ) -> pd.DataFrame:
-    r"""**Auxiliary** — the seed's legacy ECS_Strict (RMS-Stouffer); do not report as primary.
+    r"""**Auxiliary** — the legacy ECS_Strict (RMS-Stouffer) of HumanStudy-Bench's metric
+    document (``docs/metrics/replication.md``); do not report as primary.
 
-    Per test :math:`Z = (d_a - d_h)/\sqrt{SE_a^2 + SE_h^2}` with the one-sample SE of d over
-    the test's ``n_eff`` (:func:`se_cohens_d`; the released code takes each test type's own
-    SE from its sample sizes, which a kbench run does not carry). Tests with a non-finite Z
-    are skipped. Per finding with K usable tests (released ``aggregate_finding_ecs``):
-    :math:`Z_{rms} = \sqrt{\overline{Z^2}}` and ``ecs_strict`` = :math:`2(1-\Phi(|Z|))` for
-    K = 1, :math:`P(\chi^2_K \ge K Z_{rms}^2)` for K > 1. Per study (``level="study"``,
-    released ``aggregate_study_ecs_strict``): one finding keeps its p; m > 1 findings combine
-    by Stouffer, :math:`Z_j = \Phi^{-1}(1-p_j)` (±10 for p = 0 or 1),
-    :math:`p = 1 - \Phi(\sum Z_j/\sqrt m)`. A finding or study without a usable test is NaN
-    (the released code writes 0.0). Returns model × study [× finding] with ``ecs_strict``,
-    ``n`` and, per finding, ``z_rms``.
+    Per test :math:`Z = (d_a - d_h)/\sqrt{SE_a^2 + SE_h^2}`, each SE the one-sample standard
+    error of Cohen's d (:func:`se_cohens_d`, :math:`\sqrt{1/n + d^2/(2n)}`) over that side's
+    own sample size: ``agent_n`` and ``human_n`` where the run gives them, else the test's
+    ``n_eff`` for both (the released code derives each test type's SE from its own sample
+    sizes; a run that carries only n_eff can do no better). Tests with a non-finite Z are
+    skipped. Per finding with K usable tests (released ``aggregate_finding_ecs``):
+    :math:`Z_{rms} = \sqrt{\overline{Z^2}}`; ``ecs_strict`` = :math:`2(1-\Phi(|Z|))` for
+    K = 1 and :math:`P(\chi^2_K \ge K Z_{rms}^2) = P(\chi^2_K \ge \sum Z^2)` for K > 1.
+
+    What the number is: a p-value. For K = 1 it is the two-sided p of "the agent's effect
+    equals the human's"; for K > 1 it is the p of the chi-square test that *all K* agent
+    effects equal the human ones (independent tests assumed). It is **not** the probability
+    that the effects agree, nor (for K > 1) the probability of a gap as large as
+    :math:`Z_{rms}`; a large value means only that the data cannot reject equality, which
+    small samples give easily.
+
+    Per study (``level="study"``, released ``aggregate_study_ecs_strict``): one finding keeps
+    its p; m > 1 findings combine by Stouffer, :math:`Z_j = \Phi^{-1}(1-p_j)` (±10 for p = 0
+    or 1), :math:`p = 1 - \Phi(\sum Z_j/\sqrt m)`. A finding or study without a usable test
+    is NaN (the released code writes 0.0). Returns model × study [× finding] with
+    ``ecs_strict``, ``n`` and, per finding, ``z_rms``.
     """
     check_choice("level", level, ("finding", "study"))
     t = prepare_tests(tests)
-    if "n_eff" not in t:
-        raise ValueError("ecs_strict needs an n_eff column for the standard errors")
-    n_eff = t["n_eff"].to_numpy(dtype=float, na_value=np.nan)
+    if not ({"human_n", "agent_n"} <= set(t.columns) or "n_eff" in t):
+        raise ValueError("ecs_strict needs sample sizes for the standard errors: human_n "
+                         "and agent_n, or n_eff")
+
+    def sizes(name: str) -> Array:
+        fallback = (t["n_eff"].to_numpy(dtype=float, na_value=np.nan) if "n_eff" in t
+                    else np.full(len(t), np.nan))
+        if name not in t:
+            return fallback
+        own = t[name].to_numpy(dtype=float, na_value=np.nan)
+        return np.where(np.isfinite(own), own, fallback)
+
+    n_h, n_a = sizes("human_n"), sizes("agent_n")
     d_h, d_a = t["d_h"].to_numpy(float), t["d_a"].to_numpy(float)
     with np.errstate(invalid="ignore", divide="ignore"):
-        z = (d_a - d_h) / np.sqrt(se_cohens_d(d_a, n_eff) ** 2 + se_cohens_d(d_h, n_eff) ** 2)
+        z = (d_a - d_h) / np.sqrt(se_cohens_d(d_a, n_a) ** 2 + se_cohens_d(d_h, n_h) ** 2)
     ok = np.isfinite(z)
     codes, out = _codes(t, ["model", "study", "finding"])
     count = np.bincount(codes, weights=ok, minlength=len(out))

@@ -286,7 +286,8 @@ def _line_overlap(claimed: pd.Series, true: pd.Series, eligible: np.ndarray) -> 
 
 # Columns of the per-answer quantity matrix that the composites need (summed per group).
 _Q = ("n", "tp", "fp", "fn", "tn", "vul_weight", "credit_weight", "valid_credit", "findings",
-      "invalid", "rcir_sum", "ava_sum", "fsv_sum", "rcir_n", "ava_n", "fsv_n")
+      "invalid", "rcir_sum", "ava_sum", "fsv_sum", "rcir_n", "ava_n", "fsv_n", "vulnerable",
+      "found")
 _QI = {name: i for i, name in enumerate(_Q)}
 
 
@@ -362,6 +363,8 @@ def _prepare(judged: pd.DataFrame, by: Sequence[str], partial_credit: float,
     q[:, _QI["valid_credit"]] = valid_credit
     q[:, _QI["findings"]] = findings
     q[:, _QI["invalid"]] = invalid
+    q[:, _QI["vulnerable"]] = vulnerable
+    q[:, _QI["found"]] = found
     scores = {}
     for name in REASONING:
         values = (frame[name].to_numpy(dtype=float, na_value=np.nan) if name in frame
@@ -425,6 +428,7 @@ class _Core:
     invalid_rate: np.ndarray
     means: dict[str, np.ndarray]
     avg_reasoning: np.ndarray
+    composite_reasoning: np.ndarray
     ece: np.ndarray
     mce: np.ndarray
     sui: np.ndarray
@@ -435,8 +439,20 @@ class _Core:
     lgi: np.ndarray
 
 
+def _composite_reasoning(avg_reasoning: np.ndarray, n_vulnerable: np.ndarray,
+                         targets_found: np.ndarray, no_target_reasoning: str) -> np.ndarray:
+    """The reasoning score SUI and TUS use: the displayed mean, except that a group which had
+    vulnerable answers and found no target has understood nothing, so it counts as 0
+    (``"zero"``) rather than being left out and its weight spread over the other components
+    (``"renormalise"``, the old behaviour, which let finding nothing score above finding
+    something)."""
+    if no_target_reasoning == "renormalise":
+        return avg_reasoning
+    return np.where((n_vulnerable > 0) & (targets_found == 0), 0.0, avg_reasoning)
+
+
 def _core(sums: np.ndarray, binned: Binned, sui_weights: Mapping[str, float],
-          zero_division: float) -> _Core:
+          zero_division: float, no_target_reasoning: str = "zero") -> _Core:
     s = {name: sums[:, i] for name, i in _QI.items()}
     accuracy = _ratio(s["tp"] + s["tn"], s["n"], np.nan)
     tdr = _ratio(s["credit_weight"], s["vul_weight"], zero_division)
@@ -452,14 +468,17 @@ def _core(sums: np.ndarray, binned: Binned, sui_weights: Mapping[str, float],
                                  np.nan)
     ece = binned.ece()
     f2 = _fbeta(s["tp"], s["fp"], s["fn"], 2.0, zero_division)
+    reasoning = _composite_reasoning(avg_reasoning, s["vulnerable"], s["found"],
+                                     no_target_reasoning)
     sui, sui_flag = _weighted_mean(
         {"f2": f2, "tdr": tdr, "finding_precision": finding_precision,
-         "reasoning": avg_reasoning, "calibration": 1 - ece}, sui_weights)
-    tus_parts = np.column_stack([tdr, avg_reasoning, 1 - invalid_rate])
+         "reasoning": reasoning, "calibration": 1 - ece}, sui_weights)
+    tus_parts = np.column_stack([tdr, reasoning, 1 - invalid_rate])
     tus, tus_geometric, tus_flag = _products(tus_parts)
     return _Core(accuracy=accuracy, f1=_fbeta(s["tp"], s["fp"], s["fn"], 1.0, zero_division),
                  f2=f2, tdr=tdr, finding_precision=finding_precision,
-                 invalid_rate=invalid_rate, means=means, avg_reasoning=avg_reasoning, ece=ece,
+                 invalid_rate=invalid_rate, means=means, avg_reasoning=avg_reasoning,
+                 composite_reasoning=reasoning, ece=ece,
                  mce=binned.mce(), sui=sui, sui_renormalised=sui_flag, tus=tus,
                  tus_geometric=tus_geometric, tus_renormalised=tus_flag, lgi=accuracy - tdr)
 
@@ -530,7 +549,8 @@ def tiers(judged: pd.DataFrame, *, by: Sequence[str] = ("model",),
           severity_weights: Mapping[str, float] | None = None, n_bins: int = 10,
           binning: Binning = "uniform", zero_division: float = 0.0,
           judge: str | None = None, ci: Literal["bootstrap"] | None = None,
-          n_boot: int = 1000, random_state: int = 0) -> pd.DataFrame:
+          n_boot: int = 1000, random_state: int = 0,
+          no_target_reasoning: Literal["zero", "renormalise"] = "zero") -> pd.DataFrame:
     r"""Every metric of BlockBench's seven tiers, one row per group, one judge at a time.
 
     Parameters
@@ -563,6 +583,13 @@ def tiers(judged: pd.DataFrame, *, by: Sequence[str] = ("model",),
         ``"bootstrap"`` adds percentile intervals to SUI, TUS, TUS (geometric), LGI, ECE, MCE,
         F1 and F2: ``n_boot`` resamples of the samples (contracts, with all their answers, so
         models stay paired), ``random_state`` seeded.
+    no_target_reasoning : {"zero", "renormalise"}
+        How SUI and TUS treat a group that had vulnerable answers but found no target (its
+        reasoning means are undefined): ``"zero"`` (default) counts its reasoning as 0, since
+        it understood nothing; ``"renormalise"`` leaves the component out and spreads its
+        weight over the others (the old behaviour, under which a model that found 0 of 10
+        targets could outscore one that found 1). The displayed reasoning means stay NaN
+        either way; ``composite_reasoning`` holds the value the composites used.
 
     Returns
     -------
@@ -573,7 +600,9 @@ def tiers(judged: pd.DataFrame, *, by: Sequence[str] = ("model",),
         Supporting counts: ``n_vulnerable``, ``targets_found``, ``lucky_guesses``,
         ``total_findings``, ``valid_findings``, ``invalid_findings``,
         ``hallucinated_findings``, ``n_reasoning``, ``n_type_match``, ``n_confidence``,
-        ``n_location``; flags ``sui_renormalised``, ``tus_renormalised``.
+        ``n_location``, ``composite_reasoning``; flags ``sui_renormalised``,
+        ``tus_renormalised`` (a component was undefined and left out, the weights of the
+        others renormalised) and ``renormalised`` (either).
 
     Notes
     -----
@@ -598,10 +627,11 @@ def tiers(judged: pd.DataFrame, *, by: Sequence[str] = ("model",),
     * Tier 6 over answers with a confidence: ECE, MCE (:mod:`kbench_core.calibration`),
       Brier = mean((c − y)²), overconfidence = P(¬y | c > 0.8), underconfidence =
       P(y | c < 0.5).
-    * Tier 7: SUI = Σ w_k c_k / Σ w_k over F2, TDR, finding precision, avg_reasoning,
-      1 − ECE; TUS = TDR · avg_reasoning · (1 − invalid rate); ``tus_geometric`` = its cube
-      root; LGI = accuracy − TDR. A NaN component is left out and the weights renormalised
-      (``*_renormalised`` says so).
+    * Tier 7: SUI = Σ w_k c_k / Σ w_k over F2, TDR, finding precision, reasoning, 1 − ECE;
+      TUS = TDR · reasoning · (1 − invalid rate); ``tus_geometric`` = its cube root;
+      LGI = accuracy − TDR. Reasoning is ``avg_reasoning``, or 0 when vulnerable answers
+      found no target (``no_target_reasoning``). Any other NaN component is left out and
+      the weights renormalised (``*_renormalised`` says so).
     * Location accuracy = mean over found targets with known lines of
       |claimed ∩ true| / |true|.
 
@@ -617,6 +647,7 @@ def tiers(judged: pd.DataFrame, *, by: Sequence[str] = ("model",),
         raise ValueError(f"tiers needs the column(s) {', '.join(missing_cols)}")
     check_choice("binning", binning, ("uniform", "quantile"))
     check_choice("ci", ci, (None, "bootstrap"))
+    check_choice("no_target_reasoning", no_target_reasoning, ("zero", "renormalise"))
     if not 0.0 <= float(partial_credit) <= 1.0:
         raise ValueError(f"partial_credit must lie in [0, 1]; got {partial_credit!r}")
     zero_division = float(zero_division)
@@ -638,7 +669,7 @@ def tiers(judged: pd.DataFrame, *, by: Sequence[str] = ("model",),
     binned = bin_calibration(prep.gid[prep.conf_rows], prep.confidence, prep.correct,
                              n_groups=size, n_bins=n_bins, strategy=binning,
                              order=prep.conf_order)
-    core = _core(sums, binned, weights, zero_division)
+    core = _core(sums, binned, weights, zero_division, no_target_reasoning)
     s = {name: sums[:, i] for name, i in _QI.items()}
     gid = prep.gid
 
@@ -694,6 +725,7 @@ def tiers(judged: pd.DataFrame, *, by: Sequence[str] = ("model",),
         values, used = rows["scores"][name]
         out[f"std_{name}"] = np.sqrt(_mean_sd(gid, values, used, size)[2])
     out["avg_reasoning"] = core.avg_reasoning
+    out["composite_reasoning"] = core.composite_reasoning
     # Tier 5
     type_match = rows["type_match"]
     typed = rows["found"] & (type_match >= 0)
@@ -721,6 +753,7 @@ def tiers(judged: pd.DataFrame, *, by: Sequence[str] = ("model",),
     out["sui"], out["sui_renormalised"] = core.sui, core.sui_renormalised
     out["tus"], out["tus_geometric"] = core.tus, core.tus_geometric
     out["tus_renormalised"] = core.tus_renormalised
+    out["renormalised"] = core.sui_renormalised | core.tus_renormalised
     out["lgi"] = core.lgi
     # Location
     location = rows["location"]
@@ -730,7 +763,8 @@ def tiers(judged: pd.DataFrame, *, by: Sequence[str] = ("model",),
 
     table = pd.DataFrame(out)
     if ci == "bootstrap":
-        _bootstrap(table, prep, weights, zero_division, n_bins, binning, n_boot, random_state)
+        _bootstrap(table, prep, weights, zero_division, n_bins, binning, n_boot, random_state,
+                   no_target_reasoning)
     return table
 
 
@@ -739,7 +773,7 @@ _BOOTSTRAPPED = ("sui", "tus", "tus_geometric", "lgi", "ece", "mce", "f1", "f2")
 
 def _bootstrap(table: pd.DataFrame, prep: _Prepared, weights: Mapping[str, float],
                zero_division: float, n_bins: int, binning: str, n_boot: int,
-               random_state: int) -> None:
+               random_state: int, no_target_reasoning: str = "zero") -> None:
     """Percentile intervals of the composites over resampled samples (contracts).
 
     Answers are first summed per (group, sample) cell, so a replicate costs one sparse
@@ -792,7 +826,7 @@ def _bootstrap(table: pd.DataFrame, prep: _Prepared, weights: Mapping[str, float
             binned = bin_calibration(conf_group, prep.confidence, prep.correct,
                                      n_groups=size, n_bins=n_bins, strategy="quantile",
                                      weight=counts[conf_sample], order=answers)
-        core = _core(np.asarray(sums), binned, weights, zero_division)
+        core = _core(np.asarray(sums), binned, weights, zero_division, no_target_reasoning)
         # The SUI rank of each group in this replicate (1 = best; undefined SUI ranks last),
         # so the leaderboard can show each rank's interval.
         sui = np.where(np.isfinite(core.sui), core.sui, -np.inf)
@@ -905,7 +939,8 @@ def sui_contributions(table: pd.DataFrame, *, by: Sequence[str] = ("model",),
     weights = _weights("sui_weights", sui_weights, SUI_WEIGHTS, tuple(SUI_WEIGHTS))
     values = pd.DataFrame({"f2": table["f2"], "tdr": table["tdr"],
                            "finding_precision": table["finding_precision"],
-                           "reasoning": table["avg_reasoning"], "calibration": 1 - table["ece"]})
+                           "reasoning": _reasoning_column(table),
+                           "calibration": 1 - table["ece"]})
     raw = np.array([weights[k] for k in SUI_WEIGHTS])
     present = values.notna().to_numpy()
     total = (present * raw).sum(axis=1, keepdims=True)
@@ -921,6 +956,12 @@ def sui_contributions(table: pd.DataFrame, *, by: Sequence[str] = ("model",),
         part["contribution"] = part["weight"] * part["value"]
         long.append(part)
     return pd.concat(long, ignore_index=True)
+
+
+def _reasoning_column(table: pd.DataFrame) -> pd.Series:
+    """The reasoning component the table's composites used (``composite_reasoning``; tables
+    from before it existed: ``avg_reasoning``)."""
+    return table["composite_reasoning" if "composite_reasoning" in table else "avg_reasoning"]
 
 
 def reweight_sui(table: pd.DataFrame,
@@ -939,6 +980,8 @@ def reweight_sui(table: pd.DataFrame,
     out["sui"], out["sui_renormalised"] = _weighted_mean(
         {"f2": out["f2"].to_numpy(dtype=float), "tdr": out["tdr"].to_numpy(dtype=float),
          "finding_precision": out["finding_precision"].to_numpy(dtype=float),
-         "reasoning": out["avg_reasoning"].to_numpy(dtype=float),
+         "reasoning": _reasoning_column(out).to_numpy(dtype=float),
          "calibration": 1 - out["ece"].to_numpy(dtype=float)}, weights)
+    if "tus_renormalised" in out:
+        out["renormalised"] = out["sui_renormalised"] | out["tus_renormalised"]
     return out

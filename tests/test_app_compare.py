@@ -226,3 +226,29 @@ def test_content_hash_follows_the_content() -> None:
     swapped = frame.iloc[::-1].reset_index(drop=True)
     assert compare_view.content_hash(changed) != compare_view.content_hash(frame)
     assert compare_view.content_hash(swapped) != compare_view.content_hash(frame)
+
+
+def test_verdict_box_follows_the_adjusted_p() -> None:
+    # 4 models, 40 items: A − B's unadjusted interval excludes 0 (raw p 0.024) but Holm's p
+    # over the six pairs is 0.145, so the box must not claim a direction (and is not green).
+    rng = np.random.default_rng(2)
+    base = rng.normal(0.5, 0.3, 40)
+    values = {"A": base + 0.35 + rng.normal(0, 1.1, 40), "B": base,
+              "C": base + rng.normal(0, 0.3, 40), "D": base + rng.normal(0, 0.3, 40)}
+    frame = pd.DataFrame({"model": np.repeat(list(values), 40), "bias": "b",
+                          "domain": "d", "condition": "treatment",
+                          "item": np.tile(np.arange(40), 4),
+                          "score": np.concatenate(list(values.values()))})
+    frame["trial"] = frame["item"]  # one item per trial: the bias item key tells them apart
+    at = start(cmp_frame=frame.to_csv(index=False))
+    at.selectbox(key="cmp_a").set_value("A")
+    at.selectbox(key="cmp_b").set_value("B").run()
+    assert not at.exception
+    raw = {(a, b): stats.ttest_rel(values[a], values[b]).pvalue
+           for a, b in [("A", "B"), ("A", "C"), ("A", "D"), ("B", "C"), ("B", "D"),
+                        ("C", "D")]}
+    holm = multipletests(list(raw.values()), method="holm")[1][0]
+    assert raw["A", "B"] < 0.05 <= holm
+    assert not at.success
+    text = unescape(" ".join(i.value for i in at.info))
+    assert "cannot tell A and B apart" in text and f"Holm-adjusted p = {holm:.3g}" in text

@@ -190,3 +190,37 @@ def test_compare_panel_on_correct_verdicts(monkeypatch) -> None:
     assert est.low > 0  # sharp planted right on every answer, timid on 45%
     assert any(m.value == f"{est.value:+.3f}" for m in at.metric)
     assert any("scores higher" in s.value and "better" in s.value for s in at.success)
+
+
+def test_reliability_follows_the_prompt_type_with_equal_row_counts(monkeypatch,
+                                                                   tmp_path) -> None:
+    # Every prompt type has the same number of rows, so a cache keyed on (models, rows)
+    # showed the previous prompt type's diagram under the new title.
+    import json
+
+    import numpy as np
+
+    frame = samples.judged_samples(n_samples=30, judges=("judge-one",), seed=2)
+    rng = np.random.default_rng(1)
+    frame["confidence"] = np.round(rng.random(len(frame)), 3)  # differs between prompt types
+    sizes = frame.groupby("prompt_type", observed=True).size()
+    assert sizes.nunique() == 1  # the premise of the regression
+    path = tmp_path / "prompts.csv"
+    frame.to_csv(path, index=False)
+    at = open_page(monkeypatch, f"--no-samples {path}")
+
+    def diagram(prompt: str) -> dict:
+        at.selectbox(key="vuln_rel_prompt").set_value(prompt).run()
+        assert not at.exception
+        return next(json.loads(s) for s in chart_specs(at)
+                    if f"Reliability on {prompt} prompts" in s)
+
+    first, second = (str(p) for p in sizes.index[:2])
+    shown = {prompt: diagram(prompt) for prompt in (first, second)}
+    assert shown[first]["data"] != shown[second]["data"]
+    # each legend carries its own prompt type's ECE, computed here without the page's cache
+    for prompt in (first, second):
+        expected = vuln.tiers(frame[frame["prompt_type"] == prompt]).set_index("model")["ece"]
+        names = " ".join(str(t.get("name", "")) for t in shown[prompt]["data"])
+        for ece in expected:
+            assert f"ECE {ece:.3f}" in names

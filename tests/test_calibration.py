@@ -208,12 +208,12 @@ def test_bootstrap_equals_a_naive_resampling(statistic) -> None:
     rng = np.random.default_rng(7)
     conf = np.round(rng.random(60), 2)
     correct = (rng.random(60) < conf).astype(int)
-    est = statistic(conf, correct, n_boot=200)
+    est = statistic(conf, correct, ci="bootstrap", n_boot=200)
     low, high = naive_bootstrap(statistic, conf, correct)
     assert (est.low, est.high) == pytest.approx((low, high), abs=1e-12)
     assert est.n == 60 and est.low <= est.high
     items = np.repeat(np.arange(20), 3)  # three answers per contract, drawn together
-    clustered = statistic(conf, correct, items=items, n_boot=200)
+    clustered = statistic(conf, correct, items=items, ci="bootstrap", n_boot=200)
     assert (clustered.low, clustered.high) == pytest.approx(
         naive_bootstrap(statistic, conf, correct, items=items), abs=1e-12)
 
@@ -222,13 +222,20 @@ def test_quantile_bootstrap_recomputes_edges() -> None:
     rng = np.random.default_rng(11)
     conf = rng.random(50)
     correct = (rng.random(50) < conf).astype(int)
-    est = ece(conf, correct, strategy="quantile", n_bins=5, n_boot=100)
+    est = ece(conf, correct, strategy="quantile", n_bins=5, ci="bootstrap", n_boot=100)
 
     def quantile_ece(c, y, ci=None):
         return ece(c, y, strategy="quantile", n_bins=5, ci=ci)
 
     assert (est.low, est.high) == pytest.approx(
         naive_bootstrap(quantile_ece, conf, correct, n_boot=100), abs=1e-12)
+
+
+@pytest.mark.parametrize("statistic", [ece, mce, brier])
+def test_no_bootstrap_unless_asked(statistic) -> None:
+    # SPEC: a bootstrap only on request; the default returns the value without an interval
+    est = statistic([0.9, 0.6, 0.3, 0.8], [1, 1, 0, 0])
+    assert np.isfinite(est.value) and np.isnan(est.low) and np.isnan(est.high)
 
 
 def test_missing_pairs_are_dropped_and_counted() -> None:

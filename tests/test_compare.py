@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import math
 
 import numpy as np
@@ -133,33 +134,112 @@ def test_samples_needed_closed_form() -> None:
         compare.samples_needed(0, 0.3)
 
 
-@settings(max_examples=200, deadline=None)
+DIRECTION_WORDS = ("better", "worse", "scores lower", "scores higher")
+
+
+@settings(max_examples=300, deadline=None)
 @given(value=st.floats(-1, 1), half=st.floats(0, 1), lower=st.booleans(),
-       adjusted=st.none() | st.floats(0, 1))
-def test_verdict_never_claims_a_direction_when_the_interval_covers_zero(value, half, lower,
-                                                                        adjusted) -> None:
-    est = Estimate(value, value - half, value + half, 50, 0.04)
+       raw=st.floats(0, 1), adjusted=st.none() | st.floats(0, 1))
+def test_verdict_claims_a_direction_only_when_the_quoted_evidence_supports_it(
+        value, half, lower, raw, adjusted) -> None:
+    est = Estimate(value, value - half, value + half, 50, raw)
     text = compare.verdict(est, "A", "B", "bias score", lower_is_better=lower,
                            adjusted_p=adjusted)
-    if est.low <= 0 <= est.high:
-        assert text.startswith("No detectable difference")
-        for word in ("better", "worse", "less", "more", "lower", "higher"):
-            assert word not in text
+    quoted = raw if adjusted is None else adjusted
+    claims = any(word in text for word in DIRECTION_WORDS)
+    # SPEC 2.6: never a direction when the interval it reports contains 0 or the p it
+    # reports is >= alpha
+    if est.low <= 0 <= est.high or quoted >= 0.05:
+        assert not claims and text.startswith("The data cannot tell A and B apart")
     else:
-        assert ("better" in text) != ("worse" in text)
-        # the claimed direction is the sign of the interval, and "better" follows the metric
+        assert claims and ("better" in text) != ("worse" in text)
         assert ("A scores lower" in text) == (est.high < 0)
         assert ("better" in text) == ((est.high < 0) == lower)
+    assert f"= {quoted:.3g}" in text  # the p it quotes is the one it decided on
+
+
+def test_verdict_under_holm_does_not_claim_what_the_adjusted_p_denies() -> None:
+    # The review's case: 4 models, 40 items. A − B's unadjusted interval excludes 0, but over
+    # the 6 pairs Holm's adjusted p is above 0.05, so no direction may be claimed.
+    rng = np.random.default_rng(2)
+    base = rng.normal(0.5, 0.3, 40)
+    values = {"A": base + 0.35 + rng.normal(0, 1.1, 40), "B": base,
+              "C": base + rng.normal(0, 0.3, 40), "D": base + rng.normal(0, 0.3, 40)}
+    frame = pd.DataFrame({"item": np.tile(np.arange(40), 4),
+                          "model": np.repeat(list(values), 40),
+                          "value": np.concatenate(list(values.values()))})
+    pairs = compare.compare_models(frame, "value", item="item")
+    row = pairs[(pairs.model_a == "A") & (pairs.model_b == "B")].iloc[0]
+    # the independent check: scipy's paired t and statsmodels' Holm over the six raw p
+    raw = {(a, b): stats.ttest_rel(values[a], values[b]).pvalue
+           for a, b in [("A", "B"), ("A", "C"), ("A", "D"), ("B", "C"), ("B", "D"),
+                        ("C", "D")]}
+    holm = dict(zip(raw, multipletests(list(raw.values()), method="holm")[1], strict=True))
+    assert row.p_value == pytest.approx(raw["A", "B"]) and row.p_value < 0.05  # 0.024
+    assert row.p_adjusted == pytest.approx(holm["A", "B"]) and row.p_adjusted >= 0.05  # 0.145
+    est = compare.paired_difference(frame, "value", "A", "B", item="item")
+    assert est.low > 0  # the unadjusted interval alone would have claimed "higher"
+    text = compare.verdict(est, "A", "B", "score", lower_is_better=False,
+                           adjusted_p=row.p_adjusted)
+    assert "cannot tell" in text and "Holm" in text
+    assert not any(word in text for word in DIRECTION_WORDS)
+    # without the adjustment the same numbers do support a direction
+    assert "A scores higher" in compare.verdict(est, "A", "B", "score", lower_is_better=False)
 
 
 @settings(max_examples=50, deadline=None)
 @given(value=st.floats(-1, 1), lower=st.booleans())
-def test_verdict_without_an_interval_claims_nothing(value, lower) -> None:
+def test_verdict_without_a_test_claims_nothing(value, lower) -> None:
     est = Estimate(value, math.nan, math.nan, 1, None)
     text = compare.verdict(est, "A", "B", "bias score", lower_is_better=lower)
-    assert text.startswith("No interval")
-    for word in ("better", "worse", "less", "more", "lower", "higher"):
-        assert word not in text
+    assert text.startswith("No test")
+    assert not any(word in text for word in DIRECTION_WORDS)
+
+
+def test_verdict_keeps_its_cluster_context_and_items_needed() -> None:
+    est = Estimate(0.05, -0.01, 0.11, 40, 0.11)
+    text = compare.verdict(est, "A", "B", "score", lower_is_better=True, cluster="bias",
+                           sd_diff=0.3, noun="items")
+    assert "errors clustered by bias" in text
+    # (1.959964 + 0.841621)² · (0.3/0.05)² = 7.84887 · 36 = 282.56 -> 283 items
+    assert "about 283 items" in text
+
+
+def test_degenerate_differences_use_the_exact_sign_test() -> None:
+    # The review's case: three contracts, A always right, B always wrong.
+    frame = paired_frame(np.ones(3), np.zeros(3))
+    est = compare.paired_difference(frame, "value", "A", "B", item="item")
+    assert est.value == 1.0 and math.isnan(est.low) and math.isnan(est.high)
+    # scipy's exact binomial test: 3 of 3 positive, p = 2 · 0.5³ = 0.25
+    assert est.p_value == pytest.approx(stats.binomtest(3, 3, 0.5).pvalue) == 0.25
+    text = compare.verdict(est, "A", "B", "correct", lower_is_better=False)
+    assert "cannot tell" in text and "at least 6" in text and "higher" not in text
+    # six such items: p = 2 · 0.5⁶ = 0.03125 < 0.05, and the verdict may name the direction
+    six = compare.paired_difference(paired_frame(np.ones(6), np.zeros(6)), "value", "A", "B",
+                                    item="item")
+    assert six.p_value == pytest.approx(0.03125)
+    assert "A scores higher" in compare.verdict(six, "A", "B", "correct",
+                                                lower_is_better=False)
+    # all differences 0: p = 1
+    same = compare.paired_difference(paired_frame(A, A), "value", "A", "B", item="item")
+    assert same.value == 0 and same.p_value == 1.0 and math.isnan(same.low)
+
+
+def test_degenerate_with_clusters_and_in_compare_models() -> None:
+    # differences constant inside and across clusters: a cluster-robust SE of 0
+    frame = paired_frame(A + 0.3, A, GROUPS)
+    est = compare.paired_difference(frame, "value", "A", "B", item="item", cluster="group")
+    assert math.isnan(est.low) and est.p_value == pytest.approx(
+        stats.binomtest(60, 60, 0.5).pvalue)
+    pairs = compare.compare_models(frame, "value", item="item")
+    assert math.isnan(pairs["delta_low"].iloc[0]) and pairs["p_value"].iloc[0] < 1e-15
+
+
+def test_min_items_for_the_sign_test() -> None:
+    # smallest n with 2 · 0.5ⁿ < α: 2·0.5⁵ = 0.0625 ≥ 0.05, 2·0.5⁶ = 0.03125 < 0.05
+    assert compare.min_items_sign_test(0.05) == 6
+    # 2·0.5⁷ = 0.0156 ≥ 0.01, 2·0.5⁸ = 0.0078 < 0.01
+    assert compare.min_items_sign_test(0.01) == 8
 
 
 def test_bias_run_item_key_averages_trials() -> None:
@@ -178,7 +258,7 @@ def test_a_single_cluster_gives_no_interval_instead_of_crashing() -> None:
     assert est.value == pytest.approx(np.mean(A - B))
     assert math.isnan(est.low) and math.isnan(est.high) and est.p_value is None
     text = compare.verdict(est, "A", "B", "score", lower_is_better=True)
-    assert text.startswith("No interval") and "better" not in text
+    assert text.startswith("No test") and "better" not in text
 
 
 def test_item_values_is_a_groupby_mean_with_missing_labels_as_a_level() -> None:
@@ -192,12 +272,13 @@ def test_item_values_is_a_groupby_mean_with_missing_labels_as_a_level() -> None:
                                rtol=1e-12, equal_nan=True)
 
 
-def test_constant_differences_have_a_zero_width_interval() -> None:
-    # every item differs by exactly 0.3 (as floats: up to rounding)
+def test_constant_differences_up_to_rounding_are_degenerate() -> None:
+    # every item differs by exactly 0.3 (as floats: up to rounding), so no t
     frame = paired_frame(A + 0.3, A)
     est = compare.paired_difference(frame, "value", "A", "B", item="item")
     assert est.value == pytest.approx(0.3)
-    assert est.low == est.high == est.value and est.p_value == 0.0
+    assert math.isnan(est.low) and math.isnan(est.high)
+    assert est.p_value == pytest.approx(2 * 0.5 ** 60)  # exact sign test, 60 of 60 positive
 
 
 def test_ties_share_the_mean_rank() -> None:
@@ -264,3 +345,89 @@ def test_per_item_values_of_the_sample_runs_feed_compare_models() -> None:
     with pytest.raises(ValueError, match="no per-item comparison"):
         compare.per_item_values(pd.DataFrame({"model": ["m"], "study": ["s"], "pas": [0.5],
                                               "ecs": [0.1]}), "replication_summary")
+
+
+def test_rank_intervals_resample_clusters() -> None:
+    # 3 models on 10 clusters of 8 items; within a cluster the items share one draw, so there
+    # are 10 independent units, not 80.
+    rng = np.random.default_rng(5)
+    cluster_effect = rng.normal(0, 1, (10, 3))
+    values = np.repeat(cluster_effect, 8, axis=0) + rng.normal(0, 0.05, (80, 3))
+    values += np.array([0.0, 0.3, 0.6])
+    frame = pd.DataFrame({"item": np.tile(np.arange(80), 3), "model": np.repeat(list("ABC"), 80),
+                          "group": np.tile(np.repeat(np.arange(10), 8), 3),
+                          "value": values.T.ravel()})
+    by_item = compare.rank_intervals(frame, "value", item="item", lower_is_better=True)
+    by_cluster = compare.rank_intervals(frame, "value", item="item", cluster="group",
+                                        lower_is_better=True)
+    width = lambda r: (r["rank_high"] - r["rank_low"]).sum()  # noqa: E731
+    assert width(by_cluster) > width(by_item)
+    assert (by_cluster["n_clusters"] == 10).all() and (by_item["n_clusters"] == 80).all()
+    # the point ranks do not depend on the resampling unit
+    assert by_item["rank"].tolist() == by_cluster["rank"].tolist()
+    # one item per cluster: the cluster bootstrap is the item bootstrap, draw for draw
+    single = frame.assign(group=frame["item"])
+    pd.testing.assert_frame_equal(
+        compare.rank_intervals(single, "value", item="item", cluster="group",
+                               lower_is_better=True).drop(columns="n_clusters"),
+        by_item.drop(columns="n_clusters"))
+
+
+def test_rank_intervals_replicate_means_by_hand() -> None:
+    # two clusters {0, 1} and {2}; model A = [1, 2, 6], B = [3, 3, 3]; drawing cluster 0 twice
+    # gives A = (1+2+1+2)/4 = 1.5 < 3 (A ranks 1, lower is better); drawing cluster 1 twice
+    # gives A = 6 > 3 (A ranks 2). With many replicates both occur: A's interval is [1, 2].
+    frame = pd.DataFrame({"item": [0, 1, 2] * 2, "model": ["A"] * 3 + ["B"] * 3,
+                          "group": [0, 0, 1] * 2, "value": [1, 2, 6, 3, 3, 3]})
+    ranks = compare.rank_intervals(frame, "value", item="item", cluster="group",
+                                   lower_is_better=True).set_index("model")
+    assert ranks.loc["A", "value"] == 3.0 and ranks.loc["A", "rank"] == 1.5  # (1+2+6)/3 = 3
+    assert (ranks.loc["A", "rank_low"], ranks.loc["A", "rank_high"]) == (1.0, 2.0)
+
+
+def test_rank_intervals_report_items_dropped_per_model() -> None:
+    frame = pd.DataFrame({"item": [0, 1, 2, 3, 0, 1, 2, 0, 1],
+                          "model": ["A"] * 4 + ["B"] * 3 + ["C"] * 2,
+                          "value": [1, 2, 3, 4, 2, 3, 4, 1, 1]})
+    ranks = compare.rank_intervals(frame, "value", item="item").set_index("model")
+    # items 0 and 1 are shared by all three; B lacks item 3, C lacks items 2 and 3, A none
+    assert ranks["n"].tolist() == [2, 2, 2]
+    assert ranks["n_dropped"].to_dict() == {"A": 0, "B": 1, "C": 2}
+    assert ranks["few_items"].all()  # 2 < 30 items
+
+
+def test_kbench_compare_verdict_and_pair_table_follow_the_adjusted_p(tmp_path, capsys) -> None:
+    from kbench_core.cli import main
+
+    # 4 models, 10 biases × 4 trials of 0/1 scores; A − B clustered by bias: raw p 0.010,
+    # Holm over the 6 pairs 0.060 (seeded search). Independent check with statsmodels below.
+    rng = np.random.default_rng(0)
+    rows = []
+    for b in range(10):
+        shift = rng.normal(0, 0.1)
+        for i in range(4):
+            for model, base in {"A": 0.55, "B": 0.35, "C": 0.45, "D": 0.45}.items():
+                rows.append((model, f"bias{b}", "social", "treatment", "weak", i,
+                             float(rng.random() < np.clip(base + shift, 0, 1))))
+    frame = pd.DataFrame(rows, columns=["model", "bias", "domain", "condition", "intensity",
+                                        "trial", "score"])
+    path = tmp_path / "four.csv"
+    frame.to_csv(path, index=False)
+    raw = {}
+    for a, b in [("A", "B"), ("A", "C"), ("A", "D"), ("B", "C"), ("B", "D"), ("C", "D")]:
+        wide = frame.pivot_table(index=["bias", "trial"], columns="model", values="score")
+        diff = (wide[a] - wide[b]).to_numpy()
+        groups = pd.factorize(wide.index.get_level_values("bias"))[0]
+        fit = sm.OLS(diff, np.ones(diff.size)).fit(cov_type="cluster",
+                                                   cov_kwds={"groups": groups})
+        raw[a, b] = 2 * stats.t.sf(abs(fit.params[0] / fit.bse[0]), 9)
+    holm = dict(zip(raw, multipletests(list(raw.values()), method="holm")[1], strict=True))
+    assert raw["A", "B"] < 0.05 <= holm["A", "B"]
+    assert main(["compare", str(path), "--models", "A", "B", "--format", "csv"]) == 0
+    verdict = capsys.readouterr().out.split("\n", 1)[0]
+    assert "cannot tell A and B apart" in verdict and f"{holm['A', 'B']:.3g}" in verdict
+    assert "errors clustered by bias" in verdict
+    assert main(["compare", str(path), "--format", "csv"]) == 0
+    table = pd.read_csv(io.StringIO(capsys.readouterr().out), comment="#")
+    row = table[(table["model_a"] == "A") & (table["model_b"] == "B")].iloc[0]
+    assert row["direction"] == "undecided" and row["delta_low"] > 0

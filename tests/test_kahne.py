@@ -147,6 +147,17 @@ def test_bmp_zero_baseline_and_missing_kinds() -> None:
     assert pd.isna(r["best_method"]) and np.isnan(r["effectiveness"])
 
 
+def test_bmp_undefined_baseline_is_nan_not_zero() -> None:
+    # debiasing rows but no treatment row: the baseline (treatment mean) is undefined, so
+    # effectiveness is undefined too (the old code reported 0.0, "no mitigation")
+    r = one(kahne.bmp(rows(("control", None, "d", 0.1), ("debiasing", "warn", "d", 0.2))))
+    assert np.isnan(r["baseline"]) and r["best_method"] == "warn"
+    assert np.isnan(r["effectiveness"])
+    # treatment rows whose scores are all unknown: the same
+    r = one(kahne.bmp(rows(("treatment", "weak", "d", None), ("debiasing", "warn", "d", 0.2))))
+    assert np.isnan(r["effectiveness"])
+
+
 # ------------------------------------------------------------------ HAS
 
 def test_has_hand_worked() -> None:

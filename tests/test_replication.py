@@ -155,9 +155,20 @@ def test_pas_n_eff_weights_and_edge_cases() -> None:
     weighted = R.pas(frame, finding_weights="n_eff").finding["pas"].iloc[0]
     # (300*atanh(0.48) + 100*0) / 400 = 0.3923 -> (tanh + 1) / 2 = 0.6866
     assert weighted == pytest.approx(pooled(0.74, 0.5, weights=(300, 100)))
-    zero = frame.assign(n_eff=np.nan)  # no usable weight: sum w <= 0 -> unweighted mean of z
+    zero = frame.assign(n_eff=0.0)  # given weights summing to 0 -> unweighted mean of z
     assert R.pas(zero, finding_weights="n_eff").finding["pas"].iloc[0] == pytest.approx(
         pooled(0.74, 0.5))
+    # a missing n_eff is not a weight of 0 counted in n: the test is dropped and counted
+    one_missing = frame.assign(n_eff=[300.0, np.nan])
+    result = R.pas(one_missing, finding_weights="n_eff")
+    finding = result.finding.iloc[0]
+    assert finding["pas"] == pytest.approx(0.74)  # t1 alone: its own PAS
+    assert (finding["n"], finding["n_dropped"]) == (1, 1)
+    assert result.model["n_dropped"].iloc[0] == 1 and result.test["dropped"].tolist() == [
+        False, True]
+    assert any("no n_eff" in note for note in result.notes)
+    # equal weights do not need n_eff: nothing dropped
+    assert R.pas(one_missing).finding["n_dropped"].iloc[0] == 0
     # a single test keeps its own PAS, unclamped; PAS 1 in a pool is clamped, not infinite
     perfect = make_tests([("m", "s", "f", "t", 1.0, 1.0)])
     assert R.pas(perfect).finding["pas"].iloc[0] == 1.0
@@ -200,6 +211,53 @@ def test_pas_planted_and_bootstrap() -> None:
         "synthetic-agent-flat", "pas"]
     again = R.pas(tests, ci="bootstrap", n_boot=300).model
     pd.testing.assert_frame_equal(again, result.model)  # seeded: same interval twice
+
+
+def test_bayes_factor_without_significance_flag_is_left_out_not_read_as_null() -> None:
+    # Two tests of one finding with Bayes factors; t2 lacks human_significant. Reading the
+    # missing flag as "not significant" (prior odds 0.1) would make up pi_h = 0.5 there.
+    frame = pd.DataFrame({
+        "model": "m", "study": "s", "finding": "f", "test": ["t1", "t2"],
+        "human_bf10": [3.0, 9.0], "agent_bf10": [4.0, 1.0],
+        "human_significant": pd.array([True, None], dtype="boolean")})
+    result = R.pas(frame)
+    test = result.test.set_index("test")
+    # t1: pi_h = 3*10/(1 + 30) = 30/31, pi_a = 4/5; PAS = 30/31*4/5 + 1/31*1/5 = 121/155
+    assert test.loc["t1", "pas"] == pytest.approx(30 / 31 * 0.8 + 1 / 31 * 0.2)
+    assert math.isnan(test.loc["t2", "pi_h"]) and math.isnan(test.loc["t2", "pas"])
+    assert bool(test.loc["t2", "dropped"])
+    finding = result.finding.iloc[0]
+    assert finding["pas"] == pytest.approx(121 / 155) and finding["n_dropped"] == 1
+    assert result.study["n_dropped"].iloc[0] == 1 and result.model["n_dropped"].iloc[0] == 1
+    assert any("human_significant" in note for note in result.notes)
+    # the old reading (prior 0.1) would have pooled t2 with pi_h = 0.9/1.9 and moved PAS
+    old_pi_h = 0.9 / 1.9
+    old_t2 = old_pi_h * 0.5 + (1 - old_pi_h) * 0.5  # = 0.5 exactly: agent BF 1 is neutral
+    assert finding["pas"] != pytest.approx(pooled(121 / 155, old_t2))
+
+
+def test_pas_bootstrap_resamples_studies() -> None:
+    # One study with 20 near-perfect findings and four studies of one finding each at 0.3.
+    # The model PAS is the mean over the 5 studies: (s1 + 4*0.3)/5. Resampling findings
+    # across studies (the old behaviour) lets s1's 20 findings dominate, so the interval sat
+    # near PAS of s1; resampling studies gives an interval that contains the estimate.
+    rows = [("m", "s1", f"f{i}", "t", 0.95, 0.95) for i in range(20)]
+    rows += [("m", f"s{j}", "f", "t", 0.9, 0.2) for j in range(2, 6)]
+    frame = make_tests(rows)
+    result = R.pas(frame, ci="bootstrap", n_boot=400)
+    model = result.model.iloc[0]
+    s1 = 0.95 * 0.95 + 0.05 * 0.05
+    other = 0.9 * 0.2 + 0.1 * 0.8  # 0.26
+    assert model["pas"] == pytest.approx((s1 + 4 * other) / 5)
+    assert model["pas_low"] < model["pas"] < model["pas_high"]
+    # replicates are means of 5 drawn studies, each s1 or 0.26: the bounds are among
+    # (k*s1 + (5 - k)*0.26)/5; 95% of draws of Binomial(5, 1/5) copies of s1 lie in 0..3
+    possible = [(k * s1 + (5 - k) * other) / 5 for k in range(6)]
+    assert min(abs(model["pas_low"] - v) for v in possible) < 1e-9
+    assert min(abs(model["pas_high"] - v) for v in possible) < 1e-9
+    assert model["pas_low"] == pytest.approx(possible[0])
+    k_high = int(stats.binom.ppf(0.975, 5, 0.2))  # 3
+    assert model["pas_high"] == pytest.approx(possible[k_high], abs=1e-9)
 
 
 def test_pas_is_computed_per_model_independently() -> None:
@@ -409,10 +467,11 @@ def test_study_with_fewer_than_three_pairs_is_nan() -> None:
         R.ecs(frame, level="domain")
 
 
-def lin_interval(x, y, w) -> tuple[float, float, float]:
-    """Lin (1989) with population moments and Kish's n, worked with numpy in the test."""
+def lin_interval(x, y, w, n=None) -> tuple[float, float, float]:
+    """Lin (1989) with population moments and Kish's n (or the ``n`` given), worked with
+    numpy in the test."""
     x, y, w = np.asarray(x), np.asarray(y), np.asarray(w, float)
-    n = w.sum() ** 2 / np.sum(w * w)
+    n = w.sum() ** 2 / np.sum(w * w) if n is None else n
     c = np.cov(x, y, aweights=w, ddof=0)
     mx, my = np.average(x, weights=w), np.average(y, weights=w)
     sx, sy = math.sqrt(c[0, 0]), math.sqrt(c[1, 1])
@@ -441,6 +500,38 @@ def test_lin_interval_unweighted_and_weighted() -> None:
     assert (weighted["ecs"], weighted["ecs_low"], weighted["ecs_high"]) == pytest.approx(
         lin_interval(x, y, w))
     assert math.isnan(R.ecs(frame, normalize_weights=False).iloc[0]["ecs_low"])
+
+
+def test_ecs_interval_under_structure_weights_covers_with_kish_n() -> None:
+    # The review's design: one study of 40 single-test findings and nine studies of two, so
+    # structure weights are 1/40 (x40) and 1/2 (x18). Kish's n = (Σw)²/Σw²
+    # = (1 + 9)² / (40/1600 + 18/4) = 100 / 4.525 = 22.1, not the 58 pairs.
+    # x ~ N(0.5, 0.5²), y = 0.1 + 0.8x + N(0, 0.3²): var y = 0.16 + 0.09 = 0.25, cov = 0.2,
+    # equal means 0.5, so the true CCC is 2(0.2)/(0.25 + 0.25) = 0.8. 400 seeded runs, one
+    # per "model", in one call.
+    rng = np.random.default_rng(0)
+    sims, truth = 400, 0.8
+    study = ["big"] * 40 + [f"s{j}" for j in range(9) for _ in range(2)]
+    finding = [f"f{i}" for i in range(40)] + [f"f{k}" for _ in range(9) for k in range(2)]
+    n = len(study)
+    x = rng.normal(0.5, 0.5, (sims, n))
+    y = 0.1 + 0.8 * x + rng.normal(0, 0.3, (sims, n))
+    frame = pd.DataFrame({
+        "model": np.repeat([f"m{i:03d}" for i in range(sims)], n),
+        "study": np.tile(study, sims), "finding": np.tile(finding, sims),
+        "test": np.tile([f"t{i}" for i in range(n)], sims),
+        "human_d": x.ravel(), "agent_d": y.ravel()})
+    out = R.ecs(frame).sort_values("model")
+    first = out.iloc[0]
+    assert (first["n"], first["n_studies"]) == (58, 10)
+    assert first["n_kish"] == pytest.approx(100 / 4.525)
+    covered = ((out["ecs_low"] <= truth) & (truth <= out["ecs_high"])).mean()
+    w = R.structure_weights(frame[frame["model"] == "m000"])
+    # the same interval with the number of pairs as n (the old behaviour), by hand
+    old = [lin_interval(x[i], y[i], w, n=58) for i in range(sims)]
+    covered_old = np.mean([lo <= truth <= hi for _, lo, hi in old])
+    assert covered >= 0.90        # 0.94 in this seeded run (nominal 0.95)
+    assert covered_old <= 0.85    # 0.80: the pair count overstates the information
 
 
 def test_ecs_bootstrap_intervals() -> None:
@@ -485,6 +576,44 @@ def test_pas_normalized_hand_worked() -> None:
     assert (mirror.loc[mirror["model"] == "synthetic-agent-mirror", "pas_norm"] > 0.999).all()
 
 
+def test_pas_normalized_keeps_near_neutral_ceilings_above_1e_8() -> None:
+    # t1: pi_h = 0.5003, so the human ceiling r_h = 2(pi_h² + (1 - pi_h)²) - 1 = 4(0.0003)²
+    # = 3.6e-7: below the old 1e-6 threshold but above the released code's 1e-8, so it counts.
+    #   r = (2 pi_h - 1)(2 pi_a - 1) = 0.0006 * (-0.8) = -0.00048; r / r_h = -1333.3, clamped
+    #   to -(1 - 1e-6): z1 = atanh(-0.999999) = -7.2543
+    # t2: pi_h = 0.9, pi_a = 0.2: PAS = 0.18 + 0.08 = 0.26, r = -0.48; r_h = 2(0.82) - 1 = 0.64
+    #   r' = -0.75, z2 = atanh(-0.75) = -0.9730
+    # equal n_eff: z = (-7.2543 - 0.9730) / 2 = -4.1137 -> tanh = -0.999466
+    # (the old 1e-6 threshold skipped t1 and gave -0.75)
+    frame = make_tests([("m", "s", "f", "t1", 0.5003, 0.1, 100.0),
+                         ("m", "s", "f", "t2", 0.9, 0.2, 100.0)])
+    z1, z2 = math.atanh(-(1 - 1e-6)), math.atanh(-0.75)
+    value = R.pas_normalized(frame)["pas_norm"].iloc[0]
+    assert value == pytest.approx(math.tanh((z1 + z2) / 2), rel=1e-9)
+    assert value == pytest.approx(-0.999466, abs=5e-7)
+    # exactly neutral (pi_h = 0.5, r_h = 0) is skipped: t2 alone
+    neutral = frame.assign(human_pi=[0.5, 0.9])
+    assert R.pas_normalized(neutral)["pas_norm"].iloc[0] == pytest.approx(-0.75)
+
+
+def test_ecs_strict_uses_each_sides_own_sample_size() -> None:
+    # human d 0.5 on 40 people, agent d 0.2 on 200 simulated participants:
+    # SE_h = sqrt(1/40 + 0.25/80) = sqrt(0.028125), SE_a = sqrt(1/200 + 0.04/400)
+    # = sqrt(0.0051); Z = -0.3 / sqrt(0.033225) = -1.6458; p = 2(1 - Φ(1.6458))
+    frame = pd.DataFrame({"model": "m", "study": "s", "finding": "f", "test": ["t"],
+                          "human_d": [0.5], "agent_d": [0.2], "human_n": [40.0],
+                          "agent_n": [200.0], "n_eff": [100.0]})
+    z = -0.3 / math.sqrt(1 / 40 + 0.25 / 80 + 1 / 200 + 0.04 / 400)
+    row = R.ecs_strict(frame).iloc[0]
+    assert row["ecs_strict"] == pytest.approx(2 * stats.norm.sf(abs(z)))
+    # without the sizes both sides fall back to n_eff = 100
+    z_eff = -0.3 / math.sqrt(1 / 100 + 0.25 / 200 + 1 / 100 + 0.04 / 200)
+    fallback = R.ecs_strict(frame.drop(columns=["human_n", "agent_n"])).iloc[0]
+    assert fallback["ecs_strict"] == pytest.approx(2 * stats.norm.sf(abs(z_eff)))
+    assert R.ecs_strict(frame.drop(columns="n_eff")).iloc[0]["ecs_strict"] == pytest.approx(
+        row["ecs_strict"])
+
+
 def test_ecs_strict_hand_worked() -> None:
     frame = pd.DataFrame({"model": "m", "study": ["s", "s", "s", "t"],
                           "finding": ["a", "b", "b", "c"], "test": list("1234"),
@@ -504,7 +633,7 @@ def test_ecs_strict_hand_worked() -> None:
     stouffer = (stats.norm.ppf(1 - p_a) + stats.norm.ppf(1 - p_b)) / math.sqrt(2)
     assert study.loc["s", "ecs_strict"] == pytest.approx(1 - stats.norm.cdf(stouffer))
     assert study.loc["t", "ecs_strict"] == 1.0  # one finding keeps its p
-    with pytest.raises(ValueError, match="n_eff"):
+    with pytest.raises(ValueError, match="human_n and agent_n, or n_eff"):
         R.ecs_strict(frame.drop(columns="n_eff"))
 
 
@@ -612,3 +741,15 @@ def test_heat_table_and_leaderboard() -> None:
     assert {"PAS", "ECS", "cost"} <= names
     cost = next(t for t in lead.data if t.name == "cost")
     assert cost.xaxis == "x2"  # cost in its own panel beside the score
+
+
+def test_loader_warns_when_bayes_factors_come_without_the_flag() -> None:
+    from kbench_core.io import load_run
+
+    text = (b"model,study,finding,test,human_bf10,agent_bf10,human_significant\n"
+            b"m,s,f,t,3,4,\nm,s,f,u,3,4,true\n")
+    run = load_run(("bf.csv", text))
+    assert any("1 of 2 tests have a human Bayes factor but no human_significant" in w
+               for w in run.warnings)
+    flagged = load_run(("bf.csv", text.replace(b"3,4,\n", b"3,4,false\n")))
+    assert not any("human_significant" in w for w in flagged.warnings)

@@ -174,18 +174,81 @@ def test_undefined_values_and_renormalised_composites() -> None:
     assert np.isnan(q["avg_reasoning"]) and np.isnan(q["location_accuracy"])
     # every confidence 0.5 in (0.4, 0.5], accuracy 3/8: ECE 0.125
     assert q["ece"] == pytest.approx(0.125)
-    # SUI without reasoning: (.25·0 + .25·0 + .15·1 + .10·.875) / (.25 + .25 + .15 + .10)
-    assert q["sui"] == pytest.approx(0.2375 / 0.75) and q["sui_renormalised"]
-    assert q["tus"] == 0.0 and q["tus_renormalised"]
+    # No target found among 5 vulnerable answers: reasoning counts as 0 in the composites
+    # (the displayed mean stays NaN): SUI = .25·0 + .25·0 + .15·1 + .25·0 + .10·.875 = 0.2375
+    assert q["composite_reasoning"] == 0.0
+    assert q["sui"] == pytest.approx(0.2375) and not q["sui_renormalised"]
+    assert q["tus"] == 0.0 and not q["tus_renormalised"]
     assert q["lgi"] == pytest.approx(3 / 8)
+    # the old rule: reasoning left out, weights renormalised over the other four
+    # (.25·0 + .25·0 + .15·1 + .10·.875) / (.25 + .25 + .15 + .10)
+    old = row(vuln.tiers(small(), no_target_reasoning="renormalise"), "quiet")
+    assert old["sui"] == pytest.approx(0.2375 / 0.75) and old["sui_renormalised"]
+    assert old["tus"] == 0.0 and old["tus_renormalised"]
 
     strict = row(vuln.tiers(small(), zero_division=np.nan), "quiet")
     assert np.isnan(strict["precision"]) and np.isnan(strict["lucky_guess_rate"])
     assert np.isnan(strict["finding_precision"]) and np.isnan(strict["invalid_rate"])
     assert np.isnan(strict["precision_low"])                 # no interval on nothing
-    # SUI now rests on F2, TDR and calibration only: .10·.875 / (.25 + .25 + .10)
-    assert strict["sui"] == pytest.approx(0.0875 / 0.6)
+    # SUI now rests on F2, TDR, reasoning (0) and calibration: .10·.875 / (.25+.25+.25+.10)
+    assert strict["sui"] == pytest.approx(0.0875 / 0.85) and strict["sui_renormalised"]
     assert strict["f2"] == 0.0                               # defined: TP + FP + FN > 0
+
+
+def two_detectors(found_by_one: int) -> pd.DataFrame:
+    """10 vulnerable contracts, both detectors say vulnerable with confidence 1 and list no
+    findings; 'none' finds no target, 'one' finds ``found_by_one`` with reasoning 0.2."""
+    frames = []
+    for model, found in (("none", 0), ("one", found_by_one)):
+        hit = np.arange(10) < found
+        frames.append(pd.DataFrame({
+            "sample": [f"c{i}" for i in range(10)], "model": model, "judge": "j",
+            "is_vulnerable": True, "said_vulnerable": True, "confidence": 1.0,
+            "target_found": hit, "rcir": np.where(hit, 0.2, np.nan),
+            "ava": np.where(hit, 0.2, np.nan), "fsv": np.where(hit, 0.2, np.nan)}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_finding_nothing_never_scores_above_finding_something() -> None:
+    # Both: TP = 10 -> F2 = 1; no findings -> finding precision 1.0 (seed); confidence 1 and
+    # always right -> ECE 0, calibration 1.
+    # 'one' (1 of 10, reasoning 0.2): .25·1 + .25·0.1 + .15·1 + .25·0.2 + .10·1 = 0.575
+    # 'none', reasoning counted 0:     .25·1 + .25·0   + .15·1 + .25·0   + .10·1 = 0.500
+    # 'none', old renormalised rule:   (.25 + .15 + .10) / .75 = 0.667 > 0.575
+    table = vuln.tiers(two_detectors(1))
+    assert row(table, "one")["sui"] == pytest.approx(0.575)
+    assert row(table, "none")["sui"] == pytest.approx(0.5)
+    old = vuln.tiers(two_detectors(1), no_target_reasoning="renormalise")
+    assert row(old, "none")["sui"] == pytest.approx(0.5 / 0.75)
+    assert row(old, "none")["sui"] > row(old, "one")["sui"]
+    # live re-weighting agrees with recomputing
+    reweighted = vuln.reweight_sui(table, {"reasoning": 0.5})
+    again = vuln.tiers(two_detectors(1), sui_weights={"reasoning": 0.5})
+    np.testing.assert_allclose(reweighted["sui"], again["sui"])
+    contributions = vuln.sui_contributions(table)
+    total = contributions.groupby("model")["contribution"].sum()
+    np.testing.assert_allclose(total.loc[table["model"]], table["sui"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 12), said=st.lists(st.booleans(), min_size=12, max_size=12),
+       conf=st.lists(st.floats(0, 1), min_size=12, max_size=12),
+       hall=st.lists(st.integers(0, 3), min_size=12, max_size=12),
+       score=st.floats(0, 1), which=st.integers(0, 11), ci=st.booleans())
+def test_property_no_target_never_beats_one_target(n, said, conf, hall, score, which,
+                                                   ci) -> None:
+    base = pd.DataFrame({"sample": [f"c{i}" for i in range(n)], "model": "none", "judge": "j",
+                         "is_vulnerable": True, "said_vulnerable": said[:n],
+                         "confidence": conf[:n], "target_found": False,
+                         "n_hallucinated": hall[:n], "rcir": np.nan, "ava": np.nan,
+                         "fsv": np.nan})
+    other = base.assign(model="one")
+    k = which % n
+    other.loc[k, ["target_found", "rcir", "ava", "fsv"]] = [True, score, score, score]
+    table = vuln.tiers(pd.concat([base, other], ignore_index=True),
+                       ci="bootstrap" if ci else None, n_boot=20)
+    assert row(table, "none")["sui"] <= row(table, "one")["sui"] + 1e-12
+    assert row(table, "none")["tus"] <= row(table, "one")["tus"] + 1e-12
 
 
 # ------------------------------------------------------------------ the critique's options

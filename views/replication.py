@@ -5,7 +5,7 @@ import streamlit as st
 
 from kbench_app import replication as rep_view
 from kbench_app import state, urlstate
-from kbench_app.compare import compare_panel
+from kbench_app.compare import run_compare_panel
 from kbench_app.downloads import figure_downloads, table_downloads
 from kbench_app.ui import plain
 from kbench_core.figures import replication as rep_figures
@@ -39,18 +39,20 @@ def _options() -> dict[str, object]:
                                    "so the mean-difference penalty shrinks as weights grow.")
         urlstate.prepare("rep_ci", "one", "analytic", ["analytic", "bootstrap"])
         ci = c3.radio("Intervals", ["analytic", "bootstrap"], key="rep_ci",
-                      help="analytic: Lin's z-transform for ECS, t over studies for PAS; "
-                           "bootstrap: studies resampled within each model for ECS, findings "
-                           "for PAS (1000 resamples, cached).")
+                      help="analytic: Lin's z-transform for ECS (Kish's effective n under "
+                           "structure weights), t over studies for PAS; bootstrap: studies "
+                           "resampled within each model, for PAS then findings within each "
+                           "drawn study (1000 resamples, cached).")
         urlstate.prepare("rep_finding_weights", "one", "equal", ["equal", "n_eff"])
         finding_weights = c4.radio("PAS test weights", ["equal", "n_eff"],
                                    key="rep_finding_weights",
-                                   help="equal: SPEC's default and the released code; n_eff: "
-                                        "the seed's prose (needs an n_eff column).")
+                                   help="equal: the default and the released code; n_eff: "
+                                        "the metric document's prose (needs an n_eff column; "
+                                        "tests without one are left out).")
         urlstate.prepare("rep_pooling", "one", "fisher", ["fisher", "mean"])
         pooling = c5.radio("PAS over findings", ["fisher", "mean"], key="rep_pooling",
-                           help="fisher: Fisher-z pooling (SPEC, the released code); mean: the "
-                                "seed's prose, a simple mean.")
+                           help="fisher: Fisher-z pooling (the default and the released "
+                                "code); mean: the metric document's prose, a simple mean.")
     return dict(weighting=weighting, normalize=normalize, ci=ci,
                 finding_weights=finding_weights, pooling=pooling)
 
@@ -100,13 +102,14 @@ def _ecs_section(results: dict, options: dict, chosen_runs: list, selected, cont
     st.caption(note)
 
 
-def _pas_section(results: dict, options: dict, chosen_runs: list) -> None:
+def _pas_section(results: dict, options: dict, chosen_runs: list, selected) -> None:
     st.subheader("Agreement of replication decisions (PAS)")
     pas_result = results["pas"]
     if pas_result is None:
-        st.info("PAS is unavailable: this selection gives effect sizes but no posteriors or "
-                "Bayes factors (SPEC 1.2).")
+        st.info(rep_view.pas_unavailable(selected))
         return
+    for note in pas_result.notes:
+        st.warning(plain(note) + ".", icon=":material/warning:")
     view, config = rep_view.pas_view(pas_result.model)
     st.dataframe(view, hide_index=True, width="stretch", column_config=config,
                  key="rep_pas_models_table")
@@ -162,12 +165,9 @@ def _tests_section() -> None:
         (content_key, *options.values()), selected, options["finding_weights"],
         options["pooling"], options["weighting"], options["normalize"], options["ci"])
     _ecs_section(results, options, chosen_runs, selected, content_key, models)
-    _pas_section(results, options, chosen_runs)
-    per_item = selected.assign(abs_diff=(selected["d_a"] - selected["d_h"]).abs())
-    compare_panel(per_item, values={"|agent d − human d|": "abs_diff"}, group="study",
-                  cluster="study", key="rep_cmp", runs=chosen_runs,
-                  colors=state.model_colors(all_models), noun="tests",
-                  content_key=content_key)
+    _pas_section(results, options, chosen_runs, selected)
+    run_compare_panel(selected, "replication", key="rep_cmp", runs=chosen_runs,
+                      colors=state.model_colors(all_models), content_key=content_key)
 
 
 def _summary_section() -> None:

@@ -111,8 +111,8 @@ urlstate.prepare("vuln_binning", "one", "uniform", ["uniform", "quantile"])
 urlstate.prepare("vuln_bins", "int", 10, low=2, high=30)
 selected = frame[frame["model"].isin(models).to_numpy()
                  & vuln_view.rows_equal(frame["judge"], judge)]
-run_key = "+".join(chosen)
 content_hash = "+".join(run.content_hash for run in chosen_runs)
+selection = (tuple(chosen), tuple(sorted(map(str, models))), judge)
 options = dict(partial_credit=partial_credit,
                severity_weights=vuln.SEVERITY_WEIGHTS if severity else None,
                zero_division=0.0 if zero == "seed" else np.nan,
@@ -125,9 +125,9 @@ def tiers_by(by: tuple[str, ...]) -> pd.DataFrame:
     cached components (instant); with it, SUI's interval depends on the weights, so the tiers
     are recomputed (and cached per weights)."""
     if bootstrap:
-        return vuln_view.cached_tiers(run_key, content_hash, selected, sui_weights=weights,
+        return vuln_view.cached_tiers(content_hash, selection, selected, sui_weights=weights,
                                       by=by, **options)
-    seed_weights = vuln_view.cached_tiers(run_key, content_hash, selected,
+    seed_weights = vuln_view.cached_tiers(content_hash, selection, selected,
                                           sui_weights=dict(vuln.SUI_WEIGHTS), by=by, **options)
     return vuln.reweight_sui(seed_weights, weights)
 
@@ -184,8 +184,9 @@ if has_prompts:
     prompt_filter = c1.selectbox("Prompt type", prompts, key="vuln_rel_prompt")
 rel_frame = (selected if prompt_filter == "all"
              else selected[vuln_view.rows_equal(selected["prompt_type"], prompt_filter)])
-reliability = vuln_view.cached_reliability(run_key, content_hash, rel_frame, n_bins=n_bins,
-                                           binning=binning, judge=judge)
+reliability = vuln_view.cached_reliability(content_hash, (*selection, prompt_filter),
+                                           rel_frame, n_bins=n_bins, binning=binning,
+                                           judge=judge)
 c1.caption("ECE = Σ (n_b/N)·|accuracy_b − confidence_b|; MCE = the largest gap. Shaded: the "
            "gap to the diagonal. Beneath: where the answers' confidences lie. These bins also "
            "give the leaderboard's ECE and MCE.")

@@ -2,14 +2,17 @@
 
 Session-state switches set by the test before the first run:
 ``cmp_kind`` ("bias", the default, calls ``compare_panel`` directly; "judged" or "replication"
-use ``run_compare_panel`` with the family's defaults) and ``cmp_only_model`` (keep one model's
-rows, to check the single-model message).
+use ``run_compare_panel`` with the family's defaults), ``cmp_only_model`` (keep one model's
+rows, to check the single-model message) and ``cmp_frame`` (CSV text of a bias-like frame with
+``model``, ``bias``, ``item``, ``score`` to use instead of the sample run).
 """
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
+import pandas as pd
 import streamlit as st
 
 from kbench_app.compare import compare_panel, run_compare_panel
@@ -19,11 +22,16 @@ SAMPLES = Path(__file__).resolve().parents[2] / "sample_data"
 st.set_page_config(layout="wide")  # as app.py
 
 kind = st.session_state.get("cmp_kind", "bias")
-frame = load_run(SAMPLES / f"{kind}.csv").frame
+given = st.session_state.get("cmp_frame")  # a test's own frame, as CSV text
+frame = (pd.read_csv(io.StringIO(given)) if given is not None
+         else load_run(SAMPLES / f"{kind}.csv").frame)
 only = st.session_state.get("cmp_only_model")
 if only:
     frame = frame[frame["model"].astype(str) == only]
-if kind == "bias":
+if given is not None:
+    compare_panel(frame, values={"bias score": "score"}, group="bias", cluster=None,
+                  key="cmp", noun="items")
+elif kind == "bias":
     compare_panel(frame, values={"bias score": "score"}, group="bias", cluster="bias",
                   key="cmp", noun="items")
 else:
