@@ -133,7 +133,7 @@ def main() -> None:
 
     start = time.perf_counter()
     replication.pas(tests, ci="bootstrap", n_boot=200)
-    print(f"PAS bootstrap over findings, 200 resamples (on request): "
+    print(f"PAS bootstrap over studies, then findings within them, 200 resamples (on request): "
           f"{time.perf_counter() - start:.2f} s")
     start = time.perf_counter()
     replication.ecs(tests, ci="bootstrap", n_boot=200)

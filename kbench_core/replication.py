@@ -442,24 +442,32 @@ def _pas_bootstrap(f_pas: Array, s_codes: Array, m_codes: Array, n_studies: int,
                    random_state: int) -> tuple[Array, Array]:
     """Percentile interval of the model PAS over a two-stage bootstrap: each model's studies
     are resampled with replacement, and every drawn copy of a study resamples that study's
-    findings independently (Davison & Hinkley 1997, §3.8, "multistage sampling"). Copies are
-    handled in layers: layer k holds one independent finding resample of every study, and a
-    study drawn m times takes its first m layers. Written by hand: the two stages, the
-    Fisher pooling inside each copy and every model at once are not in any library."""
+    findings independently (Davison & Hinkley 1997, §3.8, "multistage sampling"). A replicate
+    lays out its drawn copies, draws each copy's findings at once (one uniform draw per
+    finding slot) and pools every copy with one ``bincount`` pass. Written by hand: the two
+    stages, the Fisher pooling inside each copy and every model at once are not in any
+    library."""
     rng = np.random.default_rng(random_state)
     studies = WithinGroups(m_codes)  # studies resampled within their model
-    findings = WithinGroups(s_codes)  # findings resampled within their study
+    order = np.argsort(s_codes, kind="stable")  # findings grouped by study
+    per_study = np.bincount(s_codes, minlength=n_studies)
+    first = np.concatenate([[0], np.cumsum(per_study)[:-1]]).astype(np.int64)
+    sorted_pas = f_pas[order]
     draws = np.empty((n_boot, n_models))
     for b in range(n_boot):
         copies = studies.draw(rng)
-        total = np.zeros(n_studies)
-        for layer in range(int(copies.max()) if copies.size else 0):
-            weights = findings.draw(rng).astype(float)
-            s_pas = _study_pas(s_codes, f_pas, weights, n_studies, pooling, weights > 0)
-            total += np.where(copies > layer, s_pas, 0.0)
+        copy_study = np.repeat(np.arange(n_studies), copies)
+        slots = per_study[copy_study]
+        copy_of_slot = np.repeat(np.arange(copy_study.size), slots)
+        study_of_slot = copy_study[copy_of_slot]
+        pick = first[study_of_slot] + (rng.random(copy_of_slot.size)
+                                       * per_study[study_of_slot]).astype(np.int64)
+        copy_pas = _study_pas(copy_of_slot, sorted_pas[pick], np.ones(pick.size),
+                              copy_study.size, pooling)
+        model_of_copy = m_codes[copy_study]
         with np.errstate(invalid="ignore", divide="ignore"):
-            draws[b] = (np.bincount(m_codes, weights=total, minlength=n_models)
-                        / np.bincount(m_codes, weights=copies, minlength=n_models))
+            draws[b] = (np.bincount(model_of_copy, weights=copy_pas, minlength=n_models)
+                        / np.bincount(model_of_copy, minlength=n_models))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         return np.nanquantile(draws, 0.025, axis=0), np.nanquantile(draws, 0.975, axis=0)
