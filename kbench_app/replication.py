@@ -8,8 +8,6 @@ changes them in place (display tables are copies).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -19,9 +17,20 @@ from kbench_app.ui import interval_text
 from kbench_core import replication
 from kbench_core.figures import replication as rep_figures
 
-__all__ = ["ecs_view", "finding_view", "has_posteriors", "metrics", "pas_study_grid",
-           "pas_unavailable", "pas_view", "prepared", "scatter", "summary_table",
-           "summary_view"]
+__all__ = [
+    "ecs_view",
+    "finding_view",
+    "findings_view",
+    "has_posteriors",
+    "metrics",
+    "pas_study_grid",
+    "pas_unavailable",
+    "pas_view",
+    "prepared",
+    "scatter",
+    "summary_table",
+    "summary_view",
+]
 
 _HELP = {
     "ecs": "Lin's concordance correlation of agent d on human d (1 = identical effects)",
@@ -157,54 +166,75 @@ def finding_view(finding: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object]
 
 @st.cache_resource(max_entries=8, show_spinner="Ranking the configurations...")
 def summary_table(key: str, _frame: pd.DataFrame) -> pd.DataFrame:
-    """:func:`kbench_core.replication.study_summary` of a ``replication_summary`` run (key: its
-    content hash), with each configuration's rank by mean PAS over the studies every
-    configuration has and its bootstrap interval (over studies), when at least two
-    configurations share a study."""
-    frame = _frame
-    out = replication.study_summary(frame)
-    scored = frame[["model", "study", "pas"]].dropna() if "pas" in frame else frame.iloc[:0]
-    shared = scored.groupby("study", observed=True)["model"].nunique().eq(
-        scored["model"].nunique()).any()
-    if scored["model"].nunique() >= 2 and shared:
-        from kbench_core import compare
+    """:func:`kbench_core.replication.summary_leaderboard` of a ``replication_summary`` run
+    (key: its content hash): the same table every export shows."""
+    return replication.summary_leaderboard(_frame)
 
-        ranks = compare.rank_intervals(scored, "pas", item="study", lower_is_better=False)
-        ranks["model"] = ranks["model"].astype(str)
-        ranks["rank_95"] = [f"{r:g} [{lo:g}, {hi:g}]" for r, lo, hi in
-                            zip(ranks["rank"], ranks["rank_low"], ranks["rank_high"],
-                                strict=True)]
-        out = ranks[["model", "rank", "rank_95"]].merge(out, on="model", how="right")
-    return out
+
+def _rank_text(board: pd.DataFrame) -> list[str]:
+    texts = []
+    for rank, low, high, none, few in zip(board["rank"], board["rank_low"], board["rank_high"],
+                                          board["no_scores"], board["few_items"], strict=True):
+        if none:
+            texts.append("no scores")
+        elif pd.isna(rank):
+            texts.append("")
+        else:
+            text = f"{rank:g}" + (f" [{low:g}, {high:g}]" if pd.notna(low) else "")
+            texts.append(text + (" · few studies" if few else ""))
+    return texts
 
 
 def summary_view(board: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object]]:
-    """The summary leaderboard for display: each score beside its interval and count, then
-    tokens and cost."""
-    view = board[[c for c in ("rank", "rank_95", "model", "n_studies") if c in board]].copy()
+    """The summary leaderboard for display: rank with its interval, the published
+    configuration values under their published names, the means of the per-study values
+    under theirs (with intervals and counts), tokens and cost."""
+    view = pd.DataFrame({"rank_text": _rank_text(board), "model": board["model"]})
+    by = board["ranked_by"].replace("", np.nan).dropna()
+    by_label = replication.SUMMARY_LABELS.get(str(by.iloc[0]), "score") if len(by) else "score"
     config: dict[str, object] = {
-        "rank": st.column_config.NumberColumn("Rank", help="By mean PAS; 1 = best"),
-        "rank_95": st.column_config.TextColumn(
-            "Rank [95%]", help="Bootstrap over studies: overlapping ranges mean the run "
-                               "cannot order those configurations"),
+        "rank_text": st.column_config.TextColumn(
+            "Rank [95%]", help=f"By {by_label}, 1 = best; the interval bootstraps the studies "
+                               "(overlapping ranges mean the run cannot order those "
+                               "configurations). 'few studies': fewer than 30 studies behind "
+                               "the rank."),
         "model": st.column_config.TextColumn("Configuration"),
-        "n_studies": _count("Studies", "n_studies")}
-    labels: Mapping[str, str] = {"pas": "PAS", "ecs": "ECS"}
-    for metric, label in labels.items():
-        if metric not in board:
+    }
+    for published in ("config_pas", "config_ecs"):
+        if board[published].notna().any():
+            view[published] = board[published]
+            config[published] = st.column_config.NumberColumn(
+                replication.SUMMARY_LABELS[published], format="%.3f",
+                help="The configuration-level value as the benchmark published it")
+    for metric in ("pas", "ecs"):
+        name = f"mean_study_{metric}"
+        if board[f"n_{metric}"].sum() == 0:
             continue
-        view[metric] = board[metric]
-        view[f"{metric}_ci"] = interval_text(board[f"{metric}_low"], board[f"{metric}_high"])
+        view[name] = board[name]
+        view[f"{name}_ci"] = interval_text(board[f"{name}_low"], board[f"{name}_high"])
         view[f"n_{metric}"] = board[f"n_{metric}"]
-        config[metric] = st.column_config.NumberColumn(
-            f"{label} (mean)", format="%.3f", help=f"Mean published {label} over the studies "
-                                                   "that have one")
-        config[f"{metric}_ci"] = st.column_config.TextColumn(
+        label = replication.SUMMARY_LABELS[name]
+        config[name] = st.column_config.NumberColumn(
+            label, format="%.3f", help=f"{label}: computed by kbench from the published study "
+                                       "values (not a published number)")
+        config[f"{name}_ci"] = st.column_config.TextColumn(
             f"{label} 95% CI", help="t interval over the studies")
-        config[f"n_{metric}"] = _count(f"n ({label})", f"n_{metric}")
-    for extra, label, fmt in (("tokens", "Tokens", "%d"), ("cost", "Cost", "%.2f")):
+        config[f"n_{metric}"] = _count(f"Studies ({metric.upper()})", f"n_{metric}")
+    for extra, label, fmt in (("tokens", "Tokens", "%d"), ("cost", "Cost (US$)", "$%.2f")):
         if extra in board:
             view[extra] = board[extra]
-            config[extra] = st.column_config.NumberColumn(label, format=fmt,
-                                                          help=f"Total {extra} over the studies")
+            config[extra] = st.column_config.NumberColumn(
+                label, format=fmt, help=f"Total {extra} over the studies, as published")
+    return view, config
+
+
+def findings_view(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object]]:
+    """The published finding scores, one row per configuration × study × finding."""
+    findings = replication.finding_rows(frame)
+    view = findings[[c for c in ("model", "study", "finding", "finding_score", "n_tests")
+                     if c in findings]].reset_index(drop=True)
+    config = {"model": st.column_config.TextColumn("Configuration"),
+              "finding_score": st.column_config.NumberColumn(
+                  "Finding score (published)", format="%.4f"),
+              "n_tests": _count("Tests", "n_tests")}
     return view, config

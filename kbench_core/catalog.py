@@ -214,31 +214,38 @@ def _replication_items() -> list[Item]:
 
 
 def _summary_items() -> list[Item]:
+    from kbench_core import replication
     from kbench_core.figures import replication as rep_figures
 
     def board(frame: pd.DataFrame, options: Mapping[str, Any]):
-        grouped = frame.groupby("model", observed=True)
-        table = grouped[[c for c in ("pas", "ecs") if c in frame]].mean()
-        for extra in ("tokens", "cost"):
-            if extra in frame:
-                table[extra] = grouped[extra].sum(min_count=1)
-        return _one(table.reset_index())
+        if len(replication.study_rows(frame)):
+            yield "", replication.summary_leaderboard(frame)
 
     def board_figure(frame: pd.DataFrame, options: Mapping[str, Any]):
         for _, table in board(frame, options):
             yield "", rep_figures.summary_leaderboard(table)
 
     def heat(frame: pd.DataFrame, options: Mapping[str, Any]):
+        studies = replication.study_rows(frame)
         for metric in ("pas", "ecs"):
-            if metric in frame and frame[metric].notna().any():
-                yield metric, rep_figures.study_heatmap(frame, value=metric,
+            if metric in studies and studies[metric].notna().any():
+                yield metric, rep_figures.study_heatmap(studies, value=metric,
                                                         zmin=0.0 if metric == "pas" else -1.0)
 
+    def findings(frame: pd.DataFrame, options: Mapping[str, Any]):
+        rows = replication.finding_rows(frame)
+        if len(rows):
+            yield "", rows[[c for c in ("model", "study", "finding", "finding_score",
+                                        "n_tests") if c in rows]].reset_index(drop=True)
+
     return [
-        Item("leaderboard", "Configurations by mean PAS and ECS, with cost", "table", board,
-             best={"pas": "max", "ecs": "max", "cost": "min"}, main=True),
+        Item("leaderboard", "Configurations: published PAS and ECS, means of the per-study "
+             "values, rank with its interval, cost", "table", board,
+             best={"config_pas": "max", "config_ecs": "max", "mean_study_pas": "max",
+                   "mean_study_ecs": "max", "cost": "min"}, main=True),
         Item("leaderboard_chart", "Configurations by score, with cost", "figure", board_figure),
         Item("study_heatmap", "Score per study and configuration", "figure", heat),
+        Item("findings", "Published finding scores", "table", findings),
     ]
 
 

@@ -590,23 +590,35 @@ def detect_kind(columns: Sequence[str]) -> Kind | None:
     file that also happens to have a ``score`` column is not taken for a bias run.
     """
     names = set(columns)
-    for kind in ("judged", "replication", "replication_summary", "bias"):
+    for kind in ("judged", "replication", "replication_summary", "bias", "bias_summary"):
         spec = SPECS[kind]
         aliased = {ALIASES.get(kind, {}).get(n, n) for n in names}
-        if spec.signature <= aliased:
+        if spec.matches(aliased):
             return kind
     return None
 
 
 def _undetected(filename: str, columns: Sequence[str]) -> RunFormatError:
     names = set(columns)
-    best = max(SPECS.values(), key=lambda s: len(s.signature & names))
-    missing = sorted(best.signature - names)
+
+    def closeness(spec: KindSpec) -> tuple[int, int]:
+        return (len(spec.signature & names) + bool(spec.signature_any & names),
+                -len(spec.signature_none & names))
+
+    best = max(SPECS.values(), key=closeness)
+    needs = sorted(best.signature - names)
+    if best.signature_any and not best.signature_any & names:
+        needs.append("one of " + "/".join(sorted(best.signature_any)))
+    extra = sorted(best.signature_none & names)
+    what = (f"which also needs: {', '.join(needs)}" if needs else "")
+    if extra:
+        what += ("; " if what else "which must not have: ") + (
+            f"and must not have {', '.join(extra)}" if needs else ", ".join(extra))
     shown = ", ".join(list(columns)[:12]) + (" ..." if len(columns) > 12 else "")
     return _fail(filename, f"cannot tell the run kind from the columns ({shown}). The closest "
-                           f"kind is '{best.kind}' ({best.description}), which also needs: "
-                           f"{', '.join(missing)}. Rename columns with load_run(..., "
-                           "columns={'their name': 'our name'}) or pass kind=")
+                           f"kind is '{best.kind}' ({best.description}), {what}. Rename "
+                           "columns with load_run(..., columns={'their name': 'our name'}) "
+                           "or pass kind=")
 
 
 # ---------------------------------------------------------------------------- validation
@@ -935,6 +947,13 @@ def _check_rules(spec: KindSpec, result: dict[str, Any], frame: pd.DataFrame,
             absent = rows & result[needed].isna().to_numpy() if needed in result else rows
             out.add(absent, needed, f"{cond} rows need a value in '{needed}' "
                                     f"({spec.column(needed).meaning})")
+    if spec.kind == "replication_summary" and "finding" in result:
+        finding_rows = result["finding"].notna().to_numpy()
+        for needed in ("finding_score", "n_tests"):
+            absent = (finding_rows & np.isnan(result[needed]) if needed in result
+                      else finding_rows)
+            out.add(absent, needed, f"finding rows need '{needed}' "
+                                    f"({spec.column(needed).meaning})")
     if spec.kind == "replication" and "human_effect" in result and "test_type" in result:
         has_effect = ~np.isnan(result["human_effect"]) | ~np.isnan(result["agent_effect"])
         absent = has_effect & result["test_type"].isna().to_numpy()
@@ -1156,6 +1175,28 @@ def _parse_bundle(filename: str, what: str, read: Callable[[], dict[str, bytes]]
                           f"known folder formats: {known}")
 
 
+def _native_table(filename: str, table: _Table, kind: Kind | None, warnings: list[str],
+                  meta: dict[str, Any]) -> _Table:
+    """A parsed table reshaped by the first native table format that recognises its columns
+    (e.g. HumanStudy-Bench's ``simple_findings.csv``), or the table unchanged."""
+    names = [str(c).strip() for c in table.frame.columns]
+    for fmt in native.formats():
+        if fmt.matches_table is None or fmt.from_table is None:
+            continue
+        if kind is not None and kind != fmt.kind:
+            continue
+        if not fmt.matches_table(names):
+            continue
+        frame = table.frame.set_axis(names, axis=1)
+        converted = _from_native(filename, lambda f=fmt, fr=frame: f.from_table(filename, fr,
+                                                                                  {}))
+        warnings.extend(converted.warnings)
+        meta.update(converted.meta)
+        meta["format"] = f"{fmt.name} ({meta.get('format', 'table')})"
+        return _Table(converted.frame, table.numbers, table.unit, table.nonfinite)
+    return table
+
+
 def _finish(parsed: _Table | _Native, *, name: str, kind: Kind | None, on_error: OnError,
             columns: Mapping[str, str] | None, warnings: list[str],
             meta: dict[str, Any]) -> Run:
@@ -1172,7 +1213,7 @@ def _finish(parsed: _Table | _Native, *, name: str, kind: Kind | None, on_error:
         table = _Table(converted.frame.reset_index(drop=True), np.asarray(converted.numbers),
                        converted.unit)
     else:
-        table = parsed
+        table = _native_table(filename, parsed, kind, warnings, meta)
     frame = table.frame
     frame.columns = [str(c).strip() for c in frame.columns]
     if columns:

@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Kind = Literal["bias", "replication", "replication_summary", "judged"]
-KINDS: tuple[Kind, ...] = ("bias", "replication", "replication_summary", "judged")
+Kind = Literal["bias", "bias_summary", "replication", "replication_summary", "judged"]
+KINDS: tuple[Kind, ...] = ("bias", "bias_summary", "replication", "replication_summary",
+                          "judged")
 
 ColumnType = Literal["text", "category", "float", "int", "bool", "lines"]
 
@@ -70,13 +71,25 @@ class Column:
 
 @dataclass(frozen=True)
 class KindSpec:
-    """Columns, key and detection signature of one run kind."""
+    """Columns, key and detection signature of one run kind.
+
+    A file is of this kind when it has every ``signature`` column, at least one of
+    ``signature_any`` (when given) and none of ``signature_none``.
+    """
 
     kind: Kind
     columns: tuple[Column, ...]
     key: tuple[str, ...]
     signature: frozenset[str]
     description: str
+    signature_any: frozenset[str] = frozenset()
+    signature_none: frozenset[str] = frozenset()
+
+    def matches(self, names: set[str]) -> bool:
+        """Whether a file with these column names is of this kind."""
+        return (self.signature <= names
+                and (not self.signature_any or bool(self.signature_any & names))
+                and not self.signature_none & names)
 
     def column(self, name: str) -> Column:
         for col in self.columns:
@@ -167,15 +180,77 @@ REPLICATION_SUMMARY = KindSpec(
         Column("model", "category", True, meaning="configuration"),
         Column("study", "category", True),
         Column("title", "text"),
-        _unit("pas", "published PAS of the study", "column"),
-        Column("ecs", "float", "column", low=-1.0, high=1.0,
-               meaning="published ECS of the study"),
-        Column("tokens", "float", low=0.0),
-        Column("cost", "float", low=0.0),
+        _unit("pas", "published PAS of the study (study rows)"),
+        Column("ecs", "float", low=-1.0, high=1.0,
+               meaning="published ECS of the study (study rows)"),
+        Column("tokens", "float", low=0.0, meaning="tokens used (as published)"),
+        Column("cost", "float", low=0.0, meaning="cost in US dollars (as published)"),
+        _unit("config_pas", "published configuration-level PAS (pas_raw), on each of its rows"),
+        Column("config_ecs", "float", low=-1.0, high=1.0,
+               meaning="published configuration-level ECS, on each of its rows"),
+        Column("finding", "category",
+               meaning="finding id (finding rows: sub_study_id/finding_id)"),
+        _unit("finding_score", "published finding score (finding rows)"),
+        Column("n_tests", "int", low=0.0, meaning="tests behind the finding (finding rows)"),
     ),
-    key=("model", "study"),
-    signature=frozenset({"model", "study", "pas", "ecs"}),
-    description="published study-level results, one row per configuration x study",
+    key=("model", "study", "finding"),
+    signature=frozenset({"model", "study"}),
+    signature_any=frozenset({"pas", "ecs", "finding_score"}),
+    signature_none=frozenset({"test", "bias"}),
+    description=("published results, one row per configuration x study (pas, ecs) or per "
+                 "configuration x study x finding (finding_score, n_tests)"),
+)
+
+# The human-alignment direction as KahneBench reports spell it, mapped to kbench's words.
+DIRECTIONS_STD: dict[str, str] = {
+    "under": "under", "aligned": "aligned", "over": "over",
+    "super-human": "under", "human": "aligned", "worse than human": "over",
+}
+
+BIAS_SUMMARY = KindSpec(
+    kind="bias_summary",
+    columns=(
+        Column("model", "category", True, meaning="model under test"),
+        Column("bias", "category", True, meaning="bias id, e.g. anchoring_effect"),
+        Column("category", "category", meaning="bias family"),
+        _unit("bms", "overall magnitude (BMS)"),
+        Column("sensitivity", "float", meaning="intensity sensitivity (slope)"),
+        _unit("control_mean", "mean control score"),
+        *(_unit(f"mean_{level}", f"mean treatment score, {level} trigger")
+          for level in INTENSITIES),
+        _unit("unknown_rate", "share of responses whose score is unknown"),
+        _unit("bci_consistency", "consistency over domains (BCI)"),
+        _unit("bci_mean_score", "mean of the domain scores"),
+        Column("bci_std", "float", low=0.0, meaning="standard deviation of the domain scores"),
+        Column("systematic", "bool", meaning="biased in most domains"),
+        _unit("bmp_baseline", "treatment mean before debiasing"),
+        Column("best_method", "category", meaning="most effective debiasing method"),
+        _unit("effectiveness", "mitigation effectiveness (BMP)"),
+        Column("requires_warning", "bool", meaning="warnings beat chain-of-thought"),
+        _unit("model_rate", "model bias rate (HAS)"),
+        _unit("human_rate", "human baseline rate"),
+        Column("alignment", "float", high=1.0, meaning="human alignment score (HAS)"),
+        Column("direction", "text", meaning="direction as the report writes it"),
+        Column("direction_std", "category", allowed=("under", "aligned", "over"),
+               meaning="direction as under / aligned / over"),
+        _unit("rci_consistency", "response consistency (RCI)"),
+        _unit("rci_mean", "mean response"),
+        Column("rci_variance", "float", low=0.0, meaning="response variance"),
+        Column("rci_stable", "bool", meaning="stable across trials"),
+        Column("rci_trials", "int", low=0.0, meaning="trials behind RCI"),
+        _unit("calibration_score", "calibration score (CAS)"),
+        _unit("cas_error", "|mean confidence - accuracy|"),
+        _unit("cas_confidence", "mean stated confidence"),
+        _unit("cas_accuracy", "accuracy (1 - score)"),
+        Column("overconfident", "bool"),
+        Column("cas_insufficient", "bool", meaning="too little confidence data for CAS"),
+    ),
+    key=("model", "bias"),
+    signature=frozenset({"model", "bias"}),
+    signature_any=frozenset({"bms", "bci_consistency", "alignment", "rci_consistency",
+                             "calibration_score"}),
+    signature_none=frozenset({"condition"}),
+    description="KahneBench fingerprint reports, one row per model x bias (no trials)",
 )
 
 JUDGED = KindSpec(
@@ -208,7 +283,7 @@ JUDGED = KindSpec(
 )
 
 SPECS: dict[Kind, KindSpec] = {
-    spec.kind: spec for spec in (BIAS, REPLICATION, REPLICATION_SUMMARY, JUDGED)
+    spec.kind: spec for spec in (BIAS, BIAS_SUMMARY, REPLICATION, REPLICATION_SUMMARY, JUDGED)
 }
 
 # Other names for canonical columns, by kind (HumanStudy-Bench's simple_studies.csv).

@@ -120,21 +120,36 @@ def test_no_model_chosen_warns_and_keeps_the_summaries(monkeypatch) -> None:
     at.multiselect(key="rep_models").set_value([]).run()
     assert not at.exception
     assert any("Choose at least one model" in w.value for w in at.warning)
-    assert any("Published study summaries" in s.value for s in at.subheader)
+    assert any("Published results" in s.value for s in at.subheader)
 
 
 def test_summary_leaderboard_and_heat_table(monkeypatch) -> None:
     at = open_page(monkeypatch)
-    board = table(at, "rank_95", "pas_ci", "cost").set_index("model")
+    board = table(at, "rank_text", "mean_study_pas_ci", "cost").set_index("model")
     planted = samples.planted_replication_summary().set_index("model")
-    assert board["pas"].to_dict() == pytest.approx(planted["mean_pas"].to_dict())
+    assert board["mean_study_pas"].to_dict() == pytest.approx(planted["mean_pas"].to_dict())
     assert board["n_pas"].to_dict() == planted["n_pas"].to_dict()
     assert board.index[0] == "synthetic-agent-v3-reasoning"
-    costs = table(at, "synthetic-agent-v1-empty", "synthetic-agent-v3-reasoning",
-                  without=("findings", "rank_95"))
-    assert len(costs) == 6
+    # the sample file has no configuration-level scores: no column under the published names
+    assert "config_pas" not in board and "config_ecs" not in board
+    costs = table(at, "study_01", without=("rank_text",))
+    assert len(costs) == 3 and costs.shape[1] == 6  # configurations x studies
     at.radio(key="rep_summary_metric").set_value("ecs").run()
     assert not at.exception and "rep_summary_heat_chart" in chart_keys(at)
+
+
+def test_published_humanstudy_results_on_the_page(monkeypatch) -> None:
+    real = ROOT / "sample_data" / "real" / "humanstudy-bench" / "simple_results.json"
+    at = open_page(monkeypatch, f"--no-samples {real}")
+    board = table(at, "rank_text", "config_pas", "config_ecs").set_index("model")
+    expected = replication.summary_leaderboard(load_run(real).frame).set_index("model")
+    assert len(board) == 63
+    gemini = board.loc["google_gemini_3_flash_preview_v4-background"]
+    # the published ECS under its name, the mean of per-study ECS under its own
+    assert gemini["config_ecs"] == pytest.approx(0.24921798583296295)
+    assert gemini["mean_study_ecs"] == pytest.approx(expected.loc[gemini.name, "mean_study_ecs"])
+    assert board["rank_text"].iloc[-2:].tolist() == ["no scores", "no scores"]
+    assert any("Published finding scores" in e.label for e in at.expander)
 
 
 def test_native_effect_list_from_file_to_page(monkeypatch) -> None:

@@ -162,7 +162,8 @@ def test_simple_studies_example_loads_as_a_summary_run() -> None:
                 got["ecs"] == pytest.approx(float(row["ecs"])))
         assert (got["tokens"], got["cost"]) == pytest.approx((float(row["total_tokens"]),
                                                               float(row["total_cost"])))
-    board = R.study_summary(frame).set_index("model")
+    board = R.summary_leaderboard(frame).set_index("model")
     v1 = [float(r["pas_raw"]) for r in rows if r["config"] == "example_agent_v1-empty"]
-    assert board.loc["example_agent_v1-empty", "pas"] == pytest.approx(sum(v1) / len(v1))
+    assert board.loc["example_agent_v1-empty", "mean_study_pas"] == pytest.approx(
+        sum(v1) / len(v1))
     assert board.loc["example_agent_v1-empty", "n_ecs"] == 2  # study_003 has no ECS

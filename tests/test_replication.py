@@ -5,6 +5,7 @@ distributions, planted truths from ``kbench_core.samples``, properties, and the 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -18,6 +19,7 @@ from kbench_core import samples
 from kbench_core.figures import replication as rep_figures
 
 Z95 = stats.norm.ppf(0.975)
+REAL = Path(__file__).resolve().parents[1] / "sample_data" / "real"  # MIT-licensed releases
 EPS_HALF = R.EPSILON / 2  # (tanh(atanh(1 - eps)) + 1) / 2 = 1 - eps/2
 
 
@@ -640,22 +642,74 @@ def test_ecs_strict_hand_worked() -> None:
 # ------------------------------------------------------------------ study summaries
 
 
-def test_study_summary_equals_the_planted_means() -> None:
+def test_summary_leaderboard_equals_the_planted_means() -> None:
     summary = samples.replication_summary()
-    board = R.study_summary(summary).set_index("model")
+    board = R.summary_leaderboard(summary).set_index("model")
     planted = samples.planted_replication_summary().set_index("model")
     for metric in ("pas", "ecs"):
-        np.testing.assert_allclose(board.loc[planted.index, metric], planted[f"mean_{metric}"],
-                                   atol=1e-12)
+        np.testing.assert_allclose(board.loc[planted.index, f"mean_study_{metric}"],
+                                   planted[f"mean_{metric}"], atol=1e-12)
         assert (board.loc[planted.index, f"n_{metric}"] == planted[f"n_{metric}"]).all()
     # the t interval of v1's PAS: studies 0.40, 0.42, ..., 0.50 (sd 0.03742, n 6)
     values = 0.4 + 0.02 * np.arange(6)
     low, high = stats.t.interval(0.95, 5, loc=values.mean(), scale=stats.sem(values))
     v1 = board.loc["synthetic-agent-v1-empty"]
-    assert (v1["pas_low"], v1["pas_high"]) == pytest.approx((low, high))
+    assert (v1["mean_study_pas_low"], v1["mean_study_pas_high"]) == pytest.approx((low, high))
     assert board.index[0] == "synthetic-agent-v3-reasoning"  # best PAS first
+    assert board["rank"].iloc[0] == 1 and board["ranked_by"].iloc[0] == "mean_study_pas"
+    # no published configuration values in this file: none is shown under those names
+    assert board["config_pas"].isna().all() and board["config_ecs"].isna().all()
     assert board["cost"].to_dict() == pytest.approx(summary.groupby(
         "model", observed=True)["cost"].sum().to_dict())
+
+
+def test_summary_leaderboard_ranks_by_published_pas_and_puts_unscored_last() -> None:
+    frame = pd.DataFrame({
+        "model": ["a", "a", "b", "b", "c"], "study": ["s1", "s2", "s1", "s2", "s1"],
+        "pas": [0.2, 0.4, 0.5, 0.7, np.nan], "ecs": [0.1, 0.3, 0.2, np.nan, np.nan],
+        "config_pas": [0.3, 0.3, 0.6, 0.6, np.nan], "config_ecs": [0.9, 0.9, 0.1, 0.1, np.nan],
+        "cost": [1.0, 2.0, 0.5, 0.5, 0.0]})
+    board = R.summary_leaderboard(frame, n_boot=200)
+    assert board["model"].tolist() == ["b", "a", "c"]   # by config_pas, c has no score
+    assert board["rank"].tolist()[:2] == [1.0, 2.0] and np.isnan(board["rank"].iloc[2])
+    assert board["no_scores"].tolist() == [False, False, True]
+    row_a = board.set_index("model").loc["a"]
+    # published values as written; the per-study mean is a different number, kept apart
+    assert (row_a["config_ecs"], row_a["mean_study_ecs"]) == (0.9, pytest.approx(0.2))
+    assert row_a["cost"] == 3.0 and row_a["n_pas"] == 2 and row_a["few_items"]
+    # two studies: in a bootstrap replicate b beats a unless both draws are the same study
+    # where b is higher anyway (0.5 > 0.2, 0.7 > 0.4): b is always first
+    assert (board["rank_low"].iloc[0], board["rank_high"].iloc[0]) == (1.0, 1.0)
+
+
+def test_real_humanstudy_results_keep_the_published_numbers() -> None:
+    import json
+
+    from kbench_core.io import load_run
+
+    path = REAL / "humanstudy-bench" / "simple_results.json"
+    published = json.loads(path.read_text())["configs"]
+    run = load_run(path)
+    board = R.summary_leaderboard(run.frame).set_index("model")
+    assert len(board) == len(published) == 63
+    for name, config in published.items():
+        row = board.loc[name]
+        for ours, theirs in (("config_pas", "pas_raw"), ("config_ecs", "ecs")):
+            if config[theirs] is None:
+                assert np.isnan(row[ours])
+            else:
+                assert row[ours] == config[theirs]  # bit for bit, as published
+        assert row["tokens"] == config["total_tokens"]
+        assert row["cost"] == pytest.approx(config["total_cost"], abs=1e-9)
+        studies = [s["pas_raw"] for s in config["studies"] if s["pas_raw"] is not None]
+        if studies:  # the published pas_raw is the mean of its study values
+            assert row["mean_study_pas"] == pytest.approx(np.mean(studies), abs=1e-12)
+            assert row["config_pas"] == pytest.approx(row["mean_study_pas"], abs=1e-12)
+    gemini = board.loc["google_gemini_3_flash_preview_v4-background"]
+    assert round(gemini["config_ecs"], 3) == 0.249 and round(gemini["mean_study_ecs"], 3) == 0.008
+    assert board["no_scores"].sum() == 2 and board["no_scores"].iloc[-2:].all()
+    findings = R.finding_rows(run.frame)
+    assert len(findings) == sum(len(c["findings"]) for c in published.values()) == 4181
 
 
 # ------------------------------------------------------------------ figures
@@ -735,11 +789,11 @@ def test_heat_table_and_leaderboard() -> None:
                                     observed=True).sort_index(ascending=False)
     np.testing.assert_allclose(np.asarray(heat.z, float), grid.to_numpy())
     assert "n = " in heat.hovertemplate and np.asarray(heat.customdata).shape == grid.shape
-    board = R.study_summary(samples.replication_summary())
+    board = R.summary_leaderboard(samples.replication_summary())
     lead = rep_figures.summary_leaderboard(board)
     names = {t.name for t in lead.data}
-    assert {"PAS", "ECS", "cost"} <= names
-    cost = next(t for t in lead.data if t.name == "cost")
+    assert {"Mean of per-study PAS", "Mean of per-study ECS", "cost (US$)"} <= names
+    cost = next(t for t in lead.data if t.name == "cost (US$)")
     assert cost.xaxis == "x2"  # cost in its own panel beside the score
 
 

@@ -9,6 +9,7 @@ from kbench_app.compare import run_compare_panel
 from kbench_app.downloads import figure_downloads, table_downloads
 from kbench_app.ui import plain
 from kbench_core.figures import replication as rep_figures
+from kbench_core.replication import study_rows
 
 st.title("Replication")
 registry = state.registry()
@@ -171,43 +172,65 @@ def _tests_section() -> None:
 
 
 def _summary_section() -> None:
-    """Published study-level results: leaderboard with cost, study × model heat table."""
-    st.subheader("Published study summaries")
+    """Published results: leaderboard with cost, study × model heat table, findings."""
+    st.subheader("Published results")
     urlstate.prepare("rep_summary_run", "one", next(iter(summary_runs)), list(summary_runs))
     summary_name = st.selectbox("Summary run", list(summary_runs), key="rep_summary_run")
     summary_run = summary_runs[summary_name]
     frame = summary_run.frame
-    board = rep_view.summary_table(summary_run.content_hash, frame)
-    leaderboard = rep_figures.summary_leaderboard(board)
-    st.plotly_chart(leaderboard, key="rep_summary_chart")
-    figure_downloads(leaderboard, "summary_leaderboard", runs=[summary_run],
-                     key="rep_summary_chart_dl")
-    view, config = rep_view.summary_view(board)
-    st.dataframe(view, hide_index=True, width="stretch", column_config=config,
-                 key="rep_summary_table")
-    table_downloads(board, "summary_leaderboard", runs=[summary_run],
-                    best={"pas": "max", "ecs": "max", "cost": "min"}, key="rep_summary_dl")
-    st.caption("Scores are means over the studies that report them, with t intervals over "
-               "studies and their counts; cost and tokens are totals over the studies.")
-    metrics = [m for m in ("pas", "ecs") if m in frame]
-    urlstate.prepare("rep_summary_metric", "one", metrics[0], metrics)
-    metric = st.radio("Heat table", metrics, horizontal=True, key="rep_summary_metric",
-                      format_func=str.upper)
-    heat = rep_figures.study_heatmap(frame, value=metric,
-                                     zmin=0.0 if metric == "pas" else -1.0)
-    c1, c2 = st.columns([2, 1])
-    c1.plotly_chart(heat, key="rep_summary_heat_chart")
-    with c1:
-        figure_downloads(heat, f"summary_{metric}_heatmap", runs=[summary_run],
-                         key="rep_summary_heat_dl")
-    if "cost" in frame:
-        costs = frame.pivot_table(index="study", columns="model", values="cost",
-                                  observed=True).sort_index(ascending=False)
-        costs.columns = [str(c) for c in costs.columns]
-        c2.caption("Cost per study and configuration, beside its score")
-        c2.dataframe(costs, width="stretch", key="rep_summary_cost_table",
-                     column_config={c: st.column_config.NumberColumn(c, format="%.2f")
-                                    for c in costs.columns})
+    studies = study_rows(frame)
+    if len(studies):
+        board = rep_view.summary_table(summary_run.content_hash, frame)
+        leaderboard = rep_figures.summary_leaderboard(board)
+        st.plotly_chart(leaderboard, key="rep_summary_chart")
+        figure_downloads(leaderboard, "summary_leaderboard", runs=[summary_run],
+                         key="rep_summary_chart_dl")
+        view, config = rep_view.summary_view(board)
+        st.dataframe(view, hide_index=True, width="stretch", column_config=config,
+                     key="rep_summary_table")
+        table_downloads(board, "summary_leaderboard", runs=[summary_run],
+                        best={"config_pas": "max", "config_ecs": "max",
+                              "mean_study_pas": "max", "mean_study_ecs": "max",
+                              "cost": "min"}, key="rep_summary_dl")
+        published = board["config_pas"].notna().any() or board["config_ecs"].notna().any()
+        st.caption(("PAS (published) and ECS (published) are the benchmark's own "
+                    "configuration-level numbers. " if published else
+                    "This file has no configuration-level scores, so none is shown under "
+                    "the published names. ")
+                   + "'Mean of per-study' columns are computed here from the published study "
+                     "values, with t intervals over studies; the published ECS pools every "
+                     "test, so it differs from the mean of the per-study ECS. Cost and tokens "
+                     "are totals over the studies.")
+        metrics = [m for m in ("pas", "ecs") if m in studies and studies[m].notna().any()]
+        if metrics:
+            urlstate.prepare("rep_summary_metric", "one", metrics[0], metrics)
+            metric = st.radio("Heat table", metrics, horizontal=True,
+                              key="rep_summary_metric", format_func=str.upper)
+            heat = rep_figures.study_heatmap(studies, value=metric,
+                                             zmin=0.0 if metric == "pas" else -1.0)
+            st.plotly_chart(heat, key="rep_summary_heat_chart")
+            figure_downloads(heat, f"summary_{metric}_heatmap", runs=[summary_run],
+                             key="rep_summary_heat_dl")
+        if "cost" in studies:
+            with st.expander("Cost per study and configuration (US$)",
+                             icon=":material/payments:"):
+                costs = studies.pivot_table(index="model", columns="study", values="cost",
+                                            observed=True)
+                costs.columns = [str(c) for c in costs.columns]
+                st.dataframe(costs, width="stretch", key="rep_summary_cost_table",
+                             column_config={c: st.column_config.NumberColumn(c, format="$%.2f")
+                                            for c in costs.columns})
+    findings, config = rep_view.findings_view(frame)
+    if len(findings):
+        with st.expander(f"Published finding scores ({len(findings):,})",
+                         icon=":material/table:", expanded=not len(studies)):
+            st.dataframe(findings, hide_index=True, width="stretch", column_config=config,
+                         key="rep_summary_findings_table")
+            table_downloads(findings, "summary_findings", runs=[summary_run],
+                            key="rep_summary_findings_dl")
+            st.caption("As published: a finding score is never pooled into a study or "
+                       "configuration score here (neither pooling rule rebuilds the published "
+                       "study PAS).")
 
 
 if test_runs:

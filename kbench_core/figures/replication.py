@@ -201,32 +201,45 @@ def study_heatmap(table: pd.DataFrame, *, value: str = "pas", title: str | None 
     return fig
 
 
-def summary_leaderboard(summary: pd.DataFrame, *, title: str | None = None) -> go.Figure:
-    """Mean PAS and ECS per configuration (bars, with t intervals when given as
-    ``<metric>_low``/``_high``) beside its cost (dots on a second axis)."""
-    data = summary.sort_values("pas", ascending=True)
-    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, column_widths=[0.7, 0.3],
-                        subplot_titles=["Score (mean over studies)", "Cost"],
+def summary_leaderboard(board: pd.DataFrame, *, title: str | None = None) -> go.Figure:
+    """The configurations of :func:`kbench_core.replication.summary_leaderboard`, best on top:
+    the published configuration PAS and ECS (bars) where the file has them, else the means of
+    the per-study values with their t intervals, each under its own name; cost (US$) on a
+    second axis; configurations without any score last, marked "no scores"."""
+    from kbench_core.replication import SUMMARY_LABELS
+
+    data = board.sort_values(["no_scores", "rank"], na_position="last", kind="stable")
+    names = [f"{m} (no scores)" if none else str(m)
+             for m, none in zip(data["model"], data["no_scores"], strict=True)]
+    has_cost = "cost" in data and data["cost"].notna().any()
+    fig = make_subplots(rows=1, cols=2 if has_cost else 1, shared_yaxes=True,
+                        column_widths=[0.7, 0.3] if has_cost else None,
                         horizontal_spacing=0.03)
     for metric, color in (("pas", PALETTE[0]), ("ecs", PALETTE[1])):
-        if metric not in data:
+        published = f"config_{metric}"
+        column = (published if published in data and data[published].notna().any()
+                  else f"mean_study_{metric}")
+        if column not in data or data[column].isna().all():
             continue
         error = None
-        if f"{metric}_low" in data:
+        if f"{column}_low" in data:
             error = dict(type="data", symmetric=False,
-                         array=data[f"{metric}_high"] - data[metric],
-                         arrayminus=data[metric] - data[f"{metric}_low"], thickness=1)
-        fig.add_trace(go.Bar(y=data["model"].astype(str), x=data[metric], orientation="h",
-                             name=metric.upper(), marker_color=color, error_x=error,
-                             hovertemplate="%{y}<br>" + metric.upper() + " %{x:.3f}"
-                                           "<extra></extra>"), row=1, col=1)
-    if "cost" in data and data["cost"].notna().any():
-        fig.add_trace(go.Scatter(y=data["model"].astype(str), x=data["cost"], mode="markers",
-                                 name="cost", marker=dict(color="#444", size=10),
-                                 hovertemplate="%{y}<br>cost %{x:.2f}<extra></extra>"),
+                         array=data[f"{column}_high"] - data[column],
+                         arrayminus=data[column] - data[f"{column}_low"], thickness=1)
+        label = SUMMARY_LABELS[column]
+        fig.add_trace(go.Bar(y=names, x=data[column], orientation="h", name=label,
+                             marker_color=color, error_x=error,
+                             hovertemplate="%{y}<br>" + label + " %{x:.3f}<extra></extra>"),
+                      row=1, col=1)
+    if has_cost:
+        fig.add_trace(go.Scatter(y=names, x=data["cost"], mode="markers", name="cost (US$)",
+                                 marker=dict(color="#444", size=8, symbol="diamond"),
+                                 hovertemplate="%{y}<br>cost $%{x:,.2f}<extra></extra>"),
                       row=1, col=2)
-    fig.update_xaxes(title_text="PAS / ECS", row=1, col=1)
-    fig.update_xaxes(title_text="total cost", row=1, col=2)
+        fig.update_xaxes(title_text="US$", rangemode="tozero", row=1, col=2)
+    fig.update_xaxes(title_text="score", row=1, col=1)
     apply_layout(fig, title or "Configurations by replication score, with cost",
-                 barmode="group", height=max(300, 120 + 50 * len(data)))
+                 barmode="group", height=max(300, 120 + (50 if len(data) <= 12 else 22)
+                                             * len(data)))
+    fig.update_yaxes(type="category", autorange="reversed", row=1, col=1)
     return fig

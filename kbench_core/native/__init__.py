@@ -61,6 +61,7 @@ class Converted:
 
 JsonConverter = Callable[[str, Any, Mapping[str, Any]], Converted]
 FilesConverter = Callable[[str, Mapping[str, bytes], Mapping[str, Any]], Converted]
+TableConverter = Callable[[str, pd.DataFrame, Mapping[str, Any]], Converted]
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,10 @@ class NativeFormat:
     document (already parsed, NaN tokens kept as text); ``matches_files(paths)`` /
     ``from_files(filename, files, options)`` handle a folder or archive given as
     ``{relative path: bytes}``. ``options`` carries the extra keyword arguments of ``load_run``
-    (e.g. ``ground_truth`` as a ``(filename, bytes)`` pair).
+    (e.g. ``ground_truth`` as a ``(filename, bytes)`` pair). ``matches_table(columns)`` /
+    ``from_table(filename, frame, options)`` reshape a table already parsed from CSV, TSV, JSON
+    Lines or Parquet (e.g. a benchmark's CSV whose key is spread over several columns); the
+    converted frame keeps the table's row order, so its line numbers still name the rows.
     """
 
     name: str
@@ -80,6 +84,8 @@ class NativeFormat:
     from_json: JsonConverter | None = None
     matches_files: Callable[[Sequence[str]], bool] | None = None
     from_files: FilesConverter | None = None
+    matches_table: Callable[[Sequence[str]], bool] | None = None
+    from_table: TableConverter | None = None
 
 
 @cache
