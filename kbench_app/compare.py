@@ -246,11 +246,15 @@ def _two_models(frame: pd.DataFrame, pairs: pd.DataFrame, *, a: str, b: str, lab
     groups = tables["groups"]
     if groups["delta"].notna().any():
         shown = groups["delta"].notna()
-        apart = int(((groups["delta_low"] > 0) | (groups["delta_high"] < 0)).sum())
-        forest = compare_figures.forest_plot(
-            groups, label=group, what=f"{a} − {b}",
-            title=f"{label}, {a} − {b}: {apart} of {int(shown.sum())} "
-                  f"{group.replace('_', ' ')} intervals exclude 0")
+        apart = int((groups["direction"] != "undecided").sum())
+        what = group.replace("_", " ")
+        if groups["n"].max() <= 1:  # one value per group (a report's BMS): no intervals
+            title = f"{label}, {a} − {b} by {what} (one value each, no intervals)"
+        else:
+            title = (f"{label}, {a} − {b}: {apart} of {int(shown.sum())} {what} differences "
+                     "hold after Holm's adjustment")
+        forest = compare_figures.forest_plot(groups, label=group, what=f"{a} − {b}",
+                                             title=title)
         st.plotly_chart(forest, key=f"{key}_forest_chart")
         figure_downloads(forest, f"forest-{value}-{a}-vs-{b}", runs=runs,
                          key=f"{key}_forest_dl")

@@ -54,7 +54,7 @@ def export_zip(runs: Sequence[Run], choice: ExportChoice,
         for item in items_for(run.kind):
             if choice.items and item.name not in choice.items:
                 continue
-            for stem, obj in item.objects(run.frame):
+            for stem, obj in item.objects(run.frame, meta=run.meta):
                 jobs.append((run, item, f"{safe_name(run.name)}/{stem}", obj))
     total = sum(len(choice.figure_formats) if isinstance(obj, go.Figure)
                 else len(choice.table_formats) for *_, obj in jobs) or 1

@@ -33,14 +33,18 @@ class Item:
     name: str
     title: str
     what: Literal["figure", "table"]
-    build: Callable[[pd.DataFrame, Mapping[str, Any]], Iterator[tuple[str, Built]]]
+    build: Callable[..., Iterator[tuple[str, Built]]]
     best: Mapping[str, str] = field(default_factory=dict)
     main: bool = False
+    uses_meta: bool = False  # build(frame, options, meta): needs the run's meta (summaries)
 
-    def objects(self, frame: pd.DataFrame,
-                options: Mapping[str, Any] | None = None) -> Iterator[tuple[str, Built]]:
-        """``(file stem, figure or table)`` for every object this item makes of ``frame``."""
-        for suffix, obj in self.build(frame, options or {}):
+    def objects(self, frame: pd.DataFrame, options: Mapping[str, Any] | None = None, *,
+                meta: Mapping[str, Any] | None = None) -> Iterator[tuple[str, Built]]:
+        """``(file stem, figure or table)`` for every object this item makes of ``frame``
+        (``meta``: the run's :attr:`~kbench_core.io.Run.meta`, for items that use it)."""
+        built = (self.build(frame, options or {}, meta or {}) if self.uses_meta
+                 else self.build(frame, options or {}))
+        for suffix, obj in built:
             yield (f"{self.name}-{safe_name(suffix)}" if suffix else self.name), obj
 
 
@@ -249,7 +253,65 @@ def _summary_items() -> list[Item]:
     ]
 
 
+def _bias_summary_items() -> list[Item]:
+    from kbench_core import figures, kahne_summary
+
+    def fingerprint(frame: pd.DataFrame, options: Mapping[str, Any]):
+        return _one(kahne_summary.fingerprint_table(frame).drop(columns=["n"]))
+
+    def models(frame: pd.DataFrame, options: Mapping[str, Any], meta: Mapping[str, Any]):
+        return _one(kahne_summary.leaderboard(frame, meta.get("summary")))
+
+    def heatmap(frame: pd.DataFrame, options: Mapping[str, Any]):
+        return _one(figures.fingerprint_heatmap(kahne_summary.fingerprint_table(frame)))
+
+    def curves(frame: pd.DataFrame, options: Mapping[str, Any]):
+        table = kahne_summary.intensity_table(frame)
+        for bias, rows in table.groupby("bias", sort=True):
+            yield str(bias), figures.bms_curves(
+                rows, y="mean", title=f"{bias}: mean score by trigger intensity (as reported)")
+
+    def domains(frame: pd.DataFrame, options: Mapping[str, Any]):
+        cells = kahne_summary.domain_cells(frame)
+        for model, rows in cells.groupby("model", sort=True):
+            yield str(model), figures.bci_heatmap(
+                rows, title=f"{model}: score by domain (as reported)")
+
+    def alignment(frame: pd.DataFrame, options: Mapping[str, Any]):
+        return _one(figures.has_chart(kahne_summary.alignment_table(frame)))
+
+    def mitigation(frame: pd.DataFrame, options: Mapping[str, Any]):
+        table = kahne_summary.mitigation_table(frame)
+        for model, rows in table.groupby("model", sort=True):
+            yield str(model), figures.mitigation_chart(
+                rows, title=f"{model}: score before and after debiasing (as reported)")
+
+    def calibration(frame: pd.DataFrame, options: Mapping[str, Any]):
+        table = kahne_summary.calibration_table(frame)
+        if table["has_confidence_data"].any():
+            yield "", figures.cas_bars(table)
+
+    return [
+        Item("fingerprint", "Fingerprint as reported (KahneBench's own per-bias numbers)",
+             "table", fingerprint, best={"bms": "min", "alignment": "max",
+                                         "bci_consistency": "max", "rci_consistency": "max",
+                                         "calibration_score": "max", "effectiveness": "max"},
+             main=True),
+        Item("models", "Models: published susceptibility and summary, rank over biases",
+             "table", models, best={"susceptibility": "min", "mean_bms": "min"},
+             uses_meta=True),
+        Item("fingerprint_heatmap", "Fingerprint heatmap (reported BMS)", "figure", heatmap),
+        Item("intensity_curves", "Mean score by trigger intensity, per bias", "figure", curves),
+        Item("domain_heatmap", "Score by domain, per model", "figure", domains),
+        Item("has_chart", "Model rate against the human baseline", "figure", alignment),
+        Item("mitigation", "Score before and after debiasing, per model", "figure",
+             mitigation),
+        Item("cas_bars", "Stated confidence against accuracy", "figure", calibration),
+    ]
+
+
 _BUILDERS: dict[str, Callable[[], list[Item]]] = {"bias": _bias_items,
+                                                   "bias_summary": _bias_summary_items,
                                                    "judged": _judged_items,
                                                    "replication": _replication_items,
                                                    "replication_summary": _summary_items}

@@ -84,7 +84,7 @@ def metrics(path: str, *, fmt: str, out: str | None) -> int:
     import pandas as pd
 
     # One table per judge (judged runs) stacks into one; its `judge` column tells them apart.
-    table = pd.concat([t for _, t in item.objects(run.frame)], ignore_index=True)
+    table = pd.concat([t for _, t in item.objects(run.frame, meta=run.meta)], ignore_index=True)
     data = table_bytes(table, fmt, best=item.best, caption=f"{item.title} ({run.name})",
                        provenance=provenance_of([run], what=item.name))
     if out:
@@ -115,7 +115,7 @@ def write_figures(paths: Sequence[str], *, out: str, formats: Sequence[str],
             if only and item.name not in only and not any(o.startswith(item.name + "-")
                                                             for o in only):
                 continue
-            for stem, obj in item.objects(run.frame):
+            for stem, obj in item.objects(run.frame, meta=run.meta):
                 if only and item.name not in only and stem not in only:
                     continue
                 jobs.append((run, item, f"{safe_name(run.name)}_{stem}", obj))
@@ -141,30 +141,6 @@ def write_figures(paths: Sequence[str], *, out: str, formats: Sequence[str],
     return written
 
 
-# Per-item values each run kind compares by default, and how items cluster (SPEC 2.6).
-_COMPARE_DEFAULTS = {"bias": ("score", "bias", "bias"),
-                     "judged": ("correct", "prompt_type", "sample"),
-                     "replication": ("abs_diff", "study", "study")}
-
-
-def _per_item(run):
-    """The run's frame with the derived per-item columns a comparison may use."""
-    frame = run.frame
-    if run.kind == "judged":
-        said = frame["said_vulnerable"].astype("Float64").astype(float)
-        truth = frame["is_vulnerable"].astype(bool)
-        frame = frame.assign(correct=(said == truth).astype(float).where(~np.isnan(said)),
-                             target_found=frame["target_found"].astype("Float64")
-                             .astype(float).where(truth))
-    if run.kind == "replication":
-        from kbench_core.replication import prepare_tests
-
-        # d from human_d/agent_d, or converted from the native effects and their test type
-        tests = prepare_tests(frame)
-        frame = frame.assign(abs_diff=(tests["d_a"] - tests["d_h"]).abs())
-    return frame
-
-
 def compare_command(path: str, *, metric: str | None, models: Sequence[str],
                     judge: str | None, fmt: str, correction: str | None) -> int:
     """Print the paired comparison of two models (or every pair) for a paper."""
@@ -172,11 +148,14 @@ def compare_command(path: str, *, metric: str | None, models: Sequence[str],
     from kbench_core.export import provenance_of, table_bytes
 
     (run,) = _load_all([path])
-    if run.kind not in _COMPARE_DEFAULTS:
+    if run.kind not in compare.COMPARISONS:
         raise SystemExit(f"kbench: runs of kind {run.kind!r} have no per-item comparison")
-    value, group, cluster = _COMPARE_DEFAULTS[run.kind]
+    spec = compare.COMPARISONS[run.kind]
+    value, group, cluster = spec.values[0][1], spec.group, spec.cluster
+    if metric == "target_found" and run.kind == "judged":
+        metric = "target_found_vulnerable"  # a target can only be found on a vulnerable sample
     value = metric or value
-    frame = _per_item(run)
+    frame = compare.per_item_values(run.frame, run.kind)
     if run.kind == "judged":
         judges = sorted(map(str, frame["judge"].unique()))
         chosen = judge or judges[0]
@@ -205,7 +184,7 @@ def compare_command(path: str, *, metric: str | None, models: Sequence[str],
                               adjusted_p=adjusted,
                               correction={"holm": "Holm", "fdr_bh": "BH"}.get(
                                   correction or "", "unadjusted"),
-                              cluster=cluster, sd_diff=sd))
+                              cluster=cluster, sd_diff=sd, noun=spec.noun))
         table = compare.group_differences(frame, value, a, b, group, correction=correction)
     else:
         table = pairs

@@ -44,6 +44,7 @@ __all__ = ["COMPARISONS", "FEW_ITEMS", "ITEM_KEYS", "LOWER_IS_BETTER", "Comparis
 # The item a model answers, per run kind (SPEC 2.6); repeated trials are averaged within.
 ITEM_KEYS: dict[str, tuple[str, ...]] = {
     "bias": ("bias", "domain", "condition", "intensity", "method", "trial"),
+    "bias_summary": ("bias",),
     "judged": ("sample", "prompt_type"),
     "replication": ("study", "finding", "test"),
 }
@@ -90,6 +91,8 @@ class Comparison:
 # its prompts, a contract's prompt variants its difficulty, a study's tests its participants).
 COMPARISONS: dict[str, Comparison] = {
     "bias": Comparison((("bias score", "score"),), "bias", "bias", "items"),
+    # A report has one BMS per bias: the biases are the units, paired by bias.
+    "bias_summary": Comparison((("BMS (as reported)", "bms"),), "bias", None, "biases"),
     "judged": Comparison((("correct verdict", "correct"),
                           ("target found (vulnerable samples)", "target_found_vulnerable")),
                          "prompt_type", "sample", "answers"),
@@ -102,7 +105,7 @@ def per_item_values(frame: pd.DataFrame, kind: str | None = None) -> pd.DataFram
     """``frame`` with the per-item columns its family compares (SPEC 2.6), added as floats
     (NaN = unknown, left out of every comparison rather than counted as 0):
 
-    - bias: ``score`` as given (1 = biased answer);
+    - bias: ``score`` as given (1 = biased answer); bias_summary: the reported ``bms``;
     - judged: ``correct`` = 1 when ``said_vulnerable == is_vulnerable`` (NaN when the verdict is
       missing, e.g. a failed judgement), and ``target_found_vulnerable`` = ``target_found`` on
       vulnerable samples only (NaN on safe ones, where a target cannot be found and a 0 would
@@ -131,7 +134,7 @@ def per_item_values(frame: pd.DataFrame, kind: str | None = None) -> pd.DataFram
             prepared = prepare_tests(frame)
             d_h, d_a = prepared["d_h"].to_numpy(float), prepared["d_a"].to_numpy(float)
         return frame.assign(abs_diff=np.abs(d_a - d_h))
-    if kind == "bias":
+    if kind in ("bias", "bias_summary"):
         return frame
     raise ValueError(f"runs of kind {kind!r} have no per-item comparison; "
                      f"kinds with one: {', '.join(COMPARISONS)}")

@@ -869,7 +869,7 @@ def _validate(filename: str, table: _Table, spec: KindSpec, on_error: OnError,
 
     out = _Collector(table)
     result: dict[str, Any] = {}
-    for col in spec.columns:
+    for col in spec.columns_of(list(frame.columns)):
         if col.name not in frame.columns:
             continue
         series = frame[col.name]
@@ -1004,7 +1004,7 @@ def _check_keys(spec: KindSpec, canonical: pd.DataFrame, out: _Collector) -> Non
 
 def _finish_types(spec: KindSpec, frame: pd.DataFrame, *, skipped: bool) -> pd.DataFrame:
     frame = frame.reset_index(drop=True)
-    for col in spec.columns:
+    for col in spec.columns_of(list(frame.columns)):
         if col.name not in frame.columns:
             continue
         if col.type == "bool":

@@ -68,7 +68,7 @@ def report_html(runs: Sequence[Run], *, options: Mapping[str, Any] | None = None
             parts.append("<p>No figures for this kind of run yet.</p>")
         for item in items:
             parts.append(f"<h3>{html.escape(item.title)}</h3>")
-            for stem, obj in item.objects(run.frame, options):
+            for stem, obj in item.objects(run.frame, options, meta=run.meta):
                 if progress:
                     progress(f"{run.name}: {stem}")
                 if isinstance(obj, go.Figure):

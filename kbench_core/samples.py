@@ -56,6 +56,7 @@ __all__ = [
     "SAMPLE_FILES",
     "SUMMARY_CONFIGS",
     "VULN_TYPES",
+    "bias_reports",
     "bias_trials",
     "bias_trials_of_size",
     "big_bias_trials",
@@ -451,7 +452,7 @@ def planted_bias_metrics(*, models: Sequence[str] = BIAS_MODELS,
     gap = base - human
     out["has_alignment"] = 1 - np.abs(gap) / np.maximum(human, 1 - human)
     out["has_direction"] = np.where(np.isnan(human), None, np.where(
-        np.abs(gap) < 0.1, "aligned", np.where(gap > 0, "over", "under")))
+        np.abs(gap) < 0.1 - 1e-9, "aligned", np.where(gap > 0, "over", "under")))  # strict, as SPEC
 
     out["rci_consistency"] = np.isin(by_slot, (0.0, 1.0)).mean(axis=1)
 
@@ -462,6 +463,42 @@ def planted_bias_metrics(*, models: Sequence[str] = BIAS_MODELS,
     out["overconfident"] = np.where(np.isnan(confidence), None, confidence > accuracy + 0.1)
     out["metacognitive_gap"] = np.maximum(0.0, confidence - accuracy)
     return out
+
+
+def bias_reports(*, models: Sequence[str] = BIAS_MODELS, biases: Sequence[str] = SAMPLE_BIASES,
+                 domains: Sequence[str] = DOMAINS, n_trials: int = 10) -> pd.DataFrame:
+    """The ``bias_summary`` run a KahneBench fingerprint report would give for
+    :func:`bias_trials` with the same options: the closed-form values of
+    :func:`planted_bias_metrics` under the report's column names, plus each domain's mean
+    treatment score (``domain_<name>``) and each method's mean debiased score
+    (``debias_<method>``), from :func:`planted_bias_rates`. Loading it and computing the
+    fingerprint of the trials must agree (tested)."""
+    metrics = planted_bias_metrics(models=models, biases=biases, domains=domains,
+                                   n_trials=n_trials)
+    out = metrics[["model", "bias", "bms", "control_mean",
+                   *(f"mean_{name}" for name in INTENSITIES), "unknown_rate",
+                   "bci_mean_score", "bci_std", "bci_consistency", "bmp_baseline",
+                   "best_method", "effectiveness", "requires_warning", "human_rate",
+                   "rci_consistency", "calibration_score", "overconfident",
+                   "metacognitive_gap"]].copy()
+    out.insert(2, "category", out["bias"].map(BIAS_CATEGORIES))
+    out["systematic"] = metrics["bci_systematic"]
+    out["model_rate"] = metrics["bmp_baseline"]  # both are the treatment mean
+    out["alignment"] = metrics["has_alignment"]
+    out["direction_std"] = metrics["has_direction"]
+    cells = planted_bias_rates(models=models, biases=biases, domains=domains,
+                               n_trials=n_trials)
+    treated = cells[cells["condition"] == "treatment"]
+    domain = treated.groupby(["model", "bias", "domain"], sort=False)["rate"].mean().unstack()
+    debiased = cells[cells["condition"] == "debiasing"]
+    method = debiased.groupby(["model", "bias", "method"], sort=False)["rate"].mean().unstack()
+    key = pd.MultiIndex.from_frame(out[["model", "bias"]])
+    for name in domains:
+        out[f"domain_{name}"] = domain[name].reindex(key).to_numpy()
+    for name in sorted(DEBIASING_METHODS):
+        out[f"debias_{name}"] = method[name].reindex(key).to_numpy()
+    out["overconfident"] = out["overconfident"].astype("boolean")
+    return out.round(12)
 
 
 def _bias_frame(plan: dict[str, np.ndarray], models: tuple[str, ...], biases: tuple[str, ...],
@@ -1183,7 +1220,7 @@ def planted_agreement(*, n_samples: int = 40, models: Sequence[str] = DETECTORS,
 # ================================================================================== writing
 
 SAMPLE_FILES: tuple[str, ...] = (
-    "bias.csv", "replication.csv", "replication_summary.csv", "judged.csv")
+    "bias.csv", "bias_summary.csv", "replication.csv", "replication_summary.csv", "judged.csv")
 
 
 def _csv_bytes(frame: pd.DataFrame) -> bytes:
@@ -1193,12 +1230,15 @@ def _csv_bytes(frame: pd.DataFrame) -> bytes:
     for name in out.columns:
         if out[name].dtype == bool:
             out[name] = np.where(out[name].to_numpy(), "true", "false")
+        elif isinstance(out[name].dtype, pd.BooleanDtype):  # true / false / empty
+            out[name] = out[name].map({True: "true", False: "false"}).astype(object)
     return out.to_csv(index=False, lineterminator="\n").encode("utf-8")
 
 
 def _sample_frames() -> dict[str, pd.DataFrame]:
     return {
         "bias.csv": bias_trials(),
+        "bias_summary.csv": bias_reports(),
         "replication.csv": replication_tests(),
         "replication_summary.csv": replication_summary(),
         "judged.csv": judged_samples(),

@@ -7,7 +7,7 @@ generator writes frames that satisfy them; the docs and the app's error messages
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 Kind = Literal["bias", "bias_summary", "replication", "replication_summary", "judged"]
@@ -84,6 +84,15 @@ class KindSpec:
     description: str
     signature_any: frozenset[str] = frozenset()
     signature_none: frozenset[str] = frozenset()
+    prefixed: tuple[Column, ...] = ()  # a family of columns: name = prefix (domain_, ...)
+
+    def columns_of(self, names: list[str] | tuple[str, ...]) -> tuple[Column, ...]:
+        """The declared columns, plus one per present column of a ``prefixed`` family (named
+        as in the file, typed as its family)."""
+        declared = set(self.names)
+        extra = tuple(replace(family, name=name) for name in names if name not in declared
+                      for family in self.prefixed if str(name).startswith(family.name))
+        return self.columns + extra
 
     def matches(self, names: set[str]) -> bool:
         """Whether a file with these column names is of this kind."""
@@ -242,11 +251,14 @@ BIAS_SUMMARY = KindSpec(
         _unit("cas_error", "|mean confidence - accuracy|"),
         _unit("cas_confidence", "mean stated confidence"),
         _unit("cas_accuracy", "accuracy (1 - score)"),
-        Column("overconfident", "bool"),
+        Column("overconfident", "bool", meaning="confidence above accuracy + 0.1"),
+        _unit("metacognitive_gap", "max(0, confidence - accuracy)"),
         Column("cas_insufficient", "bool", meaning="too little confidence data for CAS"),
     ),
     key=("model", "bias"),
     signature=frozenset({"model", "bias"}),
+    prefixed=(_unit("domain_", "mean score in one domain (BCI)"),
+              _unit("debias_", "mean score under one debiasing method (BMP)")),
     signature_any=frozenset({"bms", "bci_consistency", "alignment", "rci_consistency",
                              "calibration_score"}),
     signature_none=frozenset({"condition"}),

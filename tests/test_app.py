@@ -32,11 +32,13 @@ def registry(at: AppTest):
 def test_opens_on_the_bundled_sample_runs(monkeypatch) -> None:
     at = start(monkeypatch, "")
     names = list(registry(at).runs)
-    assert names == ["bias", "replication", "replication_summary", "judged"]
+    assert names == ["bias", "bias_summary", "replication", "replication_summary", "judged",
+                     "kahnebench", "simple_results"]
     kinds = [run.kind for run in registry(at).runs.values()]
-    assert kinds == ["bias", "replication", "replication_summary", "judged"]
+    assert kinds == ["bias", "bias_summary", "replication", "replication_summary", "judged",
+                     "bias_summary", "replication_summary"]
     assert at.title[0].value == "Runs"
-    assert "4 runs loaded" in at.subheader[0].value
+    assert "7 runs loaded" in at.subheader[0].value
 
 
 def test_upload_good_and_bad_file_together(monkeypatch) -> None:

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from kbench_app import bias as bias_view
-from kbench_app import state, urlstate
+from kbench_app import bias_reports, state, urlstate
 from kbench_app.compare import compare_panel
 from kbench_app.downloads import figure_downloads, table_downloads
 from kbench_app.ui import plain
@@ -12,8 +12,22 @@ from kbench_core import figures, kahne
 st.title("Cognitive biases")
 registry = state.registry()
 runs = {name: run for name, run in registry.runs.items() if run.kind == "bias"}
-if not runs:
-    st.info("No cognitive-bias run is loaded. Add one on the Runs page.")
+reports = {name: run for name, run in registry.runs.items() if run.kind == "bias_summary"}
+if not runs and not reports:
+    st.info("No cognitive-bias run is loaded. Add one on the Runs page: KahneBench's results "
+            "JSON (trials) or its fingerprint reports (fingerprint_<model>.json).")
+    st.stop()
+if runs and reports:
+    sources = ["trials", "reports"]
+    urlstate.prepare("bias_source", "one", "reports" if state.demo() else "trials", sources)
+    source = st.radio("Show", sources, key="bias_source", horizontal=True,
+                      format_func={"trials": f"Trial runs ({len(runs)})",
+                                   "reports": f"Fingerprint reports ({len(reports)})"}.get)
+else:
+    source = "reports" if reports else "trials"
+if source == "reports":
+    bias_reports.render(reports)
+    urlstate.publish()
     st.stop()
 urlstate.warn_missing_runs(list(runs), "bias_runs")
 

@@ -12,8 +12,8 @@ from kbench_core.figures.bias import (
     cas_bars,
     fingerprint_heatmap,
     has_chart,
+    mitigation_chart,
 )
 
 __all__ = ["PALETTE", "TEMPLATE", "bci_heatmap", "bms_curves", "cas_bars", "fingerprint_heatmap",
-           "has_chart",
-           "model_colors"]
+           "has_chart", "mitigation_chart", "model_colors"]

@@ -9,7 +9,8 @@ import plotly.graph_objects as go
 from kbench_core.figures.base import PALETTE, apply_layout, model_colors, rgba
 from kbench_core.schema import INTENSITIES
 
-__all__ = ["bci_heatmap", "bms_curves", "cas_bars", "fingerprint_heatmap", "has_chart"]
+__all__ = ["bci_heatmap", "bms_curves", "cas_bars", "fingerprint_heatmap", "has_chart",
+           "mitigation_chart"]
 
 def bms_curves(table: pd.DataFrame, *, y: str = "magnitude",
                colors: dict[str, str] | None = None, title: str | None = None) -> go.Figure:
@@ -35,7 +36,8 @@ def bms_curves(table: pd.DataFrame, *, y: str = "magnitude",
                 x=x + x[::-1], y=high + low[::-1], fill="toself", line=dict(width=0),
                 fillcolor=rgba(color, 0.15), hoverinfo="skip", showlegend=False,
                 legendgroup=str(row["model"])))
-        counts = [int(row.get(f"n_{i}", 0) or 0) for i in x]
+        counts = [f"{int(v):,}" if pd.notna(v := row.get(f"n_{i}", np.nan)) else "–"
+                  for i in x]  # reports carry no trials: no count
         fig.add_trace(go.Scatter(
             x=x, y=values, mode="lines+markers", name=str(row["model"]),
             line=dict(color=color, width=2.5), marker=dict(size=8),
@@ -167,4 +169,35 @@ def fingerprint_heatmap(biases: pd.DataFrame, *, value: str = "bms",
                  xaxis=dict(title="", side="top", showgrid=False),
                  yaxis=dict(title="", showgrid=False), margin=dict(t=110),
                  height=max(320, 130 + 24 * len(grid)))
+    return fig
+
+
+def mitigation_chart(table: pd.DataFrame, *, title: str | None = None) -> go.Figure:
+    """Score before and after each debiasing method, one row per bias (one model), from
+    :func:`kbench_core.kahne_summary.mitigation_table`: the baseline (treatment mean, black
+    ring) and each method's mean score (one colour and shape per method, the best method
+    filled larger). A dot left of the ring means the method lowered the bias."""
+    fig = go.Figure()
+    biases = sorted(map(str, table["bias"].unique()))
+    base = table.drop_duplicates("bias").set_index(table.drop_duplicates("bias")["bias"]
+                                                   .astype(str))["baseline"]
+    fig.add_trace(go.Scatter(
+        x=base.reindex(biases), y=biases, mode="markers", name="before (treatment mean)",
+        marker=dict(symbol="circle-open", size=13, color="#222", line=dict(width=2)),
+        hovertemplate="%{y}<br>before debiasing %{x:.3f}<extra></extra>"))
+    symbols = ("diamond", "square", "triangle-up", "cross", "x", "star", "hexagon")
+    for i, (method, rows) in enumerate(table.groupby("method", sort=True)):
+        rows = rows.set_index(rows["bias"].astype(str)).reindex(biases)
+        best = rows["best"].fillna(False).astype(bool).to_numpy()
+        fig.add_trace(go.Scatter(
+            x=rows["score"], y=biases, mode="markers", name=str(method),
+            marker=dict(symbol=symbols[i % len(symbols)], color=PALETTE[i % len(PALETTE)],
+                        size=np.where(best, 12, 8), line=dict(width=0)),
+            hovertemplate=("%{y}<br>" + str(method) + " %{x:.3f}<extra></extra>")))
+    apply_layout(fig, title or "Score before and after debiasing",
+                 xaxis=dict(title="Mean bias score (1 = biased)", range=[-0.02, 1.02]),
+                 yaxis=dict(title="", type="category", categoryorder="array",
+                            categoryarray=biases[::-1]),
+                 legend=dict(orientation="h", yanchor="top", y=-0.12, x=0),
+                 height=max(320, 160 + 26 * len(biases)))
     return fig
