@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import plotly.graph_objects as go
 
-from kbench_core.catalog import items_for, safe_name
+from kbench_core.catalog import items_for, safe_name, unavailable
 from kbench_core.export import FigureExporter, provenance_of, table_bytes
 from kbench_core.io import Run
 
@@ -40,6 +40,8 @@ def planned_files(runs: Sequence[Run], choice: ExportChoice) -> list[tuple[Run, 
     """``(run, item name, what)`` of every chosen item, in export order (for a preview)."""
     plan = []
     for run in runs:
+        if unavailable(run.kind, run.frame):
+            continue
         for item in items_for(run.kind):
             if not choice.items or item.name in choice.items:
                 plan.append((run, item.name, item.what))
@@ -51,6 +53,8 @@ def export_zip(runs: Sequence[Run], choice: ExportChoice,
     """The ZIP file (bytes). ``progress(fraction, label)`` is called as files are written."""
     jobs = []
     for run in runs:
+        if unavailable(run.kind, run.frame):
+            continue
         for item in items_for(run.kind):
             if choice.items and item.name not in choice.items:
                 continue

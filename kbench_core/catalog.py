@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-__all__ = ["Item", "items_for", "main_table", "safe_name"]
+__all__ = ["Item", "items_for", "main_table", "safe_name", "unavailable"]
 
 Built = go.Figure | pd.DataFrame
 
@@ -322,6 +322,17 @@ def items_for(kind: str) -> list[Item]:
     if kind not in _BUILDERS:
         return []
     return sorted(_BUILDERS[kind](), key=lambda item: not item.main)
+
+
+def unavailable(kind: str, frame: pd.DataFrame) -> str | None:
+    """Why a run has nothing to show (no figure or table can be made), in words for the user,
+    or None. A bias run none of whose responses is scored is the case met in practice."""
+    if kind == "bias":
+        from kbench_core.kahne import UNSCORED_ADVICE, scored_share
+
+        if scored_share(frame)[0] == 0:
+            return UNSCORED_ADVICE
+    return None
 
 
 def main_table(kind: str) -> Item:

@@ -73,10 +73,13 @@ def _progress(done: int, total: int, label: str) -> None:
 
 def metrics(path: str, *, fmt: str, out: str | None) -> int:
     """Print (or write) the family's main table of one run."""
-    from kbench_core.catalog import main_table
+    from kbench_core.catalog import main_table, unavailable
     from kbench_core.export import provenance_of, table_bytes
 
     (run,) = _load_all([path])
+    why = unavailable(run.kind, run.frame)
+    if why:
+        raise SystemExit(f"kbench: {run.name}: no metrics to print. {why}")
     try:
         item = main_table(run.kind)
     except ValueError as err:
@@ -101,7 +104,7 @@ def write_figures(paths: Sequence[str], *, out: str, formats: Sequence[str],
     """Every figure (and table) of each run into ``out`` as ``<run>_<item>[-<suffix>].<fmt>``;
     one kaleido render server for the whole command. ``only`` keeps the items (or file stems,
     e.g. ``bms_curves-anchoring_effect``) named."""
-    from kbench_core.catalog import items_for, safe_name
+    from kbench_core.catalog import items_for, safe_name, unavailable
     from kbench_core.export import FigureExporter, provenance_of, table_bytes
 
     runs = _load_all(paths)
@@ -109,6 +112,10 @@ def write_figures(paths: Sequence[str], *, out: str, formats: Sequence[str],
     folder.mkdir(parents=True, exist_ok=True)
     jobs = []
     for run in runs:
+        why = unavailable(run.kind, run.frame)
+        if why:
+            print(f"kbench: {run.name}: nothing to draw, skipped. {why}", file=sys.stderr)
+            continue
         for item in items_for(run.kind):
             if item.what == "table" and not tables:
                 continue

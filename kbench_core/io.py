@@ -913,7 +913,24 @@ def _validate(filename: str, table: _Table, spec: KindSpec, on_error: OnError,
     finished = _finish_types(spec, canonical, skipped=bool(out.total))
     if spec.kind == "replication":
         warnings.extend(_replication_notes(finished))
+    if spec.kind == "bias":
+        warnings.extend(_bias_notes(finished))
     return finished
+
+
+def _bias_notes(frame: pd.DataFrame) -> list[str]:
+    """Say when a bias run's scores are missing (all, or many): the metrics rest on the
+    scored responses only."""
+    from kbench_core.kahne import UNSCORED_ADVICE, scored_share
+
+    known, total = scored_share(frame)
+    if total and known == 0:
+        return [f"no scored response: {UNSCORED_ADVICE}"]
+    if known < total:
+        return [f"{total - known:,} of {total:,} responses ({(total - known) / total:.0%}) have "
+                "no score (unknown, e.g. the answer could not be extracted); every metric "
+                "leaves them out and reports the unknown rate"]
+    return []
 
 
 def _replication_notes(frame: pd.DataFrame) -> list[str]:

@@ -53,6 +53,16 @@ HIGH_UNKNOWN = 0.5
 # Threshold comparisons allow for float summation order: a mean of exactly 0.5 must not flip
 # across "> 0.5" when the same trials arrive in another order.
 TOLERANCE = 1e-9
+UNSCORED_ADVICE = ("None of its responses has a score (bias_score and is_biased are empty), as "
+                   "KahneBench writes its results before scoring them. Score them with "
+                   "KahneBench's scorer and load the scored results, or load the fingerprint "
+                   "reports KahneBench writes after scoring (fingerprint_<model>.json).")
+
+
+def scored_share(trials: pd.DataFrame) -> tuple[int, int]:
+    """(responses with a known score, all responses) of a bias run."""
+    known = int(trials["score"].notna().sum()) if "score" in trials else 0
+    return known, len(trials)
 
 
 def _above(values: pd.Series, limit: float | pd.Series) -> pd.Series:

@@ -15,7 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 import kbench_core
-from kbench_core.catalog import items_for
+from kbench_core.catalog import items_for, unavailable
 from kbench_core.export import provenance_of
 from kbench_core.io import Run
 
@@ -64,7 +64,11 @@ def report_html(runs: Sequence[Run], *, options: Mapping[str, Any] | None = None
         parts.append(f'<p class="meta">source {html.escape(str(run.meta.get("source", "")))}'
                      f" · sha256 {html.escape(run.content_hash)}</p>")
         items = items_for(run.kind)
-        if not items:
+        why = unavailable(run.kind, run.frame)
+        if why:
+            parts.append(f"<p>Nothing to show for this run. {html.escape(why)}</p>")
+            items = []
+        elif not items:
             parts.append("<p>No figures for this kind of run yet.</p>")
         for item in items:
             parts.append(f"<h3>{html.escape(item.title)}</h3>")

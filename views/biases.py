@@ -88,6 +88,15 @@ if not models or not biases:
     urlstate.stop()
 
 selected = trials[trials["model"].isin(models) & trials["bias"].isin(biases)]
+known, total = kahne.scored_share(selected)
+if known == 0:
+    st.warning(f"Nothing to show for this selection. {kahne.UNSCORED_ADVICE}",
+               icon=":material/warning:")
+    urlstate.stop()
+if known < total:
+    st.caption(f":material/info: {total - known:,} of {total:,} responses have no score "
+               "(unknown); every metric leaves them out, and the fingerprint reports each "
+               "bias's unknown rate.")
 content_hash = "+".join(runs[name].content_hash for name in chosen)
 options = dict(cap=1.0 if capped else None, std=std, threshold=threshold, relative=relative,
                ci="bootstrap" if bootstrap else None)

@@ -3,8 +3,9 @@
 import streamlit as st
 
 from kbench_app import state
+from kbench_app.ui import plain
 from kbench_core.bundle_export import ExportChoice, export_zip, planned_files
-from kbench_core.catalog import items_for
+from kbench_core.catalog import items_for, unavailable
 from kbench_core.export import PAPER_SIZES
 from kbench_core.report import report_html
 
@@ -20,6 +21,11 @@ if not runs:
 
 chosen = st.multiselect("Runs", list(runs), default=list(runs), key="export_runs")
 chosen_runs = [runs[name] for name in chosen]
+for run in chosen_runs:
+    why = unavailable(run.kind, run.frame)
+    if why:
+        st.warning(f"**{plain(run.name)}** has nothing to export and is left out. {why}",
+                   icon=":material/warning:")
 offered: dict[str, str] = {}
 for run in chosen_runs:
     for item in items_for(run.kind):

@@ -11,7 +11,8 @@ from tests.browser.conftest import screenshot, wait_for_app
 
 pytestmark = pytest.mark.browser
 
-SAMPLE_RUNS = ("bias", "replication", "replication_summary", "judged")
+SAMPLE_RUNS = ("bias", "bias_summary", "replication", "replication_summary", "judged",
+               "kahnebench", "simple_results")
 GOOD = ("model,bias,condition,intensity,domain,score\n"
         "browser-model,anchoring_effect,control,,social,0\n"
         "browser-model,anchoring_effect,treatment,strong,social,1\n"
@@ -38,7 +39,7 @@ def test_runs_page_lists_samples_and_takes_uploads(app_server, page, tmp_path) -
     wait_for_app(page)
     for name in SAMPLE_RUNS:
         assert run_row(page, name).is_visible(), f"sample run {name!r} not listed"
-    assert loaded(page, 4).is_visible()
+    assert loaded(page, 7).is_visible()
     assert page.locator('[data-testid="stDataFrame"]').count() >= 1
     screenshot(page, "runs_page")
 
@@ -49,7 +50,7 @@ def test_runs_page_lists_samples_and_takes_uploads(app_server, page, tmp_path) -
     run_row(page, "uploaded_run").wait_for(state="visible")
     wait_for_app(page)
     assert run_row(page, "uploaded_run").inner_text().startswith("uploaded_run · bias · 5 rows")
-    assert loaded(page, 5).is_visible()
+    assert loaded(page, 8).is_visible()
     screenshot(page, "runs_after_upload")
 
     bad = tmp_path / "bad.csv"
@@ -65,7 +66,7 @@ def test_runs_page_lists_samples_and_takes_uploads(app_server, page, tmp_path) -
     assert run_row(page, "uploaded_run").is_visible()
     for name in SAMPLE_RUNS:
         assert run_row(page, name).is_visible()
-    assert loaded(page, 5).is_visible()
+    assert loaded(page, 8).is_visible()
     screenshot(page, "runs_bad_upload")
-    assert page.get_by_text(f"kbench {__version__} · 5 runs loaded").count() == 1
+    assert page.get_by_text(f"kbench {__version__} · 8 runs loaded").count() == 1
     assert page.js_errors == []
