@@ -286,6 +286,8 @@ JUDGED = KindSpec(
           for name in FINDING_COUNTS),
         Column("claimed_lines", "lines"),
         Column("true_lines", "lines"),
+        Column("claims_fixed_target", "bool",
+               meaning="fixed contracts: the detector still claims the fixed vulnerability"),
     ),
     key=("sample", "model", "prompt_type", "judge"),
     signature=frozenset({"sample", "model", "judge", "said_vulnerable"}),

@@ -611,3 +611,38 @@ def test_bootstrap_gives_each_models_sui_rank_interval() -> None:
             table.loc["synthetic-detector-sharp", "sui_rank_high"]) == (1.0, 1.0)
     assert (table["sui_rank_low"] <= table["sui_rank_high"]).all()
     assert "sui_rank_low" not in vuln.tiers(frame, judge="judge-one")
+
+
+def test_fixed_claim_rate_beside_tdr() -> None:
+    # detector d: 4 fixed contracts, still claims the fixed bug on 3, 1 with no readable claim;
+    # 5 vulnerable answers, target found on 2.
+    frame = pd.DataFrame({
+        "sample": [f"f{i}" for i in range(5)] + [f"v{i}" for i in range(5)],
+        "model": "d", "judge": "j",
+        "is_vulnerable": [False] * 5 + [True] * 5,
+        "said_vulnerable": [True] * 10,
+        "target_found": [False] * 5 + [True, True, False, False, False],
+        "claims_fixed_target": pd.array([True, True, True, False, None] + [None] * 5,
+                                        dtype="boolean")})
+    row = vuln.fixed_claims(frame).iloc[0]
+    assert (row["n_fixed"], row["fixed_claims"], row["n_fixed_unknown"]) == (4, 3, 1)
+    assert row["fixed_claim_rate"] == pytest.approx(3 / 4)
+    low, high = proportion_confint(3, 4, method="wilson")
+    assert (row["fixed_claim_rate_low"], row["fixed_claim_rate_high"]) == pytest.approx(
+        (low, high))
+    assert (row["n_vulnerable"], row["targets_found"], row["tdr"]) == (5, 2, pytest.approx(0.4))
+    assert vuln.fixed_claims(frame.drop(columns="claims_fixed_target")).empty
+
+
+def test_fixed_claims_by_consensus() -> None:
+    from kbench_core import agreement
+
+    base = pd.DataFrame({"sample": ["f1", "f2"], "model": "d", "is_vulnerable": False,
+                         "said_vulnerable": True, "target_found": False})
+    votes = {"j1": [True, True], "j2": [True, False], "j3": [False, None]}
+    frame = pd.concat([base.assign(judge=j, claims_fixed_target=pd.array(v, dtype="boolean"))
+                       for j, v in votes.items()], ignore_index=True)
+    both = agreement.consensus(frame)
+    # f1: 2 of 3 say yes -> claims; f2: yes, no, failed -> no majority: missing, not a "no"
+    row = vuln.fixed_claims(both).iloc[0]
+    assert (row["n_fixed"], row["fixed_claims"], row["n_fixed_unknown"]) == (1, 1, 1)
