@@ -13,6 +13,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kbench_core import vuln
 from kbench_core.io import RunFormatError, load_run
@@ -175,43 +177,73 @@ def test_sample_without_ground_truth_is_named(tmp_path) -> None:
     assert "field 'ground_truth'" in message
 
 
-def test_invalid_json_member_is_named() -> None:
+def test_invalid_json_member_is_a_failed_judgement() -> None:
     files = {**tree(), J_A_DS: b'{"sample_id": "ex_ds_001", '}
-    with pytest.raises(RunFormatError, match=r"bad\.zip: file " + J_A_DS
-                       + r": invalid JSON: Expecting property name"):
-        load_run(("bad.zip", zipped(files)))
+    run = load_run(("bad.zip", zipped(files)))
+    assert ("detector_a", "ex_ds_001") not in by_key(run.frame).index
+    note = next(w for w in run.warnings if "failed judgement" in w)
+    assert f"file {J_A_DS} (unreadable file" in note
 
 
-@pytest.mark.parametrize(("change", "field", "expected"), [
-    (lambda r: r["overall_verdict"].update(confidence_expressed=1.5), "confidence",
-     "1.5 is out of range"),
-    (lambda r: r["overall_verdict"].update(said_vulnerable="maybe"), "said_vulnerable",
-     "expected true or false, got 'maybe'"),
-    (lambda r: r.pop("overall_verdict"), "overall_verdict", "expected an object"),
-    (lambda r: r.update(target_assessment=[1]), "target_assessment", "expected an object"),
-    (lambda r: r["target_assessment"].pop("found"), "target_assessment.found",
-     "no 'found'"),
-    (lambda r: r.update(findings="many"), "findings", "expected a list, got str"),
-    (lambda r: r["findings"].append(3), "findings", "finding 2 is a int"),
-    (lambda r: r["target_assessment"].update(type_match="perfect"), "type_match",
-     "unknown value 'perfect'"),
-    (lambda r: r["target_assessment"].update(root_cause_identification={"score": 3}),
-     "rcir", "3 is out of range"),
-    (lambda r: r.pop("judge_model"), "judge", "missing value"),
+# Each change makes the record unreadable as a judgement: it is left out (missing, never a
+# "no"), the rest of the run loads, and the warnings name the file and the reason.
+@pytest.mark.parametrize(("change", "reason"), [
+    (lambda r: r["overall_verdict"].update(said_vulnerable="maybe"),
+     "unreadable overall_verdict"),
+    (lambda r: r.pop("overall_verdict"), "unreadable overall_verdict"),
+    (lambda r: r.update(target_assessment=[1]), "target_assessment is not an object"),
+    (lambda r: r.update(target_assessment={}), "empty target_assessment"),
+    (lambda r: r["target_assessment"].pop("found"), "no found key"),
+    (lambda r: r["target_assessment"].update(found=None), "found is not true/false"),
+    (lambda r: r["target_assessment"].update(found="yes"), "found is not true/false"),
+    (lambda r: r.update(error="rate limited"), "error: rate limited"),
+    (lambda r: r.pop("sample_id"), "no sample_id"),
 ])
-def test_bad_fields_are_named(change, field, expected) -> None:
+def test_unreadable_records_are_failed_judgements(change, reason) -> None:
     files = edit(tree(), J_A_DS, change)
-    with pytest.raises(RunFormatError) as info:
+    run = load_run(("run.tar.gz", tar_gz(files)))
+    frame = by_key(run.frame)
+    assert ("detector_a", "ex_ds_001") not in frame.index
+    assert len(frame) == len(by_key(load_run(("ok.tar.gz", tar_gz(tree()))).frame)) - 1
+    note = next(w for w in run.warnings if "failed judgement" in w)
+    assert f"file {J_A_DS} ({reason}" in note, note
+    assert run.meta["failed_judgements"][0]["reason"].startswith(reason)
+
+
+# Each change makes one optional field unreadable: the record stays, that field is empty
+# (never guessed) and the warnings count it.
+@pytest.mark.parametrize(("change", "column", "field"), [
+    (lambda r: r["overall_verdict"].update(confidence_expressed=1.5), "confidence",
+     "overall_verdict.confidence_expressed"),
+    (lambda r: r["target_assessment"].update(type_match="perfect"), "type_match",
+     "target_assessment.type_match"),
+    (lambda r: r["target_assessment"].update(root_cause_identification={"score": 3}),
+     "rcir", "target_assessment.root_cause_identification"),
+])
+def test_unreadable_optional_fields_are_left_empty(change, column, field) -> None:
+    files = edit(tree(), J_A_DS, change)
+    run = load_run(("run.tar.gz", tar_gz(files)))
+    row = by_key(run.frame).loc[("detector_a", "ex_ds_001")]
+    assert pd.isna(row[column])
+    assert any(f"{field} (1)" in w for w in run.warnings), run.warnings
+
+
+def test_unreadable_findings_are_counted_not_guessed() -> None:
+    files = edit(tree(), J_A_DS, lambda r: r["findings"].append(3))
+    row = by_key(load_run(("run.zip", zipped(files))).frame).loc[("detector_a", "ex_ds_001")]
+    assert row["n_target_match"] == 1  # the readable finding still counts
+    files = edit(tree(), J_A_DS, lambda r: r.update(findings="many"))
+    run = load_run(("run.zip", zipped(files)))
+    row = by_key(run.frame).loc[("detector_a", "ex_ds_001")]
+    assert pd.isna(row["n_target_match"])  # unknown, not 0
+    assert any("findings (1)" in w for w in run.warnings)
+
+
+def test_missing_judge_model_is_still_a_validation_error() -> None:
+    # judge is the folder format's own key field: without it the row cannot be placed
+    files = edit(tree(), J_A_DS, lambda r: r.pop("judge_model"))
+    with pytest.raises(RunFormatError, match="field 'judge'"):
         load_run(("run.tar.gz", tar_gz(files)))
-    message = str(info.value)
-    assert f"file {J_A_DS}" in message and f"field '{field}'" in message, message
-    assert expected in message, message
-
-
-def test_record_without_sample_id() -> None:
-    files = edit(tree(), J_A_DS, lambda r: r.pop("sample_id"))
-    with pytest.raises(RunFormatError, match=f"file {J_A_DS}, field 'sample_id'"):
-        load_run(("run.zip", zipped(files)))
 
 
 def test_duplicate_answers_are_a_key_error() -> None:
@@ -320,16 +352,18 @@ def test_multi_judge_records() -> None:
     assert len(frame) == 13                       # 14 records, one failed
     assert sorted(vuln.judges_of(frame)) == ["human", "judge-x", "judge-y", "judge-z"]
     assert any(w.startswith("ground truth inferred") for w in run.warnings)
-    assert any("1 failed judgement" in w and "record 12" in w for w in run.warnings)
+    assert any("1 failed judgement" in w and "record 12 (error:" in w for w in run.warnings)
     assert any("WRONG_ROOT_CAUSE (1)" in w for w in run.warnings)
-    assert run.meta["failed_judgements"][0] | {"error": ""} == {
+    failed = run.meta["failed_judgements"][0]
+    assert failed | {"reason": ""} == {
         "where": 12, "sample": "ds_t2_002", "model": "detector_b", "prompt_type": "direct",
-        "judge": "judge-z", "error": ""}
+        "judge": "judge-z", "reason": ""}
+    assert failed["reason"].startswith("error: Failed to parse JSON response")
     keyed = frame.set_index(["sample", "model", "judge"])
     fixed = keyed.loc[("df_tc_001", "detector_a", "judge-x")]
     # false_positive_detected present: a fixed (safe) contract; its value is kept
     assert not fixed["is_vulnerable"] and not fixed["target_found"]
-    assert fixed["claims_fixed_target"] is True
+    assert bool(fixed["claims_fixed_target"]) is True
     found = keyed.loc[("ds_t1_001", "detector_a", "judge-x")]           # complete_found
     assert found["target_found"] and found["is_vulnerable"] and found["rcir"] == 1.0
     missed = keyed.loc[("ds_t2_002", "detector_b", "judge-x")]          # only a bonus find
@@ -376,19 +410,72 @@ def test_multi_judge_with_ground_truth() -> None:
         load_run(MULTI, ground_truth=("truth.json", json.dumps(truth[1:]).encode()))
 
 
-def test_multi_judge_malformed_records() -> None:
+def test_multi_judge_malformed_records_are_failed_judgements() -> None:
+    base = load_run(MULTI)
     records = json.loads(MULTI.read_bytes())
     records[3]["overall_verdict"] = None
-    with pytest.raises(RunFormatError, match="record 4, field 'overall_verdict'"):
-        load_run(("records.json", json.dumps(records).encode()))
+    records[5] = "oops"
+    records[6]["target_assessment"] = {}
+    run = load_run(("records.json", json.dumps(records).encode()))
+    assert len(run) == len(base) - 3  # records 4, 6 and 7, besides the one with an error
+    note = next(w for w in run.warnings if "failed judgement" in w)
+    assert "4 failed judgements" in note
+    for part in ("record 4 (unreadable overall_verdict)", "record 6 (not a record",
+                 "record 7 (empty target_assessment)"):
+        assert part in note, note
     records = json.loads(MULTI.read_bytes())
     records[2]["overall_verdict"]["confidence_expressed"] = "NaN"
-    with pytest.raises(RunFormatError, match="record 3, field 'confidence'"):
-        load_run(("records.json", json.dumps(records).encode()))
-    records = json.loads(MULTI.read_bytes())
-    records[5] = "oops"
-    with pytest.raises(RunFormatError, match="record 6: expected a judge record"):
-        load_run(("records.json", json.dumps(records).encode()))
+    run = load_run(("records.json", json.dumps(records).encode()))
+    assert pd.isna(run.frame.iloc[2]["confidence"])
+    assert any("overall_verdict.confidence_expressed (1)" in w for w in run.warnings)
     only_failed = [r for r in json.loads(MULTI.read_bytes()) if "error" in r]
-    with pytest.raises(RunFormatError, match="no judge record that did not fail"):
+    with pytest.raises(RunFormatError, match="no judge record that can be read"):
         load_run(("records.json", json.dumps(only_failed).encode()))
+
+
+def test_differential_record_with_an_empty_assessment_is_a_fixed_contract() -> None:
+    records = json.loads(MULTI.read_bytes())
+    records.append({"sample_id": "df_tc_009", "detector_model": "detector_a",
+                    "judge_model": "judge-x", "prompt_type": "direct",
+                    "variant": "differential", "target_assessment": {},
+                    "overall_verdict": {"said_vulnerable": True}, "findings": []})
+    run = load_run(("records.json", json.dumps(records).encode()))
+    row = run.frame.set_index(["sample", "model", "judge"]).loc[
+        ("df_tc_009", "detector_a", "judge-x")]
+    assert not row["is_vulnerable"] and not row["target_found"]
+    assert pd.isna(row["claims_fixed_target"])  # the judge gave no readable claim
+    fixed = vuln.fixed_claims(run.frame, judge="judge-x").set_index("model")
+    assert fixed.loc["detector_a", "n_fixed"] == 1  # df_tc_001 only
+    assert fixed.loc["detector_a", "n_fixed_unknown"] == 1  # df_tc_009
+
+
+_JUNK = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.floats(allow_nan=False),
+                  st.text(max_size=8), st.lists(st.integers(), max_size=2),
+                  st.dictionaries(st.text(max_size=6), st.integers(), max_size=3))
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data())
+def test_broken_judge_records_never_crash_and_never_count_as_no(data) -> None:
+    records = json.loads(MULTI.read_bytes())
+    victim = data.draw(st.integers(0, len(records) - 1))
+    record = records[victim]
+    place = data.draw(st.sampled_from(["overall_verdict", "target_assessment", "verdict_value",
+                                       "found_value", "record"]))
+    junk = data.draw(_JUNK)
+    if place == "record":
+        records[victim] = junk
+    elif place == "verdict_value" and isinstance(record.get("overall_verdict"), dict):
+        record["overall_verdict"]["said_vulnerable"] = junk
+    elif place == "found_value" and isinstance(record.get("target_assessment"), dict):
+        key = "complete_found" if "complete_found" in record["target_assessment"] else "found"
+        record["target_assessment"][key] = junk
+    else:
+        record[place if place in record else "overall_verdict"] = junk
+    run = load_run(("records.json", json.dumps(records).encode()))
+    # every readable record is there; the broken one is either still readable or left out
+    # as a failed judgement, named in the warnings: never a row that says "no" for it
+    original = load_run(MULTI)
+    assert len(run) in (len(original), len(original) - 1)
+    if len(run) < len(original):
+        assert any(f"record {victim + 1} (" in w for w in run.warnings)

@@ -33,9 +33,20 @@ ground truth ``is_vulnerable, severity,                 ``is_vulnerable, severit
 vulnerability_type, vulnerable_location.line_numbers``  vuln_type, true_lines``
 ======================================================  ===================================
 
-The findings themselves are kept as JSON text in ``findings`` for drill-downs. A record with an
-``error`` field is a failed judgement: it is left out (missing, never a "no") and listed in the
-run's warnings and ``meta["failed_judgements"]``.
+The findings themselves are kept as JSON text in ``findings`` for drill-downs.
+
+**Messy records, as real judges write them.** Judge output always holds some failed or
+malformed judgements; they are judge noise, never a load error (only canonical files raise). A
+record that cannot be read as a judgement (:func:`judgement_problem`: an ``error`` field, an
+unreadable ``overall_verdict``, a ``target_assessment`` that is empty, not an object, or whose
+found key is absent, null or not true/false, a missing key field, a judge file that is not JSON)
+is a **failed judgement**: left out (missing, never a "no"), counted in the warnings with the
+first few named and their reason, and listed in ``meta["failed_judgements"]``. A record with
+``variant: "differential"`` or a ``false_positive_detected`` key is a fixed contract even when
+its assessment is empty: with a readable verdict it is kept, ``target_found`` false and
+``claims_fixed_target`` empty unless the judge said true or false. An unreadable optional field
+(a confidence outside [0, 1], an unknown type_match, a score that is not a number in [0, 1], a
+finding that is not an object) is left empty and counted; nothing is recovered by guessing.
 
 Ground truth comes from ``load_run(..., ground_truth=FILE)`` first, else a ground-truth JSON in
 the bundle, else (folder) the ``sample_metrics`` file's ``ground_truth_vulnerable``, else
@@ -49,6 +60,7 @@ bad confidence is reported as "file detector_a/judge_outputs/j_x_direct.json, fi
 from __future__ import annotations
 
 import json
+import math
 import re
 import zlib
 from collections.abc import Mapping, Sequence
@@ -59,7 +71,7 @@ import numpy as np
 import pandas as pd
 
 from kbench_core.native import Converted, NativeError, NativeFormat
-from kbench_core.schema import FINDING_COUNTS
+from kbench_core.schema import FINDING_COUNTS, TYPE_MATCHES
 
 __all__ = ["FORMATS", "parse_lines"]
 
@@ -154,6 +166,13 @@ def _gunzip(data: bytes, name: str) -> bytes:
     return out
 
 
+def _text(value: Any) -> str:
+    """A key field as text ("" when absent, null or not a name)."""
+    if isinstance(value, str | int) and not isinstance(value, bool):
+        return str(value).strip()
+    return ""
+
+
 def _lower(value: Any) -> Any:
     return value.strip().lower() if isinstance(value, str) else value
 
@@ -232,15 +251,17 @@ def _given_ground_truth(options: Mapping[str, Any]) -> tuple[dict[str, dict], st
 # ------------------------------------------------------------------------------ one record
 
 
-def _finding_counts(record: Mapping[str, Any], where: int | str, unit: str,
-                    unknown: dict[str, int]) -> dict[str, Any]:
+def _finding_counts(record: Mapping[str, Any], unknown: dict[str, int],
+                    noise: dict[str, int]) -> dict[str, Any]:
+    """Finding counts by judge classification, from ``findings`` (else ``summary``); what a
+    judge wrote unreadably is counted as noise and left unknown, never guessed."""
     findings = record.get("findings")
     counts: dict[str, Any] = dict.fromkeys(FINDING_COUNTS, 0)
     if isinstance(findings, list):
-        for number, finding in enumerate(findings, start=1):
+        for finding in findings:
             if not isinstance(finding, dict):
-                raise NativeError(f"finding {number} is a {type(finding).__name__}, not an "
-                                  "object", where=where, field="findings", unit=unit)
+                _note(noise, "findings")  # an entry that is not a finding: not counted
+                continue
             label = finding.get("classification")
             name = (str(label).strip().upper().replace(" ", "_").replace("-", "_")
                     if label is not None else "")
@@ -251,29 +272,49 @@ def _finding_counts(record: Mapping[str, Any], where: int | str, unit: str,
             counts[column] += 1
         return counts
     if findings is not None:
-        raise NativeError(f"expected a list, got {type(findings).__name__}", where=where,
-                          field="findings", unit=unit)
+        _note(noise, "findings")
+        return dict.fromkeys(FINDING_COUNTS)  # unknown
     summary = record.get("summary")
     if not isinstance(summary, dict) or not summary:
         return dict.fromkeys(FINDING_COUNTS)  # unknown
     for key, column in SUMMARY_COLUMNS.items():
-        counts[column] = summary.get(key, 0)
+        value = summary.get(key, 0)
+        if _count(value):
+            counts[column] = value
+        else:
+            _note(noise, f"summary.{key}")
+            counts[column] = None
     total = summary.get("total_findings")
-    named = [v for v in (counts[c] for c in SUMMARY_COLUMNS.values())
-             if isinstance(v, int | float) and not isinstance(v, bool)]
-    if isinstance(total, int | float) and not isinstance(total, bool) and total > sum(named):
+    named = [v for v in (counts[c] for c in SUMMARY_COLUMNS.values()) if _count(v)]
+    if _count(total) and total > sum(named):
         counts["n_other_invalid"] = total - sum(named)
     return counts
 
 
-def _score(assessment: Mapping[str, Any], key: str, where: int | str, unit: str) -> Any:
+def _count(value: Any) -> bool:
+    return (isinstance(value, int | float) and not isinstance(value, bool)
+            and math.isfinite(value) and value >= 0 and float(value).is_integer())
+
+
+def _unit_number(value: Any) -> bool:
+    return (isinstance(value, int | float) and not isinstance(value, bool)
+            and math.isfinite(value) and 0 <= value <= 1)
+
+
+def _note(noise: dict[str, int], field: str) -> None:
+    noise[field] = noise.get(field, 0) + 1
+
+
+def _score(assessment: Mapping[str, Any], key: str, noise: dict[str, int]) -> Any:
+    """A reasoning score in [0, 1] (``{"score": x}`` or a bare number); null is "not
+    assessed"; anything else is judge noise, left empty."""
     value = assessment.get(key)
     if isinstance(value, dict):
-        return value.get("score")  # null: not assessed (NaN)
-    if value is None or isinstance(value, int | float | str):
-        return value  # a bare number is accepted; text is named by validation
-    raise NativeError(f"expected an object with a score, got {type(value).__name__}",
-                      where=where, field=f"target_assessment.{key}", unit=unit)
+        value = value.get("score")
+    if value is None or _unit_number(value):
+        return value
+    _note(noise, f"target_assessment.{key}")
+    return None
 
 
 def _claimed_lines(record: Mapping[str, Any], assessment: Mapping[str, Any]) -> Any:
@@ -289,54 +330,92 @@ def _claimed_lines(record: Mapping[str, Any], assessment: Mapping[str, Any]) -> 
     return sorted(lines) if lines else None
 
 
-def _row(record: Any, where: int | str, unit: str, unknown: dict[str, int]) -> dict[str, Any]:
-    """One judge record as canonical columns (raw values); ``_safe_hint`` marks a record of a
-    fixed contract (``false_positive_detected`` present)."""
+def _fixed(record: Mapping[str, Any]) -> bool:
+    """A record of a fixed (patched) contract: ``variant: "differential"`` or a
+    ``false_positive_detected`` key in its assessment, whatever its value."""
+    assessment = record.get("target_assessment")
+    return (str(record.get("variant", "")).strip().lower() == "differential"
+            or (isinstance(assessment, dict) and "false_positive_detected" in assessment))
+
+
+def judgement_problem(record: Any) -> str | None:
+    """Why a judge record cannot be read as a judgement (a failed judgement: missing, never
+    a "no"), or None. Nothing is recovered by guessing."""
     if not isinstance(record, dict):
-        raise NativeError(f"expected a judge record (an object), got {type(record).__name__}",
-                          where=where, unit=unit)
+        return f"not a record ({type(record).__name__})"
+    if record.get("error") not in (None, "", False):
+        return "error: " + " ".join(str(record.get("error")).split())[:80]
     verdict = record.get("overall_verdict")
-    if not isinstance(verdict, dict):
-        raise NativeError("expected an object with said_vulnerable and confidence_expressed",
-                          where=where, field="overall_verdict", unit=unit)
+    if not isinstance(verdict, dict) or not isinstance(verdict.get("said_vulnerable"), bool):
+        return "unreadable overall_verdict"
+    if _fixed(record):
+        return None  # kept with a readable verdict even when its assessment is empty
     assessment = record.get("target_assessment")
     if not isinstance(assessment, dict):
-        raise NativeError("expected an object", where=where, field="target_assessment",
-                          unit=unit)
-    safe_hint = "false_positive_detected" in assessment
+        return "target_assessment is not an object"
+    if not assessment:
+        return "empty target_assessment"
+    if "complete_found" in assessment or "partial_found" in assessment:
+        values = [assessment.get("complete_found"), assessment.get("partial_found")]
+        if any(v is not None and not isinstance(v, bool) for v in values):
+            return "complete_found/partial_found not true/false"
+        if all(v is None for v in values):
+            return "complete_found and partial_found are null"
+        return None
+    if "found" not in assessment:
+        return "no found key in target_assessment"
+    if not isinstance(assessment.get("found"), bool):
+        return "found is not true/false"
+    return None
+
+
+def _row(record: dict[str, Any], unknown: dict[str, int],
+         noise: dict[str, int]) -> dict[str, Any]:
+    """One readable judge record (see :func:`judgement_problem`) as canonical columns;
+    ``_safe_hint`` marks a fixed contract. Unreadable optional fields are left empty and
+    counted in ``noise``."""
+    verdict = record["overall_verdict"]
+    assessment = record.get("target_assessment")
+    assessment = assessment if isinstance(assessment, dict) else {}
+    safe_hint = _fixed(record)
     partial = None
     claims_fixed = None
-    if "complete_found" in assessment or "partial_found" in assessment:
-        complete, part = assessment.get("complete_found"), assessment.get("partial_found")
-        if complete is None and part is None:
-            found = None
-        else:
-            found = bool(complete) or bool(part)
-            partial = bool(part) and not bool(complete)
-    elif safe_hint:
+    if safe_hint:
         found = False
-        claims_fixed = assessment.get("false_positive_detected")
-    elif "found" in assessment:
-        found = assessment.get("found")
+        claim = assessment.get("false_positive_detected")
+        claims_fixed = claim if isinstance(claim, bool) else None
+        if "false_positive_detected" in assessment and claims_fixed is None:
+            _note(noise, "target_assessment.false_positive_detected")
+    elif "complete_found" in assessment or "partial_found" in assessment:
+        complete, part = assessment.get("complete_found"), assessment.get("partial_found")
+        found = bool(complete) or bool(part)
+        partial = bool(part) and not bool(complete)
     else:
-        raise NativeError("no 'found' (or 'complete_found'/'partial_found') key",
-                          where=where, field="target_assessment.found", unit=unit)
+        found = assessment["found"]
+    confidence = verdict.get("confidence_expressed")
+    if confidence is not None and not _unit_number(confidence):
+        _note(noise, "overall_verdict.confidence_expressed")
+        confidence = None
+    type_match = _lower(assessment.get("type_match"))
+    if type_match is not None and type_match not in TYPE_MATCHES:
+        _note(noise, "target_assessment.type_match")
+        type_match = None
     row: dict[str, Any] = {
         "sample": record.get("sample_id"),
         "judge": record.get("judge_model"),
         "prompt_type": record.get("prompt_type"),
-        "said_vulnerable": verdict.get("said_vulnerable"),
-        "confidence": verdict.get("confidence_expressed"),
+        "said_vulnerable": verdict["said_vulnerable"],
+        "confidence": confidence,
         "target_found": found,
-        "type_match": _lower(assessment.get("type_match")),
+        "type_match": type_match,
         "partial_found": partial,
         "claims_fixed_target": claims_fixed,
         "_safe_hint": safe_hint,
     }
     for column, key in SCORES.items():
-        score = _score(assessment, key, where, unit)
-        row[column] = score if found is True else None  # scores describe a found target
-    row.update(_finding_counts(record, where, unit, unknown))
+        score = _score(assessment, key, noise) if found is True else None
+        row[column] = score  # scores describe a found target
+    row.update(_finding_counts(record, unknown, noise))
     row["claimed_lines"] = _claimed_lines(record, assessment) if found is True else None
     findings = record.get("findings")
     row["findings"] = (json.dumps(findings, ensure_ascii=False, default=str)
@@ -344,15 +423,17 @@ def _row(record: Any, where: int | str, unit: str, unknown: dict[str, int]) -> d
     return row
 
 
-def _failed(record: Any) -> bool:
-    return isinstance(record, dict) and record.get("error") not in (None, "", False)
-
-
 def _failure_note(failed: list[dict[str, Any]], unit: str) -> str:
-    shown = ", ".join(f"{unit} {f['where']}" for f in failed[:5])
+    shown = ", ".join(f"{unit} {f['where']} ({f['reason']})" for f in failed[:5])
     more = f" and {len(failed) - 5} more" if len(failed) > 5 else ""
-    return (f"{len(failed)} failed judgement{'s' * (len(failed) != 1)} (records with an "
-            f"'error' field) left out as missing, not counted as 'no': {shown}{more}")
+    return (f"{len(failed)} failed judgement{'s' * (len(failed) != 1)} (judge records that "
+            f"cannot be read as a judgement) left out as missing, not counted as 'no': "
+            f"{shown}{more}")
+
+
+def _noise_note(noise: dict[str, int]) -> str:
+    listed = ", ".join(f"{field} ({count})" for field, count in sorted(noise.items()))
+    return f"unreadable judge fields left empty (judge noise, not guessed): {listed}"
 
 
 def _unknown_note(unknown: dict[str, int]) -> str:
@@ -444,26 +525,32 @@ def _from_files(filename: str, files: Mapping[str, bytes],
             record.get("ground_truth_vulnerable"), path)
 
     unknown: dict[str, int] = {}
+    noise: dict[str, int] = {}
     failed: list[dict[str, Any]] = []
     rows: list[dict[str, Any]] = []
     numbers: list[str] = []
     conflicts: list[str] = []
     for path in judge_paths:
-        record = _loads(files[path], path)
         pure = PurePosixPath(path)
         detector_folder = pure.parent.parent
-        if _failed(record):
-            failed.append({"where": path, "sample": record.get("sample_id"),
+        try:
+            record = _loads(files[path], path)
+        except NativeError as err:  # a judge file that is not JSON: judge noise
+            record, reason = None, f"unreadable file: {err.message[:60]}"
+        else:
+            reason = judgement_problem(record)
+            if reason is None and _text(record.get("sample_id")) == "":
+                reason = "no sample_id"
+        if reason is not None:
+            detail = record if isinstance(record, dict) else {}
+            failed.append({"where": path, "reason": reason,
+                           "sample": _text(detail.get("sample_id")),
                            "model": detector_folder.name,
-                           "prompt_type": record.get("prompt_type"),
-                           "judge": record.get("judge_model"),
-                           "error": str(record.get("error"))[:200]})
+                           "prompt_type": _text(detail.get("prompt_type")),
+                           "judge": _text(detail.get("judge_model"))})
             continue
-        row = _row(record, path, "file", unknown)
+        row = _row(record, unknown, noise)
         row["model"] = detector_folder.name
-        if row["sample"] is None or row["sample"] == "":
-            raise NativeError("the judge record has no sample_id", where=path,
-                              field="sample_id", unit="file")
         if row["prompt_type"] is None:
             row["prompt_type"] = _prompt_from_name(pure.name, row["sample"])
         sample = str(row["sample"])
@@ -489,6 +576,8 @@ def _from_files(filename: str, files: Mapping[str, bytes],
         numbers.append(path)
     if failed:
         warnings.append(_failure_note(failed, "file"))
+    if noise:
+        warnings.append(_noise_note(noise))
     if unknown:
         warnings.append(_unknown_note(unknown))
     if conflicts:
@@ -500,8 +589,8 @@ def _from_files(filename: str, files: Mapping[str, bytes],
         warnings.append(f"{len(unmatched)} sample_metrics file(s) have no judge output and "
                         f"were ignored: {', '.join(unmatched[:5])}")
     if not rows:
-        raise NativeError("every judge record is a failed judgement (an 'error' field): "
-                          "nothing to load")
+        raise NativeError("every judge record is a failed judgement (" + "; ".join(
+            f"{f['where']}: {f['reason']}" for f in failed[:3]) + "): nothing to load")
     for row in rows:
         row.pop("_safe_hint")
     meta = {"ground_truth": truth_source or "sample_metrics (ground_truth_vulnerable)",
@@ -532,19 +621,27 @@ def _from_json(filename: str, payload: Any, options: Mapping[str, Any]) -> Conve
     records = _multi_records(payload) or []
     given = _given_ground_truth(options)
     unknown: dict[str, int] = {}
+    noise: dict[str, int] = {}
     failed: list[dict[str, Any]] = []
     rows: list[dict[str, Any]] = []
     numbers: list[int] = []
     conflicts: list[str] = []
     for number, record in enumerate(records, start=1):
-        if _failed(record):
-            failed.append({"where": number, "sample": record.get("sample_id"),
-                           "model": record.get("detector_model"),
-                           "prompt_type": record.get("prompt_type"),
-                           "judge": record.get("judge_model"),
-                           "error": str(record.get("error"))[:200]})
+        reason = judgement_problem(record)
+        if reason is None:
+            missing = [key for key in ("sample_id", "detector_model", "judge_model")
+                       if _text(record.get(key)) == ""]
+            if missing:
+                reason = f"no {', '.join(missing)}"
+        if reason is not None:
+            detail = record if isinstance(record, dict) else {}
+            failed.append({"where": number, "reason": reason,
+                           "sample": _text(detail.get("sample_id")),
+                           "model": _text(detail.get("detector_model")),
+                           "prompt_type": _text(detail.get("prompt_type")),
+                           "judge": _text(detail.get("judge_model"))})
             continue
-        row = _row(record, number, "record", unknown)
+        row = _row(record, unknown, noise)
         row["model"] = record.get("detector_model")
         if given is not None:
             truth, name = given
@@ -561,7 +658,9 @@ def _from_json(filename: str, payload: Any, options: Mapping[str, Any]) -> Conve
         rows.append(row)
         numbers.append(number)
     if not rows:
-        raise NativeError("the list holds no judge record that did not fail")
+        raise NativeError("the list holds no judge record that can be read as a judgement ("
+                          + "; ".join(f"record {f['where']}: {f['reason']}"
+                                      for f in failed[:3]) + ")")
     warnings = []
     if given is None:
         n_safe = sum(1 for r in rows if r["is_vulnerable"] is False)
@@ -572,6 +671,8 @@ def _from_json(filename: str, payload: Any, options: Mapping[str, Any]) -> Conve
             "load_run(..., ground_truth=FILE) for severities, types and lines")
     if failed:
         warnings.append(_failure_note(failed, "record"))
+    if noise:
+        warnings.append(_noise_note(noise))
     if unknown:
         warnings.append(_unknown_note(unknown))
     if conflicts:
