@@ -122,3 +122,44 @@ def ranked(table: pd.DataFrame) -> pd.DataFrame:
     out = out.reset_index(drop=True)
     out.insert(0, "rank", out["sui"].rank(ascending=False, method="min").astype("Int64"))
     return out
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _fixed(content_hash: str, selection: tuple, judge: str, _frame: pd.DataFrame) -> pd.DataFrame:
+    parts = [vuln.fixed_claims(_frame, judge=judge)]
+    llm = [j for j in vuln.judges_of(_frame) if j != "human"]
+    if len(llm) > 1:
+        from kbench_core.agreement import consensus
+
+        parts.append(vuln.fixed_claims(consensus(_frame)))
+    kept = [p for p in parts if len(p)]
+    return pd.concat(kept, ignore_index=True) if kept else parts[0]
+
+
+def fixed_versions(content_hash: str, selection: tuple, frame: pd.DataFrame,
+                   judge: str) -> pd.DataFrame:
+    """:func:`kbench_core.vuln.fixed_claims` of the chosen judge and, with several LLM
+    judges, of their consensus (:func:`kbench_core.agreement.consensus`), cached like the
+    tiers."""
+    return _fixed(content_hash, selection, judge, frame)
+
+
+def fixed_view(table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object]]:
+    """The fixed-versions table for display: each rate with its interval as text."""
+    view = table[["model", "judge", "n_fixed", "fixed_claim_rate", "n_vulnerable",
+                  "tdr"]].copy()
+    view.insert(4, "fixed_claim_ci", interval_text(table["fixed_claim_rate_low"],
+                                                   table["fixed_claim_rate_high"]))
+    view["tdr_ci"] = interval_text(table["tdr_low"], table["tdr_high"])
+    config = {"model": "Detector", "judge": "Judge",
+              "n_fixed": st.column_config.NumberColumn(
+                  "Fixed", help="Fixed contracts with a readable claim"),
+              "fixed_claim_rate": st.column_config.NumberColumn(
+                  "Still claims", format="%.3f",
+                  help="Share of fixed contracts where the detector still claims the fixed "
+                       "vulnerability (lower is better)"),
+              "fixed_claim_ci": st.column_config.TextColumn("95% CI"),
+              "n_vulnerable": st.column_config.NumberColumn("Vulnerable"),
+              "tdr": st.column_config.NumberColumn("TDR", format="%.3f"),
+              "tdr_ci": st.column_config.TextColumn("TDR 95% CI")}
+    return view, config

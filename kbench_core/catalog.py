@@ -140,6 +140,23 @@ def _judged_items() -> list[Item]:
                     in _TIER_COLUMNS and c.endswith(("_low", "_high")))]
             yield judge, table[keep]
 
+    def fixed_table(frame: pd.DataFrame, options: Mapping[str, Any]):
+        if "claims_fixed_target" not in frame:
+            return
+        parts = [vuln.fixed_claims(rows) for _, rows in per_judge(frame)]
+        llm = [j for j in vuln.judges_of(frame) if j != "human"]
+        if len(llm) > 1:
+            from kbench_core.agreement import consensus
+
+            parts.append(vuln.fixed_claims(consensus(frame)))
+        parts = [p for p in parts if len(p)]
+        if parts:
+            yield "", pd.concat(parts, ignore_index=True)
+
+    def fixed_figure(frame: pd.DataFrame, options: Mapping[str, Any]):
+        for _, table in fixed_table(frame, options):
+            yield "", vuln_figures.fixed_claims_chart(table)
+
     def reliability(frame: pd.DataFrame, options: Mapping[str, Any]):
         for judge, rows in per_judge(frame):
             yield judge, vuln_figures.reliability_diagram(
@@ -173,6 +190,11 @@ def _judged_items() -> list[Item]:
         Item("tiers", "The seven tiers per detector, one table per judge", "table", tiers,
              best=best, main=True),
         Item("reliability", "Reliability diagram, per judge", "figure", reliability),
+        Item("fixed_versions", "Fixed versions: still claims the fixed bug, beside TDR (per "
+             "judge and by consensus)", "table", fixed_table,
+             best={"fixed_claim_rate": "min", "tdr": "max"}),
+        Item("fixed_versions_chart", "Fixed versions: still claims the fixed bug, beside TDR",
+             "figure", fixed_figure),
         Item("lucky_guesses", "Accuracy against target detection, per judge", "figure", lucky),
         Item("kappa_heatmap", "Cohen's kappa between judges", "figure", kappa),
         Item("judge_spread", "TDR and SUI across judges", "figure", spread),

@@ -224,3 +224,17 @@ def test_reliability_follows_the_prompt_type_with_equal_row_counts(monkeypatch,
         names = " ".join(str(t.get("name", "")) for t in shown[prompt]["data"])
         for ece in expected:
             assert f"ECE {ece:.3f}" in names
+
+
+def test_fixed_versions_section_on_multi_judge_records(monkeypatch) -> None:
+    path = FORMATS / "blockbench_multi_judge_records.json"
+    at = open_page(monkeypatch, f"--no-samples {path}")
+    assert any(s.value == "Fixed versions" for s in at.subheader)
+    view = next(d.value for d in at.dataframe if "fixed_claim_rate" in d.value.columns)
+    # judge-x: detector_a still claims the fixed bug on df_tc_001 (1 of 1); consensus has no
+    # majority on it (only judge-x judged it): 0 readable claims
+    row = view.set_index(["model", "judge"]).loc[("detector_a", "judge-x")]
+    assert (row["n_fixed"], row["fixed_claim_rate"]) == (1, 1.0)
+    low, high = proportion_confint(1, 1, method="wilson")
+    assert row["fixed_claim_ci"] == f"[{low:.3f}, {high:.3f}]"
+    assert ("detector_a", "consensus") in view.set_index(["model", "judge"]).index

@@ -7,7 +7,7 @@ import streamlit as st
 
 from kbench_app import state, urlstate
 from kbench_app import vuln as vuln_view
-from kbench_app.compare import compare_panel
+from kbench_app.compare import run_compare_panel
 from kbench_app.downloads import figure_downloads, table_downloads
 from kbench_app.ui import plain
 from kbench_core import vuln
@@ -216,6 +216,32 @@ c2.caption("A detector that says 'vulnerable' to everything is often right witho
            "for verdicts whose target the detector did not find; the lucky-guess rate is the "
            "share of true positives without the target.")
 
+if "claims_fixed_target" in frame and frame["claims_fixed_target"].notna().any():
+    st.subheader("Fixed versions")
+    in_models = frame[frame["model"].astype(str).isin(models).to_numpy()]
+    fixed = vuln_view.fixed_versions(content_hash, selection, in_models, judge)
+    if fixed.empty:
+        st.info("No answer of the chosen detectors assesses a fixed contract.")
+    else:
+        c1, c2 = st.columns([3, 2])
+        fixed_fig = vuln_figures.fixed_claims_chart(fixed)
+        c1.plotly_chart(fixed_fig, key="vuln_fixed_chart")
+        with c1:
+            figure_downloads(fixed_fig, "vuln_fixed_versions", runs=chosen_runs,
+                             key="vuln_fixed_dl")
+        view, config = vuln_view.fixed_view(fixed)
+        c2.dataframe(view, hide_index=True, width="stretch", column_config=config,
+                     key="vuln_fixed_table")
+        with c2:
+            table_downloads(fixed, "vuln_fixed_versions", runs=chosen_runs,
+                            best={"fixed_claim_rate": "min", "tdr": "max"},
+                            key="vuln_fixed_table_dl")
+        c2.caption("Of the fixed (patched) contracts, the share where the detector still "
+                   "claims the vulnerability that was fixed (lower is better), beside its TDR "
+                   "on the vulnerable versions; Wilson 95% intervals. Per the chosen judge and, "
+                   "with several judges, by their majority (a claim without a majority is "
+                   "left out). The two rates are unpaired.")
+
 if by_prompt is not None:
     st.subheader("By prompt type")
     c1, c2 = st.columns([1, 3])
@@ -232,17 +258,8 @@ if by_prompt is not None:
         figure_downloads(prompt_fig, f"vuln_prompt_types-{metric}", runs=chosen_runs,
                          options=provenance, key="vuln_prompt_dl")
 
-said = pd.to_numeric(selected["said_vulnerable"].astype("Float64"), errors="coerce")
-truth = selected["is_vulnerable"].astype(bool).to_numpy()
-per_item = selected.assign(
-    correct=(said == truth).astype(float).where(said.notna()),
-    target_found_vulnerable=selected["target_found"].astype("Float64").astype(float)
-    .where(truth))
-compare_panel(per_item, values={"correct verdict": "correct",
-                                "target found (vulnerable samples)": "target_found_vulnerable"},
-              group="prompt_type" if has_prompts else "sample", cluster="sample",
-              key="vuln_cmp", runs=chosen_runs, colors=colors, noun="answers",
-              content_key=f"{content_hash}|{judge}|{','.join(models)}")
+run_compare_panel(selected, "judged", key="vuln_cmp", runs=chosen_runs, colors=colors,
+                  content_key=f"{content_hash}|{judge}|{','.join(models)}")
 st.caption("Items are sample × prompt type; errors are clustered by sample (a contract's "
            "prompt variants share its difficulty). Judged by " + plain(judge) + ".")
 

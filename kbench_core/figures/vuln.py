@@ -15,7 +15,7 @@ from plotly.subplots import make_subplots
 from kbench_core.figures.base import PALETTE, apply_layout, model_colors, rgba
 from kbench_core.vuln import METRIC_LABELS
 
-__all__ = ["lucky_guess_chart", "prompt_type_chart", "reliability_diagram",
+__all__ = ["fixed_claims_chart", "lucky_guess_chart", "prompt_type_chart", "reliability_diagram",
            "tier_leaderboard"]
 
 _TOP, _BOTTOM = 60, 150  # margins (px) of figures with the legend below the x-axis title
@@ -210,4 +210,35 @@ def prompt_type_chart(tiers: pd.DataFrame, *, metric: str = "tdr",
                             categoryarray=prompts),
                  yaxis=dict(title=label + (" (95% CI)" if f"{metric}_low" in tiers else "")),
                  legend=_legend_below(500), margin=dict(t=_TOP, b=_BOTTOM), height=500)
+    return fig
+
+
+def fixed_claims_chart(table: pd.DataFrame, *, title: str | None = None) -> go.Figure:
+    """Per detector (and judge), the share of fixed contracts where it still claims the fixed
+    vulnerability beside its TDR on the vulnerable versions, each with its Wilson interval,
+    from :func:`kbench_core.vuln.fixed_claims`. A detector that understands the bug finds it
+    (TDR high) and lets it go once fixed (claim rate low)."""
+    data = table.copy()
+    label = data["model"].astype(str)
+    if "judge" in data and data["judge"].nunique() > 1:
+        label = label + " · " + data["judge"].astype(str)
+    data["label"] = label
+    data = data.sort_values("fixed_claim_rate", kind="stable")
+    fig = go.Figure()
+    for metric, name, color, symbol in (
+            ("tdr", "TDR on vulnerable versions (higher is better)", PALETTE[2], "circle"),
+            ("fixed_claim_rate", "still claims the fixed bug (lower is better)", PALETTE[5],
+             "x")):
+        fig.add_trace(go.Scatter(
+            x=data[metric], y=data["label"], mode="markers", name=name,
+            marker=dict(color=color, size=10, symbol=symbol),
+            error_x=_errors(data, metric, color),
+            customdata=np.column_stack([data["n_fixed"], data["n_vulnerable"]]),
+            hovertemplate="%{y}<br>" + name + " %{x:.3f}<br>fixed n = %{customdata[0]}, "
+                          "vulnerable n = %{customdata[1]}<extra></extra>"))
+    height = max(320, 200 + 36 * len(data))
+    apply_layout(fig, title or "Fixed versions: does the detector let a fixed bug go?",
+                 xaxis=dict(title="share (95% Wilson interval)", range=[-0.02, 1.02]),
+                 yaxis=dict(title="", type="category"), legend=_legend_below(height),
+                 height=height)
     return fig
