@@ -76,7 +76,8 @@ def susceptibility_ranks(biases: pd.DataFrame) -> pd.DataFrame:
     if table["model"].nunique() < 2:
         return pd.DataFrame(columns=["model", "rank", "rank_text"])
     ranks = compare.rank_intervals(table, "bms", item="bias", lower_is_better=True)
-    ranks["rank_text"] = [f"{r:g} [{lo:g}, {hi:g}]" for r, lo, hi in
-                          zip(ranks["rank"], ranks["rank_low"], ranks["rank_high"],
-                              strict=True)]
+    ranks["rank_text"] = [f"{r:g} [{lo:g}, {hi:g}]" + (" · few biases" if few else "")
+                          for r, lo, hi, few in zip(ranks["rank"], ranks["rank_low"],
+                                                    ranks["rank_high"], ranks["few_items"],
+                                                    strict=True)]
     return ranks[["model", "rank", "rank_text"]]

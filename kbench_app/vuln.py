@@ -108,6 +108,15 @@ def tier_view(table: pd.DataFrame, metrics: Sequence[str], *,
             config[f"{metric}_ci"] = st.column_config.TextColumn(f"{label} 95% CI")
     view["n"] = table["n"]
     config["n"] = st.column_config.NumberColumn("n", help=_HELP["n"])
+    if "n_samples" in table:
+        view["n_samples"] = table["n_samples"]
+        config["n_samples"] = st.column_config.NumberColumn(
+            "Samples", help="Distinct samples (contracts) behind the row")
+    if "few_items" in table and table["few_items"].any():
+        view["few_items"] = table["few_items"].to_numpy(dtype=bool)
+        config["few_items"] = st.column_config.CheckboxColumn(
+            "Few samples", help="Fewer than 30 samples: its rank and rates are uncertain "
+                                "(see the intervals)")
     if "renormalised" in table and table["renormalised"].any():
         view["renormalised"] = table["renormalised"].to_numpy(dtype=bool)
         config["renormalised"] = st.column_config.CheckboxColumn(

@@ -69,6 +69,7 @@ SUI_WEIGHTS: dict[str, float] = {"f2": 0.25, "tdr": 0.25, "finding_precision": 0
 SEVERITY_WEIGHTS: dict[str, float] = {"critical": 3.0, "high": 2.0, "medium": 1.0, "low": 1.0}
 VALID_COUNTS: tuple[str, ...] = ("n_target_match", "n_partial_match", "n_bonus_valid")
 OVERCONFIDENT_ABOVE = 0.8
+FEW_SAMPLES = 30  # a leaderboard marks a detector judged on fewer samples than this
 UNDERCONFIDENT_BELOW = 0.5
 REASONING: tuple[str, ...] = ("rcir", "ava", "fsv")
 
@@ -512,6 +513,20 @@ def _products(parts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return tus, geometric, (k > 0) & (k < parts.shape[1])
 
 
+def _distinct_samples(frame: pd.DataFrame, prep: _Prepared, size: int) -> np.ndarray:
+    """Distinct samples (contracts) behind each group: the units a rank rests on."""
+    answered = frame
+    if len(prep.gid) != len(frame):  # failed judgements were left out of the groups
+        _, miss_s = _bools(frame["said_vulnerable"])
+        _, miss_v = _bools(frame["is_vulnerable"])
+        _, miss_f = _bools(frame["target_found"])
+        answered = frame[~(miss_s | miss_v | miss_f)]
+    codes = pd.factorize(answered["sample"])[0].astype(np.int64)
+    pairs = np.unique(prep.gid * (int(codes.max(initial=0)) + 1) + codes)
+    return np.bincount(pairs // (int(codes.max(initial=0)) + 1), minlength=size).astype(
+        np.int64)
+
+
 def _interval_columns(out: dict, name: str, low: np.ndarray, high: np.ndarray) -> None:
     out[f"{name}_low"], out[f"{name}_high"] = low, high
 
@@ -596,8 +611,10 @@ def tiers(judged: pd.DataFrame, *, by: Sequence[str] = ("model",),
     -------
     DataFrame
         The ``by`` columns, ``judge``, ``n`` (answers used), ``n_missing`` (failed judgements
-        left out) and per tier (see :data:`TIERS`) each metric, with ``<metric>_low`` and
-        ``<metric>_high``: Wilson for rates, t for means, bootstrap for the rest on request.
+        left out), ``n_samples`` (distinct samples behind them) and ``few_items`` (fewer than
+        30 samples: marked in every leaderboard) and per tier (see :data:`TIERS`) each
+        metric, with ``<metric>_low`` and ``<metric>_high``: Wilson for rates, t for means,
+        bootstrap for the rest on request.
         Supporting counts: ``n_vulnerable``, ``targets_found``, ``lucky_guesses``,
         ``total_findings``, ``valid_findings``, ``invalid_findings``,
         ``hallucinated_findings``, ``n_reasoning``, ``n_type_match``, ``n_confidence``,
@@ -682,6 +699,9 @@ def tiers(judged: pd.DataFrame, *, by: Sequence[str] = ("model",),
     out["judge"] = np.full(size, judge_name, dtype=object)
     out["n"] = s["n"].astype(np.int64)
     out["n_missing"] = prep.missing.astype(np.int64)
+    n_samples = _distinct_samples(frame, prep, size)
+    out["n_samples"] = n_samples
+    out["few_items"] = n_samples < FEW_SAMPLES
     # Tier 1
     tp, fp, fn, tn = s["tp"], s["fp"], s["fn"], s["tn"]
     for name, values in (("tp", tp), ("tn", tn), ("fp", fp), ("fn", fn)):

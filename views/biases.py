@@ -121,7 +121,8 @@ st.dataframe(summary, hide_index=True, width="stretch", key="bias_summary_table"
                  "rank": st.column_config.NumberColumn("Rank", help="1 = least susceptible"),
                  "rank_text": st.column_config.TextColumn(
                      "Rank [95%]", help="Bootstrap over biases (1000 resamples): overlapping "
-                                        "ranges mean the run cannot order those models"),
+                                        "ranges mean the run cannot order those models; "
+                                        "'few biases': fewer than 30 biases behind the rank"),
                  "model": "Model",
                  "susceptibility": st.column_config.NumberColumn("Susceptibility",
                                                                  format="%.3f"),
