@@ -219,7 +219,7 @@ def plot_text(value: Any, columns: Iterable[str] | None = None) -> Any:
 
 def _is_labels(values: pd.Series | pd.Index) -> bool:
     dtype = values.dtype
-    return (dtype == object or isinstance(dtype, pd.CategoricalDtype)
+    return (pd.api.types.is_object_dtype(dtype) or isinstance(dtype, pd.CategoricalDtype)
             or pd.api.types.is_string_dtype(dtype))
 
 
@@ -234,7 +234,7 @@ def _skeleton(label: str) -> str:
     from confusable_homoglyphs import confusables
 
     text = unicodedata.normalize("NFKC", label)
-    text = "".join(ch for ch in text if not _is_unsafe(ch) and not ch.isspace() or ch == " ")
+    text = "".join(ch for ch in text if (not _is_unsafe(ch) and not ch.isspace()) or ch == " ")
     found = confusables.is_confusable(text, greedy=True, preferred_aliases=["latin", "common"])
     if found:
         swap = {}

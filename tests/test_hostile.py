@@ -274,7 +274,8 @@ def test_parquet_row_count_is_checked_from_metadata(tmp_path: Path) -> None:
 
 
 def test_parquet_uncompressed_size_is_checked_from_metadata() -> None:
-    table = pa.table({"model": ["m" * 1000] * 20_000, "bias": ["b"] * 20_000})
+    table = pa.table({"model": [f"{i:05d}" + "m" * 1000 for i in range(20_000)],
+                      "bias": ["b"] * 20_000})
     data = _parquet(table)
     message = _error("big.parquet", data, max_decompressed=8 * 1024**2)
     assert "decompressed-size limit" in message
@@ -385,8 +386,11 @@ def test_plain_names_get_no_lookalike_warning() -> None:
 
 def test_control_characters_never_appear_raw_in_messages() -> None:
     data = (HEAD.replace("score", "score,no\x1b[2Jte") + "m\x1b[31m,b,control,,d,x,1\n").encode()
-    message = _error("esc\x1b]0;pwn\x07.csv", data)
-    assert "\x1b" not in message and "\x07" not in message and "\\x1b" in message
+    with pytest.raises(RunFormatError) as err:
+        load_run(("esc\x1b]0;pwn\x07.csv", data))
+    message = str(err.value)
+    assert message.startswith("esc\\x1b]0;pwn\\x07.csv: line 2"), message
+    assert "\x1b" not in message and "\x07" not in message
 
 
 # ------------------------------------------------------------------ fuzzing the boundary
