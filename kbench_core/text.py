@@ -327,12 +327,14 @@ class FileNamer:
         self._given: dict[str, str] = {}
         self._taken: set[str] = set()
 
-    def name(self, label: str, *, suffix: str = "") -> str:
-        key = f"{label}\0{suffix}"
-        if key in self._given:
-            return self._given[key]
+    def name(self, label: str, *, suffix: str = "", key: str | None = None) -> str:
+        """The file name for ``label`` (+ ``suffix``); ``key`` (default the label) tells
+        apart two objects with one label, and is what the hash is taken of."""
+        key = label if key is None else key
+        if f"{key}\0{suffix}" in self._given:
+            return self._given[f"{key}\0{suffix}"]
         stem = _safe_stem(label)
-        digest = hashlib.sha256(label.encode("utf-8", "surrogatepass")).hexdigest()
+        digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
         cut = stem.encode()[:_NAME_BYTES].decode("utf-8", "ignore")
         candidate = cut if cut == stem else f"{cut}-{digest[:8]}"
         n = 8
@@ -341,5 +343,5 @@ class FileNamer:
                          else f"{cut}-{digest[:8]}-{len(self._taken)}")
             n += 4
         self._taken.add((candidate + suffix).casefold())
-        self._given[key] = candidate + suffix
+        self._given[f"{key}\0{suffix}"] = candidate + suffix
         return candidate + suffix
