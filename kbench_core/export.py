@@ -21,6 +21,7 @@ server once and reuses it for every figure of a command.
 
 from __future__ import annotations
 
+import csv
 import html
 import io
 import json
@@ -378,7 +379,8 @@ def to_csv(frame: pd.DataFrame, *, provenance: Provenance | None = None) -> str:
     TAB, CR or ``'`` get a leading ``'`` so no spreadsheet runs them as formulas
     (:func:`kbench_core.text.restore_cell` undoes it)."""
     head = "".join(f"# {line}\n" for line in (provenance.lines() if provenance else []))
-    return head + neutralised(frame).to_csv(index=False)
+    # Text quoted: a "#" inside a cell would otherwise start a comment for read_csv.
+    return head + neutralised(frame).to_csv(index=False, quoting=csv.QUOTE_NONNUMERIC)
 
 
 def table_bytes(frame: pd.DataFrame, fmt: str, *, best: Mapping[str, str] | None = None,

@@ -179,7 +179,8 @@ def plot_text(value: Any, columns: Iterable[str] | None = None) -> Any:
 
     ``value`` may be a string (escaped), a Series or Index (its string values escaped, order
     and categories kept), a DataFrame (the named ``columns``, default every text or
-    categorical column) or anything else (returned as is). Apply it where data enters a
+    categorical column), a dict (its keys: colours by model), a list or tuple (each item) or
+    anything else (returned as is, e.g. None). Apply it where data enters a
     figure; plotly turns ``&lt;`` back into ``<`` on screen.
     """
     if isinstance(value, str):
@@ -210,6 +211,8 @@ def plot_text(value: Any, columns: Iterable[str] | None = None) -> Any:
         if not _is_labels(value):
             return value
         return value.map(lambda v: _plot_str(v) if isinstance(v, str) else v)
+    if isinstance(value, dict):  # e.g. colours keyed by model name
+        return {plot_text(k): v for k, v in value.items()}
     if isinstance(value, list | tuple):
         return type(value)(plot_text(v) for v in value)
     if isinstance(value, np.ndarray) and value.dtype == object:

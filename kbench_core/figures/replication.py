@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from kbench_core.figures.base import PALETTE, apply_layout, model_colors
+from kbench_core.text import plot_text
 
 __all__ = ["effect_scatter", "study_heatmap", "summary_leaderboard"]
 
@@ -42,6 +43,9 @@ def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *
     colour (:func:`kbench_core.figures.base.model_colors`). Panels are laid out four to a row,
     for at most ``MAX_PANELS`` models; more are overlaid (the title says so).
     """
+    # labels from data show literally
+    tests, ecs_table, title = (
+        plot_text(tests), plot_text(ecs_table), plot_text(title))
     data = tests[np.isfinite(tests["d_h"].astype(float)) & np.isfinite(tests["d_a"].astype(float))]
     models = sorted(map(str, data["model"].unique()))
     if color_by not in data:
@@ -173,6 +177,7 @@ def study_heatmap(table: pd.DataFrame, *, value: str = "pas", title: str | None 
     """Study (rows) × model (columns) heat table of ``value`` (PAS, ECS), annotated while the
     cells stay legible; the hover names study, model, value and, when ``table`` has an ``n``
     column, the count it rests on."""
+    table, title = plot_text(table), plot_text(title)  # labels from data show literally
     grid = table.pivot_table(index="study", columns="model", values=value, observed=True,
                              dropna=False).sort_index(ascending=False)
     z = grid.to_numpy(dtype=float)
@@ -204,6 +209,7 @@ def study_heatmap(table: pd.DataFrame, *, value: str = "pas", title: str | None 
 def summary_leaderboard(summary: pd.DataFrame, *, title: str | None = None) -> go.Figure:
     """Mean PAS and ECS per configuration (bars, with t intervals when given as
     ``<metric>_low``/``_high``) beside its cost (dots on a second axis)."""
+    summary, title = plot_text(summary), plot_text(title)  # labels from data show literally
     data = summary.sort_values("pas", ascending=True)
     fig = make_subplots(rows=1, cols=2, shared_yaxes=True, column_widths=[0.7, 0.3],
                         subplot_titles=["Score (mean over studies)", "Cost"],
