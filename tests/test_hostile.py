@@ -8,6 +8,7 @@ speed itself is measured in ``benchmarks/``).
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
 import json
@@ -151,10 +152,8 @@ def test_every_failure_of_random_bytes_is_a_run_format_error() -> None:
     for suffix in (".csv", ".json", ".jsonl", ".parquet", ".gz", ".zip"):
         for size in (1, 7, 100, 5000):
             data = rng.integers(0, 256, size, dtype=np.uint8).tobytes()
-            try:
+            with contextlib.suppress(RunFormatError):
                 load_run(("random" + suffix, data))
-            except RunFormatError:
-                pass
 
 
 # ------------------------------------------------------------------ silent data loss
@@ -329,7 +328,7 @@ def test_dev_zero_and_fifos_are_refused(tmp_path: Path) -> None:
     def attempt() -> None:
         try:
             load_run(fifo)
-        except BaseException as exc:  # noqa: BLE001 - recorded for the assertion
+        except BaseException as exc:
             result.append(exc)
 
     thread = threading.Thread(target=attempt, daemon=True)
@@ -361,9 +360,9 @@ def test_gzip_csv_memory_is_bounded(tmp_path: Path) -> None:
         "from kbench_core.io import load_run\n"
         f"run = load_run({str(path)!r})\n"
         "print('FRAME', run.frame.memory_usage(deep=True).sum() / 1024**2)\n", timeout=300)
-    frame_mb = float([ln for ln in out.splitlines() if ln.startswith("FRAME")][0].split()[1])
-    # SPEC: memory <= 3x the frame; generous here (the benchmark prints the exact ratio)
-    assert peak - base < 4 * frame_mb + 100, (peak - base, frame_mb)
+    frame_mb = float(next(ln for ln in out.splitlines() if ln.startswith("FRAME")).split()[1])
+    # SPEC: memory <= 3x the frame (was 5.2x; the benchmark prints the exact ratio)
+    assert peak - base < 3 * frame_mb + 100, (peak - base, frame_mb)
 
 
 # ------------------------------------------------------------------ look-alike names
