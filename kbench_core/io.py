@@ -1021,10 +1021,12 @@ def _to_text(series: pd.Series, col: Column, out: _Collector,
     Work happens on the distinct values, not the rows, so a million rows with a few hundred
     labels cost one hash pass.
     """
+    odd = np.zeros(len(series), dtype=np.int8)
     if series.dtype == object:
         odd = series.map(_odd_label).to_numpy(dtype=np.int8)
         if odd.any():
-            out.add(odd == 1, col.name, "expected text, got a nested JSON object or list")
+            out.add(odd == 1, col.name, "expected text, got a nested value (an object or a "
+                                        "list)")
             out.add(odd == 2, col.name, "a bare NaN or Infinity (not JSON) is no label; "
                                         "write null when the value is unknown, or \"NaN\" "
                                         "in quotes if that is the name")
@@ -1043,7 +1045,7 @@ def _to_text(series: pd.Series, col: Column, out: _Collector,
         missing = series.isna().to_numpy()
         if col.required:
             missing = missing | series.astype("str").str.strip().eq("").to_numpy(dtype=bool)
-        return series.where(~missing, None), missing
+        return series.where(~missing, None), missing & (odd == 0)
     cat = series.astype("category")
     labels = [_as_label(c) for c in cat.cat.categories]
     uniq = list(dict.fromkeys(lbl for lbl in labels if lbl not in (None, "")))
@@ -1051,7 +1053,7 @@ def _to_text(series: pd.Series, col: Column, out: _Collector,
     remap = np.array([position.get(lbl, -1) for lbl in labels] + [-1], dtype=np.int64)
     codes = remap[cat.cat.codes.to_numpy()]  # code -1 indexes the trailing -1
     result = pd.Series(pd.Categorical.from_codes(codes, categories=uniq), index=series.index)
-    missing = codes == -1
+    missing = (codes == -1) & (odd == 0)  # a nested value is reported once, not as missing
     if col.allowed is not None:
         allowed = set(col.allowed)
         bad_codes = np.array([lbl not in allowed for lbl in uniq] + [False])

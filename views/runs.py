@@ -54,14 +54,15 @@ uploads = st.file_uploader(
 )
 new_files = [f for f in uploads or [] if f.file_id not in seen]
 if new_files:
-    with st.spinner(f"Validating {len(new_files)} file(s)..."):
-        report = registry.add_files(((f.name, f.getvalue()) for f in new_files),
-                                    state.cached_loader)
+    # Seen before loading: whatever one file does, no rerun loads (or reports) it again.
     seen.update(f.file_id for f in new_files)
+    with st.spinner(f"Validating {len(new_files)} file(s)..."):
+        report = state.add_uploads(registry, new_files)
     for name in report.added:
-        st.toast(f"Loaded {name}", icon=":material/check_circle:")
+        st.toast(f"Loaded {plain(name)}", icon=":material/check_circle:")
     for message in report.duplicates:
-        st.info(message, icon=":material/content_copy:")
+        # File and run names are a stranger's text: no Markdown link or image from them.
+        st.info(plain(message), icon=":material/content_copy:")
 
 for filename, message in list(registry.errors.items()):
     with st.container(border=True):
