@@ -228,17 +228,29 @@ def _is_labels(values: pd.Series | pd.Index) -> bool:
 
 # ------------------------------------------------------------------------------ look-alikes
 
+def _confusables(text: str) -> list[dict[str, Any]]:
+    """Characters of ``text`` from another script that look like Latin ones (Unicode's
+    confusables data, via ``confusable_homoglyphs``; nothing when it is not installed)."""
+    try:
+        from confusable_homoglyphs import confusables
+    except ImportError:  # a dependency, but a missing one must not stop a run from loading
+        return []
+    try:
+        return confusables.is_confusable(text, greedy=True,
+                                         preferred_aliases=["latin", "common"]) or []
+    except (KeyError, TypeError, ValueError):
+        return []
+
+
 _BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 
 def _skeleton(label: str) -> str:
     """What a label looks like: compatibility forms folded (NFKC), case folded, invisible
     characters removed, letters of other scripts mapped to the Latin letter they resemble."""
-    from confusable_homoglyphs import confusables
-
     text = unicodedata.normalize("NFKC", label)
     text = "".join(ch for ch in text if (not _is_unsafe(ch) and not ch.isspace()) or ch == " ")
-    found = confusables.is_confusable(text, greedy=True, preferred_aliases=["latin", "common"])
+    found = _confusables(text)
     if found:
         swap = {}
         for item in found:
@@ -251,8 +263,6 @@ def _skeleton(label: str) -> str:
 
 
 def _describe(label: str) -> list[str]:
-    from confusable_homoglyphs import confusables
-
     notes = []
     hidden = sorted({ch for ch in label if _is_unsafe(ch) and ch not in _BIDI})
     if hidden:
@@ -262,11 +272,7 @@ def _describe(label: str) -> list[str]:
         notes.append("bidirectional-text controls (the name may display reordered)")
     if unicodedata.normalize("NFKC", label) != label and not hidden:
         notes.append("compatibility characters (e.g. fullwidth letters)")
-    try:
-        confusable = confusables.is_confusable(label, greedy=True,
-                                               preferred_aliases=["latin", "common"])
-    except (KeyError, TypeError, ValueError):
-        confusable = False
+    confusable = _confusables(label)
     if confusable:
         chars = [f"U+{ord(item['character']):04X} {unicodedata.name(item['character'], '?')}"
                  for item in confusable[:3]]
