@@ -298,13 +298,18 @@ def lookalike_warnings(field: str, labels: Iterable[Any], *, limit: int = 5) -> 
     if len(suspicious) > limit:
         warnings.append(f"... and {len(suspicious) - limit} more {field} labels with "
                         "non-ASCII or invisible characters")
+    if len(suspicious) > 1_000:  # e.g. names in another script: no look-alike grouping
+        return warnings
     groups: dict[str, list[str]] = {}
     suspicious_set = set(suspicious)
-    for label in distinct:
-        if label in suspicious_set or len(groups) < 10_000:
-            groups.setdefault(_skeleton(label), []).append(label)
+    plain_skeletons = {v.casefold(): v for v in distinct if v not in suspicious_set}
+    for label in suspicious:
+        groups.setdefault(_skeleton(label), []).append(label)
+    for skeleton, members in groups.items():
+        if skeleton in plain_skeletons:  # an ASCII label looks the same
+            members.insert(0, plain_skeletons[skeleton])
     for members in groups.values():
-        if len(members) > 1 and suspicious_set.intersection(members):
+        if len(members) > 1:
             shown = ", ".join(json.dumps(m) for m in members[:6])
             warnings.append(f"{len(members)} {field} labels look alike but differ: {shown}")
     return warnings
