@@ -268,11 +268,14 @@ def _gunzip(filename: str, data: bytes, limit: int) -> bytearray:
                                       "decompressed-size limit (a gzip bomb, or a run too big "
                                       "to load at once)")
             if decomp.eof:
-                # Concatenated gzip members are valid gzip: keep reading.
-                rest = decomp.unused_data + data[pos:]
-                if rest.count(0) == len(rest):
-                    break
-                data, pos = rest, 0
+                # Concatenated gzip members are valid gzip (BGZF files are thousands of them):
+                # keep reading from where this member ended, without copying the rest.
+                pos = min(pos, len(data)) - len(decomp.unused_data)
+                if data[pos:pos + 2] != b"\x1f\x8b":
+                    if data.count(0, pos) == len(data) - pos:
+                        break  # nothing, or zero padding, after the last member
+                    raise _fail(filename, "corrupt gzip data: bytes after the compressed "
+                                          "stream are neither a gzip member nor padding")
                 decomp = zlib.decompressobj(16 + zlib.MAX_WBITS)
     except zlib.error as exc:
         raise _fail(filename, f"corrupt gzip data ({exc})") from None

@@ -79,7 +79,11 @@ def _parse_int(token: str) -> int | str:
     return int(token) if len(token) <= MAX_INT_DIGITS else JsonBigInt(token)
 
 
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+# A lone surrogate escape: a high one not followed by a low one, or a low one not preceded by
+# a high one (a pair, as json.dumps writes every emoji, is one character and fine).
+_SURROGATE_ESCAPE = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
 
 
 def _lone_surrogate(text: str) -> bool:
