@@ -604,7 +604,9 @@ def _parse_parquet(filename: str, data: bytes | bytearray, limit: int) -> _Table
                               f"at least {_mb(in_memory)} once read, over the {_mb(limit)} "
                               "decompressed-size limit (checked from the file's metadata)")
     try:
-        table = parquet.read()
+        # read_table (the dataset reader) reads column chunks in parallel; ParquetFile.read
+        # does not. The footer is parsed again: a few kilobytes.
+        table = pq.read_table(pa.BufferReader(data))
     except (pa.ArrowException, OSError, ValueError, TypeError) as exc:
         raise _fail(filename, f"cannot read Parquet: {str(exc)[:300]}") from None
     _check_header(filename, table.column_names)
