@@ -21,6 +21,7 @@ import os
 import struct
 import tarfile
 import zipfile
+import zlib
 from pathlib import Path, PurePosixPath
 
 __all__ = ["MAX_MEMBERS", "BundleError", "is_archive", "read_archive", "read_folder"]
@@ -94,8 +95,9 @@ def is_archive(data: bytes) -> bool:
     return data[:4] == b"PK\x03\x04" or data[257:262] == b"ustar"
 
 
-def read_archive(data: bytes, limit: int) -> dict[str, bytes]:
-    """Every regular file of a zip or tar archive as ``{posix path: bytes}``."""
+def read_archive(data: bytes, limit: int, *, gzipped: bool = False) -> dict[str, bytes]:
+    """Every regular file of a zip or tar archive as ``{posix path: bytes}``; ``gzipped``: a
+    tar.gz, read as a stream (never decompressed whole)."""
     budget = _Budget(limit)
     files: dict[str, bytes] = {}
 
@@ -121,21 +123,23 @@ def read_archive(data: bytes, limit: int) -> dict[str, bytes]:
                         raise BundleError(f"{info.filename} is larger than its header says")
                     keep(info.filename, content)
         else:
-            with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as archive:
+            with tarfile.open(fileobj=io.BytesIO(data), mode="r|gz" if gzipped else "r:") \
+                    as archive:
                 while True:
                     budget.entry()  # before the next header is parsed
                     info = archive.next()
                     if info is None:
                         break
                     archive.members.clear()  # tarfile keeps every header otherwise
+                    # Counted even when skipped: a stream must inflate a member to pass it.
+                    budget.take(info.size)
                     if not info.isfile() or _skipped(info.name):
                         continue
-                    budget.take(info.size)
                     member = archive.extractfile(info)
                     if member is not None:
                         keep(info.name, member.read())
     except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError, struct.error,
-            ValueError, UnicodeError) as exc:
+            ValueError, UnicodeError, zlib.error) as exc:
         if isinstance(exc, BundleError):
             raise
         raise BundleError(f"corrupt archive ({str(exc)[:200]})") from None
