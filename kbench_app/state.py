@@ -7,8 +7,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from kbench_app.registry import RunRegistry
-from kbench_core.io import Run, load_run
+from kbench_app.registry import LoadReport, RunRegistry
+from kbench_core.io import Problem, Run, RunFormatError, load_run
 from kbench_core.workspace import Workspace
 
 REGISTRY = "kbench_registry"
@@ -91,9 +91,38 @@ def cached_fingerprint(run_name: str, content_hash: str, trials, **options):
 
 
 def cached_loader(filename: str, data: bytes) -> Run:
+    """:func:`kbench_core.io.load_run` through the session-shared cache. Whatever goes wrong
+    with one file comes back as a :class:`RunFormatError` naming it, so a batch of uploads
+    always loads its other files."""
     import hashlib
 
-    return _cached_load(filename, hashlib.sha256(data).hexdigest(), data)
+    try:
+        return _cached_load(filename, hashlib.sha256(data).hexdigest(), data)
+    except RunFormatError:
+        raise
+    except Exception as exc:  # load_run lets nothing else out; this guards the cache too
+        raise RunFormatError(filename, [Problem(None, None, f"could not be loaded "
+                                                            f"({type(exc).__name__})")]) from None
+
+
+def add_uploads(registry: RunRegistry, files) -> LoadReport:
+    """Load a batch of uploaded files into ``registry``, one file at a time: a file that
+    fails (in any way) becomes one error box naming it; the others load."""
+    report = LoadReport()
+    for upload in files:
+        try:
+            part = registry.add_files([(upload.name, upload.getvalue())], cached_loader)
+        except Exception as exc:  # e.g. the workspace cannot write: report, go on
+            message = RunFormatError(upload.name, [Problem(
+                None, None, f"could not be added ({type(exc).__name__}: "
+                            f"{str(exc)[:200]})")])
+            registry.errors[upload.name] = str(message)
+            report.errors[upload.name] = str(message)
+            continue
+        report.added += part.added
+        report.duplicates += part.duplicates
+        report.errors.update(part.errors)
+    return report
 
 
 def demo() -> bool:

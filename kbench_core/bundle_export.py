@@ -2,7 +2,9 @@
 
 The same :mod:`kbench_core.catalog` items as ``kbench figures``, written into an in-memory ZIP
 with a ``provenance.json`` that lists every file, the runs (name, SHA-256) and the kbench
-version. One kaleido render server serves the whole ZIP.
+version. One kaleido render server serves the whole ZIP. Member names are unique
+(:class:`kbench_core.text.FileNamer`): runs or items whose names differ only in characters a file
+name cannot hold get a short hash, long names are cut, so no member is written twice.
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ from dataclasses import dataclass
 
 import plotly.graph_objects as go
 
-from kbench_core.catalog import items_for, safe_name, unavailable
+from kbench_core.catalog import items_for, unavailable
 from kbench_core.export import FigureExporter, provenance_of, table_bytes
 from kbench_core.io import Run
+from kbench_core.text import FileNamer
 
 __all__ = ["ExportChoice", "export_zip", "planned_files"]
 
@@ -52,14 +55,20 @@ def export_zip(runs: Sequence[Run], choice: ExportChoice,
                progress: Callable[[float, str], None] | None = None) -> bytes:
     """The ZIP file (bytes). ``progress(fraction, label)`` is called as files are written."""
     jobs = []
-    for run in runs:
+    folders = FileNamer()
+    for index, run in enumerate(runs):
         if unavailable(run.kind, run.frame):
             continue
+        folder = folders.name(run.name, key=f"{index}\0{run.name}")
+        names = FileNamer()
+        seen: dict[str, int] = {}
         for item in items_for(run.kind):
             if choice.items and item.name not in choice.items:
                 continue
             for stem, obj in item.objects(run.frame, meta=run.meta):
-                jobs.append((run, item, f"{safe_name(run.name)}/{stem}", obj))
+                seen[stem] = seen.get(stem, 0) + 1
+                key = stem if seen[stem] == 1 else f"{stem}\0{seen[stem]}"
+                jobs.append((run, item, f"{folder}/{names.name(stem, key=key)}", obj))
     total = sum(len(choice.figure_formats) if isinstance(obj, go.Figure)
                 else len(choice.table_formats) for *_, obj in jobs) or 1
     listing = []

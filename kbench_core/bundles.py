@@ -7,15 +7,21 @@ functions and hands it to the native converter that recognises it.
 Nothing is extracted to disk, so member names such as ``../../etc/passwd`` cannot escape; they are
 only used as labels. Sizes are bounded: the sum of the members' sizes must stay under the
 decompressed-size limit (checked from the headers before reading, and again while reading, since
-headers can lie), and at most :data:`MAX_MEMBERS` files are read. Hidden files and macOS resource
+headers can lie), and at most :data:`MAX_MEMBERS` entries of any type (files, folders, links,
+devices: each costs a header to parse) are looked at; a zip's entry count is read from its
+central directory before :mod:`zipfile` parses a single entry. Two members with one name are an
+error (which one is meant?), not a silent "last one wins". Hidden files and macOS resource
 forks (``__MACOSX/``, ``._x``) are skipped.
 """
 
 from __future__ import annotations
 
 import io
+import os
+import struct
 import tarfile
 import zipfile
+import zlib
 from pathlib import Path, PurePosixPath
 
 __all__ = ["MAX_MEMBERS", "BundleError", "is_archive", "read_archive", "read_folder"]
@@ -36,20 +42,52 @@ def _mb(n: int) -> str:
     return f"{n / 1024**2:,.1f} MB"
 
 
+def _too_many() -> BundleError:
+    return BundleError(f"it holds more than {MAX_MEMBERS:,} entries (files, folders and links "
+                       f"count alike), over the limit of {MAX_MEMBERS:,} entries")
+
+
 class _Budget:
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.used = 0
-        self.members = 0
+        self.entries = 0
+
+    def entry(self) -> None:
+        """Count one entry of any type, before any work is done for it."""
+        self.entries += 1
+        if self.entries > MAX_MEMBERS:
+            raise _too_many()
 
     def take(self, size: int) -> None:
         self.used += size
-        self.members += 1
         if self.used > self.limit:
             raise BundleError(f"its files add up to more than {_mb(self.limit)}, over the "
                               "decompressed-size limit")
-        if self.members > MAX_MEMBERS:
-            raise BundleError(f"it holds more than {MAX_MEMBERS:,} files")
+
+
+def _zip_entries(data: bytes) -> int:
+    """An upper bound of a zip's entries, from its central directory, before parsing it.
+
+    The end-of-central-directory record (or its zip64 twin) gives where the directory is and
+    how many entries it claims; since the count can lie, the entry signatures inside the
+    directory are counted too (each entry starts with ``PK\\x01\\x02``; a name holding
+    those bytes only makes the bound larger). Written by hand: :mod:`zipfile` reads the whole
+    directory in its constructor, which is the cost being bounded.
+    """
+    tail_start = max(0, len(data) - (1 << 16) - 22)
+    end = data.rfind(b"PK\x05\x06", tail_start)
+    if end < 0 or end + 22 > len(data):
+        return data.count(b"PK\x01\x02")
+    claimed, size, offset = struct.unpack("<xxxxxxxxxxHII", data[end:end + 20])[0:3]
+    locator = end - 20
+    if locator >= 0 and data[locator:locator + 4] == b"PK\x06\x07":
+        (record,) = struct.unpack("<Q", data[locator + 8:locator + 16])
+        if data[record:record + 4] == b"PK\x06\x06":
+            claimed, size, offset = struct.unpack("<QQQ", data[record + 32:record + 56])
+    if offset + size > len(data) or size == 0:
+        return max(claimed, data.count(b"PK\x01\x02"))
+    return max(claimed, data.count(b"PK\x01\x02", offset, offset + size))
 
 
 def is_archive(data: bytes) -> bool:
@@ -57,14 +95,25 @@ def is_archive(data: bytes) -> bool:
     return data[:4] == b"PK\x03\x04" or data[257:262] == b"ustar"
 
 
-def read_archive(data: bytes, limit: int) -> dict[str, bytes]:
-    """Every regular file of a zip or tar archive as ``{posix path: bytes}``."""
+def read_archive(data: bytes, limit: int, *, gzipped: bool = False) -> dict[str, bytes]:
+    """Every regular file of a zip or tar archive as ``{posix path: bytes}``; ``gzipped``: a
+    tar.gz, read as a stream (never decompressed whole)."""
     budget = _Budget(limit)
     files: dict[str, bytes] = {}
+
+    def keep(name: str, content: bytes) -> None:
+        if name in files:
+            raise BundleError(f"{name} appears twice in the archive; which one is meant? "
+                              "Remove one")
+        files[name] = content
+
     try:
         if data[:4] == b"PK\x03\x04":
+            if _zip_entries(data) > MAX_MEMBERS:
+                raise _too_many()
             with zipfile.ZipFile(io.BytesIO(data)) as archive:
                 for info in archive.infolist():
+                    budget.entry()
                     if info.is_dir() or _skipped(info.filename):
                         continue
                     budget.take(info.file_size)
@@ -72,18 +121,28 @@ def read_archive(data: bytes, limit: int) -> dict[str, bytes]:
                         content = member.read(info.file_size + 1)
                     if len(content) > info.file_size:  # a header that understates the size
                         raise BundleError(f"{info.filename} is larger than its header says")
-                    files[info.filename] = content
+                    keep(info.filename, content)
         else:
-            with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as archive:
-                for info in archive:
+            with tarfile.open(fileobj=io.BytesIO(data), mode="r|gz" if gzipped else "r:") \
+                    as archive:
+                while True:
+                    budget.entry()  # before the next header is parsed
+                    info = archive.next()
+                    if info is None:
+                        break
+                    archive.members.clear()  # tarfile keeps every header otherwise
+                    # Counted even when skipped: a stream must inflate a member to pass it.
+                    budget.take(info.size)
                     if not info.isfile() or _skipped(info.name):
                         continue
-                    budget.take(info.size)
                     member = archive.extractfile(info)
                     if member is not None:
-                        files[info.name] = member.read()
-    except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError) as exc:
-        raise BundleError(f"corrupt archive ({exc})") from None
+                        keep(info.name, member.read())
+    except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError, struct.error,
+            ValueError, UnicodeError, zlib.error) as exc:
+        if isinstance(exc, BundleError):
+            raise
+        raise BundleError(f"corrupt archive ({str(exc)[:200]})") from None
     except RuntimeError as exc:  # zipfile: encrypted members
         raise BundleError(f"cannot read the archive ({exc})") from None
     if not files:
@@ -94,11 +153,17 @@ def read_archive(data: bytes, limit: int) -> dict[str, bytes]:
 def read_folder(folder: Path, limit: int) -> dict[str, bytes]:
     """Every regular file under ``folder`` (symbolic links not followed) as ``{path: bytes}``."""
     budget = _Budget(limit)
+    found: list[Path] = []
+    # os.walk is lazy: the entry limit stops a folder of a million entries early.
+    for root, dirs, names in os.walk(folder, followlinks=False):
+        for name in dirs + names:
+            budget.entry()
+            found.append(Path(root) / name)
     files: dict[str, bytes] = {}
-    for path in sorted(folder.rglob("*")):
+    for path in sorted(found):
         relative = path.relative_to(folder).as_posix()
         if path.is_symlink() or not path.is_file() or _skipped(relative):
-            continue
+            continue  # is_file: regular files only (no FIFOs or devices)
         budget.take(path.stat().st_size)
         files[relative] = path.read_bytes()
     if not files:

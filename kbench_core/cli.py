@@ -3,6 +3,13 @@
 The dashboard runs in its own Streamlit process; this module only builds its command line, so
 ``kbench_core`` stays importable without Streamlit. ``metrics``, ``figures`` and ``report`` use
 :mod:`kbench_core.catalog`, the same list of tables and figures the app's Export page offers.
+
+Every failure ends in one line on standard error (``kbench: ...``) and a non-zero status, never a
+traceback: invalid files (:class:`~kbench_core.io.RunFormatError`), paths that cannot be read or
+written, an interrupt. Text from a run (file and model names, warnings, table cells) never reaches
+a terminal raw: control and bidi characters are printed as ``\x1b``-style escapes.
+``--models`` takes model names that start with ``-`` (``--models -a -b``); a name that equals an
+option of ``compare`` can be given as ``--model=NAME``.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import numpy as np
 
 from kbench_core import __version__
 from kbench_core.io import DEFAULT_MAX_BYTES, RunFormatError, load_run
+from kbench_core.text import escape_controls
 
 APP_PATH = Path(__file__).resolve().parent.parent / "app.py"
 
@@ -30,6 +38,36 @@ def _size(n: int) -> str:
     return f"{n} B"
 
 
+def _safe(text: object) -> str:
+    """Text from a run, for a terminal: every control, bidi or invisible character escaped."""
+    return escape_controls(str(text))
+
+
+def _emit(text: str) -> None:
+    """Data (a table) on standard output: as is into a pipe or file, escaped line by line on
+    a terminal so no escape sequence in a cell reaches it."""
+    if sys.stdout.isatty():
+        text = "\n".join(_safe(line) for line in text.split("\n"))
+    sys.stdout.write(text)
+
+
+def _make_folder(folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SystemExit(f"kbench: cannot create the folder {_safe(folder)}: "
+                         f"{exc.strerror or exc}") from None
+    if not folder.is_dir():
+        raise SystemExit(f"kbench: {_safe(folder)} is not a folder")
+
+
+def _write(path: Path, data: bytes) -> None:
+    try:
+        path.write_bytes(data)
+    except OSError as exc:
+        raise SystemExit(f"kbench: cannot write {_safe(path)}: {exc.strerror or exc}") from None
+
+
 def validate(paths: Sequence[str], *, max_mb: float) -> int:
     """Print each file's kind and size, or its errors; 1 if any file is invalid."""
     status = 0
@@ -38,14 +76,15 @@ def validate(paths: Sequence[str], *, max_mb: float) -> int:
             run = load_run(path, max_bytes=int(max_mb * 1024**2))
         except RunFormatError as err:
             status = 1
-            print(f"INVALID {err}")
+            print(f"INVALID {err}")  # RunFormatError messages are escaped already
             continue
         size = f"{_size(int(run.meta['bytes']))}, " if run.meta.get("bytes") else ""
-        print(f"ok      {path}: {run.kind}, {len(run):,} rows, {len(run.models)} models "
-              f"({', '.join(run.models[:6])}{', ...' if len(run.models) > 6 else ''}), "
-              f"{size}format {run.meta['format']}")
+        models = ", ".join(_safe(m) for m in run.models[:6])
+        print(f"ok      {_safe(path)}: {run.kind}, {len(run):,} rows, {len(run.models)} models "
+              f"({models}{', ...' if len(run.models) > 6 else ''}), "
+              f"{size}format {_safe(run.meta['format'])}")
         for warning in run.warnings:
-            print(f"        warning: {warning}")
+            print(f"        warning: {_safe(warning)}")
     return status
 
 
@@ -91,10 +130,10 @@ def metrics(path: str, *, fmt: str, out: str | None) -> int:
     data = table_bytes(table, fmt, best=item.best, caption=f"{item.title} ({run.name})",
                        provenance=provenance_of([run], what=item.name))
     if out:
-        Path(out).write_bytes(data)
-        print(f"wrote {out} ({len(table)} rows)", file=sys.stderr)
+        _write(Path(out), data)
+        print(f"wrote {_safe(out)} ({len(table)} rows)", file=sys.stderr)
     else:
-        sys.stdout.write(data.decode())
+        _emit(data.decode())
     return 0
 
 
@@ -104,17 +143,23 @@ def write_figures(paths: Sequence[str], *, out: str, formats: Sequence[str],
     """Every figure (and table) of each run into ``out`` as ``<run>_<item>[-<suffix>].<fmt>``;
     one kaleido render server for the whole command. ``only`` keeps the items (or file stems,
     e.g. ``bms_curves-anchoring_effect``) named."""
-    from kbench_core.catalog import items_for, safe_name, unavailable
+    from kbench_core.catalog import items_for, unavailable
     from kbench_core.export import FigureExporter, provenance_of, table_bytes
+    from kbench_core.text import FileNamer
 
     runs = _load_all(paths)
     folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
+    _make_folder(folder)
     jobs = []
-    for run in runs:
+    # Unique, short names: "x/y", "x y" and "x_y" would all be "x_y" (short hash on a
+    # collision), and a 300-character id would be too long for the file system (cut + hash).
+    namer = FileNamer()
+    seen: dict[str, int] = {}
+    for index, run in enumerate(runs):
         why = unavailable(run.kind, run.frame)
         if why:
-            print(f"kbench: {run.name}: nothing to draw, skipped. {why}", file=sys.stderr)
+            print(f"kbench: {_safe(run.name)}: nothing to draw, skipped. {why}",
+                  file=sys.stderr)
             continue
         for item in items_for(run.kind):
             if item.what == "table" and not tables:
@@ -125,7 +170,10 @@ def write_figures(paths: Sequence[str], *, out: str, formats: Sequence[str],
             for stem, obj in item.objects(run.frame, meta=run.meta):
                 if only and item.name not in only and stem not in only:
                     continue
-                jobs.append((run, item, f"{safe_name(run.name)}_{stem}", obj))
+                label = f"{run.name}_{stem}"
+                seen[label] = seen.get(label, 0) + 1
+                key = f"{index}\0{label}\0{seen[label]}"
+                jobs.append((run, item, namer.name(label, key=key), obj))
     n_files = sum(len(formats) if item.what == "figure" else 2 for _, item, _, _ in jobs)
     written: list[Path] = []
     with FigureExporter() as exporter:
@@ -134,15 +182,15 @@ def write_figures(paths: Sequence[str], *, out: str, formats: Sequence[str],
             if item.what == "figure":
                 for fmt in formats:
                     path = folder / f"{stem}.{fmt}"
-                    path.write_bytes(exporter.to_bytes(obj, fmt, width=width, height=height,
-                                                       scale=scale, provenance=prov))
+                    _write(path, exporter.to_bytes(obj, fmt, width=width, height=height,
+                                                   scale=scale, provenance=prov))
                     written.append(path)
                     _progress(len(written), n_files, path.name)
             else:
                 for fmt, suffix in (("csv", "csv"), ("latex", "tex")):
                     path = folder / f"{stem}.{suffix}"
-                    path.write_bytes(table_bytes(obj, fmt, best=item.best, provenance=prov,
-                                                 caption=item.title))
+                    _write(path, table_bytes(obj, fmt, best=item.best, provenance=prov,
+                                             caption=item.title))
                     written.append(path)
                     _progress(len(written), n_files, path.name)
     return written
@@ -167,16 +215,17 @@ def compare_command(path: str, *, metric: str | None, models: Sequence[str],
         judges = sorted(map(str, frame["judge"].unique()))
         chosen = judge or judges[0]
         if chosen not in judges:
-            raise SystemExit(f"kbench: no judge {chosen!r}; the run has {', '.join(judges)}")
+            raise SystemExit(f"kbench: no judge {_safe(repr(chosen))}; the run has "
+                             f"{_safe(', '.join(judges))}")
         frame = frame[frame["judge"].astype(str) == chosen]
-        print(f"# judge: {chosen}", file=sys.stderr)
+        print(f"# judge: {_safe(chosen)}", file=sys.stderr)
     if value not in frame.columns:
-        raise SystemExit(f"kbench: no per-item column {value!r} in this run")
+        raise SystemExit(f"kbench: no per-item column {_safe(repr(value))} in this run")
     known = sorted(map(str, frame["model"].unique()))
     unknown = [m for m in models if m not in known]
     if unknown:
-        raise SystemExit(f"kbench: unknown model(s) {', '.join(unknown)}; the run has "
-                         f"{', '.join(known)}")
+        raise SystemExit(f"kbench: unknown model(s) {_safe(', '.join(unknown))}; the run has "
+                         f"{_safe(', '.join(known))}")
     pairs = compare.compare_models(frame, value, cluster=cluster, correction=correction)
     if len(models) == 2:
         a, b = models
@@ -187,18 +236,18 @@ def compare_command(path: str, *, metric: str | None, models: Sequence[str],
                     else None)
         shared = compare.item_values(frame, value, cluster=cluster)[[a, b]].dropna()
         sd = float((shared[a] - shared[b]).std(ddof=1)) if len(shared) > 1 else None
-        print(compare.verdict(est, a, b, value, lower_is_better=compare.is_lower_better(value),
+        _emit(compare.verdict(est, a, b, value, lower_is_better=compare.is_lower_better(value),
                               adjusted_p=adjusted,
                               correction={"holm": "Holm", "fdr_bh": "BH"}.get(
                                   correction or "", "unadjusted"),
-                              cluster=cluster, sd_diff=sd, noun=spec.noun))
+                              cluster=cluster, sd_diff=sd, noun=spec.noun) + "\n")
         table = compare.group_differences(frame, value, a, b, group, correction=correction)
     else:
         table = pairs
     prov = provenance_of([run], what=f"compare {value}",
                          options={"models": list(models), "cluster": cluster,
                                   "correction": correction})
-    sys.stdout.write(table_bytes(table, fmt, provenance=prov).decode())
+    _emit(table_bytes(table, fmt, provenance=prov).decode())
     return 0
 
 
@@ -206,9 +255,10 @@ def report(paths: Sequence[str], *, out: str) -> int:
     from kbench_core.report import report_html
 
     runs = _load_all(paths)
-    text = report_html(runs, progress=lambda label: print(f"  {label}", file=sys.stderr))
-    Path(out).write_text(text, encoding="utf-8")
-    print(f"wrote {out} ({len(text.encode()) / 1024**2:.1f} MB, opens offline)",
+    text = report_html(runs, progress=lambda label: print(f"  {_safe(label)}",
+                                                          file=sys.stderr))
+    _write(Path(out), text.encode("utf-8"))
+    print(f"wrote {_safe(out)} ({len(text.encode()) / 1024**2:.1f} MB, opens offline)",
           file=sys.stderr)
     return 0
 
@@ -232,7 +282,62 @@ def app_command(files: Sequence[str], *, workspace: str | None, port: int | None
     return cmd + (["--", *app_args] if app_args else [])
 
 
+_COMPARE_OPTIONS = ("--metric", "--models", "--model", "--judge", "--correction", "--format",
+                    "-h", "--help")
+
+
+def _models_argv(argv: list[str]) -> list[str]:
+    """``compare ... --models A B``, with names that start with ``-`` taken as names.
+
+    argparse reads ``--models -a -b`` as two unknown options; every word after ``--models`` up
+    to the next option of ``compare`` (or ``--``) is rewritten as ``--model=WORD``, which
+    argparse never mistakes for an option.
+    """
+    if "compare" not in argv:
+        return argv
+    out: list[str] = []
+    words = iter(argv)
+    for word in words:
+        if word != "--models":
+            out.append(word)
+            continue
+        out.append("--models")  # an empty --models still means "every pair"
+        for name in words:
+            if name == "--":
+                break
+            if name.split("=", 1)[0] in _COMPARE_OPTIONS:
+                out.append(name)
+                break
+            out.append(f"--model={name}")
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one ``kbench`` command; any failure is one line on standard error, not a
+    traceback (``KBENCH_DEBUG=1`` shows the traceback of an unexpected error)."""
+    try:
+        return _main(list(sys.argv[1:] if argv is None else argv))
+    except KeyboardInterrupt:
+        print("kbench: interrupted", file=sys.stderr)
+        return 130
+    except RunFormatError as err:
+        print(f"kbench: {err}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        where = f" {_safe(exc.filename)}" if exc.filename else ""
+        print(f"kbench: cannot use{where}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    except (SystemExit, MemoryError):
+        raise
+    except Exception as exc:
+        if os.environ.get("KBENCH_DEBUG"):
+            raise
+        print(f"kbench: unexpected error ({type(exc).__name__}: {_safe(str(exc)[:300])}); "
+              "set KBENCH_DEBUG=1 to see where", file=sys.stderr)
+        return 2
+
+
+def _main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="kbench", description="Results dashboard and metrics for LLM behavioural benchmarks.")
     parser.add_argument("--version", action="version", version=f"kbench {__version__}")
@@ -278,7 +383,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     cmp_.add_argument("--metric", default=None,
                       help="per-item column (default: score, correct or abs_diff by run kind)")
     cmp_.add_argument("--models", nargs="*", default=[], metavar="MODEL",
-                      help="two models: their difference per group; none: every pair")
+                      help="two models: their difference per group; none: every pair "
+                           "(names may start with '-')")
+    cmp_.add_argument("--model", action="append", dest="models", metavar="NAME",
+                      help="one model (repeat for two); --model=NAME for any name")
     cmp_.add_argument("--judge", default=None, help="judged runs: which judge (default first)")
     cmp_.add_argument("--correction", choices=["holm", "fdr_bh", "none"], default="holm")
     cmp_.add_argument("--format", choices=["csv", "latex", "markdown"], default="markdown")
@@ -287,7 +395,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rep.add_argument("files", nargs="+")
     rep.add_argument("--out", metavar="FILE", default="report.html")
 
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_models_argv(argv))
     if args.command == "validate":
         return validate(args.files, max_mb=args.max_mb)
     if args.command == "metrics":

@@ -6,6 +6,14 @@ figure or table. It travels inside the file: PDF document information (``/kbench
 an SVG ``<metadata>`` element, a PNG ``tEXt`` chunk, a ``#`` comment header in CSV, a ``%``
 comment in LaTeX and an HTML comment in Markdown.
 
+Nothing from a run can break out of where it is written: names in provenance comment lines are
+written plainly only when they hold nothing but letters, digits and harmless punctuation, and
+otherwise as JSON string literals with control characters, ``,``, ``;`` and ``--`` escaped
+(:func:`kbench_core.text.json_quote`), so a name with a newline cannot start a live LaTeX line,
+a CSV row or HTML after ``-->``. CSV text cells that a spreadsheet would run as a formula are
+prefixed with ``'`` (the OWASP rule), Markdown cells are HTML-escaped with their Markdown
+punctuation backslash-escaped, and line breaks inside a LaTeX or Markdown cell become spaces.
+
 Static figures are rendered by kaleido (1.x), which drives the Chromium found on the PATH
 (Debian's ``chromium``; nothing is downloaded). :class:`FigureExporter` starts kaleido's render
 server once and reuses it for every figure of a command.
@@ -13,8 +21,11 @@ server once and reuses it for every figure of a command.
 
 from __future__ import annotations
 
+import csv
+import html
 import io
 import json
+import re
 import struct
 import zlib
 from collections.abc import Mapping, Sequence
@@ -29,6 +40,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 import kbench_core
+from kbench_core.text import escape_controls, json_quote, json_safe, neutralise_cell
 
 __all__ = [
     "FIGURE_FORMATS",
@@ -74,14 +86,28 @@ class Provenance:
         return json.dumps(self.to_dict(), sort_keys=True, ensure_ascii=True)
 
     def lines(self) -> list[str]:
-        """Human-readable lines for comment headers."""
-        out = [f"kbench {self.version}" + (f" · {self.what}" if self.what else ""),
-               f"created {self.created}"]
-        out += [f"run {name} sha256:{sha}" for name, sha in self.runs]
+        """Human-readable lines for comment headers: each is one line that cannot end a
+        comment or start a spreadsheet cell, whatever the run names hold."""
+        out = [f"kbench {_comment_text(self.version)}"
+               + (f" · {_comment_text(self.what)}" if self.what else ""),
+               f"created {_comment_text(self.created)}"]
+        out += [f"run {_comment_text(name)} sha256:{_comment_text(sha)}"
+                for name, sha in self.runs]
         if self.options:
-            out.append("options " + json.dumps({k: _plain(v) for k, v in self.options.items()},
-                                               sort_keys=True))
+            out.append("options " + json_safe({k: _plain(v) for k, v in self.options.items()}))
         return out
+
+
+_PLAIN_TEXT = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._:/()+=@'-]*")
+
+
+def _comment_text(value: Any) -> str:
+    """``value`` as is when plainly safe in a comment line, else as a JSON string literal
+    (:func:`kbench_core.text.json_quote`; ``json.loads`` reads it back)."""
+    text = str(value)
+    if _PLAIN_TEXT.fullmatch(text) and "--" not in text and not text.endswith((" ", "-")):
+        return text
+    return json_quote(text)
 
 
 def _plain(value: Any) -> Any:
@@ -250,9 +276,19 @@ _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$",
                   "^": r"\textasciicircum{}"}
 
 
+_LINE_BREAKS = re.compile("\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029\t]")
+
+
+def _one_line(text: str) -> str:
+    """Line breaks (and tabs) inside a cell as one space, other control characters as
+    visible escapes: a cell stays one cell on one line."""
+    return escape_controls(_LINE_BREAKS.sub(" ", text))
+
+
 def latex_escape(text: str) -> str:
-    """Text safe inside a LaTeX table cell (every special character escaped)."""
-    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
+    """Text safe inside a LaTeX table cell: every special character escaped, line breaks
+    joined (a blank line would end the tabular's row), control characters shown as escapes."""
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in _one_line(str(text)))
 
 
 def to_latex(frame: pd.DataFrame, *, best: Mapping[str, str] | None = None, digits: int = 3,
@@ -295,7 +331,7 @@ def to_markdown(frame: pd.DataFrame, *, best: Mapping[str, str] | None = None,
     frame = frame.reset_index(drop=True)
     cells = _cells(frame, _interval_columns(frame), digits)
     bold = _best_rows(frame, best or {})
-    esc = lambda s: str(s).replace("|", r"\|").replace("\n", " ")  # noqa: E731
+    esc = markdown_escape
     lines = [f"<!-- {' · '.join(provenance.lines())} -->"] if provenance else []
     lines.append("| " + " | ".join(esc(c) for c in cells.columns) + " |")
     lines.append("|" + "|".join("---" for _ in cells.columns) + "|")
@@ -306,11 +342,45 @@ def to_markdown(frame: pd.DataFrame, *, best: Mapping[str, str] | None = None,
     return "\n".join(lines) + "\n"
 
 
+# Emphasis, code, strikethrough and the cell separator; "[" only where it would open a link
+# or image ("](" and "][", and "[" itself), so an interval "[0.55, 0.69]" reads as written.
+_MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_~|]|\[(?=.*\][(\[]))")
+
+
+def markdown_escape(value: Any) -> str:
+    """A Markdown table cell that shows ``value`` literally: HTML-escaped (no tag, comment or
+    entity from data), Markdown punctuation backslash-escaped (no link, image, emphasis or
+    code span), line breaks joined, ``|`` escaped so the cell stays one cell."""
+    text = html.escape(_one_line(str(value)), quote=True)
+    return _MARKDOWN_PUNCTUATION.sub(r"\\\1", text)
+
+
+def neutralised(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every text cell (and column name) that a spreadsheet would run as a
+    formula prefixed with ``'``; numbers untouched (:func:`kbench_core.text.neutralise_cell`)."""
+    out = frame.copy(deep=False)
+    out.columns = [neutralise_cell(c) if isinstance(c, str) else c for c in frame.columns]
+    for index in range(frame.shape[1]):
+        series = frame.iloc[:, index]
+        if isinstance(series.dtype, pd.CategoricalDtype):
+            cats = series.cat.categories
+            fixed = [neutralise_cell(c) for c in cats]
+            if fixed != list(cats):  # the rule is injective, so categories stay distinct
+                out.isetitem(index, series.cat.rename_categories(fixed))
+        elif pd.api.types.is_object_dtype(series.dtype) or pd.api.types.is_string_dtype(
+                series.dtype):
+            out.isetitem(index, series.map(neutralise_cell))
+    return out
+
+
 def to_csv(frame: pd.DataFrame, *, provenance: Provenance | None = None) -> str:
     """CSV of every column (intervals as their own columns), provenance as ``#`` comments
-    (``pandas.read_csv(..., comment="#")`` reads it back)."""
+    (``pandas.read_csv(..., comment="#")`` reads it back). Text cells starting with ``= + - @``,
+    TAB, CR or ``'`` get a leading ``'`` so no spreadsheet runs them as formulas
+    (:func:`kbench_core.text.restore_cell` undoes it)."""
     head = "".join(f"# {line}\n" for line in (provenance.lines() if provenance else []))
-    return head + frame.to_csv(index=False)
+    # Text quoted: a "#" inside a cell would otherwise start a comment for read_csv.
+    return head + neutralised(frame).to_csv(index=False, quoting=csv.QUOTE_NONNUMERIC)
 
 
 def table_bytes(frame: pd.DataFrame, fmt: str, *, best: Mapping[str, str] | None = None,

@@ -11,7 +11,16 @@ way.
 Invalid input raises :class:`RunFormatError`, whose message names the file, the row (1-based, as
 a user counts: CSV/TSV/JSON Lines by line with the header as line 1, JSON lists by record,
 Parquet by row) and the field. Nothing else escapes the loader: parser exceptions are caught at
-this edge and re-raised as :class:`RunFormatError`.
+this edge and re-raised as :class:`RunFormatError`, and its messages never carry a raw control
+character (they are written as ``\x1b``-style escapes), so printing one is safe on a terminal.
+
+Limits are checked before the work they bound (SPEC 5): regular files only (no devices or
+FIFOs), the file size, the decompressed size, :data:`MAX_COLUMNS` columns (from the header, the
+Parquet schema or the JSON keys), :data:`MAX_ROWS` rows and the Parquet file's own row count and
+uncompressed size (from its metadata, before reading), every archive entry (see
+:mod:`kbench_core.bundles`) and :data:`MAX_CELL_CHARS` per cell. Parsers do not lose data: a
+quote that runs to the end of a CSV file is an error naming its line, JSON Lines are split on
+``\n`` only, and JSON is parsed strictly (:func:`kbench_core.native.load_json`).
 
 Data never runs as code: JSON is parsed with :mod:`json`, tables with :mod:`pyarrow`; no
 ``eval`` and no ``pickle`` anywhere.
@@ -22,9 +31,10 @@ from __future__ import annotations
 import csv
 import hashlib
 import io as _io
-import json
 import math
+import os
 import re
+import stat
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -46,11 +56,15 @@ from kbench_core.schema import (
     Kind,
     KindSpec,
 )
+from kbench_core.text import escape_controls, lookalike_warnings
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
     "DEFAULT_MAX_DECOMPRESSED",
+    "MAX_CELL_CHARS",
+    "MAX_COLUMNS",
     "MAX_LISTED_PROBLEMS",
+    "MAX_ROWS",
     "Problem",
     "Run",
     "RunFormatError",
@@ -62,9 +76,11 @@ __all__ = [
 DEFAULT_MAX_BYTES = 200 * 1024**2
 DEFAULT_MAX_DECOMPRESSED = 1024**3
 MAX_LISTED_PROBLEMS = 20
-# Deeper JSON than this is no run: refuse before the parser recurses.
-MAX_JSON_DEPTH = 64
+MAX_JSON_DEPTH = native.MAX_JSON_DEPTH
 MAX_CELL_CHARS = 1_000_000
+MAX_COLUMNS = 2_000
+# Ten times the largest benchmark run (1M bias rows); a loaded row costs ~100 bytes or more.
+MAX_ROWS = 10_000_000
 
 Format = Literal["csv", "tsv", "json", "jsonl", "parquet"]
 OnError = Literal["raise", "skip"]
@@ -106,7 +122,8 @@ class Problem:
             where.append(f"{self.unit} {self.row}")
         if self.field is not None:
             where.append(f"field '{self.field}'")
-        return (", ".join(where) + ": " if where else "") + self.message
+        # Names and values come from the file: never a raw control character in a message.
+        return escape_controls((", ".join(where) + ": " if where else "") + self.message)
 
 
 class RunFormatError(ValueError):
@@ -122,9 +139,10 @@ class RunFormatError(ValueError):
         super().__init__(self._render())
 
     def _render(self) -> str:
+        file = escape_controls(self.file)
         if self.total == 1:
-            return f"{self.file}: {self.problems[0]}"
-        lines = [f"{self.file}: {self.total} problems"]
+            return f"{file}: {self.problems[0]}"
+        lines = [f"{file}: {self.total} problems"]
         lines += [f"  - {p}" for p in self.problems]
         if self.total > len(self.problems):
             lines.append(f"  ... and {self.total - len(self.problems)} more")
@@ -167,27 +185,53 @@ class Run:
 # ---------------------------------------------------------------------------- reading bytes
 
 
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def _clean_name(name: str) -> str:
+    """A file name as text: undecodable bytes (surrogate escapes of a command-line path) as
+    U+FFFD, so the name can be shown, hashed and written anywhere."""
+    return _SURROGATES.sub("\ufffd", name)
+
+
 def _read_source(source: Source, max_bytes: int) -> tuple[str, bytes]:
     if isinstance(source, tuple):
         if len(source) != 2 or not isinstance(source[1], bytes | bytearray | memoryview):
             raise TypeError("source must be a path or a (filename, bytes) pair")
-        filename, data = str(source[0]), bytes(source[1])
+        filename, data = _clean_name(str(source[0])), bytes(source[1])
         if len(data) > max_bytes:
             raise _size_error(filename, len(data), max_bytes)
         return filename, data
     path = Path(source)
-    filename = path.name
+    filename = _clean_name(path.name or str(path))
     try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise _size_error(filename, size, max_bytes)
-        return filename, path.read_bytes()
+        # Opened without blocking and checked on the open descriptor: a FIFO or a device
+        # (/dev/zero) is refused before a single read, and cannot be swapped in afterwards.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
-        raise _fail(filename, f"no such file: {path}") from None
+        raise _fail(filename, f"no such file: {_clean_name(str(path))}") from None
     except IsADirectoryError:
-        raise _fail(filename, f"{path} is a folder, not a file") from None
+        raise _fail(filename, "is a folder, not a file") from None
     except PermissionError:
-        raise _fail(filename, f"cannot read {path}: permission denied") from None
+        raise _fail(filename, "cannot read: permission denied") from None
+    except OSError as exc:
+        raise _fail(filename, f"cannot open: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if stat.S_ISDIR(info.st_mode):
+            raise _fail(filename, "is a folder, not a file")
+        if not stat.S_ISREG(info.st_mode):
+            raise _fail(filename, "not a regular file (a device, FIFO or socket); give the "
+                                  "path of a saved file")
+        if info.st_size > max_bytes:
+            raise _size_error(filename, info.st_size, max_bytes)
+        try:
+            data = handle.read(max_bytes + 1)
+        except OSError as exc:
+            raise _fail(filename, f"cannot read: {exc.strerror or exc}") from None
+    if len(data) > max_bytes:  # grew while being read
+        raise _size_error(filename, len(data), max_bytes)
+    return filename, data
 
 
 def _mb(n: int) -> str:
@@ -200,8 +244,13 @@ def _size_error(filename: str, size: int, limit: int) -> RunFormatError:
                            "server.maxUploadSize)")
 
 
-def _gunzip(filename: str, data: bytes, limit: int) -> bytes:
-    """Decompress with a hard output limit, so a gzip bomb costs at most ``limit`` bytes."""
+def _gunzip(filename: str, data: bytes, limit: int) -> bytearray:
+    """Decompress with a hard output limit, so a gzip bomb costs at most ``limit`` bytes.
+
+    Concatenated members are read on; zero bytes after the last member (tape and disk images
+    pad that way) are ignored, as :mod:`gzip` does. The result is the bytearray that was
+    filled, not a copy.
+    """
     out = bytearray()
     decomp = zlib.decompressobj(16 + zlib.MAX_WBITS)
     chunk = 1 << 20
@@ -219,17 +268,28 @@ def _gunzip(filename: str, data: bytes, limit: int) -> bytes:
                                       "decompressed-size limit (a gzip bomb, or a run too big "
                                       "to load at once)")
             if decomp.eof:
-                # Concatenated gzip members are valid gzip: keep reading.
-                rest = decomp.unused_data
-                if not rest:
-                    break
-                data, pos = rest, 0
+                # Concatenated gzip members are valid gzip (BGZF files are thousands of them):
+                # keep reading from where this member ended, without copying the rest.
+                pos = min(pos, len(data)) - len(decomp.unused_data)
+                if data[pos:pos + 2] != b"\x1f\x8b":
+                    if data.count(0, pos) == len(data) - pos:
+                        break  # nothing, or zero padding, after the last member
+                    raise _fail(filename, "corrupt gzip data: bytes after the compressed "
+                                          "stream are neither a gzip member nor padding")
                 decomp = zlib.decompressobj(16 + zlib.MAX_WBITS)
     except zlib.error as exc:
         raise _fail(filename, f"corrupt gzip data ({exc})") from None
     if not decomp.eof:
         raise _fail(filename, "truncated gzip file: the compressed stream ends early")
-    return bytes(out)
+    return out
+
+
+def _gunzip_head(data: bytes, size: int = 512) -> bytes:
+    """The first ``size`` decompressed bytes (enough to tell a tar archive), or b""."""
+    try:
+        return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data[:1 << 16], size)
+    except zlib.error:
+        return b""
 
 
 def _split_name(filename: str) -> tuple[str, bool, str]:
@@ -333,12 +393,32 @@ def _check_header(filename: str, names: Sequence[str]) -> None:
         seen.add(name)
 
 
-def _parse_delimited(filename: str, data: bytes, delimiter: str,
+_FIRST_CONTENT = re.compile(rb"[^\r\n]")
+
+
+def _too_many_columns(filename: str, n: int, where: str) -> RunFormatError:
+    return _fail(filename, f"{where} has {n:,} columns, over the limit of {MAX_COLUMNS:,} "
+                           "columns; a run keeps one column per field (split wide files, or "
+                           "move per-item values into rows)")
+
+
+def _too_many_rows(filename: str, n: int) -> RunFormatError:
+    return _fail(filename, f"the file holds {n:,} rows, over the limit of {MAX_ROWS:,} rows per "
+                           "run; split it into several runs")
+
+
+def _parse_delimited(filename: str, data: bytes | bytearray, delimiter: str,
                      warnings: list[str]) -> _Table:
     """CSV/TSV straight from bytes: pyarrow checks UTF-8 itself, so the file is never held
     as a Python string too (a decode is paid only on the error path)."""
     data = _utf8_bytes(filename, data, warnings)
-    first_line = data.lstrip(b"\r\n").split(b"\n", 1)[0].rstrip(b"\r")
+    if data.find(b"\n") < 0 and data.find(b"\r") >= 0:
+        raise _fail(filename, "lines end with a carriage return only (the old Mac OS line "
+                              "ending); save the file with LF or CRLF line endings")
+    first = _FIRST_CONTENT.search(data)
+    start = first.start() if first else 0
+    end = data.find(b"\n", start)
+    first_line = bytes(data[start:end if end >= 0 else len(data)]).rstrip(b"\r")
     try:
         header = next(_csv_header(first_line.decode("utf-8"), delimiter), [])
     except UnicodeDecodeError:
@@ -348,8 +428,19 @@ def _parse_delimited(filename: str, data: bytes, delimiter: str,
         raise _fail(filename, f"cannot parse the header: {exc}", row=1, unit="line") from None
     if not header:
         raise _fail(filename, "the header line is empty", row=1, unit="line")
+    if len(header) > MAX_COLUMNS:
+        raise _too_many_columns(filename, len(header), "the header")
     names = [h.strip() for h in header]
     _check_header(filename, names)
+    if data.count(b'"') % 2:
+        # An odd number of quotes: a quote may run to the end of the file, and pyarrow would
+        # make the rest of the file one cell of a valid-looking run.
+        line = _unclosed_quote_line(data, delimiter)
+        if line is not None:
+            raise _fail(filename, "a quote opened on this line is never closed, so the rest of "
+                                  "the file would be read as one cell; close the quote or "
+                                  "double a quote that is part of the text (\"\")",
+                        row=line, unit="line")
     read = pacsv.ReadOptions(block_size=1 << 24, use_threads=True)
     parse = pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True)
     # Labels and free text stay text: "007" is a sample id, not the number 7.
@@ -361,7 +452,8 @@ def _parse_delimited(filename: str, data: bytes, delimiter: str,
             true_values=["true", "True", "TRUE"], false_values=["false", "False", "FALSE"],
             column_types=column_types or text_types,
         )
-        return pacsv.read_csv(_io.BytesIO(data), read_options=read, parse_options=parse,
+        # BufferReader: zero-copy over bytes and bytearray alike (BytesIO copies a bytearray).
+        return pacsv.read_csv(pa.BufferReader(data), read_options=read, parse_options=parse,
                               convert_options=convert)
 
     try:
@@ -374,20 +466,54 @@ def _parse_delimited(filename: str, data: bytes, delimiter: str,
             # validation name each bad cell.
             table = attempt({name: pa.string() for name in names})
     except pa.ArrowInvalid as exc:
+        if "straddl" in str(exc):  # a record longer than pyarrow's 16 MB block
+            raise _fail(filename, f"a cell is longer than the limit of {MAX_CELL_CHARS:,} "
+                                  "characters (1 MB per cell)", row=_long_line(data),
+                        unit="line") from None
         text = _decode(filename, data, warnings)  # a UTF-8 fault is named by its line
         raise _fail(filename, _explain_csv_error(str(exc)),
                     row=_ragged_line(text, delimiter), unit="line") from None
     table = table.rename_columns(names)
     if table.num_rows == 0:
         raise _fail(filename, "the file has a header but no data rows")
+    if table.num_rows > MAX_ROWS:
+        raise _too_many_rows(filename, table.num_rows)
     nonfinite = _arrow_nonfinite(table)
-    frame = table.to_pandas()
-    n_rows = table.num_rows
+    frame = table.to_pandas(self_destruct=True, split_blocks=True)
+    del table
+    n_rows = len(frame)
     return _Table(frame, lambda: _csv_line_numbers(data.decode("utf-8", "replace"), n_rows,
                                                     delimiter), "line", nonfinite)
 
 
-def _utf8_bytes(filename: str, data: bytes, warnings: list[str]) -> bytes:
+def _unclosed_quote_line(data: bytes | bytearray, delimiter: str) -> int | None:
+    """The line on which a quote opens that nothing closes, or None (error path only).
+
+    The quote parity after each line is a running sum of each line's quote count; the quote
+    that never closes sits on the line after the last one where the parity was even. It only
+    counts if it opens a field (at the start of a line or after a delimiter), since pyarrow
+    takes a quote inside an unquoted field (``5" screen``) literally.
+    """
+    lines = bytes(data).split(b"\n")
+    odd = np.fromiter((ln.count(b'"') & 1 for ln in lines), dtype=np.int8, count=len(lines))
+    parity = np.cumsum(odd, dtype=np.int64) & 1
+    if not parity[-1]:
+        return None
+    even = np.flatnonzero(parity == 0)
+    index = int(even[-1]) + 1 if even.size else 0
+    opener = re.compile(rb'(?:^|' + re.escape(delimiter.encode()) + rb')[ \t]*"')
+    return index + 1 if opener.search(lines[index]) else None
+
+
+def _long_line(data: bytes | bytearray) -> int | None:
+    """The first line longer than the cell limit (error path only)."""
+    # Anchored at line starts: unanchored, every position of every long line would rescan it.
+    match = re.search(rb"(?m)^[^\n]{%d}" % (MAX_CELL_CHARS + 1), data)
+    return data.count(b"\n", 0, match.start()) + 1 if match else None
+
+
+def _utf8_bytes(filename: str, data: bytes | bytearray,
+                warnings: list[str]) -> bytes | bytearray:
     """UTF-8 bytes of a text file: BOM removed, UTF-16 re-encoded, binary refused."""
     if data.startswith(b"\xef\xbb\xbf"):
         warnings.append("UTF-8 byte-order mark removed")
@@ -460,52 +586,132 @@ def _arrow_nonfinite(table: pa.Table) -> dict[str, np.ndarray]:
     return masks
 
 
-def _parse_parquet(filename: str, data: bytes) -> _Table:
+def _parse_parquet(filename: str, data: bytes | bytearray, limit: int) -> _Table:
+    """A Parquet file, its size checked from its own metadata before a row is read.
+
+    The footer gives the row count, the columns and the uncompressed size of every column
+    chunk; the rows as loaded take at least 8 bytes per cell, so a file of tiny
+    dictionary-encoded pages (40 M rows in under 1 MB) is refused as surely as one whose pages
+    are big. Binary columns are read as UTF-8 text (a byte string is not a label).
+    """
     try:
-        table = pq.read_table(_io.BytesIO(data))
-    except (pa.ArrowException, OSError, ValueError) as exc:
+        parquet = pq.ParquetFile(pa.BufferReader(data))
+        meta = parquet.metadata
+        n_rows, n_cols = meta.num_rows, meta.num_columns
+        unpacked = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+        schema = parquet.schema_arrow
+    except (pa.ArrowException, OSError, ValueError, TypeError, IndexError) as exc:
+        raise _fail(filename, f"cannot read Parquet: {str(exc)[:300]}") from None
+    if len(schema) > MAX_COLUMNS:
+        raise _too_many_columns(filename, len(schema), "the Parquet file")
+    if n_rows > MAX_ROWS:
+        raise _too_many_rows(filename, n_rows)
+    in_memory = max(unpacked, n_rows * max(n_cols, 1) * 8)
+    if in_memory > limit:
+        raise _fail(filename, f"the Parquet file holds {n_rows:,} rows × {n_cols:,} columns, "
+                              f"at least {_mb(in_memory)} once read, over the {_mb(limit)} "
+                              "decompressed-size limit (checked from the file's metadata)")
+    try:
+        # read_table (the dataset reader) reads column chunks in parallel; ParquetFile.read
+        # does not. The footer is parsed again: a few kilobytes.
+        table = pq.read_table(pa.BufferReader(data))
+    except (pa.ArrowException, OSError, ValueError, TypeError) as exc:
         raise _fail(filename, f"cannot read Parquet: {str(exc)[:300]}") from None
     _check_header(filename, table.column_names)
     if table.num_rows == 0:
         raise _fail(filename, "the Parquet file has no rows")
+    table = _binary_as_text(filename, table)
     nonfinite = _arrow_nonfinite(table)
     try:
         frame = table.to_pandas()
-    except (pa.ArrowException, ValueError, TypeError) as exc:
+    except (pa.ArrowException, ValueError, TypeError, OverflowError) as exc:
         raise _fail(filename, f"cannot convert Parquet columns: {str(exc)[:300]}") from None
     return _Table(frame, np.arange(1, table.num_rows + 1), "row", nonfinite)
 
 
-def _json_constant(token: str) -> str:
-    # NaN / Infinity are not JSON; keep them as text so validation names the cell.
-    return token
+def _binary_as_text(filename: str, table: pa.Table) -> pa.Table:
+    """Binary columns as UTF-8 strings; the first row that is not UTF-8 is named."""
+    for index, column in enumerate(table.columns):
+        kind = column.type
+        if pa.types.is_dictionary(kind):
+            kind = kind.value_type
+        if not (pa.types.is_binary(kind) or pa.types.is_large_binary(kind)
+                or pa.types.is_fixed_size_binary(kind)):
+            continue
+        try:
+            text = column.cast(pa.string()) if not pa.types.is_dictionary(column.type) \
+                else column.cast(pa.dictionary(column.type.index_type, pa.string()))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            values = column.to_pylist()
+            row = next((i for i, v in enumerate(values)
+                        if v is not None and not _is_utf8(v)), None)
+            if row is not None:
+                raise _fail(filename, f"binary value {_show(values[row])} is not UTF-8 text",
+                            row=row + 1, field=table.column_names[index]) from None
+            text = pa.chunked_array([pa.array(
+                [None if v is None else v.decode("utf-8") for v in values], pa.string())])
+        table = table.set_column(index, table.field(index).with_type(text.type), text)
+    return table
 
 
-def _check_depth(filename: str, text: str, unit: str = "line") -> None:
-    depth = 0
-    max_depth = 0
-    # Brackets inside strings inflate the count a little; that only makes the check stricter
-    # for absurd files, which is fine at a depth limit of 64.
-    for ch in re.finditer(r"[\[\]{}]", text[:50_000_000]):
-        depth += 1 if ch.group() in "[{" else -1
-        if depth > max_depth:
-            max_depth = depth
-            if max_depth > MAX_JSON_DEPTH:
-                line = text.count("\n", 0, ch.start()) + 1
-                raise _fail(filename, f"JSON nested deeper than {MAX_JSON_DEPTH} levels; a run "
-                                      "is a list of flat records", row=line, unit=unit)
-
-
-def _loads(filename: str, text: str, *, line: int | None = None) -> Any:
+def _is_utf8(value: bytes) -> bool:
     try:
-        return json.loads(text, parse_constant=_json_constant)
-    except json.JSONDecodeError as exc:
-        at = exc.lineno if line is None else line
-        what = "truncated JSON" if exc.pos >= len(text.rstrip()) else "invalid JSON"
-        raise _fail(filename, f"{what}: {exc.msg} (column {exc.colno})", row=at,
-                    unit="line") from None
-    except RecursionError:
-        raise _fail(filename, "JSON nested too deeply") from None
+        value.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _json(filename: str, text: str, *, raw: bytes | bytearray | None = None,
+          line: int | None = None) -> Any:
+    """One JSON document (a whole file, or one line of JSON Lines), parsed strictly."""
+    try:
+        return native.load_json(text, raw=raw)
+    except native.JsonProblem as problem:
+        if problem.line is not None or not problem.path:
+            at = line if line is not None else problem.line
+            raise _fail(filename, problem.message, row=at,
+                        unit="line" if at is not None else "row") from None
+        raise _json_path_error(filename, problem, line) from None
+
+
+def _json_path_error(filename: str, problem: native.JsonProblem,
+                     line: int | None) -> RunFormatError:
+    """A problem at a path in the document, named as a user counts: record (or line) and
+    field (``metadata.trial`` for a nested one)."""
+    path = list(problem.path)
+    if line is None and path and isinstance(path[0], str) and len(path) > 1 \
+            and isinstance(path[1], int):
+        path = path[1:]  # {"results": [...]}: count records of the list
+    if line is not None:
+        row, unit = line, "line"
+    elif path and isinstance(path[0], int):
+        row, unit = path.pop(0) + 1, "record"
+    else:
+        row, unit = None, "row"
+    field = ".".join(str(p) for p in path) or None
+    return _fail(filename, problem.message, row=row, field=field, unit=unit)
+
+
+def _check_keys_limit(filename: str, records: Sequence[Any], numbers: Sequence[int] | None,
+                      unit: str, limit: int) -> None:
+    """The union of the records' keys (the columns-to-be) within :data:`MAX_COLUMNS`, and
+    records × columns within the memory limit, before a frame is built."""
+    if len(records) > MAX_ROWS:
+        raise _too_many_rows(filename, len(records))
+    keys: set[str] = set()
+    for index, rec in enumerate(records):
+        if isinstance(rec, dict):
+            keys.update(rec)
+            if len(keys) > MAX_COLUMNS:
+                where = int(numbers[index]) if numbers is not None else index + 1
+                raise _fail(filename, f"the records have more than {MAX_COLUMNS:,} distinct "
+                                      f"keys (the limit of {MAX_COLUMNS:,} columns) by this "
+                                      f"{unit}", row=where, unit=unit)
+    if len(records) * len(keys) * 8 > limit:
+        raise _fail(filename, f"{len(records):,} records × {len(keys):,} distinct keys would "
+                              f"take more than {_mb(limit)} as a table, over the "
+                              "decompressed-size limit")
 
 
 def _records_frame(filename: str, records: list[Any], numbers: np.ndarray, unit: str) -> _Table:
@@ -543,40 +749,55 @@ def _native_json(filename: str, payload: Any,
     return None
 
 
-def _parse_json(filename: str, text: str,
-                options: Mapping[str, Any] | None = None) -> _Table | _Native:
+def _payload_records(payload: Any) -> list[Any] | None:
+    if isinstance(payload, list):
+        return payload
+    if isinstance(payload, dict):
+        for key in ("results", "records", "rows", "data"):
+            if isinstance(payload.get(key), list):
+                return payload[key]
+    return None
+
+
+def _parse_json(filename: str, text: str, options: Mapping[str, Any] | None = None, *,
+                raw: bytes | bytearray | None = None, limit: int = DEFAULT_MAX_DECOMPRESSED,
+                ) -> _Table | _Native:
     if not text.strip():
         raise _fail(filename, "the file is empty")
-    _check_depth(filename, text)
-    payload = _loads(filename, text)
+    payload = _json(filename, text, raw=raw)
+    records = _payload_records(payload)
+    if records is not None:
+        _check_keys_limit(filename, records, None, "record", limit)
     found = _native_json(filename, payload, options or {})
     if found is not None:
         return _Native(*found)
     if isinstance(payload, dict):
-        for key in ("records", "rows", "data"):
-            if isinstance(payload.get(key), list):
-                payload = payload[key]
-                break
-        else:
+        if records is None or ("results" in payload and payload.get("results") is records):
             raise _fail(filename, "expected a JSON list of records (or an object with a "
                                   "'records' list); got an object with keys "
                                   + ", ".join(map(repr, list(payload)[:8])))
+        payload = records
     if not isinstance(payload, list):
         raise _fail(filename, f"expected a JSON list of records, got {type(payload).__name__}")
     return _records_frame(filename, payload, np.arange(1, len(payload) + 1), "record")
 
 
-def _parse_jsonl(filename: str, text: str) -> _Table:
+def _parse_jsonl(filename: str, text: str, limit: int = DEFAULT_MAX_DECOMPRESSED) -> _Table:
     if not text.strip():
         raise _fail(filename, "the file is empty")
-    _check_depth(filename, text)
+    if "\n" not in text and "\r" in text.strip():
+        raise _fail(filename, "lines end with a carriage return only (the old Mac OS line "
+                              "ending); save the file with LF or CRLF line endings")
     records: list[Any] = []
     numbers: list[int] = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    # JSON Lines ends records at "\n" only: str.splitlines would also cut at U+2028, U+0085
+    # and other separators that LLM output holds inside strings.
+    for lineno, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
-        records.append(_loads(filename, line, line=lineno))
+        records.append(_json(filename, line, line=lineno))
         numbers.append(lineno)
+    _check_keys_limit(filename, records, numbers, "line", limit)
     return _records_frame(filename, records, np.asarray(numbers, dtype=np.int64), "line")
 
 
@@ -658,7 +879,10 @@ def _row_label(value: Any) -> int | str:
 
 
 def _show(value: Any) -> str:
-    text = repr(value) if isinstance(value, str) else str(value)
+    try:
+        text = repr(str(value)) if isinstance(value, str) else str(value)
+    except (ValueError, TypeError):  # e.g. an integer too long to print
+        text = f"<{type(value).__name__}>"
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -684,16 +908,19 @@ def _to_numbers(series: pd.Series, missing: np.ndarray, col: Column, out: _Colle
         raw = series.astype(object)
         is_bool = raw.map(lambda v: isinstance(v, bool | np.bool_)).to_numpy(dtype=bool)
         text = raw.where(~is_bool, None)
-        values = pd.to_numeric(text.map(_strip_if_text), errors="coerce").to_numpy(dtype=float)
+        values = _floats(text)
         unparsed = np.isnan(values) & ~missing
         nonnum_text = text.map(lambda v: isinstance(v, str)
                                and v.strip().lower() in _NONFINITE).to_numpy(dtype=bool)
         if is_bool.any():
             out.add(is_bool & ~missing, col.name,
                     f"expected {col.expectation()}, got a true/false value")
-        bad = unparsed & ~nonnum_text & ~is_bool
+        # A number too long for a float (400 digits) became inf without being written so.
+        overflow = np.isinf(values) & ~nonnum_text
+        bad = (unparsed | overflow) & ~nonnum_text & ~is_bool
         out.add(bad, col.name, lambda p: f"expected {col.expectation()}, got "
                                          f"{_show(series.iat[p])}")
+        values = np.where(overflow, np.nan, values)
         nonfinite = (nonfinite if nonfinite is not None else np.zeros(len(series), bool)) | (
             nonnum_text & ~missing)
         values = np.where(nonnum_text, np.nan, values)
@@ -722,6 +949,32 @@ def _strip_if_text(value: Any) -> Any:
     return value.strip() if isinstance(value, str) else value
 
 
+def _float_or_nan(value: Any) -> float:
+    """One cell as a float; NaN when it is no number (validation then names it)."""
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            return math.nan
+    if isinstance(value, int | float | np.integer | np.floating) and not isinstance(
+            value, bool | np.bool_):
+        try:
+            return float(value)
+        except OverflowError:
+            return math.inf
+    return math.nan
+
+
+def _floats(values: pd.Series) -> np.ndarray:
+    """Float values of an object column: vectorised, with a per-cell fallback for what pandas
+    cannot convert (integers too long for a float, nested lists, odd types)."""
+    try:
+        converted = pd.to_numeric(values.map(_strip_if_text), errors="coerce")
+        return converted.to_numpy(dtype=float, na_value=np.nan)
+    except (OverflowError, TypeError, ValueError):
+        return values.map(_float_or_nan).to_numpy(dtype=float)
+
+
 def _to_bools(series: pd.Series, missing: np.ndarray, col: Column,
               out: _Collector) -> np.ndarray:
     """Booleans as a float array (1/0, NaN missing) so missing cells survive until reported."""
@@ -737,7 +990,7 @@ def _to_bools(series: pd.Series, missing: np.ndarray, col: Column,
     def parse(value: Any) -> float:
         if isinstance(value, bool | np.bool_):
             return float(value)
-        if isinstance(value, int | float) and value in (0, 1):
+        if isinstance(value, int | float) and not isinstance(value, str) and value in (0, 1):
             return float(value)
         if isinstance(value, str):
             low = value.strip().lower()
@@ -772,7 +1025,7 @@ def _to_lines(series: pd.Series, missing: np.ndarray, col: Column,
         for part in parts:
             try:
                 num = int(part)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):
                 return "\x00bad"
             if (isinstance(part, float) and part != num) or num < 0:
                 return "\x00bad"
@@ -793,11 +1046,16 @@ def _to_text(series: pd.Series, col: Column, out: _Collector,
     Work happens on the distinct values, not the rows, so a million rows with a few hundred
     labels cost one hash pass.
     """
+    odd = np.zeros(len(series), dtype=np.int8)
     if series.dtype == object:
-        structured = series.map(lambda v: isinstance(v, dict | list)).to_numpy(dtype=bool)
-        if structured.any():
-            out.add(structured, col.name, "expected text, got a nested JSON object or list")
-            series = series.where(~structured, None)
+        odd = series.map(_odd_label).to_numpy(dtype=np.int8)
+        if odd.any():
+            out.add(odd == 1, col.name, "expected text, got a nested value (an object or a "
+                                        "list)")
+            out.add(odd == 2, col.name, "a bare NaN or Infinity (not JSON) is no label; "
+                                        "write null when the value is unknown, or \"NaN\" "
+                                        "in quotes if that is the name")
+            series = series.where(odd == 0, None)
     if not categorical:
         if isinstance(series.dtype, pd.CategoricalDtype):
             # Dictionary-encoded text (Parquet): convert the distinct values, then take.
@@ -812,7 +1070,7 @@ def _to_text(series: pd.Series, col: Column, out: _Collector,
         missing = series.isna().to_numpy()
         if col.required:
             missing = missing | series.astype("str").str.strip().eq("").to_numpy(dtype=bool)
-        return series.where(~missing, None), missing
+        return series.where(~missing, None), missing & (odd == 0)
     cat = series.astype("category")
     labels = [_as_label(c) for c in cat.cat.categories]
     uniq = list(dict.fromkeys(lbl for lbl in labels if lbl not in (None, "")))
@@ -820,7 +1078,7 @@ def _to_text(series: pd.Series, col: Column, out: _Collector,
     remap = np.array([position.get(lbl, -1) for lbl in labels] + [-1], dtype=np.int64)
     codes = remap[cat.cat.codes.to_numpy()]  # code -1 indexes the trailing -1
     result = pd.Series(pd.Categorical.from_codes(codes, categories=uniq), index=series.index)
-    missing = codes == -1
+    missing = (codes == -1) & (odd == 0)  # a nested value is reported once, not as missing
     if col.allowed is not None:
         allowed = set(col.allowed)
         bad_codes = np.array([lbl not in allowed for lbl in uniq] + [False])
@@ -828,6 +1086,16 @@ def _to_text(series: pd.Series, col: Column, out: _Collector,
         out.add(bad, col.name, lambda p: f"unknown value {_show(series.iat[p])}: expected "
                                          f"{col.expectation()}")
     return result, missing
+
+
+def _odd_label(value: Any) -> int:
+    """0 for a usable label, 1 for a nested value (JSON object or list, Parquet list), 2 for
+    a bare NaN/Infinity token of a JSON file."""
+    if isinstance(value, str):
+        return 2 if type(value) is native.JsonConstant else 0
+    if isinstance(value, dict | list | tuple | set | np.ndarray | bytes | bytearray):
+        return 1
+    return 0
 
 
 def _as_text(value: Any) -> Any:
@@ -893,8 +1161,8 @@ def _validate(filename: str, table: _Table, spec: KindSpec, on_error: OnError,
 
     canonical = pd.DataFrame(result, index=frame.index)
     extra = [c for c in frame.columns if c not in result]
-    for name in extra:
-        canonical[name] = frame[name]
+    if extra:  # one concat: inserting 2,000 columns one by one is quadratic
+        canonical = pd.concat([canonical, frame[extra]], axis=1)
 
     _check_keys(spec, canonical, out)
     if out.total:
@@ -1110,15 +1378,45 @@ def load_run(
         raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
     if kind is not None and kind not in SPECS:
         raise ValueError(f"kind must be one of {', '.join(SPECS)}, got {kind!r}")
+    if isinstance(source, tuple) and (len(source) != 2 or not isinstance(
+            source[1], bytes | bytearray | memoryview)):
+        raise TypeError("source must be a path or a (filename, bytes) pair")
+    try:
+        return _load(source, name=name, kind=kind, on_error=on_error, columns=columns,
+                     max_bytes=max_bytes, max_decompressed=max_decompressed,
+                     ground_truth=ground_truth)
+    except RunFormatError:
+        raise
+    except MemoryError:
+        raise _fail(_source_name(source), "not enough memory to load this file; split it "
+                                          "into smaller runs") from None
+    except Exception as exc:  # the boundary: nothing but RunFormatError leaves the loader
+        raise _fail(_source_name(source), f"cannot read this file ({type(exc).__name__}: "
+                                          f"{str(exc)[:200]})") from None
+
+
+def _source_name(source: Source) -> str:
+    if isinstance(source, tuple):
+        return _clean_name(str(source[0]))
+    return _clean_name(Path(source).name or str(source))
+
+
+def _load(source: Source, *, name: str | None, kind: Kind | None, on_error: OnError,
+          columns: Mapping[str, str] | None, max_bytes: int, max_decompressed: int,
+          ground_truth: Source | None) -> Run:
+    if name is not None:
+        name = _clean_name(str(name))
     options: dict[str, Any] = {}
     if ground_truth is not None:
         options["ground_truth"] = _read_source(ground_truth, max_bytes)
     warnings: list[str] = []
-    if not isinstance(source, tuple) and Path(source).is_dir():
+    if not isinstance(source, tuple) and Path(source).is_dir() \
+            and not Path(source).is_symlink():
         folder = Path(source)
         parsed = _parse_bundle(folder.name, "folder", lambda: bundles.read_folder(
             folder, max_decompressed), options)
-        return _finish(parsed, name=name or folder.name, kind=kind, on_error=on_error,
+        return _finish(parsed, name=name or _clean_name(folder.name), kind=kind,
+                       on_error=on_error,
                        columns=columns, warnings=warnings,
                        meta={"source": folder.name, "format": f"{parsed.format.name} (folder)",
                              "bytes": None, "sha256": _folder_hash(folder)})
@@ -1130,10 +1428,18 @@ def load_run(
     compressed = raw[:2] == b"\x1f\x8b"
     if gz_suffix and not compressed:
         raise _fail(filename, "named .gz but is not gzip data")
+    meta = {"source": filename, "bytes": len(raw), "sha256": sha256}
+    if compressed and bundles.is_archive(_gunzip_head(raw)):
+        # A tar.gz is read as a stream: its headers are counted as they come, so 1.6 M
+        # folder entries cost 20,000 headers, not the whole decompressed archive in memory.
+        parsed = _parse_bundle(filename, "tar.gz", lambda: bundles.read_archive(
+            raw, max_decompressed, gzipped=True), options)
+        return _finish(parsed, name=name or stem.removesuffix(".tar"), kind=kind,
+                       on_error=on_error, columns=columns, warnings=warnings,
+                       meta={**meta, "format": f"{parsed.format.name} (tar.gz)"})
     data = _gunzip(filename, raw, max_decompressed) if compressed else raw
     if not data[:4096].strip() and not data.strip():  # the full strip only for blank heads
         raise _fail(filename, "the file is empty" + (" after decompression" * compressed))
-    meta = {"source": filename, "bytes": len(raw), "sha256": sha256}
     if bundles.is_archive(data):
         kind_name = ("zip" if data[:2] == b"PK" else "tar") + (".gz" if compressed else "")
         parsed = _parse_bundle(filename, kind_name,
@@ -1144,13 +1450,14 @@ def load_run(
     fmt = _sniff_format(filename, suffix, data)
     try:
         if fmt == "parquet":
-            parsed = _parse_parquet(filename, data)
+            parsed = _parse_parquet(filename, data, max_decompressed)
         elif fmt in ("csv", "tsv"):
             parsed = _parse_delimited(filename, data, "\t" if fmt == "tsv" else ",", warnings)
         elif fmt == "json":
-            parsed = _parse_json(filename, _decode(filename, data, warnings), options)
+            parsed = _parse_json(filename, _decode(filename, data, warnings), options,
+                                 raw=data, limit=max_decompressed)
         else:
-            parsed = _parse_jsonl(filename, _decode(filename, data, warnings))
+            parsed = _parse_jsonl(filename, _decode(filename, data, warnings), max_decompressed)
     except RunFormatError:
         raise
     except (ValueError, TypeError, OverflowError, MemoryError, RecursionError,
@@ -1248,9 +1555,28 @@ def _finish(parsed: _Table | _Native, *, name: str, kind: Kind | None, on_error:
     if renames:
         frame = frame.rename(columns=renames)
     table.frame = frame
+    if len(frame.columns) > MAX_COLUMNS:
+        raise _too_many_columns(filename, len(frame.columns), "the run")
+    if len(frame) > MAX_ROWS:
+        raise _too_many_rows(filename, len(frame))
     canonical = _validate(filename, table, SPECS[detected], on_error, warnings)
+    warnings.extend(_lookalikes(SPECS[detected], canonical))
     meta.update(rows=len(canonical), columns=list(canonical.columns))
     return Run(name=name, kind=detected, frame=canonical, meta=meta, warnings=tuple(warnings))
+
+
+def _lookalikes(spec: KindSpec, frame: pd.DataFrame) -> list[str]:
+    """Look-alike labels (invisible, bidi, confusable characters) of the label columns, named
+    with escapes; the distinct labels only, so a million rows cost nothing."""
+    notes: list[str] = []
+    for col in spec.columns:
+        if col.type != "category" or col.allowed is not None or col.name not in frame:
+            continue
+        series = frame[col.name]
+        labels = (series.cat.categories if isinstance(series.dtype, pd.CategoricalDtype)
+                  else series.dropna().unique())
+        notes.extend(lookalike_warnings(col.name, labels))
+    return notes
 
 
 def combine_runs(runs: Sequence[Run]) -> pd.DataFrame:

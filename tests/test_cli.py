@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -193,3 +194,117 @@ def test_compare_on_native_effects_converts_them_to_d(tmp_path, capsys) -> None:
                                     "abs_diff", "synthetic-agent-mirror",
                                     "synthetic-agent-flat", cluster="study")
     assert f"{est.value:+.3f}" in verdict
+
+
+# ------------------------------------------------------------------ hostile input (issue 19)
+
+
+def _kbench(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    """The command line in a subprocess: what a user sees, exit status and all."""
+    return subprocess.run([sys.executable, "-m", "kbench_core.cli", *args], capture_output=True,
+                          text=True, timeout=timeout, errors="surrogateescape")
+
+
+def test_validate_refuses_devices_and_fifos_in_one_line(tmp_path) -> None:
+    import os
+
+    fifo = tmp_path / "pipe.csv"
+    os.mkfifo(fifo)
+    done = _kbench("validate", "/dev/zero", str(fifo), timeout=30)  # was: reads until OOM
+    assert done.returncode == 1
+    lines = done.stdout.strip().splitlines()
+    assert lines == ["INVALID zero: not a regular file (a device, FIFO or socket); give the "
+                     "path of a saved file",
+                     "INVALID pipe.csv: not a regular file (a device, FIFO or socket); give the "
+                     "path of a saved file"]
+    assert "Traceback" not in done.stderr
+
+
+def test_control_characters_never_reach_the_terminal_raw(tmp_path) -> None:
+    name = "m\x1b]0;owned\x07\x1b[2J\u202e"
+    path = tmp_path / "esc.csv"
+    path.write_text("model,bias,condition,intensity,domain,score\n"
+                    f"{name},anchoring_effect,treatment,weak,social,1\n")
+    done = _kbench("validate", str(path))
+    assert done.returncode == 0
+    assert "\x1b" not in done.stdout and "\x07" not in done.stdout and "\u202e" not in done.stdout
+    assert "m\\x1b]0;owned\\x07\\x1b[2J\\u202e" in done.stdout
+    bad = tmp_path / "bad\x1b[31m.csv"
+    bad.write_text(f"model,bias,condition,domain,score\n{name},b,control,d,x\n")
+    done = _kbench("validate", str(bad))
+    assert done.returncode == 1 and "\x1b" not in done.stdout
+    assert done.stdout.startswith("INVALID bad\\x1b[31m.csv: line 2, field 'score'")
+
+
+def test_huge_numbers_and_surrogates_are_one_line(tmp_path) -> None:
+    import json
+
+    records = [{"model": "m\ud800", "bias": "b", "condition": "control", "domain": "d",
+                "score": 0.5}]
+    (tmp_path / "s.json").write_text(json.dumps(records))
+    (tmp_path / "n.json").write_text(json.dumps(records).replace("\\ud800", "").replace(
+        "0.5", "9" * 5000))
+    done = _kbench("validate", str(tmp_path / "s.json"), str(tmp_path / "n.json"))
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stdout.splitlines()[0].startswith("INVALID s.json: record 1, field 'model'")
+    assert done.stdout.splitlines()[1].startswith("INVALID n.json: record 1, field 'score'")
+    done = _kbench("metrics", str(tmp_path / "n.json"))
+    assert done.returncode == 1 and done.stderr.startswith("kbench: n.json: record 1")
+    assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1
+
+
+def test_bad_out_paths_are_one_line_errors(tmp_path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    cases = [("metrics", "sample_data/bias.csv", "--out", str(tmp_path / "no" / "dir" / "x.csv")),
+             ("report", "sample_data/bias.csv", "--out", str(tmp_path)),
+             ("figures", "sample_data/bias.csv", "--out", str(blocker / "sub"), "--items",
+              "fingerprint")]
+    for args in cases:
+        done = _kbench(*args, timeout=120)
+        assert done.returncode != 0, args
+        assert "Traceback" not in done.stderr, done.stderr
+        assert done.stderr.strip().splitlines()[-1].startswith("kbench: "), done.stderr
+
+
+def test_models_starting_with_a_dash_can_be_compared(tmp_path, capsys) -> None:
+    from kbench_core.io import load_run
+
+    frame = load_run("sample_data/bias.csv").frame
+    names = {"synthetic-alpha": "-alpha", "synthetic-beta": "--beta"}
+    frame["model"] = frame["model"].astype(str).replace(names)
+    path = tmp_path / "dash.csv"
+    frame.to_csv(path, index=False)
+    assert main(["compare", str(path), "--models", "-alpha", "--beta", "--format", "csv"]) == 0
+    verdict = capsys.readouterr().out.split("\n", 1)[0]
+    assert "-alpha" in verdict and "--beta" in verdict
+    assert main(["compare", str(path), "--model=-alpha", "--model=--beta", "--format",
+                 "csv"]) == 0
+    assert main(["compare", str(path), "--models", "--format", "csv"]) == 0  # every pair
+
+
+def test_colliding_and_long_names_give_distinct_files(tmp_path) -> None:
+    import shutil
+
+    if not shutil.which("chromium"):
+        pytest.skip("kbench figures needs Debian's chromium")
+    sources = []
+    for i, name in enumerate(("x y", "x_y", "x&y")):
+        folder = tmp_path / f"src{i}"
+        folder.mkdir()
+        shutil.copy("sample_data/bias.csv", folder / f"{name}.csv")
+        sources.append(str(folder / f"{name}.csv"))
+    out = tmp_path / "out"
+    done = _kbench("figures", *sources, "--out", str(out), "--items", "fingerprint",
+                   timeout=180)
+    assert done.returncode == 0, done.stderr
+    assert len(list(out.iterdir())) == 6  # 3 runs x (csv + tex); was 2: four overwritten
+    text = Path("sample_data/bias.csv").read_text()
+    long_bias = "b" * 300  # a 300-character id: was an OSError traceback
+    (tmp_path / "long.csv").write_text(text.replace("anchoring_effect", long_bias))
+    done = _kbench("figures", str(tmp_path / "long.csv"), "--out", str(tmp_path / "long"),
+                   "--items", "bms_curves", "--format", "svg", timeout=180)
+    assert done.returncode == 0, done.stderr
+    names = [p.name for p in (tmp_path / "long").iterdir()]
+    assert any(n.startswith("long_bms_curves-bbbb") for n in names)
+    assert all(len(n.encode()) < 150 for n in names)

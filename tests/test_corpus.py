@@ -125,6 +125,23 @@ CORPUS: list[tuple[str, bytes, tuple[str, ...]]] = [
     ("corrupt.zip", _zip({"a.json": b"{}"})[:40], ("archive",)),
     # a member that climbs out of the archive is never read (nor written anywhere)
     ("traversal.tar.gz", _tar_gz({"../../etc/passwd": b"root:x:0:0"}), ("no files",)),
+    # --- issue 19: hostile input that crashed, lost data or went unreported
+    ("lone_surrogate.json", json.dumps([{**KAHNE, "model_id": "m"}]).replace(
+        '"m"', '"m\\ud800"').encode(), ("record 1", "'model_id'", "surrogate")),
+    ("huge_int.json", json.dumps([{**KAHNE, "bias_score": 1}]).replace(
+        '"bias_score": 1', '"bias_score": ' + "9" * 5000).encode(), ("result 1", "'score'")),
+    ("unclosed_quote.csv", _bias("0", "0", "0").replace(b"m,anchoring", b'm,"anchoring', 1),
+     ("line 2", "quote", "never closed")),
+    ("duplicate_key.json", b'[{"model": "m", "model": "n", "bias": "b", "condition": '
+                           b'"control", "domain": "d", "score": 0}]',
+     ("record 1", "'model'", "twice")),
+    ("bare_nan_label.json", b'[{"model": NaN, "bias": "b", "condition": "control", '
+                            b'"domain": "d", "score": 0}]', ("record 1", "'model'", "NaN")),
+    ("cr_only.csv", _bias("0", "1").replace(b"\n", b"\r"), ("carriage return",)),
+    ("wide.csv", (",".join(f"c{i}" for i in range(2_500)) + "\n").encode(),
+     ("2,500 columns", "2,000")),
+    ("garbage_after_gzip.csv.gz", gzip.compress(_bias("0")) + b"\x00junk",
+     ("neither a gzip member nor padding",)),
 ]
 
 

@@ -104,3 +104,74 @@ def test_registry_loads_a_folder_by_path(tmp_path) -> None:
     assert "no benchmark output kbench knows" in registry.errors["kahne_out"]
     report = registry.add_paths([folder / "run.json"])
     assert report.added == ["run"] and registry.runs["run"].kind == "bias"
+
+
+# ------------------------------------------------------------------ hostile sidecars (issue 19)
+
+import json  # noqa: E402
+
+import pytest  # noqa: E402
+
+
+def _saved(tmp_path) -> tuple[Workspace, dict[str, object]]:
+    ws = Workspace(tmp_path / "ws")
+    reg = RunRegistry(workspace=ws)
+    reg.add_files([("good.csv", GOOD), ("judged.csv", JUDGED)])
+    return ws, {p.stem: p for p in (tmp_path / "ws").glob("*.json")}
+
+
+@pytest.mark.parametrize(("change", "needle"), [
+    (lambda s: s.update(meta=[]), "field 'meta'"),
+    (lambda s: s.update(warnings=5), "field 'warnings'"),
+    (lambda s: s.update(kind="evil"), "unknown run kind"),
+    (lambda s: s.update(name=["x"]), "field 'name'"),
+    (lambda s: s.update(parquet_sha256="0" * 63), "field 'parquet_sha256'"),
+    (lambda s: s["meta"].update(sha256="<script>"), "field 'meta.sha256'"),
+])
+def test_a_bad_sidecar_is_reported_and_skipped(tmp_path, change, needle) -> None:
+    ws, sidecars = _saved(tmp_path)
+    good = next(p for stem, p in sidecars.items() if stem.startswith("good"))
+    data = json.loads(good.read_text())
+    change(data)
+    good.write_text(json.dumps(data))
+    reg = RunRegistry(workspace=ws)
+    report = reg.load_workspace()  # what the app does at start: never raises
+    assert report.added == ["judged"]
+    (message,) = report.errors.values()
+    assert message.startswith(good.name) and needle in message
+
+
+@pytest.mark.parametrize("text", ['{"name": "a", "kind": "bias", "name": "b"}', "[1, 2]",
+                                  '{"name": ', "\udcff".encode("utf-8", "surrogateescape")
+                                  .decode("latin-1")])
+def test_unreadable_sidecars_are_reported(tmp_path, text) -> None:
+    ws, sidecars = _saved(tmp_path)
+    good = next(p for stem, p in sidecars.items() if stem.startswith("good"))
+    good.write_bytes(text.encode("latin-1", "replace") if text.startswith("\xff")
+                     else text.encode())
+    runs, errors = ws.load_all()
+    assert [r.name for r in runs] == ["judged"]
+    assert errors[0].file == good.name
+
+
+def test_a_replaced_parquet_file_is_refused_not_trusted(tmp_path) -> None:
+    ws, _ = _saved(tmp_path)
+    good = next(p for p in (tmp_path / "ws").glob("good*.parquet"))
+    replaced = load_run(("other.csv", GOOD.replace(b"m1", b"m9")))
+    good.write_bytes(replaced.frame.to_parquet())
+    runs, errors = ws.load_all()
+    assert [r.name for r in runs] == ["judged"]
+    assert "SHA-256 differs" in str(errors[0]) and str(errors[0]).startswith(good.name)
+
+
+def test_sidecar_records_the_parquet_hash(tmp_path) -> None:
+    import hashlib
+
+    ws, sidecars = _saved(tmp_path)
+    for stem, side in sidecars.items():
+        recorded = json.loads(side.read_text())["parquet_sha256"]
+        parquet = side.with_suffix(".parquet").read_bytes()
+        assert recorded == hashlib.sha256(parquet).hexdigest(), stem
+    runs, errors = ws.load_all()
+    assert not errors and len(runs) == 2
+    assert not any("SHA-256" in w for r in runs for w in r.warnings)

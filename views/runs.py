@@ -1,5 +1,7 @@
 """Runs: upload, list, inspect and remove runs; every bad file gets its own error."""
 
+import re
+
 import streamlit as st
 
 from kbench_app import state
@@ -8,6 +10,21 @@ from kbench_core.io import DEFAULT_MAX_BYTES
 
 UPLOAD_TYPES = ["csv", "tsv", "tab", "txt", "json", "jsonl", "ndjson", "parquet", "pq", "gz",
                 "zip", "tar", "tgz"]
+
+# What GitHub-flavoured Markdown turns into a link by itself (URLs, www., e-mail addresses):
+# Streamlit applies it after escapes are resolved, so an escaped name would still be a link.
+_AUTOLINK = re.compile(r"https?://|www\.|\w@\w|ftp://", re.IGNORECASE)
+
+
+def shown(text: object) -> str:
+    """A stranger's name inside a Markdown label: escaped, and as a code span (where nothing
+    becomes a link) when it holds something Markdown would link."""
+    text = str(text)
+    if not _AUTOLINK.search(text):
+        return plain(text)
+    ticks = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
+    return f"{ticks} {text} {ticks}"
+
 
 registry = state.registry()
 seen: set[str] = st.session_state.setdefault(state.SEEN_UPLOADS, set())
@@ -54,18 +71,19 @@ uploads = st.file_uploader(
 )
 new_files = [f for f in uploads or [] if f.file_id not in seen]
 if new_files:
-    with st.spinner(f"Validating {len(new_files)} file(s)..."):
-        report = registry.add_files(((f.name, f.getvalue()) for f in new_files),
-                                    state.cached_loader)
+    # Seen before loading: whatever one file does, no rerun loads (or reports) it again.
     seen.update(f.file_id for f in new_files)
+    with st.spinner(f"Validating {len(new_files)} file(s)..."):
+        report = state.add_uploads(registry, new_files)
     for name in report.added:
-        st.toast(f"Loaded {name}", icon=":material/check_circle:")
+        st.toast(f"Loaded {shown(name)}", icon=":material/check_circle:")
     for message in report.duplicates:
-        st.info(message, icon=":material/content_copy:")
+        # File and run names are a stranger's text: no Markdown link or image from them.
+        st.info(shown(message), icon=":material/content_copy:")
 
 for filename, message in list(registry.errors.items()):
     with st.container(border=True):
-        st.error(f"Could not load **{plain(filename)}**", icon=":material/error:")
+        st.error(f"Could not load **{shown(filename)}**", icon=":material/error:")
         st.code(message, language=None, wrap_lines=True)
         st.button("Dismiss", key=f"dismiss::{filename}", on_click=registry.dismiss_error,
                   args=(filename,))
@@ -89,7 +107,7 @@ else:
         },
     )
     for name, run in list(registry.runs.items()):
-        label = f"{plain(name)} · {run.kind} · {len(run):,} rows · {len(run.models)} models"
+        label = f"{shown(name)} · {run.kind} · {len(run):,} rows · {len(run.models)} models"
         with st.expander(label):
             st.text(f"Run: {name}\nModels: {', '.join(run.models)}\n"
                     f"Source: {run.meta.get('source', '')} ({run.meta.get('format', '')})\n"

@@ -17,6 +17,7 @@ from plotly.subplots import make_subplots
 
 from kbench_core.agreement import CONSENSUS, HUMAN, LANDIS_KOCH, MISSING, interpret
 from kbench_core.figures.base import PALETTE, apply_layout
+from kbench_core.text import plot_text
 
 __all__ = ["agreement_bars", "confusion_heatmap", "judge_spread_chart", "kappa_heatmap"]
 
@@ -52,6 +53,9 @@ def kappa_heatmap(pairs: pd.DataFrame, *, human: pd.DataFrame | None = None,
     (white, chance) to 1 (blue). Hover names both judges, the value, its 95% interval, the
     Landis & Koch band and n.
     """
+    # labels from data show literally
+    pairs, human, label, title = (
+        plot_text(pairs), plot_text(human), plot_text(label), plot_text(title))
     needed = ["judge_a", "judge_b", value, "n"]
     missing = [c for c in needed if c not in pairs]
     if missing:
@@ -120,6 +124,7 @@ def agreement_bars(table: pd.DataFrame, *, title: str | None = None) -> go.Figur
     """Grouped bars of agreement per label with 95% intervals, from
     :func:`~kbench_core.agreement.label_agreement`: one colour per coefficient (Fleiss' κ,
     Krippendorff's α, percent agreement), dotted guides at the Landis & Koch band limits."""
+    table, title = plot_text(table), plot_text(title)  # labels from data show literally
     missing = [c for c in ("label", "coefficient", "value", "low", "high", "n")
                if c not in table]
     if missing:
@@ -182,6 +187,7 @@ def judge_spread_chart(spread: pd.DataFrame, metrics: Sequence[str] = ("tdr", "s
     """One panel per metric: for each model (x) the metric under each judge (markers side by
     side, with the 95% interval when the table has one) over a grey bar spanning the LLM
     judges' range, from :func:`~kbench_core.agreement.judge_spread`."""
+    spread, title = plot_text(spread), plot_text(title)  # labels from data show literally
     missing = [c for c in ("model", "judge", *metrics) if c not in spread]
     if missing:
         raise ValueError(f"spread needs the column(s) {', '.join(missing)}")
@@ -241,6 +247,9 @@ def confusion_heatmap(table: pd.DataFrame, judge_a: str, judge_b: str, *,
                       label: str | None = None, title: str | None = None) -> go.Figure:
     """Counts of two judges' values (rows ``judge_a``, columns ``judge_b``) from
     :func:`~kbench_core.agreement.confusion`, annotated; agreement lies on the diagonal."""
+    # labels from data show literally
+    table, label, title = plot_text(table), plot_text(label), plot_text(title)
+    judge_a, judge_b = plot_text(judge_a), plot_text(judge_b)
     missing = [c for c in ("value_a", "value_b", "count") if c not in table]
     if missing:
         raise ValueError(f"table needs the column(s) {', '.join(missing)}")

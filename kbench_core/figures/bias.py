@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 
 from kbench_core.figures.base import PALETTE, apply_layout, model_colors, rgba
 from kbench_core.schema import INTENSITIES
+from kbench_core.text import plot_text
 
 __all__ = ["bci_heatmap", "bms_curves", "cas_bars", "fingerprint_heatmap", "has_chart",
            "mitigation_chart"]
@@ -20,6 +21,9 @@ def bms_curves(table: pd.DataFrame, *, y: str = "magnitude",
     ``y="magnitude"`` plots ``mag_<intensity>``, ``y="mean"`` the treatment mean with its t
     interval as a band and the control mean as a dotted reference line.
     """
+    # labels from data show literally
+    table, colors, title = (
+        plot_text(table), plot_text(colors), plot_text(title))
     if y not in ("magnitude", "mean"):
         raise ValueError(f"y must be 'magnitude' or 'mean'; got {y!r}")
     colors = colors or model_colors(table["model"].unique())
@@ -67,6 +71,9 @@ def bci_heatmap(domain_means: pd.DataFrame, *, rows: str = "bias",
     ``domain_means`` is :func:`kbench_core.kahne.domain_means` output, already filtered to one
     model (``rows="bias"``) or one bias (``rows="model"``). Row labels carry the consistency.
     """
+    # labels from data show literally
+    domain_means, title = (
+        plot_text(domain_means), plot_text(title))
     grid = domain_means.pivot_table(index=rows, columns="domain", values="mean_score",
                                     observed=True)
     counts = domain_means.pivot_table(index=rows, columns="domain", values="n",
@@ -93,6 +100,7 @@ _DIRECTION_COLORS = {"over": "#D55E00", "under": "#0072B2", "aligned": "#009E73"
 
 def has_chart(table: pd.DataFrame, *, title: str | None = None) -> go.Figure:
     """Model rate against the human baseline per bias, with y = x (perfect alignment)."""
+    table, title = plot_text(table), plot_text(title)  # labels from data show literally
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="y = x (human-like)",
                              line=dict(color="#888", dash="dash"), hoverinfo="skip"))
@@ -125,6 +133,9 @@ def has_chart(table: pd.DataFrame, *, title: str | None = None) -> go.Figure:
 def cas_bars(table: pd.DataFrame, *, colors: dict[str, str] | None = None,
              title: str | None = None) -> go.Figure:
     """Mean stated confidence beside mean accuracy per model (CAS), averaged over biases."""
+    # labels from data show literally
+    table, colors, title = (
+        plot_text(table), plot_text(colors), plot_text(title))
     summary = (table[table["has_confidence_data"]].groupby("model", observed=True)
                [["mean_confidence", "mean_accuracy"]].mean().reset_index())
     fig = go.Figure()
@@ -146,6 +157,7 @@ def fingerprint_heatmap(biases: pd.DataFrame, *, value: str = "bms",
     """The fingerprint as a picture: biases (rows, grouped by family when the run names
     families) × models (columns), colour = ``value`` (BMS by default), from
     :attr:`kbench_core.kahne.Fingerprint.biases`. Hover names bias, model, value and n."""
+    biases, title = plot_text(biases), plot_text(title)  # labels from data show literally
     if value not in biases:
         raise ValueError(f"value must be a fingerprint column; got {value!r}")
     data = biases.copy()
@@ -177,6 +189,7 @@ def mitigation_chart(table: pd.DataFrame, *, title: str | None = None) -> go.Fig
     :func:`kbench_core.kahne_summary.mitigation_table`: the baseline (treatment mean, black
     ring) and each method's mean score (one colour and shape per method, the best method
     filled larger). A dot left of the ring means the method lowered the bias."""
+    table, title = plot_text(table), plot_text(title)  # labels from data show literally
     fig = go.Figure()
     biases = sorted(map(str, table["bias"].unique()))
     base = table.drop_duplicates("bias").set_index(table.drop_duplicates("bias")["bias"]

@@ -7,6 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from kbench_core.figures.base import apply_layout
+from kbench_core.text import plot_text
 
 __all__ = ["forest_plot", "rank_chart"]
 
@@ -22,6 +23,9 @@ def forest_plot(deltas: pd.DataFrame, *, label: str = "group", title: str | None
     ``deltas`` has columns ``label``, ``delta``, ``delta_low``, ``delta_high``, ``n`` (and
     optionally ``p_adjusted``).
     """
+    # labels from data show literally
+    deltas, title, what = (
+        plot_text(deltas), plot_text(title), plot_text(what))
     data = deltas.dropna(subset=["delta"]).sort_values("delta").reset_index(drop=True)
     excludes = (data["delta_low"] > 0) | (data["delta_high"] < 0)
     colors = np.where(excludes, _EXCLUDES_ZERO, _COVERS_ZERO)
@@ -49,6 +53,9 @@ def rank_chart(ranks: pd.DataFrame, *, colors: dict[str, str] | None = None,
                title: str | None = None) -> go.Figure:
     """Each model's rank (1 = best) with its bootstrap 95% interval, from
     :func:`kbench_core.compare.rank_intervals`."""
+    # labels from data show literally
+    ranks, colors, title = (
+        plot_text(ranks), plot_text(colors), plot_text(title))
     data = ranks.sort_values("rank", ascending=False)
     marker_colors = [(colors or {}).get(str(m), "#0072B2") for m in data["model"]]
     fig = go.Figure(go.Scatter(

@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from kbench_core.figures.base import PALETTE, apply_layout, model_colors
+from kbench_core.text import plot_text
 
 __all__ = ["effect_scatter", "study_heatmap", "summary_leaderboard"]
 
@@ -42,6 +43,9 @@ def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *
     colour (:func:`kbench_core.figures.base.model_colors`). Panels are laid out four to a row,
     for at most ``MAX_PANELS`` models; more are overlaid (the title says so).
     """
+    # labels from data show literally
+    tests, ecs_table, title = (
+        plot_text(tests), plot_text(ecs_table), plot_text(title))
     data = tests[np.isfinite(tests["d_h"].astype(float)) & np.isfinite(tests["d_a"].astype(float))]
     models = sorted(map(str, data["model"].unique()))
     if color_by not in data:
@@ -173,6 +177,7 @@ def study_heatmap(table: pd.DataFrame, *, value: str = "pas", title: str | None 
     """Study (rows) × model (columns) heat table of ``value`` (PAS, ECS), annotated while the
     cells stay legible; the hover names study, model, value and, when ``table`` has an ``n``
     column, the count it rests on."""
+    table, title = plot_text(table), plot_text(title)  # labels from data show literally
     grid = table.pivot_table(index="study", columns="model", values=value, observed=True,
                              dropna=False).sort_index(ascending=False)
     z = grid.to_numpy(dtype=float)
@@ -208,6 +213,7 @@ def summary_leaderboard(board: pd.DataFrame, *, title: str | None = None) -> go.
     second axis; configurations without any score last, marked "no scores"."""
     from kbench_core.replication import SUMMARY_LABELS
 
+    board, title = plot_text(board), plot_text(title)  # labels from data show literally
     data = board.sort_values(["no_scores", "rank"], na_position="last", kind="stable")
     names = [f"{m} (no scores)" if none else str(m)
              for m, none in zip(data["model"], data["no_scores"], strict=True)]

@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from kbench_core.figures.base import PALETTE, apply_layout, model_colors, rgba
+from kbench_core.text import plot_text
 from kbench_core.vuln import METRIC_LABELS
 
 __all__ = ["fixed_claims_chart", "lucky_guess_chart", "prompt_type_chart", "reliability_diagram",
@@ -49,6 +50,9 @@ def reliability_diagram(table: pd.DataFrame, *, colors: dict[str, str] | None = 
     share of the model's answers in each bin (the confidence histogram), drawn over the
     bin's extent (equal-mass bins have unequal widths).
     """
+    # labels from data show literally
+    table, colors, title = (
+        plot_text(table), plot_text(colors), plot_text(title))
     colors = colors or model_colors(table["model"].unique() if len(table) else [])
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.72, 0.28],
                         vertical_spacing=0.05)
@@ -115,6 +119,9 @@ def tier_leaderboard(tiers: pd.DataFrame, contributions: pd.DataFrame, *,
     ``sui_high`` drawn when present), ``contributions`` the matching
     :func:`kbench_core.vuln.sui_contributions`.
     """
+    # labels from data show literally
+    tiers, contributions, title = (
+        plot_text(tiers), plot_text(contributions), plot_text(title))
     order = tiers.sort_values("sui", ascending=True, na_position="first")
     models = order["model"].astype(str).tolist()
     fig = go.Figure()
@@ -158,6 +165,9 @@ def lucky_guess_chart(tiers: pd.DataFrame, *, colors: dict[str, str] | None = No
                       title: str | None = None) -> go.Figure:
     """Accuracy against target detection rate per model: height above y = x is the
     lucky-guess indicator (LGI = accuracy − TDR), i.e. correct verdicts without the target."""
+    # labels from data show literally
+    tiers, colors, title = (
+        plot_text(tiers), plot_text(colors), plot_text(title))
     colors = colors or model_colors(tiers["model"].unique())
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=[0, 1, 0, 0], y=[0, 1, 1, 0], fill="toself", mode="none",
@@ -191,6 +201,9 @@ def prompt_type_chart(tiers: pd.DataFrame, *, metric: str = "tdr",
                       title: str | None = None) -> go.Figure:
     """One metric per prompt type (x) and model (colour), with its interval when the table
     has one; ``tiers`` is split by ``("model", "prompt_type")``."""
+    # labels from data show literally
+    tiers, colors, title = (
+        plot_text(tiers), plot_text(colors), plot_text(title))
     if metric not in tiers:
         raise ValueError(f"metric must be a column of the tiers table; got {metric!r}")
     colors = colors or model_colors(tiers["model"].unique())
@@ -218,6 +231,7 @@ def fixed_claims_chart(table: pd.DataFrame, *, title: str | None = None) -> go.F
     vulnerability beside its TDR on the vulnerable versions, each with its Wilson interval,
     from :func:`kbench_core.vuln.fixed_claims`. A detector that understands the bug finds it
     (TDR high) and lets it go once fixed (claim rate low)."""
+    table, title = plot_text(table), plot_text(title)  # labels from data show literally
     data = table.copy()
     label = data["model"].astype(str)
     if "judge" in data and data["judge"].nunique() > 1:

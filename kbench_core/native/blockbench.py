@@ -70,7 +70,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kbench_core.native import Converted, NativeError, NativeFormat
+from kbench_core.native import Converted, JsonProblem, NativeError, NativeFormat, load_json
 from kbench_core.schema import FINDING_COUNTS, TYPE_MATCHES
 
 __all__ = ["FORMATS", "parse_lines"]
@@ -142,13 +142,16 @@ def _loads(data: bytes, where: str, unit: str = "file") -> Any:
     except UnicodeDecodeError as exc:
         raise NativeError(f"not UTF-8 text ({exc.reason})", where=where, unit=unit) from None
     try:
-        # NaN/Infinity are not JSON: kept as text so validation names the field.
-        return json.loads(text, parse_constant=lambda token: token)
-    except json.JSONDecodeError as exc:
-        raise NativeError(f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
-                          where=where, unit=unit) from None
-    except RecursionError:
-        raise NativeError("JSON nested too deeply", where=where, unit=unit) from None
+        # Strict: duplicate keys, lone surrogates and deep nesting are named by their path;
+        # NaN/Infinity are kept as marked text so validation names the field.
+        return load_json(text)
+    except JsonProblem as problem:
+        message = problem.message
+        if problem.line is not None:  # a syntax error: where in the member file
+            message = message.replace("truncated JSON:", "invalid JSON:").replace(
+                " (column", f" (line {problem.line}, column")
+        field = ".".join(map(str, problem.path)) or None
+        raise NativeError(message, where=where, field=field, unit=unit) from None
 
 
 def _gunzip(data: bytes, name: str) -> bytes:
@@ -160,6 +163,9 @@ def _gunzip(data: bytes, name: str) -> bytes:
     except zlib.error as exc:
         raise NativeError(f"ground-truth file {name}: corrupt gzip data ({exc})",
                           field="ground_truth") from None
+    if decomp.eof and decomp.unused_data.count(0) != len(decomp.unused_data):
+        raise NativeError(f"ground-truth file {name}: data after the gzip stream (only one "
+                          "gzip member, optionally zero-padded, is read)", field="ground_truth")
     if len(out) > MAX_GROUND_TRUTH_BYTES or decomp.unconsumed_tail:
         raise NativeError(f"ground-truth file {name} decompresses to more than "
                           f"{MAX_GROUND_TRUTH_BYTES // 1024**2} MB", field="ground_truth")

@@ -72,7 +72,9 @@ def _problem(bad: np.ndarray, field: str, expected: str, values: pd.Series) -> N
     if isinstance(value, str) and value in _JSON_CONSTANTS:
         message = "NaN and infinity are not valid values; write null when it is unknown"
     else:
-        message = f"expected {expected}, got {'null' if value is None else repr(value)}"
+        shown = "null" if value is None else repr(value)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        message = f"expected {expected}, got {shown}"
     return NativeError(message + more, where=first + 1, field=field)
 
 

@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kbench_core.native import Converted, NativeError, NativeFormat
+from kbench_core.native import Converted, JsonProblem, NativeError, NativeFormat, load_json
 from kbench_core.schema import DIRECTIONS_STD
 
 __all__ = ["FORMATS"]
@@ -244,9 +244,15 @@ def _convert_files(filename: str, files: Mapping[str, bytes],
             skipped.append(path)
             continue
         try:
-            payload = json.loads(files[path].decode("utf-8-sig"),
-                                 parse_constant=lambda token: token)
-        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+            payload = load_json(files[path].decode("utf-8-sig"), raw=files[path])
+        except UnicodeDecodeError:
+            skipped.append(f"{path} (not UTF-8 text)")
+            continue
+        except JsonProblem as problem:
+            if PurePosixPath(path).name.lower().startswith("fingerprint"):
+                where = ".".join(map(str, problem.path)) or None
+                raise NativeError(f"not a readable report: {problem.message}", where=path,
+                                  field=where, unit="file") from None
             skipped.append(f"{path} (not readable JSON)")
             continue
         if not is_report(payload):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 
 import pytest
 
@@ -59,3 +60,98 @@ def test_payloads_show_as_text_and_never_run(app_server, page) -> None:
     assert page.locator("img[src='x'], img[src='y']").count() == 0
     assert page.locator("a[href^='javascript']").count() == 0
     assert page.js_errors == []
+
+
+# ------------------------------------------------------------------ figure labels (issue 19)
+
+LINK_MODEL = '<a href="https://evil.example/verify">Click to verify</a>'
+STYLED_MODEL = "<b style='font-size:80px'>TAKEOVER</b>"
+BREAK_MODEL = "two<br>lines"
+SVG_LINKS = """() => [...document.querySelectorAll('svg.main-svg a, svg a[href], svg a')]
+    .filter(a => !a.closest('.modebar')).length"""
+EVIL_HREFS = """(scope) => [...document.querySelectorAll(
+        scope + ' [href], ' + scope + ' [*|href]')]
+    .filter(e => {
+        const href = e.getAttribute('href') || e.getAttribute('xlink:href') || '';
+        try { return new URL(href, location.href).hostname.includes('evil'); }
+        catch (err) { return false; }
+    }).length"""
+
+
+def _hostile_bias_csv(path) -> None:
+    from kbench_core import samples
+
+    samples.bias_trials(models=[LINK_MODEL, STYLED_MODEL, BREAK_MODEL], n_trials=4).to_csv(
+        path, index=False)
+
+
+def _assert_no_markup_from_data(page, where: str, scope: str = ".js-plotly-plot") -> None:
+    assert page.evaluate(SVG_LINKS) == 0, f"{where}: an <a> element inside a figure"
+    assert page.evaluate(EVIL_HREFS, scope) == 0, f"{where}: a link to the data's URL"
+    big = page.evaluate("""() => [...document.querySelectorAll('svg [style]')]
+        .filter(e => (e.getAttribute('style') || '').includes('80px')).length""")
+    assert big == 0, f"{where}: a style from data took over a figure"
+
+
+def test_no_link_from_data_in_any_figure_app_report_or_svg(browser, tmp_path) -> None:
+    from tests.browser.conftest import AppServer
+
+    run = tmp_path / "www.evil.example.csv"  # a run name Markdown would autolink
+    _hostile_bias_csv(run)
+    server = AppServer(f"--no-samples {run}")
+    try:
+        page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(server.url)
+        wait_for_app(page)
+        page.locator('[data-testid="stExpander"] summary').first.wait_for()
+        assert "www.evil.example" in page.locator('[data-testid="stExpander"] summary')\
+            .first.inner_text()
+        _assert_no_markup_from_data(page, "Runs page", scope="[data-testid=stMain]")
+        page.goto(f"{server.url}/biases")
+        wait_for_app(page)
+        charts = page.locator('[data-testid="stPlotlyChart"]')
+        charts.first.locator(".main-svg").first.wait_for(state="attached", timeout=30_000)
+        for i in range(charts.count()):
+            charts.nth(i).scroll_into_view_if_needed()
+            charts.nth(i).locator(".main-svg").first.wait_for(state="attached",
+                                                              timeout=30_000)
+        assert charts.count() >= 4
+        texts = " ".join(page.locator("svg.main-svg text").all_text_contents())
+        assert "Click to verify</a>" in texts  # shown literally, markup and all
+        assert "TAKEOVER</b>" in texts
+        _assert_no_markup_from_data(page, "app")
+        # hover a point: the hover label shows the name as text too
+        screenshot(page, "security_figure_labels")
+        assert errors == []
+        page.context.close()
+    finally:
+        server.stop()
+
+    from kbench_core.catalog import items_for
+    from kbench_core.export import FigureExporter
+    from kbench_core.io import load_run
+    from kbench_core.report import report_html
+
+    loaded = load_run(run)
+    report = tmp_path / "report.html"
+    report.write_text(report_html([loaded]), encoding="utf-8")
+    page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+    page.goto(report.as_uri())
+    page.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=30_000)
+    assert page.locator(".js-plotly-plot").count() >= 4
+    assert "Click to verify</a>" in " ".join(page.locator("svg text").all_text_contents())
+    _assert_no_markup_from_data(page, "report")
+    screenshot(page, "security_report_labels")
+
+    figure = next(obj for item in items_for("bias") for _, obj in item.objects(loaded.frame)
+                  if item.what == "figure")
+    with FigureExporter() as exporter:
+        svg = exporter.to_bytes(figure, "svg").decode()
+    assert "<a " not in svg and "<a>" not in svg
+    assert re.search(r"Click to verify(&lt;|&#60;)/a(&gt;|&#62;)", svg)  # shown as text
+    (tmp_path / "figure.svg").write_text(svg)
+    page.goto((tmp_path / "figure.svg").as_uri())
+    assert page.evaluate("() => document.querySelectorAll('a').length") == 0
+    page.context.close()

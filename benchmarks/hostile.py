@@ -1,0 +1,123 @@
+"""Cost of refusing hostile uploads (issue 19): time and peak memory of each denial-of-service
+case, and the peak memory of loading a big gzipped CSV against the frame it gives (SPEC 5:
+memory <= 3x the frame).
+
+Each case runs in a fresh interpreter, so its peak resident memory (``ru_maxrss``, minus the
+interpreter's after imports) is its own. Run: ``python benchmarks/hostile.py [--quick]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import io
+import subprocess
+import sys
+import tarfile
+import tempfile
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+ROOT = Path(__file__).resolve().parent.parent
+HEAD = "model,bias,condition,intensity,domain,score"
+ROW = "m,anchoring_effect,treatment,weak,social,0.5"
+
+PROBE = """
+import resource, sys, time
+from kbench_core.io import RunFormatError, load_run
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+wall, cpu = time.perf_counter(), time.process_time()
+try:
+    run = load_run(sys.argv[1])
+    outcome = f"loaded {len(run):,} rows"
+    frame_mb = run.frame.memory_usage(deep=True).sum() / 1024**2
+except RunFormatError as err:
+    outcome, frame_mb = "refused: " + str(err).split(": ", 1)[1][:70], 0.0
+wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - base
+print(f"{wall:.2f}|{cpu:.2f}|{peak:.0f}|{frame_mb:.0f}|{outcome}")
+"""
+
+
+def _measure(path: Path) -> tuple[float, float, float, float, str]:
+    done = subprocess.run([sys.executable, "-c", PROBE, str(path)], capture_output=True,
+                          text=True, cwd=ROOT, timeout=900)
+    if done.returncode != 0:
+        return (float("nan"),) * 4 + (f"crashed: {done.stderr.strip()[-80:]}",)
+    wall, cpu, peak, frame, outcome = done.stdout.strip().splitlines()[-1].split("|", 4)
+    return float(wall), float(cpu), float(peak), float(frame), outcome
+
+
+def _wide_csv(path: Path, n: int) -> None:
+    path.write_text(HEAD + "," + ",".join(f"x{i}" for i in range(n)) + "\n"
+                    + ROW + "," + ",".join("1" for _ in range(n)) + "\n")
+
+
+def _many_rows_parquet(path: Path, n: int) -> None:
+    table = pa.table({"model": pa.array(np.zeros(n, np.int8)).dictionary_encode()})
+    pq.write_table(table, path, compression="zstd")
+
+
+def _dir_tar(path: Path, n: int) -> None:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for i in range(n):
+            info = tarfile.TarInfo(f"d{i}")
+            info.type = tarfile.DIRTYPE
+            archive.addfile(info)
+    path.write_bytes(buffer.getvalue())
+
+
+def _dir_zip(path: Path, n: int) -> None:
+    with zipfile.ZipFile(path, "w") as archive:
+        for i in range(n):
+            archive.writestr(f"d{i}/", b"")
+
+
+def _big_cell(path: Path, mb: int) -> None:
+    path.write_text(HEAD + ",note\n" + ROW + "," + "x" * (mb * 1024**2) + "\n")
+
+
+def _gzip_csv(path: Path, rows: int) -> None:
+    from kbench_core.samples import big_bias_trials
+
+    path.write_bytes(gzip.compress(big_bias_trials(rows).to_csv(index=False).encode(),
+                                   compresslevel=1))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="smaller cases")
+    quick = parser.parse_args().quick
+    cases = [
+        ("8,000-column CSV", "wide.csv", lambda p: _wide_csv(p, 8_000)),
+        ("50,000-column CSV", "wider.csv", lambda p: _wide_csv(p, 50_000)),
+        ("Parquet, 40 M rows", "rows.parquet",
+         lambda p: _many_rows_parquet(p, 4_000_000 if quick else 40_000_000)),
+        ("tar.gz, 1.6 M folders", "dirs.tar.gz",
+         lambda p: _dir_tar(p, 100_000 if quick else 1_600_000)),
+        ("zip, 100 k folders", "dirs.zip", lambda p: _dir_zip(p, 100_000)),
+        ("CSV, one 100 MB cell", "cell.csv", lambda p: _big_cell(p, 100)),
+        ("gzip CSV, 1.5 M bias rows", "bias.csv.gz",
+         lambda p: _gzip_csv(p, 150_000 if quick else 1_500_000)),
+    ]
+    print(f"{'case':28} {'file':>9} {'wall s':>7} {'CPU s':>6} {'peak MB':>8} "
+          f"{'x frame':>8}  outcome")
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, name, make in cases:
+            path = Path(tmp) / name
+            make(path)
+            size = path.stat().st_size / 1024**2
+            wall, cpu, peak, frame, outcome = _measure(path)
+            ratio = f"{peak / frame:.2f}" if frame else "-"
+            print(f"{label:28} {size:7.2f}MB {wall:7.2f} {cpu:6.2f} {peak:8.0f} {ratio:>8}  "
+                  f"{outcome}", flush=True)
+            path.unlink()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+"""Hostile uploads in the app (issue 19): a file that fails in any way is one error box naming
+it, the rest of its batch loads, a rerun never loads or reports it again, and names never render
+as Markdown links or images."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from kbench_app import state
+from kbench_app.registry import RunRegistry
+from kbench_app.ui import plain
+from kbench_core.workspace import Workspace
+
+ROOT = Path(__file__).resolve().parent.parent
+GOOD = (b"model,bias,condition,intensity,domain,score\n"
+        b"m1,anchoring_effect,treatment,weak,social,1\n"
+        b"m1,anchoring_effect,control,,social,0\n")
+RECORDS = [{"model": "m", "bias": "b", "condition": "control", "domain": "d", "score": 0.5}]
+
+
+def start(monkeypatch: pytest.MonkeyPatch, args: str = "--no-samples") -> AppTest:
+    monkeypatch.setenv("KBENCH_APP_ARGS", args)
+    state._cached_load.clear()
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _hostile_files() -> list[tuple[str, bytes, str]]:
+    surrogate = json.dumps(RECORDS).replace('"m"', '"m\\ud800"').encode()
+    huge = json.dumps(RECORDS).replace("0.5", "9" * 5000).encode()
+    sink = io.BytesIO()
+    pq.write_table(pa.table({"model": pa.array([["a", "b"]], pa.list_(pa.string())),
+                             "bias": ["b"], "condition": ["control"], "domain": ["d"],
+                             "score": [0.1]}), sink)
+    return [("surrogate.json", surrogate, "application/json"),
+            ("huge.json", huge, "application/json"),
+            ("good.csv", GOOD, "text/csv"),
+            ("list.parquet", sink.getvalue(), "application/octet-stream")]
+
+
+def test_a_hostile_batch_loads_its_good_file_and_names_each_bad_one(monkeypatch) -> None:
+    at = start(monkeypatch)
+    at.file_uploader(key="runs_uploader").set_value(_hostile_files()).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert list(at.session_state[state.REGISTRY].runs) == ["good"]
+    errors = [e.value for e in at.error]
+    assert errors == ["Could not load **surrogate\\.json**", "Could not load **huge\\.json**",
+                      "Could not load **list\\.parquet**"]
+    codes = [c.value for c in at.code]
+    assert codes[0].startswith("surrogate.json: record 1, field 'model'")
+    assert codes[1].startswith("huge.json: record 1, field 'score'")
+    assert codes[2].startswith("list.parquet: row 1, field 'model'")
+    at.run()  # a rerun: the same three boxes, nothing loaded or reported twice
+    assert not at.exception and [e.value for e in at.error] == errors
+    assert list(at.session_state[state.REGISTRY].runs) == ["good"]
+
+
+def test_a_loader_crash_is_one_box_and_never_repeats(monkeypatch) -> None:
+    at = start(monkeypatch)
+    calls: list[str] = []
+    real = state._cached_load
+
+    def flaky(filename: str, sha256: str, data: bytes):
+        calls.append(filename)
+        if filename == "boom.csv":
+            raise TypeError("unhashable type: 'list'")
+        return real(filename, sha256, data)
+
+    monkeypatch.setattr(state, "_cached_load", flaky)
+    at.file_uploader(key="runs_uploader").set_value(
+        [("boom.csv", GOOD + b"m2,b,control,,d,0\n", "text/csv"),
+         ("good.csv", GOOD, "text/csv")]).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert list(at.session_state[state.REGISTRY].runs) == ["good"]
+    assert [e.value for e in at.error] == ["Could not load **boom\\.csv**"]
+    assert "TypeError" in at.code[0].value
+    at.run()
+    at.run()
+    assert calls == ["boom.csv", "good.csv"]  # neither file is loaded again on rerun
+    assert len(at.error) == 1
+
+
+def test_duplicate_upload_message_renders_no_link_or_image(monkeypatch) -> None:
+    at = start(monkeypatch)
+    name = "[verify](https://evil.example) ![x](https://evil.example/p.png).csv"
+    at.file_uploader(key="runs_uploader").set_value([("first.csv", GOOD, "text/csv")]).run()
+    at.file_uploader(key="runs_uploader").set_value([(name, GOOD, "text/csv")]).run()
+    assert not at.exception
+    (info,) = [i.value for i in at.info if "already loaded" in i.value]
+    # a code span: Markdown makes no link, image or autolink of what is inside
+    assert info == f"` {name} is already loaded as 'first' `"
+    at.file_uploader(key="runs_uploader").set_value(
+        [("![x](y) *b*.csv", GOOD.replace(b"m1", b"m7"), "text/csv")]).run()
+    assert at.expander[-1].label.startswith("\\!\\[x\\]\\(y\\) \\*b\\* · bias")
+
+
+def test_the_app_starts_with_a_bad_workspace_sidecar(monkeypatch, tmp_path) -> None:
+    ws = Workspace(tmp_path / "ws")
+    other = GOOD + b"m3,b,control,,d,0\n"
+    RunRegistry(workspace=ws).add_files([("kept.csv", GOOD), ("other.csv", other)])
+    side = next((tmp_path / "ws").glob("kept*.json"))
+    side.write_text(json.dumps({**json.loads(side.read_text()), "meta": [], "warnings": 5}))
+    at = start(monkeypatch, f"--no-samples --workspace {tmp_path / 'ws'}")
+    assert list(at.session_state[state.REGISTRY].runs) == ["other"]
+    assert [e.value for e in at.error] == [f"Could not load **{plain(side.name)}**"]
+    assert "field 'meta'" in at.code[0].value
