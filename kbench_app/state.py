@@ -16,6 +16,7 @@ SEEN_UPLOADS = "kbench_seen_uploads"
 UPLOAD_NONCE = "kbench_upload_nonce"
 LAST_REPORT = "kbench_last_report"
 DEMO = "kbench_demo"
+JUST_ADDED = "kbench_just_added"  # runs of the last upload batch, offered as page links
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_DIR = ROOT / "sample_data"
@@ -123,6 +124,34 @@ def add_uploads(registry: RunRegistry, files) -> LoadReport:
         report.duplicates += part.duplicates
         report.errors.update(part.errors)
     return report
+
+
+# Where a run of each kind is shown: the page, the widget state that selects it there, and the
+# widgets that depend on the run (cleared, so they start again from the new run's options).
+RUN_PAGES: dict[str, tuple[str, str, dict[str, object], tuple[str, ...]]] = {
+    "bias": ("views/biases.py", "bias_runs", {"bias_source": "trials"},
+             ("bias_models", "bias_categories", "bias_biases")),
+    "bias_summary": ("views/biases.py", "bias_report_runs", {"bias_source": "reports"},
+                     ("bias_report_models",)),
+    "replication": ("views/replication.py", "rep_runs", {}, ("rep_models",)),
+    "replication_summary": ("views/replication.py", "rep_summary_run", {}, ()),
+    "judged": ("views/vuln.py", "vuln_runs", {},
+               ("vuln_models", "vuln_judge", "vuln_drill_model", "vuln_drill_sample")),
+}
+
+
+def select_run(run: Run) -> str | None:
+    """Select ``run`` on its family page (the page then opens on it); returns the page's
+    path, or None for a kind without a page."""
+    if run.kind not in RUN_PAGES:
+        return None
+    page, key, extra, dependent = RUN_PAGES[run.kind]
+    for name in dependent:
+        st.session_state.pop(name, None)
+    st.session_state[key] = run.name if key == "rep_summary_run" else [run.name]
+    for name, value in extra.items():
+        st.session_state[name] = value
+    return page
 
 
 def demo() -> bool:

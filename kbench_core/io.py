@@ -48,6 +48,7 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from kbench_core import bundles, native
+from kbench_core.native._advice import advise_columns, advise_json
 from kbench_core.schema import (
     ALIASES,
     REPLICATION_PAIRS,
@@ -771,6 +772,9 @@ def _parse_json(filename: str, text: str, options: Mapping[str, Any] | None = No
     found = _native_json(filename, payload, options or {})
     if found is not None:
         return _Native(*found)
+    advice = advise_json(payload)
+    if advice is not None:  # a benchmark artefact kbench does not read: say what to upload
+        raise _fail(filename, advice)
     if isinstance(payload, dict):
         if records is None or ("results" in payload and payload.get("results") is records):
             raise _fail(filename, "expected a JSON list of records (or an object with a "
@@ -820,6 +824,9 @@ def detect_kind(columns: Sequence[str]) -> Kind | None:
 
 
 def _undetected(filename: str, columns: Sequence[str]) -> RunFormatError:
+    advice = advise_columns(columns)
+    if advice is not None:
+        return _fail(filename, advice)
     names = set(columns)
 
     def closeness(spec: KindSpec) -> tuple[int, int]:

@@ -660,7 +660,8 @@ def fingerprint(trials: pd.DataFrame, *, cap: float | None = 1.0,
 
     Per model: ``susceptibility`` = mean BMS over its biases (high-unknown ones included, as
     the seed does for an honest overall number) with a t interval over biases
-    (``susceptibility_low``, ``susceptibility_high``); ``most_susceptible`` / ``most_resistant`` =
+    (``susceptibility_low``, ``susceptibility_high``, clipped to BMS's range [0, cap]);
+    ``most_susceptible`` / ``most_resistant`` =
     the ``top`` biases by BMS, high-unknown biases excluded, ties by bias id; ``human_like`` =
     biases with alignment > 0.8; ``ai_specific`` = biases with direction ``over``.
     """
@@ -696,8 +697,11 @@ def fingerprint(trials: pd.DataFrame, *, cap: float | None = 1.0,
                                         susceptibility_sd=("bms", "std"),
                                         n_bms=("bms", "count"), n_biases=("bias", "size"))
     # Interval over biases (t): how much the mean BMS would move with another bias sample.
-    models["susceptibility_low"], models["susceptibility_high"] = t_interval(
-        models["susceptibility"], models["susceptibility_sd"], models["n_bms"])
+    low, high = t_interval(models["susceptibility"], models["susceptibility_sd"],
+                           models["n_bms"])
+    # BMS lies in [0, cap] (any value >= 0 with the cap lifted): so does its mean
+    models["susceptibility_low"] = np.clip(low, 0.0, None)
+    models["susceptibility_high"] = np.clip(high, None, cap) if cap is not None else high
     models = models.drop(columns=["susceptibility_sd", "n_bms"])
     models["most_susceptible"] = ordered.dropna(subset=["bms"]).groupby("model")["bias"].agg(
         lambda s: tuple(s.head(top)))

@@ -61,6 +61,8 @@ def test_bad_file_later_keeps_loaded_runs_and_can_be_dismissed(monkeypatch) -> N
     at = start(monkeypatch)
     uploader = at.file_uploader(key="runs_uploader")
     uploader.set_value([("good_run.csv", GOOD, "text/csv")]).run()
+    assert at.title[0].value == "Cognitive biases"  # one new run opens on its page
+    at.switch_page("views/runs.py").run()
     uploader = at.file_uploader(key="runs_uploader")
     uploader.upload("broken.json", b'[{"model": "m"', "application/json").run()
     assert list(registry(at).runs) == ["good_run"]
@@ -95,8 +97,9 @@ def test_names_with_markup_are_shown_as_text(monkeypatch) -> None:
     payload = b"model,bias,condition,domain,score\n<b>bold</b>,b,control,d,0\n"
     at.file_uploader(key="runs_uploader").set_value(
         [("**star**.csv", payload, "text/csv")]).run()
-    assert not at.exception
+    assert not at.exception, [e.value for e in at.exception]
     assert list(registry(at).runs) == ["**star**"]
+    at.switch_page("views/runs.py").run()
     expander_label = at.expander[0].label
     assert expander_label.startswith("\\*\\*star\\*\\*")
     assert "Models: <b>bold</b>" in at.text[0].value

@@ -93,6 +93,7 @@ def test_duplicate_upload_message_renders_no_link_or_image(monkeypatch) -> None:
     at = start(monkeypatch)
     name = "[verify](https://evil.example) ![x](https://evil.example/p.png).csv"
     at.file_uploader(key="runs_uploader").set_value([("first.csv", GOOD, "text/csv")]).run()
+    at.switch_page("views/runs.py").run()  # one new run opened its family page
     at.file_uploader(key="runs_uploader").set_value([(name, GOOD, "text/csv")]).run()
     assert not at.exception
     (info,) = [i.value for i in at.info if "already loaded" in i.value]
@@ -100,6 +101,7 @@ def test_duplicate_upload_message_renders_no_link_or_image(monkeypatch) -> None:
     assert info == f"` {name} is already loaded as 'first' `"
     at.file_uploader(key="runs_uploader").set_value(
         [("![x](y) *b*.csv", GOOD.replace(b"m1", b"m7"), "text/csv")]).run()
+    at.switch_page("views/runs.py").run()
     assert at.expander[-1].label.startswith("\\!\\[x\\]\\(y\\) \\*b\\* · bias")
 
 

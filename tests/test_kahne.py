@@ -449,3 +449,16 @@ def test_susceptibility_interval_is_t_over_biases() -> None:
         (low, high))
     gamma = fp.models.set_index("model").loc["synthetic-gamma"]
     assert gamma["susceptibility_low"] == gamma["susceptibility_high"] == 0.0  # all BMS 0
+
+
+def test_susceptibility_interval_stays_in_the_range_of_bms() -> None:
+    # two biases with BMS 1 and 0.1: t over 2 values is wide; the bounds stay in [0, 1]
+    trials = pd.concat([
+        rows(("control", None, "d", 0.0), ("treatment", "moderate", "d", 1.0)),
+        rows(("control", None, "d", 0.0), ("treatment", "moderate", "d", 0.1))
+        .assign(bias="framing_effect")], ignore_index=True)
+    model = kahne.fingerprint(trials).models.iloc[0]
+    assert model["susceptibility"] == pytest.approx(0.55)
+    assert model["susceptibility_low"] == 0.0 and model["susceptibility_high"] == 1.0
+    lifted = kahne.fingerprint(trials, cap=None).models.iloc[0]
+    assert lifted["susceptibility_high"] > 1.0  # without the cap BMS has no upper bound

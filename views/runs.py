@@ -64,6 +64,13 @@ if st.session_state.get(state.DEMO):
                 if (state.ROOT / path).exists():
                     st.page_link(path, label=label, icon=":material/arrow_forward:")
 
+if registry.workspace is None:
+    st.caption(":material/info: Uploaded runs last for this browser session only: nothing is "
+               "written to disk. Start the app with `kbench app --workspace DIR` to keep them "
+               "between sessions.")
+else:
+    st.caption(f":material/save: Uploaded runs are kept in the workspace "
+               f"`{shown(str(registry.workspace.directory))}` and come back on the next start.")
 uploads = st.file_uploader(
     "Upload runs", accept_multiple_files=True, type=UPLOAD_TYPES, key="runs_uploader",
     help="Several files at once. A file that fails validation is reported by name, row and "
@@ -80,6 +87,23 @@ if new_files:
     for message in report.duplicates:
         # File and run names are a stranger's text: no Markdown link or image from them.
         st.info(shown(message), icon=":material/content_copy:")
+    added = [registry.runs[name] for name in report.added if name in registry.runs]
+    if len(added) == 1 and not report.errors and not report.duplicates:
+        page = state.select_run(added[0])  # one new run: show it on its family's page
+        if page is not None:
+            st.switch_page(page)
+    st.session_state[state.JUST_ADDED] = list(report.added)
+
+just_added = [n for n in st.session_state.get(state.JUST_ADDED, []) if n in registry.runs]
+if just_added:
+    with st.container(border=True):
+        st.markdown(f"**{len(just_added)} run(s) loaded.** Open one on its page:")
+        with st.container(horizontal=True):
+            for name in just_added:
+                if st.button(shown(name), key=f"open::{name}", icon=":material/open_in_new:"):
+                    page = state.select_run(registry.runs[name])
+                    if page is not None:
+                        st.switch_page(page)
 
 for filename, message in list(registry.errors.items()):
     with st.container(border=True):

@@ -47,15 +47,26 @@ def test_runs_page_lists_samples_and_takes_uploads(app_server, page, tmp_path) -
     good.write_text(GOOD)
     uploader = page.locator('[data-testid="stFileUploader"] input[type="file"]')
     uploader.set_input_files(str(good))
+    # One new run: its family's page opens with that run (and its model) selected.
+    page.get_by_role("heading", name="Cognitive biases").wait_for(state="visible")
+    wait_for_app(page)
+    screenshot(page, "runs_after_upload")
+    selects = page.locator('[data-testid="stMultiSelect"]')
+    assert "uploaded_run" in selects.nth(0).inner_text()      # Runs
+    models = selects.nth(1).inner_text()                     # Models
+    assert "browser-model" in models and "synthetic" not in models
+
+    page.get_by_role("link", name="Runs").first.click()
     run_row(page, "uploaded_run").wait_for(state="visible")
     wait_for_app(page)
     assert run_row(page, "uploaded_run").inner_text().startswith("uploaded_run · bias · 5 rows")
     assert loaded(page, 8).is_visible()
-    screenshot(page, "runs_after_upload")
+    assert page.get_by_text("last for this browser session only").is_visible()
 
     bad = tmp_path / "bad.csv"
     bad.write_text(BAD)
-    uploader.set_input_files(str(bad))  # added to the widget's files, as a user would
+    uploader = page.locator('[data-testid="stFileUploader"] input[type="file"]')
+    uploader.set_input_files(str(bad))  # a bad file: an error box, nothing else changes
     error = page.locator('[data-testid="stCode"]', has_text="bad.csv")
     error.wait_for(state="visible")
     wait_for_app(page)
