@@ -173,6 +173,10 @@ class FigureExporter:
             raise ValueError(f"format must be one of {', '.join(FIGURE_FORMATS)}; got {fmt!r}")
         import kaleido
 
+        from kbench_core.figures.base import fit_to_width
+
+        if width:  # titles, legends, labels and panels laid out for the paper's width
+            fig = fit_to_width(fig, width)
         layout = fig.layout
         opts = {"format": fmt, "width": width or layout.width or PAPER_SIZES["screen"][0],
                 "height": height or layout.height or PAPER_SIZES["screen"][1],
