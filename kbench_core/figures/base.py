@@ -137,6 +137,14 @@ def _title(text: str, width: int, subtitle: str | None = None) -> dict:
                 yref="paper", pad=dict(l=10, b=14), automargin=True)
 
 
+def _title_lines(fig: go.Figure) -> int:
+    text = fig.layout.title.text or ""
+    return text.count("<br>") + 1 if text else 0
+
+
+TITLE_LINE_PX = 20
+
+
 def apply_layout(fig: go.Figure, title: str, *, subtitle: str | None = None,
                  **kwargs: object) -> go.Figure:
     """The kbench template and a left-aligned title, wrapped to :data:`APP_WIDTH`, that pushes
@@ -146,6 +154,8 @@ def apply_layout(fig: go.Figure, title: str, *, subtitle: str | None = None,
     meta.update(kbench_title=title, kbench_subtitle=subtitle)
     fig.update_layout(template="kbench", title=_title(title, APP_WIDTH, subtitle), meta=meta,
                       **kwargs)
+    if fig.layout.height:  # heights are set for a one-line title: room for the others
+        fig.update_layout(height=fig.layout.height + TITLE_LINE_PX * (_title_lines(fig) - 1))
     return fig
 
 
@@ -186,12 +196,18 @@ def fit_to_width(fig: go.Figure, width: int) -> go.Figure:
     small multiples re-gridded to the columns that fit (``meta["kbench_panels"]``)."""
     fig = go.Figure(fig)
     meta = fig.layout.meta if isinstance(fig.layout.meta, Mapping) else {}
+    height = int(fig.layout.height or 520)
     if meta.get("kbench_title") is not None:
+        before = _title_lines(fig)
         fig.update_layout(title=_title(str(meta["kbench_title"]), width,
                                        meta.get("kbench_subtitle")))
-    height = int(fig.layout.height or 520)
+        height += TITLE_LINE_PX * (_title_lines(fig) - before)
     _recut_ticks(fig, width)
     if meta.get("kbench_heatmap"):
+        if width < NARROW:
+            height += _flat_colorbars(fig)
+            meta = dict(meta)
+            meta["kbench_heatmap"] = {**meta["kbench_heatmap"], "colorbar_px": 0}
         _heatmap_text(fig, width, meta["kbench_heatmap"])
     if meta.get("kbench_panels"):
         height = _regrid(fig, width, meta["kbench_panels"])
@@ -213,7 +229,7 @@ def fit_to_width(fig: go.Figure, width: int) -> go.Figure:
 
 def _heatmap_text(fig: go.Figure, width: int, spec: Mapping) -> None:
     """Numbers in heatmap cells only while a cell is wide enough for them."""
-    plot = width - min(0.4 * width, spec["label_px"]) - 90
+    plot = width - min(0.4 * width, spec["label_px"]) - spec.get("colorbar_px", 90)
     cell = plot / max(int(spec["columns"]), 1)
     for trace in fig.data:
         if trace.type == "heatmap" and trace.text is not None:
@@ -271,6 +287,9 @@ def set_panels(fig: go.Figure, n: int, columns: int, *, panel_height: int, heade
                 yref="paper", xanchor="center", yanchor="bottom", showarrow=False,
                 font=dict(size=FONT_SIZE - 1)))
     fig.layout.annotations = annotations
+    if titles:  # the figure's title clears the first row's panel titles
+        lines = max(t.count("<br>") + 1 for t in titles)
+        fig.layout.title.pad.b = 14 + 16 * lines
     meta = dict(fig.layout.meta) if isinstance(fig.layout.meta, Mapping) else {}
     meta["kbench_panels"] = dict(n=n, columns=columns, panel_height=panel_height, header=header,
                                  titles=list(titles) if titles else None,
@@ -311,30 +330,39 @@ def clamp_note(count: int, low: float, high: float, what: str = "values") -> str
 
 
 def shorten(labels: Sequence[str], max_chars: int) -> list[str]:
-    """Labels cut in the middle (``head…tail``) to ``max_chars``; where two would read the
-    same, the head grows until they differ (the full names stay in the hover)."""
+    """Labels cut in the middle (``head…tail``) to ``max_chars``. Where two would read the
+    same, the cut moves (then the budget grows) until they differ; the full names stay in the
+    hover. Hand-written: plotly has no label abbreviation."""
     labels = [str(label) for label in labels]
     max_chars = max(6, max_chars)
-    out = []
-    for label in labels:
-        if len(label) <= max_chars:
-            out.append(label)
-            continue
-        tail = max(3, (max_chars - 1) * 2 // 3)
-        head = max(2, max_chars - 1 - tail)
-        out.append(label[:head] + "…" + label[-tail:])
-    for _ in range(60):  # grow the colliding ones
-        counts: dict[str, int] = {}
-        for text in out:
-            counts[text] = counts.get(text, 0) + 1
-        clash = [i for i, text in enumerate(out) if counts[text] > 1 and text != labels[i]]
-        if not clash:
-            break
-        for i in clash:
-            head = out[i].index("…") + 1
-            tail = len(out[i]) - head
-            out[i] = (labels[i] if head + tail >= len(labels[i])
-                      else labels[i][:head] + "…" + labels[i][-tail:])
+
+    def cut(label: str, budget: int, head: int) -> str:
+        if len(label) <= budget:
+            return label
+        return label[:head] + "…" + label[len(label) - (budget - 1 - head):]
+
+    out = [cut(label, max_chars, max(2, (max_chars - 1) // 3)) for label in labels]
+    clashes: dict[str, list[int]] = {}
+    for i, text in enumerate(out):
+        clashes.setdefault(text, []).append(i)
+    for group in (g for g in clashes.values() if len(g) > 1):
+        names = [labels[i] for i in group]
+        if len(set(names)) < len(names):
+            continue  # equal names stay equal
+        budget, done = max_chars, False
+        while not done:
+            for head in range(2, budget - 3):
+                trial = [cut(name, budget, head) for name in names]
+                if len(set(trial)) == len(trial):
+                    for i, text in zip(group, trial, strict=True):
+                        out[i] = text
+                    done = True
+                    break
+            budget += 2
+            if budget > max(map(len, names)):
+                for i, name in zip(group, names, strict=True):
+                    out[i] = name
+                done = True
     return out
 
 
@@ -353,11 +381,31 @@ def category_ticks(fig: go.Figure, axis: str, labels: Sequence[str], *, share: f
     fig.update_layout(meta=meta)
 
 
+NARROW = 500  # px: below this width, tick labels get a smaller font and colour bars lie flat
+
+
 def _recut_ticks(fig: go.Figure, width: int) -> None:
     meta = fig.layout.meta if isinstance(fig.layout.meta, Mapping) else {}
     for axis, spec in (meta.get("kbench_ticks") or {}).items():
-        budget = int(spec["share"] * width / (CHAR_EM * spec["size"]))
-        fig.layout[axis].update(ticktext=shorten(spec["labels"], budget))
+        size = spec["size"] - (1 if width < NARROW else 0)
+        budget = int(spec["share"] * width / (CHAR_EM * size))
+        fig.layout[axis].update(ticktext=shorten(spec["labels"], budget),
+                                tickfont=dict(size=size))
+
+
+def _flat_colorbars(fig: go.Figure) -> int:
+    """Colour bars laid flat under the figure (a narrow figure cannot spare their width);
+    returns the height they need."""
+    added = 0
+    for trace in fig.data:
+        if trace.type == "heatmap" and trace.showscale is not False:
+            title = trace.colorbar.title.text if trace.colorbar.title else None
+            trace.colorbar = dict(orientation="h", x=0, xanchor="left", xref="container",
+                                  y=0, yanchor="bottom", yref="container", thickness=10,
+                                  lenmode="fraction", len=0.6, title=dict(text=title,
+                                                                          side="top"))
+            added = 70
+    return added
 
 
 MAX_HEAT_ROWS = 64  # a heatmap with more rows is split into pages (see catalog)
