@@ -168,13 +168,28 @@ def legend_below(**extra: object) -> dict:
 
 def legend_rows(labels: Sequence[str], width: int, size: float = FONT_SIZE) -> int:
     """Rows a horizontal legend of ``labels`` needs at ``width`` px."""
-    widths = [text_width(label, size) + 50 for label in labels]
     rows, used = 1, 0.0
-    for w in widths:
+    for label in labels:
+        lines = label.count("<br>") + 1
+        w = max(text_width(part, size) for part in label.split("<br>")) + 50
         if used and used + w > width - 20:
             rows, used = rows + 1, 0.0
         used += w
+        rows += lines - 1
     return rows
+
+
+def with_legend_below(fig: go.Figure, labels: Sequence[str] | None = None,
+                      height: int | None = None) -> int:
+    """Put the legend under the figure and grow the figure by its rows (at the app's width;
+    :func:`fit_to_width` regrows it for an export width); returns the new height."""
+    labels = list(labels) if labels is not None else _legend_labels(fig)
+    height = int(height or fig.layout.height or 520)
+    rows = legend_rows(labels, APP_WIDTH)
+    meta = dict(fig.layout.meta) if isinstance(fig.layout.meta, Mapping) else {}
+    meta["kbench_legend_rows"] = rows
+    fig.update_layout(legend=legend_below(), meta=meta, height=height + 22 * rows)
+    return height + 22 * rows
 
 
 def _legend_labels(fig: go.Figure) -> list[str]:
@@ -211,6 +226,9 @@ def fit_to_width(fig: go.Figure, width: int) -> go.Figure:
         _heatmap_text(fig, width, meta["kbench_heatmap"])
     if meta.get("kbench_panels"):
         height = _regrid(fig, width, meta["kbench_panels"])
+    for trace in fig.data:  # a legend entry wider than the figure wraps
+        if trace.name and text_width(str(trace.name)) > width - 80:
+            trace.name = wrap(str(trace.name), width - 80, FONT_SIZE)
     labels = _legend_labels(fig)
     legend = fig.layout.legend
     side = legend.orientation in (None, "v") and (legend.x is None or legend.x >= 1)
@@ -278,6 +296,8 @@ def set_panels(fig: go.Figure, n: int, columns: int, *, panel_height: int, heade
         if title_x is not None and fig.layout.meta and "kbench_x_title" in fig.layout.meta:
             fig.layout[_axis_name("x", i)].title.text = (
                 fig.layout.meta["kbench_x_title"] if last_row else None)
+        if fig.layout.meta and fig.layout.meta.get("kbench_shared_y"):
+            fig.layout[_axis_name("y", i)].update(showticklabels=c == 0)
         if fig.layout.meta and "kbench_y_title" in fig.layout.meta:
             fig.layout[_axis_name("y", i)].title.text = (
                 fig.layout.meta["kbench_y_title"] if c == 0 else None)

@@ -9,7 +9,6 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from kbench_core.figures.base import (
-    MAX_HEAT_ROWS,
     PALETTE,
     TITLE_LINE_PX,
     apply_layout,
@@ -83,7 +82,6 @@ def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *
     # width), so every panel keeps its own tick labels whatever its place in the grid.
     fig = make_subplots(rows=1, cols=max(n_panels, 1))
     cells = [(1, i + 1) for i in range(n_panels)]
-    n_rows = 1
     scatter = go.Scattergl if len(data) > WEBGL_ABOVE else go.Scatter
     finite_all = np.concatenate([data["d_h"].to_numpy(float), data["d_a"].to_numpy(float)])
     lo = float(np.nanmin([*finite_all, 0.0])) - 0.1
