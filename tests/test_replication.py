@@ -603,7 +603,7 @@ def test_heat_table_and_leaderboard() -> None:
     fig = rep_figures.study_heatmap(result.study, value="pas")
     heat = fig.data[0]
     grid = result.study.pivot_table(index="study", columns="model", values="pas",
-                                    observed=True).sort_index(ascending=False)
+                                    observed=True).sort_index()  # first study on top
     np.testing.assert_allclose(np.asarray(heat.z, float), grid.to_numpy())
     assert "n = " in heat.hovertemplate and np.asarray(heat.customdata).shape == grid.shape
     board = R.study_summary(samples.replication_summary())

@@ -258,7 +258,7 @@ def summary_leaderboard(summary: pd.DataFrame, *, title: str | None = None) -> g
                                            "<extra></extra>"), row=1, col=1)
     if has_cost:
         fig.add_trace(go.Scatter(y=names, x=data["cost"], mode="markers",
-                                 name="cost (US$)", marker=dict(color="#444", size=8,
+                                 name="cost", marker=dict(color="#444", size=8,
                                                                 symbol="diamond"),
                                  hovertemplate="%{y}<br>cost $%{x:,.2f}<extra></extra>"),
                       row=1, col=2)

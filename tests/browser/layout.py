@@ -298,7 +298,8 @@ async ({figures, width, overlapTol, outsideTol}) => {
         if (a.h.x1 < b.h.x0 || b.h.x1 < a.h.x0 || a.h.y1 < b.h.y0 || b.h.y1 < a.h.y0) continue;
         if (a.el.contains(b.el) || b.el.contains(a.el)) continue;
         const d = depth(a.q, b.q);
-        if (d > overlapTol) problems.push(`overlap: ${name(a)} and ${name(b)} (${d.toFixed(0)} px)`);
+        if (d > overlapTol)
+          problems.push(`overlap: ${name(a)} and ${name(b)} (${d.toFixed(0)} px)`);
       }
     }
     results.push(problems);
