@@ -96,7 +96,7 @@ def test_latex_booktabs_intervals_bold_and_escaping() -> None:
                           provenance=PROV)
     assert r"\toprule" in tex and r"\midrule" in tex and r"\bottomrule" in tex
     assert r"m\_1 & 0.62 [0.55, 0.69]" in tex
-    assert r"\textbf{0.310 [0.250, 0.370]}" in tex          # lower is better: 0.31 bold
+    assert r"\textbf{0.31 [0.25, 0.37]}" in tex          # lower is better: 0.31 bold
     assert r"m\&2" in tex and r"50\% of \{x\}" in tex and r"a\_b" in tex
     assert r"\caption{BMS\_by model}" in tex
     body = "\n".join(line for line in tex.splitlines() if not line.startswith("%"))
