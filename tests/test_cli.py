@@ -100,9 +100,8 @@ def test_figures_writes_every_figure_and_table(tmp_path) -> None:
     assert "bias_bci_heatmap-synthetic-alpha.png" in names
     png = (out / "bias_has_chart.png").read_bytes()
     from kbench_core import figures, kahne
-    from kbench_core.io import load_run
-
     from kbench_core.figures.base import fit_to_width
+    from kbench_core.io import load_run
 
     chart = figures.has_chart(kahne.has(load_run("sample_data/bias.csv").frame))
     own_height = fit_to_width(chart, 336).layout.height

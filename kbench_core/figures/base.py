@@ -36,7 +36,9 @@ DASHES: tuple[str, ...] = ("solid", "dash", "dot", "dashdot", "longdash", "longd
 PATTERNS: tuple[str, ...] = ("", "/", "x", ".", "\\", "-", "|", "+", "/", "x")
 FONT_SIZE = 13
 TITLE_SIZE = 16
-APP_WIDTH = 900  # the width figures are laid out for unless told (the app's chart width)
+# The width figures are laid out for unless told: the app's narrowest chart column (two
+# charts side by side at a 1400 px window); they hold up to the full main column (940 px).
+APP_WIDTH = 460
 CHAR_EM = 0.66  # mean advance of a character in em (DejaVu Sans, Chromium's fallback font)
 LEGEND_SIDE_MAX = 0.3  # a side legend may take at most this share of the width
 
@@ -315,6 +317,8 @@ def set_panels(fig: go.Figure, n: int, columns: int, *, panel_height: int, heade
                                  titles=list(titles) if titles else None,
                                  min_width=meta.get("kbench_panels", {}).get("min_width", 240)
                                  if isinstance(meta.get("kbench_panels"), Mapping) else 240)
+    # the narrowest width this grid holds at (the app shows it in a column at least as wide)
+    meta["kbench_min_width"] = columns * int(meta["kbench_panels"]["min_width"]) + 80
     fig.update_layout(meta=meta, height=height)
     return height
 

@@ -20,6 +20,7 @@ from kbench_core.figures.base import (
     legend_below,
     model_colors,
     set_panels,
+    with_legend_below,
 )
 
 __all__ = ["effect_scatter", "study_heatmap", "summary_leaderboard"]
@@ -189,6 +190,7 @@ def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *
     set_panels(fig, n_panels, n_cols, panel_height=340 if n_panels > 1 else 400,
                header=80 + TITLE_LINE_PX * (fig.layout.title.text.count("<br>")),
                titles=[label(m) for m in models] if panels and n_panels > 1 else None)
+    with_legend_below(fig)  # below: a side legend would take the panels' width
     return fig
 
 

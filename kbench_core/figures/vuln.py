@@ -29,7 +29,7 @@ __all__ = ["lucky_guess_chart", "prompt_type_chart", "reliability_diagram",
 
 MAX_LABELLED = 12  # lucky-guess scatter up to this many models; beyond, a ranked dumbbell
 MAX_OVERLAID = 3  # reliability curves drawn on one pair of axes; beyond, one panel each
-PANEL_COLUMNS = 4
+PANEL_COLUMNS = 3
 
 
 _COMPONENT_COLORS = {"f2": "#0072B2", "tdr": "#009E73", "finding_precision": "#E69F00",

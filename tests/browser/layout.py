@@ -35,10 +35,13 @@ from kbench_core.figures.base import fit_to_width
 from kbench_core.io import Run, RunFormatError, load_run
 from tests.conftest import ROOT
 
-# one-column and two-column paper widths, and the app's chart width (the export default)
+# One-column and two-column paper widths (exported: laid out for the width by fit_to_width),
+# and the app's chart widths as built: the full main column and the narrowest side-by-side
+# column of the pages (measured at a 1400 px window: 940 and 462 px).
 SIZES: dict[str, int] = {"one-column": PAPER_SIZES["one-column"][0],
                          "two-column": PAPER_SIZES["two-column"][0],
-                         "app": PAPER_SIZES["screen"][0]}
+                         "app": 940, "app-column": 462}
+RAW = ("app", "app-column")  # sizes at which the figure is shown as built
 DEFAULT_HEIGHT = PAPER_SIZES["screen"][1]  # what kaleido uses for a figure without a height
 OVERLAP_TOLERANCE_PX = 1.0
 OUTSIDE_TOLERANCE_PX = 1.0
@@ -255,7 +258,7 @@ async ({figures, width, overlapTol, outsideTol}) => {
     div.className = 'fig';
     document.body.appendChild(div);
     const fig = JSON.parse(f.json);
-    fig.layout.width = width;
+    fig.layout.width = f.width;
     fig.layout.height = f.height;
     const problems = [];
     try {
@@ -324,6 +327,13 @@ def plotly_js_dir(folder: Path) -> Path:
     return folder / "layout.html"
 
 
+def min_width(fig: go.Figure) -> int:
+    """The narrowest width a figure as built declares it holds at (small multiples: their
+    columns × the panel width); the app shows such figures in columns at least that wide."""
+    meta = fig.layout.meta
+    return int(meta.get("kbench_min_width", 0)) if isinstance(meta, dict) else 0
+
+
 def figure_height(fig: go.Figure) -> int:
     return int(fig.layout.height or DEFAULT_HEIGHT)
 
@@ -333,10 +343,10 @@ def check_batch(page, figures: list[Figure], width: int, *, keep: bool = False,
     """Problems of each figure rendered ``width`` px wide at its own height (as ``kbench
     figures --size`` exports it, through :func:`~kbench_core.figures.base.fit_to_width`; at
     the app's width as built). ``page`` shows :func:`plotly_js_dir`'s page."""
-    fitted = [f.figure if width == SIZES["app"] else fit_to_width(f.figure, width)
-              for f in figures]
-    payload = [{"json": fig.to_json(), "height": figure_height(fig), "keep": keep}
-               for fig in fitted]
+    raw = width in (SIZES[s] for s in RAW)
+    fitted = [f.figure if raw else fit_to_width(f.figure, width) for f in figures]
+    payload = [{"json": fig.to_json(), "height": figure_height(fig), "keep": keep,
+                "width": max(width, min_width(fig)) if raw else width} for fig in fitted]
     results = page.evaluate(_CHECK_JS, {"figures": payload, "width": width,
                                         "overlapTol": OVERLAP_TOLERANCE_PX,
                                         "outsideTol": OUTSIDE_TOLERANCE_PX})
