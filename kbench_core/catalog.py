@@ -132,6 +132,39 @@ def _bias_items() -> list[Item]:
     ]
 
 
+def _bias_summary_items() -> list[Item]:
+    """KahneBench's published fingerprint reports (kind ``bias_summary``): the values as
+    published, no trials, so no intervals; the same heatmap and curves as trial runs."""
+    from kbench_core import figures
+
+    def fingerprint(frame: pd.DataFrame, options: Mapping[str, Any]):
+        keep = [c for c in _FINGERPRINT_COLUMNS if c in frame]
+        return _one(frame[keep])
+
+    def heatmap(frame: pd.DataFrame, options: Mapping[str, Any]):
+        if "bms" in frame and frame["bms"].notna().any():
+            yield "", figures.fingerprint_heatmap(frame)
+
+    def curves(frame: pd.DataFrame, options: Mapping[str, Any]):
+        from kbench_core.schema import INTENSITIES
+
+        if not all(f"mean_{i}" in frame for i in INTENSITIES) or "control_mean" not in frame:
+            return
+        for bias, rows in frame.groupby("bias", sort=True, observed=True):
+            if rows[[f"mean_{i}" for i in INTENSITIES]].notna().any().any():
+                yield str(bias), figures.bms_curves(
+                    rows, y="mean", title=f"{bias}: mean bias score by trigger intensity")
+
+    return [
+        Item("fingerprint", "Fingerprint as published, per model × bias", "table", fingerprint,
+             best={"bms": "min", "alignment": "max", "bci_consistency": "max",
+                   "rci_consistency": "max", "calibration_score": "max",
+                   "effectiveness": "max"}, main=True),
+        Item("fingerprint_heatmap", "Fingerprint heatmap (BMS)", "figure", heatmap),
+        Item("bms_curves", "Mean bias score by trigger intensity, per bias", "figure", curves),
+    ]
+
+
 # ------------------------------------------------------------------------------ judged
 
 _TIER_COLUMNS = ["model", "judge", "n", "accuracy", "f2", "tdr", "lucky_guess_rate",
@@ -279,6 +312,7 @@ def _summary_items() -> list[Item]:
 
 
 _BUILDERS: dict[str, Callable[[], list[Item]]] = {"bias": _bias_items,
+                                                   "bias_summary": _bias_summary_items,
                                                    "judged": _judged_items,
                                                    "replication": _replication_items,
                                                    "replication_summary": _summary_items}

@@ -119,30 +119,23 @@ def format_frame(frame: pd.DataFrame, *, digits: int = SIGNIFICANT) -> pd.DataFr
 
 def round_frame(frame: pd.DataFrame, *, digits: int = SIGNIFICANT) -> pd.DataFrame:
     """``frame`` with its float columns rounded to ``digits`` significant digits and residues
-    set to 0, numbers kept as numbers (for CSV); integer-valued count columns become integers.
-    Vectorised: ``round(x, digits - 1 - floor(log10|x|))`` per cell."""
+    set to 0, numbers kept as numbers (for CSV); integer-valued count and rank columns become
+    integers."""
     out = frame.copy()
     for column in out.columns:
         values = out[column]
         if not pd.api.types.is_float_dtype(values):
             continue
         array = values.to_numpy(dtype=float)
-        tiny = np.abs(array) < TINY
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            magnitude = np.floor(np.log10(np.abs(np.where(tiny | ~np.isfinite(array), 1.0,
-                                                          array))))
-            k = digits - 1 - magnitude  # decimals to keep; negative: round to tens, ...
-            # divide by an exact power of ten on both sides, so 0.6344 prints as 0.6344
-            up, down = 10.0 ** np.maximum(k, 0), 10.0 ** np.maximum(-k, 0)
-            rounded = np.round(array * up / down) * down / up
-        rounded = np.where(tiny, 0.0, np.where(np.isfinite(array), rounded, array))
+        # Python's correctly rounded decimal formatting per cell: a scaled np.round can land
+        # on the wrong side of a half (x * 10**k is itself rounded). Tables are small.
+        rounded = np.array([round_significant(v, digits) for v in array.tolist()],
+                           dtype=float)
         finite = np.isfinite(array)
         if column_kind(str(column), values) in ("integer", "rank") \
                 and np.all(array[finite] == np.round(array[finite])) \
                 and not np.isinf(array).any():
-            out[column] = pd.array(np.where(finite, np.round(array), 0).astype("int64"),
-                                   dtype="Int64").where(finite, pd.NA) if not finite.all() \
-                else np.round(array).astype("int64")
+            out[column] = pd.Series(array, index=out.index).astype("Int64")  # NaN -> <NA>
         else:
             out[column] = rounded
     return out

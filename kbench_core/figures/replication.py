@@ -226,6 +226,11 @@ def study_heatmap(table: pd.DataFrame, *, value: str = "pas", title: str | None 
         hover = "%{y} · %{x}<br>" + value.upper() + " %{z:.3f}"
     if counts is not None:
         hover += "<br>n = %{customdata}"
+    rows_empty, cols_empty = grid.isna().all(axis=1), grid.isna().all(axis=0)
+    grid.index = [f"{name} (no scores)" if none else name
+                  for name, none in zip(grid.index, rows_empty, strict=True)]
+    grid.columns = [f"{name} (no scores)" if none else name
+                    for name, none in zip(grid.columns, cols_empty, strict=True)]
     return heatmap_figure(grid, title=title or f"{value.upper()} per study and model",
                           zmin=zmin, zmax=zmax, colorbar_title=value.upper(),
                           customdata=counts, hovertemplate=hover, missing="–")
