@@ -12,10 +12,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
-from kbench_core.tables import SIGNIFICANT, column_kind, format_value, round_frame
+from kbench_core.tables import SIGNIFICANT, TINY, column_kind, format_value
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
 
@@ -40,8 +41,19 @@ def number_format(name: str, values: pd.Series) -> str | None:
 
 
 def shown(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` rounded for display: 4 significant digits, residues below 1e-12 as 0."""
-    return round_frame(frame)
+    """``frame`` for display: floating-point residues (|x| < 1e-12) set to 0 and whole-number
+    count and rank columns as integers; the 4 significant digits come from the column format
+    (:func:`number_format`), so sorting and copying keep every digit."""
+    out = frame.copy()
+    for column in out.columns:
+        if pd.api.types.is_float_dtype(out[column]):
+            values = out[column]
+            out[column] = values.mask(values.abs() < TINY, 0.0)
+            if column_kind(str(column), values) in ("integer", "rank"):
+                whole = out[column].dropna()
+                if (whole == whole.round()).all() and np.isfinite(whole).all():
+                    out[column] = out[column].astype("Int64")
+    return out
 
 
 def table_config(frame: pd.DataFrame, config: Mapping[str, object] | None = None, *,
