@@ -62,7 +62,7 @@ def reliability_diagram(table: pd.DataFrame, *, colors: dict[str, str] | None = 
     heading = title or f"Reliability: accuracy against stated confidence ({bins} bins)"
     if len(models) > MAX_OVERLAID:
         return _reliability_panels(table, models, styles, heading)
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.72, 0.28],
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.64, 0.36],
                         vertical_spacing=0.05)
     fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="perfect calibration",
                              line=dict(color="#888", dash="dash", width=1.5),
@@ -117,7 +117,7 @@ def reliability_diagram(table: pd.DataFrame, *, colors: dict[str, str] | None = 
     fig.update_xaxes(range=[-0.02, 1.03], row=1, col=1)
     fig.update_xaxes(range=[-0.02, 1.03], title_text="Stated confidence", row=2, col=1)
     fig.update_yaxes(range=[0, 1.04], title_text="Accuracy (95% CI)", row=1, col=1)
-    fig.update_yaxes(title_text="Share", tickformat=".0%", rangemode="tozero", nticks=3,
+    fig.update_yaxes(title_text="Share of answers", tickformat=".0%", rangemode="tozero", nticks=3,
                      row=2, col=1)
     return fig
 
