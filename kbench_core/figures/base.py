@@ -390,9 +390,9 @@ def shorten(labels: Sequence[str], max_chars: int) -> list[str]:
     return out
 
 
-def category_ticks(fig: go.Figure, axis: str, labels: Sequence[str], *, share: float = 0.4,
+def category_ticks(fig: go.Figure, axis: str, labels: Sequence[str], *, share: float = 0.5,
                    width: int = APP_WIDTH, size: float = FONT_SIZE - 1) -> None:
-    """Label every category of ``axis`` (``"yaxis"``, ``"xaxis2"``), cut to ``share`` of the
+    """Label every category of ``axis`` (``"yaxis"``, ``"xaxis2"``), cut to ``share`` (half) of the
     figure ``width``; :func:`fit_to_width` recuts them for an export width."""
     labels = [str(label) for label in labels]
     budget = int(share * width / (CHAR_EM * size))
@@ -412,7 +412,8 @@ def _recut_ticks(fig: go.Figure, width: int) -> None:
     meta = fig.layout.meta if isinstance(fig.layout.meta, Mapping) else {}
     for axis, spec in (meta.get("kbench_ticks") or {}).items():
         size = spec["size"] - (1 if width < NARROW else 0)
-        budget = int(spec["share"] * width / (CHAR_EM * size))
+        share = min(spec["share"], 0.4) if width < NARROW else spec["share"]
+        budget = int(share * width / (CHAR_EM * size))
         fig.layout[axis].update(ticktext=shorten(spec["labels"], budget),
                                 tickfont=dict(size=size))
 
@@ -478,7 +479,7 @@ def heatmap_figure(grid, *, title: str, zmin: float, zmax: float, colorbar_title
                  yaxis=dict(title="", showgrid=False, type="category", autorange="reversed",
                             ticks=""),
                  margin=dict(t=50, b=bottom, r=20))
-    category_ticks(fig, "yaxis", rows, size=font)
+    category_ticks(fig, "yaxis", rows, share=0.4, size=font)  # the cells need the rest
     category_ticks(fig, "xaxis", cols, share=0.3, size=font)
     meta = dict(fig.layout.meta)
     label_px = max((text_width(r, font) for r in shorten(rows, int(0.4 * APP_WIDTH / (
