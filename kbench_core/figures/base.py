@@ -324,12 +324,23 @@ def set_panels(fig: go.Figure, n: int, columns: int, *, panel_height: int, heade
 
 
 def _regrid(fig: go.Figure, width: int, panels: Mapping) -> int:
+    """Re-lay small multiples for ``width``: as many columns as panels of ``min_width`` fit;
+    panel titles are cut (names, in the middle) and wrapped (the rest) to their panel rather
+    than dropping to fewer columns, while a name keeps at least 12 characters."""
     columns = max(1, min(int(panels["columns"]),
                          int((width - 80) // int(panels.get("min_width", 240)))))
     titles = panels.get("titles")
     if titles:
-        longest = max(text_width(t.split("<br>")[0], FONT_SIZE - 1) for t in titles)
-        columns = max(1, min(columns, int((width - 80) // max(longest + 20, 1))))
+        size = FONT_SIZE - 1
+        while True:
+            room = (width - 80) / columns - 16
+            budget = int(room / (CHAR_EM * size))
+            if budget >= 12 or columns == 1:
+                break
+            columns -= 1
+        names = shorten([t.split("<br>")[0] for t in titles], budget)
+        titles = ["<br>".join([name, *(wrap(rest, room, size) for rest in t.split("<br>")[1:])])
+                  for name, t in zip(names, titles, strict=True)]
     return set_panels(fig, int(panels["n"]), columns,
                       panel_height=int(panels["panel_height"]), header=int(panels["header"]),
                       titles=titles)

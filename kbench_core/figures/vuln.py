@@ -155,8 +155,8 @@ def _reliability_panels(table: pd.DataFrame, models: list[str], styles: dict,
     apply_layout(fig, heading, barmode="overlay",
                  subtitle=f"{len(models)} models, one panel each on the same axes")
     meta = dict(fig.layout.meta)
-    meta.update(kbench_x_title="Stated confidence", kbench_y_title="Accuracy",
-                kbench_panels=dict(min_width=170))
+    meta.update(kbench_x_title="Confidence", kbench_y_title="Accuracy",
+                kbench_panels=dict(min_width=120))
     fig.update_layout(meta=meta)
     header = 90 + 20 * fig.layout.title.text.count("<br>")
     set_panels(fig, len(models), PANEL_COLUMNS, panel_height=230, header=header,
