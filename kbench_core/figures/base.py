@@ -222,7 +222,7 @@ def fit_to_width(fig: go.Figure, width: int) -> go.Figure:
     _recut_ticks(fig, width)
     if meta.get("kbench_heatmap"):
         if width < NARROW:
-            height += _flat_colorbars(fig)
+            height += _flat_colorbars(fig, width)
             meta = dict(meta)
             meta["kbench_heatmap"] = {**meta["kbench_heatmap"], "colorbar_px": 0}
         _heatmap_text(fig, width, meta["kbench_heatmap"])
@@ -424,12 +424,15 @@ def _recut_ticks(fig: go.Figure, width: int) -> None:
     for axis, spec in (meta.get("kbench_ticks") or {}).items():
         size = spec["size"] - (1 if width < NARROW else 0)
         share = min(spec["share"], 0.4) if width < NARROW else spec["share"]
+        if spec.get("cells"):  # heatmap rows: what the cells (28 px and up) leave over
+            other = 60 if width < NARROW else 150  # margins (and a standing colour bar)
+            share = min(0.6, max(share, 1 - (28 * spec["cells"] + other) / width))
         budget = int(share * width / (CHAR_EM * size))
         fig.layout[axis].update(ticktext=shorten(spec["labels"], budget),
                                 tickfont=dict(size=size))
 
 
-def _flat_colorbars(fig: go.Figure) -> int:
+def _flat_colorbars(fig: go.Figure, width: int) -> int:
     """Colour bars laid flat under the figure (a narrow figure cannot spare their width);
     returns the height they need."""
     added = 0
@@ -438,8 +441,13 @@ def _flat_colorbars(fig: go.Figure) -> int:
             title = trace.colorbar.title.text if trace.colorbar.title else None
             trace.colorbar = dict(orientation="h", x=0, xanchor="left", xref="container",
                                   y=0, yanchor="bottom", yref="container", thickness=10,
-                                  lenmode="fraction", len=0.6, title=dict(text=title,
-                                                                          side="top"))
+                                  ypad=8, lenmode="pixels", len=min(240, 0.7 * width),
+                                  title=dict(text=title, side="right",
+                                             font=dict(size=FONT_SIZE - 1)))
+            if trace.zmin is not None and trace.zmax is not None:  # both ends labelled
+                ends = [trace.zmin, (trace.zmin + trace.zmax) / 2, trace.zmax]
+                trace.colorbar.update(tickmode="array", tickvals=ends,
+                                      ticktext=[f"{v:g}" for v in ends])
             added = 70
     return added
 
@@ -491,7 +499,8 @@ def heatmap_figure(grid, *, title: str, zmin: float, zmax: float, colorbar_title
                             ticks=""),
                  margin=dict(t=50, b=bottom, r=20))
     category_ticks(fig, "yaxis", rows, share=0.4, size=font)  # the cells need the rest
-    category_ticks(fig, "xaxis", cols, share=0.3, size=font)
+    category_ticks(fig, "xaxis", cols, share=0.45, size=font)  # turned: costs height only
+    fig.layout.meta["kbench_ticks"]["yaxis"]["cells"] = len(cols)
     meta = dict(fig.layout.meta)
     label_px = max((text_width(r, font) for r in shorten(rows, int(0.4 * APP_WIDTH / (
         CHAR_EM * font)))), default=0)
