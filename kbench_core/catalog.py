@@ -289,7 +289,12 @@ def _summary_items() -> list[Item]:
         for extra in ("tokens", "cost"):
             if extra in frame:
                 table[extra] = grouped[extra].sum(min_count=1)
-        return _one(table.reset_index())
+        table = table.reset_index()
+        # Ranked by mean study PAS, 1 = highest; configurations without scores last.
+        key = "pas" if "pas" in table else "ecs"
+        table.insert(0, "rank", table[key].rank(ascending=False, method="min").astype("Int64"))
+        return _one(table.sort_values(["rank", "model"], na_position="last", kind="stable")
+                    .reset_index(drop=True))
 
     def board_figure(frame: pd.DataFrame, options: Mapping[str, Any]):
         for _, table in board(frame, options):
@@ -304,7 +309,8 @@ def _summary_items() -> list[Item]:
                         part, value=metric, zmin=0.0 if metric == "pas" else -1.0)
 
     return [
-        Item("leaderboard", "Configurations by mean PAS and ECS, with cost", "table", board,
+        Item("leaderboard", "Configurations by mean PAS (rank 1 = highest) and ECS, with cost "
+             "in US$", "table", board,
              best={"pas": "max", "ecs": "max", "cost": "min"}, main=True),
         Item("leaderboard_chart", "Configurations by score, with cost", "figure", board_figure),
         Item("study_heatmap", "Score per study and configuration", "figure", heat),

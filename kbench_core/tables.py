@@ -66,8 +66,8 @@ def format_value(value: object, kind: ColumnKind = "number", *,
                  digits: int = SIGNIFICANT) -> str:
     """One cell as text (``–`` for a missing value).
 
-    >>> format_value(0.6344000000000001)
-    '0.6344'
+    >>> format_value(0.6344000000000001), format_value(0.465)
+    ('0.6344', '0.4650')
     >>> format_value(3.49e-16)
     '0'
     >>> format_value(3789115.0, "integer")
@@ -97,7 +97,8 @@ def format_value(value: object, kind: ColumnKind = "number", *,
     if kind == "cost":
         if abs(number) < TINY:
             return "$0"
-        return f"${number:,.2f}" if abs(number) >= 1 else f"${round_significant(number, digits):g}"
+        return (f"${number:,.2f}" if abs(number) >= 1
+                else f"${round_significant(number, digits):#.{digits}g}")
     number = round_significant(number, digits)
     if number == 0:
         return "0"
@@ -105,7 +106,8 @@ def format_value(value: object, kind: ColumnKind = "number", *,
         return f"{number:,.0f}"
     if abs(number) < 1e-4:
         return f"{number:.{digits - 1}e}"
-    return f"{number:g}"
+    text = f"{number:#.{digits}g}"  # '#': trailing zeros kept, 0.4650 has 4 digits too
+    return text.rstrip(".")
 
 
 def format_frame(frame: pd.DataFrame, *, digits: int = SIGNIFICANT) -> pd.DataFrame:

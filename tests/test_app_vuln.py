@@ -61,7 +61,7 @@ def test_page_shows_the_tiers_of_the_sample_run(monkeypatch) -> None:
     assert board.index[0] == "synthetic-detector-sharp"
     low, high = proportion_confint(84, 120, method="wilson")  # eager: 0.7 of 120 answers
     # 4 significant digits (kbench_core.tables)
-    assert board.loc["synthetic-detector-eager", "accuracy_ci"] == f"[{low:.4g}, {high:.4g}]"
+    assert board.loc["synthetic-detector-eager", "accuracy_ci"] == f"[{low:#.4g}, {high:#.4g}]"
     # one tab per tier with all its metrics
     tier1 = table(at, "1")
     assert {"tp", "tn", "fp", "fn", "f1", "f2", "fpr", "fnr"} <= set(tier1.columns)
