@@ -279,3 +279,23 @@ def test_every_sample_figure_has_distinct_legend_entries() -> None:
     problems = [f"{f.label}: {p}" for name, run in sample_runs()
                 for f in catalog_figures(name, run) for p in legend_styles(f.figure)]
     assert problems == []
+
+
+def test_prompt_type_chart_beyond_twelve_models_is_a_ranked_heatmap() -> None:
+    frame = samples.judged_samples(models=[f"d{i:02d}" for i in range(13)], n_samples=10,
+                                   judges=["judge-one"])
+    by_prompt = vuln.tiers(frame, by=("model", "prompt_type"))
+    heat = vuln_figures.prompt_type_chart(by_prompt).data[0]
+    assert heat.type == "heatmap" and len(heat.y) == 13 and len(heat.x) == 3
+    means = np.nanmean(np.asarray(heat.z, dtype=float), axis=1)
+    assert list(means) == sorted(means, reverse=True)
+    one = by_prompt[(by_prompt["model"] == "d00") & (by_prompt["prompt_type"] == "direct")]
+    assert heat.z[list(heat.y).index("d00")][list(heat.x).index("direct")] == pytest.approx(
+        float(one["tdr"].iloc[0]))
+
+
+def test_rank_chart_says_what_rank_one_means() -> None:
+    ranks = pd.DataFrame({"model": ["a", "b"], "rank": [1.0, 2.0], "rank_low": [1.0, 1.0],
+                          "rank_high": [2.0, 2.0], "value": [0.1, 0.2]})
+    fig = compare_figures.rank_chart(ranks, best="least biased")
+    assert fig.layout.xaxis.title.text == "Rank (1 = least biased)"

@@ -164,10 +164,10 @@ def agreement_bars(table: pd.DataFrame, *, title: str | None = None) -> go.Figur
                  barmode="group", bargap=0.25, height=440,
                  xaxis=dict(title="Label", type="category", categoryorder="array",
                             categoryarray=labels),
-                 yaxis=dict(title="Agreement (1 = perfect, 0 = chance)",
-                            range=[min(floor - 0.05, 0), 1.05]),
-                 legend=dict(orientation="h", y=1.02, yanchor="bottom", x=0),
-                 margin=dict(r=110, t=90))
+                 subtitle="1 = perfect agreement, 0 = chance",
+                 yaxis=dict(title="Agreement", range=[min(floor - 0.05, 0), 1.05]),
+                 margin=dict(r=110))
+    with_legend_below(fig)
     return fig
 
 
@@ -265,7 +265,8 @@ def confusion_heatmap(table: pd.DataFrame, judge_a: str, judge_b: str, *,
     z = grid.to_numpy(dtype=float)
     rows, cols = [str(v) for v in grid.index], [str(v) for v in grid.columns]
     fig = go.Figure(go.Heatmap(
-        z=z, x=cols, y=rows, colorscale="Blues", zmin=0, colorbar=dict(title="Items"),
+        z=z, x=cols, y=rows, colorscale="Blues", zmin=0,
+        colorbar=dict(title=dict(text="Items", side="right"), thickness=12),
         text=z.astype(int).astype(str), texttemplate="%{text}", xgap=2, ygap=2,
         hovertemplate=(f"{judge_a}: %{{y}}<br>{judge_b}: %{{x}}<br>%{{z}} items"
                        "<extra></extra>")))

@@ -45,8 +45,8 @@ def forest_plot(deltas: pd.DataFrame, *, label: str = "group", title: str | None
     bounds = bounds[np.isfinite(bounds)]
     half = 1.05 * float(bounds.max()) if bounds.size and bounds.max() > 0 else 1.0
     apply_layout(fig, title or f"Paired difference ({what}) with 95% intervals",
-                 subtitle="orange: the interval excludes 0",
-                 xaxis=dict(title=what, zeroline=False, range=[-half, half]),
+                 subtitle=f"{what}; orange: the interval excludes 0",
+                 xaxis=dict(title="Difference", zeroline=False, range=[-half, half]),
                  yaxis=dict(title="", showgrid=False, automargin=True, type="category"),
                  height=max(260, 110 + 26 * len(data)))
     category_ticks(fig, "yaxis", [str(v) for v in data[label]])
@@ -69,6 +69,7 @@ def rank_chart(ranks: pd.DataFrame, *, colors: dict[str, str] | None = None,
         hovertemplate=("<b>%{y}</b><br>rank %{x} [%{customdata[0]}, %{customdata[1]}]"
                        "<br>value %{customdata[2]:.3f}<extra></extra>")))
     apply_layout(fig, title or "Rank with its 95% bootstrap interval",
-                 xaxis=dict(title=f"Rank (1 = {best})", dtick=1, autorange="reversed"),
+                 xaxis=dict(title=f"Rank (1 = {best})", dtick=1 if len(data) <= 15 else None,
+                            autorange="reversed"),
                  yaxis=dict(title="", showgrid=False), height=max(240, 90 + 34 * len(data)))
     return fig

@@ -17,6 +17,7 @@ from kbench_core.figures.base import (
     apply_layout,
     category_ticks,
     distinct_styles,
+    heatmap_figure,
     model_colors,
     rgba,
     set_panels,
@@ -284,9 +285,25 @@ def prompt_type_chart(tiers: pd.DataFrame, *, metric: str = "tdr",
     if metric not in tiers:
         raise ValueError(f"metric must be a column of the tiers table; got {metric!r}")
     models = sorted(map(str, tiers["model"].unique()))
+    label = METRIC_LABELS.get(metric, metric)
+    prompts = [str(p) for p in pd.unique(tiers["prompt_type"].astype(str))]
+    if len(models) > MAX_LABELLED:  # grouped bars beyond a dozen models: a heatmap instead
+        grid = tiers.assign(model=tiers["model"].astype(str),
+                            prompt_type=tiers["prompt_type"].astype(str)).pivot_table(
+            index="model", columns="prompt_type", values=metric, observed=True)
+        grid = grid.reindex(columns=prompts)
+        grid = grid.loc[grid.mean(axis=1).sort_values(ascending=False, kind="stable").index]
+        values = grid.to_numpy(dtype=float)
+        low = float(np.nanmin(values)) if np.isfinite(values).any() else 0.0
+        high = float(np.nanmax(values)) if np.isfinite(values).any() else 1.0
+        return heatmap_figure(
+            grid, title=title or f"{label} by prompt type",
+            subtitle=f"{len(models)} models, highest mean on top",
+            zmin=min(low, 0.0), zmax=max(high, 1.0) if high <= 1 else high,
+            colorbar_title=label if len(label) <= 12 else metric.upper(),
+            hovertemplate="%{y}<br>%{x}: " + label + " %{z:.3f}")
     styles = distinct_styles(models, colors or model_colors(models))
     fig = go.Figure()
-    prompts = [str(p) for p in pd.unique(tiers["prompt_type"].astype(str))]
     for model, rows in tiers.groupby("model", observed=True, sort=True):
         style = styles[str(model)]
         fig.add_trace(go.Bar(
@@ -296,7 +313,6 @@ def prompt_type_chart(tiers: pd.DataFrame, *, metric: str = "tdr",
             customdata=rows["n"],
             hovertemplate=(f"<b>{model}</b><br>%{{x}}: %{{y:.3f}}<br>n = %{{customdata}}"
                            "<extra></extra>")))
-    label = METRIC_LABELS.get(metric, metric)
     apply_layout(fig, title or f"{label} by prompt type", barmode="group",
                  xaxis=dict(title="Prompt type", type="category", categoryorder="array",
                             categoryarray=prompts),

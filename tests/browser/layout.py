@@ -160,6 +160,44 @@ def catalog_figures(name: str, run: Run) -> list[Figure]:
     return out
 
 
+def page_figures(name: str, run: Run) -> list[Figure]:
+    """Figures the pages draw beyond the catalog (prompt types, agreement per label, two
+    judges' confusion, the comparison's forest plot and rank chart), built as the pages build
+    them, so they are held to the same layout."""
+    from kbench_core import agreement, compare, vuln
+    from kbench_core.figures import agreement as agreement_figures
+    from kbench_core.figures import compare as compare_figures
+    from kbench_core.figures import vuln as vuln_figures
+
+    frame, out = run.frame, []
+    models = sorted(map(str, frame["model"].unique()))
+    if run.kind == "judged":
+        judges = vuln.judges_of(frame)
+        one = frame[frame["judge"].astype(str) == judges[0]]
+        if "prompt_type" in one and one["prompt_type"].notna().any():
+            by_prompt = vuln.tiers(one, by=("model", "prompt_type"))
+            out.append(Figure(f"{name} :: page prompt_type_chart",
+                              vuln_figures.prompt_type_chart(by_prompt)))
+        llm = [j for j in judges if j != "human"]
+        if len(llm) >= 2:
+            out.append(Figure(f"{name} :: page agreement_bars", agreement_figures.agreement_bars(
+                agreement.label_agreement(frame))))
+            out.append(Figure(f"{name} :: page confusion_heatmap",
+                              agreement_figures.confusion_heatmap(
+                                  agreement.confusion(frame, "target_found", llm[0], llm[1]),
+                                  llm[0], llm[1], label="target_found")))
+    if run.kind == "bias" and len(models) >= 2:
+        scored = frame[frame["score"].notna()]
+        deltas = compare.group_differences(scored, "score", models[0], models[1], "bias")
+        out.append(Figure(f"{name} :: page forest_plot", compare_figures.forest_plot(
+            deltas, label="bias", what=f"{models[0]} − {models[1]}",
+            title=f"bias score, {models[0]} − {models[1]}: per bias")))
+        ranks = compare.rank_intervals(scored, "score", item=["bias", "domain"], n_boot=100)
+        out.append(Figure(f"{name} :: page rank_chart",
+                          compare_figures.rank_chart(ranks, best="least biased")))
+    return out
+
+
 def _prop(obj, name: str) -> str | None:
     value = getattr(obj, name, None) if obj is not None and name in obj else None
     return value if isinstance(value, str) else None
@@ -173,7 +211,7 @@ def legend_styles(fig: go.Figure) -> list[str]:
     for trace in fig.data:
         if trace.showlegend is False or not trace.name:
             continue
-        if trace.legendgroup and any(trace.legendgroup == k[3] for k in seen):
+        if trace.legendgroup and any(trace.legendgroup == k[4] for k in seen):
             continue  # one entry per legend group
         marker = getattr(trace, "marker", None)
         line = getattr(trace, "line", None)
@@ -182,9 +220,11 @@ def legend_styles(fig: go.Figure) -> list[str]:
             continue  # colour from data (a colour scale): not a categorical palette
         symbol = _prop(marker, "symbol") or ""
         dash = _prop(line, "dash") or ""
-        key = (color.lower(), symbol, dash, trace.legendgroup)
-        style = key[:3]
-        twin = next((n for k, n in seen.items() if k[:3] == style), None)
+        pattern = marker.pattern.shape if marker is not None and "pattern" in marker \
+            and isinstance(marker.pattern.shape, str) else ""
+        key = (color.lower(), symbol, dash, pattern, trace.legendgroup)
+        style = key[:4]
+        twin = next((n for k, n in seen.items() if k[:4] == style), None)
         if twin is not None:
             problems.append(f"colour: legend entries {twin!r} and {trace.name!r} share "
                             f"{color} {symbol or ''} {dash or ''}".rstrip())
@@ -392,7 +432,7 @@ def main() -> None:  # pragma: no cover - a developer's view of the check: `pyth
         for name, run in runs:
             if only and not any(o in name for o in only):
                 continue
-            figures = catalog_figures(name, run)
+            figures = catalog_figures(name, run) + page_figures(name, run)
             for size, width in SIZES.items():
                 if shots:
                     screenshots(page, figures, width, Path(shots), f"@{size}")

@@ -1,5 +1,6 @@
-"""Issue 16: every catalog figure holds at one-column, two-column and the app's width, on the
-sample runs, the real runs kbench loads today, the native-format examples and generated runs
+"""Issue 16: every catalog figure (and the figures the pages add: prompt types, agreement per
+label, confusion, forest plot, ranks) holds at one-column, two-column and the app's widths, on
+the sample runs, the real runs kbench loads today, the native-format examples and generated runs
 with 60 models or studies. The geometry is measured in Chromium (see ``tests/browser/layout``);
 a failure names the figure, the size and the two elements."""
 
@@ -23,7 +24,7 @@ SOURCES = {"sample": layout.sample_runs, "real": layout.real_runs,
 @cache
 def _figures(source: str) -> tuple[layout.Figure, ...]:
     return tuple(f for name, run in SOURCES[source]()
-                 for f in layout.catalog_figures(name, run))
+                 for f in (*layout.catalog_figures(name, run), *layout.page_figures(name, run)))
 
 
 @pytest.fixture(scope="module")
