@@ -1,4 +1,11 @@
-"""The figure layout check: every catalog figure, opened in Chromium, measured from its SVG.
+"""The figure layout check: every catalog figure (and every figure a page adds), opened in
+Chromium and measured from its SVG.
+
+Sizes (:data:`SIZES`): one-column (336 px) and two-column (672 px) paper widths, exported as
+``kbench figures --size`` exports them (through
+:func:`~kbench_core.figures.base.fit_to_width`); and the app's chart widths as built: the full
+main column (940 px) and the narrowest side-by-side column (462 px; small multiples declare the
+width their grid needs, and the app shows them in a column at least that wide).
 
 Plotly draws a figure to SVG in the browser (kaleido's static exports use the same plotly.js in
 the same Chromium), so the geometry read here is the geometry of the exported PDF. For every
