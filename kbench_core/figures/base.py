@@ -447,7 +447,8 @@ def _flat_colorbars(fig: go.Figure, width: int) -> int:
             if trace.zmin is not None and trace.zmax is not None:  # both ends labelled
                 ends = [trace.zmin, (trace.zmin + trace.zmax) / 2, trace.zmax]
                 trace.colorbar.update(tickmode="array", tickvals=ends,
-                                      ticktext=[f"{v:g}" for v in ends])
+                                      ticktext=[f"{v:g}" for v in ends],
+                                      ticklabeloverflow="allow")  # the end labels too
             added = 70
     return added
 
