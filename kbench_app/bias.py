@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from kbench_app.ui import interval_text
+from kbench_app.ui import interval_text, number_format, shown
 
 _FIRST = ["category", "bias", "model", "bms", "bms_ci", "sensitivity", "model_rate",
           "model_rate_ci", "human_rate", "alignment", "direction", "bci_mean_score",
@@ -48,7 +48,7 @@ def fingerprint_view(biases: pd.DataFrame) -> pd.DataFrame:
     view["model_rate_ci"] = interval_text(view["model_rate_low"], view["model_rate_high"])
     order = [c for c in _FIRST if c in view]
     sort = [c for c in ("category", "bias", "model") if c in view]
-    return view[order].sort_values(sort, kind="stable").reset_index(drop=True)
+    return shown(view[order].sort_values(sort, kind="stable").reset_index(drop=True))
 
 
 def fingerprint_columns(view: pd.DataFrame) -> dict[str, object]:
@@ -59,10 +59,12 @@ def fingerprint_columns(view: pd.DataFrame) -> dict[str, object]:
         if pd.api.types.is_bool_dtype(view[column]):
             config[column] = st.column_config.CheckboxColumn(label, help=help_text)
         elif pd.api.types.is_float_dtype(view[column]):
-            config[column] = st.column_config.NumberColumn(label, help=help_text,
-                                                           format="%.3f")
+            config[column] = st.column_config.NumberColumn(
+                label, help=help_text, format=number_format(str(column), view[column]),
+                pinned=column == view.columns[0])
         else:
-            config[column] = st.column_config.Column(label, help=help_text)
+            config[column] = st.column_config.Column(label, help=help_text,
+                                                     pinned=column == view.columns[0])
     return config
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from kbench_app.ui import interval_text
+from kbench_app.ui import interval_text, shown
 from kbench_core import vuln
 
 HEADLINE = ("sui", "tus", "tus_geometric", "lgi", "accuracy", "f2", "tdr", "lucky_guess_rate",
@@ -82,9 +82,11 @@ def tier_view(table: pd.DataFrame, metrics: Sequence[str], *,
     for key in keys:
         if key in view:
             view[key] = view[key].astype(str)
-    config: dict[str, object] = {"model": "Model", "prompt_type": "Prompt type",
+    config: dict[str, object] = {"model": st.column_config.TextColumn("Model", pinned=True),
+                                 "prompt_type": "Prompt type",
                                  "rank": st.column_config.NumberColumn(
-                                     "Rank", help="By SUI, best first")}
+                                     "Rank (1 = best SUI)", help="By SUI, best first",
+                                     pinned=True)}
     if "rank" in table:
         view.insert(0, "rank", table["rank"])
         if "sui_rank_low" in table and table["sui_rank_low"].notna().any():
@@ -102,7 +104,7 @@ def tier_view(table: pd.DataFrame, metrics: Sequence[str], *,
         label = vuln.METRIC_LABELS.get(metric, metric)
         integer = pd.api.types.is_integer_dtype(table[metric])
         config[metric] = st.column_config.NumberColumn(
-            label, help=_HELP.get(metric), format=None if integer else "%.3f")
+            label, help=_HELP.get(metric), format="localized" if integer else "%.4g")
         if f"{metric}_low" in table and table[f"{metric}_low"].notna().any():
             view[f"{metric}_ci"] = interval_text(table[f"{metric}_low"], table[f"{metric}_high"])
             config[f"{metric}_ci"] = st.column_config.TextColumn(f"{label} 95% CI")
@@ -122,7 +124,7 @@ def tier_view(table: pd.DataFrame, metrics: Sequence[str], *,
         config["renormalised"] = st.column_config.CheckboxColumn(
             "Renormalised", help="A composite (SUI or TUS) had an undefined component and was "
                                  "computed over the others with their weights renormalised")
-    return view.reset_index(drop=True), config
+    return shown(view.reset_index(drop=True)), config
 
 
 def ranked(table: pd.DataFrame) -> pd.DataFrame:

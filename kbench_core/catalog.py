@@ -58,6 +58,25 @@ def _one(obj: Built) -> Iterator[tuple[str, Built]]:
     yield "", obj
 
 
+RELIABILITY_PAGE = 12  # models per reliability page (small multiples, four to a row)
+
+
+def _pages(names: list[str], size: int) -> list[list[str]]:
+    """``names`` in pages of at most ``size`` (one page when they fit)."""
+    return [names[i:i + size] for i in range(0, len(names), size)] or [[]]
+
+
+def _heat_pages(frame: pd.DataFrame, key: str) -> Iterator[tuple[str, pd.DataFrame]]:
+    """A heatmap's rows in pages of at most
+    :data:`~kbench_core.figures.base.MAX_HEAT_ROWS`, by the longer of its two dimensions."""
+    from kbench_core.figures.base import MAX_HEAT_ROWS
+
+    names = sorted(map(str, frame[key].unique()))
+    pages = _pages(names, MAX_HEAT_ROWS)
+    for k, page in enumerate(pages, start=1):
+        yield ("" if len(pages) == 1 else f"p{k}"), frame[frame[key].astype(str).isin(page)]
+
+
 # ------------------------------------------------------------------------------ bias
 
 _FINGERPRINT_COLUMNS = ["category", "bias", "model", "bms", "bms_low", "bms_high",
@@ -159,8 +178,22 @@ def _judged_items() -> list[Item]:
 
     def reliability(frame: pd.DataFrame, options: Mapping[str, Any]):
         for judge, rows in per_judge(frame):
-            yield judge, vuln_figures.reliability_diagram(
-                vuln.reliability(rows), title=f"Reliability of stated confidence ({judge})")
+            table = vuln.reliability(rows)
+            models = sorted(map(str, table["model"].unique()))
+            pages = _pages(models, RELIABILITY_PAGE)
+            for k, page in enumerate(pages, start=1):
+                part = table[table["model"].astype(str).isin(page)]
+                suffix = judge if len(pages) == 1 else f"{judge}-p{k}"
+                yield suffix, vuln_figures.reliability_diagram(
+                    part, title=f"Reliability of stated confidence ({judge})"
+                    + (f", page {k} of {len(pages)}" if len(pages) > 1 else ""))
+
+    def sui(frame: pd.DataFrame, options: Mapping[str, Any]):
+        for judge, rows in per_judge(frame):
+            table = vuln.tiers(rows, **options)
+            yield judge, vuln_figures.tier_leaderboard(
+                table, vuln.sui_contributions(table),
+                title=f"Security Understanding Index (SUI) and what it is made of ({judge})")
 
     def lucky(frame: pd.DataFrame, options: Mapping[str, Any]):
         for judge, rows in per_judge(frame):
@@ -189,6 +222,7 @@ def _judged_items() -> list[Item]:
     return [
         Item("tiers", "The seven tiers per detector, one table per judge", "table", tiers,
              best=best, main=True),
+        Item("sui_chart", "SUI and what it is made of, per judge", "figure", sui),
         Item("reliability", "Reliability diagram, per judge", "figure", reliability),
         Item("fixed_versions", "Fixed versions: still claims the fixed bug, beside TDR (per "
              "judge and by consensus)", "table", fixed_table,
@@ -253,10 +287,15 @@ def _summary_items() -> list[Item]:
 
     def heat(frame: pd.DataFrame, options: Mapping[str, Any]):
         studies = replication.study_rows(frame)
+        if not len(studies):
+            return
+        longer = ("model" if studies["model"].nunique() >= studies["study"].nunique()
+                  else "study")
         for metric in ("pas", "ecs"):
             if metric in studies and studies[metric].notna().any():
-                yield metric, rep_figures.study_heatmap(studies, value=metric,
-                                                        zmin=0.0 if metric == "pas" else -1.0)
+                for page, part in _heat_pages(studies, longer):
+                    yield "-".join(p for p in (metric, page) if p), rep_figures.study_heatmap(
+                        part, value=metric, zmin=0.0 if metric == "pas" else -1.0)
 
     def findings(frame: pd.DataFrame, options: Mapping[str, Any]):
         rows = replication.finding_rows(frame)

@@ -110,7 +110,7 @@ def _progress(done: int, total: int, label: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
 
-def metrics(path: str, *, fmt: str, out: str | None) -> int:
+def metrics(path: str, *, fmt: str, out: str | None, precision: str = "display") -> int:
     """Print (or write) the family's main table of one run."""
     from kbench_core.catalog import main_table, unavailable
     from kbench_core.export import provenance_of, table_bytes
@@ -128,7 +128,7 @@ def metrics(path: str, *, fmt: str, out: str | None) -> int:
     # One table per judge (judged runs) stacks into one; its `judge` column tells them apart.
     table = pd.concat([t for _, t in item.objects(run.frame, meta=run.meta)], ignore_index=True)
     data = table_bytes(table, fmt, best=item.best, caption=f"{item.title} ({run.name})",
-                       provenance=provenance_of([run], what=item.name))
+                       provenance=provenance_of([run], what=item.name), precision=precision)
     if out:
         _write(Path(out), data)
         print(f"wrote {_safe(out)} ({len(table)} rows)", file=sys.stderr)
@@ -362,6 +362,9 @@ def _main(argv: list[str]) -> int:
     met.add_argument("file")
     met.add_argument("--format", choices=["csv", "latex", "markdown"], default="csv")
     met.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
+    met.add_argument("--precision", choices=["display", "full"], default="display",
+                     help="CSV numbers to 4 significant digits (display, the default) or "
+                          "every digit (full)")
 
     fig = sub.add_parser("figures", help="write every figure (and table) of each run")
     fig.add_argument("files", nargs="+")
@@ -399,7 +402,7 @@ def _main(argv: list[str]) -> int:
     if args.command == "validate":
         return validate(args.files, max_mb=args.max_mb)
     if args.command == "metrics":
-        return metrics(args.file, fmt=args.format, out=args.out)
+        return metrics(args.file, fmt=args.format, out=args.out, precision=args.precision)
     if args.command == "report":
         return report(args.files, out=args.out)
     if args.command == "compare":

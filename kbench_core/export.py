@@ -199,6 +199,10 @@ class FigureExporter:
             raise ValueError(f"format must be one of {', '.join(FIGURE_FORMATS)}; got {fmt!r}")
         import kaleido
 
+        from kbench_core.figures.base import fit_to_width
+
+        if width:  # titles, legends, labels and panels laid out for the paper's width
+            fig = fit_to_width(fig, width)
         layout = fig.layout
         opts = {"format": fmt, "width": width or layout.width or PAPER_SIZES["screen"][0],
                 "height": height or layout.height or PAPER_SIZES["screen"][1],
@@ -220,35 +224,26 @@ class FigureExporter:
 # ------------------------------------------------------------------------------ tables
 
 
-def _fmt(value: Any, digits: int) -> str:
-    if value is None or (isinstance(value, float) and np.isnan(value)) or value is pd.NA:
-        return "–"
-    if isinstance(value, bool | np.bool_):
-        return "yes" if value else "no"
-    if isinstance(value, float | np.floating):
-        return f"{value:.{digits}f}"
-    if isinstance(value, tuple | list):
-        return ", ".join(map(str, value))
-    return str(value)
-
-
 def _cells(frame: pd.DataFrame, intervals: Mapping[str, tuple[str, str]], digits: int,
            ) -> pd.DataFrame:
-    """Display strings: ``0.62 [0.55, 0.69]`` where a column has interval columns."""
+    """Display strings (:mod:`kbench_core.tables`: integers, ranks, costs with their unit,
+    ``digits`` significant digits): ``0.6214 [0.5502, 0.6903]`` where a column has interval
+    columns."""
+    from kbench_core.tables import column_kind, format_value
+
     shown = [c for c in frame.columns
              if not any(c in pair for pair in intervals.values())]
     out = pd.DataFrame(index=frame.index)
     for column in shown:
-        if str(column).startswith("p_") and pd.api.types.is_float_dtype(frame[column]):
-            # p-values: significant digits, so 0.0003 does not print as 0.000
-            text = frame[column].map(lambda v: "–" if pd.isna(v) else f"{v:.2g}")
-        else:
-            text = frame[column].map(lambda v: _fmt(v, digits))
+        kind = column_kind(str(column), frame[column])
+        text = pd.Series([format_value(v, kind, digits=digits) for v in frame[column]],
+                         index=frame.index, dtype=object)
         if column in intervals:
             low, high = (frame[c] for c in intervals[column])
-            bounds = [f" [{_fmt(lo, digits)}, {_fmt(hi, digits)}]"
-                      if pd.notna(lo) and pd.notna(hi) else "" for lo, hi in zip(low, high,
-                                                                                  strict=True)]
+            bounds = [f" [{format_value(lo, kind, digits=digits)}, "
+                      f"{format_value(hi, kind, digits=digits)}]"
+                      if pd.notna(lo) and pd.notna(hi) else ""
+                      for lo, hi in zip(low, high, strict=True)]
             text = text + pd.Series(bounds, index=frame.index)
         out[column] = text
     return out
@@ -291,7 +286,7 @@ def latex_escape(text: str) -> str:
     return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in _one_line(str(text)))
 
 
-def to_latex(frame: pd.DataFrame, *, best: Mapping[str, str] | None = None, digits: int = 3,
+def to_latex(frame: pd.DataFrame, *, best: Mapping[str, str] | None = None, digits: int = 4,
              caption: str | None = None, label: str | None = None,
              provenance: Provenance | None = None) -> str:
     """A booktabs LaTeX table: intervals as ``0.62 [0.55, 0.69]`` (from ``<col>_low`` and
@@ -325,7 +320,7 @@ def to_latex(frame: pd.DataFrame, *, best: Mapping[str, str] | None = None, digi
 
 
 def to_markdown(frame: pd.DataFrame, *, best: Mapping[str, str] | None = None,
-                digits: int = 3, provenance: Provenance | None = None) -> str:
+                digits: int = 4, provenance: Provenance | None = None) -> str:
     """A GitHub-flavoured Markdown table, intervals and bold best values as in
     :func:`to_latex`; pipes in cells escaped."""
     frame = frame.reset_index(drop=True)
@@ -373,21 +368,30 @@ def neutralised(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def to_csv(frame: pd.DataFrame, *, provenance: Provenance | None = None) -> str:
+def to_csv(frame: pd.DataFrame, *, provenance: Provenance | None = None,
+           precision: str = "display") -> str:
     """CSV of every column (intervals as their own columns), provenance as ``#`` comments
-    (``pandas.read_csv(..., comment="#")`` reads it back). Text cells starting with ``= + - @``,
-    TAB, CR or ``'`` get a leading ``'`` so no spreadsheet runs them as formulas
-    (:func:`kbench_core.text.restore_cell` undoes it)."""
+    (``pandas.read_csv(..., comment="#")`` reads it back). Numbers are rounded to 4
+    significant digits (residues below 1e-12 written as 0) unless ``precision="full"``. Text
+    cells starting with ``= + - @``, TAB, CR or ``'`` get a leading ``'`` so no spreadsheet
+    runs them as formulas (:func:`kbench_core.text.restore_cell` undoes it)."""
+    if precision not in ("display", "full"):
+        raise ValueError(f"precision must be 'display' or 'full'; got {precision!r}")
+    from kbench_core.tables import round_frame
+
     head = "".join(f"# {line}\n" for line in (provenance.lines() if provenance else []))
+    table = frame if precision == "full" else round_frame(frame)
     # Text quoted: a "#" inside a cell would otherwise start a comment for read_csv.
-    return head + neutralised(frame).to_csv(index=False, quoting=csv.QUOTE_NONNUMERIC)
+    return head + neutralised(table).to_csv(index=False, quoting=csv.QUOTE_NONNUMERIC)
 
 
 def table_bytes(frame: pd.DataFrame, fmt: str, *, best: Mapping[str, str] | None = None,
-                provenance: Provenance | None = None, caption: str | None = None) -> bytes:
-    """``frame`` as a CSV, LaTeX or Markdown file (UTF-8 bytes)."""
+                provenance: Provenance | None = None, caption: str | None = None,
+                precision: str = "display") -> bytes:
+    """``frame`` as a CSV, LaTeX or Markdown file (UTF-8 bytes); ``precision="full"`` keeps
+    every digit in CSV."""
     if fmt == "csv":
-        return to_csv(frame, provenance=provenance).encode()
+        return to_csv(frame, provenance=provenance, precision=precision).encode()
     if fmt == "latex":
         return to_latex(frame, best=best, provenance=provenance, caption=caption).encode()
     if fmt == "markdown":

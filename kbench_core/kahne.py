@@ -703,7 +703,8 @@ def fingerprint(trials: pd.DataFrame, *, cap: float | None = 1.0,
     models["susceptibility_low"] = np.clip(low, 0.0, None)
     models["susceptibility_high"] = np.clip(high, None, cap) if cap is not None else high
     models = models.drop(columns=["susceptibility_sd", "n_bms"])
-    models["most_susceptible"] = ordered.dropna(subset=["bms"]).groupby("model")["bias"].agg(
+    # A bias with BMS 0 (no magnitude) is not one the model is susceptible to.
+    models["most_susceptible"] = ordered[ordered["bms"] > 1e-12].groupby("model")["bias"].agg(
         lambda s: tuple(s.head(top)))
     models["most_resistant"] = rising.dropna(subset=["bms"]).groupby("model")["bias"].agg(
         lambda s: tuple(s.head(top)))

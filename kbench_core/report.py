@@ -29,16 +29,24 @@ table.kbench { border-collapse: collapse; font-size: 13px; margin: .5rem 0 1.5re
 table.kbench th, table.kbench td { border-bottom: 1px solid #eee; padding: 3px 8px;
                                    text-align: right; }
 table.kbench th { border-bottom: 2px solid #444; }
-.scroll { max-height: 480px; overflow: auto; }
+.scroll { max-height: 480px; max-width: 100%; overflow: auto; }
+table.kbench td { white-space: nowrap; }
+table.kbench th { white-space: normal; min-width: 4em; position: sticky; top: 0;
+                  background: #fff; }
+table.kbench td:first-child, table.kbench th:first-child { position: sticky; left: 0;
+                  background: #fff; text-align: left; z-index: 1; }
+table.kbench th:first-child { z-index: 2; }
+.plotly-graph-div { max-width: 100%; overflow-x: auto; }
 footer, .meta { color: #666; font-size: 12px; }
 """
 
 
 def _table_html(frame: pd.DataFrame) -> str:
-    shown = frame.copy()
-    for column in shown.columns:
-        if pd.api.types.is_float_dtype(shown[column]):
-            shown[column] = shown[column].map(lambda v: "" if pd.isna(v) else f"{v:.3f}")
+    """The table in a box that scrolls (both ways) inside the page, its first column pinned,
+    numbers as :func:`kbench_core.tables.format_frame` writes them."""
+    from kbench_core.tables import format_frame
+
+    shown = format_frame(frame)
     return ('<div class="scroll">'
             + shown.to_html(index=False, escape=True, classes="kbench", border=0,
                             na_rep="")

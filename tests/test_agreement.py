@@ -695,7 +695,8 @@ def test_spread_chart_has_one_marker_trace_per_judge_and_panel() -> None:
                                          "consensus"] * 2
     sharp = spread[(spread["judge"] == "judge-three")
                    & (spread["model"] == "synthetic-detector-sharp")]["tdr"].iloc[0]
-    assert markers[1].y[list(markers[1].x).index("synthetic-detector-sharp")] == sharp
+    # models down the side (y), the metric along x
+    assert markers[1].x[list(markers[1].y).index("synthetic-detector-sharp")] == sharp
     assert markers[3].marker.symbol == "star"
 
 

@@ -45,7 +45,7 @@ def chart_keys(at: AppTest) -> list[str]:
 
 
 def ci_text(low: float, high: float) -> str:
-    return f"[{low:.3f}, {high:.3f}]"
+    return f"[{low:#.4g}, {high:#.4g}]"  # 4 significant digits (kbench_core.tables)
 
 
 def test_page_shows_scatter_ecs_and_pas_with_intervals_and_n(monkeypatch) -> None:

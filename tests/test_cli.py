@@ -101,10 +101,14 @@ def test_figures_writes_every_figure_and_table(tmp_path) -> None:
     assert "bias_bci_heatmap-synthetic-alpha.png" in names
     png = (out / "bias_has_chart.png").read_bytes()
     from kbench_core import figures, kahne
+    from kbench_core.figures.base import fit_to_width
     from kbench_core.io import load_run
 
-    own_height = figures.has_chart(kahne.has(load_run("sample_data/bias.csv").frame)).layout.height
-    # the paper size fixes the width; the height is the figure's own
+    chart = figures.has_chart(kahne.has(load_run("sample_data/bias.csv").frame))
+    own_height = fit_to_width(chart, 336).layout.height
+    # the paper size fixes the width; the height is the figure's own, laid out for that width
+    # (its title wraps onto more lines)
+    assert own_height > chart.layout.height
     assert (int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")) == (
         336, own_height)
     assert len([n for n in names if n.endswith(".svg")]) == len(
@@ -147,13 +151,19 @@ def test_metrics_of_a_judged_run_stack_one_table_per_judge(capsys) -> None:
     from kbench_core import vuln
     from kbench_core.io import load_run
 
-    assert main(["metrics", "sample_data/judged.csv"]) == 0
+    assert main(["metrics", "sample_data/judged.csv", "--precision", "full"]) == 0
     table = pd.read_csv(io.StringIO(capsys.readouterr().out), comment="#")
     frame = load_run("sample_data/judged.csv").frame
     assert len(table) == frame["model"].nunique() * frame["judge"].nunique()
     one = vuln.tiers(frame, judge="judge-two").set_index("model")
     mine = table[table["judge"] == "judge-two"].set_index("model")
     np.testing.assert_allclose(mine["sui"], one.loc[mine.index, "sui"])
+    # without --precision full: 4 significant digits, e.g. 0.596513... -> 0.5965
+    assert main(["metrics", "sample_data/judged.csv"]) == 0
+    shown = pd.read_csv(io.StringIO(capsys.readouterr().out), comment="#")
+    rounded = shown[shown["judge"] == "judge-two"].set_index("model")["sui"]
+    expected = [float(f"{v:.4g}") for v in one.loc[rounded.index, "sui"]]
+    assert rounded.tolist() == expected
     assert {"tdr_low", "tdr_high", "sui"} <= set(table.columns)
 
 

@@ -95,8 +95,8 @@ def test_latex_booktabs_intervals_bold_and_escaping() -> None:
     tex = export.to_latex(TABLE, best={"bms": "min"}, caption="BMS_by model",
                           provenance=PROV)
     assert r"\toprule" in tex and r"\midrule" in tex and r"\bottomrule" in tex
-    assert r"m\_1 & 0.620 [0.550, 0.690]" in tex
-    assert r"\textbf{0.310 [0.250, 0.370]}" in tex          # lower is better: 0.31 bold
+    assert r"m\_1 & 0.6200 [0.5500, 0.6900]" in tex
+    assert r"\textbf{0.3100 [0.2500, 0.3700]}" in tex          # lower is better: 0.31 bold
     assert r"m\&2" in tex and r"50\% of \{x\}" in tex and r"a\_b" in tex
     assert r"\caption{BMS\_by model}" in tex
     body = "\n".join(line for line in tex.splitlines() if not line.startswith("%"))
@@ -109,7 +109,7 @@ def test_latex_booktabs_intervals_bold_and_escaping() -> None:
 
 def test_markdown_and_csv_round_trip_provenance() -> None:
     md = export.to_markdown(TABLE, best={"bms": "max"})
-    assert "| **0.620 [0.550, 0.690]** |" in md and md.count("\n") == 4
+    assert "| **0.6200 [0.5500, 0.6900]** |" in md and md.count("\n") == 4
     text = export.to_csv(TABLE, provenance=PROV)
     assert text.startswith("# kbench ")
     back = pd.read_csv(io.StringIO(text), comment="#")

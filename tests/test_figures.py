@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
 import pytest
 
 from kbench_core import figures, kahne, samples
@@ -47,8 +51,8 @@ def test_has_chart_has_the_identity_line_and_every_bias() -> None:
 
 def test_cas_bars_leave_out_models_without_confidence() -> None:
     fig = figures.cas_bars(kahne.cas(TRIALS))
-    assert list(fig.data[0].x) == ["synthetic-alpha", "synthetic-beta"]
-    assert list(fig.data[0].y) == pytest.approx([0.9, 0.7])
+    assert list(fig.data[0].y) == ["synthetic-alpha", "synthetic-beta"]  # models down the side
+    assert list(fig.data[0].x) == pytest.approx([0.9, 0.7])
 
 
 def test_model_colors_are_stable() -> None:
@@ -68,3 +72,242 @@ def test_fingerprint_heatmap_grid_matches_the_table() -> None:
     assert heat.z[row][col] == pytest.approx(expected)
     with pytest.raises(ValueError, match="fingerprint column"):
         figures.fingerprint_heatmap(fp.biases, value="nope")
+
+
+# ------------------------------------------------------------------ issue 16: every size
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from kbench_core import catalog, vuln  # noqa: E402
+from kbench_core.figures import base  # noqa: E402
+from kbench_core.figures import compare as compare_figures  # noqa: E402
+from kbench_core.figures import replication as rep_figures  # noqa: E402
+from kbench_core.figures import vuln as vuln_figures  # noqa: E402
+
+
+@given(st.integers(min_value=1, max_value=80))
+def test_distinct_styles_never_repeat_within_a_figure(n: int) -> None:
+    names = [f"study_{i:03d}" for i in range(n)]
+    styles = base.distinct_styles(names)
+    looks = {(s.color, s.symbol, s.dash) for s in styles.values()}
+    assert len(looks) == n
+    # the first eight keep Okabe & Ito's colours with plain circles and solid lines
+    assert [styles[m].color for m in names[:8]] == list(base.PALETTE[:n])
+    assert all(styles[m].symbol == "circle" for m in names[:8])
+
+
+def test_distinct_styles_with_the_apps_colours_add_shapes_where_colours_repeat() -> None:
+    colors = {"a": "#0072B2", "b": "#0072B2", "c": "#E69F00"}  # the app cycles 8 colours
+    styles = base.distinct_styles(["a", "b", "c"], colors)
+    assert (styles["a"].color, styles["a"].symbol) == ("#0072B2", "circle")
+    assert (styles["b"].color, styles["b"].symbol) == ("#0072B2", "square")
+    assert styles["c"].symbol == "circle"
+
+
+@given(st.lists(st.text(alphabet="abc_-.0123", min_size=1, max_size=60), min_size=1,
+                max_size=40, unique=True), st.integers(min_value=6, max_value=40))
+def test_shortened_labels_stay_apart_and_short_labels_stay_whole(labels, budget) -> None:
+    short = base.shorten(labels, budget)
+    assert len(set(short)) == len(labels)  # two different names never read the same
+    for label, cut in zip(labels, short, strict=True):
+        if len(label) <= budget:
+            assert cut == label
+        elif cut != label:
+            head, tail = cut.split("…")
+            assert label.startswith(head) and label.endswith(tail)
+
+
+def test_shorten_keeps_the_distinguishing_part_of_real_configuration_names() -> None:
+    names = ["mistralai_mistral_small_creative_temp0.1_v1-empty",
+             "mistralai_mistral_small_creative_temp0.3_v1-empty"]
+    short = base.shorten(names, 20)
+    assert short[0] != short[1] and all(len(s) <= 24 for s in short)
+    assert "0.1" in short[0] and "0.3" in short[1]
+
+
+def test_wrap_breaks_between_words_within_the_width() -> None:
+    # 16 px title font, 0.66 em per character: 160 px hold int(160 / 10.56) = 15 characters
+    text = "Cognitive fingerprint: BMS per model and bias"
+    wrapped = base.wrap(text, 160)
+    assert wrapped.replace("<br>", " ") == text
+    assert all(len(line) <= 15 for line in wrapped.split("<br>"))
+
+
+def test_fit_to_width_moves_a_wide_side_legend_below_and_grows_the_figure() -> None:
+    table = kahne.bms(TRIALS[TRIALS["bias"] == "anchoring_effect"])
+    fig = figures.bms_curves(table)
+    narrow = base.fit_to_width(fig, 336)
+    assert fig.layout.legend.orientation is None  # as built: a side legend
+    assert narrow.layout.legend.orientation == "h"
+    assert narrow.layout.height > fig.layout.height
+    assert narrow.layout.title.text.count("<br>") >= fig.layout.title.text.count("<br>")
+    assert fig.layout.legend.orientation is None  # the figure given is not changed
+
+
+def test_bms_curves_beyond_twelve_models_become_a_ranked_heatmap() -> None:
+    models = [f"m{i:02d}" for i in range(13)]
+    table = kahne.bms(samples.bias_trials(models=models, biases=["anchoring_effect"],
+                                          n_trials=2))
+    fig = figures.bms_curves(table)
+    heat = fig.data[0]
+    assert heat.type == "heatmap" and len(heat.y) == 13
+    means = np.nanmean(np.asarray(heat.z, dtype=float), axis=1)
+    assert list(means) == sorted(means, reverse=True)  # most biased on top
+
+
+def test_fingerprint_heatmap_puts_the_longer_dimension_down_the_side() -> None:
+    models = [f"m{i:02d}" for i in range(8)]
+    fp = kahne.fingerprint(samples.bias_trials(models=models, biases=["anchoring_effect",
+                                                                       "loss_aversion"],
+                                               n_trials=2))
+    heat = figures.fingerprint_heatmap(fp.biases).data[0]
+    assert list(heat.y) == models and len(heat.x) == 2
+
+
+def test_effect_scatter_draws_outliers_at_the_edge_and_counts_them() -> None:
+    tests = pd.DataFrame({"model": "m", "study": ["s1", "s1", "s2"], "finding": "f",
+                          "test": ["t1", "t2", "t3"], "d_h": [0.2, 0.5, 10.0],
+                          "d_a": [0.1, -9.0, 0.4]})
+    fig = rep_figures.effect_scatter(tests)
+    points = [t for t in fig.data if t.mode == "markers"]
+    x = np.concatenate([np.asarray(t.x, float) for t in points])
+    y = np.concatenate([np.asarray(t.y, float) for t in points])
+    limit = rep_figures.AXIS_LIMIT
+    assert x.max() == limit and y.min() == -limit  # 10 and -9 drawn at the edge
+    symbols = [s for t in points for s in t.marker.symbol]
+    assert symbols.count("triangle-up-open") == 2
+    assert "2 tests outside [-4, 4]" in fig.layout.title.text
+
+
+def test_effect_scatter_studies_beyond_eight_colours_differ_in_shape() -> None:
+    tests = pd.DataFrame({"model": "m", "study": [f"study_{i:03d}" for i in range(12)],
+                          "finding": "f", "test": [f"t{i}" for i in range(12)],
+                          "d_h": np.linspace(0, 1, 12), "d_a": np.linspace(0, 1, 12)})
+    fig = rep_figures.effect_scatter(tests)
+    looks = {(t.marker.color, t.marker.symbol[0]) for t in fig.data if t.mode == "markers"}
+    assert len(looks) == 12  # study_001 and study_009 no longer look alike
+
+
+def _judged_tables(models: int):
+    names = [f"detector-{i:02d}" for i in range(models)]
+    frame = samples.judged_samples(models=names, n_samples=20, judges=["judge-one"])
+    return frame, vuln.reliability(frame), vuln.tiers(frame)
+
+
+def test_reliability_beyond_three_models_is_small_multiples_on_shared_axes() -> None:
+    _, table, _ = _judged_tables(3)
+    overlaid = vuln_figures.reliability_diagram(table)
+    assert "xaxis3" not in overlaid.layout  # three models: one plot (and its histogram)
+    _, table, _ = _judged_tables(7)
+    fig = vuln_figures.reliability_diagram(table)
+    axes = [k for k in fig.layout if k.startswith("xaxis")]
+    assert len(axes) == 7
+    assert all(list(fig.layout[a].range) == [-0.02, 1.03] for a in axes)
+    assert all(list(fig.layout["y" + a[1:]].range) == [0, 1.04] for a in axes)
+    assert len({a.text.split("<br>")[0] for a in fig.layout.annotations}) == 7
+
+
+def test_sui_chart_is_in_the_judged_catalog() -> None:
+    frame, _, tiers = _judged_tables(3)
+    item = next(i for i in catalog.items_for("judged") if i.name == "sui_chart")
+    ((stem, fig),) = list(item.objects(frame))
+    assert stem == "sui_chart-judge-one"
+    bars = [t for t in fig.data if t.type == "bar"]
+    totals = np.sum([np.asarray(t.x, float) for t in bars], axis=0)
+    expected = tiers.set_index("model").loc[list(bars[0].y), "sui"]
+    np.testing.assert_allclose(totals, expected, atol=1e-12)
+
+
+def test_reliability_pages_of_twelve_models_in_the_catalog() -> None:
+    frame = samples.judged_samples(models=[f"d{i:02d}" for i in range(30)], n_samples=10,
+                                   judges=["judge-one"])
+    item = next(i for i in catalog.items_for("judged") if i.name == "reliability")
+    stems = [stem for stem, _ in item.objects(frame)]
+    # 30 models in pages of 12: 12 + 12 + 6
+    assert stems == [f"reliability-judge-one-p{k}" for k in (1, 2, 3)]
+
+
+def test_forest_plot_is_centred_on_zero() -> None:
+    deltas = pd.DataFrame({"group": ["a", "b"], "delta": [0.1, 0.3],
+                           "delta_low": [0.05, 0.1], "delta_high": [0.2, 0.5], "n": [10, 10]})
+    fig = compare_figures.forest_plot(deltas)
+    # the largest |bound| is 0.5; 5% margin: the axis runs from -0.525 to 0.525
+    assert list(fig.layout.xaxis.range) == pytest.approx([-0.525, 0.525])
+
+
+def test_study_heatmap_marks_configurations_without_scores() -> None:
+    table = pd.DataFrame({"model": ["a", "a", "b", "b"], "study": ["s1", "s2", "s1", "s2"],
+                          "pas": [0.5, 0.6, np.nan, np.nan]})
+    heat = rep_figures.study_heatmap(table).data[0]
+    labels = list(heat.y) + list(heat.x)
+    assert "b (no scores)" in labels and "a" in labels
+
+
+def test_summary_leaderboard_puts_unscored_configurations_last() -> None:
+    from kbench_core import replication
+
+    frame = pd.DataFrame({"model": ["none", "low", "low", "high", "high"],
+                          "study": ["s1", "s1", "s2", "s1", "s2"],
+                          "pas": [np.nan, 0.2, 0.2, 0.6, 0.6],
+                          "ecs": [np.nan, 0.1, 0.1, 0.3, 0.3], "cost": [1.0, 2.0, 2.0, 3, 3]})
+    fig = rep_figures.summary_leaderboard(replication.summary_leaderboard(frame, n_boot=50))
+    assert list(fig.data[0].y) == ["high", "low", "none (no scores)"]
+
+
+def test_no_most_susceptible_list_for_a_model_without_bias() -> None:
+    fp = kahne.fingerprint(TRIALS)
+    models = fp.models.set_index("model")
+    gamma = fp.biases[fp.biases["model"] == "synthetic-gamma"]
+    assert (gamma["bms"].abs() < 1e-12).all()  # planted: no bias at all
+    assert models.loc["synthetic-gamma", "most_susceptible"] == ()
+    assert len(models.loc["synthetic-alpha", "most_susceptible"]) > 0
+
+
+def test_bias_summary_catalog_draws_the_published_fingerprint() -> None:
+    from kbench_core.io import load_run
+
+    run = load_run(Path(__file__).resolve().parents[1] / "sample_data" / "bias_summary.csv")
+    built = {stem: obj for item in catalog.items_for("bias_summary")
+             for stem, obj in item.objects(run.frame, meta=run.meta)}
+    heat = built["fingerprint_heatmap"].data[0]
+    expected = run.frame.set_index(["model", "bias"]).loc[
+        ("synthetic-alpha", "anchoring_effect"), "bms"]
+    rows, columns = list(map(str, heat.y)), list(map(str, heat.x))
+    if any(r.endswith("anchoring_effect") for r in rows):
+        cell = heat.z[next(i for i, r in enumerate(rows) if r.endswith("anchoring_effect"))][
+            columns.index("synthetic-alpha")]
+    else:  # models down the side
+        cell = heat.z[rows.index("synthetic-alpha")][
+            next(i for i, c in enumerate(columns) if c.endswith("anchoring_effect"))]
+    assert cell == pytest.approx(expected)  # 0.6344, the planted closed form
+    curve = built["intensity_curves-anchoring_effect"]
+    assert {t.name for t in curve.data if t.name} >= {"synthetic-alpha", "synthetic-beta"}
+
+
+def test_every_sample_figure_has_distinct_legend_entries() -> None:
+    from tests.browser.layout import catalog_figures, legend_styles, sample_runs
+
+    problems = [f"{f.label}: {p}" for name, run in sample_runs()
+                for f in catalog_figures(name, run) for p in legend_styles(f.figure)]
+    assert problems == []
+
+
+def test_prompt_type_chart_beyond_twelve_models_is_a_ranked_heatmap() -> None:
+    frame = samples.judged_samples(models=[f"d{i:02d}" for i in range(13)], n_samples=10,
+                                   judges=["judge-one"])
+    by_prompt = vuln.tiers(frame, by=("model", "prompt_type"))
+    heat = vuln_figures.prompt_type_chart(by_prompt).data[0]
+    assert heat.type == "heatmap" and len(heat.y) == 13 and len(heat.x) == 3
+    means = np.nanmean(np.asarray(heat.z, dtype=float), axis=1)
+    assert list(means) == sorted(means, reverse=True)
+    one = by_prompt[(by_prompt["model"] == "d00") & (by_prompt["prompt_type"] == "direct")]
+    assert heat.z[list(heat.y).index("d00")][list(heat.x).index("direct")] == pytest.approx(
+        float(one["tdr"].iloc[0]))
+
+
+def test_rank_chart_says_what_rank_one_means() -> None:
+    ranks = pd.DataFrame({"model": ["a", "b"], "rank": [1.0, 2.0], "rank_low": [1.0, 1.0],
+                          "rank_high": [2.0, 2.0], "value": [0.1, 0.2]})
+    fig = compare_figures.rank_chart(ranks, best="least biased")
+    assert fig.layout.xaxis.title.text == "Rank (1 = least biased)"

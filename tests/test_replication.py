@@ -753,7 +753,7 @@ def test_scatter_overlaid_uses_webgl_beyond_5000_points() -> None:
     markers = [t for t in fig.data if t.mode == "markers"]
     assert markers and all(t.type == "scattergl" for t in markers)
     assert {t.name for t in markers} == {"Cognition", "Social", "Strategic"}
-    assert "6 models overlaid" in fig.layout.title.text
+    assert "6 models overlaid" in fig.layout.title.text.replace("<br>", " ")  # title wraps
     assert len([t for t in fig.data if (t.name or "").startswith("fit · ")]) == 6
 
 
@@ -777,7 +777,8 @@ def test_scatter_panels_wrap_four_to_a_row_and_overlay_beyond_twelve() -> None:
     assert fig.layout.yaxis5.domain[1] < fig.layout.yaxis.domain[0]  # panel 5 on row 2
     many = weighted_tests(models=[f"agent-{i:02d}" for i in range(13)])
     overlaid = rep_figures.effect_scatter(many, R.ecs(many), panels=True)
-    assert "13 models overlaid; panels need at most 12" in overlaid.layout.title.text
+    assert "13 models overlaid; panels need at most 12" in (
+        overlaid.layout.title.text.replace("<br>", " "))  # the title wraps
     assert {t.xaxis for t in overlaid.data} == {"x"}
 
 
@@ -786,7 +787,7 @@ def test_heat_table_and_leaderboard() -> None:
     fig = rep_figures.study_heatmap(result.study, value="pas")
     heat = fig.data[0]
     grid = result.study.pivot_table(index="study", columns="model", values="pas",
-                                    observed=True).sort_index(ascending=False)
+                                    observed=True).sort_index()  # first study on top
     np.testing.assert_allclose(np.asarray(heat.z, float), grid.to_numpy())
     assert "n = " in heat.hovertemplate and np.asarray(heat.customdata).shape == grid.shape
     board = R.summary_leaderboard(samples.replication_summary())

@@ -132,13 +132,13 @@ if summary["human"] is not None and len(summary["human"]):
                "both labelled.")
     human = summary["human"].assign(band=agreement.interpret(summary["human"]["kappa"]))
     st.dataframe(human, hide_index=True, width="stretch", key="agr_human_table",
-                 column_config={"kappa": st.column_config.NumberColumn("κ", format="%.3f"),
+                 column_config={"kappa": st.column_config.NumberColumn("κ", format="%.4g"),
                                 "kappa_low": st.column_config.NumberColumn("low",
-                                                                           format="%.3f"),
+                                                                           format="%.4g"),
                                 "kappa_high": st.column_config.NumberColumn("high",
-                                                                            format="%.3f"),
+                                                                            format="%.4g"),
                                 "percent_agreement": st.column_config.NumberColumn(
-                                    "agreement", format="%.3f")})
+                                    "agreement", format="%.4g")})
 
 if len(llm) < 2:
     urlstate.stop()
@@ -169,7 +169,7 @@ figure_downloads(spread_fig, "judge_spread", runs=[run], options={"min_votes": m
 st.caption("Markers: one judge each (with Wilson intervals for TDR); grey bar: the range over "
            "the LLM judges; star: the majority-vote consensus.")
 st.dataframe(spread_table, hide_index=True, width="stretch", key="agr_spread_table",
-             column_config={c: st.column_config.NumberColumn(c, format="%.3f")
+             column_config={c: st.column_config.NumberColumn(c, format="%.4g")
                             for c in ("low", "high", "range", "sd")})
 
 st.subheader("Consensus leaderboard")
@@ -182,7 +182,7 @@ st.caption(f"Tiers of the majority-vote judge ({min_votes} of {len(llm)} votes).
 board = tiers[[c for c in agreement_view.LEADERBOARD if c in tiers]]
 st.dataframe(board.sort_values("sui", ascending=False), hide_index=True, width="stretch",
              key="agr_consensus_table",
-             column_config={c: st.column_config.NumberColumn(c, format="%.3f")
+             column_config={c: st.column_config.NumberColumn(c, format="%.4g")
                             for c in board.columns if c not in ("model", "n")})
 table_downloads(tiers, "consensus_tiers", runs=[run], options={"min_votes": min_votes},
                 best={"sui": "max", "tdr": "max"}, key="agr_consensus_dl")

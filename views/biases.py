@@ -6,7 +6,7 @@ from kbench_app import bias as bias_view
 from kbench_app import bias_reports, state, urlstate
 from kbench_app.compare import compare_panel
 from kbench_app.downloads import figure_downloads, table_downloads
-from kbench_app.ui import plain
+from kbench_app.ui import plain, shown
 from kbench_core import figures, kahne
 
 st.title("Cognitive biases")
@@ -116,16 +116,18 @@ summary = summary.drop(columns=["susceptibility_low", "susceptibility_high"])
 summary = summary.merge(bias_view.susceptibility_ranks(fp.biases), on="model", how="left")
 summary = summary[["rank", "rank_text", *[c for c in summary if c not in ("rank", "rank_text")]]]
 summary = summary.sort_values(["rank", "model"], na_position="last")
-st.dataframe(summary, hide_index=True, width="stretch", key="bias_summary_table",
+st.dataframe(shown(summary), hide_index=True, width="stretch", key="bias_summary_table",
              column_config={
-                 "rank": st.column_config.NumberColumn("Rank", help="1 = least susceptible"),
+                 "rank": st.column_config.NumberColumn(
+                     "Rank (1 = least biased)", pinned=True,
+                     help="By mean BMS over the chosen biases: 1 = least biased"),
                  "rank_text": st.column_config.TextColumn(
                      "Rank [95%]", help="Bootstrap over biases (1000 resamples): overlapping "
                                         "ranges mean the run cannot order those models; "
                                         "'few biases': fewer than 30 biases behind the rank"),
-                 "model": "Model",
+                 "model": st.column_config.TextColumn("Model", pinned=True),
                  "susceptibility": st.column_config.NumberColumn("Susceptibility",
-                                                                 format="%.3f"),
+                                                                 format="%.4g"),
                  "susceptibility_ci": st.column_config.TextColumn(
                      "95% CI", help="t interval over the chosen biases"),
                  "n_biases": st.column_config.NumberColumn("Biases"),

@@ -16,7 +16,13 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from kbench_core.agreement import CONSENSUS, HUMAN, LANDIS_KOCH, MISSING, interpret
-from kbench_core.figures.base import PALETTE, apply_layout
+from kbench_core.figures.base import (
+    PALETTE,
+    apply_layout,
+    category_ticks,
+    set_panels,
+    with_legend_below,
+)
 from kbench_core.text import plot_text
 
 __all__ = ["agreement_bars", "confusion_heatmap", "judge_spread_chart", "kappa_heatmap"]
@@ -163,10 +169,10 @@ def agreement_bars(table: pd.DataFrame, *, title: str | None = None) -> go.Figur
                  barmode="group", bargap=0.25, height=440,
                  xaxis=dict(title="Label", type="category", categoryorder="array",
                             categoryarray=labels),
-                 yaxis=dict(title="Agreement (1 = perfect, 0 = chance)",
-                            range=[min(floor - 0.05, 0), 1.05]),
-                 legend=dict(orientation="h", y=1.02, yanchor="bottom", x=0),
-                 margin=dict(r=110, t=90))
+                 subtitle="1 = perfect agreement, 0 = chance",
+                 yaxis=dict(title="Agreement", range=[min(floor - 0.05, 0), 1.05]),
+                 margin=dict(r=110))
+    with_legend_below(fig)
     return fig
 
 
@@ -196,17 +202,16 @@ def judge_spread_chart(spread: pd.DataFrame, metrics: Sequence[str] = ("tdr", "s
               else list(dict.fromkeys(map(str, spread["judge"]))))
     judges = [j for j in judges if (spread["judge"].astype(str) == j).any()]
     models = sorted(map(str, spread["model"].unique()))
-    fig = make_subplots(rows=1, cols=len(metrics), horizontal_spacing=0.08,
-                        subplot_titles=[_METRIC_NAMES.get(m, m) for m in metrics])
+    fig = make_subplots(rows=1, cols=len(metrics), shared_yaxes=True)
     judge_text = spread["judge"].astype(str)
     model_text = spread["model"].astype(str)
     for col, metric in enumerate(metrics, start=1):
         llm = spread[~judge_text.isin((HUMAN, CONSENSUS))]
         span = llm.groupby(llm["model"].astype(str))[metric].agg(["min", "max"]).reindex(models)
         fig.add_trace(go.Bar(
-            x=models, y=(span["max"] - span["min"]).to_numpy(), base=span["min"].to_numpy(),
-            marker_color="rgba(0,0,0,0.08)", width=0.7, showlegend=False, hoverinfo="skip"),
-            row=1, col=col)
+            y=models, x=(span["max"] - span["min"]).to_numpy(), base=span["min"].to_numpy(),
+            orientation="h", marker_color="rgba(0,0,0,0.08)", width=0.7, showlegend=False,
+            hoverinfo="skip"), row=1, col=col)
         for judge in judges:
             part = spread[judge_text == judge].assign(model=model_text)
             part = part.set_index("model").reindex(models)
@@ -218,17 +223,16 @@ def judge_spread_chart(spread: pd.DataFrame, metrics: Sequence[str] = ("tdr", "s
                              array=(part[high] - part[metric]).clip(lower=0).fillna(0),
                              arrayminus=(part[metric] - part[low]).clip(lower=0).fillna(0))
             fig.add_trace(go.Scatter(
-                x=models, y=part[metric], mode="markers", name=judge, legendgroup=judge,
-                showlegend=col == 1, error_y=error,
+                y=models, x=part[metric], mode="markers", name=judge, legendgroup=judge,
+                showlegend=col == 1, error_x=error,
                 marker=dict(color=color, symbol=symbol, size=11 if judge == CONSENSUS else 9,
                             line=dict(color="white", width=1)),
                 customdata=part.get("n"),
-                hovertemplate=(f"<b>%{{x}}</b><br>{judge}: {_METRIC_NAMES.get(metric, metric)}"
-                               " = %{y:.3f}<br>n = %{customdata}<extra></extra>")),
+                hovertemplate=(f"<b>%{{y}}</b><br>{judge}: {_METRIC_NAMES.get(metric, metric)}"
+                               " = %{x:.3f}<br>n = %{customdata}<extra></extra>")),
                 row=1, col=col)
-        fig.update_yaxes(title_text=_METRIC_NAMES.get(metric, metric), row=1, col=col,
-                         rangemode="tozero")
-        fig.update_xaxes(type="category", row=1, col=col, tickangle=-20)
+        fig.update_xaxes(rangemode="tozero", nticks=5, row=1, col=col)
+        fig.update_yaxes(type="category", autorange="reversed", row=1, col=col)
     if title is None:
         ranges = []
         for metric in metrics:
@@ -238,8 +242,16 @@ def judge_spread_chart(spread: pd.DataFrame, metrics: Sequence[str] = ("tdr", "s
         widest = max(range(len(metrics)), key=lambda i: np.nan_to_num(ranges[i]))
         title = (f"How much the judge moves the score: {_METRIC_NAMES.get(metrics[widest], '')}"
                  f" differs by up to {ranges[widest]:.2f} between judges")
-    apply_layout(fig, title, scattermode="group", height=440, legend_title_text="Judge",
-                 margin=dict(t=90))
+    apply_layout(fig, title, scattermode="group", legend_title_text="Judge")
+    category_ticks(fig, "yaxis", models)
+    meta = dict(fig.layout.meta)
+    meta.update(kbench_shared_y=True, kbench_panels=dict(min_width=200))
+    fig.update_layout(meta=meta)
+    row = 30 if len(models) <= 12 else 16
+    set_panels(fig, len(metrics), len(metrics), panel_height=40 + row * len(models),
+               header=130 + 20 * fig.layout.title.text.count("<br>"),
+               titles=[_METRIC_NAMES.get(m, m) for m in metrics])
+    with_legend_below(fig)
     return fig
 
 
@@ -262,7 +274,8 @@ def confusion_heatmap(table: pd.DataFrame, judge_a: str, judge_b: str, *,
     z = grid.to_numpy(dtype=float)
     rows, cols = [str(v) for v in grid.index], [str(v) for v in grid.columns]
     fig = go.Figure(go.Heatmap(
-        z=z, x=cols, y=rows, colorscale="Blues", zmin=0, colorbar=dict(title="Items"),
+        z=z, x=cols, y=rows, colorscale="Blues", zmin=0,
+        colorbar=dict(title=dict(text="Items", side="right"), thickness=12),
         text=z.astype(int).astype(str), texttemplate="%{text}", xgap=2, ygap=2,
         hovertemplate=(f"{judge_a}: %{{y}}<br>{judge_b}: %{{x}}<br>%{{z}} items"
                        "<extra></extra>")))

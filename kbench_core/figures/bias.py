@@ -6,12 +6,25 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from kbench_core.figures.base import PALETTE, apply_layout, model_colors, rgba
+from kbench_core.figures.base import (
+    apply_layout,
+    category_ticks,
+    distinct_styles,
+    heatmap_figure,
+    legend_below,
+    rgba,
+    with_legend_below,
+)
 from kbench_core.schema import INTENSITIES
 from kbench_core.text import plot_text
 
+SIDE_LEGEND_MAX = 8  # models a side legend shows in full at the figure's height
+
 __all__ = ["bci_heatmap", "bms_curves", "cas_bars", "fingerprint_heatmap", "has_chart",
            "mitigation_chart"]
+
+MAX_CURVES = 12  # models drawn as lines; beyond, the curves become a heatmap
+
 
 def bms_curves(table: pd.DataFrame, *, y: str = "magnitude",
                colors: dict[str, str] | None = None, title: str | None = None) -> go.Figure:
@@ -19,19 +32,36 @@ def bms_curves(table: pd.DataFrame, *, y: str = "magnitude",
 
     ``table`` holds one row per model (one bias, or an average made by the caller);
     ``y="magnitude"`` plots ``mag_<intensity>``, ``y="mean"`` the treatment mean with its t
-    interval as a band and the control mean as a dotted reference line.
+    interval as a band and the control mean as a dotted reference line. Models sharing a colour
+    differ in marker and dash. Beyond :data:`MAX_CURVES` models the lines could not be told
+    apart: the figure becomes a model × intensity heatmap, models ranked by their mean.
     """
     # labels from data show literally
     table, colors, title = (
         plot_text(table), plot_text(colors), plot_text(title))
     if y not in ("magnitude", "mean"):
         raise ValueError(f"y must be 'magnitude' or 'mean'; got {y!r}")
-    colors = colors or model_colors(table["model"].unique())
-    x = list(INTENSITIES)
+    prefix = "mag_" if y == "magnitude" else "mean_"
+    # intensities the run has (a KahneBench report has no adversarial trigger)
+    x = [i for i in INTENSITIES if f"{prefix}{i}" in table and table[f"{prefix}{i}"].notna().any()]
+    x = x or list(INTENSITIES)
+    ylabel = ("Magnitude, w·|treatment − control|" if y == "magnitude"
+              else "Mean bias score (1 = biased)")
+    if table["model"].nunique() > MAX_CURVES:
+        grid = table.assign(model=table["model"].astype(str)).set_index("model")[
+            [f"{prefix}{i}" for i in x]]
+        grid.columns = x
+        grid = grid.loc[grid.mean(axis=1).sort_values(ascending=False, kind="stable").index]
+        return heatmap_figure(
+            grid, title=title or "Bias by trigger intensity", subtitle=(
+                f"{len(grid)} models, most biased on top; {ylabel.lower()}"),
+            zmin=0, zmax=1, colorbar_title="magnitude" if y == "magnitude" else "mean score",
+            hovertemplate="%{y}<br>%{x}: %{z:.3f}")
+    styles = distinct_styles(sorted(map(str, table["model"].unique())), colors)
     fig = go.Figure()
     for _, row in table.sort_values("model").iterrows():
-        color = colors.get(str(row["model"]), PALETTE[0])
-        prefix = "mag_" if y == "magnitude" else "mean_"
+        style = styles[str(row["model"])]
+        color = style.color
         values = [row.get(f"{prefix}{i}", np.nan) for i in x]
         if y == "mean" and f"mean_{x[0]}_low" in row:
             low = [row.get(f"mean_{i}_low", np.nan) for i in x]
@@ -44,7 +74,8 @@ def bms_curves(table: pd.DataFrame, *, y: str = "magnitude",
                   for i in x]  # reports carry no trials: no count
         fig.add_trace(go.Scatter(
             x=x, y=values, mode="lines+markers", name=str(row["model"]),
-            line=dict(color=color, width=2.5), marker=dict(size=8),
+            line=dict(color=color, width=2.5, dash=style.dash),
+            marker=dict(size=8, symbol=style.symbol),
             legendgroup=str(row["model"]), customdata=counts,
             hovertemplate=(f"<b>{row['model']}</b><br>%{{x}}: %{{y:.3f}}"
                            "<br>n = %{customdata}<extra></extra>")))
@@ -54,13 +85,13 @@ def bms_curves(table: pd.DataFrame, *, y: str = "magnitude",
                 line=dict(color=color, dash="dot", width=1.5), legendgroup=str(row["model"]),
                 name=f"{row['model']} control", showlegend=False,
                 hovertemplate=f"{row['model']} control: %{{y:.3f}}<extra></extra>"))
-    ylabel = ("Magnitude, w·|treatment − control|" if y == "magnitude"
-              else "Mean bias score (1 = biased)")
     apply_layout(fig, title or "Bias by trigger intensity",
-            xaxis=dict(title="Trigger intensity", type="category", categoryorder="array",
-                       categoryarray=x),
-            yaxis=dict(title=ylabel, range=[0, 1.05] if y == "mean" else None),
-            legend_title_text="Model")
+                 xaxis=dict(title="Trigger intensity", type="category", categoryorder="array",
+                            categoryarray=x),
+                 yaxis=dict(title=ylabel, range=[0, 1.05] if y == "mean" else None),
+                 legend_title_text="Model", height=440)
+    if len(styles) > SIDE_LEGEND_MAX:  # a side legend this long would be cut: put it below
+        with_legend_below(fig)
     return fig
 
 
@@ -79,20 +110,13 @@ def bci_heatmap(domain_means: pd.DataFrame, *, rows: str = "bias",
     counts = domain_means.pivot_table(index=rows, columns="domain", values="n",
                                       observed=True).reindex_like(grid)
     spread = grid.std(axis=1, ddof=0).fillna(0.0)
-    labels = [f"{name}  (consistency {1 - min(s / 0.5, 1):.2f})"
-              for name, s in spread.items()]
-    fig = go.Figure(go.Heatmap(
-        z=grid.to_numpy(), x=list(grid.columns), y=labels, zmin=0, zmax=1,
-        colorscale="Cividis", colorbar=dict(title="Mean<br>score"),
-        customdata=counts.to_numpy(),
-        text=np.vectorize(lambda v: "" if np.isnan(v) else f"{v:.2f}")(grid.to_numpy()),
-        texttemplate="%{text}",
-        hovertemplate="%{y}<br>domain %{x}<br>mean score %{z:.3f}<br>n = %{customdata}"
-                      "<extra></extra>"))
-    apply_layout(fig, title or "Mean treatment score by domain",
-            xaxis=dict(title="Domain", showgrid=False), yaxis=dict(title="", showgrid=False),
-            height=max(300, 60 + 34 * len(grid)))
-    return fig
+    grid.index = [f"{name} ({1 - min(s / 0.5, 1):.2f})" for name, s in spread.items()]
+    grid.columns = [str(c) for c in grid.columns]
+    return heatmap_figure(
+        grid, title=title or "Mean treatment score by domain", zmin=0, zmax=1,
+        subtitle="in brackets: consistency across domains (1 = the same everywhere)",
+        colorbar_title="mean score", customdata=counts.to_numpy(),
+        hovertemplate="%{y}<br>domain %{x}<br>mean score %{z:.3f}<br>n = %{customdata}")
 
 
 _DIRECTION_COLORS = {"over": "#D55E00", "under": "#0072B2", "aligned": "#009E73"}
@@ -125,8 +149,10 @@ def has_chart(table: pd.DataFrame, *, title: str | None = None) -> go.Figure:
     apply_layout(fig, title or "Model bias rate against the human baseline",
             xaxis=dict(title="Human susceptibility rate", range=[0, 1]),
             yaxis=dict(title="Model treatment rate (95% CI)", range=[0, 1.02]),
-            legend=dict(orientation="h", yanchor="top", y=-0.2, x=0),
-            margin=dict(b=120), height=520)
+            legend=legend_below(), height=520)
+    meta = dict(fig.layout.meta)
+    meta["kbench_legend_rows"] = 1
+    fig.update_layout(meta=meta)
     return fig
 
 
@@ -138,17 +164,20 @@ def cas_bars(table: pd.DataFrame, *, colors: dict[str, str] | None = None,
         plot_text(table), plot_text(colors), plot_text(title))
     summary = (table[table["has_confidence_data"]].groupby("model", observed=True)
                [["mean_confidence", "mean_accuracy"]].mean().reset_index())
+    models = summary["model"].astype(str)
     fig = go.Figure()
-    fig.add_trace(go.Bar(x=summary["model"], y=summary["mean_confidence"],
+    fig.add_trace(go.Bar(y=models, x=summary["mean_confidence"], orientation="h",
                          name="stated confidence", marker_color="#E69F00",
-                         hovertemplate="%{x}<br>confidence %{y:.3f}<extra></extra>"))
-    fig.add_trace(go.Bar(x=summary["model"], y=summary["mean_accuracy"],
+                         hovertemplate="%{y}<br>confidence %{x:.3f}<extra></extra>"))
+    fig.add_trace(go.Bar(y=models, x=summary["mean_accuracy"], orientation="h",
                          name="accuracy (1 − score)", marker_color="#0072B2",
-                         hovertemplate="%{x}<br>accuracy %{y:.3f}<extra></extra>"))
+                         hovertemplate="%{y}<br>accuracy %{x:.3f}<extra></extra>"))
+    row = 34 if len(summary) <= 12 else 22
     apply_layout(fig, title or "Stated confidence against accuracy", barmode="group",
-            xaxis=dict(title="Model"), yaxis=dict(title="Mean over biases", range=[0, 1]),
-            legend=dict(orientation="h", yanchor="top", y=-0.2, x=0),
-            margin=dict(b=120), height=520)
+                 yaxis=dict(title="", type="category", autorange="reversed"),
+                 xaxis=dict(title="Mean over biases", range=[0, 1]),
+                 legend=legend_below(), height=170 + row * max(len(summary), 2))
+    category_ticks(fig, "yaxis", list(models))
     return fig
 
 
@@ -164,53 +193,56 @@ def fingerprint_heatmap(biases: pd.DataFrame, *, value: str = "bms",
     data["label"] = (data["category"].astype(str) + " · " + data["bias"].astype(str)
                      if "category" in data else data["bias"].astype(str))
     grid = data.pivot_table(index="label", columns="model", values=value, observed=True,
-                            dropna=False).sort_index(ascending=False)  # first family on top
-    counts = data.pivot_table(index="label", columns="model", values="n", observed=True,
-                              dropna=False).reindex_like(grid)
+                            dropna=False).sort_index()  # first family on top
+    counts = (data.pivot_table(index="label", columns="model", values="n", observed=True,
+                               dropna=False).reindex_like(grid) if "n" in data else None)
     z = grid.to_numpy(dtype=float)
-    fig = go.Figure(go.Heatmap(
-        z=z, x=[str(c) for c in grid.columns], y=list(grid.index), zmin=0,
-        zmax=max(1.0, float(np.nanmax(z))) if np.isfinite(z).any() else 1.0,
-        colorscale="Cividis", colorbar=dict(title=value.upper() if value == "bms" else value),
-        customdata=counts.to_numpy(),
-        text=np.vectorize(lambda v: "" if np.isnan(v) else f"{v:.2f}")(z),
-        texttemplate="%{text}" if z.size <= 400 else None,
-        hovertemplate="%{y}<br>%{x}<br>" + value + " %{z:.3f}<br>n = %{customdata}"
-                      "<extra></extra>"))
-    apply_layout(fig, title or "Cognitive fingerprint (BMS per model × bias)",
-                 xaxis=dict(title="", side="top", showgrid=False),
-                 yaxis=dict(title="", showgrid=False), margin=dict(t=110),
-                 height=max(320, 130 + 24 * len(grid)))
-    return fig
+    zmax = max(1.0, float(np.nanmax(z))) if np.isfinite(z).any() else 1.0
+    name = value.upper() if value == "bms" else value
+    hover = "%{y}<br>%{x}<br>" + value + " %{z:.3f}"
+    if counts is not None:
+        hover += "<br>n = %{customdata}"
+    if grid.shape[1] > grid.shape[0]:  # more models than biases: models down the side
+        grid, counts = grid.T, None if counts is None else counts.T
+        hover = "%{y}<br>%{x}<br>" + value + " %{z:.3f}" + (
+            "<br>n = %{customdata}" if counts is not None else "")
+    return heatmap_figure(
+        grid, title=title or "Cognitive fingerprint: BMS per model and bias",
+        zmin=0, zmax=zmax, colorbar_title=name,
+        customdata=None if counts is None else counts.to_numpy(), hovertemplate=hover)
 
 
 def mitigation_chart(table: pd.DataFrame, *, title: str | None = None) -> go.Figure:
     """Score before and after each debiasing method, one row per bias (one model), from
     :func:`kbench_core.kahne_summary.mitigation_table`: the baseline (treatment mean, black
     ring) and each method's mean score (one colour and shape per method, the best method
-    filled larger). A dot left of the ring means the method lowered the bias."""
+    larger). A mark left of the ring means the method lowered the bias."""
     table, title = plot_text(table), plot_text(title)  # labels from data show literally
     fig = go.Figure()
     biases = sorted(map(str, table["bias"].unique()))
-    base = table.drop_duplicates("bias").set_index(table.drop_duplicates("bias")["bias"]
-                                                   .astype(str))["baseline"]
+    first = table.drop_duplicates("bias")
+    base = first.set_index(first["bias"].astype(str))["baseline"]
     fig.add_trace(go.Scatter(
         x=base.reindex(biases), y=biases, mode="markers", name="before (treatment mean)",
         marker=dict(symbol="circle-open", size=13, color="#222", line=dict(width=2)),
         hovertemplate="%{y}<br>before debiasing %{x:.3f}<extra></extra>"))
-    symbols = ("diamond", "square", "triangle-up", "cross", "x", "star", "hexagon")
-    for i, (method, rows) in enumerate(table.groupby("method", sort=True)):
+    methods = sorted(map(str, table["method"].unique()))
+    styles = distinct_styles(methods)
+    for method in methods:
+        rows = table[table["method"].astype(str) == method]
         rows = rows.set_index(rows["bias"].astype(str)).reindex(biases)
         best = rows["best"].fillna(False).astype(bool).to_numpy()
+        style = styles[method]
         fig.add_trace(go.Scatter(
-            x=rows["score"], y=biases, mode="markers", name=str(method),
-            marker=dict(symbol=symbols[i % len(symbols)], color=PALETTE[i % len(PALETTE)],
+            x=rows["score"], y=biases, mode="markers", name=method,
+            marker=dict(symbol=style.symbol, color=style.color,
                         size=np.where(best, 12, 8), line=dict(width=0)),
-            hovertemplate=("%{y}<br>" + str(method) + " %{x:.3f}<extra></extra>")))
+            hovertemplate=("%{y}<br>" + method + " %{x:.3f}<extra></extra>")))
     apply_layout(fig, title or "Score before and after debiasing",
-                 xaxis=dict(title="Mean bias score (1 = biased)", range=[-0.02, 1.02]),
+                 xaxis=dict(title="score (1 = biased)", range=[-0.02, 1.02]),
                  yaxis=dict(title="", type="category", categoryorder="array",
                             categoryarray=biases[::-1]),
-                 legend=dict(orientation="h", yanchor="top", y=-0.12, x=0),
                  height=max(320, 160 + 26 * len(biases)))
+    with_legend_below(fig)
+    category_ticks(fig, "yaxis", biases)
     return fig

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from kbench_core.figures.base import apply_layout
+from kbench_core.figures.base import apply_layout, category_ticks
 from kbench_core.text import plot_text
 
 __all__ = ["forest_plot", "rank_chart"]
@@ -42,17 +42,26 @@ def forest_plot(deltas: pd.DataFrame, *, label: str = "group", title: str | None
                        "%{customdata[1]:.3f}]<br>n = %{customdata[2]}"
                        "<br>adjusted p = %{customdata[3]:.3g}<extra></extra>"),
         showlegend=False))
+    # Centred on zero: the axis runs from -m to +m, m the largest |bound| (5% margin), so
+    # the zero line sits in the middle and the side a difference falls on is plain to see.
+    bounds = np.abs(np.concatenate([data[c].to_numpy(dtype=float)
+                                    for c in ("delta", "delta_low", "delta_high")]))
+    bounds = bounds[np.isfinite(bounds)]
+    half = 1.05 * float(bounds.max()) if bounds.size and bounds.max() > 0 else 1.0
     apply_layout(fig, title or f"Paired difference ({what}) with 95% intervals",
-                 xaxis=dict(title=f"{what} (orange: interval excludes 0)", zeroline=False),
-                 yaxis=dict(title="", showgrid=False, automargin=True),
-                 height=max(260, 90 + 26 * len(data)))
+                 subtitle=f"{what}; orange: the interval excludes 0",
+                 xaxis=dict(title="Difference", zeroline=False, range=[-half, half]),
+                 yaxis=dict(title="", showgrid=False, automargin=True, type="category"),
+                 height=max(260, 110 + 26 * len(data)))
+    category_ticks(fig, "yaxis", [str(v) for v in data[label]])
     return fig
 
 
 def rank_chart(ranks: pd.DataFrame, *, colors: dict[str, str] | None = None,
-               title: str | None = None) -> go.Figure:
+               title: str | None = None, best: str = "best") -> go.Figure:
     """Each model's rank (1 = best) with its bootstrap 95% interval, from
-    :func:`kbench_core.compare.rank_intervals`."""
+    :func:`kbench_core.compare.rank_intervals`; ``best`` says what rank 1 means on the axis
+    (``"least biased"`` for bias scores)."""
     # labels from data show literally
     ranks, colors, title = (
         plot_text(ranks), plot_text(colors), plot_text(title))
@@ -67,6 +76,7 @@ def rank_chart(ranks: pd.DataFrame, *, colors: dict[str, str] | None = None,
         hovertemplate=("<b>%{y}</b><br>rank %{x} [%{customdata[0]}, %{customdata[1]}]"
                        "<br>value %{customdata[2]:.3f}<extra></extra>")))
     apply_layout(fig, title or "Rank with its 95% bootstrap interval",
-                 xaxis=dict(title="Rank (1 = best)", dtick=1, autorange="reversed"),
+                 xaxis=dict(title=f"Rank (1 = {best})", dtick=1 if len(data) <= 15 else None,
+                            autorange="reversed"),
                  yaxis=dict(title="", showgrid=False), height=max(240, 90 + 34 * len(data)))
     return fig

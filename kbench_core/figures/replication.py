@@ -8,13 +8,27 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from kbench_core.figures.base import PALETTE, apply_layout, model_colors
+from kbench_core.figures.base import (
+    PALETTE,
+    TITLE_LINE_PX,
+    apply_layout,
+    category_ticks,
+    clamp_note,
+    distinct_styles,
+    edge_clamp,
+    heatmap_figure,
+    legend_below,
+    model_colors,
+    set_panels,
+    with_legend_below,
+)
 from kbench_core.text import plot_text
 
 __all__ = ["effect_scatter", "study_heatmap", "summary_leaderboard"]
 
 WEBGL_ABOVE = 5_000  # points per figure beyond which traces switch to WebGL
 MAX_LEGEND_GROUPS = 20  # beyond this, colour encodes the group without a legend entry each
+AXIS_LIMIT = 4.0  # |d| beyond this is drawn at the edge of the axes (and counted)
 MAX_POINTS = 20_000  # beyond this the scatter becomes a density grid (the browser gets counts)
 DENSITY_BINS = 80
 GLYPHS = {"circle": "●", "square": "■", "diamond": "◆", "triangle-up": "▲", "cross": "✚",
@@ -67,19 +81,25 @@ def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *
 
     too_many = panels and len(models) > MAX_PANELS
     panels = panels and not too_many
-    n_cols = min(len(models), PANEL_COLUMNS) if panels else 1
-    n_rows = -(-len(models) // PANEL_COLUMNS) if panels else 1
-    fig = make_subplots(rows=n_rows, cols=max(n_cols, 1), shared_yaxes=True,
-                        subplot_titles=[label(m) for m in models] if panels else None,
-                        horizontal_spacing=0.04, vertical_spacing=0.3 / n_rows)
-    cells = [(i // PANEL_COLUMNS + 1, i % PANEL_COLUMNS + 1)
-             for i in range(len(models) if panels else 1)]
+    n_panels = len(models) if panels else 1
+    n_cols = min(n_panels, PANEL_COLUMNS)
+    # One axis pair per panel; set_panels lays them out (and re-grids them for an export
+    # width), so every panel keeps its own tick labels whatever its place in the grid.
+    fig = make_subplots(rows=1, cols=max(n_panels, 1))
+    cells = [(1, i + 1) for i in range(n_panels)]
     scatter = go.Scattergl if len(data) > WEBGL_ABOVE else go.Scatter
-    lo = float(np.nanmin([data["d_h"].min(), data["d_a"].min(), 0.0])) - 0.1
-    hi = float(np.nanmax([data["d_h"].max(), data["d_a"].max(), 1.0])) + 0.1
+    finite_all = np.concatenate([data["d_h"].to_numpy(float), data["d_a"].to_numpy(float)])
+    lo = float(np.nanmin([*finite_all, 0.0])) - 0.1
+    hi = float(np.nanmax([*finite_all, 1.0])) + 0.1
+    lo, hi = max(lo, -AXIS_LIMIT), min(hi, AXIS_LIMIT)
+    # Effects beyond the axis limit are drawn on its edge as open triangles, and counted.
+    d_h, out_h = edge_clamp(data["d_h"], lo, hi)
+    d_a, out_a = edge_clamp(data["d_a"], lo, hi)
+    clamped = out_h | out_a
+    data = data.assign(d_h=d_h, d_a=d_a, _clamped=clamped)
     groups = sorted(map(str, data[color_by].unique()))
-    colors = {g: PALETTE[i % len(PALETTE)] for i, g in enumerate(groups)}
-    many = len(groups) > MAX_LEGEND_GROUPS  # one trace, colour by group index, no legend
+    many = len(groups) > MAX_LEGEND_GROUPS or (not panels and len(groups) > len(PALETTE))
+    group_styles = distinct_styles(groups)
     dense = len(data) > MAX_POINTS
     line_colors = model_colors(models)
     symbols = {m: SYMBOLS[i % len(SYMBOLS)] for i, m in enumerate(models)}
@@ -103,15 +123,21 @@ def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *
             if rows.empty:
                 continue
             color = (pd.Categorical(rows[color_by].astype(str), categories=groups).codes
-                     if group is None else colors[group])
+                     if group is None else group_styles[group].color)
+            if model is None:
+                symbol = rows["model"].astype(str).map(symbols).to_numpy()
+            elif group is None:
+                symbol = "circle"
+            else:
+                symbol = group_styles[group].symbol
+            symbol = np.where(rows["_clamped"].to_numpy(), "triangle-up-open",
+                              symbol).tolist()
             fig.add_trace(scatter(
                 x=rows["d_h"], y=rows["d_a"], mode="markers",
                 name=f"{len(groups)} {color_by} values" if group is None else group,
                 legendgroup=group or "all", showlegend=first,
                 marker=dict(color=color, colorscale="Viridis" if group is None else None,
-                            size=size.loc[rows.index], opacity=0.8,
-                            symbol=(rows["model"].astype(str).map(symbols).to_numpy()
-                                    if model is None else "circle"),
+                            size=size.loc[rows.index], opacity=0.8, symbol=symbol,
                             line=dict(color="white", width=0.5)),
                 customdata=np.column_stack([rows["model"].astype(str), rows["study"].astype(str),
                                             rows["finding"].astype(str),
@@ -137,29 +163,38 @@ def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *
                 hovertemplate=f"{fit_model + ' ' if per_model else ''}fit: agent = "
                               f"{intercept:.2f} + {slope:.2f} · human<extra></extra>"),
                 row=row, col=col)
-        fig.update_xaxes(title_text="Human effect (d)" if row == n_rows else None,
-                         range=[lo, hi], row=row, col=col)
-        fig.update_yaxes(title_text="Agent effect (d)" if col == 1 else None, range=[lo, hi],
-                         row=row, col=col)
-    fig.update_annotations(font_size=12)  # panel titles (model, CCC) fit three abreast
+        fig.update_xaxes(title_text="Human effect (d)", range=[lo, hi], row=row, col=col)
+        fig.update_yaxes(title_text="Agent effect (d)", range=[lo, hi], row=row, col=col)
     spot = hi - 0.1 * (hi - lo)
     for row, col in cells:  # the y = x line's name, just below its upper end
-        fig.add_annotation(x=spot, y=spot, text="y = x", showarrow=False, xanchor="left",
-                           yanchor="top", xshift=6, font=dict(color="#666", size=11),
+        fig.add_annotation(x=spot, y=spot, text="y = x", showarrow=False, xanchor="right",
+                           yanchor="top", xshift=-4, font=dict(color="#666", size=11),
                            row=row, col=col)
+    key = None
     if panels or len(models) != 1:
         heading = title or ("Human against agent effect sizes" if panels else
                             f"Human against agent effect sizes ({len(models)} models overlaid"
                             + (f"; panels need at most {MAX_PANELS}" if too_many else "") + ")")
         if not panels and not dense and len(models) <= len(SYMBOLS):
             key = " · ".join(f"{GLYPHS[symbols[m]]} {m}" for m in models)
-            heading += f"<br><span style='font-size:12px'>{key}</span>"
     else:
         heading = title or f"Human against agent effect sizes · {label(models[0])}"
-    apply_layout(fig, heading, height=480 if n_rows == 1 else 140 + 340 * n_rows,
+        heading = heading.replace("<br>", " · ")
+    note = clamp_note(int(clamped.sum()), lo, hi, "tests")
+    single = label(models[0]).replace("<br>", " · ") if panels and n_panels == 1 and models \
+        and not title else None
+    subtitle = " · ".join(t for t in (single, key, note) if t) or None
+    apply_layout(fig, heading, subtitle=subtitle,
                  legend=dict(title=color_by.capitalize(),
-                             itemclick="toggleothers", itemdoubleclick="toggle"),
-                 margin=dict(t=110))
+                             itemclick="toggleothers", itemdoubleclick="toggle"))
+    meta = dict(fig.layout.meta)
+    meta.update(kbench_x_title="Human effect (d)", kbench_y_title="Agent effect (d)",
+                kbench_panels=dict(min_width=220))
+    fig.update_layout(meta=meta)
+    set_panels(fig, n_panels, n_cols, panel_height=340 if n_panels > 1 else 400,
+               header=80 + TITLE_LINE_PX * (fig.layout.title.text.count("<br>")),
+               titles=[label(m) for m in models] if panels and n_panels > 1 else None)
+    with_legend_below(fig)  # below: a side legend would take the panels' width
     return fig
 
 
@@ -174,36 +209,36 @@ def _weighted_fit(part: pd.DataFrame, weight: pd.Series) -> tuple[float, float] 
 
 def study_heatmap(table: pd.DataFrame, *, value: str = "pas", title: str | None = None,
                   zmin: float = 0.0, zmax: float = 1.0) -> go.Figure:
-    """Study (rows) × model (columns) heat table of ``value`` (PAS, ECS), annotated while the
-    cells stay legible; the hover names study, model, value and, when ``table`` has an ``n``
-    column, the count it rests on."""
+    """Study × model heat table of ``value`` (PAS, ECS): the longer of the two down the side
+    (63 configurations × 12 studies puts the configurations in rows), cells sized from the
+    grid's shape and annotated while legible; the hover names study, model, value and, when
+    ``table`` has an ``n`` column, the count it rests on. Beyond
+    :data:`~kbench_core.figures.base.MAX_HEAT_ROWS` rows the catalog splits it into pages."""
     table, title = plot_text(table), plot_text(title)  # labels from data show literally
     grid = table.pivot_table(index="study", columns="model", values=value, observed=True,
-                             dropna=False).sort_index(ascending=False)
-    z = grid.to_numpy(dtype=float)
-    hover = "%{y} · %{x}<br>" + value.upper() + " %{z:.3f}"
+                             dropna=False).sort_index()
+    grid.index = [str(i) for i in grid.index]
+    grid.columns = [str(c) for c in grid.columns]
     counts = None
     if "n" in table:
         counts = (table.pivot_table(index="study", columns="model", values="n", observed=True,
                                     dropna=False).reindex(index=grid.index, columns=grid.columns)
                   .to_numpy(dtype=float))
+    hover = "%{y} · %{x}<br>" + value.upper() + " %{z:.3f}"
+    if grid.shape[1] > grid.shape[0]:
+        grid = grid.T
+        counts = None if counts is None else counts.T
+        hover = "%{y} · %{x}<br>" + value.upper() + " %{z:.3f}"
+    if counts is not None:
         hover += "<br>n = %{customdata}"
-    annotate = z.size <= 400  # numbers in cells only while they stay legible
-    fig = go.Figure(go.Heatmap(
-        z=z, x=[str(c) for c in grid.columns], y=[str(i) for i in grid.index], zmin=zmin,
-        zmax=zmax, colorscale="Cividis", colorbar=dict(title=value.upper()),
-        customdata=counts,
-        text=np.vectorize(lambda v: "–" if np.isnan(v) else f"{v:.2f}")(z) if annotate else None,
-        texttemplate="%{text}" if annotate else None,
-        hovertemplate=hover + "<extra></extra>"))
-    # Long model names are turned on the top axis: leave them room below the title.
-    longest = max((len(str(c)) for c in grid.columns), default=0)
-    top = 110 + min(120, 5 * max(0, longest - 16)) if len(grid.columns) > 1 else 110
-    apply_layout(fig, title or f"{value.upper()} per study and model",
-                 xaxis=dict(title="", side="top", showgrid=False),
-                 yaxis=dict(title="", showgrid=False, showticklabels=len(grid) <= 60),
-                 margin=dict(t=top), height=min(900, max(300, top + 20 + 28 * len(grid))))
-    return fig
+    rows_empty, cols_empty = grid.isna().all(axis=1), grid.isna().all(axis=0)
+    grid.index = [f"{name} (no scores)" if none else name
+                  for name, none in zip(grid.index, rows_empty, strict=True)]
+    grid.columns = [f"{name} (no scores)" if none else name
+                    for name, none in zip(grid.columns, cols_empty, strict=True)]
+    return heatmap_figure(grid, title=title or f"{value.upper()} per study and model",
+                          zmin=zmin, zmax=zmax, colorbar_title=value.upper(),
+                          customdata=counts, hovertemplate=hover, missing="–")
 
 
 def summary_leaderboard(board: pd.DataFrame, *, title: str | None = None) -> go.Figure:
@@ -219,8 +254,8 @@ def summary_leaderboard(board: pd.DataFrame, *, title: str | None = None) -> go.
              for m, none in zip(data["model"], data["no_scores"], strict=True)]
     has_cost = "cost" in data and data["cost"].notna().any()
     fig = make_subplots(rows=1, cols=2 if has_cost else 1, shared_yaxes=True,
-                        column_widths=[0.7, 0.3] if has_cost else None,
-                        horizontal_spacing=0.03)
+                        column_widths=[0.66, 0.34] if has_cost else None,
+                        horizontal_spacing=0.04)
     for metric, color in (("pas", PALETTE[0]), ("ecs", PALETTE[1])):
         published = f"config_{metric}"
         column = (published if published in data and data[published].notna().any()
@@ -242,10 +277,12 @@ def summary_leaderboard(board: pd.DataFrame, *, title: str | None = None) -> go.
                                  marker=dict(color="#444", size=8, symbol="diamond"),
                                  hovertemplate="%{y}<br>cost $%{x:,.2f}<extra></extra>"),
                       row=1, col=2)
-        fig.update_xaxes(title_text="US$", rangemode="tozero", row=1, col=2)
+        fig.update_xaxes(title_text="US$", rangemode="tozero", row=1, col=2, nticks=4)
     fig.update_xaxes(title_text="score", row=1, col=1)
+    row_px = 34 if len(data) <= 12 else 22
     apply_layout(fig, title or "Configurations by replication score, with cost",
-                 barmode="group", height=max(300, 120 + (50 if len(data) <= 12 else 22)
-                                             * len(data)))
+                 barmode="group", height=150 + row_px * max(len(data), 2),
+                 legend=legend_below())
     fig.update_yaxes(type="category", autorange="reversed", row=1, col=1)
+    category_ticks(fig, "yaxis", names)
     return fig

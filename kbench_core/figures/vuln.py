@@ -12,20 +12,28 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from kbench_core.figures.base import PALETTE, apply_layout, model_colors, rgba
+from kbench_core.figures.base import (
+    PALETTE,
+    apply_layout,
+    category_ticks,
+    distinct_styles,
+    heatmap_figure,
+    model_colors,
+    rgba,
+    set_panels,
+    with_legend_below,
+)
 from kbench_core.text import plot_text
 from kbench_core.vuln import METRIC_LABELS
 
 __all__ = ["fixed_claims_chart", "lucky_guess_chart", "prompt_type_chart", "reliability_diagram",
            "tier_leaderboard"]
 
-_TOP, _BOTTOM = 60, 150  # margins (px) of figures with the legend below the x-axis title
+MAX_LABELLED = 12  # lucky-guess scatter up to this many models; beyond, a ranked dumbbell
+MAX_OVERLAID = 3  # reliability curves drawn on one pair of axes; beyond, one panel each
+PANEL_COLUMNS = 3
 
 
-def _legend_below(height: int) -> dict:
-    """A horizontal legend 75 px under the plot area, clear of the x-axis title."""
-    return dict(orientation="h", yanchor="top", x=0, traceorder="normal",
-                y=-75 / max(height - _TOP - _BOTTOM, 60))
 _COMPONENT_COLORS = {"f2": "#0072B2", "tdr": "#009E73", "finding_precision": "#E69F00",
                      "reasoning": "#CC79A7", "calibration": "#56B4E9"}
 
@@ -53,15 +61,22 @@ def reliability_diagram(table: pd.DataFrame, *, colors: dict[str, str] | None = 
     # labels from data show literally
     table, colors, title = (
         plot_text(table), plot_text(colors), plot_text(title))
-    colors = colors or model_colors(table["model"].unique() if len(table) else [])
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.72, 0.28],
+    models = sorted(map(str, table["model"].unique())) if len(table) else []
+    styles = distinct_styles(models, colors or model_colors(models))
+    bins = "equal-mass" if binning == "quantile" else "equal-width"
+    heading = title or f"Reliability: accuracy against stated confidence ({bins} bins)"
+    if len(models) > MAX_OVERLAID:
+        return _reliability_panels(table, models, styles, heading)
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.64, 0.36],
                         vertical_spacing=0.05)
     fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="perfect calibration",
                              line=dict(color="#888", dash="dash", width=1.5),
                              hoverinfo="skip"), row=1, col=1)
+    labels = ["perfect calibration"]
     for model, rows in table.groupby("model", observed=True, sort=True):
         rows = rows.sort_values("mean_confidence")
-        color = colors.get(str(model), PALETTE[0])
+        style = styles[str(model)]
+        color = style.color
         x = rows["mean_confidence"].to_numpy()
         y = rows["accuracy"].to_numpy()
         group = f"model-{model}"
@@ -76,11 +91,13 @@ def reliability_diagram(table: pd.DataFrame, *, colors: dict[str, str] | None = 
                                  hoverinfo="skip", showlegend=False, legendgroup=group),
                       row=1, col=1)
         ece, mce, n = rows["ece"].iat[0], rows["mce"].iat[0], int(rows["n"].iat[0])
+        name = f"{model} · ECE {ece:.3f} · MCE {mce:.3f} (n = {n:,})"
+        labels.append(name)
         fig.add_trace(go.Scatter(
             x=x, y=rows["accuracy"], mode="lines+markers", fill="tonexty",
-            fillcolor=rgba(color, 0.18), line=dict(color=color, width=2.5),
-            marker=dict(size=8, line=dict(color="white", width=1)),
-            name=f"{model} · ECE {ece:.3f} · MCE {mce:.3f} (n = {n:,})", legendgroup=group,
+            fillcolor=rgba(color, 0.18), line=dict(color=color, width=2.5, dash=style.dash),
+            marker=dict(size=8, symbol=style.symbol, line=dict(color="white", width=1)),
+            name=name, legendgroup=group,
             error_y=_errors(rows, "accuracy", color),
             customdata=np.column_stack([rows["lo"], rows["hi"], rows["count"], rows["gap"]]),
             hovertemplate=(f"<b>{model}</b><br>bin (%{{customdata[0]:.3f}}, "
@@ -91,23 +108,66 @@ def reliability_diagram(table: pd.DataFrame, *, colors: dict[str, str] | None = 
         share = rows["count"] / rows["n"]
         fig.add_trace(go.Bar(
             x=(rows["lo"] + rows["hi"]) / 2, y=share, width=(rows["hi"] - rows["lo"]) * 0.96,
-            marker=dict(color=rgba(color, 0.35), line=dict(color=color, width=1)),
+            marker=dict(color=rgba(color, 0.35), line=dict(color=color, width=1),
+                        pattern=dict(shape=style.pattern)),
             name=f"{model} answers", legendgroup=group, showlegend=False,
             customdata=np.column_stack([rows["lo"], rows["hi"], rows["count"]]),
             hovertemplate=(f"<b>{model}</b><br>bin (%{{customdata[0]:.3f}}, "
                            "%{customdata[1]:.3f}]<br>%{y:.1%} of answers "
                            "(n = %{customdata[2]})<extra></extra>")),
             row=2, col=1)
-    bins = "equal-mass" if binning == "quantile" else "equal-width"
-    apply_layout(fig, title or f"Reliability: accuracy against stated confidence ({bins} bins)",
-                 barmode="overlay", height=660, legend=_legend_below(660),
-                 margin=dict(t=_TOP, b=_BOTTOM, r=30))
+    apply_layout(fig, heading, barmode="overlay", height=560, margin=dict(r=30))
+    with_legend_below(fig, labels, int(fig.layout.height))
     # A little room beyond [0, 1], so points at 0 and 1 are not cut in half.
     fig.update_xaxes(range=[-0.02, 1.03], row=1, col=1)
     fig.update_xaxes(range=[-0.02, 1.03], title_text="Stated confidence", row=2, col=1)
     fig.update_yaxes(range=[0, 1.04], title_text="Accuracy (95% CI)", row=1, col=1)
-    fig.update_yaxes(title_text="Share of answers", tickformat=".0%", rangemode="tozero",
+    fig.update_yaxes(title_text="Share of answers", tickformat=".0%", rangemode="tozero", nticks=3,
                      row=2, col=1)
+    return fig
+
+
+def _reliability_panels(table: pd.DataFrame, models: list[str], styles: dict,
+                        heading: str) -> go.Figure:
+    """Small multiples: one panel per model on shared [0, 1] axes; the curve with its Wilson
+    bars over the diagonal, and beneath it the share of answers per bin as light bars."""
+    fig = make_subplots(rows=1, cols=len(models))
+    titles = []
+    for i, model in enumerate(models, start=1):
+        rows = table[table["model"].astype(str) == model].sort_values("mean_confidence")
+        color = styles[model].color
+        share = rows["count"] / rows["n"]
+        fig.add_trace(go.Bar(
+            x=(rows["lo"] + rows["hi"]) / 2, y=share, width=(rows["hi"] - rows["lo"]) * 0.96,
+            marker=dict(color="rgba(0,0,0,0.12)"), name="share of answers (bars)",
+            legendgroup="share", showlegend=i == 1,
+            hovertemplate=f"<b>{model}</b><br>%{{y:.1%}} of answers<extra></extra>"),
+            row=1, col=i)
+        fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="perfect calibration",
+                                 legendgroup="diagonal", showlegend=i == 1,
+                                 line=dict(color="#888", dash="dash", width=1.2),
+                                 hoverinfo="skip"), row=1, col=i)
+        fig.add_trace(go.Scatter(
+            x=rows["mean_confidence"], y=rows["accuracy"], mode="lines+markers",
+            line=dict(color=color, width=2), marker=dict(size=6, color=color),
+            error_y=_errors(rows, "accuracy", color), showlegend=False,
+            hovertemplate=(f"<b>{model}</b><br>mean confidence %{{x:.3f}}"
+                           "<br>accuracy %{y:.3f}<extra></extra>")), row=1, col=i)
+        fig.update_xaxes(range=[-0.02, 1.03], nticks=3, row=1, col=i)
+        fig.update_yaxes(range=[0, 1.04], nticks=3, row=1, col=i)
+        ece, n = rows["ece"].iat[0], int(rows["n"].iat[0])
+        titles.append(f"{model}<br>ECE {ece:.3f}, n = {n:,}")
+    apply_layout(fig, heading, barmode="overlay",
+                 subtitle=f"{len(models)} models, one panel each on the same axes")
+    meta = dict(fig.layout.meta)
+    meta.update(kbench_x_title="Confidence", kbench_y_title="Accuracy",
+                kbench_panels=dict(min_width=120))
+    fig.update_layout(meta=meta)
+    header = 90 + 20 * fig.layout.title.text.count("<br>")
+    set_panels(fig, len(models), PANEL_COLUMNS, panel_height=230, header=header,
+               titles=titles)
+    with_legend_below(fig, ["share of answers (bars)", "perfect calibration"],
+                       int(fig.layout.height))
     return fig
 
 
@@ -148,16 +208,14 @@ def tier_leaderboard(tiers: pd.DataFrame, contributions: pd.DataFrame, *,
         textposition="middle right", showlegend=False, hoverinfo="skip"))
     caption = "* a component was undefined; SUI renormalised over the others" \
         if flagged.any() else None
-    height = max(380, 230 + 48 * len(models))
+    height = 160 + (40 if len(models) <= 12 else 22) * max(len(models), 2)
     apply_layout(fig, title or "Security Understanding Index (SUI) and what it is made of",
-                 barmode="stack", legend=_legend_below(height),
-                 margin=dict(t=_TOP, b=_BOTTOM, r=70), height=height,
-                 xaxis=dict(title="SUI = Σ weight × component", range=[0, 1.12]),
-                 yaxis=dict(title=""))
-    if caption:
-        fig.add_annotation(text=caption, xref="paper", yref="paper", x=1, y=1.02,
-                           showarrow=False, xanchor="right", yanchor="bottom",
-                           font=dict(size=11, color="#555"))
+                 subtitle=caption, barmode="stack", margin=dict(r=60), height=height,
+                 xaxis=dict(title="SUI = Σ weight × component", range=[0, 1.15]),
+                 yaxis=dict(title="", type="category"))
+    category_ticks(fig, "yaxis", models)
+    labels = [t.name for t in fig.data if t.showlegend is not False and t.name]
+    with_legend_below(fig, labels, int(fig.layout.height))
     return fig
 
 
@@ -168,7 +226,11 @@ def lucky_guess_chart(tiers: pd.DataFrame, *, colors: dict[str, str] | None = No
     # labels from data show literally
     tiers, colors, title = (
         plot_text(tiers), plot_text(colors), plot_text(title))
-    colors = colors or model_colors(tiers["model"].unique())
+    models = sorted(map(str, tiers["model"].unique()))
+    styles = distinct_styles(models, colors or model_colors(models))
+    heading = title or "Right verdicts without finding the target (lucky guesses)"
+    if len(models) > MAX_LABELLED:
+        return _lucky_dumbbell(tiers, heading)
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=[0, 1, 0, 0], y=[0, 1, 1, 0], fill="toself", mode="none",
                              fillcolor="rgba(213,94,0,0.06)", hoverinfo="skip",
@@ -178,21 +240,50 @@ def lucky_guess_chart(tiers: pd.DataFrame, *, colors: dict[str, str] | None = No
                              hoverinfo="skip"))
     for _, row in tiers.sort_values("model").iterrows():
         one = tiers[tiers["model"] == row["model"]]
-        color = colors.get(str(row["model"]), PALETTE[0])
+        style = styles[str(row["model"])]
+        color = style.color
         fig.add_trace(go.Scatter(
-            x=one["tdr"], y=one["accuracy"], mode="markers+text", name=str(row["model"]),
-            text=[str(row["model"])], cliponaxis=False,
-            textposition="top left" if row["tdr"] > 0.75 else "top right",
-            marker=dict(color=color, size=13, line=dict(color="white", width=1)),
+            x=one["tdr"], y=one["accuracy"], mode="markers", name=str(row["model"]),
+            marker=dict(color=color, size=12, symbol=style.symbol,
+                        line=dict(color="white", width=1)),
             error_x=_errors(one, "tdr", color), error_y=_errors(one, "accuracy", color),
             customdata=np.column_stack([one["lgi"], one["lucky_guess_rate"], one["n"]]),
             hovertemplate=(f"<b>{row['model']}</b><br>TDR %{{x:.3f}}, accuracy %{{y:.3f}}"
                            "<br>LGI %{customdata[0]:+.3f}<br>lucky-guess rate "
                            "%{customdata[1]:.3f}<br>n = %{customdata[2]}<extra></extra>")))
-    apply_layout(fig, title or "Right verdicts without finding the target (lucky guesses)",
+    apply_layout(fig, heading, height=480,
                  xaxis=dict(title="Target detection rate (95% CI)", range=[-0.02, 1.04]),
-                 yaxis=dict(title="Accuracy of the verdict (95% CI)", range=[-0.02, 1.1]),
-                 legend=_legend_below(560), margin=dict(t=_TOP, b=_BOTTOM), height=560)
+                 yaxis=dict(title="Accuracy of the verdict (95% CI)", range=[-0.02, 1.1]))
+    labels = [t.name for t in fig.data if t.name]
+    with_legend_below(fig, labels, int(fig.layout.height))
+    return fig
+
+
+def _lucky_dumbbell(tiers: pd.DataFrame, heading: str) -> go.Figure:
+    """Many models: one row each (largest LGI on top), TDR and accuracy as two markers joined
+    by a line whose length is the lucky-guess indicator."""
+    data = tiers.assign(model=tiers["model"].astype(str)).sort_values(
+        "lgi", ascending=False, na_position="last", kind="stable")
+    models = data["model"].tolist()
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(
+        x=np.column_stack([data["tdr"], data["accuracy"], np.full(len(data), np.nan)]).ravel(),
+        y=np.repeat(models, 3), mode="lines", line=dict(color="#bbb", width=2),
+        hoverinfo="skip", showlegend=False))
+    for column, name, color, symbol in (("tdr", "target detection rate", "#009E73", "circle"),
+                                        ("accuracy", "accuracy", "#D55E00", "diamond")):
+        fig.add_trace(go.Scatter(
+            x=data[column], y=models, mode="markers", name=name,
+            marker=dict(color=color, size=8, symbol=symbol),
+            customdata=data["lgi"],
+            hovertemplate=("<b>%{y}</b><br>" + name + " %{x:.3f}<br>LGI %{customdata:+.3f}"
+                           "<extra></extra>")))
+    apply_layout(fig, heading, subtitle=f"{len(models)} models, largest gap (LGI) on top",
+                 height=160 + 18 * len(models),
+                 xaxis=dict(title="Rate", range=[-0.02, 1.04]),
+                 yaxis=dict(title="", type="category", autorange="reversed"))
+    category_ticks(fig, "yaxis", models)
+    with_legend_below(fig, ["target detection rate", "accuracy"], int(fig.layout.height))
     return fig
 
 
@@ -206,23 +297,41 @@ def prompt_type_chart(tiers: pd.DataFrame, *, metric: str = "tdr",
         plot_text(tiers), plot_text(colors), plot_text(title))
     if metric not in tiers:
         raise ValueError(f"metric must be a column of the tiers table; got {metric!r}")
-    colors = colors or model_colors(tiers["model"].unique())
-    fig = go.Figure()
+    models = sorted(map(str, tiers["model"].unique()))
+    label = METRIC_LABELS.get(metric, metric)
     prompts = [str(p) for p in pd.unique(tiers["prompt_type"].astype(str))]
+    if len(models) > MAX_LABELLED:  # grouped bars beyond a dozen models: a heatmap instead
+        grid = tiers.assign(model=tiers["model"].astype(str),
+                            prompt_type=tiers["prompt_type"].astype(str)).pivot_table(
+            index="model", columns="prompt_type", values=metric, observed=True)
+        grid = grid.reindex(columns=prompts)
+        grid = grid.loc[grid.mean(axis=1).sort_values(ascending=False, kind="stable").index]
+        values = grid.to_numpy(dtype=float)
+        low = float(np.nanmin(values)) if np.isfinite(values).any() else 0.0
+        high = float(np.nanmax(values)) if np.isfinite(values).any() else 1.0
+        return heatmap_figure(
+            grid, title=title or f"{label} by prompt type",
+            subtitle=f"{len(models)} models, highest mean on top",
+            zmin=min(low, 0.0), zmax=max(high, 1.0) if high <= 1 else high,
+            colorbar_title=label if len(label) <= 12 else metric.upper(),
+            hovertemplate="%{y}<br>%{x}: " + label + " %{z:.3f}")
+    styles = distinct_styles(models, colors or model_colors(models))
+    fig = go.Figure()
     for model, rows in tiers.groupby("model", observed=True, sort=True):
-        color = colors.get(str(model), PALETTE[0])
+        style = styles[str(model)]
         fig.add_trace(go.Bar(
             x=rows["prompt_type"].astype(str), y=rows[metric], name=str(model),
-            marker_color=color, error_y=_errors(rows, metric, "#333"),
+            marker=dict(color=style.color, pattern=dict(shape=style.pattern)),
+            error_y=_errors(rows, metric, "#333"),
             customdata=rows["n"],
             hovertemplate=(f"<b>{model}</b><br>%{{x}}: %{{y:.3f}}<br>n = %{{customdata}}"
                            "<extra></extra>")))
-    label = METRIC_LABELS.get(metric, metric)
     apply_layout(fig, title or f"{label} by prompt type", barmode="group",
                  xaxis=dict(title="Prompt type", type="category", categoryorder="array",
                             categoryarray=prompts),
                  yaxis=dict(title=label + (" (95% CI)" if f"{metric}_low" in tiers else "")),
-                 legend=_legend_below(500), margin=dict(t=_TOP, b=_BOTTOM), height=500)
+                 height=440)
+    with_legend_below(fig, models, int(fig.layout.height))
     return fig
 
 
@@ -250,9 +359,10 @@ def fixed_claims_chart(table: pd.DataFrame, *, title: str | None = None) -> go.F
             customdata=np.column_stack([data["n_fixed"], data["n_vulnerable"]]),
             hovertemplate="%{y}<br>" + name + " %{x:.3f}<br>fixed n = %{customdata[0]}, "
                           "vulnerable n = %{customdata[1]}<extra></extra>"))
-    height = max(320, 200 + 36 * len(data))
     apply_layout(fig, title or "Fixed versions: does the detector let a fixed bug go?",
-                 xaxis=dict(title="share (95% Wilson interval)", range=[-0.02, 1.02]),
-                 yaxis=dict(title="", type="category"), legend=_legend_below(height),
-                 height=height)
+                 xaxis=dict(title="share (95% CI)", range=[-0.02, 1.02]),
+                 yaxis=dict(title="", type="category"),
+                 height=max(320, 200 + 30 * len(data)))
+    with_legend_below(fig)
+    category_ticks(fig, "yaxis", list(data["label"]))
     return fig

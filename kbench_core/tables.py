@@ -1,0 +1,143 @@
+"""How every kbench table shows its numbers: one place for the app, the report, LaTeX, Markdown
+and CSV, so a number reads the same everywhere.
+
+A researcher's conventions: counts and token totals as integers (``3,789,115``, never
+``3789115.000``), ranks as ranks (``1``; a tied mid-rank ``2.5``), costs with their unit
+(``$12.35``), every other number to :data:`SIGNIFICANT` significant digits (``0.6344``), and
+floating-point residues ``|x| < 1e-12`` as ``0``. CSV keeps numbers as numbers, rounded to the
+same significant digits unless the full precision is asked for (``kbench metrics --precision
+full``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["SIGNIFICANT", "TINY", "ColumnKind", "column_kind", "format_frame", "format_value",
+           "round_frame", "round_significant"]
+
+SIGNIFICANT = 4
+TINY = 1e-12  # below this in absolute value a number is a floating-point residue: shown as 0
+ColumnKind = Literal["integer", "rank", "cost", "p", "number", "text"]
+
+_INTEGER_NAMES = ("n", "tokens", "count", "tp", "tn", "fp", "fn", "n_biases", "n_tests",
+                  "n_pas", "n_ecs", "n_missing", "n_items", "trials")
+_COST_NAMES = ("cost",)
+
+
+def column_kind(name: str, values: pd.Series) -> ColumnKind:
+    """What a column holds, from its name and values: ``integer`` (counts, tokens, or floats
+    that are all whole numbers under an integer name), ``rank``, ``cost`` (US dollars),
+    ``p`` (p-values), ``number`` or ``text``."""
+    name = str(name)
+    if pd.api.types.is_bool_dtype(values) or not pd.api.types.is_numeric_dtype(values):
+        return "text"
+    base = name.removesuffix("_low").removesuffix("_high")
+    if base == "rank" or base.endswith("_rank") or base.startswith("rank"):
+        return "rank"
+    if base in _COST_NAMES or base.endswith("_cost"):
+        return "cost"
+    if base.startswith("p_") or base in ("p", "p_value", "p_adjusted"):
+        return "p"
+    if pd.api.types.is_integer_dtype(values):
+        return "integer"
+    if base in _INTEGER_NAMES or base.startswith("n_"):
+        finite = values.dropna().to_numpy(dtype=float)
+        finite = finite[np.isfinite(finite)]
+        if np.all(finite == np.round(finite)):
+            return "integer"
+    return "number"
+
+
+def round_significant(value: float, digits: int = SIGNIFICANT) -> float:
+    """``value`` rounded to ``digits`` significant digits; residues below :data:`TINY` → 0."""
+    if value is None or not math.isfinite(value):
+        return value
+    if abs(value) < TINY:
+        return 0.0
+    return float(f"{value:.{digits}g}")
+
+
+def format_value(value: object, kind: ColumnKind = "number", *,
+                 digits: int = SIGNIFICANT) -> str:
+    """One cell as text (``–`` for a missing value).
+
+    >>> format_value(0.6344000000000001), format_value(0.465)
+    ('0.6344', '0.4650')
+    >>> format_value(3.49e-16)
+    '0'
+    >>> format_value(3789115.0, "integer")
+    '3,789,115'
+    >>> format_value(1.0, "rank"), format_value(2.5, "rank")
+    ('1', '2.5')
+    >>> format_value(12.3456, "cost"), format_value(0.59551, "cost")
+    ('$12.35', '$0.5955')
+    """
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if isinstance(value, bool | np.bool_):
+        return "yes" if value else "no"
+    if isinstance(value, tuple | list):
+        return ", ".join(map(str, value))
+    if not isinstance(value, int | float | np.integer | np.floating):
+        return str(value)
+    number = float(value)
+    if not math.isfinite(number):
+        return "∞" if number > 0 else "−∞" if number < 0 else "–"
+    if kind == "integer":
+        return f"{round(number):,}"
+    if kind == "rank":
+        return f"{number:g}" if number != round(number) else f"{round(number)}"
+    if kind == "p":
+        return "0" if abs(number) < TINY else f"{number:.2g}"
+    if kind == "cost":
+        if abs(number) < TINY:
+            return "$0"
+        return (f"${number:,.2f}" if abs(number) >= 1
+                else f"${round_significant(number, digits):#.{digits}g}")
+    number = round_significant(number, digits)
+    if number == 0:
+        return "0"
+    if abs(number) >= 10 ** digits:
+        return f"{number:,.0f}"
+    if abs(number) < 1e-4:
+        return f"{number:.{digits - 1}e}"
+    text = f"{number:#.{digits}g}"  # '#': trailing zeros kept, 0.4650 has 4 digits too
+    return text.rstrip(".")
+
+
+def format_frame(frame: pd.DataFrame, *, digits: int = SIGNIFICANT) -> pd.DataFrame:
+    """Every cell of ``frame`` as display text, each column by its :func:`column_kind`."""
+    out = pd.DataFrame(index=frame.index)
+    for column in frame.columns:
+        kind = column_kind(str(column), frame[column])
+        out[column] = [format_value(v, kind, digits=digits) for v in frame[column].tolist()]
+    return out
+
+
+def round_frame(frame: pd.DataFrame, *, digits: int = SIGNIFICANT) -> pd.DataFrame:
+    """``frame`` with its float columns rounded to ``digits`` significant digits and residues
+    set to 0, numbers kept as numbers (for CSV); integer-valued count and rank columns become
+    integers."""
+    out = frame.copy()
+    for column in out.columns:
+        values = out[column]
+        if not pd.api.types.is_float_dtype(values):
+            continue
+        array = values.to_numpy(dtype=float)
+        # Python's correctly rounded decimal formatting per cell: a scaled np.round can land
+        # on the wrong side of a half (x * 10**k is itself rounded). Tables are small.
+        rounded = np.array([round_significant(v, digits) for v in array.tolist()],
+                           dtype=float)
+        finite = np.isfinite(array)
+        if column_kind(str(column), values) in ("integer", "rank") \
+                and np.all(array[finite] == np.round(array[finite])) \
+                and not np.isinf(array).any():
+            out[column] = pd.Series(array, index=out.index).astype("Int64")  # NaN -> <NA>
+        else:
+            out[column] = rounded
+    return out

@@ -1,0 +1,463 @@
+"""The figure layout check: every catalog figure (and every figure a page adds), opened in
+Chromium and measured from its SVG.
+
+Sizes (:data:`SIZES`): one-column (336 px) and two-column (672 px) paper widths, exported as
+``kbench figures --size`` exports them (through
+:func:`~kbench_core.figures.base.fit_to_width`); and the app's chart widths as built: the full
+main column (940 px) and the narrowest side-by-side column (462 px; small multiples declare the
+width their grid needs, and the app shows them in a column at least that wide).
+
+Plotly draws a figure to SVG in the browser (kaleido's static exports use the same plotly.js in
+the same Chromium), so the geometry read here is the geometry of the exported PDF. For every
+figure the check reads each visible ``<text>`` element's box (``getBBox`` mapped through
+``getScreenCTM``, so turned tick labels are measured as the turned rectangles they are, not as
+their axis-aligned hull) and reports:
+
+* ``outside``: a text element extends beyond the figure;
+* ``overlap``: two of the title, axis titles, tick labels, legend entries, legend title,
+  annotations (panel titles, notes) and colour-bar texts overlap (separating-axis test on the two
+  rectangles, more than :data:`OVERLAP_TOLERANCE_PX` deep);
+* ``hidden``: a legend entry lies outside the legend's visible box (the legend scrolls);
+* ``colour``: two legend entries of one figure share colour, marker symbol and line dash.
+
+Runs come from :func:`collect_runs`: the bundled samples, every file or folder of the real data
+that :func:`kbench_core.io.load_run` can load today (new importers are picked up with no change
+here), the example files of the native formats, and generated runs with 60 models or studies.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import plotly.graph_objects as go
+
+from kbench_core import samples
+from kbench_core.catalog import items_for
+from kbench_core.export import PAPER_SIZES
+from kbench_core.figures.base import fit_to_width
+from kbench_core.io import Run, RunFormatError, load_run
+from tests.conftest import ROOT
+
+# One-column and two-column paper widths (exported: laid out for the width by fit_to_width),
+# and the app's chart widths as built: the full main column and the narrowest side-by-side
+# column of the pages (measured at a 1400 px window: 940 and 462 px).
+SIZES: dict[str, int] = {"one-column": PAPER_SIZES["one-column"][0],
+                         "two-column": PAPER_SIZES["two-column"][0],
+                         "app": 940, "app-column": 462}
+RAW = ("app", "app-column")  # sizes at which the figure is shown as built
+DEFAULT_HEIGHT = PAPER_SIZES["screen"][1]  # what kaleido uses for a figure without a height
+OVERLAP_TOLERANCE_PX = 1.0
+OUTSIDE_TOLERANCE_PX = 1.0
+MANY = 60  # models or studies of the generated runs
+
+
+def real_data_dirs() -> list[Path]:
+    """Folders of real benchmark output: ``$KBENCH_REAL_DATA``, ``sample_data/real`` and the
+    shared checkout's ``data/real`` next to the repository, those that exist."""
+    candidates = [os.environ.get("KBENCH_REAL_DATA", ""), ROOT / "sample_data" / "real",
+                  ROOT.parent / "shared" / "data" / "real"]
+    seen, out = set(), []
+    for candidate in candidates:
+        if not candidate:
+            continue
+        path = Path(candidate).resolve()
+        if path.is_dir() and path not in seen:
+            seen.add(path)
+            out.append(path)
+    return out
+
+
+def _loadable(path: Path) -> Run | None:
+    try:
+        run = load_run(path)
+    except (RunFormatError, OSError, ValueError):
+        return None
+    return run if items_for(run.kind) else None
+
+
+def real_runs() -> Iterator[tuple[str, Run]]:
+    """Every run the real data yields today: a benchmark folder that loads as one run, else each
+    of its files that loads on its own."""
+    for base in real_data_dirs():
+        for folder in sorted(p for p in base.iterdir() if p.is_dir()):
+            whole = _loadable(folder)
+            if whole is not None:
+                yield f"real/{folder.name}", whole
+                continue
+            for file in sorted(p for p in folder.iterdir() if p.is_file()):
+                if file.name in ("LICENSE", "README.md"):
+                    continue
+                run = _loadable(file)
+                if run is not None:
+                    yield f"real/{folder.name}/{file.name}", run
+
+
+def format_example_runs() -> Iterator[tuple[str, Run]]:
+    """The small native-format examples next to the real data (``../formats``), those that
+    load."""
+    for base in real_data_dirs():
+        formats = base.parent.parent / "formats"
+        if not formats.is_dir():
+            continue
+        for path in sorted(formats.iterdir()):
+            run = _loadable(path)
+            if run is not None:
+                yield f"formats/{path.name}", run
+
+
+def sample_runs() -> Iterator[tuple[str, Run]]:
+    for path in sorted((ROOT / "sample_data").glob("*.csv")):
+        yield f"sample/{path.name}", load_run(path)
+
+
+def _run_of(name: str, frame) -> Run:
+    folder = Path(os.environ.get("KBENCH_ARTIFACTS", ROOT / "test-artifacts")) / "layout-runs"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.parquet"
+    frame.to_parquet(path)
+    return load_run(path)
+
+
+def generated_runs() -> Iterator[tuple[str, Run]]:
+    """Runs with :data:`MANY` models, biases, studies or configurations (seeded)."""
+    models = [f"synthetic-model-{i:02d}" for i in range(MANY)]
+    biases = [b for group in samples._TAXONOMY.values() for b in group][:MANY]
+    yield "generated/bias-60-models", _run_of("bias-60-models", samples.bias_trials(
+        models=models, biases=samples.SAMPLE_BIASES[:2], n_trials=2))
+    yield "generated/bias-60-biases", _run_of("bias-60-biases", samples.bias_trials(
+        biases=biases, domains=samples.DOMAINS[:2], n_trials=2))
+    yield "generated/replication-60-models", _run_of("replication-60-models",
+                                                     samples.replication_tests(models=models))
+    yield "generated/replication-60-studies", _run_of(
+        "replication-60-studies", samples.replication_tests(n_studies=MANY))
+    yield "generated/summary-60-configs", _run_of("summary-60-configs", samples.replication_summary(
+        configs=[f"synthetic-agent-{i:02d}-persona" for i in range(MANY)], n_studies=12))
+    yield "generated/summary-60-studies", _run_of("summary-60-studies", samples.replication_summary(
+        n_studies=MANY))
+    yield "generated/judged-60-detectors", _run_of("judged-60-detectors", samples.judged_samples(
+        models=[f"synthetic-detector-{i:02d}" for i in range(MANY)], n_samples=20,
+        judges=samples.JUDGES[:2]))
+
+
+def collect_runs() -> list[tuple[str, Run]]:
+    """Every run the layout check covers, named by origin (``sample/bias.csv``, ...)."""
+    return [*sample_runs(), *real_runs(), *format_example_runs(), *generated_runs()]
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One catalog figure of one run: ``label`` names it in failures (``run :: stem``)."""
+
+    label: str
+    figure: go.Figure
+
+
+def catalog_figures(name: str, run: Run) -> list[Figure]:
+    """Every figure of the run kind's catalog, built from the run."""
+    out = []
+    for item in items_for(run.kind):
+        if item.what != "figure":
+            continue
+        for stem, obj in item.objects(run.frame):
+            out.append(Figure(f"{name} :: {stem}", obj))
+    return out
+
+
+def page_figures(name: str, run: Run) -> list[Figure]:
+    """Figures the pages draw beyond the catalog (prompt types, agreement per label, two
+    judges' confusion, the comparison's forest plot and rank chart), built as the pages build
+    them, so they are held to the same layout."""
+    from kbench_core import agreement, compare, vuln
+    from kbench_core.figures import agreement as agreement_figures
+    from kbench_core.figures import compare as compare_figures
+    from kbench_core.figures import vuln as vuln_figures
+
+    frame, out = run.frame, []
+    models = sorted(map(str, frame["model"].unique()))
+    if run.kind == "judged":
+        judges = vuln.judges_of(frame)
+        one = frame[frame["judge"].astype(str) == judges[0]]
+        if "prompt_type" in one and one["prompt_type"].notna().any():
+            by_prompt = vuln.tiers(one, by=("model", "prompt_type"))
+            out.append(Figure(f"{name} :: page prompt_type_chart",
+                              vuln_figures.prompt_type_chart(by_prompt)))
+        llm = [j for j in judges if j != "human"]
+        if len(llm) >= 2:
+            out.append(Figure(f"{name} :: page agreement_bars", agreement_figures.agreement_bars(
+                agreement.label_agreement(frame))))
+            out.append(Figure(f"{name} :: page confusion_heatmap",
+                              agreement_figures.confusion_heatmap(
+                                  agreement.confusion(frame, "target_found", llm[0], llm[1]),
+                                  llm[0], llm[1], label="target_found")))
+    if run.kind == "bias" and len(models) >= 2:
+        scored = frame[frame["score"].notna()]
+        deltas = compare.group_differences(scored, "score", models[0], models[1], "bias")
+        out.append(Figure(f"{name} :: page forest_plot", compare_figures.forest_plot(
+            deltas, label="bias", what=f"{models[0]} − {models[1]}",
+            title=f"bias score, {models[0]} − {models[1]}: per bias")))
+        ranks = compare.rank_intervals(scored, "score", item=["bias", "domain"], n_boot=100)
+        out.append(Figure(f"{name} :: page rank_chart",
+                          compare_figures.rank_chart(ranks, best="least biased")))
+    return out
+
+
+def _prop(obj, name: str) -> str | None:
+    value = getattr(obj, name, None) if obj is not None and name in obj else None
+    return value if isinstance(value, str) else None
+
+
+def legend_styles(fig: go.Figure) -> list[str]:
+    """Two legend entries of one figure that look alike (same colour, symbol and dash):
+    one message each."""
+    seen: dict[tuple, str] = {}
+    problems = []
+    for trace in fig.data:
+        if trace.showlegend is False or not trace.name:
+            continue
+        if trace.legendgroup and any(trace.legendgroup == k[4] for k in seen):
+            continue  # one entry per legend group
+        marker = getattr(trace, "marker", None)
+        line = getattr(trace, "line", None)
+        color = _prop(marker, "color") or _prop(line, "color")
+        if color is None:
+            continue  # colour from data (a colour scale): not a categorical palette
+        symbol = _prop(marker, "symbol") or ""
+        dash = _prop(line, "dash") or ""
+        pattern = marker.pattern.shape if marker is not None and "pattern" in marker \
+            and isinstance(marker.pattern.shape, str) else ""
+        key = (color.lower(), symbol, dash, pattern, trace.legendgroup)
+        style = key[:4]
+        twin = next((n for k, n in seen.items() if k[:4] == style), None)
+        if twin is not None:
+            problems.append(f"colour: legend entries {twin!r} and {trace.name!r} share "
+                            f"{color} {symbol or ''} {dash or ''}".rstrip())
+        seen[key] = str(trace.name)
+    return problems
+
+
+_PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8">
+<style>body{margin:0;background:#fff} .fig{margin:0 0 24px 0}</style>
+<script src="plotly.min.js"></script></head><body></body></html>"""
+
+# Render every figure of a batch, then measure. Returns per figure a list of problems.
+_CHECK_JS = r"""
+async ({figures, width, overlapTol, outsideTol}) => {
+  document.body.innerHTML = '';
+  const corners = (el) => {
+    const b = el.getBBox(); const m = el.getScreenCTM();
+    if (!m || b.width <= 0 || b.height <= 0) return null;
+    const pt = (x, y) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f];
+    return [pt(b.x, b.y), pt(b.x + b.width, b.y), pt(b.x + b.width, b.y + b.height),
+            pt(b.x, b.y + b.height)];
+  };
+  const hull = (q) => {
+    const xs = q.map(p => p[0]), ys = q.map(p => p[1]);
+    return {x0: Math.min(...xs), x1: Math.max(...xs), y0: Math.min(...ys), y1: Math.max(...ys)};
+  };
+  // depth of overlap of two convex quads (separating-axis theorem); <= 0 when apart
+  const depth = (a, b) => {
+    let best = Infinity;
+    for (const q of [a, b]) {
+      for (let i = 0; i < 4; i++) {
+        const p = q[i], r = q[(i + 1) % 4];
+        let ax = r[1] - p[1], ay = p[0] - r[0];
+        const len = Math.hypot(ax, ay); if (len === 0) continue; ax /= len; ay /= len;
+        const pa = a.map(v => v[0] * ax + v[1] * ay), pb = b.map(v => v[0] * ax + v[1] * ay);
+        const o = Math.min(Math.max(...pa), Math.max(...pb)) - Math.max(Math.min(...pa),
+                                                                         Math.min(...pb));
+        best = Math.min(best, o);
+        if (best <= 0) return best;
+      }
+    }
+    return best;
+  };
+  const visible = (el) => {
+    for (let e = el; e && e.nodeType === 1; e = e.parentNode) {
+      const s = getComputedStyle(e);
+      if (s.display === 'none' || s.visibility === 'hidden' || parseFloat(s.opacity) === 0)
+        return false;
+    }
+    return true;
+  };
+  const kindOf = (el) => {
+    if (el.closest('.hoverlayer')) return null;
+    if (el.closest('.g-gtitle')) return 'title';
+    if (el.closest('.legend')) {
+      if (el.classList.contains('legendtitletext')) return 'legend title';
+      return el.closest('.traces') ? 'legend entry' : null;
+    }
+    if (el.closest('.colorbar')) return 'colour bar';
+    if (/^[xy]\d*title$/.test(el.getAttribute('class') || '')) return 'axis title';
+    if (el.closest('.xtick, .ytick')) return 'tick label';
+    if (el.closest('.annotation')) return 'annotation';
+    if (el.closest('.trace, .textpoint, .heatmaplayer')) return 'data label';
+    return 'text';
+  };
+  const MEASURED = new Set(['title', 'legend title', 'legend entry', 'colour bar', 'axis title',
+                            'tick label', 'annotation']);
+  const results = [];
+  for (const f of figures) {
+    const div = document.createElement('div');
+    div.className = 'fig';
+    document.body.appendChild(div);
+    const fig = JSON.parse(f.json);
+    fig.layout.width = f.width;
+    fig.layout.height = f.height;
+    const problems = [];
+    try {
+      await Plotly.newPlot(div, fig.data, fig.layout, {staticPlot: true});
+    } catch (err) {
+      results.push([`render: ${err}`]); continue;
+    }
+    const box = div.querySelector('.main-svg').getBoundingClientRect();
+    const texts = [];
+    for (const el of div.querySelectorAll('svg.main-svg text')) {
+      const content = (el.textContent || '').trim();
+      if (!content || !visible(el)) continue;
+      const kind = kindOf(el); if (!kind) continue;
+      const q = corners(el); if (!q) continue;
+      texts.push({el, kind, q, h: hull(q), text: content.length > 40 ?
+                  content.slice(0, 39) + '…' : content});
+    }
+    const name = (t) => `${t.kind} '${t.text}'`;
+    for (const t of texts) {
+      const out = Math.max(box.left - t.h.x0, t.h.x1 - box.right, box.top - t.h.y0,
+                           t.h.y1 - box.bottom);
+      if (out > outsideTol && t.kind !== 'legend entry')
+        problems.push(`outside: ${name(t)} extends ${out.toFixed(0)} px beyond the figure`);
+    }
+    const legendBox = div.querySelector('.legend rect.bg');
+    if (legendBox) {
+      const lb = legendBox.getBoundingClientRect();
+      for (const t of texts.filter(t => t.kind === 'legend entry')) {
+        const out = Math.max(lb.left - t.h.x0, t.h.x1 - lb.right, lb.top - t.h.y0,
+                             t.h.y1 - lb.bottom,
+                             box.left - t.h.x0, t.h.x1 - box.right, box.top - t.h.y0,
+                             t.h.y1 - box.bottom);
+        if (out > outsideTol) problems.push(`hidden: ${name(t)} is outside the visible legend`);
+      }
+    }
+    const measured = texts.filter(t => MEASURED.has(t.kind));
+    for (let i = 0; i < measured.length; i++) {
+      for (let j = i + 1; j < measured.length; j++) {
+        const a = measured[i], b = measured[j];
+        if (a.h.x1 < b.h.x0 || b.h.x1 < a.h.x0 || a.h.y1 < b.h.y0 || b.h.y1 < a.h.y0) continue;
+        if (a.el.contains(b.el) || b.el.contains(a.el)) continue;
+        const d = depth(a.q, b.q);
+        if (d > overlapTol)
+          problems.push(`overlap: ${name(a)} and ${name(b)} (${d.toFixed(0)} px)`);
+      }
+    }
+    results.push(problems);
+    if (!f.keep) Plotly.purge(div);
+    if (!f.keep) div.remove();
+  }
+  return results;
+}
+"""
+
+
+def plotly_js_dir(folder: Path) -> Path:
+    """A folder holding the page and the plotly.js of the installed ``plotly`` package (the
+    one kaleido exports with), written once."""
+    from plotly.offline import get_plotlyjs
+
+    folder.mkdir(parents=True, exist_ok=True)
+    script = folder / "plotly.min.js"
+    if not script.exists():
+        script.write_text(get_plotlyjs(), encoding="utf-8")
+    (folder / "layout.html").write_text(_PAGE, encoding="utf-8")
+    return folder / "layout.html"
+
+
+def min_width(fig: go.Figure) -> int:
+    """The narrowest width a figure as built declares it holds at (small multiples: their
+    columns × the panel width); the app shows such figures in columns at least that wide."""
+    meta = fig.layout.meta
+    return int(meta.get("kbench_min_width", 0)) if isinstance(meta, dict) else 0
+
+
+def figure_height(fig: go.Figure) -> int:
+    return int(fig.layout.height or DEFAULT_HEIGHT)
+
+
+def check_batch(page, figures: list[Figure], width: int, *, keep: bool = False,
+                ) -> dict[str, list[str]]:
+    """Problems of each figure rendered ``width`` px wide at its own height (as ``kbench
+    figures --size`` exports it, through :func:`~kbench_core.figures.base.fit_to_width`; at
+    the app's width as built). ``page`` shows :func:`plotly_js_dir`'s page."""
+    raw = width in (SIZES[s] for s in RAW)
+    fitted = [f.figure if raw else fit_to_width(f.figure, width) for f in figures]
+    payload = [{"json": fig.to_json(), "height": figure_height(fig), "keep": keep,
+                "width": max(width, min_width(fig)) if raw else width} for fig in fitted]
+    results = page.evaluate(_CHECK_JS, {"figures": payload, "width": width,
+                                        "overlapTol": OVERLAP_TOLERANCE_PX,
+                                        "outsideTol": OUTSIDE_TOLERANCE_PX})
+    out = {}
+    for figure, problems in zip(figures, results, strict=True):
+        problems = [*problems, *legend_styles(figure.figure)]
+        out[figure.label] = problems
+    return out
+
+
+def screenshots(page, figures: list[Figure], width: int, folder: Path, suffix: str = "",
+                ) -> list[Path]:
+    """PNG screenshots of the figures as the check renders them (to look at)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    check_batch(page, figures, width, keep=True)
+    paths = []
+    for i, figure in enumerate(figures):
+        path = folder / (figure.label.replace(" :: ", "__").replace("/", "_") + suffix + ".png")
+        page.locator(".fig").nth(i).screenshot(path=str(path))
+        paths.append(path)
+    return paths
+
+
+def main() -> None:  # pragma: no cover - a developer's view of the check: `python -m`
+    import sys
+    import time
+
+    from playwright.sync_api import sync_playwright
+
+    from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS
+
+    shots = os.environ.get("LAYOUT_SHOTS")
+    only = sys.argv[1:]
+    started = time.perf_counter()
+    runs = collect_runs()
+    built = time.perf_counter()
+    page_path = plotly_js_dir(Path("/tmp/kbench-layout"))
+    total = failed = 0
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1000, "height": 800})
+        page.goto(page_path.as_uri())
+        for name, run in runs:
+            if only and not any(o in name for o in only):
+                continue
+            figures = catalog_figures(name, run) + page_figures(name, run)
+            for size, width in SIZES.items():
+                if shots:
+                    screenshots(page, figures, width, Path(shots), f"@{size}")
+                result = check_batch(page, figures, width)
+                for label, problems in result.items():
+                    total += 1
+                    if problems:
+                        failed += 1
+                        print(f"FAIL {label} @ {size}:")
+                        for p in problems[:6]:
+                            print(f"     {p}")
+                        if len(problems) > 6:
+                            print(f"     ... {len(problems) - 6} more")
+        browser.close()
+    print(json.dumps({"combinations": total, "failed": failed,
+                      "build_s": round(built - started, 1),
+                      "total_s": round(time.perf_counter() - started, 1)}))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
