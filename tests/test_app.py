@@ -237,6 +237,18 @@ def test_demo_mode_shows_the_guided_tour(monkeypatch) -> None:
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("Guided tour" in m.value for m in at.markdown)
+    # the demo opens each family page on the real released runs
+    assert list(at.session_state[state.REGISTRY].runs)[:2] == ["kahnebench", "simple_results"]
+    at.switch_page("views/biases.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.radio(key="bias_source").value == "reports"
+    assert at.multiselect(key="bias_report_runs").value == ["kahnebench"]
+    board = at.dataframe[0].value
+    assert len(board) == 11 and board["susceptibility"].notna().all()
+    at.switch_page("views/replication.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.subheader[0].value == "Published results"
+    assert at.selectbox(key="rep_summary_run").value == "simple_results"
     plain_start = start(monkeypatch, "")
     assert not any("Guided tour" in m.value for m in plain_start.markdown)
 

@@ -233,8 +233,9 @@ def _summary_section() -> None:
                        "study PAS).")
 
 
-if test_runs:
-    _tests_section()
-if summary_runs:
-    _summary_section()
+# The demo opens on the published (real) results; otherwise the per-test runs come first.
+sections = [(test_runs, _tests_section), (summary_runs, _summary_section)]
+for loaded, section in (sections[::-1] if state.demo() else sections):
+    if loaded:
+        section()
 urlstate.publish()
