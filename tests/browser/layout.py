@@ -82,17 +82,21 @@ def _loadable(path: Path) -> Run | None:
 def real_runs() -> Iterator[tuple[str, Run]]:
     """Every run the real data yields today: a benchmark folder that loads as one run, else each
     of its files that loads on its own."""
+    seen: set[str] = set()  # sample_data/real is a copy of the shared data: check it once
     for base in real_data_dirs():
         for folder in sorted(p for p in base.iterdir() if p.is_dir()):
             whole = _loadable(folder)
             if whole is not None:
-                yield f"real/{folder.name}", whole
+                if whole.content_hash not in seen:
+                    seen.add(whole.content_hash)
+                    yield f"real/{folder.name}", whole
                 continue
             for file in sorted(p for p in folder.iterdir() if p.is_file()):
                 if file.name in ("LICENSE", "README.md"):
                     continue
                 run = _loadable(file)
-                if run is not None:
+                if run is not None and run.content_hash not in seen:
+                    seen.add(run.content_hash)
                     yield f"real/{folder.name}/{file.name}", run
 
 
