@@ -11,17 +11,17 @@ import streamlit as st
 
 import kbench_core
 from kbench_app import state
+from kbench_core import families
 
 st.set_page_config(page_title="kbench", page_icon=":material/monitoring:", layout="wide")
 
 VIEWS = Path(__file__).resolve().parent / "views"
-# (file, title, icon, url path): the pages in menu order. A family's page joins the menu once its
-# file exists, so pages can land one at a time.
+# (file, title, icon, url path): the pages in menu order, the families' own pages (from the
+# family registry, kbench_core.families) between the Runs page and the shared ones. A page
+# joins the menu once its file exists.
 PAGE_TABLE = [
     ("runs.py", "Runs", ":material/table_view:", "runs"),
-    ("biases.py", "Cognitive biases", ":material/psychology:", "biases"),
-    ("replication.py", "Replication", ":material/compare_arrows:", "replication"),
-    ("vuln.py", "Vulnerability detection", ":material/security:", "vulnerability"),
+    *((Path(page.path).name, page.title, page.icon, page.url) for page in families.pages()),
     ("agreement.py", "Judge agreement", ":material/groups:", "agreement"),
     ("export.py", "Export", ":material/download:", "export"),
 ]

@@ -8,6 +8,7 @@ from pathlib import Path
 import streamlit as st
 
 from kbench_app.registry import LoadReport, RunRegistry
+from kbench_core import families
 from kbench_core.io import Problem, Run, RunFormatError, load_run
 from kbench_core.workspace import Workspace
 
@@ -20,8 +21,7 @@ JUST_ADDED = "kbench_just_added"  # runs of the last upload batch, offered as pa
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_DIR = ROOT / "sample_data"
-SAMPLE_FILES = ("bias.csv", "bias_summary.csv", "replication.csv", "replication_summary.csv",
-                "judged.csv")
+SAMPLE_FILES = tuple(families.sample_files())  # one synthetic run per family
 # Real, MIT-licensed output of two benchmarks (sample_data/real/README.md): the demo opens on
 # them; the synthetic runs above stay for the tests and for the vulnerability family.
 REAL_SAMPLES = ("real/kahnebench", "real/humanstudy-bench/simple_results.json")
@@ -126,32 +126,18 @@ def add_uploads(registry: RunRegistry, files) -> LoadReport:
     return report
 
 
-# Where a run of each kind is shown: the page, the widget state that selects it there, and the
-# widgets that depend on the run (cleared, so they start again from the new run's options).
-RUN_PAGES: dict[str, tuple[str, str, dict[str, object], tuple[str, ...]]] = {
-    "bias": ("views/biases.py", "bias_runs", {"bias_source": "trials"},
-             ("bias_models", "bias_categories", "bias_biases")),
-    "bias_summary": ("views/biases.py", "bias_report_runs", {"bias_source": "reports"},
-                     ("bias_report_models",)),
-    "replication": ("views/replication.py", "rep_runs", {}, ("rep_models",)),
-    "replication_summary": ("views/replication.py", "rep_summary_run", {}, ()),
-    "judged": ("views/vuln.py", "vuln_runs", {},
-               ("vuln_models", "vuln_judge", "vuln_drill_model", "vuln_drill_sample")),
-}
-
-
 def select_run(run: Run) -> str | None:
-    """Select ``run`` on its family page (the page then opens on it); returns the page's
+    """Select ``run`` on its family's page (the page then opens on it); returns the page's
     path, or None for a kind without a page."""
-    if run.kind not in RUN_PAGES:
+    if not families.is_registered(run.kind) or families.get(run.kind).page is None:
         return None
-    page, key, extra, dependent = RUN_PAGES[run.kind]
-    for name in dependent:
+    page = families.get(run.kind).page
+    for name in page.dependent:
         st.session_state.pop(name, None)
-    st.session_state[key] = run.name if key == "rep_summary_run" else [run.name]
-    for name, value in extra.items():
+    st.session_state[page.run_key] = run.name if page.single else [run.name]
+    for name, value in page.extra.items():
         st.session_state[name] = value
-    return page
+    return page.path
 
 
 def demo() -> bool:

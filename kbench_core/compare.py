@@ -21,8 +21,7 @@ the statistics are computed on the per-item differences.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
 from itertools import combinations
 from typing import Literal
 
@@ -32,78 +31,80 @@ import statsmodels.api as sm
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
-from kbench_core.io import detect_kind
-from kbench_core.replication import prepare_tests
+from kbench_core import families
+from kbench_core.families import Comparison
 from kbench_core.stats import Estimate
 
-__all__ = ["COMPARISONS", "FEW_ITEMS", "ITEM_KEYS", "LOWER_IS_BETTER", "Comparison",
-           "claims_direction", "compare_models", "direction", "group_differences",
-           "is_lower_better", "item_values", "min_items_sign_test", "paired_difference",
-           "per_item_values", "rank_intervals", "samples_needed", "sign_test", "verdict"]
+__all__ = [
+    "COMPARISONS",
+    "FEW_ITEMS",
+    "ITEM_KEYS",
+    "Comparison",
+    "claims_direction",
+    "compare_models",
+    "direction",
+    "group_differences",
+    "is_lower_better",
+    "item_values",
+    "lower_is_better_metrics",
+    "min_items_sign_test",
+    "paired_difference",
+    "per_item_values",
+    "rank_intervals",
+    "samples_needed",
+    "sign_test",
+    "verdict",
+]
 
-# The item a model answers, per run kind (SPEC 2.6); repeated trials are averaged within.
-ITEM_KEYS: dict[str, tuple[str, ...]] = {
-    "bias": ("bias", "domain", "condition", "intensity", "method", "trial"),
-    "bias_summary": ("bias",),
-    "judged": ("sample", "prompt_type"),
-    "replication": ("study", "finding", "test"),
-}
-# Metrics where a lower value is better (SPEC 2.6); everything else: higher is better.
-LOWER_IS_BETTER: frozenset[str] = frozenset({
-    "score", "bms", "bias_score", "ece", "mce", "brier", "hallucination_rate", "invalid_rate",
-    "fpr", "false_positive_rate", "abs_diff", "lucky_guess_rate", "susceptibility",
-    "overconfidence_rate", "underconfidence_rate", "over_flagging", "fnr", "lgi",
-    "unknown_rate", "missing_confidence_rate", "calibration_error", "metacognitive_gap",
-})
+class _ByKind(Mapping):
+    """A read-only ``{kind: value}`` view of the family registry (``ITEM_KEYS``,
+    ``COMPARISONS``): families registered later appear too."""
+
+    def __init__(self, attribute: str) -> None:
+        self._attribute = attribute
+
+    def _values(self) -> dict:
+        return {f.kind: getattr(f, self._attribute) for f in families.all_families()
+                if getattr(f, self._attribute) is not None}
+
+    def __getitem__(self, kind: str):
+        return self._values()[kind]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values())
+
+    def __len__(self) -> int:
+        return len(self._values())
+
+
+# The item a model answers and the default comparison, per run kind (each family's own;
+# docs/statistics.md): repeated trials are averaged within an item.
+ITEM_KEYS: Mapping[str, tuple[str, ...]] = _ByKind("item_key")
+COMPARISONS: Mapping[str, Comparison] = _ByKind("comparison")
 Correction = Literal["holm", "fdr_bh"] | None
-FEW_ITEMS = 30  # a leaderboard marks a model ranked on fewer items than this (SPEC 2.6)
+FEW_ITEMS = 30  # a leaderboard marks a model ranked on fewer items than this
+
+
+def lower_is_better_metrics() -> frozenset[str]:
+    """Every metric where lower is better: the union of the registered families' sets (bias
+    scores, BMS, ECE, Brier, error and false-positive rates, |agent d − human d|, ...)."""
+    return families.lower_is_better()
 
 
 def is_lower_better(metric: str) -> bool:
     """The metric's direction: True for bias scores, BMS, ECE, Brier, error rates, ..."""
-    return metric in LOWER_IS_BETTER
+    return metric in families.lower_is_better()
 
 
 def direction(metric: str) -> Literal["lower", "higher"]:
-    """Which way is better for ``metric``: ``"lower"`` (:data:`LOWER_IS_BETTER`) or
+    """Which way is better for ``metric``: ``"lower"`` (:func:`lower_is_better_metrics`) or
     ``"higher"`` (accuracy, TDR, PAS, ECS, consistency, ... and any metric not listed)."""
     return "lower" if is_lower_better(metric) else "higher"
 
 
-@dataclass(frozen=True)
-class Comparison:
-    """What a run kind compares by default: ``values`` (label, per-item column) pairs in menu
-    order, the forest plot's ``group`` (one row per level), the ``cluster`` whose items share
-    errors, and the ``noun`` an item is called on the page."""
-
-    values: tuple[tuple[str, str], ...]
-    group: str
-    cluster: str | None
-    noun: str
-
-    @property
-    def options(self) -> dict[str, str]:
-        """``{label: column}`` for a metric menu."""
-        return dict(self.values)
-
-
-# SPEC 2.6: the per-item value of each family, and how its items cluster (a bias's items share
-# its prompts, a contract's prompt variants its difficulty, a study's tests its participants).
-COMPARISONS: dict[str, Comparison] = {
-    "bias": Comparison((("bias score", "score"),), "bias", "bias", "items"),
-    # A report has one BMS per bias: the biases are the units, paired by bias.
-    "bias_summary": Comparison((("BMS (as reported)", "bms"),), "bias", None, "biases"),
-    "judged": Comparison((("correct verdict", "correct"),
-                          ("target found (vulnerable samples)", "target_found_vulnerable")),
-                         "prompt_type", "sample", "answers"),
-    "replication": Comparison((("|agent d − human d|", "abs_diff"),), "study", "study",
-                              "tests"),
-}
-
-
 def per_item_values(frame: pd.DataFrame, kind: str | None = None) -> pd.DataFrame:
-    """``frame`` with the per-item columns its family compares (SPEC 2.6), added as floats
-    (NaN = unknown, left out of every comparison rather than counted as 0):
+    """``frame`` with the per-item columns its family compares (the family's ``per_item``),
+    added as floats (NaN = unknown, left out of every comparison rather than counted as 0):
 
     - bias: ``score`` as given (1 = biased answer); bias_summary: the reported ``bms``;
     - judged: ``correct`` = 1 when ``said_vulnerable == is_vulnerable`` (NaN when the verdict is
@@ -117,34 +118,20 @@ def per_item_values(frame: pd.DataFrame, kind: str | None = None) -> pd.DataFram
 
     ``kind=None`` detects the kind from the columns.
     """
-    kind = kind or detect_kind(list(frame.columns))
-    if kind == "judged":
-        said = frame["said_vulnerable"].astype("Float64").to_numpy(dtype=float,
-                                                                   na_value=np.nan)
-        truth = frame["is_vulnerable"].astype("Float64").to_numpy(dtype=float, na_value=np.nan)
-        found = frame["target_found"].astype("Float64").to_numpy(dtype=float, na_value=np.nan)
-        known = np.isfinite(said) & np.isfinite(truth)
-        return frame.assign(
-            correct=np.where(known, (said == truth).astype(float), np.nan),
-            target_found_vulnerable=np.where(truth == 1, found, np.nan))
-    if kind == "replication":
-        if {"d_h", "d_a"} <= set(frame.columns):  # already prepared (the replication page)
-            d_h, d_a = (frame[c].to_numpy(dtype=float, na_value=np.nan) for c in ("d_h", "d_a"))
-        else:
-            prepared = prepare_tests(frame)
-            d_h, d_a = prepared["d_h"].to_numpy(float), prepared["d_a"].to_numpy(float)
-        return frame.assign(abs_diff=np.abs(d_a - d_h))
-    if kind in ("bias", "bias_summary"):
-        return frame
-    raise ValueError(f"runs of kind {kind!r} have no per-item comparison; "
-                     f"kinds with one: {', '.join(COMPARISONS)}")
+    kind = kind or families.detect(list(frame.columns))
+    family = families.get(kind) if kind is not None and families.is_registered(kind) else None
+    if family is None or family.per_item is None:
+        known = ", ".join(f.kind for f in families.all_families() if f.per_item is not None)
+        raise ValueError(f"runs of kind {kind!r} have no per-item comparison; kinds with one: "
+                         f"{known}")
+    return family.per_item(frame)
 
 
 def _item_columns(frame: pd.DataFrame, item: Sequence[str] | str | None) -> list[str]:
     if item is not None:
         columns = [item] if isinstance(item, str) else list(item)
     else:
-        kind = detect_kind(list(frame.columns))
+        kind = families.detect(list(frame.columns))
         if kind not in ITEM_KEYS:
             raise ValueError("cannot tell the item key of this frame; pass item=[...]")
         columns = [c for c in ITEM_KEYS[kind] if c in frame.columns]

@@ -47,12 +47,9 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from kbench_core import bundles, native
+from kbench_core import bundles, families, native
 from kbench_core.native._advice import advise_columns, advise_json
 from kbench_core.schema import (
-    ALIASES,
-    REPLICATION_PAIRS,
-    SPECS,
     Column,
     Kind,
     KindSpec,
@@ -92,11 +89,14 @@ _SUFFIX_FORMATS: dict[str, Format] = {
     ".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl",
     ".parquet": "parquet", ".pq": "parquet",
 }
-_TEXT_COLUMNS = frozenset(
-    [c.name for spec in SPECS.values() for c in spec.columns if c.type in ("text", "category")]
-    + [alias for table in ALIASES.values() for alias, name in table.items()
-       if SPECS["replication_summary"].column(name).type in ("text", "category")]
-)
+def _text_columns() -> frozenset[str]:
+    """Column names that hold text in some family (read as text, never as numbers), and
+    their aliases."""
+    names: set[str] = set()
+    for family in families.all_families():
+        text = {c.name for c in family.spec.columns if c.type in ("text", "category")}
+        names |= text | {alias for alias, name in family.aliases.items() if name in text}
+    return frozenset(names)
 _ORDERED = frozenset({"intensity", "severity", "type_match"})
 _TRUE = frozenset({"true", "1", "yes", "t", "y"})
 _FALSE = frozenset({"false", "0", "no", "f", "n"})
@@ -445,7 +445,8 @@ def _parse_delimited(filename: str, data: bytes | bytearray, delimiter: str,
     read = pacsv.ReadOptions(block_size=1 << 24, use_threads=True)
     parse = pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True)
     # Labels and free text stay text: "007" is a sample id, not the number 7.
-    text_types = {n: pa.string() for n in names if n in _TEXT_COLUMNS}
+    text_columns = _text_columns()
+    text_types = {n: pa.string() for n in names if n in text_columns}
 
     def attempt(column_types: dict[str, pa.DataType] | None) -> pa.Table:
         convert = pacsv.ConvertOptions(
@@ -814,13 +815,7 @@ def detect_kind(columns: Sequence[str]) -> Kind | None:
     Checked from the most to the least specific signature so that a judged or replication
     file that also happens to have a ``score`` column is not taken for a bias run.
     """
-    names = set(columns)
-    for kind in ("judged", "replication", "replication_summary", "bias", "bias_summary"):
-        spec = SPECS[kind]
-        aliased = {ALIASES.get(kind, {}).get(n, n) for n in names}
-        if spec.matches(aliased):
-            return kind
-    return None
+    return families.detect(columns)
 
 
 def _undetected(filename: str, columns: Sequence[str]) -> RunFormatError:
@@ -833,7 +828,7 @@ def _undetected(filename: str, columns: Sequence[str]) -> RunFormatError:
         return (len(spec.signature & names) + bool(spec.signature_any & names),
                 -len(spec.signature_none & names))
 
-    best = max(SPECS.values(), key=closeness)
+    best = max((f.spec for f in families.all_families()), key=closeness)
     needs = sorted(best.signature - names)
     if best.signature_any and not best.signature_any & names:
         needs.append("one of " + "/".join(sorted(best.signature_any)))
@@ -1129,16 +1124,14 @@ def _validate(filename: str, table: _Table, spec: KindSpec, on_error: OnError,
     problems = [Problem(None, name, f"required column '{name}' is missing "
                                     f"({spec.column(name).meaning or spec.kind + ' runs'})")
                 for name in missing_cols]
-    if spec.kind == "replication":
-        present = [pair for pair in REPLICATION_PAIRS if set(pair) <= set(frame.columns)]
-        if not present:
-            pairs = "; ".join(" + ".join(p) for p in REPLICATION_PAIRS)
-            problems.append(Problem(None, None, f"a replication run needs at least one pair "
-                                                f"of columns: {pairs}"))
-        if "human_effect" in frame.columns and "test_type" not in frame.columns:
-            problems.append(Problem(None, "test_type", "required column 'test_type' is "
-                                    "missing: native effect sizes (human_effect/agent_effect) "
-                                    "need their test type to be converted to d"))
+    family = families.get(spec.kind)
+    if family.rules is not None:  # file-level problems: reported with a mask of None
+
+        def file_problem(mask: Any, field: str | None, message: str) -> None:
+            if mask is None:
+                problems.append(Problem(None, field, message))
+
+        family.rules({}, frame, file_problem)
     if problems:
         raise RunFormatError(filename, problems)
 
@@ -1186,70 +1179,24 @@ def _validate(filename: str, table: _Table, spec: KindSpec, on_error: OnError,
             warnings.append(f"... and {out.total - len(listed)} more problems")
         canonical = canonical.loc[~out.bad_rows]
     finished = _finish_types(spec, canonical, skipped=bool(out.total))
-    if spec.kind == "replication":
-        warnings.extend(_replication_notes(finished))
-    if spec.kind == "bias":
-        warnings.extend(_bias_notes(finished))
+    if family.notes is not None:
+        warnings.extend(family.notes(finished))
     return finished
-
-
-def _bias_notes(frame: pd.DataFrame) -> list[str]:
-    """Say when a bias run's scores are missing (all, or many): the metrics rest on the
-    scored responses only."""
-    from kbench_core.kahne import UNSCORED_ADVICE, scored_share
-
-    known, total = scored_share(frame)
-    if total and known == 0:
-        return [f"no scored response: {UNSCORED_ADVICE}"]
-    if known < total:
-        return [f"{total - known:,} of {total:,} responses ({(total - known) / total:.0%}) have "
-                "no score (unknown, e.g. the answer could not be extracted); every metric "
-                "leaves them out and reports the unknown rate"]
-    return []
-
-
-def _replication_notes(frame: pd.DataFrame) -> list[str]:
-    """Warnings about what a valid replication run cannot support (no error: the rows are
-    fine, but a metric will leave some out)."""
-    if "human_bf10" not in frame:
-        return []
-    has_bf = frame["human_bf10"].notna().to_numpy()
-    if "human_significant" in frame:
-        no_flag = has_bf & frame["human_significant"].isna().to_numpy()
-    else:
-        no_flag = has_bf
-    if not no_flag.any():
-        return []
-    if "human_pi" in frame:  # a given posterior needs no prior
-        no_flag &= frame["human_pi"].isna().to_numpy()
-    if not no_flag.any():
-        return []
-    return [f"{int(no_flag.sum()):,} of {len(frame):,} tests have a human Bayes factor but no "
-            "human_significant flag: without it there are no prior odds, so PAS leaves those "
-            "tests out (add the flag to include them)"]
 
 
 def _check_rules(spec: KindSpec, result: dict[str, Any], frame: pd.DataFrame,
                  out: _Collector) -> None:
-    """Rules that tie columns together (SPEC 1.1–1.3)."""
-    if spec.kind == "bias":
-        condition = result["condition"]
-        for needed, cond in (("intensity", "treatment"), ("method", "debiasing")):
-            rows = (condition == cond).to_numpy(dtype=bool)
-            absent = rows & result[needed].isna().to_numpy() if needed in result else rows
-            out.add(absent, needed, f"{cond} rows need a value in '{needed}' "
-                                    f"({spec.column(needed).meaning})")
-    if spec.kind == "replication_summary" and "finding" in result:
-        finding_rows = result["finding"].notna().to_numpy()
-        for needed in ("finding_score", "n_tests"):
-            absent = (finding_rows & np.isnan(result[needed]) if needed in result
-                      else finding_rows)
-            out.add(absent, needed, f"finding rows need '{needed}' "
-                                    f"({spec.column(needed).meaning})")
-    if spec.kind == "replication" and "human_effect" in result and "test_type" in result:
-        has_effect = ~np.isnan(result["human_effect"]) | ~np.isnan(result["agent_effect"])
-        absent = has_effect & result["test_type"].isna().to_numpy()
-        out.add(absent, "test_type", "rows with human_effect/agent_effect need a test_type")
+    """The family's rules that tie columns together (row-level problems only; file-level ones
+    were reported before the rows were read)."""
+    family = families.get(spec.kind)
+    if family.rules is None:
+        return
+
+    def row_problem(mask: Any, field: str | None, message: str) -> None:
+        if mask is not None:
+            out.add(mask, field, message)
+
+    family.rules(result, frame, row_problem)
 
 
 def _check_text_sizes(frame: pd.DataFrame, out: _Collector) -> None:
@@ -1268,11 +1215,12 @@ def _check_text_sizes(frame: pd.DataFrame, out: _Collector) -> None:
 def _check_keys(spec: KindSpec, canonical: pd.DataFrame, out: _Collector) -> None:
     """Flag every repeat of a key after its first occurrence, naming where it was first seen."""
     key = [k for k in spec.key if k in canonical.columns]
-    if not key or (spec.kind == "bias" and "id" not in canonical.columns):
+    where_given = families.get(spec.kind).key_where_given
+    if not key or (where_given and len(key) < len(spec.key)):
         return
     keyed = canonical[key].reset_index(drop=True)
-    if spec.kind == "bias":  # bias rows are keyed only where an id is given
-        keyed = keyed[keyed["id"].notna()]
+    if where_given:  # e.g. bias rows are keyed only where an id is given
+        keyed = keyed[keyed[key].notna().all(axis=1)]
     if not keyed.duplicated().any():
         return
     group = keyed.groupby(key, observed=True, dropna=False, sort=False).ngroup().to_numpy()
@@ -1383,8 +1331,8 @@ def load_run(
     """
     if on_error not in ("raise", "skip"):
         raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
-    if kind is not None and kind not in SPECS:
-        raise ValueError(f"kind must be one of {', '.join(SPECS)}, got {kind!r}")
+    if kind is not None and not families.is_registered(kind):
+        raise ValueError(f"kind must be one of {', '.join(families.kinds())}, got {kind!r}")
     if isinstance(source, tuple) and (len(source) != 2 or not isinstance(
             source[1], bytes | bytearray | memoryview)):
         raise TypeError("source must be a path or a (filename, bytes) pair")
@@ -1556,7 +1504,7 @@ def _finish(parsed: _Table | _Native, *, name: str, kind: Kind | None, on_error:
     detected = kind or detect_kind(list(frame.columns))
     if detected is None:
         raise _undetected(filename, list(frame.columns))
-    aliases = ALIASES.get(detected, {})
+    aliases = families.get(detected).aliases
     renames = {c: aliases[c] for c in frame.columns if c in aliases
                and aliases[c] not in frame.columns}
     if renames:
@@ -1566,8 +1514,9 @@ def _finish(parsed: _Table | _Native, *, name: str, kind: Kind | None, on_error:
         raise _too_many_columns(filename, len(frame.columns), "the run")
     if len(frame) > MAX_ROWS:
         raise _too_many_rows(filename, len(frame))
-    canonical = _validate(filename, table, SPECS[detected], on_error, warnings)
-    warnings.extend(_lookalikes(SPECS[detected], canonical))
+    spec = families.spec(detected)
+    canonical = _validate(filename, table, spec, on_error, warnings)
+    warnings.extend(_lookalikes(spec, canonical))
     meta.update(rows=len(canonical), columns=list(canonical.columns))
     return Run(name=name, kind=detected, frame=canonical, meta=meta, warnings=tuple(warnings))
 

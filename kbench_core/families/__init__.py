@@ -1,0 +1,231 @@
+"""The family registry: everything a run kind means, in one place.
+
+A :class:`Family` holds what kbench needs to know about one run kind — its schema and how to
+detect it, how its rows are checked beyond the schema, what its items and clusters are for
+comparisons, which metrics are better lower, what it draws and tabulates, its sample file and
+its page. :mod:`kbench_core.io`, :mod:`kbench_core.compare`, :mod:`kbench_core.catalog`, the
+command line and the app read the registry; none of them names a kind.
+
+Adding a family is one new module in this package defining ``FAMILY`` plus one line in
+:data:`BUILTIN` (or :func:`register` at run time, which is how the tests add a toy family).
+See ``docs/architecture.md`` for the checklist.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from kbench_core.schema import KindSpec
+
+if TYPE_CHECKING:  # only for annotations: the catalog imports the registry at run time
+    from kbench_core.catalog import Item
+
+__all__ = ["BUILTIN", "Comparison", "Family", "PageInfo", "all_families", "detect", "get",
+           "is_registered", "kinds", "lower_is_better", "pages", "register", "sample_files",
+           "spec", "unregister"]
+
+# The built-in families, one module each, in detection order (the first whose signature a
+# file matches is its kind: judged and replication files may also carry a score column).
+BUILTIN: tuple[str, ...] = ("judged", "replication", "replication_summary", "bias",
+                            "bias_summary")
+
+Rule = Callable[[Mapping[str, Any], pd.DataFrame, Callable[..., None]], None]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What a run kind compares by default: ``values`` (label, per-item column) pairs in menu
+    order, the forest plot's ``group`` (one row per level), the ``cluster`` whose items share
+    errors, and the ``noun`` an item is called on the page."""
+
+    values: tuple[tuple[str, str], ...]
+    group: str
+    cluster: str | None
+    noun: str
+
+    @property
+    def options(self) -> dict[str, str]:
+        """``{label: column}`` for a metric menu."""
+        return dict(self.values)
+
+
+@dataclass(frozen=True)
+class PageInfo:
+    """Where the app shows a run of this kind: the page file (relative to the repository) and
+    its menu title, icon, URL path and place; the widget state that selects the run there (a
+    list of runs, or one run when ``single``), widget values to set with it, and the widgets
+    that depend on the run (cleared when another run is selected)."""
+
+    path: str
+    title: str
+    run_key: str
+    single: bool = False
+    extra: Mapping[str, object] = field(default_factory=dict)
+    dependent: tuple[str, ...] = ()
+    icon: str = ":material/insights:"
+    url: str = ""
+    order: int = 50  # place in the menu (families sharing a page share it)
+
+
+@dataclass(frozen=True)
+class Family:
+    """One run kind (``docs/formats.md``) and everything kbench does with it.
+
+    Parameters
+    ----------
+    kind : str
+        The public run-kind name (``bias``, ``judged``, ...).
+    title : str
+        What the family is called in messages and menus.
+    spec : KindSpec
+        Columns, key and detection signature.
+    item_key : tuple of str, optional
+        The item a model answers, for paired comparisons (repeats averaged within).
+    comparison : Comparison, optional
+        Default per-item metrics, forest-plot group, error cluster and item noun.
+    per_item : callable, optional
+        ``frame -> frame`` adding the per-item columns :attr:`comparison` names.
+    lower_is_better : frozenset of str
+        This family's metrics where lower is better.
+    catalog : callable, optional
+        ``() -> list[Item]``: every figure and table of a run (main table first).
+    unavailable : callable, optional
+        ``frame -> str | None``: why a run has nothing to show, in words for the user.
+    rules : callable, optional
+        Row checks beyond single columns: ``rules(columns, frame, add)`` where ``add(mask,
+        field, message)`` reports the rows of ``mask`` (``columns`` holds the converted values
+        by name: numbers as numpy arrays, labels as Series). Called once before the rows are
+        read with ``columns`` empty, where ``add(None, field, message)`` reports a problem of
+        the whole file (a missing column the family needs).
+    notes : callable, optional
+        ``frame -> list[str]``: warnings about a valid run (what its metrics will leave out).
+    aliases : mapping
+        Other names of canonical columns (``{"their name": "our name"}``).
+    key_where_given : bool
+        The key applies only to rows that have it (bias rows are keyed by ``id`` when given).
+    sample_files : tuple of str
+        The bundled synthetic sample run(s), under ``sample_data/``.
+    page : PageInfo, optional
+        Where the app shows it.
+    """
+
+    kind: str
+    title: str
+    spec: KindSpec
+    item_key: tuple[str, ...] | None = None
+    comparison: Comparison | None = None
+    per_item: Callable[[pd.DataFrame], pd.DataFrame] | None = None
+    lower_is_better: frozenset[str] = frozenset()
+    catalog: Callable[[], list[Item]] | None = None
+    unavailable: Callable[[pd.DataFrame], str | None] | None = None
+    rules: Rule | None = None
+    notes: Callable[[pd.DataFrame], list[str]] | None = None
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    key_where_given: bool = False
+    sample_files: tuple[str, ...] = ()
+    page: PageInfo | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind != self.spec.kind:
+            raise ValueError(f"family {self.kind!r} carries the spec of {self.spec.kind!r}")
+
+    def matches(self, columns: Iterable[str]) -> bool:
+        """Whether a table with these column names (aliases applied) is of this kind."""
+        return self.spec.matches({self.aliases.get(c, c) for c in columns})
+
+
+_REGISTRY: dict[str, Family] = {}
+_LOADED = False
+
+
+def _load_builtin() -> None:
+    global _LOADED
+    if _LOADED:
+        return
+    _LOADED = True
+    for name in BUILTIN:
+        module = importlib.import_module(f"{__name__}.{name}")
+        register(module.FAMILY)
+
+
+def register(family: Family) -> Family:
+    """Add ``family`` (after the built-in ones in detection order); a kind may be registered
+    once. Returns the family."""
+    _load_builtin()
+    if family.kind in _REGISTRY:
+        raise ValueError(f"a family of kind {family.kind!r} is registered already")
+    _REGISTRY[family.kind] = family
+    return family
+
+
+def unregister(kind: str) -> None:
+    """Remove a family added with :func:`register` (the built-in ones stay)."""
+    if kind in BUILTIN:
+        raise ValueError(f"{kind!r} is a built-in family")
+    _REGISTRY.pop(kind, None)
+
+
+def all_families() -> list[Family]:
+    """Every registered family, in detection order."""
+    _load_builtin()
+    return list(_REGISTRY.values())
+
+
+def kinds() -> list[str]:
+    """The registered run kinds, in detection order."""
+    return [f.kind for f in all_families()]
+
+
+def is_registered(kind: str) -> bool:
+    _load_builtin()
+    return kind in _REGISTRY
+
+
+def get(kind: str) -> Family:
+    """The family of ``kind``; a ``ValueError`` naming the known kinds otherwise."""
+    _load_builtin()
+    if kind not in _REGISTRY:
+        raise ValueError(f"unknown run kind {kind!r}; kinds: {', '.join(_REGISTRY)}")
+    return _REGISTRY[kind]
+
+
+def spec(kind: str) -> KindSpec:
+    """The schema of ``kind``."""
+    return get(kind).spec
+
+
+def detect(columns: Sequence[str]) -> str | None:
+    """The first family (in detection order) whose signature these columns match, or None."""
+    for family in all_families():
+        if family.matches(columns):
+            return family.kind
+    return None
+
+
+def pages() -> list[PageInfo]:
+    """The family pages for the app's menu, one per page file, in menu order."""
+    seen: dict[str, PageInfo] = {}
+    for family in all_families():
+        if family.page is not None and family.page.path not in seen:
+            seen[family.page.path] = family.page
+    return sorted(seen.values(), key=lambda page: page.order)
+
+
+def sample_files() -> list[str]:
+    """The bundled synthetic sample runs of every family, in menu order (then registry order)."""
+    ordered = sorted(all_families(),
+                     key=lambda family: family.page.order if family.page else 1_000)
+    return [name for family in ordered for name in family.sample_files]
+
+
+def lower_is_better() -> frozenset[str]:
+    """Every registered family's lower-is-better metrics (one set for the whole tool)."""
+    out: set[str] = set()
+    for family in all_families():
+        out |= family.lower_is_better
+    return frozenset(out)

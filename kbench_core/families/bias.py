@@ -1,0 +1,124 @@
+"""Cognitive-bias trials (KahneBench results): one row per model response.
+
+Metrics in :mod:`kbench_core.kahne` (``docs/metrics/bias.md``); the page is
+``views/biases.py`` (trial runs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from kbench_core.catalog import Item, one
+from kbench_core.families import Comparison, Family, PageInfo
+from kbench_core.schema import BIAS
+
+__all__ = ["FAMILY"]
+
+
+def _rules(columns: Mapping[str, Any], frame: pd.DataFrame, add) -> None:
+    """Treatment rows need an intensity, debiasing rows a method."""
+    if "condition" not in columns:  # the file-level pass: nothing to check
+        return
+    condition = columns["condition"]
+    for needed, cond in (("intensity", "treatment"), ("method", "debiasing")):
+        rows = (condition == cond).to_numpy(dtype=bool)
+        absent = rows & columns[needed].isna().to_numpy() if needed in columns else rows
+        add(absent, needed, f"{cond} rows need a value in '{needed}' "
+                            f"({BIAS.column(needed).meaning})")
+
+
+def _notes(frame: pd.DataFrame) -> list[str]:
+    """Say when scores are missing (all, or some): the metrics rest on the scored responses."""
+    from kbench_core.kahne import UNSCORED_ADVICE, scored_share
+
+    known, total = scored_share(frame)
+    if total and known == 0:
+        return [f"no scored response: {UNSCORED_ADVICE}"]
+    if known < total:
+        return [f"{total - known:,} of {total:,} responses ({(total - known) / total:.0%}) have "
+                "no score (unknown, e.g. the answer could not be extracted); every metric "
+                "leaves them out and reports the unknown rate"]
+    return []
+
+
+def _unavailable(frame: pd.DataFrame) -> str | None:
+    from kbench_core.kahne import UNSCORED_ADVICE, scored_share
+
+    return UNSCORED_ADVICE if scored_share(frame)[0] == 0 else None
+
+
+_FINGERPRINT_COLUMNS = ["category", "bias", "model", "bms", "bms_low", "bms_high",
+                        "model_rate", "model_rate_low", "model_rate_high", "human_rate",
+                        "alignment", "bci_consistency", "rci_consistency", "calibration_score",
+                        "effectiveness", "n"]
+
+
+def _catalog() -> list[Item]:
+    from kbench_core import figures, kahne
+
+    def fingerprint(frame: pd.DataFrame, options: Mapping[str, Any]):
+        table = kahne.fingerprint(frame, **options).biases
+        return one(table[[c for c in _FINGERPRINT_COLUMNS if c in table]])
+
+    def susceptibility(frame: pd.DataFrame, options: Mapping[str, Any]):
+        models = kahne.fingerprint(frame, **options).models.copy()
+        for col in ("most_susceptible", "most_resistant", "human_like", "ai_specific"):
+            models[col] = models[col].map(", ".join)
+        return one(models)
+
+    def heatmap(frame: pd.DataFrame, options: Mapping[str, Any]):
+        return one(figures.fingerprint_heatmap(kahne.fingerprint(frame, **options).biases))
+
+    def curves(frame: pd.DataFrame, options: Mapping[str, Any]):
+        cap = options.get("cap", 1.0)
+        table = kahne.bms(frame, cap=cap)
+        for bias, rows in table.groupby("bias", sort=True):
+            yield str(bias), figures.bms_curves(rows, title=f"{bias}: bias by trigger intensity")
+
+    def domains(frame: pd.DataFrame, options: Mapping[str, Any]):
+        cells = kahne.domain_means(frame)
+        for model, rows in cells.groupby("model", sort=True, observed=True):
+            yield str(model), figures.bci_heatmap(
+                rows, title=f"{model}: mean treatment score by domain")
+
+    def alignment(frame: pd.DataFrame, options: Mapping[str, Any]):
+        return one(figures.has_chart(kahne.has(
+            frame, threshold=options.get("threshold", 0.1),
+            relative=options.get("relative", False))))
+
+    def calibration(frame: pd.DataFrame, options: Mapping[str, Any]):
+        return one(figures.cas_bars(kahne.cas(frame)))
+
+    return [
+        Item("fingerprint", "Fingerprint: six metrics per model × bias", "table", fingerprint,
+             best={"bms": "min", "alignment": "max", "bci_consistency": "max",
+                   "rci_consistency": "max", "calibration_score": "max",
+                   "effectiveness": "max"}, main=True),
+        Item("susceptibility", "Susceptibility per model", "table", susceptibility,
+             best={"susceptibility": "min"}),
+        Item("fingerprint_heatmap", "Fingerprint heatmap (BMS)", "figure", heatmap),
+        Item("bms_curves", "Bias by trigger intensity, per bias", "figure", curves),
+        Item("bci_heatmap", "Mean treatment score by domain, per model", "figure", domains),
+        Item("has_chart", "Model rate against the human baseline", "figure", alignment),
+        Item("cas_bars", "Stated confidence against accuracy", "figure", calibration),
+    ]
+
+
+FAMILY = Family(
+    kind="bias", title="Cognitive biases (trials)", spec=BIAS,
+    item_key=("bias", "domain", "condition", "intensity", "method", "trial"),
+    comparison=Comparison((("bias score", "score"),), "bias", "bias", "items"),
+    per_item=lambda frame: frame,
+    lower_is_better=frozenset({"score", "bms", "bias_score", "susceptibility", "unknown_rate",
+                               "missing_confidence_rate", "calibration_error",
+                               "metacognitive_gap"}),
+    catalog=_catalog, unavailable=_unavailable, rules=_rules, notes=_notes,
+    key_where_given=True, sample_files=("bias.csv",),
+    page=PageInfo("views/biases.py", "Cognitive biases", "bias_runs",
+                  extra={"bias_source": "trials"},
+                  dependent=("bias_models", "bias_categories", "bias_biases"),
+                  icon=":material/psychology:", url="biases", order=10),
+)

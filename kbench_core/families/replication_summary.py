@@ -1,0 +1,83 @@
+"""Published replication results (HumanStudy-Bench's leaderboard): one row per configuration
+× study (or × finding).
+
+The leaderboard is :func:`kbench_core.replication.summary_leaderboard`; the page is
+``views/replication.py`` (published results).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from kbench_core.catalog import Item, heat_pages
+from kbench_core.families import Family, PageInfo
+from kbench_core.schema import REPLICATION_SUMMARY
+
+__all__ = ["FAMILY"]
+
+
+def _rules(columns: Mapping[str, Any], frame: pd.DataFrame, add) -> None:
+    """Finding rows need their score and test count."""
+    if "finding" not in columns:
+        return
+    finding_rows = columns["finding"].notna().to_numpy()
+    for needed in ("finding_score", "n_tests"):
+        absent = finding_rows & np.isnan(columns[needed]) if needed in columns else finding_rows
+        add(absent, needed, f"finding rows need '{needed}' "
+                            f"({REPLICATION_SUMMARY.column(needed).meaning})")
+
+
+def _catalog() -> list[Item]:
+    from kbench_core import replication
+    from kbench_core.figures import replication as rep_figures
+
+    def board(frame: pd.DataFrame, options: Mapping[str, Any]):
+        if len(replication.study_rows(frame)):
+            yield "", replication.summary_leaderboard(frame)
+
+    def board_figure(frame: pd.DataFrame, options: Mapping[str, Any]):
+        for _, table in board(frame, options):
+            yield "", rep_figures.summary_leaderboard(table)
+
+    def heat(frame: pd.DataFrame, options: Mapping[str, Any]):
+        studies = replication.study_rows(frame)
+        if not len(studies):
+            return
+        longer = ("model" if studies["model"].nunique() >= studies["study"].nunique()
+                  else "study")
+        for metric in ("pas", "ecs"):
+            if metric in studies and studies[metric].notna().any():
+                for page, part in heat_pages(studies, longer):
+                    yield "-".join(p for p in (metric, page) if p), rep_figures.study_heatmap(
+                        part, value=metric, zmin=0.0 if metric == "pas" else -1.0)
+
+    def findings(frame: pd.DataFrame, options: Mapping[str, Any]):
+        rows = replication.finding_rows(frame)
+        if len(rows):
+            yield "", rows[[c for c in ("model", "study", "finding", "finding_score",
+                                        "n_tests") if c in rows]].reset_index(drop=True)
+
+    return [
+        Item("leaderboard", "Configurations: published PAS and ECS, means of the per-study "
+             "values, rank with its interval, cost", "table", board,
+             best={"config_pas": "max", "config_ecs": "max", "mean_study_pas": "max",
+                   "mean_study_ecs": "max", "cost": "min"}, main=True),
+        Item("leaderboard_chart", "Configurations by score, with cost", "figure", board_figure),
+        Item("study_heatmap", "Score per study and configuration", "figure", heat),
+        Item("findings", "Published finding scores", "table", findings),
+    ]
+
+
+FAMILY = Family(
+    kind="replication_summary", title="Replication (published results)",
+    spec=REPLICATION_SUMMARY, catalog=_catalog, rules=_rules,
+    aliases={"config": "model", "study_id": "study", "pas_raw": "pas",
+             "total_tokens": "tokens", "total_cost": "cost"},
+    sample_files=("replication_summary.csv",),
+    page=PageInfo("views/replication.py", "Replication", "rep_summary_run", single=True,
+                  icon=":material/compare_arrows:", url="replication", order=20),
+)
