@@ -1,0 +1,453 @@
+"""Validating a parsed table against its family's schema: every cell converted without
+coercion (a word where a number goes is a problem, not NaN), required columns and values, the
+family's row rules, cell sizes and keys; problems named by row and field (at most
+:data:`~kbench_core.problems.MAX_LISTED_PROBLEMS`, then a count)."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from kbench_core import families, native
+from kbench_core.problems import (
+    MAX_CELL_CHARS,
+    MAX_LISTED_PROBLEMS,
+    OnError,
+    Problem,
+    RunFormatError,
+)
+from kbench_core.problems import show_value as _show
+from kbench_core.readers import _Table
+from kbench_core.schema import Column, KindSpec
+
+_ORDERED = frozenset({"intensity", "severity", "type_match"})
+_TRUE = frozenset({"true", "1", "yes", "t", "y"})
+_FALSE = frozenset({"false", "0", "no", "f", "n"})
+_NONFINITE = frozenset({"nan", "-nan", "+nan", "inf", "-inf", "+inf", "infinity",
+                        "-infinity", "+infinity"})
+
+
+
+# ---------------------------------------------------------------------------- validation
+
+
+class _Collector:
+    """Gathers problems per row without building millions of messages."""
+
+    def __init__(self, table: _Table) -> None:
+        self.table = table
+        self.bad_rows = np.zeros(len(table.frame), dtype=bool)
+        self.problems: list[tuple[int, int, str, str]] = []  # (position, order, field, msg)
+        self.total = 0
+        self._order = 0
+
+    def add(self, mask: np.ndarray, fieldname: str | None, message: Any) -> None:
+        """Flag rows where ``mask``; ``message`` is a string or a callable(position) -> str."""
+        positions = np.flatnonzero(mask)
+        if positions.size == 0:
+            return
+        self.bad_rows[positions] = True
+        self.total += positions.size
+        for pos in positions[:MAX_LISTED_PROBLEMS]:
+            text = message(int(pos)) if callable(message) else message
+            self.problems.append((int(pos), self._order, fieldname or "", text))
+            self._order += 1
+
+    def listed(self) -> list[Problem]:
+        ordered = sorted(self.problems)[:MAX_LISTED_PROBLEMS]
+        rows = self.table.row_numbers
+        return [Problem(_row_label(rows[pos]), fld or None, msg, self.table.unit)
+                for pos, _, fld, msg in ordered]
+
+
+def _row_label(value: Any) -> int | str:
+    return int(value) if isinstance(value, int | np.integer) else str(value)
+
+
+def _missing_mask(series: pd.Series) -> np.ndarray:
+    mask = series.isna().to_numpy().copy()
+    if pd.api.types.is_string_dtype(series.dtype) and series.dtype != object:
+        mask |= series.str.strip().eq("").fillna(False).to_numpy(dtype=bool)
+    elif series.dtype == object:
+        blank = series.map(lambda v: isinstance(v, str) and v.strip() == "")
+        mask |= blank.to_numpy(dtype=bool)
+    return mask
+
+
+def _to_numbers(series: pd.Series, missing: np.ndarray, col: Column, out: _Collector,
+                nonfinite: np.ndarray | None) -> np.ndarray:
+    """Float values of a numeric column; NaN where missing or invalid (invalid is reported)."""
+    if pd.api.types.is_bool_dtype(series.dtype):
+        out.add(~missing, col.name, f"expected {col.expectation()}, got a true/false value")
+        return np.full(len(series), np.nan)
+    if pd.api.types.is_numeric_dtype(series.dtype):
+        values = series.to_numpy(dtype=float, na_value=np.nan)
+    else:
+        raw = series.astype(object)
+        is_bool = raw.map(lambda v: isinstance(v, bool | np.bool_)).to_numpy(dtype=bool)
+        text = raw.where(~is_bool, None)
+        values = _floats(text)
+        unparsed = np.isnan(values) & ~missing
+        nonnum_text = text.map(lambda v: isinstance(v, str)
+                               and v.strip().lower() in _NONFINITE).to_numpy(dtype=bool)
+        if is_bool.any():
+            out.add(is_bool & ~missing, col.name,
+                    f"expected {col.expectation()}, got a true/false value")
+        # A number too long for a float (400 digits) became inf without being written so.
+        overflow = np.isinf(values) & ~nonnum_text
+        bad = (unparsed | overflow) & ~nonnum_text & ~is_bool
+        out.add(bad, col.name, lambda p: f"expected {col.expectation()}, got "
+                                         f"{_show(series.iat[p])}")
+        values = np.where(overflow, np.nan, values)
+        nonfinite = (nonfinite if nonfinite is not None else np.zeros(len(series), bool)) | (
+            nonnum_text & ~missing)
+        values = np.where(nonnum_text, np.nan, values)
+    if nonfinite is None:
+        nonfinite = ~np.isfinite(values) & ~missing & ~np.isnan(values)
+    if nonfinite.any():
+        out.add(nonfinite, col.name, "NaN and infinity are not valid values; leave the cell "
+                                     "empty when the value is unknown")
+        values = np.where(nonfinite, np.nan, values)
+    ok = ~np.isnan(values)
+    if col.type == "int":
+        frac = ok & (values != np.floor(values))
+        out.add(frac, col.name, lambda p: f"expected a whole number, got {_show(series.iat[p])}")
+    if col.low is not None:
+        below = ok & ((values <= col.low) if col.low_open else (values < col.low))
+        out.add(below, col.name, lambda p: f"{values[p]:g} is out of range: expected "
+                                           f"{col.expectation()}")
+    if col.high is not None:
+        above = ok & (values > col.high)
+        out.add(above, col.name, lambda p: f"{values[p]:g} is out of range: expected "
+                                           f"{col.expectation()}")
+    return values
+
+
+def _strip_if_text(value: Any) -> Any:
+    return value.strip() if isinstance(value, str) else value
+
+
+def _float_or_nan(value: Any) -> float:
+    """One cell as a float; NaN when it is no number (validation then names it)."""
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            return math.nan
+    if isinstance(value, int | float | np.integer | np.floating) and not isinstance(
+            value, bool | np.bool_):
+        try:
+            return float(value)
+        except OverflowError:
+            return math.inf
+    return math.nan
+
+
+def _floats(values: pd.Series) -> np.ndarray:
+    """Float values of an object column: vectorised, with a per-cell fallback for what pandas
+    cannot convert (integers too long for a float, nested lists, odd types)."""
+    try:
+        converted = pd.to_numeric(values.map(_strip_if_text), errors="coerce")
+        return converted.to_numpy(dtype=float, na_value=np.nan)
+    except (OverflowError, TypeError, ValueError):
+        return values.map(_float_or_nan).to_numpy(dtype=float)
+
+
+def _to_bools(series: pd.Series, missing: np.ndarray, col: Column,
+              out: _Collector) -> np.ndarray:
+    """Booleans as a float array (1/0, NaN missing) so missing cells survive until reported."""
+    if pd.api.types.is_bool_dtype(series.dtype):
+        return series.to_numpy(dtype=float, na_value=np.nan)
+    if pd.api.types.is_numeric_dtype(series.dtype):
+        values = series.to_numpy(dtype=float, na_value=np.nan)
+        bad = ~missing & ~np.isin(values, (0.0, 1.0))
+        out.add(bad, col.name, lambda p: f"expected true or false (or 1/0), got "
+                                         f"{_show(series.iat[p])}")
+        return np.where(bad, np.nan, values)
+
+    def parse(value: Any) -> float:
+        if isinstance(value, bool | np.bool_):
+            return float(value)
+        if isinstance(value, int | float) and not isinstance(value, str) and value in (0, 1):
+            return float(value)
+        if isinstance(value, str):
+            low = value.strip().lower()
+            if low in _TRUE:
+                return 1.0
+            if low in _FALSE:
+                return 0.0
+        return math.nan
+
+    values = series.astype(object).map(parse).to_numpy(dtype=float)
+    bad = np.isnan(values) & ~missing
+    out.add(bad, col.name, lambda p: f"expected true or false, got {_show(series.iat[p])}")
+    return values
+
+
+def _to_lines(series: pd.Series, missing: np.ndarray, col: Column,
+              out: _Collector) -> pd.Series:
+    """Line lists normalised to '12;13' text (lists from JSON or Parquet included)."""
+
+    def norm(value: Any) -> str | None:
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            return None
+        if isinstance(value, list | tuple | np.ndarray):
+            parts = list(value)
+        elif isinstance(value, int | np.integer) and not isinstance(value, bool):
+            parts = [value]
+        elif isinstance(value, str):
+            parts = [p for p in re.split(r"[;,\s]+", value.strip()) if p]
+        else:
+            return "\x00bad"
+        numbers = []
+        for part in parts:
+            try:
+                num = int(part)
+            except (TypeError, ValueError, OverflowError):
+                return "\x00bad"
+            if (isinstance(part, float) and part != num) or num < 0:
+                return "\x00bad"
+            numbers.append(num)
+        return ";".join(map(str, numbers)) if numbers else None
+
+    values = series.astype(object).map(norm)
+    bad = values.map(lambda v: v == "\x00bad").to_numpy(dtype=bool)
+    out.add(bad, col.name, lambda p: f"expected {col.expectation()}, got "
+                                     f"{_show(series.iat[p])}")
+    return values.where(~bad, None)
+
+
+def _to_text(series: pd.Series, col: Column, out: _Collector,
+             categorical: bool) -> tuple[pd.Series, np.ndarray]:
+    """Labels as a categorical (or text) column, and the mask of missing cells.
+
+    Work happens on the distinct values, not the rows, so a million rows with a few hundred
+    labels cost one hash pass.
+    """
+    odd = np.zeros(len(series), dtype=np.int8)
+    if series.dtype == object:
+        odd = series.map(_odd_label).to_numpy(dtype=np.int8)
+        if odd.any():
+            out.add(odd == 1, col.name, "expected text, got a nested value (an object or a "
+                                        "list)")
+            out.add(odd == 2, col.name, "a bare NaN or Infinity (not JSON) is no label; "
+                                        "write null when the value is unknown, or \"NaN\" "
+                                        "in quotes if that is the name")
+            series = series.where(odd == 0, None)
+    if not categorical:
+        if isinstance(series.dtype, pd.CategoricalDtype):
+            # Dictionary-encoded text (Parquet): convert the distinct values, then take.
+            labels = np.array([_as_text(c) for c in series.cat.categories] + [None],
+                              dtype=object)
+            series = pd.Series(labels[series.cat.codes.to_numpy()], index=series.index,
+                               dtype="str")
+        elif series.dtype == object:
+            series = series.map(_as_text)
+        elif not pd.api.types.is_string_dtype(series.dtype):
+            series = series.astype(object).map(_as_label)
+        missing = series.isna().to_numpy()
+        if col.required:
+            missing = missing | series.astype("str").str.strip().eq("").to_numpy(dtype=bool)
+        return series.where(~missing, None), missing & (odd == 0)
+    cat = series.astype("category")
+    labels = [_as_label(c) for c in cat.cat.categories]
+    uniq = list(dict.fromkeys(lbl for lbl in labels if lbl not in (None, "")))
+    position = {lbl: i for i, lbl in enumerate(uniq)}
+    remap = np.array([position.get(lbl, -1) for lbl in labels] + [-1], dtype=np.int64)
+    codes = remap[cat.cat.codes.to_numpy()]  # code -1 indexes the trailing -1
+    result = pd.Series(pd.Categorical.from_codes(codes, categories=uniq), index=series.index)
+    missing = (codes == -1) & (odd == 0)  # a nested value is reported once, not as missing
+    if col.allowed is not None:
+        allowed = set(col.allowed)
+        bad_codes = np.array([lbl not in allowed for lbl in uniq] + [False])
+        bad = bad_codes[codes]
+        out.add(bad, col.name, lambda p: f"unknown value {_show(series.iat[p])}: expected "
+                                         f"{col.expectation()}")
+    return result, missing
+
+
+def _odd_label(value: Any) -> int:
+    """0 for a usable label, 1 for a nested value (JSON object or list, Parquet list), 2 for
+    a bare NaN/Infinity token of a JSON file."""
+    if isinstance(value, str):
+        return 2 if type(value) is native.JsonConstant else 0
+    if isinstance(value, dict | list | tuple | set | np.ndarray | bytes | bytearray):
+        return 1
+    return 0
+
+
+def _as_text(value: Any) -> Any:
+    """Free text kept verbatim; numbers and booleans from JSON rendered as a user wrote them."""
+    if isinstance(value, str) or value is None:
+        return value
+    return _as_label(value)
+
+
+def _as_label(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, bool | np.bool_):
+        return str(value).lower()
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return value if value is None else str(value)
+
+
+def _validate(filename: str, table: _Table, spec: KindSpec, on_error: OnError,
+              warnings: list[str]) -> pd.DataFrame:
+    frame = table.frame
+    missing_cols = [c.name for c in spec.columns if c.required and c.name not in frame.columns]
+    problems = [Problem(None, name, f"required column '{name}' is missing "
+                                    f"({spec.column(name).meaning or spec.kind + ' runs'})")
+                for name in missing_cols]
+    family = families.get(spec.kind)
+    if family.rules is not None:  # file-level problems: reported with a mask of None
+
+        def file_problem(mask: Any, field: str | None, message: str) -> None:
+            if mask is None:
+                problems.append(Problem(None, field, message))
+
+        family.rules({}, frame, file_problem)
+    if problems:
+        raise RunFormatError(filename, problems)
+
+    out = _Collector(table)
+    result: dict[str, Any] = {}
+    for col in spec.columns_of(list(frame.columns)):
+        if col.name not in frame.columns:
+            continue
+        series = frame[col.name]
+        if col.type in ("text", "category"):
+            result[col.name], missing = _to_text(series, col, out, col.type == "category")
+            if col.required is True:
+                out.add(missing, col.name, f"missing value: expected {col.expectation()}")
+            continue
+        missing = _missing_mask(series)
+        if col.required is True:
+            out.add(missing, col.name, f"missing value: expected {col.expectation()}")
+        if col.type in ("float", "int"):
+            values = _to_numbers(series, missing, col, out, table.nonfinite.get(col.name))
+            result[col.name] = values
+        elif col.type == "bool":
+            result[col.name] = _to_bools(series, missing, col, out)
+        else:
+            result[col.name] = _to_lines(series, missing, col, out)
+    _check_rules(spec, result, frame, out)
+    _check_text_sizes(frame, out)
+
+    canonical = pd.DataFrame(result, index=frame.index)
+    extra = [c for c in frame.columns if c not in result]
+    if extra:  # one concat: inserting 2,000 columns one by one is quadratic
+        canonical = pd.concat([canonical, frame[extra]], axis=1)
+
+    _check_keys(spec, canonical, out)
+    if out.total:
+        listed = out.listed()
+        if on_error == "raise":
+            raise RunFormatError(filename, listed, out.total)
+        n_bad = int(out.bad_rows.sum())
+        if n_bad == len(canonical):
+            raise RunFormatError(filename, listed, out.total)
+        warnings.append(f"skipped {n_bad} invalid row{'s' * (n_bad != 1)} "
+                        f"({out.total} problem{'s' * (out.total != 1)})")
+        warnings.extend(str(p) for p in listed)
+        if out.total > len(listed):
+            warnings.append(f"... and {out.total - len(listed)} more problems")
+        canonical = canonical.loc[~out.bad_rows]
+    finished = _finish_types(spec, canonical, skipped=bool(out.total))
+    if family.notes is not None:
+        warnings.extend(family.notes(finished))
+    return finished
+
+
+def _check_rules(spec: KindSpec, result: dict[str, Any], frame: pd.DataFrame,
+                 out: _Collector) -> None:
+    """The family's rules that tie columns together (row-level problems only; file-level ones
+    were reported before the rows were read)."""
+    family = families.get(spec.kind)
+    if family.rules is None:
+        return
+
+    def row_problem(mask: Any, field: str | None, message: str) -> None:
+        if mask is not None:
+            out.add(mask, field, message)
+
+    family.rules(result, frame, row_problem)
+
+
+def _check_text_sizes(frame: pd.DataFrame, out: _Collector) -> None:
+    for name in frame.columns:
+        series = frame[name]
+        if pd.api.types.is_string_dtype(series.dtype) and series.dtype != object:
+            lengths = series.str.len().fillna(0).to_numpy()
+        elif series.dtype == object:
+            lengths = series.map(lambda v: len(v) if isinstance(v, str) else 0).to_numpy()
+        else:
+            continue
+        out.add(lengths > MAX_CELL_CHARS, str(name),
+                f"cell longer than {MAX_CELL_CHARS:,} characters")
+
+
+def _check_keys(spec: KindSpec, canonical: pd.DataFrame, out: _Collector) -> None:
+    """Flag every repeat of a key after its first occurrence, naming where it was first seen."""
+    key = [k for k in spec.key if k in canonical.columns]
+    where_given = families.get(spec.kind).key_where_given
+    if not key or (where_given and len(key) < len(spec.key)):
+        return
+    keyed = canonical[key].reset_index(drop=True)
+    if where_given:  # e.g. bias rows are keyed only where an id is given
+        keyed = keyed[keyed[key].notna().all(axis=1)]
+    if not keyed.duplicated().any():
+        return
+    group = keyed.groupby(key, observed=True, dropna=False, sort=False).ngroup().to_numpy()
+    positions = keyed.index.to_numpy()
+    firsts = pd.Series(positions).groupby(group).transform("min").to_numpy()
+    later = positions != firsts
+    mask = np.zeros(len(canonical), dtype=bool)
+    mask[positions[later]] = True
+    first_for = dict(zip(positions[later][:MAX_LISTED_PROBLEMS],
+                         firsts[later][:MAX_LISTED_PROBLEMS], strict=True))
+    rows = out.table.row_numbers
+    names = ", ".join(key)
+
+    def message(pos: int) -> str:
+        values = ", ".join(_show(canonical[k].iat[pos]) for k in key)
+        return (f"duplicate key ({names}) = ({values}); first seen at "
+                f"{out.table.unit} {rows[first_for[pos]]}")
+
+    out.add(mask, names, message)
+
+
+def _finish_types(spec: KindSpec, frame: pd.DataFrame, *, skipped: bool) -> pd.DataFrame:
+    frame = frame.reset_index(drop=True)
+    for col in spec.columns_of(list(frame.columns)):
+        if col.name not in frame.columns:
+            continue
+        if col.type == "bool":
+            values = frame[col.name].to_numpy(dtype=float)
+            if np.isnan(values).any():
+                frame[col.name] = pd.array(
+                    np.where(np.isnan(values), pd.NA, values == 1.0), dtype="boolean")
+            else:
+                frame[col.name] = values == 1.0
+        elif col.type == "int":
+            values = frame[col.name].to_numpy(dtype=float)
+            if np.isnan(values).any():
+                frame[col.name] = pd.array(
+                    np.where(np.isnan(values), pd.NA, values), dtype="Int64")
+            else:
+                frame[col.name] = values.astype(np.int64)
+        elif col.type == "category" and col.allowed is not None:
+            # Declared order (weak < ... < adversarial) keeps views and groupbys stable;
+            # unknown labels are already reported and their rows dropped.
+            frame[col.name] = frame[col.name].cat.set_categories(
+                list(col.allowed), ordered=col.name in _ORDERED)
+        elif col.type == "category" and skipped:
+            frame[col.name] = frame[col.name].cat.remove_unused_categories()
+    return frame
+
+
