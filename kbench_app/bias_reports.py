@@ -16,7 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from kbench_app import bias as bias_view
-from kbench_app import state, urlstate
+from kbench_app import kit, state, urlstate
 from kbench_app.compare import run_compare_panel
 from kbench_app.downloads import figure_downloads, table_downloads
 from kbench_app.ui import plain
@@ -86,7 +86,7 @@ def render(runs: Mapping[str, Run]) -> None:
     names = list(runs)
     urlstate.prepare("bias_report_runs", "many", names[:1], names)
     chosen = st.multiselect("Reports", names, key="bias_report_runs",
-                            on_change=lambda: st.session_state.pop("bias_report_models", None),
+                            on_change=lambda: kit.forget("bias_report_models"),
                             help="Several report runs are viewed together; a model found in "
                                  "more than one is shown as 'model (run)'.")
     if not chosen:

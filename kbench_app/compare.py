@@ -3,13 +3,10 @@
 Pick two models and a per-item metric; the panel shows the paired difference with its interval
 and Holm-adjusted p (over every pair of models), a plain-language verdict, a forest plot of the
 per-group differences (bias, study, prompt type), the items a claimed difference needs, every
-pair's comparison (also as a forest plot) and each model's rank interval. Everything comes from
-:mod:`kbench_core.compare`; results are cached with ``st.cache_data`` keyed on the data's
-content (the caller's ``content_key``, else a hash of the frame), so a rerun with the same
-selection costs nothing and a cached table is a copy no page can alter.
-
-Leaderboards put rank intervals beside their ranks with :func:`rank_text` /
-:func:`rank_column`.
+pair's comparison (also as a forest plot) and each model's rank interval. Every number comes
+from :mod:`kbench_core.compare` (:func:`~kbench_core.compare.compare_pair` carries the verdict,
+so this panel and ``kbench compare`` say the same), cached with :mod:`kbench_app.cache` on the
+runs and the selection the frame was cut with.
 """
 
 from __future__ import annotations
@@ -20,13 +17,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import streamlit as st
-from scipy.stats import t as t_dist
 
-from kbench_app import urlstate
+from kbench_app import cache, kit
 from kbench_app.downloads import figure_downloads, table_downloads
 from kbench_app.ui import plain
 from kbench_core import compare
 from kbench_core.figures import compare as compare_figures
+from kbench_core.ranking import rank_text as _rank_texts
 from kbench_core.stats import Estimate
 
 __all__ = ["cached_rank_intervals", "compare_panel", "content_hash", "rank_column",
@@ -36,65 +33,42 @@ _RANK_TEXT = "rank_text"
 
 
 def content_hash(frame: pd.DataFrame) -> str:
-    """A key for the caches that changes whenever the frame's content does (pandas' row
-    hashes, summed with their positions so that a reordering counts as a change)."""
+    """A key for a frame that comes from no run (a test's own frame): changes whenever its
+    content does (pandas' row hashes, summed with their positions so that a reordering counts
+    as a change)."""
     rows = pd.util.hash_pandas_object(frame, index=False).to_numpy()
     mixed = rows ^ (np.arange(rows.size, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15))
     return f"{len(frame)}:{','.join(map(str, frame.columns))}:{int(mixed.sum(dtype=np.uint64))}"
 
 
-@st.cache_data(max_entries=32, show_spinner="Comparing every pair of models...")
-def _pairs(key: tuple, _frame: pd.DataFrame, value: str, cluster: str | None) -> pd.DataFrame:
-    return compare.compare_models(_frame, value, cluster=cluster)
-
-
-@st.cache_data(max_entries=64, show_spinner="Comparing the two models...")
-def _pair(key: tuple, _frame: pd.DataFrame, value: str, a: str, b: str, group: str,
-          cluster: str | None) -> dict[str, Any]:
-    est = compare.paired_difference(_frame, value, a, b, cluster=cluster)
-    groups = compare.group_differences(_frame, value, a, b, group)
-    table = compare.item_values(_frame, value, cluster=cluster)
-    both = table[[a, b]].dropna()
-    sd = float((both[a] - both[b]).std(ddof=1)) if len(both) > 1 else float("nan")
-    deff = float("nan")
-    if cluster and np.isfinite(est.high) and sd > 0:
-        # design effect = (clustered SE / independent-items SE)²; the clustered SE is
-        # recovered from the interval's half-width and its t(G − 1) critical value
-        n_clusters = both.index.get_level_values(cluster).nunique()
-        se_clustered = (est.high - est.value) / t_dist.ppf(0.975, n_clusters - 1)
-        deff = float((se_clustered / (sd / np.sqrt(len(both)))) ** 2)
-    return {"est": est, "groups": groups, "sd": sd, "deff": deff}
-
-
-@st.cache_data(max_entries=32, show_spinner="Bootstrapping the ranks (1000 resamples)...")
-def _ranks(key: tuple, _frame: pd.DataFrame, value: str, item: tuple[str, ...] | None,
-           lower_is_better: bool | None, cluster: str | None) -> pd.DataFrame:
-    return compare.rank_intervals(_frame, value, item=list(item) if item else None,
-                                  lower_is_better=lower_is_better, cluster=cluster)
-
-
-def cached_rank_intervals(frame: pd.DataFrame, value: str, *, content_key: str | None = None,
-                          item: Sequence[str] | str | None = None,
-                          lower_is_better: bool | None = None,
-                          cluster: str | None = None) -> pd.DataFrame | None:
-    """:func:`kbench_core.compare.rank_intervals` (1000 resamples; whole ``cluster`` levels
-    resampled when given), cached on the content; None when fewer than two models share an
-    item (nothing to rank)."""
+def _rank_intervals(frame: pd.DataFrame, value: str, *, lower_is_better: bool | None,
+                    cluster: str | None) -> pd.DataFrame | None:
     if frame["model"].nunique() < 2:
         return None
-    items = (item,) if isinstance(item, str) else (tuple(item) if item else None)
-    key = (content_key or content_hash(frame), value, items, lower_is_better, cluster)
     try:
-        return _ranks(key, frame, value, items, lower_is_better, cluster)
+        return compare.rank_intervals(frame, value, lower_is_better=lower_is_better,
+                                      cluster=cluster)
     except ValueError:  # no item answered by every model
         return None
 
 
+def cached_rank_intervals(frame: pd.DataFrame, value: str, *, runs: Sequence[Any] = (),
+                          selection: Any = None, lower_is_better: bool | None = None,
+                          cluster: str | None = None) -> pd.DataFrame | None:
+    """:func:`kbench_core.compare.rank_intervals` (1000 resamples; whole ``cluster`` levels
+    resampled when given), cached on the runs and selection (else the frame's content); None
+    when fewer than two models share an item (nothing to rank)."""
+    return cache.cached(_rank_intervals, frame, runs=runs,
+                        selection=content_hash(frame) if selection is None else selection,
+                        spinner="Bootstrapping the ranks (1000 resamples)...", value=value,
+                        lower_is_better=lower_is_better, cluster=cluster)
+
+
 def rank_text(ranks: pd.DataFrame) -> pd.Series:
-    """``rank [low, high]`` per model (e.g. ``2 [1, 3]``), from :func:`rank_intervals`."""
-    text = [f"{r:g} [{lo:g}, {hi:g}]" for r, lo, hi in
-            zip(ranks["rank"], ranks["rank_low"], ranks["rank_high"], strict=True)]
-    return pd.Series(text, index=ranks.index, name=_RANK_TEXT, dtype=object)
+    """``rank [low, high]`` per model (e.g. ``2 [1, 3]``), from :func:`rank_intervals`
+    (:func:`kbench_core.ranking.rank_text`)."""
+    return pd.Series(_rank_texts(ranks["rank"], ranks["rank_low"], ranks["rank_high"]),
+                     index=ranks.index, name=_RANK_TEXT, dtype=object)
 
 
 def rank_column(leaderboard: pd.DataFrame, ranks: pd.DataFrame | None, *,
@@ -122,16 +96,16 @@ def rank_column(leaderboard: pd.DataFrame, ranks: pd.DataFrame | None, *,
 
 
 def compare_panel(frame: pd.DataFrame, *, values: Mapping[str, str], group: str,
-                  cluster: str | None = None, key: str, content_key: str | None = None,
-                  runs: Sequence[Any] = (), colors: Mapping[str, str] | None = None,
+                  cluster: str | None = None, key: str, runs: Sequence[Any] = (),
+                  selection: Any = None, colors: Mapping[str, str] | None = None,
                   noun: str = "items") -> None:
     """Render the panel for ``frame`` (one row per model response, with a ``model`` column).
 
     ``values`` maps a metric's label to its per-item column (e.g. ``{"bias score": "score"}``);
     ``group`` is the forest plot's row (bias, study, prompt_type); ``cluster`` the column whose
-    levels share errors (None: items independent); ``content_key`` identifies the data (run
-    hashes and selection) for the caches (None: a hash of ``frame``); ``key`` prefixes every
-    widget key. A single-model selection shows a message instead of the panel.
+    levels share errors (None: items independent); ``runs`` and ``selection`` say where
+    ``frame`` came from, for the cache (none: the frame's content is hashed); ``key``
+    prefixes every widget key. A single-model selection shows a message instead of the panel.
     """
     st.subheader("Compare models")
     models = sorted(map(str, frame["model"].unique()))
@@ -140,26 +114,24 @@ def compare_panel(frame: pd.DataFrame, *, values: Mapping[str, str], group: str,
                 + (f"; this one has only {plain(models[0])}." if models else "."),
                 icon=":material/balance:")
         return
-    content_key = content_key or content_hash(frame)
+    where = dict(runs=runs, selection=content_hash(frame) if selection is None else selection)
     modes = ["Two models", "Every pair"]
-    urlstate.prepare(f"{key}_mode", "one", modes[0], modes)
-    mode = st.radio("Compare", modes, key=f"{key}_mode", horizontal=True,
-                    help="Two models: the verdict, numbers and per-group forest plot of one "
-                         "pair. Every pair: all pairs at once, p adjusted over all of them.")
+    mode = kit.radio("Compare", modes, key=f"{key}_mode", horizontal=True,
+                     help="Two models: the verdict, numbers and per-group forest plot of one "
+                          "pair. Every pair: all pairs at once, p adjusted over all of them.")
     labels = list(values)
-    urlstate.prepare(f"{key}_metric", "one", labels[0], labels)
     if mode == modes[0]:
         c1, c2, c3 = st.columns(3)
-        urlstate.prepare(f"{key}_a", "one", models[0], models)
-        urlstate.prepare(f"{key}_b", "one", models[1], models)
-        a = c1.selectbox("Model A", models, key=f"{key}_a")
-        b = c2.selectbox("Model B", models, key=f"{key}_b")
-        label = c3.selectbox("Metric (per item)", labels, key=f"{key}_metric")
+        a = kit.select("Model A", models, key=f"{key}_a", default=models[0], container=c1)
+        b = kit.select("Model B", models, key=f"{key}_b", default=models[1], container=c2)
+        label = kit.select("Metric (per item)", labels, key=f"{key}_metric", container=c3)
     else:
-        label = st.selectbox("Metric (per item)", labels, key=f"{key}_metric")
+        label = kit.select("Metric (per item)", labels, key=f"{key}_metric")
     value = values[label]
     lower = compare.is_lower_better(value)
-    pairs = _pairs((content_key, value, cluster), frame, value, cluster)
+    pairs = cache.cached(compare.compare_models, frame, **where,
+                         spinner="Comparing every pair of models...", value=value,
+                         cluster=cluster)
     if mode == modes[1]:
         _every_pair(pairs, label=label, value=value, lower=lower, key=key, runs=runs,
                     cluster=cluster, noun=noun)
@@ -167,58 +139,49 @@ def compare_panel(frame: pd.DataFrame, *, values: Mapping[str, str], group: str,
         if a == b:
             st.warning("Choose two different models, or compare every pair.")
         else:
-            _two_models(frame, pairs, a=a, b=b, label=label, value=value, lower=lower,
-                        group=group, cluster=cluster, key=key, content_key=content_key,
-                        runs=runs, noun=noun)
+            result = cache.cached(compare.compare_pair, frame, **where,
+                                  spinner="Comparing the two models...", value=value, a=a,
+                                  b=b, group=group, cluster=cluster, label=label, noun=noun)
+            _two_models(result, key=key, runs=runs)
         with st.expander(f"Every pair of models ({len(pairs)})", icon=":material/table:"):
             _pairs_table(pairs, value=value, key=key, runs=runs)
     unit = f"{cluster.replace('_', ' ')}s" if cluster else noun
     with st.expander(f"Rank intervals (bootstrap over {unit})", icon=":material/leaderboard:"):
-        urlstate.prepare(f"{key}_ranks", "bool", False)
-        if st.toggle("Compute rank intervals (1000 resamples; cached)", key=f"{key}_ranks"):
-            ranks = cached_rank_intervals(frame, value, content_key=content_key,
-                                          cluster=cluster)
+        if kit.toggle("Compute rank intervals (1000 resamples; cached)", key=f"{key}_ranks"):
+            ranks = cached_rank_intervals(frame, value, cluster=cluster, **where)
             if ranks is None:
                 st.info(f"No {noun} were answered by every model, so there is nothing to rank.")
             else:
-                st.plotly_chart(compare_figures.rank_chart(
-                    ranks, colors=dict(colors or {}),
-                    title=f"{label}: rank with its 95% bootstrap interval "
-                          f"({'lower' if lower else 'higher'} is better)"),
-                    key=f"{key}_rank_chart")
-                st.dataframe(ranks, hide_index=True, width="stretch")
-                dropped = ranks[ranks["n_dropped"] > 0]
-                note = ""
-                if len(dropped):
-                    note = (" Left out because some model lacks them: " + ", ".join(
-                        f"{plain(m)} {int(k):,}" for m, k in
-                        zip(dropped["model"], dropped["n_dropped"], strict=True)) + ".")
-                resampled = (f"{int(ranks['n_clusters'].iloc[0]):,} "
-                             f"{cluster.replace('_', ' ')}s resampled"
-                             if cluster else "items resampled")
-                st.caption(f"Ranks over the {int(ranks['n'].iloc[0]):,} {noun} every model "
-                           f"answered ({resampled}; {'lower' if lower else 'higher'} "
-                           f"{plain(label)} is better). Overlapping rank intervals mean the "
-                           f"data cannot order those models.{note}")
+                _ranks(ranks, label=label, lower=lower, cluster=cluster, noun=noun, key=key,
+                       colors=colors)
 
 
-def _two_models(frame: pd.DataFrame, pairs: pd.DataFrame, *, a: str, b: str, label: str,
-                value: str, lower: bool, group: str, cluster: str | None, key: str,
-                content_key: str, runs: Sequence[Any], noun: str) -> None:
+def _ranks(ranks: pd.DataFrame, *, label: str, lower: bool, cluster: str | None, noun: str,
+           key: str, colors: Mapping[str, str] | None) -> None:
+    st.plotly_chart(compare_figures.rank_chart(
+        ranks, colors=dict(colors or {}),
+        title=f"{label}: rank with its 95% bootstrap interval "
+              f"({'lower' if lower else 'higher'} is better)"), key=f"{key}_rank_chart")
+    st.dataframe(ranks, hide_index=True, width="stretch")
+    dropped = ranks[ranks["n_dropped"] > 0]
+    note = ""
+    if len(dropped):
+        note = (" Left out because some model lacks them: " + ", ".join(
+            f"{plain(m)} {int(k):,}" for m, k in
+            zip(dropped["model"], dropped["n_dropped"], strict=True)) + ".")
+    resampled = (f"{int(ranks['n_clusters'].iloc[0]):,} {cluster.replace('_', ' ')}s resampled"
+                 if cluster else "items resampled")
+    st.caption(f"Ranks over the {int(ranks['n'].iloc[0]):,} {noun} every model answered "
+               f"({resampled}; {'lower' if lower else 'higher'} {plain(label)} is better). "
+               f"Overlapping rank intervals mean the data cannot order those models.{note}")
+
+
+def _two_models(result: compare.Comparison, *, key: str, runs: Sequence[Any]) -> None:
     """Verdict, numbers, sample-size line and forest plot for one pair."""
-    tables = _pair((content_key, value, a, b, group, cluster), frame, value, a, b, group,
-                   cluster)
-    est = tables["est"]
-    row = pairs[((pairs["model_a"] == a) & (pairs["model_b"] == b))
-                | ((pairs["model_a"] == b) & (pairs["model_b"] == a))]
-    adjusted = float(row["p_adjusted"].iloc[0]) if len(row) else None
-    if adjusted is not None and not np.isfinite(adjusted):
-        adjusted = None
-    sentence = compare.verdict(est, a, b, label, lower_is_better=lower, adjusted_p=adjusted,
-                               cluster=cluster.replace("_", " ") if cluster else None,
-                               sd_diff=tables["sd"], noun=noun)
-    decided = compare.claims_direction(est, adjusted_p=adjusted)
-    (st.success if decided else st.info)(plain(sentence), icon=":material/balance:")
+    est, a, b, noun = result.estimate, result.a, result.b, result.noun
+    lower, label, cluster = result.lower_is_better, result.label, result.cluster
+    (st.success if result.claims else st.info)(plain(result.verdict),
+                                               icon=":material/balance:")
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("Difference A − B", f"{est.value:+.3f}" if np.isfinite(est.value) else "–",
               help=f"Mean paired difference {a} − {b} over shared {noun}; "
@@ -230,21 +193,23 @@ def _two_models(frame: pd.DataFrame, pairs: pd.DataFrame, *, a: str, b: str, lab
                                    if cluster else " on the per-item differences")
               + ". None when every shared item differs the same way: then p is the exact "
                 "sign test.")
-    m3.metric("Holm-adjusted p", "–" if adjusted is None else f"{adjusted:.3g}",
-              help=f"Adjusted over all {len(pairs)} pairs of models")
+    m3.metric(f"{result.correction_name}-adjusted p",
+              "–" if result.adjusted_p is None else f"{result.adjusted_p:.3g}",
+              help=f"Adjusted over all {result.n_pairs} pairs of models")
     m4.metric(f"Shared {noun}", f"{est.n:,}",
               help=f"{est.n_dropped:,} {noun} answered by only one of the two were dropped")
-    if np.isfinite(tables["sd"]) and np.isfinite(est.value) and est.value != 0:
-        need = compare.samples_needed(est.value, tables["sd"])
+    need, clustered = result.items_needed()
+    if need is not None:
         text = (f"To detect a difference of {abs(est.value):.3f} with 80% power at α = 0.05 "
-                f"(sd of the per-item differences {tables['sd']:.3f}) a run needs about "
+                f"(sd of the per-item differences {result.sd_diff:.3f}) a run needs about "
                 f"{need:,} shared {noun} if they were independent")
-        if np.isfinite(tables["deff"]):
+        if clustered is not None and cluster:
             text += (f"; {noun} cluster by {plain(cluster.replace('_', ' '))} (design effect "
-                     f"{tables['deff']:.2f}), so about {int(np.ceil(need * tables['deff'])):,}")
+                     f"{result.design_effect:.2f}), so about {clustered:,}")
         st.caption(f"{text}. This run has {est.n:,}.")
-    groups = tables["groups"]
-    if groups["delta"].notna().any():
+    groups = result.groups
+    group = groups.columns[0] if len(groups.columns) else "group"
+    if len(groups) and groups["delta"].notna().any():
         shown = groups["delta"].notna()
         apart = int((groups["direction"] != "undecided").sum())
         what = group.replace("_", " ")
@@ -256,7 +221,7 @@ def _two_models(frame: pd.DataFrame, pairs: pd.DataFrame, *, a: str, b: str, lab
         forest = compare_figures.forest_plot(groups, label=group, what=f"{a} − {b}",
                                              title=title)
         st.plotly_chart(forest, key=f"{key}_forest_chart")
-        figure_downloads(forest, f"forest-{value}-{a}-vs-{b}", runs=runs,
+        figure_downloads(forest, f"forest-{result.value}-{a}-vs-{b}", runs=runs,
                          key=f"{key}_forest_dl")
     else:
         st.info(f"No {group.replace('_', ' ')} has {noun} both models answered.")
@@ -309,16 +274,19 @@ def _pairs_table(pairs: pd.DataFrame, *, value: str, key: str, runs: Sequence[An
     table_downloads(pairs, f"pairs-{value}", runs=runs, key=f"{key}_pairs_dl")
 
 
-def run_compare_panel(frame: pd.DataFrame, kind: str, *, key: str,
-                      content_key: str | None = None, runs: Sequence[Any] = (),
+def run_compare_panel(frame: pd.DataFrame, kind: str, *, key: str, runs: Sequence[Any] = (),
+                      selection: Any = None,
                       colors: Mapping[str, str] | None = None) -> None:
     """:func:`compare_panel` with the family's defaults (:data:`kbench_core.compare.
     COMPARISONS`): derives the per-item columns (:func:`~kbench_core.compare.per_item_values`),
-    offers the family's metrics, groups the forest plot and clusters the errors as SPEC 2.6
-    says. A judged run should be one judge's rows (the caller picks the judge)."""
+    offers the family's metrics, groups the forest plot and clusters the errors as the family
+    says (``docs/statistics.md``). A judged run should be one judge's rows (the caller picks the
+    judge)."""
     spec = compare.COMPARISONS[kind]
-    data = compare.per_item_values(frame, kind)
+    data = (compare.per_item_values(frame, kind) if selection is None else
+            cache.cached(compare.per_item_values, frame, runs=runs, selection=selection,
+                         kind=kind))
     group = spec.group if spec.group in data.columns else (spec.cluster or spec.group)
     cluster = spec.cluster if spec.cluster in data.columns else None
     compare_panel(data, values=spec.options, group=group, cluster=cluster, key=key,
-                  content_key=content_key, runs=runs, colors=colors, noun=spec.noun)
+                  runs=runs, selection=selection, colors=colors, noun=spec.noun)

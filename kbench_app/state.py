@@ -131,12 +131,13 @@ def select_run(run: Run) -> str | None:
     path, or None for a kind without a page."""
     if not families.is_registered(run.kind) or families.get(run.kind).page is None:
         return None
+    from kbench_app import kit
+
     page = families.get(run.kind).page
-    for name in page.dependent:
-        st.session_state.pop(name, None)
-    st.session_state[page.run_key] = run.name if page.single else [run.name]
+    kit.forget(*page.dependent)
+    kit.set_value(page.run_key, run.name if page.single else [run.name])
     for name, value in page.extra.items():
-        st.session_state[name] = value
+        kit.set_value(name, value)
     return page.path
 
 

@@ -1,8 +1,8 @@
-"""Shareable views: a page's widget state lives in the URL query string.
+r"""Shareable views: a page's widget state lives in the URL query string.
 
-A page calls :func:`seed` just before creating each widget it wants in the link (with the
-options the widget will offer), and :func:`publish` once at the end. On the first render of a
-session the widget starts from the link's value, if that value is valid for the widget;
+Pages declare their widgets with :mod:`kbench_app.kit`, which asks :func:`url_value` for the
+link's value of each (on the first render of a session a widget starts from it, if it is valid
+for the widget), :func:`register`\ s it, and calls :func:`publish` at the end of the page;
 afterwards the URL follows the widgets, so copying the address bar shares the view.
 
 Values are validated, never evaluated: a list must hold offered options, a number must parse
@@ -17,56 +17,47 @@ from typing import Any, Literal
 
 import streamlit as st
 
-__all__ = ["missing_runs", "prepare", "publish", "seed", "stop", "warn_missing_runs"]
+__all__ = ["MISSING", "Kind", "missing_runs", "publish", "register", "stop", "url_value",
+           "warn_missing_runs"]
 
 _SEEDED = "kbench_url_seeded"
 _KEYS = "kbench_url_keys"
-Kind = Literal["one", "many", "bool", "float", "int"]
+MISSING = object()  # no (valid) value in the link
+Kind = Literal["one", "many", "bool", "float", "int", "text"]
 
 
 def _seeded() -> set[str]:
     return st.session_state.setdefault(_SEEDED, set())
 
 
-def seed(key: str, kind: Kind, options: Sequence[Any] | None = None, *,
-         low: float | None = None, high: float | None = None) -> None:
-    """Start widget ``key`` from the URL on its first render in this session (if valid)."""
-    st.session_state.setdefault(_KEYS, {})[key] = kind
+def url_value(key: str, kind: Kind) -> Any:
+    """The link's value for widget ``key`` on the first call for ``key`` in this session
+    (afterwards the URL follows the widgets), parsed as ``kind`` but not yet checked against
+    what the widget offers (the kit does that); :data:`MISSING` when there is none."""
     seeded = _seeded()
     if key in seeded:
-        return
+        return MISSING
     seeded.add(key)
     params = st.query_params
     if key not in params:
-        return
-    offered = None if options is None else [str(o) for o in options]
-    value: Any
+        return MISSING
+    if kind == "many":
+        return params.get_all(key)
+    raw = params[key]
+    if kind in ("one", "text"):
+        return raw
+    if kind == "bool":
+        raw = raw.lower()
+        return raw in ("1", "true") if raw in ("1", "0", "true", "false") else MISSING
     try:
-        if kind == "many":
-            values = params.get_all(key)
-            if offered is not None:
-                values = [v for v in values if v in offered]
-                value = [options[offered.index(v)] for v in values]  # type: ignore[index]
-            else:
-                value = values
-        elif kind == "one":
-            raw = params[key]
-            if offered is not None and raw not in offered:
-                return
-            value = options[offered.index(raw)] if offered is not None else raw  # type: ignore[index]
-        elif kind == "bool":
-            raw = params[key].lower()
-            if raw not in ("1", "0", "true", "false"):
-                return
-            value = raw in ("1", "true")
-        else:
-            number = float(params[key])
-            if (low is not None and number < low) or (high is not None and number > high):
-                return
-            value = int(number) if kind == "int" else number
-    except (ValueError, KeyError):
-        return
-    st.session_state[key] = value
+        return float(raw)
+    except ValueError:
+        return MISSING
+
+
+def register(key: str, kind: Kind) -> None:
+    """Put widget ``key`` in the link that :func:`publish` writes at the end of the page."""
+    st.session_state.setdefault(_KEYS, {})[key] = kind
 
 
 def _encode(value: Any) -> str | list[str]:
@@ -101,21 +92,6 @@ def stop() -> None:
     st.stop()
 
 
-def prepare(key: str, kind: Kind, default: Any, options: Sequence[Any] | None = None, *,
-            low: float | None = None, high: float | None = None) -> None:
-    """Seed ``key`` from the URL (see :func:`seed`), else start it at ``default``. Create the
-    widget afterwards without ``default``/``value`` (its state is already set)."""
-    seed(key, kind, options, low=low, high=high)
-    if kind == "many" and options is not None and key in st.session_state:
-        # Keep only what is still offered (another run may be chosen since).
-        offered = set(map(str, options))
-        st.session_state[key] = [v for v in st.session_state[key] if str(v) in offered]
-    elif kind == "one" and options is not None and key in st.session_state \
-            and str(st.session_state[key]) not in set(map(str, options)):
-        del st.session_state[key]
-    st.session_state.setdefault(key, default)
-
-
 def warn_missing_runs(loaded: Sequence[str], key: str) -> None:
     """A warning for each run the link names under ``key`` that this session has not loaded
     (someone else's upload): which file to upload again."""
@@ -126,3 +102,12 @@ def warn_missing_runs(loaded: Sequence[str], key: str) -> None:
                    "loaded: upload its file again on the Runs page (uploads live only in the "
                    "session that made them, unless the app runs with a workspace).",
                    icon=":material/link_off:")
+
+
+def prepare(key: str, kind: Kind, default: Any, options: Sequence[Any] | None = None, *,
+            low: float | None = None, high: float | None = None) -> None:
+    """Settle widget ``key``'s value before the widget is created without a default (the
+    kit's rule, :func:`kbench_app.kit._declare`)."""
+    from kbench_app import kit
+
+    kit._declare(key, kind, default, options, low=low, high=high)

@@ -1,4 +1,4 @@
-"""The vulnerability page's cache and table presentation (column order, labels, intervals)."""
+"""The Vulnerability page's widget keys, cached computations and table presentation."""
 
 from __future__ import annotations
 
@@ -8,8 +8,35 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from kbench_app import cache
 from kbench_app.ui import interval_text, shown
 from kbench_core import vuln
+from kbench_core.families.judged import TierOptions, fixed_versions, leaderboard
+from kbench_core.io import Run
+
+
+class Keys:
+    """The page's widget keys (also the names of its link parameters)."""
+
+    RUNS = "vuln_runs"
+    JUDGE = "vuln_judge"
+    MODELS = "vuln_models"
+    SPLIT = "vuln_split"
+    PARTIAL = "vuln_partial"
+    SEVERITY = "vuln_severity"
+    ZERO = "vuln_zero"
+    BOOTSTRAP = "vuln_bootstrap"
+    WEIGHT = "vuln_w_"  # + the SUI component
+    WEIGHTS_RESET = "vuln_w_reset"
+    BINNING = "vuln_binning"
+    BINS = "vuln_bins"
+    RELIABILITY_PROMPT = "vuln_rel_prompt"
+    PROMPT_METRIC = "vuln_prompt_metric"
+    DRILL_MODEL = "vuln_drill_model"
+    DRILL_SAMPLE = "vuln_drill_sample"
+    DRILL_SEARCH = "vuln_drill_search"
+    COMPARE = "vuln_cmp"
+
 
 HEADLINE = ("sui", "tus", "tus_geometric", "lgi", "accuracy", "f2", "tdr", "lucky_guess_rate",
             "finding_precision", "hallucination_rate", "avg_reasoning", "ece", "brier",
@@ -33,36 +60,74 @@ _HELP = {
 }
 
 
-@st.cache_resource(max_entries=48, show_spinner="Computing the tiers...")
-def _tiers(content_hash: str, selection: tuple, weights: tuple, options: tuple, _frame):
-    return vuln.tiers(_frame, sui_weights=dict(weights), **dict(options))
+BEST = {m: "min" if m in vuln.LOWER_IS_BETTER else "max"
+        for m in vuln.HIGHER_IS_BETTER | vuln.LOWER_IS_BETTER}
+DRILL_COLUMNS = ("prompt_type", "is_vulnerable", "severity", "vuln_type", "said_vulnerable",
+                 "confidence", "target_found", "type_match", "rcir", "ava", "fsv",
+                 "claimed_lines", "true_lines")
+FIXED_CAPTION = ("Of the fixed (patched) contracts, the share where the detector still claims "
+                 "the vulnerability that was fixed (lower is better), beside its TDR on the "
+                 "vulnerable versions; Wilson 95% intervals. Per the chosen judge and, with "
+                 "several judges, by their majority (a claim without a majority is left out). "
+                 "The two rates are unpaired.")
 
 
-def _options_key(options: dict) -> tuple:
-    """The options as a hashable, order-free key (severity weights as sorted pairs)."""
-    return tuple(sorted((k, tuple(sorted(v.items())) if isinstance(v, dict) else v)
-                        for k, v in options.items()))
+def weight_sliders() -> dict[str, float]:
+    """SUI's weights, one slider per component in an expander, with a button back to the
+    seed's; returns the weights in use."""
+    from kbench_app import kit
+
+    def reset() -> None:
+        for name, weight in vuln.SUI_WEIGHTS.items():
+            kit.set_value(Keys.WEIGHT + name, weight)
+
+    with st.expander("SUI weights (the leaderboard re-ranks as you move them)",
+                     icon=":material/balance:"):
+        columns = st.columns(len(vuln.SUI_WEIGHTS) + 1)
+        weights = {name: float(kit.slider(vuln.SUI_COMPONENTS[name], 0.0, 1.0,
+                                          key=Keys.WEIGHT + name, default=weight, step=0.05,
+                                          container=column))
+                   for column, (name, weight) in zip(columns, vuln.SUI_WEIGHTS.items(),
+                                                     strict=False)}
+        columns[-1].button("Seed's weights", on_click=reset, key=Keys.WEIGHTS_RESET,
+                           help="F2 .25, TDR .25, finding precision .15, reasoning .25, "
+                                "calibration .10")
+        st.caption("SUI divides by the sum of the weights, so they need not add up to 1. The "
+                   "seed's weights are not derived from data (critique §1): try others.")
+    return weights
 
 
-def cached_tiers(content_hash: str, selection: tuple, frame: pd.DataFrame, *,
-                 sui_weights: dict[str, float], **options) -> pd.DataFrame:
-    """:func:`kbench_core.vuln.tiers` of ``frame``, cached on the runs' content hashes, the
-    ``selection`` that made ``frame`` from them (models, judge, prompt type: every filter the
-    page applied) and every option, so two selections never share an entry."""
-    return _tiers(content_hash, selection, tuple(sorted(sui_weights.items())),
-                  _options_key(options), frame)
+def tiers(selected: pd.DataFrame, *, runs: Sequence[Run], selection: tuple,
+          options: TierOptions, by: tuple[str, ...] = ("model",)) -> pd.DataFrame:
+    """The leaderboard (:func:`kbench_core.families.judged.leaderboard`) of the selection.
+
+    Without the bootstrap the tiers are computed (and cached) once under the seed's SUI
+    weights and re-weighted, so moving a weight slider costs nothing; with it, SUI's interval
+    belongs to the weights, so the tiers are computed per weights."""
+    if options.bootstrap:
+        table = cache.cached(vuln.tiers, selected, runs=runs, selection=selection,
+                             spinner="Computing the tiers...", by=by, **options.tiers())
+    else:
+        seed = cache.cached(vuln.tiers, selected, runs=runs, selection=selection,
+                            spinner="Computing the tiers...", by=by,
+                            **options.tiers(with_weights=False))
+        table = vuln.reweight_sui(seed, options.weights())
+    return leaderboard(table)
 
 
-@st.cache_resource(max_entries=48, show_spinner=False)
-def _reliability(content_hash: str, selection: tuple, options: tuple, _frame):
-    return vuln.reliability(_frame, **dict(options))
+def reliability(frame: pd.DataFrame, *, runs: Sequence[Run], selection: tuple,
+                options: TierOptions) -> pd.DataFrame:
+    """:func:`kbench_core.vuln.reliability` of the selection in the options' bins."""
+    return cache.cached(vuln.reliability, frame, runs=runs, selection=selection,
+                        n_bins=options.n_bins, binning=options.binning)
 
 
-def cached_reliability(content_hash: str, selection: tuple, frame: pd.DataFrame,
-                       **options) -> pd.DataFrame:
-    """:func:`kbench_core.vuln.reliability` of ``frame``, cached like :func:`cached_tiers`
-    (the selection includes the prompt type the diagram shows)."""
-    return _reliability(content_hash, selection, _options_key(options), frame)
+def fixed(frame: pd.DataFrame, judge: str, *, runs: Sequence[Run],
+          selection: tuple) -> pd.DataFrame:
+    """:func:`kbench_core.families.judged.fixed_versions` of the chosen judge (and the
+    consensus of several)."""
+    return cache.cached(fixed_versions, frame, runs=runs, selection=selection,
+                        judges=(judge,))
 
 
 def rows_equal(series: pd.Series, value: str) -> np.ndarray:
@@ -90,13 +155,10 @@ def tier_view(table: pd.DataFrame, metrics: Sequence[str], *,
     if "rank" in table:
         view.insert(0, "rank", table["rank"])
         if "sui_rank_low" in table and table["sui_rank_low"].notna().any():
-            view.insert(1, "rank_ci", [
-                f"[{lo:g}, {hi:g}]" for lo, hi in zip(np.round(table["sui_rank_low"], 1),
-                                                      np.round(table["sui_rank_high"], 1),
-                                                      strict=True)])
+            view.insert(1, "rank_ci", table["rank_text"].to_numpy())
             config["rank_ci"] = st.column_config.TextColumn(
-                "Rank 95%", help="Bootstrap over samples (with the intervals switched on): "
-                                 "overlapping ranges mean the run cannot order those models")
+                "Rank [95%]", help="Bootstrap over samples (with the intervals switched on): "
+                                   "overlapping ranges mean the run cannot order those models")
     for metric in metrics:
         if metric not in table:
             continue
@@ -125,34 +187,6 @@ def tier_view(table: pd.DataFrame, metrics: Sequence[str], *,
             "Renormalised", help="A composite (SUI or TUS) had an undefined component and was "
                                  "computed over the others with their weights renormalised")
     return shown(view.reset_index(drop=True)), config
-
-
-def ranked(table: pd.DataFrame) -> pd.DataFrame:
-    """The tiers table sorted by SUI (best first, undefined last) with a ``rank`` column."""
-    out = table.sort_values("sui", ascending=False, na_position="last", kind="stable")
-    out = out.reset_index(drop=True)
-    out.insert(0, "rank", out["sui"].rank(ascending=False, method="min").astype("Int64"))
-    return out
-
-
-@st.cache_resource(max_entries=16, show_spinner=False)
-def _fixed(content_hash: str, selection: tuple, judge: str, _frame: pd.DataFrame) -> pd.DataFrame:
-    parts = [vuln.fixed_claims(_frame, judge=judge)]
-    llm = [j for j in vuln.judges_of(_frame) if j != "human"]
-    if len(llm) > 1:
-        from kbench_core.agreement import consensus
-
-        parts.append(vuln.fixed_claims(consensus(_frame)))
-    kept = [p for p in parts if len(p)]
-    return pd.concat(kept, ignore_index=True) if kept else parts[0]
-
-
-def fixed_versions(content_hash: str, selection: tuple, frame: pd.DataFrame,
-                   judge: str) -> pd.DataFrame:
-    """:func:`kbench_core.vuln.fixed_claims` of the chosen judge and, with several LLM
-    judges, of their consensus (:func:`kbench_core.agreement.consensus`), cached like the
-    tiers."""
-    return _fixed(content_hash, selection, judge, frame)
 
 
 def fixed_view(table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object]]:

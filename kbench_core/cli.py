@@ -21,8 +21,6 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
-
 from kbench_core import __version__
 from kbench_core.io import DEFAULT_MAX_BYTES, RunFormatError, load_run
 from kbench_core.text import escape_controls
@@ -229,19 +227,10 @@ def compare_command(path: str, *, metric: str | None, models: Sequence[str],
     pairs = compare.compare_models(frame, value, cluster=cluster, correction=correction)
     if len(models) == 2:
         a, b = models
-        est = compare.paired_difference(frame, value, a, b, cluster=cluster)
-        row = pairs[(pairs["model_a"].isin([a, b])) & (pairs["model_b"].isin([a, b]))]
-        adjusted = (float(row["p_adjusted"].iloc[0])
-                    if correction and len(row) and np.isfinite(row["p_adjusted"].iloc[0])
-                    else None)
-        shared = compare.item_values(frame, value, cluster=cluster)[[a, b]].dropna()
-        sd = float((shared[a] - shared[b]).std(ddof=1)) if len(shared) > 1 else None
-        _emit(compare.verdict(est, a, b, value, lower_is_better=compare.is_lower_better(value),
-                              adjusted_p=adjusted,
-                              correction={"holm": "Holm", "fdr_bh": "BH"}.get(
-                                  correction or "", "unadjusted"),
-                              cluster=cluster, sd_diff=sd, noun=spec.noun) + "\n")
-        table = compare.group_differences(frame, value, a, b, group, correction=correction)
+        result = compare.compare_pair(frame, value, a, b, group=group, cluster=cluster,
+                                      correction=correction, noun=spec.noun, pairs=pairs)
+        _emit(result.verdict + "\n")
+        table = result.groups
     else:
         table = pairs
     prov = provenance_of([run], what=f"compare {value}",

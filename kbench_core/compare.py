@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from itertools import combinations
 from typing import Literal
 
@@ -32,7 +33,7 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 from kbench_core import families
-from kbench_core.families import Comparison
+from kbench_core.families import CompareDefaults
 from kbench_core.stats import Estimate
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "Comparison",
     "claims_direction",
     "compare_models",
+    "compare_pair",
     "direction",
     "group_differences",
     "is_lower_better",
@@ -80,7 +82,7 @@ class _ByKind(Mapping):
 # The item a model answers and the default comparison, per run kind (each family's own;
 # docs/statistics.md): repeated trials are averaged within an item.
 ITEM_KEYS: Mapping[str, tuple[str, ...]] = _ByKind("item_key")
-COMPARISONS: Mapping[str, Comparison] = _ByKind("comparison")
+COMPARISONS: Mapping[str, CompareDefaults] = _ByKind("comparison")
 Correction = Literal["holm", "fdr_bh"] | None
 FEW_ITEMS = 30  # a leaderboard marks a model ranked on fewer items than this
 
@@ -545,3 +547,106 @@ def group_differences(frame: pd.DataFrame, value: str, a: str, b: str, group: st
     out.insert(5, "p_adjusted", _adjust(out["p_value"], correction))
     out["direction"] = _directions(out, correction)
     return out
+
+
+_CORRECTION_NAMES = {"holm": "Holm", "fdr_bh": "Benjamini–Hochberg"}
+
+
+@dataclass(frozen=True, eq=False)
+class Comparison:
+    """A − B in one per-item metric, with everything a paper quotes about it.
+
+    ``estimate`` is :func:`paired_difference`; ``adjusted_p`` its p adjusted over every pair
+    of models in the run (None without an adjustment, or when it is undefined); ``groups``
+    the per-group differences of :func:`group_differences` (empty without a group);
+    ``sd_diff`` the standard deviation of the per-item differences and ``design_effect`` the
+    squared ratio of the clustered to the independent-items standard error (NaN without
+    clusters). :attr:`claims` and :attr:`verdict` follow :func:`claims_direction` and
+    :func:`verdict`, so every place that shows a comparison says the same thing.
+    """
+
+    a: str
+    b: str
+    value: str
+    label: str
+    estimate: Estimate
+    adjusted_p: float | None
+    correction: Correction
+    lower_is_better: bool
+    cluster: str | None
+    noun: str
+    n_pairs: int
+    sd_diff: float
+    design_effect: float
+    groups: pd.DataFrame
+
+    @property
+    def claims(self) -> bool:
+        """Whether the quoted evidence names a direction."""
+        return claims_direction(self.estimate, adjusted_p=self.adjusted_p)
+
+    @property
+    def correction_name(self) -> str:
+        return _CORRECTION_NAMES.get(self.correction or "", "unadjusted")
+
+    @property
+    def verdict(self) -> str:
+        """The sentence a paper can quote (:func:`verdict`)."""
+        return verdict(self.estimate, self.a, self.b, self.label,
+                       lower_is_better=self.lower_is_better, adjusted_p=self.adjusted_p,
+                       correction=self.correction_name,
+                       cluster=self.cluster.replace("_", " ") if self.cluster else None,
+                       sd_diff=self.sd_diff if math.isfinite(self.sd_diff) else None,
+                       noun=self.noun)
+
+    def items_needed(self) -> tuple[int | None, int | None]:
+        """Items to detect a difference of this size with 80% power at α = 0.05, as if
+        independent and (with clusters) times the design effect; None where undefined."""
+        value = self.estimate.value
+        if not (math.isfinite(self.sd_diff) and math.isfinite(value)) or value == 0:
+            return None, None
+        need = samples_needed(value, self.sd_diff)
+        clustered = (math.ceil(need * self.design_effect)
+                     if math.isfinite(self.design_effect) else None)
+        return need, clustered
+
+
+def compare_pair(frame: pd.DataFrame, value: str, a: str, b: str, *,
+                 group: str | None = None, item: Sequence[str] | str | None = None,
+                 cluster: str | None = None, correction: Correction = "holm",
+                 label: str | None = None, noun: str = "items",
+                 pairs: pd.DataFrame | None = None,
+                 lower_is_better: bool | None = None) -> Comparison:
+    """Compare ``a`` with ``b`` in the per-item column ``value``: the paired difference, its
+    p adjusted over every pair of models in ``frame`` (``pairs``: a :func:`compare_models`
+    table already computed with the same options), the per-``group`` differences, the spread
+    of the per-item differences and the design effect of the clusters.
+
+    The design effect is (clustered SE / independent-items SE)², the clustered SE recovered
+    from the interval's half-width and its t(G − 1) critical value (Kish, *Survey Sampling*,
+    1965, §8.2).
+    """
+    est = paired_difference(frame, value, a, b, item=item, cluster=cluster)
+    if pairs is None:
+        pairs = compare_models(frame, value, item=item, cluster=cluster, correction=correction)
+    row = pairs[((pairs["model_a"] == a) & (pairs["model_b"] == b))
+                | ((pairs["model_a"] == b) & (pairs["model_b"] == a))]
+    adjusted: float | None = None
+    if correction is not None and len(row) and math.isfinite(float(row["p_adjusted"].iloc[0])):
+        adjusted = float(row["p_adjusted"].iloc[0])
+    groups = (group_differences(frame, value, a, b, group, item=item, correction=correction)
+              if group else pd.DataFrame())
+    table = item_values(frame, value, item=item, cluster=cluster)
+    both = table[[a, b]].dropna()
+    sd = float((both[a] - both[b]).std(ddof=1)) if len(both) > 1 else float("nan")
+    deff = float("nan")
+    if cluster and math.isfinite(est.high) and sd > 0:
+        n_clusters = both.index.get_level_values(cluster).nunique()
+        se_clustered = (est.high - est.value) / stats.t.ppf(0.975, n_clusters - 1)
+        deff = float((se_clustered / (sd / math.sqrt(len(both)))) ** 2)
+    return Comparison(a=a, b=b, value=value, label=label or value, estimate=est,
+                      adjusted_p=adjusted, correction=correction,
+                      lower_is_better=(is_lower_better(value) if lower_is_better is None
+                                       else lower_is_better),
+                      cluster=cluster, noun=noun, n_pairs=len(pairs), sd_diff=sd,
+                      design_effect=deff, groups=groups)

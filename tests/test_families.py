@@ -13,7 +13,7 @@ from scipy import stats
 from kbench_core import catalog, compare, families
 from kbench_core.catalog import Item, one
 from kbench_core.cli import main
-from kbench_core.families import Comparison, Family, PageInfo
+from kbench_core.families import CompareDefaults, Family, PageInfo
 from kbench_core.io import RunFormatError, detect_kind, load_run
 from kbench_core.schema import Column, KindSpec
 
@@ -43,7 +43,7 @@ def _catalog() -> list[Item]:
 
 TOY = Family(
     kind="toy", title="Toy puzzles", spec=TOY_SPEC, item_key=("puzzle",),
-    comparison=Comparison((("solved", "solved"),), "puzzle", None, "puzzles"),
+    comparison=CompareDefaults((("solved", "solved"),), "puzzle", None, "puzzles"),
     per_item=lambda frame: frame, lower_is_better=frozenset({"seconds"}),
     catalog=_catalog, rules=_rules,
     notes=lambda frame: [f"{len(frame)} toy rows"],

@@ -4,7 +4,7 @@ judges, the consensus leaderboard and the items the judges disagree on."""
 import streamlit as st
 
 from kbench_app import agreement as agreement_view
-from kbench_app import state, urlstate
+from kbench_app import kit, state, urlstate
 from kbench_app.downloads import figure_downloads, table_downloads
 from kbench_app.ui import plain
 from kbench_core import agreement
@@ -33,7 +33,7 @@ def _run_changed() -> None:
     for key in ("agr_label", "agr_weights", "agr_bootstrap", "agr_min_votes", "agr_judge_a",
                 "agr_judge_b", "agr_dis_label", "agr_dis_models", "agr_dis_prompts",
                 "agr_item"):
-        st.session_state.pop(key, None)
+        kit.forget(key)
 
 
 urlstate.prepare("agr_run", "one", next(iter(runs)), list(runs))

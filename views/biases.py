@@ -3,7 +3,7 @@
 import streamlit as st
 
 from kbench_app import bias as bias_view
-from kbench_app import bias_reports, state, urlstate
+from kbench_app import bias_reports, kit, state, urlstate
 from kbench_app.compare import compare_panel
 from kbench_app.downloads import figure_downloads, table_downloads
 from kbench_app.ui import plain, shown
@@ -35,7 +35,7 @@ urlstate.warn_missing_runs(list(runs), "bias_runs")
 def _runs_changed() -> None:
     # New runs bring new models and biases: select all of them again.
     for key in ("bias_models", "bias_categories", "bias_biases"):
-        st.session_state.pop(key, None)
+        kit.forget(key)
 
 
 urlstate.prepare("bias_runs", "many", list(runs)[:1], list(runs))
@@ -57,7 +57,7 @@ if has_categories:
     urlstate.prepare("bias_categories", "many", all_categories, all_categories)
     categories = middle.multiselect(
         "Bias families", all_categories, key="bias_categories",
-        on_change=lambda: st.session_state.pop("bias_biases", None))  # offer the family's biases
+        on_change=lambda: kit.forget("bias_biases"))  # offer the family's biases
     in_family = trials["category"].astype(str).isin(categories)
     offered = sorted(map(str, trials.loc[in_family, "bias"].unique()))
 else:
@@ -210,7 +210,7 @@ with st.expander("Human baselines and their sources", icon=":material/menu_book:
 
 compare_panel(selected, values={"bias score": "score"}, group="bias", cluster="bias",
               key="bias_cmp", runs=chosen_runs, colors=colors, noun="items",
-              content_key=f"{content_hash}|{','.join(models)}|{','.join(biases)}")
+              selection=(tuple(models), tuple(biases)))
 st.caption("Items are bias × domain × condition × intensity × method × trial, averaged over "
            "repeats; errors are clustered by bias (items of one bias share its prompts).")
 

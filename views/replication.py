@@ -3,8 +3,8 @@ published study summaries, and model comparison."""
 
 import streamlit as st
 
+from kbench_app import kit, state, urlstate
 from kbench_app import replication as rep_view
-from kbench_app import state, urlstate
 from kbench_app.compare import run_compare_panel
 from kbench_app.downloads import figure_downloads, table_downloads
 from kbench_app.ui import plain
@@ -22,7 +22,7 @@ if not test_runs and not summary_runs:
 
 
 def _runs_changed() -> None:
-    st.session_state.pop("rep_models", None)
+    kit.forget("rep_models")
 
 
 def _options() -> dict[str, object]:
@@ -168,7 +168,7 @@ def _tests_section() -> None:
     _ecs_section(results, options, chosen_runs, selected, content_key, models)
     _pas_section(results, options, chosen_runs, selected)
     run_compare_panel(selected, "replication", key="rep_cmp", runs=chosen_runs,
-                      colors=state.model_colors(all_models), content_key=content_key)
+                      colors=state.model_colors(all_models), selection=content_key)
 
 
 def _summary_section() -> None:

@@ -25,7 +25,7 @@ from kbench_core.schema import KindSpec
 if TYPE_CHECKING:  # only for annotations: the catalog imports the registry at run time
     from kbench_core.catalog import Item
 
-__all__ = ["BUILTIN", "Comparison", "Family", "PageInfo", "all_families", "detect", "get",
+__all__ = ["BUILTIN", "CompareDefaults", "Family", "PageInfo", "all_families", "detect", "get",
            "is_registered", "kinds", "lower_is_better", "pages", "register", "sample_files",
            "spec", "unregister"]
 
@@ -38,7 +38,7 @@ Rule = Callable[[Mapping[str, Any], pd.DataFrame, Callable[..., None]], None]
 
 
 @dataclass(frozen=True)
-class Comparison:
+class CompareDefaults:
     """What a run kind compares by default: ``values`` (label, per-item column) pairs in menu
     order, the forest plot's ``group`` (one row per level), the ``cluster`` whose items share
     errors, and the ``noun`` an item is called on the page."""
@@ -86,7 +86,7 @@ class Family:
         Columns, key and detection signature.
     item_key : tuple of str, optional
         The item a model answers, for paired comparisons (repeats averaged within).
-    comparison : Comparison, optional
+    comparison : CompareDefaults, optional
         Default per-item metrics, forest-plot group, error cluster and item noun.
     per_item : callable, optional
         ``frame -> frame`` adding the per-item columns :attr:`comparison` names.
@@ -118,7 +118,7 @@ class Family:
     title: str
     spec: KindSpec
     item_key: tuple[str, ...] | None = None
-    comparison: Comparison | None = None
+    comparison: CompareDefaults | None = None
     per_item: Callable[[pd.DataFrame], pd.DataFrame] | None = None
     lower_is_better: frozenset[str] = frozenset()
     catalog: Callable[[], list[Item]] | None = None

@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 
 from kbench_core.catalog import Item, one
-from kbench_core.families import Comparison, Family, PageInfo
+from kbench_core.families import CompareDefaults, Family, PageInfo
 from kbench_core.schema import BIAS
 
 __all__ = ["FAMILY"]
@@ -110,7 +110,7 @@ def _catalog() -> list[Item]:
 FAMILY = Family(
     kind="bias", title="Cognitive biases (trials)", spec=BIAS,
     item_key=("bias", "domain", "condition", "intensity", "method", "trial"),
-    comparison=Comparison((("bias score", "score"),), "bias", "bias", "items"),
+    comparison=CompareDefaults((("bias score", "score"),), "bias", "bias", "items"),
     per_item=lambda frame: frame,
     lower_is_better=frozenset({"score", "bms", "bias_score", "susceptibility", "unknown_rate",
                                "missing_confidence_rate", "calibration_error",

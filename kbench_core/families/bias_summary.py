@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from kbench_core.catalog import Item, one
-from kbench_core.families import Comparison, Family, PageInfo
+from kbench_core.families import CompareDefaults, Family, PageInfo
 from kbench_core.schema import BIAS_SUMMARY
 
 __all__ = ["FAMILY"]
@@ -78,7 +78,7 @@ FAMILY = Family(
     kind="bias_summary", title="Cognitive biases (fingerprint reports)", spec=BIAS_SUMMARY,
     # a report has one BMS per bias: the biases are the units, paired by bias
     item_key=("bias",),
-    comparison=Comparison((("BMS (as reported)", "bms"),), "bias", None, "biases"),
+    comparison=CompareDefaults((("BMS (as reported)", "bms"),), "bias", None, "biases"),
     per_item=lambda frame: frame,
     lower_is_better=frozenset({"bms", "susceptibility", "mean_bms", "unknown_rate",
                                "cas_error", "metacognitive_gap"}),

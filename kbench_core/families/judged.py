@@ -7,17 +7,100 @@ Metrics in :mod:`kbench_core.vuln` and :mod:`kbench_core.agreement` (``docs/metr
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, fields
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
 from kbench_core.catalog import RELIABILITY_PAGE, Item, split_pages
-from kbench_core.families import Comparison, Family, PageInfo
+from kbench_core.families import CompareDefaults, Family, PageInfo
 from kbench_core.schema import JUDGED
 
-__all__ = ["FAMILY"]
+__all__ = ["FAMILY", "TierOptions", "fixed_versions", "leaderboard"]
+
+
+@dataclass(frozen=True)
+class TierOptions:
+    """The options of the seven tiers as the Vulnerability page and the exports set them.
+
+    ``sui_weights`` empty means the seed's weights; ``bootstrap`` adds the composites'
+    intervals (and the SUI rank interval). :meth:`tiers` gives the keyword arguments of
+    :func:`kbench_core.vuln.tiers`, :meth:`provenance` what an exported file records.
+    """
+
+    partial_credit: float = 1.0
+    severity_weighted: bool = False
+    zero_division: Literal["seed", "nan"] = "seed"
+    bootstrap: bool = False
+    n_bins: int = 10
+    binning: Literal["uniform", "quantile"] = "uniform"
+    sui_weights: tuple[tuple[str, float], ...] = ()
+
+    @classmethod
+    def from_mapping(cls, options: Mapping[str, Any] | None) -> TierOptions:
+        """The options named in ``options`` (others ignored), the rest at their defaults."""
+        if isinstance(options, TierOptions):
+            return options
+        names = {f.name for f in fields(cls)}
+        given = {k: v for k, v in (options or {}).items() if k in names}
+        if isinstance(given.get("sui_weights"), Mapping):
+            given["sui_weights"] = tuple(sorted(given["sui_weights"].items()))
+        return cls(**given)
+
+    def weights(self) -> dict[str, float]:
+        """SUI's weights (the seed's unless set)."""
+        from kbench_core.vuln import SUI_WEIGHTS
+
+        return {**SUI_WEIGHTS, **dict(self.sui_weights)}
+
+    def tiers(self, *, with_weights: bool = True) -> dict[str, Any]:
+        """Keyword arguments of :func:`kbench_core.vuln.tiers` (``with_weights=False``: the
+        seed's SUI weights, for tables re-weighted afterwards with
+        :func:`kbench_core.vuln.reweight_sui`)."""
+        from kbench_core.vuln import SEVERITY_WEIGHTS, SUI_WEIGHTS
+
+        return dict(partial_credit=self.partial_credit,
+                    severity_weights=SEVERITY_WEIGHTS if self.severity_weighted else None,
+                    zero_division=0.0 if self.zero_division == "seed" else np.nan,
+                    ci="bootstrap" if self.bootstrap else None, n_bins=self.n_bins,
+                    binning=self.binning,
+                    sui_weights=self.weights() if with_weights else dict(SUI_WEIGHTS))
+
+    def provenance(self) -> dict[str, Any]:
+        """The options as an exported file records them."""
+        out = asdict(self)
+        out["sui_weights"] = self.weights()
+        return out
+
+
+def leaderboard(tiers: pd.DataFrame) -> pd.DataFrame:
+    """A :func:`kbench_core.vuln.tiers` table as the leaderboard shows it: ranked by SUI
+    (1 = best, undefined last), with ``rank_text`` (the SUI rank interval when the tiers were
+    bootstrapped; "few samples" below 30 samples)."""
+    from kbench_core.ranking import rank_by
+
+    return rank_by(tiers, "sui", few_label="few samples")
+
+
+def fixed_versions(judged: pd.DataFrame, *, judges: Sequence[str] | None = None) -> pd.DataFrame:
+    """:func:`kbench_core.vuln.fixed_claims` of each of ``judges`` (default: every judge) and,
+    with several LLM judges in ``judged``, of their consensus
+    (:func:`kbench_core.agreement.consensus`); empty when no answer assesses a fixed
+    contract."""
+    from kbench_core import vuln
+
+    every = vuln.judges_of(judged)
+    parts = [vuln.fixed_claims(judged, judge=judge)
+             for judge in (every if judges is None else judges)]
+    llm = [j for j in every if j != "human"]
+    if len(llm) > 1:
+        from kbench_core.agreement import consensus
+
+        parts.append(vuln.fixed_claims(consensus(judged)))
+    kept = [p for p in parts if len(p)]
+    return pd.concat(kept, ignore_index=True) if kept else parts[0]
 
 
 def _per_item(frame: pd.DataFrame) -> pd.DataFrame:
@@ -38,9 +121,9 @@ def _lower() -> frozenset[str]:
     return LOWER_IS_BETTER | {"false_positive_rate", "fixed_claim_rate"}
 
 
-_TIER_COLUMNS = ["model", "judge", "n", "accuracy", "f2", "tdr", "lucky_guess_rate",
-                 "finding_precision", "hallucination_rate", "avg_reasoning", "ece", "brier",
-                 "sui", "tus", "lgi", "renormalised"]
+_TIER_COLUMNS = ["rank", "rank_text", "model", "judge", "n", "accuracy", "f2", "tdr",
+                 "lucky_guess_rate", "finding_precision", "hallucination_rate",
+                 "avg_reasoning", "ece", "brier", "sui", "tus", "lgi", "renormalised"]
 
 
 def _catalog() -> list[Item]:
@@ -51,9 +134,12 @@ def _catalog() -> list[Item]:
         for judge in vuln.judges_of(frame):
             yield judge, frame[frame["judge"].astype(str) == judge]
 
+    def tier_table(rows: pd.DataFrame, options: Mapping[str, Any]) -> pd.DataFrame:
+        return vuln.tiers(rows, **TierOptions.from_mapping(options).tiers())
+
     def tiers(frame: pd.DataFrame, options: Mapping[str, Any]):
         for judge, rows in per_judge(frame):
-            table = vuln.tiers(rows, **options)
+            table = leaderboard(tier_table(rows, options))
             keep = [c for c in table.columns
                     if c in _TIER_COLUMNS or (c.removesuffix("_low").removesuffix("_high")
                     in _TIER_COLUMNS and c.endswith(("_low", "_high")))]
@@ -62,23 +148,18 @@ def _catalog() -> list[Item]:
     def fixed_table(frame: pd.DataFrame, options: Mapping[str, Any]):
         if "claims_fixed_target" not in frame:
             return
-        parts = [vuln.fixed_claims(rows) for _, rows in per_judge(frame)]
-        llm = [j for j in vuln.judges_of(frame) if j != "human"]
-        if len(llm) > 1:
-            from kbench_core.agreement import consensus
-
-            parts.append(vuln.fixed_claims(consensus(frame)))
-        parts = [p for p in parts if len(p)]
-        if parts:
-            yield "", pd.concat(parts, ignore_index=True)
+        table = fixed_versions(frame)
+        if len(table):
+            yield "", table
 
     def fixed_figure(frame: pd.DataFrame, options: Mapping[str, Any]):
         for _, table in fixed_table(frame, options):
             yield "", vuln_figures.fixed_claims_chart(table)
 
     def reliability(frame: pd.DataFrame, options: Mapping[str, Any]):
+        chosen = TierOptions.from_mapping(options)
         for judge, rows in per_judge(frame):
-            table = vuln.reliability(rows)
+            table = vuln.reliability(rows, n_bins=chosen.n_bins, binning=chosen.binning)
             models = sorted(map(str, table["model"].unique()))
             pages = split_pages(models, RELIABILITY_PAGE)
             for k, page in enumerate(pages, start=1):
@@ -90,14 +171,15 @@ def _catalog() -> list[Item]:
 
     def sui(frame: pd.DataFrame, options: Mapping[str, Any]):
         for judge, rows in per_judge(frame):
-            table = vuln.tiers(rows, **options)
+            table = tier_table(rows, options)
             yield judge, vuln_figures.tier_leaderboard(
-                table, vuln.sui_contributions(table),
+                table, vuln.sui_contributions(
+                    table, sui_weights=TierOptions.from_mapping(options).weights()),
                 title=f"Security Understanding Index (SUI) and what it is made of ({judge})")
 
     def lucky(frame: pd.DataFrame, options: Mapping[str, Any]):
         for judge, rows in per_judge(frame):
-            yield judge, vuln_figures.lucky_guess_chart(vuln.tiers(rows, **options))
+            yield judge, vuln_figures.lucky_guess_chart(tier_table(rows, options))
 
     def several_judges(frame: pd.DataFrame) -> bool:
         return len([j for j in vuln.judges_of(frame) if j != "human"]) >= 2
@@ -141,7 +223,7 @@ def _catalog() -> list[Item]:
 FAMILY = Family(
     kind="judged", title="Vulnerability detection", spec=JUDGED,
     item_key=("sample", "prompt_type"),
-    comparison=Comparison((("correct verdict", "correct"),
+    comparison=CompareDefaults((("correct verdict", "correct"),
                            ("target found (vulnerable samples)", "target_found_vulnerable")),
                           "prompt_type", "sample", "answers"),
     per_item=_per_item, lower_is_better=_lower(), catalog=_catalog,

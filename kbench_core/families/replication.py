@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from kbench_core.catalog import Item
-from kbench_core.families import Comparison, Family, PageInfo
+from kbench_core.families import CompareDefaults, Family, PageInfo
 from kbench_core.schema import REPLICATION, REPLICATION_PAIRS
 
 __all__ = ["FAMILY"]
@@ -102,7 +102,7 @@ def _catalog() -> list[Item]:
 FAMILY = Family(
     kind="replication", title="Replication (per-test)", spec=REPLICATION,
     item_key=("study", "finding", "test"),
-    comparison=Comparison((("|agent d − human d|", "abs_diff"),), "study", "study", "tests"),
+    comparison=CompareDefaults((("|agent d − human d|", "abs_diff"),), "study", "study", "tests"),
     per_item=_per_item, lower_is_better=frozenset({"abs_diff"}),
     catalog=_catalog, rules=_rules, notes=_notes, sample_files=("replication.csv",),
     page=PageInfo("views/replication.py", "Replication", "rep_runs", dependent=("rep_models",),

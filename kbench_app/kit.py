@@ -1,0 +1,267 @@
+"""The page kit: what every page does, declared once.
+
+- **Widgets that live in the URL.** :func:`select`, :func:`multiselect`, :func:`radio`,
+  :func:`toggle`, :func:`slider` and :func:`text` create a Streamlit widget whose value is
+  validated against what it offers, starts from the link on a session's first visit, survives
+  moving between pages, and is written back to the URL by :func:`done`. One call per widget:
+  the value the call returns is the value the widget shows, so a page can never compute with
+  one value while showing another. Widgets whose value depends on another (the models of the
+  chosen runs) are named in ``resets=`` of the one they depend on.
+- **One page opening.** :func:`open_runs` writes the title, finds the runs of the page's kinds,
+  says what to do when there are none, warns about runs a link names that this session has not
+  loaded, and offers the run picker.
+- **Figures and tables with their downloads.** :func:`chart` and :func:`table`.
+
+Why a shadow value: Streamlit forgets a widget's state when a run of the script does not draw
+it (another page, a section switched off). The kit keeps each value under its own key, so a
+widget drawn again comes back with the value in use, and sets the widget from it before the
+widget is created.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from kbench_app import state, urlstate
+from kbench_app.downloads import figure_downloads, table_downloads
+from kbench_core.io import Run
+
+__all__ = ["PageRuns", "chart", "done", "forget", "multiselect", "open_runs", "radio",
+           "select", "set_value", "slider", "stop", "table", "text", "toggle", "value_of"]
+
+_VALUE = "kbench_value:"
+_MISSING = urlstate.MISSING
+
+
+def _shadow(key: str) -> str:
+    return _VALUE + key
+
+
+def value_of(key: str, default: Any = None) -> Any:
+    """The value in use of the widget ``key`` (its last declared value), else ``default``."""
+    return st.session_state.get(_shadow(key), default)
+
+
+def forget(*keys: str) -> None:
+    """Drop the values of these widgets: they start from their defaults when next drawn."""
+    for key in keys:
+        st.session_state.pop(key, None)
+        st.session_state.pop(_shadow(key), None)
+
+
+def set_value(key: str, value: Any) -> None:
+    """Make ``value`` the value of widget ``key`` on its next drawing (validated then)."""
+    st.session_state[_shadow(key)] = value
+    st.session_state[key] = value
+
+
+def _valid(value: Any, kind: urlstate.Kind, options: Sequence[Any] | None,
+           low: float | None, high: float | None) -> Any:
+    """``value`` as the widget would hold it, or ``_MISSING`` when it is not a valid one."""
+    if value is _MISSING:
+        return _MISSING
+    if kind == "many":
+        if not isinstance(value, list | tuple):
+            return _MISSING
+        if options is None:
+            return list(value)
+        offered = {str(o): o for o in options}
+        kept = [offered[str(v)] for v in value if str(v) in offered]
+        # A list that kept nothing of a non-empty one is stale (another run), not a choice.
+        return kept if kept or not value else _MISSING
+    if kind == "one":
+        if options is None:
+            return value
+        offered = {str(o): o for o in options}
+        return offered.get(str(value), _MISSING)
+    if kind == "bool":
+        return bool(value) if isinstance(value, bool) else _MISSING
+    if kind == "text":
+        return value if isinstance(value, str) else _MISSING
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return _MISSING
+    if number != number or (low is not None and number < low) \
+            or (high is not None and number > high):
+        return _MISSING
+    return int(number) if kind == "int" else number
+
+
+def _declare(key: str, kind: urlstate.Kind, default: Any, options: Sequence[Any] | None = None,
+             *, low: float | None = None, high: float | None = None,
+             resets: Sequence[str] = (), in_url: bool = True) -> Any:
+    """Settle the value of widget ``key`` before it is drawn and return it.
+
+    Order: the widget's own state (the user just changed it, or it was drawn last run), else
+    the value kept while it was not drawn, else (first visit of the session) the link's value,
+    else ``default``; anything not valid for what the widget now offers falls back to the
+    default. A changed value forgets the widgets in ``resets``.
+    """
+    state_ = st.session_state
+    shadow = _shadow(key)
+    if key in state_:
+        candidate = state_[key]
+    elif shadow in state_:
+        candidate = state_[shadow]
+    else:
+        candidate = urlstate.url_value(key, kind) if in_url else _MISSING
+    value = _valid(candidate, kind, options, low, high)
+    if value is _MISSING:
+        value = _valid(default, kind, options, low, high)
+        if value is _MISSING:
+            raise ValueError(f"widget {key!r}: default {default!r} is not among its options")
+    previous = state_.get(shadow, _MISSING)
+    if previous is not _MISSING and previous != value:
+        forget(*resets)
+    state_[shadow] = value
+    if key not in state_ or state_[key] != value:
+        state_[key] = value
+    if in_url:
+        urlstate.register(key, kind)
+    return value
+
+
+def select(label: str, options: Sequence[Any], *, key: str, default: Any = _MISSING,
+           resets: Sequence[str] = (), container: Any = None, in_url: bool = True,
+           **kwargs: Any) -> Any:
+    """A selectbox (``default``: the first option)."""
+    options = list(options)
+    _declare(key, "one", options[0] if default is _MISSING and options else default, options,
+             resets=resets, in_url=in_url)
+    return (container or st).selectbox(label, options, key=key, **kwargs)
+
+
+def radio(label: str, options: Sequence[Any], *, key: str, default: Any = _MISSING,
+          resets: Sequence[str] = (), container: Any = None, in_url: bool = True,
+          **kwargs: Any) -> Any:
+    """Radio buttons (``default``: the first option)."""
+    options = list(options)
+    _declare(key, "one", options[0] if default is _MISSING and options else default, options,
+             resets=resets, in_url=in_url)
+    return (container or st).radio(label, options, key=key, **kwargs)
+
+
+def multiselect(label: str, options: Sequence[Any], *, key: str, default: Sequence[Any],
+                resets: Sequence[str] = (), container: Any = None, in_url: bool = True,
+                **kwargs: Any) -> list[Any]:
+    """A multiselect; values no longer offered (another run) are dropped."""
+    options = list(options)
+    _declare(key, "many", list(default), options, resets=resets, in_url=in_url)
+    return (container or st).multiselect(label, options, key=key, **kwargs)
+
+
+def toggle(label: str, *, key: str, default: bool = False, resets: Sequence[str] = (),
+           container: Any = None, in_url: bool = True, **kwargs: Any) -> bool:
+    """A toggle switch."""
+    _declare(key, "bool", bool(default), resets=resets, in_url=in_url)
+    return (container or st).toggle(label, key=key, **kwargs)
+
+
+def slider(label: str, low: float, high: float, *, key: str, default: float,
+           resets: Sequence[str] = (), container: Any = None, in_url: bool = True,
+           **kwargs: Any) -> Any:
+    """A slider over [``low``, ``high``] (integers when all three numbers are)."""
+    kind: urlstate.Kind = "int" if all(isinstance(v, int) for v in (low, high, default)) \
+        else "float"
+    _declare(key, kind, default, low=low, high=high, resets=resets, in_url=in_url)
+    return (container or st).slider(label, low, high, key=key, **kwargs)
+
+
+def text(label: str, *, key: str, default: str = "", container: Any = None,
+         in_url: bool = False, **kwargs: Any) -> str:
+    """A text box (not in the URL by default: searches are not views)."""
+    _declare(key, "text", default, in_url=in_url)
+    return (container or st).text_input(label, key=key, **kwargs)
+
+
+def done() -> None:
+    """End of a page: write every URL widget's value into the link."""
+    urlstate.publish()
+
+
+def stop() -> None:
+    """Stop the page early, keeping the link in step with the widgets drawn so far."""
+    urlstate.stop()
+
+
+@dataclass(frozen=True)
+class PageRuns:
+    """The runs a page shows: the chosen runs, their rows as one frame, and their names."""
+
+    runs: tuple[Run, ...]
+    frame: pd.DataFrame
+
+    @property
+    def names(self) -> list[str]:
+        return [run.name for run in self.runs]
+
+
+def _runs_of(kinds: Sequence[str]) -> dict[str, Run]:
+    return {name: run for name, run in state.registry().runs.items() if run.kind in kinds}
+
+
+def open_runs(title: str | None, kinds: Sequence[str], *, key: str, empty: str,
+              resets: Sequence[str] = (), single: bool = False,
+              eligible: Callable[[dict[str, Run]], dict[str, Run]] | None = None,
+              none_eligible: str = "", container: Any = None) -> PageRuns:
+    """The opening every family page shares.
+
+    Writes ``title`` (when given); stops with ``empty`` when no run of ``kinds`` is loaded (or
+    ``none_eligible`` when ``eligible`` keeps none of them); warns about runs the link names
+    that are not loaded; offers the runs (several, combined as one frame with clashing model
+    names told apart, or one when ``single``); stops with a hint when none is chosen. A new
+    choice of runs forgets the widgets in ``resets``.
+    """
+    if title:
+        st.title(title)
+    runs = _runs_of(kinds)
+    if not runs:
+        st.info(empty)
+        st.stop()
+    if eligible is not None:
+        runs = eligible(runs)
+        if not runs:
+            st.info(none_eligible)
+            st.stop()
+    urlstate.warn_missing_runs(list(runs), key)
+    names = list(runs)
+    if single:
+        chosen = [select("Run", names, key=key, resets=resets, container=container)]
+    else:
+        chosen = multiselect(
+            "Runs", names, key=key, default=names[:1], resets=resets, container=container,
+            help="Several runs are viewed together; a model name found in more than one run "
+                 "is shown as 'model (run)'.")
+    if not chosen:
+        st.warning("Choose at least one run.")
+        stop()
+    picked = tuple(runs[name] for name in chosen)
+    return PageRuns(picked, state.combined_runs(list(picked)))
+
+
+def chart(fig: go.Figure, name: str, *, runs: Sequence[Run], key: str,
+          options: Mapping[str, Any] | None = None, container: Any = None) -> None:
+    """A figure with its PNG / SVG / PDF downloads (file stem ``name``)."""
+    target = container or st.container()
+    with target:
+        st.plotly_chart(fig, key=f"{key}_chart")
+        figure_downloads(fig, name, runs=runs, options=options, key=f"{key}_dl")
+
+
+def table(frame: pd.DataFrame, name: str, *, runs: Sequence[Run], key: str,
+          view: pd.DataFrame | None = None, config: Mapping[str, Any] | None = None,
+          options: Mapping[str, Any] | None = None, best: Mapping[str, str] | None = None,
+          container: Any = None, **kwargs: Any) -> None:
+    """A table (``view`` shown, ``frame`` downloaded as CSV / LaTeX, file stem ``name``)."""
+    target = container or st.container()
+    with target:
+        st.dataframe(frame if view is None else view, hide_index=True, width="stretch",
+                     column_config=dict(config or {}), key=key, **kwargs)
+        table_downloads(frame, name, runs=runs, options=options, best=best, key=f"{key}_dl")

@@ -1,0 +1,69 @@
+"""Ranks as every leaderboard shows them: the rank by the point value, its bootstrap interval
+beside it, and a mark when it rests on few items.
+
+One place, so the dashboard, ``kbench metrics`` and the report write ``2 [1, 4] · few
+studies`` the same way (``docs/statistics.md``, "Rank intervals").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["rank_by", "rank_text"]
+
+
+def _number(value: float) -> str:
+    # Bootstrap percentiles of ranks fall between ranks (2.975): one decimal is all they say.
+    return f"{round(value, 1):g}"
+
+
+def rank_text(rank: Sequence[float] | pd.Series, low: Sequence[float] | pd.Series | None = None,
+              high: Sequence[float] | pd.Series | None = None, *,
+              few: Sequence[bool] | pd.Series | None = None, few_label: str = "few items",
+              unranked: Sequence[bool] | pd.Series | None = None,
+              unranked_label: str = "") -> list[str]:
+    """``rank [low, high]`` per row (``2 [1, 4]``), `` · few_label`` where ``few`` is true,
+    ``unranked_label`` where ``unranked`` is true, and an empty text for a missing rank.
+
+    Examples
+    --------
+    >>> rank_text([1.0, 2.5, float("nan")], [1, 1, 1], [2, 4, 3], few=[False, True, False])
+    ['1 [1, 2]', '2.5 [1, 4] · few items', '']
+    """
+    n = len(rank)
+    lows = [np.nan] * n if low is None else list(low)
+    highs = [np.nan] * n if high is None else list(high)
+    fews = [False] * n if few is None else [bool(f) for f in few]
+    nones = [False] * n if unranked is None else [bool(u) for u in unranked]
+    out = []
+    for r, lo, hi, is_few, none in zip(rank, lows, highs, fews, nones, strict=True):
+        if none:
+            out.append(unranked_label)
+        elif pd.isna(r):
+            out.append("")
+        else:
+            text = _number(float(r))
+            if pd.notna(lo) and pd.notna(hi):
+                text += f" [{_number(float(lo))}, {_number(float(hi))}]"
+            out.append(text + (f" · {few_label}" if is_few else ""))
+    return out
+
+
+def rank_by(table: pd.DataFrame, metric: str, *, lower_is_better: bool = False,
+            few_label: str = "few items") -> pd.DataFrame:
+    """``table`` sorted by ``metric`` (best first, undefined last) with ``rank`` (1 = best,
+    ties share the smallest rank; undefined: no rank) and ``rank_text``, which shows the
+    interval of columns ``<metric>_rank_low`` / ``<metric>_rank_high`` when the table has
+    them and marks rows whose ``few_items`` is true."""
+    out = table.sort_values(metric, ascending=lower_is_better, na_position="last",
+                            kind="stable").reset_index(drop=True)
+    rank = out[metric].rank(ascending=lower_is_better, method="min")
+    out.insert(0, "rank", rank.astype("Int64"))
+    low = out.get(f"{metric}_rank_low")
+    high = out.get(f"{metric}_rank_high")
+    out.insert(1, "rank_text", rank_text(rank, low, high, few=out.get("few_items"),
+                                         few_label=few_label))
+    return out
