@@ -1,4 +1,5 @@
-"""Presentation of the cognitive-bias fingerprint: column order, labels and formats."""
+"""The Cognitive biases page's widget keys and the fingerprint's presentation (column order,
+labels and formats)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,66 @@ import pandas as pd
 import streamlit as st
 
 from kbench_app.ui import interval_text, number_format, shown
+
+
+class Keys:
+    """The page's widget keys (also the names of its link parameters)."""
+
+    SOURCE = "bias_source"
+    RUNS = "bias_runs"
+    MODELS = "bias_models"
+    CATEGORIES = "bias_categories"
+    BIASES = "bias_biases"
+    CAP = "bias_cap"
+    STD = "bias_std"
+    RELATIVE = "bias_relative"
+    THRESHOLD = "bias_threshold"
+    BOOTSTRAP = "bias_bootstrap"
+    CURVE_BIAS = "bias_curve_bias"
+    CURVE_Y = "bias_curve_y"
+    HEAT_ROWS = "bias_heat_rows"
+    HEAT_MODEL = "bias_heat_model"
+    HEAT_BIAS = "bias_heat_bias"
+    DRILL_MODEL = "bias_drill_model"
+    DRILL_BIAS = "bias_drill_bias"
+    DRILL_SEARCH = "bias_drill_search"
+    COMPARE = "bias_cmp"
+    REPORT_RUNS = "bias_report_runs"
+    REPORT_MODELS = "bias_report_models"
+    REPORT_CURVE = "bias_report_curve"
+    REPORT_HEAT_MODEL = "bias_report_heat_model"
+    REPORT_MITIGATION_MODEL = "bias_report_mit_model"
+    REPORT_COMPARE = "bias_report_cmp"
+
+
+SUMMARY_COLUMNS = {
+    "rank": st.column_config.NumberColumn(
+        "Rank (1 = least biased)", pinned=True,
+        help="By mean BMS over the chosen biases: 1 = least biased"),
+    "rank_text": st.column_config.TextColumn(
+        "Rank [95%]", help="Bootstrap over biases (1000 resamples): overlapping ranges mean "
+                           "the run cannot order those models; 'few biases': fewer than 30 "
+                           "biases behind the rank"),
+    "model": st.column_config.TextColumn("Model", pinned=True),
+    "susceptibility": st.column_config.NumberColumn("Susceptibility", format="%.4g"),
+    "susceptibility_ci": st.column_config.TextColumn(
+        "95% CI", help="t interval over the chosen biases"),
+    "n_biases": st.column_config.NumberColumn("Biases"),
+    "most_susceptible": "Most susceptible",
+    "most_resistant": "Most resistant",
+    "human_like": "Human-like (alignment > 0.8)",
+    "ai_specific": "More biased than humans",
+}
+
+
+def summary_view(table: pd.DataFrame) -> pd.DataFrame:
+    """:func:`kbench_core.families.bias.susceptibility_table` for display: the
+    susceptibility interval as text beside its number."""
+    view = table.copy()
+    view.insert(view.columns.get_loc("susceptibility") + 1, "susceptibility_ci",
+                interval_text(view["susceptibility_low"], view["susceptibility_high"]))
+    return shown(view.drop(columns=["susceptibility_low", "susceptibility_high"]))
+
 
 _FIRST = ["category", "bias", "model", "bms", "bms_ci", "sensitivity", "model_rate",
           "model_rate_ci", "human_rate", "alignment", "direction", "bci_mean_score",
@@ -68,18 +129,12 @@ def fingerprint_columns(view: pd.DataFrame) -> dict[str, object]:
     return config
 
 
-def susceptibility_ranks(biases: pd.DataFrame) -> pd.DataFrame:
-    """Each model's susceptibility rank (1 = least susceptible) and its 95% bootstrap interval
-    over the biases every model has a BMS for (:func:`kbench_core.compare.rank_intervals` on
-    the model × bias BMS table)."""
-    from kbench_core import compare
-
-    table = biases[["model", "bias", "bms"]].dropna()
-    if table["model"].nunique() < 2:
-        return pd.DataFrame(columns=["model", "rank", "rank_text"])
-    ranks = compare.rank_intervals(table, "bms", item="bias", lower_is_better=True)
-    ranks["rank_text"] = [f"{r:g} [{lo:g}, {hi:g}]" + (" · few biases" if few else "")
-                          for r, lo, hi, few in zip(ranks["rank"], ranks["rank_low"],
-                                                    ranks["rank_high"], ranks["few_items"],
-                                                    strict=True)]
-    return ranks[["model", "rank", "rank_text"]]
+def responses(rows: pd.DataFrame, search: str) -> pd.DataFrame:
+    """The rows whose prompt, response or answer contains ``search`` (any case; all rows
+    when it is empty)."""
+    text_columns = [c for c in ("prompt", "response", "answer") if c in rows]
+    if not search or not text_columns:
+        return rows
+    hit = rows[text_columns].astype(str).apply(
+        lambda col: col.str.contains(search, case=False, regex=False)).any(axis=1)
+    return rows[hit]

@@ -9,19 +9,20 @@ table comes from :mod:`kbench_core.kahne_summary` and every figure from
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
 from kbench_app import bias as bias_view
-from kbench_app import kit, state, urlstate
+from kbench_app import kit, state
 from kbench_app.compare import run_compare_panel
-from kbench_app.downloads import figure_downloads, table_downloads
 from kbench_app.ui import plain
 from kbench_core import figures, kahne_summary
 from kbench_core.io import Run
+from kbench_core.ranking import rank_text
+
+K = bias_view.Keys
 
 __all__ = ["render", "summaries_of"]
 
@@ -45,16 +46,9 @@ def summaries_of(runs: list[Run], frame: pd.DataFrame) -> dict[str, Any]:
 
 
 def _leaderboard_view(board: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object]]:
-    ranks = []
-    for rank, low, high, few in zip(board["rank"], board["rank_low"], board["rank_high"],
-                                    board["few_items"], strict=True):
-        if pd.isna(rank):
-            ranks.append("")
-            continue
-        text = f"{rank:g} [{low:g}, {high:g}]" if pd.notna(low) else f"{rank:g}"
-        ranks.append(text + (" · few biases" if few else ""))
     view = board.drop(columns=["rank_low", "rank_high", "few_items"]).copy()
-    view.insert(0, "rank_text", ranks)
+    view.insert(0, "rank_text", rank_text(board["rank"], board["rank_low"], board["rank_high"],
+                                          few=board["few_items"], few_label="few biases"))
     view = view.drop(columns=["rank"])
     config: dict[str, object] = {
         "rank_text": st.column_config.TextColumn(
@@ -80,26 +74,17 @@ def _leaderboard_view(board: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, obje
     return view, config
 
 
-def render(runs: Mapping[str, Run]) -> None:
+def render() -> None:
     """The page body for fingerprint-report runs."""
     st.info(NO_TRIALS, icon=":material/info:")
-    names = list(runs)
-    urlstate.prepare("bias_report_runs", "many", names[:1], names)
-    chosen = st.multiselect("Reports", names, key="bias_report_runs",
-                            on_change=lambda: kit.forget("bias_report_models"),
-                            help="Several report runs are viewed together; a model found in "
-                                 "more than one is shown as 'model (run)'.")
-    if not chosen:
-        st.warning("Choose at least one run.")
-        urlstate.stop()
-    chosen_runs = [runs[name] for name in chosen]
-    frame = state.combined_runs(chosen_runs)
+    shown = kit.open_runs(None, ["bias_summary"], key=K.REPORT_RUNS, empty="",
+                          resets=(K.REPORT_MODELS,))
+    chosen_runs, frame = list(shown.runs), shown.frame
     all_models = sorted(map(str, frame["model"].unique()))
-    urlstate.prepare("bias_report_models", "many", all_models, all_models)
-    models = st.multiselect("Models", all_models, key="bias_report_models")
+    models = kit.multiselect("Models", all_models, key=K.REPORT_MODELS, default=all_models)
     if not models:
         st.warning("Choose at least one model.")
-        urlstate.stop()
+        kit.stop()
     selected = frame[frame["model"].astype(str).isin(models)]
     biases = sorted(map(str, selected["bias"].unique()))
     colors = state.model_colors(all_models)
@@ -108,87 +93,66 @@ def render(runs: Mapping[str, Run]) -> None:
     st.subheader("Models, as the reports summarise them")
     board = kahne_summary.leaderboard(selected, summaries)
     view, config = _leaderboard_view(board)
-    st.dataframe(view, hide_index=True, width="stretch", column_config=config,
-                 key="bias_report_leaderboard")
-    table_downloads(board, "report_leaderboard", runs=chosen_runs,
-                    best={"susceptibility": "min", "mean_bms": "min"},
-                    key="bias_report_leaderboard_dl")
+    kit.table(board, "report_leaderboard", view=view, config=config, runs=chosen_runs,
+              key="bias_report_leaderboard", best={"susceptibility": "min", "mean_bms": "min"})
 
     st.subheader("Fingerprint")
     table = kahne_summary.fingerprint_table(selected)
-    shown = table.drop(columns=["n"]).dropna(axis=1, how="all")
-    st.dataframe(shown, hide_index=True, width="stretch", height=360,
-                 key="bias_report_fingerprint", column_config=bias_view.fingerprint_columns(
-                     shown))
-    table_downloads(table, "report_fingerprint", runs=chosen_runs,
-                    best={"bms": "min", "alignment": "max"}, key="bias_report_fingerprint_dl")
-    heat = figures.fingerprint_heatmap(table)
-    st.plotly_chart(heat, key="bias_report_heatmap")
-    figure_downloads(heat, "report_fingerprint_heatmap", runs=chosen_runs,
-                     key="bias_report_heatmap_dl")
+    shown_table = table.drop(columns=["n"]).dropna(axis=1, how="all")
+    kit.table(table, "report_fingerprint", view=shown_table,
+              config=bias_view.fingerprint_columns(shown_table), runs=chosen_runs,
+              key="bias_report_fingerprint", height=360,
+              best={"bms": "min", "alignment": "max"})
+    kit.chart(figures.fingerprint_heatmap(table), "report_fingerprint_heatmap",
+              runs=chosen_runs, key="bias_report_heatmap")
 
     st.subheader("Bias by trigger intensity")
     c1, c2 = st.columns([3, 1])
-    urlstate.prepare("bias_report_curve", "one", biases[0], biases)
-    curve_bias = c2.selectbox("Bias", biases, key="bias_report_curve")
+    curve_bias = kit.select("Bias", biases, key=K.REPORT_CURVE, container=c2)
     curves = kahne_summary.intensity_table(selected[selected["bias"].astype(str)
                                                     == curve_bias])
-    curve_fig = figures.bms_curves(curves, y="mean", colors=colors,
-                                   title=f"{curve_bias}: mean score by trigger intensity "
-                                         "(as reported)")
-    c1.plotly_chart(curve_fig, key="bias_report_curve_chart")
-    with c1:
-        figure_downloads(curve_fig, f"report_intensity-{curve_bias}", runs=chosen_runs,
-                         key="bias_report_curve_dl")
+    kit.chart(figures.bms_curves(curves, y="mean", colors=colors,
+                                 title=f"{curve_bias}: mean score by trigger intensity "
+                                       "(as reported)"),
+              f"report_intensity-{curve_bias}", runs=chosen_runs, key="bias_report_curve",
+              container=c1)
     c2.caption("Treatment mean per intensity and the control mean (dotted), as the report "
                "gives them; no band, as a report carries no spread.")
 
     st.subheader("Consistency across domains (BCI)")
     c1, c2 = st.columns([1, 3])
-    urlstate.prepare("bias_report_heat_model", "one", models[0], models)
-    heat_model = c1.selectbox("Model", models, key="bias_report_heat_model")
+    heat_model = kit.select("Model", models, key=K.REPORT_HEAT_MODEL, container=c1)
     cells = kahne_summary.domain_cells(selected[selected["model"].astype(str) == heat_model])
     if cells.empty:
         c2.info("The reports give no per-domain scores.")
     else:
-        domain_fig = figures.bci_heatmap(cells, rows="bias",
-                                         title=f"{heat_model}: score by domain (as reported)")
-        c2.plotly_chart(domain_fig, key="bias_report_domain_chart")
-        with c2:
-            figure_downloads(domain_fig, f"report_domains-{heat_model}", runs=chosen_runs,
-                             key="bias_report_domain_dl")
+        kit.chart(figures.bci_heatmap(cells, rows="bias",
+                                      title=f"{heat_model}: score by domain (as reported)"),
+                  f"report_domains-{heat_model}", runs=chosen_runs, key="bias_report_domain",
+                  container=c2)
 
     st.subheader("Human alignment, mitigation and calibration")
     c1, c2 = st.columns(2)
-    has_fig = figures.has_chart(kahne_summary.alignment_table(selected))
-    c1.plotly_chart(has_fig, key="bias_report_has_chart")
-    with c1:
-        figure_downloads(has_fig, "report_has_chart", runs=chosen_runs,
-                         key="bias_report_has_dl")
+    kit.chart(figures.has_chart(kahne_summary.alignment_table(selected)), "report_has_chart",
+              runs=chosen_runs, key="bias_report_has", container=c1)
     calibration = kahne_summary.calibration_table(selected)
     if calibration["has_confidence_data"].any():
-        cas_fig = figures.cas_bars(calibration, colors=colors)
-        c2.plotly_chart(cas_fig, key="bias_report_cas_chart")
-        with c2:
-            figure_downloads(cas_fig, "report_cas_bars", runs=chosen_runs,
-                             key="bias_report_cas_dl")
+        kit.chart(figures.cas_bars(calibration, colors=colors), "report_cas_bars",
+                  runs=chosen_runs, key="bias_report_cas", container=c2)
     else:
         c2.info("No bias of these reports has enough stated confidences for calibration "
                 "(KahneBench's insufficient_confidence_data).")
     mitigation = kahne_summary.mitigation_table(selected)
     if not mitigation.empty:
-        urlstate.prepare("bias_report_mit_model", "one", models[0], models)
-        mit_model = st.selectbox("Mitigation of model", models, key="bias_report_mit_model")
-        mit_fig = figures.mitigation_chart(
+        mit_model = kit.select("Mitigation of model", models, key=K.REPORT_MITIGATION_MODEL)
+        kit.chart(figures.mitigation_chart(
             mitigation[mitigation["model"] == mit_model],
-            title=f"{mit_model}: score before and after debiasing (as reported)")
-        st.plotly_chart(mit_fig, key="bias_report_mitigation_chart")
-        figure_downloads(mit_fig, f"report_mitigation-{mit_model}", runs=chosen_runs,
-                         key="bias_report_mitigation_dl")
+            title=f"{mit_model}: score before and after debiasing (as reported)"),
+            f"report_mitigation-{mit_model}", runs=chosen_runs, key="bias_report_mitigation")
 
     if len(models) >= 2:
-        run_compare_panel(selected, "bias_summary", key="bias_report_cmp", runs=chosen_runs,
-                          colors=colors)
+        run_compare_panel(selected, "bias_summary", key=K.REPORT_COMPARE, runs=chosen_runs,
+                          selection=tuple(models), colors=colors)
         st.caption("Models are paired by bias on the reported BMS (lower is better); each bias "
                    "is one unit, as the reports hold one value per bias.")
     with st.expander("What the reports say about themselves", icon=":material/description:"):

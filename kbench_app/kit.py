@@ -32,7 +32,7 @@ from kbench_app import state, urlstate
 from kbench_app.downloads import figure_downloads, table_downloads
 from kbench_core.io import Run
 
-__all__ = ["PageRuns", "chart", "done", "forget", "multiselect", "open_runs", "radio",
+__all__ = ["PageRuns", "chart", "done", "forget", "multiselect", "open_runs", "radio", "runs_of",
            "select", "set_value", "slider", "stop", "table", "text", "toggle", "value_of"]
 
 _VALUE = "kbench_value:"
@@ -203,7 +203,8 @@ class PageRuns:
         return [run.name for run in self.runs]
 
 
-def _runs_of(kinds: Sequence[str]) -> dict[str, Run]:
+def runs_of(kinds: Sequence[str]) -> dict[str, Run]:
+    """The loaded runs of these kinds, by name."""
     return {name: run for name, run in state.registry().runs.items() if run.kind in kinds}
 
 
@@ -221,7 +222,7 @@ def open_runs(title: str | None, kinds: Sequence[str], *, key: str, empty: str,
     """
     if title:
         st.title(title)
-    runs = _runs_of(kinds)
+    runs = runs_of(kinds)
     if not runs:
         st.info(empty)
         st.stop()
@@ -243,7 +244,24 @@ def open_runs(title: str | None, kinds: Sequence[str], *, key: str, empty: str,
         st.warning("Choose at least one run.")
         stop()
     picked = tuple(runs[name] for name in chosen)
+    load_warnings(picked)
     return PageRuns(picked, state.combined_runs(list(picked)))
+
+
+def load_warnings(runs: Sequence[Run]) -> None:
+    """What loading the chosen runs warned about (failed judgements, inferred ground truth,
+    unscored responses...), folded away but on the page, not only on the Runs page."""
+    from kbench_app.ui import plain
+
+    noted = [(run.name, warning) for run in runs for warning in run.warnings]
+    if not noted:
+        return
+    with st.expander(f"{len(noted)} load warning{'s' * (len(noted) != 1)} for the chosen "
+                     f"run{'s' * (len(runs) != 1)}", icon=":material/warning:"):
+        for name, warning in noted[:50]:
+            st.caption(f"**{plain(name)}**: {plain(warning)}")
+        if len(noted) > 50:
+            st.caption(f"... and {len(noted) - 50:,} more (see the Runs page).")
 
 
 def chart(fig: go.Figure, name: str, *, runs: Sequence[Run], key: str,

@@ -59,36 +59,13 @@ def _cached_load(filename: str, sha256: str, _data: bytes) -> Run:
     return load_run((filename, _data))
 
 
-@st.cache_resource(max_entries=32, show_spinner="Computing the fingerprint...")
-def _fingerprint(run_name: str, content_hash: str, selection: tuple, _trials, **options):
-    from kbench_core import kahne
-
-    fingerprint = kahne.fingerprint(_trials, **options)
-    # The page's HAS and CAS charts need the full tables: computed here, once per selection.
-    alignment = kahne.has(_trials, threshold=options.get("threshold", 0.1),
-                          relative=options.get("relative", False))
-    return fingerprint, alignment, kahne.cas(_trials)
-
-
-@st.cache_resource(max_entries=16, show_spinner=False)
-def _combined(key: tuple, _runs: tuple[Run, ...]):
-    from kbench_core.io import combine_runs
-
-    return combine_runs(list(_runs))
-
-
 def combined_runs(runs: list[Run]):
     """Runs of one kind as one frame (:func:`kbench_core.io.combine_runs`), cached on the runs'
     names and content hashes."""
-    return _combined(tuple((r.name, r.content_hash) for r in runs), tuple(runs))
+    from kbench_app import cache
+    from kbench_core.io import combine_runs
 
-
-def cached_fingerprint(run_name: str, content_hash: str, trials, **options):
-    """``(fingerprint, has table, cas table)`` of a selection of a run, cached on the run's
-    hash, the selection and the options."""
-    selection = (tuple(sorted(map(str, trials["model"].unique()))),
-                 tuple(sorted(map(str, trials["bias"].unique()))), len(trials))
-    return _fingerprint(run_name, content_hash, selection, trials, **options)
+    return cache.cached(combine_runs, list(runs), runs=runs)
 
 
 def cached_loader(filename: str, data: bytes) -> Run:

@@ -38,6 +38,7 @@ class Keys:
     COMPARE = "vuln_cmp"
 
 
+BOOTSTRAP_BY_DEFAULT_ROWS = 100_000  # larger runs bootstrap on request (seconds, not instant)
 HEADLINE = ("sui", "tus", "tus_geometric", "lgi", "accuracy", "f2", "tdr", "lucky_guess_rate",
             "finding_precision", "hallucination_rate", "avg_reasoning", "ece", "brier",
             "location_accuracy")
@@ -159,17 +160,6 @@ def tier_view(table: pd.DataFrame, metrics: Sequence[str], *,
             config["rank_ci"] = st.column_config.TextColumn(
                 "Rank [95%]", help="Bootstrap over samples (with the intervals switched on): "
                                    "overlapping ranges mean the run cannot order those models")
-    for metric in metrics:
-        if metric not in table:
-            continue
-        view[metric] = table[metric]
-        label = vuln.METRIC_LABELS.get(metric, metric)
-        integer = pd.api.types.is_integer_dtype(table[metric])
-        config[metric] = st.column_config.NumberColumn(
-            label, help=_HELP.get(metric), format="localized" if integer else "%.4g")
-        if f"{metric}_low" in table and table[f"{metric}_low"].notna().any():
-            view[f"{metric}_ci"] = interval_text(table[f"{metric}_low"], table[f"{metric}_high"])
-            config[f"{metric}_ci"] = st.column_config.TextColumn(f"{label} 95% CI")
     view["n"] = table["n"]
     config["n"] = st.column_config.NumberColumn("n", help=_HELP["n"])
     if "n_samples" in table:
@@ -181,6 +171,17 @@ def tier_view(table: pd.DataFrame, metrics: Sequence[str], *,
         config["few_items"] = st.column_config.CheckboxColumn(
             "Few samples", help="Fewer than 30 samples: its rank and rates are uncertain "
                                 "(see the intervals)")
+    for metric in metrics:
+        if metric not in table:
+            continue
+        view[metric] = table[metric]
+        label = vuln.METRIC_LABELS.get(metric, metric)
+        integer = pd.api.types.is_integer_dtype(table[metric])
+        config[metric] = st.column_config.NumberColumn(
+            label, help=_HELP.get(metric), format="localized" if integer else "%.4g")
+        if f"{metric}_low" in table and table[f"{metric}_low"].notna().any():
+            view[f"{metric}_ci"] = interval_text(table[f"{metric}_low"], table[f"{metric}_high"])
+            config[f"{metric}_ci"] = st.column_config.TextColumn(f"{label} 95% CI")
     if "renormalised" in table and table["renormalised"].any():
         view["renormalised"] = table["renormalised"].to_numpy(dtype=bool)
         config["renormalised"] = st.column_config.CheckboxColumn(

@@ -49,8 +49,11 @@ with st.expander("Metric options (the critique's improvements)", icon=":material
                      format_func={"seed": "0 (seed; finding precision 1.0)",
                                   "nan": "NaN (undefined)"}.get)
     bootstrap = kit.toggle("Bootstrap composite intervals", key=K.BOOTSTRAP, container=c4,
+                           default=len(frame) <= page.BOOTSTRAP_BY_DEFAULT_ROWS,
                            help="1000 resamples of the samples (contracts) for SUI, TUS, LGI, "
-                                "ECE, MCE, F1 and F2; cached, so only the first view waits.")
+                                "ECE, MCE, F1, F2 and the SUI rank; cached, so only the first "
+                                "view waits. On by default up to "
+                                f"{page.BOOTSTRAP_BY_DEFAULT_ROWS:,} answers.")
 weights = page.weight_sliders()
 if sum(weights.values()) <= 0:
     st.warning("Give at least one SUI component a weight above 0.")

@@ -7,7 +7,8 @@ Metrics in :mod:`kbench_core.kahne` (``docs/metrics/bias.md``); the page is
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import asdict, dataclass, fields
+from typing import Any, Literal
 
 import pandas as pd
 
@@ -15,7 +16,71 @@ from kbench_core.catalog import Item, one
 from kbench_core.families import CompareDefaults, Family, PageInfo
 from kbench_core.schema import BIAS
 
-__all__ = ["FAMILY"]
+__all__ = ["FAMILY", "FingerprintOptions", "susceptibility_table"]
+
+
+@dataclass(frozen=True)
+class FingerprintOptions:
+    """The fingerprint's options as the Cognitive biases page and the exports set them:
+    ``capped`` magnitudes (the seed's cap at 1), the BCI ``std``, the HAS ``threshold`` (and
+    whether it is ``relative`` to the human rate) and BMS ``bootstrap`` intervals."""
+
+    capped: bool = True
+    std: Literal["population", "sample"] = "population"
+    threshold: float = 0.1
+    relative: bool = False
+    bootstrap: bool = False
+
+    @classmethod
+    def from_mapping(cls, options: Mapping[str, Any] | None) -> FingerprintOptions:
+        """The options named in ``options`` (others ignored), the rest at their defaults."""
+        if isinstance(options, FingerprintOptions):
+            return options
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in (options or {}).items() if k in names})
+
+    @property
+    def cap(self) -> float | None:
+        return 1.0 if self.capped else None
+
+    def fingerprint(self) -> dict[str, Any]:
+        """Keyword arguments of :func:`kbench_core.kahne.fingerprint`."""
+        return dict(cap=self.cap, std=self.std, threshold=self.threshold,
+                    relative=self.relative, ci="bootstrap" if self.bootstrap else None)
+
+    def provenance(self) -> dict[str, Any]:
+        """The options as an exported file records them."""
+        return asdict(self)
+
+
+def susceptibility_table(fingerprint: Any) -> pd.DataFrame:
+    """Per model, as the leaderboard shows it: ``rank`` (1 = least biased, by mean BMS over
+    the chosen biases), ``rank_text`` (with its bootstrap interval over the biases every model
+    has, :func:`kbench_core.compare.rank_intervals`; "few biases" below 30), susceptibility
+    with its t interval, and the most susceptible / resistant, human-like and AI-specific
+    biases as text. ``fingerprint`` is a :class:`kbench_core.kahne.Fingerprint`."""
+    from kbench_core import compare
+    from kbench_core.ranking import rank_text
+
+    models = fingerprint.models.copy()
+    for col in ("most_susceptible", "most_resistant", "human_like", "ai_specific"):
+        models[col] = models[col].map(", ".join)
+    table = fingerprint.biases[["model", "bias", "bms"]].dropna()
+    ranked = None
+    if table["model"].nunique() >= 2:
+        ranked = compare.rank_intervals(table, "bms", item="bias", lower_is_better=True)
+    if ranked is None:  # one model: nothing to rank against
+        models.insert(0, "rank", pd.array([pd.NA] * len(models), dtype="Float64"))
+        models.insert(1, "rank_text", "")
+    else:
+        ranked["rank_text"] = rank_text(ranked["rank"], ranked["rank_low"],
+                                        ranked["rank_high"], few=ranked["few_items"],
+                                        few_label="few biases")
+        models = ranked[["model", "rank", "rank_text"]].merge(models, on="model", how="right")
+        models = models[["rank", "rank_text",
+                         *[c for c in models if c not in ("rank", "rank_text")]]]
+    return models.sort_values(["rank", "model"], na_position="last",
+                              kind="stable").reset_index(drop=True)
 
 
 def _rules(columns: Mapping[str, Any], frame: pd.DataFrame, add) -> None:
@@ -59,22 +124,21 @@ _FINGERPRINT_COLUMNS = ["category", "bias", "model", "bms", "bms_low", "bms_high
 def _catalog() -> list[Item]:
     from kbench_core import figures, kahne
 
+    def fingerprint_of(frame: pd.DataFrame, options: Mapping[str, Any]):
+        return kahne.fingerprint(frame, **FingerprintOptions.from_mapping(options).fingerprint())
+
     def fingerprint(frame: pd.DataFrame, options: Mapping[str, Any]):
-        table = kahne.fingerprint(frame, **options).biases
+        table = fingerprint_of(frame, options).biases
         return one(table[[c for c in _FINGERPRINT_COLUMNS if c in table]])
 
     def susceptibility(frame: pd.DataFrame, options: Mapping[str, Any]):
-        models = kahne.fingerprint(frame, **options).models.copy()
-        for col in ("most_susceptible", "most_resistant", "human_like", "ai_specific"):
-            models[col] = models[col].map(", ".join)
-        return one(models)
+        return one(susceptibility_table(fingerprint_of(frame, options)))
 
     def heatmap(frame: pd.DataFrame, options: Mapping[str, Any]):
-        return one(figures.fingerprint_heatmap(kahne.fingerprint(frame, **options).biases))
+        return one(figures.fingerprint_heatmap(fingerprint_of(frame, options).biases))
 
     def curves(frame: pd.DataFrame, options: Mapping[str, Any]):
-        cap = options.get("cap", 1.0)
-        table = kahne.bms(frame, cap=cap)
+        table = kahne.bms(frame, cap=FingerprintOptions.from_mapping(options).cap)
         for bias, rows in table.groupby("bias", sort=True):
             yield str(bias), figures.bms_curves(rows, title=f"{bias}: bias by trigger intensity")
 
@@ -85,9 +149,9 @@ def _catalog() -> list[Item]:
                 rows, title=f"{model}: mean treatment score by domain")
 
     def alignment(frame: pd.DataFrame, options: Mapping[str, Any]):
-        return one(figures.has_chart(kahne.has(
-            frame, threshold=options.get("threshold", 0.1),
-            relative=options.get("relative", False))))
+        chosen = FingerprintOptions.from_mapping(options)
+        return one(figures.has_chart(kahne.has(frame, threshold=chosen.threshold,
+                                               relative=chosen.relative)))
 
     def calibration(frame: pd.DataFrame, options: Mapping[str, Any]):
         return one(figures.cas_bars(kahne.cas(frame)))
