@@ -255,7 +255,11 @@ def _paired(table: pd.DataFrame, a: str, b: str, cluster: str | None,
         df = g - 1
     if se <= 1e-12 * scale or scale == 0:
         # Degenerate: every difference (or every cluster's) is the same, so a t statistic
-        # would be infinite. The exact sign test is the honest p; no interval.
+        # would be infinite. The exact sign test is the honest p; no interval. With clusters
+        # its units are the clusters' mean differences: items of one contract are not
+        # independent evidence, so 3 contracts give p = 0.25 however many prompts each has.
+        if cluster is not None:
+            diff = pd.Series(diff).groupby(groups).mean().to_numpy()
         return Estimate(mean, math.nan, math.nan, n, sign_test(diff), dropped)
     t_crit = float(stats.t.ppf((1 + level) / 2, df))
     p = float(2 * stats.t.sf(abs(mean / se), df))
@@ -286,7 +290,8 @@ def paired_difference(frame: pd.DataFrame, value: str, a: str, b: str, *,
 
     Degenerate differences (every item's difference equal, or a cluster-robust SE of 0) have no
     t statistic: the p-value is the exact two-sided sign test over the non-zero differences
-    (:func:`sign_test`; 1 when all are 0) and the interval is NaN. Fewer than two shared items
+    (:func:`sign_test`; 1 when all are 0) — over the G clusters' mean differences when
+    ``cluster`` is given — and the interval is NaN. Fewer than two shared items
     (or one cluster) give NaN bounds and no p.
 
     References
@@ -469,7 +474,7 @@ def claims_direction(est: Estimate, *, adjusted_p: float | None = None,
 def verdict(est: Estimate, a: str, b: str, metric: str, *, lower_is_better: bool,
             adjusted_p: float | None = None, correction: str = "Holm",
             context: str = "", cluster: str | None = None, sd_diff: float | None = None,
-            noun: str = "items", alpha: float = 0.05) -> str:
+            noun: str = "items", alpha: float = 0.05, n_clusters: int | None = None) -> str:
     """One sentence for a paper about ``a − b`` in ``metric``.
 
     A direction ("lower"/"higher", "better"/"worse") is claimed only when the evidence the
@@ -480,7 +485,8 @@ def verdict(est: Estimate, a: str, b: str, metric: str, *, lower_is_better: bool
     about how many items a difference this size would need (:func:`samples_needed`; for
     degenerate differences, where every item agrees, the sign test's minimum,
     :func:`min_items_sign_test`). ``cluster`` names what the errors are clustered by, so the
-    sentence keeps that context wherever it is quoted.
+    sentence keeps that context wherever it is quoted; ``n_clusters`` (how many there are) is
+    what a degenerate comparison's sign test counts, so the "too few" sentence names it.
     """
     about = f" on {context}" if context else ""
     unit = f"{est.n:,} shared {noun}" + (f", errors clustered by {cluster}" if cluster else "")
@@ -505,9 +511,13 @@ def verdict(est: Estimate, a: str, b: str, metric: str, *, lower_is_better: bool
                 f" is preferable): {a} − {b} = {numbers}.")
     if not interval:
         need = min_items_sign_test(alpha)
+        units, unit_noun = est.n, noun
+        if cluster and n_clusters:
+            units, unit_noun = n_clusters, f"{cluster}s (the sign test's units, as errors " \
+                                           f"cluster by {cluster})"
         why = (f"every shared item differs the same way, so only the exact sign test applies, "
-               f"and {est.n:,} {noun} are too few for it: it needs at least {need} "
-               f"(p < {alpha:g})" if est.value != 0 and est.n < need else
+               f"and {units:,} {unit_noun} are too few for it: it needs at least {need} "
+               f"(p < {alpha:g})" if est.value != 0 and units < need else
                f"the sign test's p is not below {alpha:g}")
         return (f"The data cannot tell {a} and {b} apart{about} in {metric}: {a} − {b} = "
                 f"{numbers}; {why}.")
@@ -579,6 +589,7 @@ class Comparison:
     sd_diff: float
     design_effect: float
     groups: pd.DataFrame
+    n_clusters: int | None = None
 
     @property
     def claims(self) -> bool:
@@ -597,7 +608,7 @@ class Comparison:
                        correction=self.correction_name,
                        cluster=self.cluster.replace("_", " ") if self.cluster else None,
                        sd_diff=self.sd_diff if math.isfinite(self.sd_diff) else None,
-                       noun=self.noun)
+                       noun=self.noun, n_clusters=self.n_clusters)
 
     def items_needed(self) -> tuple[int | None, int | None]:
         """Items to detect a difference of this size with 80% power at α = 0.05, as if
@@ -640,8 +651,8 @@ def compare_pair(frame: pd.DataFrame, value: str, a: str, b: str, *,
     both = table[[a, b]].dropna()
     sd = float((both[a] - both[b]).std(ddof=1)) if len(both) > 1 else float("nan")
     deff = float("nan")
+    n_clusters = both.index.get_level_values(cluster).nunique() if cluster else None
     if cluster and math.isfinite(est.high) and sd > 0:
-        n_clusters = both.index.get_level_values(cluster).nunique()
         se_clustered = (est.high - est.value) / stats.t.ppf(0.975, n_clusters - 1)
         deff = float((se_clustered / (sd / math.sqrt(len(both)))) ** 2)
     return Comparison(a=a, b=b, value=value, label=label or value, estimate=est,
@@ -649,4 +660,4 @@ def compare_pair(frame: pd.DataFrame, value: str, a: str, b: str, *,
                       lower_is_better=(is_lower_better(value) if lower_is_better is None
                                        else lower_is_better),
                       cluster=cluster, noun=noun, n_pairs=len(pairs), sd_diff=sd,
-                      design_effect=deff, groups=groups)
+                      design_effect=deff, groups=groups, n_clusters=n_clusters)

@@ -226,13 +226,33 @@ def test_degenerate_differences_use_the_exact_sign_test() -> None:
 
 
 def test_degenerate_with_clusters_and_in_compare_models() -> None:
-    # differences constant inside and across clusters: a cluster-robust SE of 0
+    # differences constant inside and across clusters: a cluster-robust SE of 0; the sign
+    # test's units are the 12 clusters, not the 60 items: 2 · 0.5¹² = 0.000488
     frame = paired_frame(A + 0.3, A, GROUPS)
     est = compare.paired_difference(frame, "value", "A", "B", item="item", cluster="group")
     assert math.isnan(est.low) and est.p_value == pytest.approx(
-        stats.binomtest(60, 60, 0.5).pvalue)
+        stats.binomtest(12, 12, 0.5).pvalue) == pytest.approx(2 * 0.5 ** 12)
     pairs = compare.compare_models(frame, "value", item="item")
     assert math.isnan(pairs["delta_low"].iloc[0]) and pairs["p_value"].iloc[0] < 1e-15
+
+
+def test_three_contracts_clustered_are_too_few_for_any_direction() -> None:
+    # The case: 3 contracts × 3 prompt types, A always right and B always wrong,
+    # errors clustered by contract. Nine answers, but three independent units: the exact
+    # sign test over the contracts gives 2 · 0.5³ = 0.25, and 3 < 6 contracts are too few.
+    frame = pd.DataFrame({
+        "model": np.repeat(["A", "B"], 9),
+        "sample": np.tile(np.repeat(["c1", "c2", "c3"], 3), 2),
+        "prompt_type": np.tile(["direct", "naturalistic", "adversarial"], 6),
+        "correct": np.repeat([1.0, 0.0], 9)})
+    result = compare.compare_pair(frame, "correct", "A", "B", item=["sample", "prompt_type"],
+                                  cluster="sample", noun="answers")
+    est = result.estimate
+    assert est.value == 1.0 and est.n == 9 and math.isnan(est.low) and math.isnan(est.high)
+    assert est.p_value == pytest.approx(stats.binomtest(3, 3, 0.5).pvalue) == 0.25
+    assert not result.claims and result.n_clusters == 3
+    assert "cannot tell" in result.verdict and "3 samples" in result.verdict
+    assert "needs at least 6" in result.verdict and "higher" not in result.verdict
 
 
 def test_min_items_for_the_sign_test() -> None:
