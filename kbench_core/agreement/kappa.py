@@ -134,6 +134,7 @@ def interpret(value: float | np.ndarray | pd.Series) -> str | np.ndarray:
 
     >>> interpret(0.75)
     'substantial'
+    >>> import numpy as np
     >>> interpret(np.array([-0.1, 0.2, 0.9])).tolist()
     ['poor', 'slight', 'almost perfect']
 
