@@ -1,6 +1,6 @@
 """What BlockBench's metrics are: the seven tiers and their metrics, which way each is better,
-their display labels, SUI's and the critique's severity default weights, and the thresholds
-(confidence bands, few samples) the metrics use."""
+their display labels, the default SUI weights, the critique's severity weights, and the
+thresholds (confidence bands, few samples) the metrics use."""
 
 from __future__ import annotations
 
