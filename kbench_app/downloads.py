@@ -14,8 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from kbench_core.catalog import safe_name
-from kbench_core.export import FigureExporter, Provenance, provenance_of, table_bytes
+from kbench_core.export import FigureExporter, Provenance, provenance_of, safe_name, table_bytes
 
 __all__ = ["figure_downloads", "table_downloads"]
 

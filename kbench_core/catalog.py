@@ -15,6 +15,9 @@ from typing import Any, Literal
 import pandas as pd
 import plotly.graph_objects as go
 
+# safe_name lives in export now; catalog uses it and still offers it (old import path).
+from kbench_core.export import safe_name
+
 __all__ = ["Item", "heat_pages", "items_for", "main_table", "one", "safe_name", "split_pages",
            "unavailable"]
 
@@ -46,12 +49,6 @@ class Item:
                  else self.build(frame, options or {}))
         for suffix, obj in built:
             yield (f"{self.name}-{safe_name(suffix)}" if suffix else self.name), obj
-
-
-def safe_name(text: str) -> str:
-    """A file-name-safe version of a label (letters, digits, ``._-``; the rest become ``_``)."""
-    cleaned = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in str(text))
-    return cleaned.strip("._") or "item"
 
 
 def one(obj: Built) -> Iterator[tuple[str, Built]]:

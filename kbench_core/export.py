@@ -49,6 +49,7 @@ __all__ = [
     "FigureExporter",
     "Provenance",
     "provenance_of",
+    "safe_name",
     "table_bytes",
     "to_csv",
     "to_latex",
@@ -125,6 +126,12 @@ def provenance_of(runs: Sequence[Any], *, what: str = "",
     """Provenance of an export made from ``runs`` (:class:`kbench_core.io.Run` objects)."""
     return Provenance(runs=tuple((str(r.name), str(r.content_hash)) for r in runs),
                       options=dict(options or {}), what=what)
+
+
+def safe_name(text: str) -> str:
+    """A file-name-safe version of a label (letters, digits, ``._-``; the rest become ``_``)."""
+    cleaned = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in str(text))
+    return cleaned.strip("._") or "item"
 
 
 # ------------------------------------------------------------------------------ figures

@@ -1,0 +1,239 @@
+"""What every agreement coefficient starts from: the names and constants (human, consensus,
+item key, labels, Landis & Koch bands), the judges and labels of a run, and the judgements laid
+out on an items × judges grid with each label coded once (:class:`_Layout`, :class:`_Label`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from kbench_core.schema import FINDING_COUNTS, TYPE_MATCHES
+
+HUMAN = "human"
+CONSENSUS = "consensus"
+ITEM_KEY: tuple[str, ...] = ("sample", "model", "prompt_type")
+# Ground truth of the item, the same whichever judge read the answer: copied, never voted on.
+TRUTH_COLUMNS: tuple[str, ...] = ("is_vulnerable", "severity", "vuln_type", "true_lines")
+REASONING: tuple[str, ...] = ("rcir", "ava", "fsv")
+ORDERED_LABELS: dict[str, tuple[str, ...]] = {"type_match": TYPE_MATCHES}
+DEFAULT_LABELS: tuple[str, ...] = ("said_vulnerable", "target_found", "type_match", "rcir",
+                                   "ava", "fsv", "confidence")
+JUDGED_COLUMNS: tuple[str, ...] = ("said_vulnerable", "target_found", "partial_found",
+                                   "type_match", "confidence", "rcir", "ava", "fsv",
+                                   *FINDING_COUNTS, "claimed_lines")
+# Labels whose missing majority the consensus reports (they decide the headline metrics).
+REPORTED: tuple[str, ...] = ("said_vulnerable", "target_found", "partial_found", "type_match")
+# Landis & Koch (1977): upper bound of each band; below 0 is "poor".
+LANDIS_KOCH: tuple[tuple[float, str], ...] = (
+    (0.0, "poor"), (0.20, "slight"), (0.40, "fair"), (0.60, "moderate"), (0.80, "substantial"),
+    (1.0, "almost perfect"))
+# The krippendorff package builds a units × values × values array: past this many distinct
+# values an interval alpha uses the closed form below instead (same number, O(units) memory).
+MAX_ALPHA_VALUES = 256
+MISSING = "(missing)"
+
+Level = Literal["nominal", "ordinal", "interval"]
+Weights = Literal["linear", "quadratic"] | None
+Ci = Literal["asymptotic", "bootstrap"] | None
+
+
+def _check_boot(n_boot: int, random_state: int) -> None:
+    if isinstance(n_boot, bool) or not isinstance(n_boot, int | np.integer) or n_boot < 1:
+        raise ValueError(f"n_boot must be a whole number >= 1; got {n_boot!r}")
+    if isinstance(random_state, bool) or not isinstance(random_state, int | np.integer):
+        raise ValueError(f"random_state must be a whole number; got {random_state!r}")
+
+
+def judges(judged: pd.DataFrame) -> list[str]:
+    """The judges of a judged frame: the LLM judges sorted by name, then ``human`` if present."""
+    if "judge" not in judged:
+        return []
+    names = sorted({str(v) for v in pd.unique(judged["judge"].dropna())})
+    return [n for n in names if n != HUMAN] + [n for n in names if n == HUMAN]
+
+
+def judged_labels(judged: pd.DataFrame) -> list[str]:
+    """Columns of ``judged`` that judges fill in and that hold at least one value: the SPEC's
+    judged columns first, then any extra column that is neither a key nor ground truth."""
+    reserved = {*ITEM_KEY, "judge", *TRUTH_COLUMNS, "run"}
+    known = [c for c in JUDGED_COLUMNS if c in judged]
+    extra = [c for c in judged.columns if c not in reserved and c not in JUDGED_COLUMNS]
+    return [c for c in (*known, *extra) if judged[c].notna().any()]
+
+
+def default_level(judged: pd.DataFrame, label: str) -> Level:
+    """The natural level of measurement of a label: ``ordinal`` for ordered categories
+    (``type_match``), ``interval`` for numbers, ``nominal`` otherwise (yes/no included)."""
+    return _label(judged, label).level
+
+
+def interpret(value: float | np.ndarray | pd.Series) -> str | np.ndarray:
+    """Landis & Koch's (1977) words for a κ (or α): below 0 poor, up to 0.20 slight, 0.40
+    fair, 0.60 moderate, 0.80 substantial, then almost perfect; NaN is "undefined".
+
+    >>> interpret(0.75)
+    'substantial'
+    >>> import numpy as np
+    >>> interpret(np.array([-0.1, 0.2, 0.9])).tolist()
+    ['poor', 'slight', 'almost perfect']
+
+    References
+    ----------
+    Landis, J. R. & Koch, G. G. (1977). The measurement of observer agreement for categorical
+    data. *Biometrics* 33(1), 159–174.
+    """
+    values = np.asarray(value, dtype=float)
+    upper = np.array([b for b, _ in LANDIS_KOCH[1:-1]])
+    names = np.array([w for _, w in LANDIS_KOCH] + ["undefined"], dtype=object)
+    # Right-closed bands from 0: 0.00-0.20 slight, 0.21-0.40 fair, ... (Landis & Koch's table).
+    index = np.searchsorted(upper, np.nan_to_num(values), side="left") + 1
+    index = np.where(values < 0, 0, index)
+    index = np.where(np.isnan(values), len(names) - 1, index)
+    words = names[index]
+    return str(words) if np.ndim(value) == 0 else words
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """The rows of a judged frame placed on an items × judges grid."""
+
+    items: pd.DataFrame        # item key columns, one row per item, in key order
+    judges: tuple[str, ...]    # grid columns: LLM judges sorted, then ``human`` if asked for
+    rows: np.ndarray           # positions (in the frame) of the rows on the grid
+    item: np.ndarray           # item of each such row
+    judge: np.ndarray          # grid column of each such row
+
+    @property
+    def n_items(self) -> int:
+        return len(self.items)
+
+    def grid(self, values: np.ndarray, fill: Any) -> np.ndarray:
+        """Per-row ``values`` (already restricted to :attr:`rows`) as an items × judges array."""
+        out = np.full((self.n_items, len(self.judges)), fill, dtype=values.dtype)
+        out[self.item, self.judge] = values
+        return out
+
+
+def _layout(judged: pd.DataFrame, *, human: bool) -> _Layout:
+    missing = [c for c in ("sample", "model", "judge") if c not in judged]
+    if missing:
+        raise ValueError(f"a judged frame needs the column(s) {', '.join(missing)}")
+    codes, names = pd.factorize(judged["judge"])
+    names = [str(n) for n in names]
+    llm = sorted({n for n in names if n != HUMAN})
+    order = llm + ([HUMAN] if human and HUMAN in names else [])
+    position = {n: i for i, n in enumerate(order)}
+    lut = np.array([position.get(n, -1) for n in names] + [-1], dtype=np.int64)
+    judge = lut[codes]
+    rows = np.flatnonzero(judge >= 0)
+    keys = [c for c in ITEM_KEY if c in judged]
+    sub = judged[keys].iloc[rows]
+    item = sub.groupby(keys, observed=True, dropna=False, sort=True).ngroup().to_numpy()
+    item = item.astype(np.int64)
+    n_items = int(item.max()) + 1 if item.size else 0
+    _, first = np.unique(item, return_index=True)
+    items = sub.iloc[first].reset_index(drop=True)
+    judge = judge[rows]
+    if item.size:
+        cell = item * max(len(order), 1) + judge
+        repeats = np.bincount(cell, minlength=n_items * len(order))
+        if repeats.max() > 1:
+            at = int(np.flatnonzero(repeats[cell] > 1)[0])
+            where = ", ".join(f"{k}={sub[k].iat[at]!s}" for k in keys)
+            raise ValueError(f"judge {order[judge[at]]!r} labels the item ({where}) more than "
+                             "once: the key (sample, model, prompt_type, judge) must be unique")
+    return _Layout(items=items, judges=tuple(order), rows=rows, item=item, judge=judge)
+
+
+@dataclass(frozen=True)
+class _Label:
+    """One label column as integer codes (categorical) or floats (numeric)."""
+
+    name: str
+    numeric: bool
+    codes: np.ndarray | None       # per frame row, -1 = missing (categorical labels)
+    values: np.ndarray | None      # per frame row, NaN = missing (numeric labels)
+    categories: tuple[Any, ...]    # categorical labels: the values in code order
+    ordered: bool
+    boolean: bool
+
+    @property
+    def level(self) -> Level:
+        if self.numeric:
+            return "interval"
+        return "ordinal" if self.ordered and not self.boolean else "nominal"
+
+
+def _is_boolean(series: pd.Series) -> bool:
+    if pd.api.types.is_bool_dtype(series.dtype):
+        return True
+    if series.dtype == object:
+        return pd.api.types.infer_dtype(series, skipna=True) == "boolean"
+    return False
+
+
+def _label(judged: pd.DataFrame, label: str) -> _Label:
+    if not isinstance(label, str) or label not in judged.columns:
+        offered = ", ".join(judged_labels(judged)) or "none"
+        raise ValueError(f"there is no column {label!r} to compare judges on; labels in this "
+                         f"frame: {offered}")
+    if label in (*ITEM_KEY, "judge"):
+        raise ValueError(f"{label!r} identifies the item or the judge; it is not a label")
+    series = judged[label]
+    if _is_boolean(series):
+        codes = series.astype("boolean").to_numpy(dtype=np.int64, na_value=-1)
+        return _Label(label, False, codes, None, (False, True), True, True)
+    if pd.api.types.is_numeric_dtype(series.dtype):
+        values = series.to_numpy(dtype=float, na_value=np.nan)
+        if not np.isfinite(values[~np.isnan(values)]).all():
+            raise ValueError(f"label {label!r} holds infinite values")
+        return _Label(label, True, None, values, (), True, False)
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        codes = series.cat.codes.to_numpy().astype(np.int64)
+        categories = list(series.cat.categories)
+        ordered = bool(series.cat.ordered)
+    else:
+        try:
+            codes, uniques = pd.factorize(series, sort=True)
+        except TypeError:  # lists (line numbers) in a frame that did not pass io
+            codes, uniques = pd.factorize(series.map(str).where(series.notna()), sort=True)
+        codes, categories, ordered = codes.astype(np.int64), list(uniques), False
+    if label in ORDERED_LABELS:
+        order = ORDERED_LABELS[label]
+        unknown = sorted({str(c) for c in categories} - set(order))
+        if unknown:
+            raise ValueError(f"label {label!r} holds {', '.join(map(repr, unknown))}; "
+                             f"expected one of {', '.join(map(repr, order))}")
+        lut = np.array([order.index(str(c)) for c in categories] + [-1], dtype=np.int64)
+        codes, categories, ordered = lut[codes], list(order), True
+    return _Label(label, False, codes, None, tuple(categories), ordered, False)
+
+
+def _categorical(label: _Label, who: str) -> None:
+    if label.numeric:
+        raise ValueError(
+            f"{who} is for categorical labels; {label.name!r} is numeric: use "
+            f"krippendorff_alpha(judged, {label.name!r}, level='interval') instead")
+
+
+def _need_judges(layout: _Layout, who: str, *, human: bool = False) -> None:
+    n_llm = sum(j != HUMAN for j in layout.judges)
+    if human:
+        if n_llm < 1 or HUMAN not in layout.judges:
+            raise ValueError(f"{who} needs a judge named 'human' and at least one other judge")
+    elif n_llm < 2:
+        raise ValueError(f"{who} needs at least two judges other than 'human'; the frame has "
+                         f"{n_llm}")
+
+
+def _code_grid(layout: _Layout, label: _Label) -> np.ndarray:
+    assert label.codes is not None
+    return layout.grid(label.codes[layout.rows], -1)
+
+
+def _value_grid(layout: _Layout, label: _Label) -> np.ndarray:
+    assert label.values is not None
+    return layout.grid(label.values[layout.rows], np.nan)

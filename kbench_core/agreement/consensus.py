@@ -1,0 +1,188 @@
+"""The consensus judge: a majority vote (median for scores) over the LLM judges, one row per
+item, to feed :func:`kbench_core.vuln.tiers` like any single judge."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from kbench_core.agreement._labels import (
+    CONSENSUS,
+    ORDERED_LABELS,
+    REASONING,
+    REPORTED,
+    TRUTH_COLUMNS,
+    _code_grid,
+    _label,
+    _Layout,
+    _layout,
+    _value_grid,
+)
+
+
+def _vote_counts(codes: np.ndarray) -> np.ndarray:
+    """Per item and judge: how many judges of the item gave this judge's value (0 when the
+    judge gave none). O(items · judges²) whatever the number of categories, so free-text
+    labels such as ``claimed_lines`` cost no more than yes/no."""
+    ok = codes >= 0
+    same = (codes[:, :, None] == codes[:, None, :]) & ok[:, None, :]
+    return np.where(ok, same.sum(axis=2), 0)
+
+
+def _votes(codes: np.ndarray, min_votes: int) -> tuple[np.ndarray, np.ndarray]:
+    """Winning code per item (-1 when none) and whether any judge gave a value.
+
+    A value wins with at least ``min_votes`` votes when no other value has as many: the
+    judges holding the top count are exactly that many (one value), not a multiple (a tie).
+    """
+    n = codes.shape[0]
+    if codes.shape[1] == 0:
+        return np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=bool)
+    votes = _vote_counts(codes)
+    best = votes.max(axis=1)
+    holders = (votes == best[:, None]).sum(axis=1)
+    top = codes[np.arange(n), votes.argmax(axis=1)]
+    winner = np.where((best >= min_votes) & (holders == best) & (best > 0), top, -1)
+    return winner, (codes >= 0).any(axis=1)
+
+
+def _row_median(values: np.ndarray) -> np.ndarray:
+    """Median of each row over its non-missing values (NaN when none). ``np.nanmedian`` goes
+    through masked arrays and warns once per empty row; with a handful of judges a sort
+    along the row is all it takes."""
+    if values.shape[1] == 0:
+        return np.full(values.shape[0], np.nan)
+    ordered = np.sort(values, axis=1)  # NaN last
+    m = (~np.isnan(values)).sum(axis=1)
+    rows = np.arange(values.shape[0])
+    low = ordered[rows, np.maximum((m - 1) // 2, 0)]
+    high = ordered[rows, np.minimum(m // 2, values.shape[1] - 1)]
+    return np.where(m > 0, np.where(m % 2 == 1, low, (low + high) / 2), np.nan)
+
+
+def _first_present(frame: pd.DataFrame, layout: _Layout, column: str) -> pd.Series:
+    """Per item, the first judge's non-missing value (ground truth is the same for all)."""
+    values = frame[column].iloc[layout.rows].reset_index(drop=True)
+    return values.groupby(layout.item, sort=True).first().reindex(range(layout.n_items))
+
+
+def consensus(judged: pd.DataFrame, *, min_votes: int | None = None) -> pd.DataFrame:
+    r"""One judge made of the LLM judges' votes: a single-judge frame that ``vuln.tiers``
+    accepts (``judge`` = ``"consensus"``), one row per item.
+
+    Parameters
+    ----------
+    judged : DataFrame
+        A validated ``judged`` frame; ``human`` rows are left out.
+    min_votes : int, optional
+        Votes a value needs; default a strict majority of the J LLM judges in the run,
+        ⌊J/2⌋ + 1 (2 of 3, 3 of 4 or 5).
+
+    Returns
+    -------
+    DataFrame
+        The frame's columns, one row per item (sample, model, prompt type), plus
+        ``n_judges`` (judgements present) and ``no_majority`` (the labels of
+        ``said_vulnerable, target_found, partial_found, type_match`` that found no majority,
+        comma-separated; empty when all did). ``attrs["no_majority"]`` counts the items per
+        label and ``attrs["min_votes"]`` records the threshold.
+
+    Notes
+    -----
+    SPEC 2.5, rule by rule:
+
+    * A **yes/no** label is yes when at least ``min_votes`` judges say yes (and more say yes
+      than no), no when at least ``min_votes`` say no; otherwise (yes, no, failed) it has no
+      majority, is reported, and is **not credited**: ``target_found`` (and
+      ``partial_found``) become false — a target without a yes majority is not found, as in
+      the published numbers — and ``said_vulnerable`` becomes the wrong verdict
+      (¬``is_vulnerable``), so an undecided answer earns neither a true positive nor a true
+      negative. Another yes/no column without a majority is missing.
+    * Another **categorical** label (``type_match``, ``claimed_lines``, text) takes the value
+      at least ``min_votes`` judges give, if no other value has as many votes; else missing.
+    * A **numeric** label takes the median of the judges' values; ``rcir``, ``ava`` and
+      ``fsv`` only of the judges that found the target. Finding counts are medians too, so
+      they can be halves with an even number of judgements.
+    * Ground truth (``is_vulnerable``, ``severity``, ``vuln_type``, ``true_lines``) is
+      copied from the first judge that has it.
+    """
+    layout = _layout(judged, human=False)
+    n_judges = len(layout.judges)
+    if n_judges == 0:
+        raise ValueError("consensus needs at least one judge other than 'human'")
+    if min_votes is None:
+        min_votes = n_judges // 2 + 1
+    if isinstance(min_votes, bool) or not isinstance(min_votes, int | np.integer) \
+            or not 1 <= min_votes <= n_judges:
+        raise ValueError(f"min_votes must be a whole number from 1 to {n_judges} (the judges "
+                         f"other than 'human'); got {min_votes!r}")
+    keys = list(layout.items.columns)
+    out: dict[str, Any] = {c: layout.items[c].to_numpy() for c in keys}
+    for c in keys:
+        if isinstance(layout.items[c].dtype, pd.CategoricalDtype):
+            out[c] = layout.items[c].reset_index(drop=True)
+    found_grid: np.ndarray | None = None
+    if "target_found" in judged:
+        found = _label(judged, "target_found")
+        assert found.codes is not None
+        found_grid = layout.grid(found.codes[layout.rows], -1)
+    truth = {c: _first_present(judged, layout, c) for c in TRUTH_COLUMNS if c in judged}
+    undecided: dict[str, np.ndarray] = {}
+    for column in judged.columns:
+        if column in keys:
+            continue
+        if column == "judge":
+            out[column] = np.full(layout.n_items, CONSENSUS, dtype=object)
+        elif column in truth:
+            out[column] = truth[column].reset_index(drop=True)
+        else:
+            spec = _label(judged, column)
+            if spec.numeric:
+                values = _value_grid(layout, spec)
+                if column in REASONING and found_grid is not None:
+                    values = np.where(found_grid == 1, values, np.nan)
+                out[column] = _row_median(values)
+                continue
+            codes = _code_grid(layout, spec)
+            winner, voted = _votes(codes, int(min_votes))
+            none = voted & (winner < 0)
+            if column in REPORTED:
+                undecided[column] = none
+            if spec.boolean:
+                decided = winner >= 0
+                value = winner == 1
+                if column in ("target_found", "partial_found"):
+                    out[column] = value
+                elif column == "said_vulnerable" and "is_vulnerable" in truth:
+                    vulnerable = truth["is_vulnerable"].astype("boolean")
+                    wrong = ~vulnerable.fillna(False).to_numpy(dtype=bool)
+                    verdict = np.where(decided, value, wrong)
+                    known = decided | vulnerable.notna().to_numpy()
+                    out[column] = verdict if known.all() else pd.array(
+                        np.where(known, verdict, pd.NA), dtype="boolean")
+                else:
+                    out[column] = value if decided.all() else pd.array(
+                        np.where(decided, value, pd.NA), dtype="boolean")
+            else:
+                categories = list(spec.categories)
+                if isinstance(judged[column].dtype, pd.CategoricalDtype) \
+                        or column in ORDERED_LABELS:
+                    out[column] = pd.Categorical.from_codes(
+                        winner, categories=categories, ordered=spec.ordered)
+                else:
+                    out[column] = np.array([*categories, None], dtype=object)[winner]
+    frame = pd.DataFrame(out)
+    frame["n_judges"] = np.bincount(layout.item, minlength=layout.n_items)
+    # One bit per reported label, then a lookup of the 2^k joined names (no per-item strings).
+    names = list(undecided)
+    mask = np.zeros(layout.n_items, dtype=np.int64)
+    for bit, column in enumerate(names):
+        mask |= undecided[column].astype(np.int64) << bit
+    text = np.array([", ".join(c for b, c in enumerate(names) if code >> b & 1)
+                     for code in range(2 ** len(names))], dtype=object)
+    frame["no_majority"] = text[mask]
+    frame.attrs["no_majority"] = {c: int(v.sum()) for c, v in undecided.items()}
+    frame.attrs["min_votes"] = int(min_votes)
+    return frame[[c for c in judged.columns if c in frame] + ["n_judges", "no_majority"]]

@@ -1,0 +1,321 @@
+"""ECS (Effect Consistency Score): weighted Lin's concordance correlation between human and
+agent d (overall, per domain, per study) with its intervals, the structure weights, and the
+legacy ECS_Strict from z-differences."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from kbench_core.replication.effects import Array, ArrayLike, _codes, prepare_tests, se_cohens_d
+from kbench_core.stats import WithinGroups, check_choice
+
+STOUFFER_CAP = 10.0  # the released ECS_Strict's stand-in for Φ⁻¹(0) and Φ⁻¹(1)
+MIN_STUDY_PAIRS = 3  # a study needs 3 valid pairs for its own ECS (SPEC 2.2)
+
+
+def weighted_ccc(x: ArrayLike, y: ArrayLike, w: ArrayLike | None = None, *,
+                 normalize_weights: bool = True) -> float:
+    r"""Lin's (1989) concordance correlation coefficient with weights:
+
+    .. math:: \rho_c = \frac{2\,\mathrm{cov}_w(x, y)}{\mathrm{var}_w x + \mathrm{var}_w y
+              + (\mu_x - \mu_y)^2}
+
+    with weighted means :math:`\mu = \sum w x/\sum w` and (co)variances
+    :math:`\sum w (x-\mu_x)(y-\mu_y)/\sum w` (so scaling the weights changes nothing). Pairs
+    with NaN/inf or w ≤ 0 are dropped; fewer than 2 pairs → NaN; both variances 0 → 1 if the
+    means are equal, else 0; clamped to [−1, 1].
+
+    ``normalize_weights=False`` reproduces HumanStudy-Bench's released ``weighted_ccc``:
+    covariance and variances as weighted *sums* (not divided by Σw) while the mean-difference
+    term stays unscaled, so its penalty shrinks as Σw grows. No library offers a weighted
+    CCC, hence written by hand (one pass of ``np.bincount``, shared with :func:`ecs`).
+    """
+    x = np.asarray(x, dtype=float).ravel()
+    y = np.asarray(y, dtype=float).ravel()
+    if x.shape != y.shape:
+        raise ValueError(f"x and y differ in length ({x.size} and {y.size})")
+    w = np.ones_like(x) if w is None else np.asarray(w, dtype=float).ravel()
+    if w.shape != x.shape:
+        raise ValueError(f"w has {w.size} values for {x.size} pairs")
+    codes = np.zeros(x.size, dtype=np.int64)
+    return float(_grouped_ccc(codes, x, y, w, 1, normalize_weights)[0][0])
+
+
+def _grouped_ccc(codes: Array, x: Array, y: Array, w: Array, size: int,
+                 normalize: bool) -> tuple[Array, Array, dict[str, Array]]:
+    """CCC of every group at once (bincount moments); also returns the pairs used per group
+    and the moments (``vx, vy, cov, diff`` and ``kish``, Kish's effective n)."""
+    ok = np.isfinite(x) & np.isfinite(y) & np.isfinite(w) & (w > 0) & (codes >= 0)
+    g, x, y, w = codes[ok], x[ok], y[ok], w[ok]
+    n = np.bincount(g, minlength=size).astype(float)
+    sw = np.bincount(g, weights=w, minlength=size)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mx = np.bincount(g, weights=w * x, minlength=size) / sw
+        my = np.bincount(g, weights=w * y, minlength=size) / sw
+        dx, dy = x - mx[g], y - my[g]
+        scale = sw if normalize else 1.0
+        vx = np.bincount(g, weights=w * dx * dx, minlength=size) / scale
+        vy = np.bincount(g, weights=w * dy * dy, minlength=size) / scale
+        cov = np.bincount(g, weights=w * dx * dy, minlength=size) / scale
+        diff = mx - my
+        ccc = 2 * cov / (vx + vy + diff * diff)
+        kish = sw * sw / np.bincount(g, weights=w * w, minlength=size)
+    # Rounding leaves a constant vector with a variance of ~1e-33, not 0: compare with its
+    # scale so that "no spread" is recognised as such.
+    tiny_x = vx <= 1e-24 * np.maximum(mx * mx, 1.0) * (1.0 if normalize else sw)
+    tiny_y = vy <= 1e-24 * np.maximum(my * my, 1.0) * (1.0 if normalize else sw)
+    same = np.isclose(mx, my, rtol=1e-12, atol=1e-12)
+    ccc = np.where(tiny_x & tiny_y, np.where(same, 1.0, 0.0),
+                   np.where(tiny_x | tiny_y, 0.0, ccc))
+    ccc = np.where(n >= 2, np.clip(ccc, -1.0, 1.0), np.nan)
+    return ccc, n, {"vx": vx, "vy": vy, "cov": cov, "diff": diff, "kish": kish}
+
+
+def structure_weights(t: pd.DataFrame) -> Array:
+    """1/(findings in the test's study) × 1/(tests in its finding), per model, counted over the
+    rows given (pass the valid pairs only, as :func:`ecs` does)."""
+    keys = t[["model", "study", "finding"]]
+    finding = keys.groupby(["model", "study", "finding"], observed=True, sort=False).ngroup()
+    study = keys.groupby(["model", "study"], observed=True, sort=False).ngroup().to_numpy()
+    f = finding.to_numpy()
+    tests_in_finding = np.bincount(f)[f]
+    finding_study = np.zeros(f.max() + 1 if f.size else 0, dtype=np.int64)
+    finding_study[f] = study
+    findings_in_study = np.bincount(finding_study)[study]
+    return 1.0 / (findings_in_study * tests_in_finding)
+
+
+def _lin_interval(ccc: Array, n: Array, mom: dict[str, Array], normalize: bool,
+                  level: float = 0.95) -> tuple[Array, Array]:
+    r"""Lin's (1989, 2000 erratum) interval on :math:`z = \operatorname{atanh}\rho_c`:
+
+    .. math:: \mathrm{var}(z) = \frac{1}{n-2}\Bigl[\frac{(1-r^2)\rho_c^2}{(1-\rho_c^2)r^2}
+              + \frac{2\rho_c^3(1-\rho_c)u^2}{r(1-\rho_c^2)^2}
+              - \frac{\rho_c^4u^4}{2r^2(1-\rho_c^2)^2}\Bigr],\quad
+              u = \frac{\mu_x-\mu_y}{\sqrt{\sigma_x\sigma_y}}
+
+    with r the Pearson correlation and σ the population standard deviations. With unequal
+    weights the weighted moments stand in for the sample ones and n is Kish's effective
+    sample size :math:`(\sum w)^2/\sum w^2` (= the number of pairs when weights are equal), a
+    plug-in approximation; ``ci="bootstrap"`` avoids it. With ``normalize_weights=False`` the
+    statistic is not Lin's CCC and no analytic interval is given (NaN). Also NaN for
+    n_eff ≤ 3 and where r is undefined (an effect profile without spread); identical
+    profiles (ρc = 1) get [1, 1].
+    """
+    if not normalize:
+        return np.full(ccc.shape, np.nan), np.full(ccc.shape, np.nan)
+    vx, vy, cov, diff = mom["vx"], mom["vy"], mom["cov"], mom["diff"]
+    n_eff = np.minimum(mom["kish"], n)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = cov / np.sqrt(vx * vy)
+        u = diff / np.sqrt(np.sqrt(vx * vy))
+        rc = np.clip(ccc, -0.999999, 0.999999)
+        one = 1 - rc * rc
+        var = ((1 - r * r) * rc * rc / (one * r * r)
+               + 2 * rc ** 3 * (1 - rc) * u * u / (r * one * one)
+               - rc ** 4 * u ** 4 / (2 * r * r * one * one)) / (n_eff - 2)
+        half = stats.norm.ppf((1 + level) / 2) * np.sqrt(var)
+        z = np.arctanh(rc)
+        low, high = np.tanh(z - half), np.tanh(z + half)
+    enough = n_eff > 3
+    ok = enough & np.isfinite(low) & np.isfinite(high)
+    exact = enough & (ccc >= 1.0)  # identical profiles: no spread left to estimate
+    return (np.where(exact, 1.0, np.where(ok, low, np.nan)),
+            np.where(exact, 1.0, np.where(ok, high, np.nan)))
+
+
+def ecs(tests: pd.DataFrame, *, level: Literal["overall", "domain", "study"] = "overall",
+        weighting: Literal["structure", "equal"] = "structure", normalize_weights: bool = True,
+        ci: Literal["analytic", "bootstrap"] | None = "analytic", n_boot: int = 1000,
+        random_state: int = 0) -> pd.DataFrame:
+    r"""Effect Consistency Score: weighted Lin's CCC (:func:`weighted_ccc`) of agent d on
+    human d over the tests, per model and ``level`` (SPEC 2.2).
+
+    ``weighting="structure"`` gives a test 1/(findings in its study) × 1/(tests in its
+    finding), so every study and every finding within it weighs the same; ``"equal"`` gives
+    every test weight 1. Weights and counts are taken per model after invalid pairs are
+    dropped (:func:`structure_weights`). ``level="overall"`` pools every test of the model,
+    ``"domain"`` each domain, ``"study"`` each study; a study with fewer than 3 valid pairs
+    is NaN. The published per-study ECS of HumanStudy-Bench is ``level="study",
+    weighting="equal", normalize_weights=False``.
+
+    Interval (``ecs_low``, ``ecs_high``, 95%):
+
+    - ``ci="analytic"``: Lin's z-transform interval. Unweighted (``weighting="equal"``) it is
+      Lin's formula exactly; **with structure weights** the weighted moments are plugged into
+      it with Kish's effective n = (Σw)²/Σw² in place of the number of pairs, an
+      approximation (see :func:`_lin_interval`). None for ``normalize_weights=False``.
+    - ``ci="bootstrap"``: a cluster bootstrap: the studies of each model × group are
+      resampled with replacement (``n_boot`` times, seeded by ``random_state``) and each
+      drawn study brings all its tests; at ``level="study"`` the tests within the study are
+      resampled. Percentile interval; NaN for a group with fewer than 2 clusters.
+    - ``None``: NaN.
+
+    Returns ``model[, domain | study], ecs, ecs_low, ecs_high, n, n_kish, n_studies`` with n
+    the valid pairs, n_kish Kish's effective n of their weights (= n under equal weights; what
+    the analytic interval rests on) and n_studies the studies they come from; a group without
+    a valid pair is kept with NaN and n = 0.
+    """
+    check_choice("level", level, ("overall", "domain", "study"))
+    check_choice("weighting", weighting, ("structure", "equal"))
+    check_choice("ci", ci, (None, "analytic", "bootstrap"))
+    t = prepare_tests(tests).reset_index(drop=True)
+    if level == "domain" and "domain" not in t:
+        raise ValueError("level='domain' needs a domain column")
+    x, y = t["d_h"].to_numpy(float), t["d_a"].to_numpy(float)
+    valid = np.isfinite(x) & np.isfinite(y)
+    w = np.zeros(len(t))  # an invalid pair weighs 0 and so drops out; its group stays (n = 0)
+    w[valid] = structure_weights(t[valid]) if weighting == "structure" else 1.0
+    group_cols = ["model"] + ({"overall": [], "domain": ["domain"], "study": ["study"]}[level])
+    codes, out = _codes(t, group_cols)
+    value, n, mom = _grouped_ccc(codes, x, y, w, len(out), normalize_weights)
+    if level == "study":
+        value = np.where(n >= MIN_STUDY_PAIRS, value, np.nan)
+    out["ecs"] = value
+    # Studies within each group: group code x study code, numbered 0..k-1.
+    span = len(t) + 1
+    key = codes * span + pd.factorize(t["study"])[0]
+    study_codes = np.unique(key, return_inverse=True)[1].astype(np.int64)
+    n_studies = np.bincount(np.unique(key[valid]) // span, minlength=len(out))
+    if ci == "analytic":
+        out["ecs_low"], out["ecs_high"] = _lin_interval(value, n, mom, normalize_weights)
+    elif ci == "bootstrap":
+        # At study level the unit is the test: every row is one (keys are unique per model).
+        units = np.arange(len(t), dtype=np.int64) if level == "study" else study_codes
+        low, high = _ecs_bootstrap(codes, units, x, y, w, len(out), normalize_weights, n_boot,
+                                   random_state)
+        clusters = n if level == "study" else n_studies
+        defined = np.isfinite(value) & (clusters >= 2)
+        out["ecs_low"] = np.where(defined, low, np.nan)
+        out["ecs_high"] = np.where(defined, high, np.nan)
+    else:
+        out["ecs_low"] = out["ecs_high"] = np.nan
+    out["n"] = n.astype(int)
+    out["n_kish"] = np.where(n > 0, mom["kish"], 0.0)
+    out["n_studies"] = n_studies
+    return out
+
+
+def _ecs_bootstrap(codes: Array, units: Array, x: Array, y: Array, w: Array, size: int,
+                   normalize: bool, n_boot: int, random_state: int) -> tuple[Array, Array]:
+    """Percentile interval over resampled clusters (``units``: studies, or tests) within each
+    group; a cluster drawn k times counts k times. Written by hand: the resampling is
+    stratified by group, and each cluster's weighted moment sums (Σw, Σwx, Σwy, Σwx², Σwy²,
+    Σwxy) are taken once, so a replicate costs six bincounts over clusters, not tests."""
+    rng = np.random.default_rng(random_state)
+    ok = np.isfinite(x) & np.isfinite(y) & np.isfinite(w) & (w > 0)
+    units, x, y, w = units[ok], x[ok], y[ok], w[ok]
+    n_units = int(units.max()) + 1 if units.size else 0
+    owner = np.zeros(n_units, dtype=np.int64)
+    owner[units] = codes[ok]
+    moments = np.stack([np.bincount(units, weights=v, minlength=n_units)
+                        for v in (w, w * x, w * y, w * x * x, w * y * y, w * x * y,
+                                  np.ones_like(w))])
+    clusters = WithinGroups(owner)  # clusters resampled within their model x level group
+    draws = np.empty((n_boot, size))
+    for b in range(n_boot):
+        mult = clusters.draw(rng).astype(float)
+        sums = [np.bincount(owner, weights=mult * m, minlength=size) for m in moments]
+        draws[b] = _ccc_from_sums(*sums, normalize=normalize)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.nanquantile(draws, 0.025, axis=0), np.nanquantile(draws, 0.975, axis=0)
+
+
+def _ccc_from_sums(sw: Array, swx: Array, swy: Array, swxx: Array, swyy: Array, swxy: Array,
+                   n: Array, *, normalize: bool) -> Array:
+    """Weighted CCC from raw moment sums (one pass; for bootstrap replicates, where the
+    two-pass accuracy of :func:`_grouped_ccc` is not needed). Same edge rules."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mx, my = swx / sw, swy / sw
+        scale = 1.0 if normalize else sw
+        vx = np.maximum(swxx / sw - mx * mx, 0.0) * scale
+        vy = np.maximum(swyy / sw - my * my, 0.0) * scale
+        cov = (swxy / sw - mx * my) * scale
+        diff = mx - my
+        ccc = 2 * cov / (vx + vy + diff * diff)
+    # one-pass sums leave ~1e-16 relative noise on a constant vector's variance
+    tiny_x = vx <= 1e-12 * np.maximum(mx * mx, 1.0) * scale
+    tiny_y = vy <= 1e-12 * np.maximum(my * my, 1.0) * scale
+    same = np.isclose(mx, my, rtol=1e-12, atol=1e-12)
+    ccc = np.where(tiny_x & tiny_y, np.where(same, 1.0, 0.0),
+                   np.where(tiny_x | tiny_y, 0.0, ccc))
+    return np.where(n >= 2, np.clip(ccc, -1.0, 1.0), np.nan)
+
+
+def ecs_strict(tests: pd.DataFrame, *, level: Literal["finding", "study"] = "finding",
+               ) -> pd.DataFrame:
+    r"""**Auxiliary** — the legacy ECS_Strict (RMS-Stouffer) of HumanStudy-Bench's metric
+    document (``docs/metrics/replication.md``); do not report as primary.
+
+    Per test :math:`Z = (d_a - d_h)/\sqrt{SE_a^2 + SE_h^2}`, each SE the one-sample standard
+    error of Cohen's d (:func:`se_cohens_d`, :math:`\sqrt{1/n + d^2/(2n)}`) over that side's
+    own sample size: ``agent_n`` and ``human_n`` where the run gives them, else the test's
+    ``n_eff`` for both (the released code derives each test type's SE from its own sample
+    sizes; a run that carries only n_eff can do no better). Tests with a non-finite Z are
+    skipped. Per finding with K usable tests (released ``aggregate_finding_ecs``):
+    :math:`Z_{rms} = \sqrt{\overline{Z^2}}`; ``ecs_strict`` = :math:`2(1-\Phi(|Z|))` for
+    K = 1 and :math:`P(\chi^2_K \ge K Z_{rms}^2) = P(\chi^2_K \ge \sum Z^2)` for K > 1.
+
+    What the number is: a p-value. For K = 1 it is the two-sided p of "the agent's effect
+    equals the human's"; for K > 1 it is the p of the chi-square test that *all K* agent
+    effects equal the human ones (independent tests assumed). It is **not** the probability
+    that the effects agree, nor (for K > 1) the probability of a gap as large as
+    :math:`Z_{rms}`; a large value means only that the data cannot reject equality, which
+    small samples give easily.
+
+    Per study (``level="study"``, released ``aggregate_study_ecs_strict``): one finding keeps
+    its p; m > 1 findings combine by Stouffer, :math:`Z_j = \Phi^{-1}(1-p_j)` (±10 for p = 0
+    or 1), :math:`p = 1 - \Phi(\sum Z_j/\sqrt m)`. A finding or study without a usable test
+    is NaN (the released code writes 0.0). Returns model × study [× finding] with
+    ``ecs_strict``, ``n`` and, per finding, ``z_rms``.
+    """
+    check_choice("level", level, ("finding", "study"))
+    t = prepare_tests(tests)
+    if not ({"human_n", "agent_n"} <= set(t.columns) or "n_eff" in t):
+        raise ValueError("ecs_strict needs sample sizes for the standard errors: human_n "
+                         "and agent_n, or n_eff")
+
+    def sizes(name: str) -> Array:
+        fallback = (t["n_eff"].to_numpy(dtype=float, na_value=np.nan) if "n_eff" in t
+                    else np.full(len(t), np.nan))
+        if name not in t:
+            return fallback
+        own = t[name].to_numpy(dtype=float, na_value=np.nan)
+        return np.where(np.isfinite(own), own, fallback)
+
+    n_h, n_a = sizes("human_n"), sizes("agent_n")
+    d_h, d_a = t["d_h"].to_numpy(float), t["d_a"].to_numpy(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        z = (d_a - d_h) / np.sqrt(se_cohens_d(d_a, n_a) ** 2 + se_cohens_d(d_h, n_h) ** 2)
+    ok = np.isfinite(z)
+    codes, out = _codes(t, ["model", "study", "finding"])
+    count = np.bincount(codes, weights=ok, minlength=len(out))
+    chi2 = np.bincount(codes, weights=np.where(ok, z * z, 0.0), minlength=len(out))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rms = np.sqrt(chi2 / count)
+        p = np.where(count == 1, 2 * stats.norm.sf(rms), stats.chi2.sf(chi2, count))
+    out["z_rms"] = np.where(count > 0, rms, np.nan)
+    out["ecs_strict"] = np.where(count > 0, p, np.nan)
+    out["n"] = count.astype(int)
+    if level == "finding":
+        return out
+    usable = out["ecs_strict"].notna().to_numpy()
+    p_f = out["ecs_strict"].to_numpy(float)
+    z_f = stats.norm.isf(np.clip(p_f, 0.0, 1.0))
+    z_f = np.where(np.isposinf(z_f), STOUFFER_CAP, np.where(np.isneginf(z_f), -STOUFFER_CAP,
+                                                            z_f))
+    s_codes, studies = _codes(out, ["model", "study"])
+    m = np.bincount(s_codes, weights=usable, minlength=len(studies))
+    z_sum = np.bincount(s_codes, weights=np.where(usable, z_f, 0.0), minlength=len(studies))
+    p_sum = np.bincount(s_codes, weights=np.where(usable, p_f, 0.0), minlength=len(studies))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        combined = stats.norm.sf(z_sum / np.sqrt(m))
+    studies["ecs_strict"] = np.select([m == 1, m > 1], [p_sum, combined], np.nan)
+    studies["n"] = m.astype(int)
+    return studies

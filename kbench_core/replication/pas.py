@@ -1,0 +1,303 @@
+"""PAS (Probability of Agreement State): per test, pooled test → finding → study on Fisher's z
+scale, averaged over studies per model, with bootstrap intervals; and the legacy PAS
+normalised against the human ceiling."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from kbench_core.replication.effects import EPSILON, Array, _codes, prepare_tests
+from kbench_core.stats import WithinGroups, check_choice, t_interval
+
+NEUTRAL_CEILING = 1e-8  # |2c − 1| below this: the human posterior is 0.5, nothing to normalise
+
+
+@dataclass(frozen=True)
+class PasResult:
+    """PAS at every level (SPEC 2.2).
+
+    - ``test``: ``model, study, finding, test[, domain], pi_h, pi_a, pas, r, z, weight,
+      dropped`` (``dropped``: no usable PAS — a posterior missing, e.g. a Bayes factor without
+      its ``human_significant`` flag, or no ``n_eff`` under n_eff weights; its ``pas`` is NaN);
+    - ``finding``: ``model, study, finding[, domain], pas, n, n_dropped`` (n = tests pooled);
+    - ``study``: ``model, study[, domain], pas, n, n_tests, n_dropped`` (n = findings);
+    - ``model``: ``model, pas, pas_low, pas_high, n, n_findings, n_tests, n_dropped``
+      (n = studies).
+
+    ``notes`` says, in words a page can show, what was left out and why.
+    """
+
+    test: pd.DataFrame
+    finding: pd.DataFrame
+    study: pd.DataFrame
+    model: pd.DataFrame
+    notes: tuple[str, ...] = ()
+
+
+def _fisher_pool(groups: Array, pas_values: Array, weights: Array, size: int,
+                 present: Array | None = None) -> tuple[Array, Array]:
+    r"""Pooled PAS per group, the seed's ``aggregate_finding_pas_raw`` for every group at
+    once: r = 2·PAS − 1 clamped to ±(1 − 10⁻⁶), z = atanh r,
+    :math:`\bar z = \sum wz/\sum w`, pooled PAS = (tanh z̄ + 1)/2.
+
+    Seed edge cases: a group with a single usable value keeps that value (no pooling, no
+    clamp); Σw ≤ 0 falls back to the unweighted mean of z; a group with no usable value is
+    0.5 (the seed's "empty → 0.5"). Because of the clamp, z is invalid only where PAS itself
+    is missing, so the seed's "all z invalid → simple mean of PAS" has nothing to average
+    and ends in the same 0.5. ``present`` masks items out entirely; ``weights`` may carry
+    bootstrap multiplicities (a value drawn twice counts twice, also in "usable values").
+    Returns (pooled PAS, usable values per group).
+    """
+    r = np.clip(2 * pas_values - 1, -(1 - EPSILON), 1 - EPSILON)
+    with np.errstate(invalid="ignore"):
+        z = np.arctanh(r)
+    valid = np.isfinite(z) if present is None else np.isfinite(z) & present
+    w = np.where(valid & np.isfinite(weights), weights, 0.0)
+
+    def total(values: Array) -> Array:
+        return np.bincount(groups, weights=np.where(valid, values, 0.0), minlength=size)
+
+    n_valid = np.bincount(groups, weights=valid, minlength=size)
+    sum_w = total(w)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        z_bar = np.where(sum_w > 0, total(w * z) / sum_w, total(z) / n_valid)
+        single = total(pas_values) / n_valid  # the one usable value, where there is one
+        pooled = np.select([n_valid >= 2, n_valid == 1], [(np.tanh(z_bar) + 1) / 2, single],
+                           0.5)
+    return pooled, n_valid
+
+
+def _study_pas(s_codes: Array, f_pas: Array, weights: Array, size: int, pooling: str,
+               present: Array | None = None) -> Array:
+    """Study PAS from finding PAS: Fisher pooling (``weights`` multiply findings drawn more
+    than once by the bootstrap) or their (weighted) simple mean."""
+    if pooling == "fisher":
+        return _fisher_pool(s_codes, f_pas, weights, size, present)[0]
+    w = weights if present is None else np.where(present, weights, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (np.bincount(s_codes, weights=w * f_pas, minlength=size)
+                / np.bincount(s_codes, weights=w, minlength=size))
+
+
+def _usable_weights(t: pd.DataFrame, finding_weights: str) -> tuple[Array, Array]:
+    """(weight, usable-for-weighting) per test: 1 for ``"equal"``; the test's ``n_eff`` for
+    ``"n_eff"``, where a missing n_eff makes the test unusable (it would otherwise weigh 0
+    while being counted). A given n_eff ≤ 0 stays a weight, so the seed's "Σw ≤ 0 →
+    unweighted" rule applies to it."""
+    if finding_weights == "equal":
+        return np.ones(len(t)), np.ones(len(t), dtype=bool)
+    n_eff = t["n_eff"].to_numpy(dtype=float, na_value=np.nan)
+    ok = np.isfinite(n_eff)
+    return np.where(ok, n_eff, 0.0), ok
+
+
+def pas(tests: pd.DataFrame, *, finding_weights: Literal["equal", "n_eff"] = "equal",
+        study_pooling: Literal["fisher", "mean"] = "fisher",
+        ci: Literal["analytic", "bootstrap"] | None = "analytic", n_boot: int = 1000,
+        random_state: int = 0, human_prior_significant: float = 10.0,
+        human_prior_null: float = 0.1, agent_prior: float = 1.0) -> PasResult:
+    r"""PAS per test, finding, study and model (``docs/metrics/replication.md``).
+
+    Per test :math:`PAS = \pi_h\pi_a + (1-\pi_h)(1-\pi_a)` (posteriors from
+    :func:`prepare_tests`, with the prior odds given here). Per finding,
+    :math:`r = 2\,PAS - 1` clamped to ±(1 − 10⁻⁶), :math:`z = \operatorname{atanh} r`,
+    :math:`\bar z = \sum w z/\sum w` with w = 1 (``finding_weights="equal"``, as the
+    released ``aggregate_study_pas``) or the test's ``n_eff`` (``"n_eff"``, the metric
+    document's Step 3), back by :math:`(\tanh\bar z + 1)/2`. Per study the same Fisher
+    pooling over its findings with equal weights (the released code; ``study_pooling="mean"``
+    is the simple mean the document's prose describes); per model the mean over studies. Edge
+    cases as :func:`_fisher_pool`: one test → its own PAS; Σw ≤ 0 → unweighted; a finding
+    none of whose tests is usable → 0.5 with n = 0 (the seed's "empty → 0.5").
+
+    A test without a usable PAS is never given a made-up one: a human Bayes factor without
+    its ``human_significant`` flag has no prior (π_h NaN), and under ``"n_eff"`` weights a
+    test without ``n_eff`` would weigh 0 while being counted. Such a test stays in the
+    ``test`` frame with ``pas`` NaN and ``dropped`` true, is left out of every pooled value,
+    and is counted in ``n_dropped`` of its finding, study and model; ``notes`` says so. A
+    model none of whose tests has both posteriors is left out (PAS is unavailable for it); a
+    run without posteriors gives empty tables.
+
+    Interval of the model PAS (``pas_low``, ``pas_high``; it is a mean over studies):
+    ``ci="analytic"`` (default) is the t interval of the mean over its study PAS values
+    (n = studies, clipped to [0, 1]; NaN with one study). ``ci="bootstrap"`` resamples the
+    model's studies with replacement and, within each drawn study, its findings, then pools
+    again (``n_boot`` replicates, seeded by ``random_state``; percentile interval), so a study
+    with many findings never dominates. ``None`` leaves them NaN.
+    """
+    check_choice("finding_weights", finding_weights, ("equal", "n_eff"))
+    check_choice("study_pooling", study_pooling, ("fisher", "mean"))
+    check_choice("ci", ci, (None, "analytic", "bootstrap"))
+    t = prepare_tests(tests, human_prior_significant=human_prior_significant,
+                      human_prior_null=human_prior_null, agent_prior=agent_prior)
+    if finding_weights == "n_eff" and "n_eff" not in t:
+        raise ValueError("finding_weights='n_eff' needs an n_eff column")
+    pi_h, pi_a = t["pi_h"].to_numpy(float), t["pi_a"].to_numpy(float)
+    posteriors = np.isfinite(pi_h) & np.isfinite(pi_a)
+    has_pas = t["model"].isin(t.loc[posteriors, "model"].unique()).to_numpy()
+    t = t[has_pas].reset_index(drop=True)
+    pi_h, pi_a, posteriors = pi_h[has_pas], pi_a[has_pas], posteriors[has_pas]
+    weight, weighable = _usable_weights(t, finding_weights)
+    usable = posteriors & weighable
+    value = np.where(usable, pi_h * pi_a + (1 - pi_h) * (1 - pi_a), np.nan)
+    t["pas"] = value
+    t["r"] = np.clip(2 * value - 1, -(1 - EPSILON), 1 - EPSILON)
+    with np.errstate(invalid="ignore"):
+        t["z"] = np.arctanh(t["r"].to_numpy(float))
+    t["weight"] = np.where(usable, weight, np.nan)
+    t["dropped"] = ~usable
+    carry = ["domain"] if "domain" in t else []
+    test_table = t[["model", "study", "finding", "test", *carry, "pi_h", "pi_a", "pas", "r", "z",
+                    "weight", "dropped"]]
+
+    dropped = (~usable).astype(float)
+    f_codes, findings = _codes(t, ["model", "study", "finding"], carry)
+    f_pas, f_n = _fisher_pool(f_codes, value, np.where(usable, weight, 0.0), len(findings))
+    findings["pas"], findings["n"] = f_pas, f_n.astype(int)
+    findings["n_dropped"] = np.bincount(f_codes, weights=dropped,
+                                        minlength=len(findings)).astype(int)
+    s_codes, studies = _codes(findings, ["model", "study"], carry)
+    s_pas = _study_pas(s_codes, f_pas, np.ones(len(findings)), len(studies), study_pooling)
+    studies["pas"] = s_pas
+    studies["n"] = np.bincount(s_codes, minlength=len(studies))
+    studies["n_tests"] = np.bincount(s_codes, weights=f_n, minlength=len(studies)).astype(int)
+    studies["n_dropped"] = np.bincount(s_codes, weights=findings["n_dropped"],
+                                       minlength=len(studies)).astype(int)
+    m_codes, models = _codes(studies, ["model"])
+    counts = np.bincount(m_codes, minlength=len(models))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.bincount(m_codes, weights=s_pas, minlength=len(models)) / counts
+        spread = np.bincount(m_codes, weights=(s_pas - mean[m_codes]) ** 2,
+                             minlength=len(models))
+        sd = np.sqrt(spread / (counts - 1))
+    models["pas"] = mean
+    if ci == "analytic":
+        low, high = t_interval(mean, sd, counts)
+        models["pas_low"], models["pas_high"] = np.clip(low, 0, 1), np.clip(high, 0, 1)
+    elif ci == "bootstrap":
+        models["pas_low"], models["pas_high"] = _pas_bootstrap(
+            f_pas, s_codes, m_codes, len(studies), len(models), study_pooling, n_boot,
+            random_state)
+    else:
+        models["pas_low"] = models["pas_high"] = np.nan
+    models["n"] = counts
+    models["n_findings"] = np.bincount(m_codes[s_codes], minlength=len(models))
+    models["n_tests"] = np.bincount(m_codes, weights=studies["n_tests"],
+                                    minlength=len(models)).astype(int)
+    models["n_dropped"] = np.bincount(m_codes, weights=studies["n_dropped"],
+                                      minlength=len(models)).astype(int)
+    return PasResult(test_table, findings, studies, models,
+                     _pas_notes(t, posteriors, weighable, finding_weights))
+
+
+def _pas_notes(t: pd.DataFrame, posteriors: Array, weighable: Array,
+               finding_weights: str) -> tuple[str, ...]:
+    notes = []
+    no_prior = ~np.isfinite(t["pi_h"].to_numpy(float))
+    if "human_bf10" in t:
+        no_prior &= np.isfinite(t["human_bf10"].to_numpy(dtype=float, na_value=np.nan))
+    else:
+        no_prior[:] = False
+    if no_prior.any():
+        notes.append(f"{int(no_prior.sum()):,} test(s) have a human Bayes factor but no "
+                     "human_significant flag, so no prior odds: left out of PAS (not given "
+                     "the 'not significant' prior)")
+    other = ~posteriors & ~no_prior
+    if other.any():
+        notes.append(f"{int(other.sum()):,} test(s) lack a human or agent posterior: left "
+                     "out of PAS")
+    if finding_weights == "n_eff" and (posteriors & ~weighable).any():
+        notes.append(f"{int((posteriors & ~weighable).sum()):,} test(s) have no n_eff, so "
+                     "no weight under n_eff weighting: left out of PAS")
+    return tuple(notes)
+
+
+def _pas_bootstrap(f_pas: Array, s_codes: Array, m_codes: Array, n_studies: int,
+                   n_models: int, pooling: str, n_boot: int,
+                   random_state: int) -> tuple[Array, Array]:
+    """Percentile interval of the model PAS over a two-stage bootstrap: each model's studies
+    are resampled with replacement, and every drawn copy of a study resamples that study's
+    findings independently (Davison & Hinkley 1997, §3.8, "multistage sampling"). A replicate
+    lays out its drawn copies, draws each copy's findings at once (one uniform draw per
+    finding slot) and pools every copy with one ``bincount`` pass. Written by hand: the two
+    stages, the Fisher pooling inside each copy and every model at once are not in any
+    library."""
+    rng = np.random.default_rng(random_state)
+    studies = WithinGroups(m_codes)  # studies resampled within their model
+    order = np.argsort(s_codes, kind="stable")  # findings grouped by study
+    per_study = np.bincount(s_codes, minlength=n_studies)
+    first = np.concatenate([[0], np.cumsum(per_study)[:-1]]).astype(np.int64)
+    sorted_pas = f_pas[order]
+    draws = np.empty((n_boot, n_models))
+    for b in range(n_boot):
+        copies = studies.draw(rng)
+        copy_study = np.repeat(np.arange(n_studies), copies)
+        slots = per_study[copy_study]
+        copy_of_slot = np.repeat(np.arange(copy_study.size), slots)
+        study_of_slot = copy_study[copy_of_slot]
+        pick = first[study_of_slot] + (rng.random(copy_of_slot.size)
+                                       * per_study[study_of_slot]).astype(np.int64)
+        copy_pas = _study_pas(copy_of_slot, sorted_pas[pick], np.ones(pick.size),
+                              copy_study.size, pooling)
+        model_of_copy = m_codes[copy_study]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            draws[b] = (np.bincount(model_of_copy, weights=copy_pas, minlength=n_models)
+                        / np.bincount(model_of_copy, minlength=n_models))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.nanquantile(draws, 0.025, axis=0), np.nanquantile(draws, 0.975, axis=0)
+
+
+def pas_normalized(tests: pd.DataFrame, *, level: Literal["finding", "study"] = "finding",
+                   finding_weights: Literal["n_eff", "equal"] = "n_eff",
+                   human_prior_significant: float = 10.0, human_prior_null: float = 0.1,
+                   agent_prior: float = 1.0) -> pd.DataFrame:
+    r"""**Auxiliary** — the seed's legacy normalised PAS; do not report as primary.
+
+    Per test the human ceiling :math:`c = \pi_h^2 + (1-\pi_h)^2` (the PAS of an agent that
+    copies the human posterior) and the ratio :math:`r' = (2\,PAS - 1)/(2c - 1)` clamped to
+    ±(1 − 10⁻⁶). Tests whose ceiling is neutral (:math:`|2c-1| < 10^{-8}`, i.e. π_h = 0.5)
+    are skipped. Per finding :math:`\tanh` of the weighted mean of
+    :math:`\operatorname{atanh} r'` with w = ``n_eff`` (1 where missing, as the released
+    ``compute_n_eff_for_test`` falls back) or 1 (``finding_weights="equal"``); a finding with
+    no usable test is 0.0 (the seed's convention). ``level="study"`` is the simple mean of
+    the study's findings (the released ``aggregate_study_pas``). Returns one row per model ×
+    study [× finding] with ``pas_norm`` and ``n`` (usable tests, or findings).
+    """
+    check_choice("level", level, ("finding", "study"))
+    check_choice("finding_weights", finding_weights, ("n_eff", "equal"))
+    t = prepare_tests(tests, human_prior_significant=human_prior_significant,
+                      human_prior_null=human_prior_null, agent_prior=agent_prior)
+    t = t[t["pi_h"].notna() & t["pi_a"].notna()].reset_index(drop=True)
+    pi_h, pi_a = t["pi_h"].to_numpy(float), t["pi_a"].to_numpy(float)
+    value = pi_h * pi_a + (1 - pi_h) * (1 - pi_a)
+    ceiling = 2 * (pi_h ** 2 + (1 - pi_h) ** 2) - 1
+    usable = np.abs(ceiling) >= NEUTRAL_CEILING
+    if finding_weights == "n_eff" and "n_eff" in t:
+        w = t["n_eff"].to_numpy(dtype=float, na_value=np.nan)
+        w = np.where(np.isfinite(w) & (w > 0), w, 1.0)
+    else:
+        w = np.ones(len(t))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = np.clip((2 * value - 1) / ceiling, -(1 - EPSILON), 1 - EPSILON)
+        z = np.where(usable, np.arctanh(ratio), 0.0)
+    w = np.where(usable, w, 0.0)
+    codes, out = _codes(t, ["model", "study", "finding"])
+    n = np.bincount(codes, weights=usable, minlength=len(out))
+    sum_w = np.bincount(codes, weights=w, minlength=len(out))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        z_bar = np.bincount(codes, weights=w * z, minlength=len(out)) / sum_w
+    out["pas_norm"] = np.where(n > 0, np.tanh(z_bar), 0.0)
+    out["n"] = n.astype(int)
+    if level == "finding":
+        return out
+    s_codes, studies = _codes(out, ["model", "study"])
+    count = np.bincount(s_codes, minlength=len(studies))
+    studies["pas_norm"] = np.bincount(s_codes, weights=out["pas_norm"],
+                                      minlength=len(studies)) / count
+    studies["n"] = count
+    return studies

@@ -1,0 +1,115 @@
+"""Tables from a ``replication_summary`` run: its study and finding rows, and the leaderboard
+of configurations (means with t intervals, ranks) that the page and every export show."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from kbench_core.stats import t_interval
+
+
+def study_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """The study rows of a ``replication_summary`` frame (finding rows left out)."""
+    if "finding" not in frame:
+        return frame
+    return frame[frame["finding"].isna().to_numpy()]
+
+
+def finding_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """The finding rows of a ``replication_summary`` frame (empty when it has none)."""
+    if "finding" not in frame:
+        return frame.iloc[:0]
+    return frame[frame["finding"].notna().to_numpy()]
+
+
+SUMMARY_LABELS: dict[str, str] = {
+    "config_pas": "PAS (published)",
+    "config_ecs": "ECS (published)",
+    "mean_study_pas": "Mean of per-study PAS",
+    "mean_study_ecs": "Mean of per-study ECS",
+}
+
+
+def summary_leaderboard(frame: pd.DataFrame, *, n_boot: int = 1000,
+                        random_state: int = 0) -> pd.DataFrame:
+    """The leaderboard of a ``replication_summary`` run: one row per configuration.
+
+    Columns: ``model``; ``config_pas``, ``config_ecs`` — the published configuration-level
+    values, no interval, NaN when the file lacks them; ``mean_study_pas``, ``mean_study_ecs``
+    — the mean of the published per-study values, with t intervals over studies
+    (``_low``/``_high``) and counts ``n_pas``, ``n_ecs``; ``n_studies``; ``tokens`` and
+    ``cost`` (US dollars), the sums of the published per-study values (they equal the
+    published configuration totals); ``rank`` (1 = best, ties share the mean rank) with its
+    bootstrap interval ``rank_low``/``rank_high``, ``ranked_by`` (which column), ``n_dropped``
+    (studies left out of the rank bootstrap because this configuration lacks them),
+    ``few_items`` (ranked on fewer than 30 studies) and ``no_scores`` (no score at all; such
+    configurations come last, unranked).
+
+    Ranking is by ``config_pas`` when the file has it, else by ``mean_study_pas`` (the
+    published ``pas_raw`` is the mean of its study values, so the rank bootstrap resamples
+    studies for that same statistic, :func:`kbench_core.compare.rank_intervals`). The
+    published configuration ECS is *not* the mean of the per-study ECS (HumanStudy-Bench pools
+    every test): the two are different numbers and keep different names
+    (:data:`SUMMARY_LABELS`). Finding rows are left out; nothing is pooled or recomputed.
+    """
+    from kbench_core.compare import FEW_ITEMS, rank_intervals
+
+    studies = study_rows(frame)
+    grouped = studies.groupby("model", observed=True, sort=True)
+    out = pd.DataFrame({"n_studies": grouped["study"].nunique()})
+    for metric in ("pas", "ecs"):
+        name = f"mean_study_{metric}"
+        if metric in studies:
+            moments = grouped[metric].agg(["mean", "std", "count"])
+            low, high = t_interval(moments["mean"], moments["std"], moments["count"])
+            bound = (0.0, 1.0) if metric == "pas" else (-1.0, 1.0)
+            out[name] = moments["mean"]
+            out[f"{name}_low"], out[f"{name}_high"] = np.clip(low, *bound), np.clip(high,
+                                                                                   *bound)
+            out[f"n_{metric}"] = moments["count"].astype(int)
+        else:
+            out[name] = out[f"{name}_low"] = out[f"{name}_high"] = np.nan
+            out[f"n_{metric}"] = 0
+    for published in ("config_pas", "config_ecs"):
+        out[published] = (frame.groupby("model", observed=True, sort=True)[published].first()
+                          if published in frame else np.nan)
+    for extra in ("tokens", "cost"):
+        if extra in studies:
+            out[extra] = grouped[extra].sum(min_count=1)
+    out = out.reset_index()
+    out["model"] = out["model"].astype(str)
+    by = "config_pas" if out["config_pas"].notna().any() else "mean_study_pas"
+    scores = out[["config_pas", "config_ecs", "mean_study_pas", "mean_study_ecs"]]
+    out["no_scores"] = scores.isna().all(axis=1)
+    ranked = out[by].notna()
+    out["rank"] = np.nan
+    out.loc[ranked, "rank"] = stats.rankdata(-out.loc[ranked, by].to_numpy(), method="average")
+    out["ranked_by"] = np.where(ranked, by, "")
+    out["rank_low"] = out["rank_high"] = np.nan
+    out["n_dropped"] = 0
+    scored = (studies[["model", "study", "pas"]].dropna() if "pas" in studies
+              else studies.iloc[:0])
+    scored = scored[scored["model"].astype(str).isin(out.loc[ranked, "model"])]
+    if scored["model"].nunique() >= 2:
+        try:
+            ranks = rank_intervals(scored.assign(model=scored["model"].astype(str)), "pas",
+                                   item="study", lower_is_better=False, n_boot=n_boot,
+                                   random_state=random_state)
+        except ValueError:  # no study shared by every configuration
+            ranks = None
+        if ranks is not None:
+            lookup = ranks.set_index("model")
+            at = out["model"].map(lambda m: m in lookup.index).to_numpy(bool)
+            for column in ("rank_low", "rank_high", "n_dropped"):
+                out.loc[at, column] = out.loc[at, "model"].map(lookup[column]).to_numpy()
+    out["n_dropped"] = out["n_dropped"].astype(int)
+    out["few_items"] = ranked & (out["n_pas"] < FEW_ITEMS)
+    out = out.sort_values(["no_scores", "rank", "model"], na_position="last", kind="stable")
+    first = ["model", "rank", "rank_low", "rank_high", "ranked_by", "config_pas", "config_ecs",
+             "mean_study_pas", "mean_study_pas_low", "mean_study_pas_high", "n_pas",
+             "mean_study_ecs", "mean_study_ecs_low", "mean_study_ecs_high", "n_ecs",
+             "n_studies"]
+    rest = [c for c in out.columns if c not in first]
+    return out[first + rest].reset_index(drop=True)

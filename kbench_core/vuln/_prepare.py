@@ -1,0 +1,295 @@
+"""One judge's answers reduced to arrays: option checks, the judge chosen, bool and label
+columns read once, dense group codes, line overlap, and the per-answer quantity matrix
+(:class:`_Prepared`) that :func:`~kbench_core.vuln.tiers` and its bootstrap sum per group."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from kbench_core.schema import FINDING_COUNTS, TYPE_MATCHES
+from kbench_core.vuln.definitions import _PARTIAL, REASONING
+
+
+def _weights(name: str, given: Mapping[str, float] | None, defaults: Mapping[str, float],
+             keys: Sequence[str]) -> dict[str, float]:
+    if given is None:
+        return dict(defaults)
+    unknown = sorted(set(given) - set(keys))
+    if unknown:
+        raise ValueError(f"{name} has unknown keys {unknown}; allowed: {', '.join(keys)}")
+    merged = {**defaults, **{k: float(v) for k, v in given.items()}}
+    bad = {k: v for k, v in merged.items() if not math.isfinite(v) or v < 0}
+    if bad:
+        raise ValueError(f"{name} must be finite and >= 0; got {bad}")
+    return merged
+
+
+def judges_of(judged: pd.DataFrame) -> list[str]:
+    """The judges in a judged frame, sorted (``human`` last, as the reference)."""
+    if "judge" not in judged:
+        return []
+    names = sorted(map(str, judged["judge"].dropna().unique()))
+    return [n for n in names if n != "human"] + [n for n in names if n == "human"]
+
+
+def _one_judge(judged: pd.DataFrame, judge: str | None) -> tuple[pd.DataFrame, str | None]:
+    found = judges_of(judged)
+    if judge is None:
+        if len(found) > 1:
+            raise ValueError(
+                f"the frame holds {len(found)} judges ({', '.join(found)}); tiers are computed "
+                "one judge at a time: choose one with judge=..., or combine them first with "
+                "kbench_core.agreement.consensus")
+        return judged, (found[0] if found else None)
+    if judge not in found:
+        raise ValueError(f"judge {judge!r} is not in the frame; judges: "
+                         f"{', '.join(found) or 'none'}")
+    column = judged["judge"]
+    # Compare on the categories, not on a million strings.
+    mask = (column == judge) if isinstance(column.dtype, pd.CategoricalDtype) and all(
+        isinstance(c, str) for c in column.cat.categories) else column.astype(str) == judge
+    return judged[mask.to_numpy(dtype=bool)], judge
+
+
+def _bools(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(values, missing) of a bool-like column, pandas NA as missing."""
+    if series.dtype == bool:
+        return series.to_numpy(), np.zeros(len(series), dtype=bool)
+    values = pd.Series(series).astype("boolean")
+    missing = values.isna().to_numpy()
+    return values.fillna(False).to_numpy(dtype=bool), missing
+
+
+def _flag(series: pd.Series) -> np.ndarray:
+    """An optional true/false column that io keeps as given (e.g. ``partial_found``): bools,
+    or text true/false/yes/no/1/0; anything else counts as not set."""
+    if pd.api.types.is_bool_dtype(series.dtype):
+        return series.fillna(False).to_numpy(dtype=bool)
+    codes, labels = pd.factorize(series)
+    truthy = np.array([v is True or (isinstance(v, str) and v.strip().lower() in
+                                     ("true", "1", "yes", "t", "y"))
+                       or (isinstance(v, int | float | np.number) and not isinstance(v, bool)
+                           and v == 1)
+                       for v in labels] + [False], dtype=bool)
+    return truthy[codes]
+
+
+def _label_codes(series: pd.Series) -> tuple[np.ndarray, list[object]]:
+    """Codes that sort like the labels' text (missing last) and the labels in that order."""
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        codes = series.cat.codes.to_numpy().astype(np.int64)
+        labels = list(series.cat.categories)
+    else:
+        codes, uniques = pd.factorize(series, sort=False)
+        codes, labels = codes.astype(np.int64), list(uniques)
+    rank = np.argsort(np.argsort(np.array([str(v) for v in labels], dtype=object),
+                                 kind="stable"), kind="stable") if labels else np.array([], int)
+    ordered = [labels[i] for i in np.argsort(rank)] if labels else []
+    lut = np.concatenate([rank, [len(labels)]]).astype(np.int64)  # missing (-1) sorts last
+    return lut[codes], [*ordered, None]
+
+
+def _lookup(series: pd.Series, labels: Sequence[str]) -> np.ndarray:
+    """Position of each value in ``labels`` (-1 for missing or other), via the distinct
+    values only."""
+    codes, found = (series.cat.codes.to_numpy(), list(series.cat.categories)) \
+        if isinstance(series.dtype, pd.CategoricalDtype) else pd.factorize(series)
+    position = {label: i for i, label in enumerate(labels)}
+    lut = np.array([position.get(str(v).strip().lower(), -1) for v in found] + [-1],
+                   dtype=np.int64)
+    return lut[np.asarray(codes, dtype=np.int64)]
+
+
+def _groups(frame: pd.DataFrame, by: Sequence[str]) -> tuple[np.ndarray, pd.DataFrame]:
+    """Dense group id per row (in the sorted order of the keys) and the key table."""
+    if not by:
+        return np.zeros(len(frame), dtype=np.int64), pd.DataFrame(index=range(1))
+    combined = np.zeros(len(frame), dtype=np.int64)
+    parts = []
+    for column in by:
+        codes, labels = _label_codes(frame[column])
+        combined = combined * len(labels) + codes
+        parts.append(labels)
+    unique, gid = np.unique(combined, return_inverse=True)
+    keys = {}
+    rest = unique.copy()
+    for column, labels in zip(reversed(by), reversed(parts), strict=True):
+        keys[column] = np.array(labels, dtype=object)[rest % len(labels)]
+        rest = rest // len(labels)
+    table = pd.DataFrame({c: keys[c] for c in by})
+    for column in by:
+        if isinstance(frame[column].dtype, pd.CategoricalDtype):
+            table[column] = pd.Categorical(table[column], categories=frame[column].cat.categories,
+                                           ordered=frame[column].cat.ordered)
+    return gid.ravel().astype(np.int64), table
+
+
+def _line_overlap(claimed: pd.Series, true: pd.Series, eligible: np.ndarray) -> np.ndarray:
+    """|claimed ∩ true| / |true| per row where eligible and both are known, else NaN.
+
+    Line lists are ``"12;13"`` text (or lists). Work is on the distinct (claimed, true) pairs:
+    each distinct list is split once and the intersections are counted with merges."""
+    out = np.full(len(claimed), np.nan)
+    rows = np.flatnonzero(eligible & claimed.notna().to_numpy() & true.notna().to_numpy())
+    if rows.size == 0:
+        return out
+
+    def codes(series: pd.Series) -> tuple[np.ndarray, pd.Index]:
+        values = series.iloc[rows]
+        if isinstance(values.dtype, pd.CategoricalDtype):
+            values = values.cat.remove_unused_categories()
+            return values.cat.codes.to_numpy(), pd.Index(values.cat.categories.astype(str))
+        try:
+            found, uniques = pd.factorize(values)
+        except TypeError:  # lists (unhashable) from a frame that did not pass io
+            found, uniques = pd.factorize(values.astype(object).map(
+                lambda v: ";".join(map(str, v)) if isinstance(v, list | tuple | np.ndarray)
+                else v))
+        return found, pd.Index(np.asarray(uniques, dtype=object)).astype(str)
+
+    c_codes, c_uniques = codes(claimed)
+    t_codes, t_uniques = codes(true)
+    pair_key = c_codes.astype(np.int64) * max(len(t_uniques), 1) + t_codes
+    pairs, pair_of_row = np.unique(pair_key, return_inverse=True)
+
+    def exploded(uniques: pd.Index) -> pd.DataFrame:
+        lines = pd.Series(np.asarray(uniques, dtype=object)).astype(str).str.split(r"[;,\s]+",
+                                                                                   regex=True)
+        long = lines.explode()
+        long = long[long.astype(str).str.fullmatch(r"\d+")]
+        return pd.DataFrame({"code": long.index.to_numpy(dtype=np.int64),
+                             "line": long.astype(np.int64).to_numpy()}).drop_duplicates()
+
+    claimed_lines, true_lines = exploded(c_uniques), exploded(t_uniques)
+    pair_table = pd.DataFrame({"pair": np.arange(pairs.size),
+                               "c": pairs // max(len(t_uniques), 1),
+                               "t": pairs % max(len(t_uniques), 1)})
+    pt = pair_table.merge(true_lines, left_on="t", right_on="code")[["pair", "line"]]
+    pc = pair_table.merge(claimed_lines, left_on="c", right_on="code")[["pair", "line"]]
+    shared = pt.merge(pc, on=["pair", "line"])
+    n_true = np.bincount(pt["pair"].to_numpy(), minlength=pairs.size).astype(float)
+    n_shared = np.bincount(shared["pair"].to_numpy(), minlength=pairs.size)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        fraction = np.where(n_true > 0, n_shared / n_true, np.nan)
+    out[rows] = fraction[pair_of_row.ravel()]
+    return out
+
+
+# Columns of the per-answer quantity matrix that the composites need (summed per group).
+_Q = ("n", "tp", "fp", "fn", "tn", "vul_weight", "credit_weight", "valid_credit", "findings",
+      "invalid", "rcir_sum", "ava_sum", "fsv_sum", "rcir_n", "ava_n", "fsv_n", "vulnerable",
+      "found")
+_QI = {name: i for i, name in enumerate(_Q)}
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """One judge's answers reduced to arrays, group codes and sample codes."""
+
+    keys: pd.DataFrame
+    gid: np.ndarray
+    sample: np.ndarray
+    n_samples: int
+    q: np.ndarray                # answers x len(_Q)
+    conf_rows: np.ndarray        # answers with a stated confidence
+    confidence: np.ndarray       # of those rows
+    correct: np.ndarray          # of those rows (0/1)
+    conf_order: np.ndarray       # lexsort((confidence, gid)) of those rows
+    missing: np.ndarray          # per group: answers left out as failed judgements
+
+    @property
+    def n_groups(self) -> int:
+        return len(self.keys)
+
+
+def _prepare(judged: pd.DataFrame, by: Sequence[str], partial_credit: float,
+             severity_weights: Mapping[str, float] | None, *,
+             samples: bool = False) -> tuple[_Prepared, dict]:
+    gid_all, keys = _groups(judged, by)
+    n_groups = len(keys)
+    vulnerable, miss_v = _bools(judged["is_vulnerable"])
+    said, miss_s = _bools(judged["said_vulnerable"])
+    found_raw, miss_f = _bools(judged["target_found"])
+    failed = miss_v | miss_s | miss_f
+    missing = np.bincount(gid_all[failed], minlength=n_groups)
+    keep = ~failed
+    frame = judged[keep] if failed.any() else judged
+    gid = gid_all[keep]
+    vulnerable, said, found_raw = vulnerable[keep], said[keep], found_raw[keep]
+    n = keep.sum()
+    found = found_raw & vulnerable  # a safe contract has no target to find
+
+    type_match = (_lookup(frame["type_match"], TYPE_MATCHES) if "type_match" in frame
+                  else np.full(n, -1, dtype=np.int64))
+    partial = found & (type_match == _PARTIAL)
+    if "partial_found" in frame:
+        partial |= found & _flag(frame["partial_found"])
+    credit = np.where(partial, partial_credit, 1.0) * found
+    if severity_weights is None or "severity" not in frame:
+        sev_w = np.ones(n)
+    else:
+        codes, labels = _label_codes(frame["severity"])
+        lut = np.array([float(severity_weights.get(str(lbl), 1.0)) if lbl is not None else 1.0
+                        for lbl in labels])
+        sev_w = lut[codes]
+
+    counts = {}
+    for name in FINDING_COUNTS:
+        counts[name] = (frame[name].to_numpy(dtype=float, na_value=0.0) if name in frame
+                        else np.zeros(n))
+    valid = counts["n_target_match"] + counts["n_partial_match"] + counts["n_bonus_valid"]
+    findings = np.sum([counts[name] for name in FINDING_COUNTS], axis=0) if n else np.zeros(0)
+    valid_credit = (counts["n_target_match"] + partial_credit * counts["n_partial_match"]
+                    + counts["n_bonus_valid"])
+    invalid = findings - valid
+
+    q = np.zeros((n, len(_Q)), order="F")  # column sums read contiguous memory
+    q[:, _QI["n"]] = 1.0
+    q[:, _QI["tp"]] = vulnerable & said
+    q[:, _QI["fp"]] = ~vulnerable & said
+    q[:, _QI["fn"]] = vulnerable & ~said
+    q[:, _QI["tn"]] = ~vulnerable & ~said
+    q[:, _QI["vul_weight"]] = sev_w * vulnerable
+    q[:, _QI["credit_weight"]] = sev_w * credit
+    q[:, _QI["valid_credit"]] = valid_credit
+    q[:, _QI["findings"]] = findings
+    q[:, _QI["invalid"]] = invalid
+    q[:, _QI["vulnerable"]] = vulnerable
+    q[:, _QI["found"]] = found
+    scores = {}
+    for name in REASONING:
+        values = (frame[name].to_numpy(dtype=float, na_value=np.nan) if name in frame
+                  else np.full(n, np.nan))
+        used = found & ~np.isnan(values)
+        scores[name] = (values, used)
+        q[:, _QI[f"{name}_sum"]] = np.where(used, values, 0.0)
+        q[:, _QI[f"{name}_n"]] = used
+
+    confidence = (frame["confidence"].to_numpy(dtype=float, na_value=np.nan)
+                  if "confidence" in frame else np.full(n, np.nan))
+    correct = (said == vulnerable).astype(float)
+    conf_rows = np.flatnonzero(~np.isnan(confidence))
+    conf, corr = confidence[conf_rows], correct[conf_rows]
+    order = np.lexsort((conf, gid[conf_rows]))
+    if samples:  # only the bootstrap needs them
+        sample_codes, _ = _label_codes(frame["sample"])
+        distinct, sample = np.unique(sample_codes, return_inverse=True)
+        sample, n_samples = sample.ravel().astype(np.int64), int(distinct.size)
+    else:
+        sample, n_samples = np.zeros(0, dtype=np.int64), 0
+    prepared = _Prepared(keys=keys, gid=gid, sample=sample, n_samples=n_samples, q=q,
+                         conf_rows=conf_rows, confidence=conf, correct=corr,
+                         conf_order=order, missing=missing)
+    lines = (_line_overlap(frame["claimed_lines"], frame["true_lines"], found)
+             if {"claimed_lines", "true_lines"} <= set(frame.columns) else np.full(n, np.nan))
+    rows = {"vulnerable": vulnerable, "said": said, "found": found, "partial": partial,
+            "lucky": vulnerable & said & ~found, "bonus": valid > found,
+            "valid": valid, "hallucinated": counts["n_hallucinated"], "invalid": invalid,
+            "type_match": type_match, "scores": scores, "location": lines,
+            "confidence": confidence, "correct": correct}
+    return prepared, rows

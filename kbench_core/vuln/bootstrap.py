@@ -1,0 +1,91 @@
+"""Percentile bootstrap intervals of the composites (SUI, TUS, LGI, ECE, MCE, F1, F2) and of
+the SUI rank, over resampled samples (contracts), for ``tiers(..., ci="bootstrap")``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+from scipy import sparse
+from scipy.stats import rankdata
+
+from kbench_core.calibration import Binned, bin_calibration, sort_answers
+from kbench_core.stats import bootstrap_groups
+from kbench_core.vuln._formulas import _core
+from kbench_core.vuln._prepare import _Q, _Prepared
+
+_BOOTSTRAPPED = ("sui", "tus", "tus_geometric", "lgi", "ece", "mce", "f1", "f2")
+
+
+def _bootstrap(table: pd.DataFrame, prep: _Prepared, weights: Mapping[str, float],
+               zero_division: float, n_bins: int, binning: str, n_boot: int,
+               random_state: int, no_target_reasoning: str = "zero") -> None:
+    """Percentile intervals of the composites over resampled samples (contracts).
+
+    Answers are first summed per (group, sample) cell, so a replicate costs one sparse
+    product over cells, not a pass over every answer; with uniform bins the calibration sums
+    are cells too (the bin is part of the cell), with equal-mass bins each replicate
+    recomputes its edges from the reweighted answers."""
+    size = prep.n_groups
+    cell_key = prep.gid * max(prep.n_samples, 1) + prep.sample
+    cells, cell_of_row = np.unique(cell_key, return_inverse=True)
+    cell_of_row = cell_of_row.ravel()
+    q_cells = np.column_stack([np.bincount(cell_of_row, weights=prep.q[:, j],
+                                           minlength=cells.size) for j in range(len(_Q))])
+    cell_group = cells // max(prep.n_samples, 1)
+    cell_sample = cells % max(prep.n_samples, 1)
+    to_group = sparse.csr_matrix((np.ones(cells.size), (cell_group, np.arange(cells.size))),
+                                 shape=(size, cells.size))
+    conf_group = prep.gid[prep.conf_rows]
+    conf_sample = prep.sample[prep.conf_rows]
+    uniform = binning == "uniform"
+    if uniform:
+        edges = np.linspace(0.0, 1.0, n_bins + 1)
+        bin_of = np.searchsorted(edges[1:-1], prep.confidence, side="left")
+        calib_key = (conf_group * max(prep.n_samples, 1) + conf_sample) * n_bins + bin_of
+        calib_cells, calib_of_row = np.unique(calib_key, return_inverse=True)
+        calib_of_row = calib_of_row.ravel()
+        calib_sums = np.column_stack([
+            np.bincount(calib_of_row, minlength=calib_cells.size),
+            np.bincount(calib_of_row, weights=prep.confidence, minlength=calib_cells.size),
+            np.bincount(calib_of_row, weights=prep.correct, minlength=calib_cells.size)])
+        calib_bin = calib_cells % n_bins
+        calib_gs = calib_cells // n_bins
+        calib_sample = calib_gs % max(prep.n_samples, 1)
+        calib_group = calib_gs // max(prep.n_samples, 1)
+        to_bin = sparse.csr_matrix(
+            (np.ones(calib_cells.size), (calib_group * n_bins + calib_bin,
+                                         np.arange(calib_cells.size))),
+            shape=(size * n_bins, calib_cells.size))
+        edge_table = np.broadcast_to(edges, (size, n_bins + 1))
+    else:
+        answers = sort_answers(conf_group, prep.confidence, size, order=prep.conf_order)
+
+    def statistic(counts: np.ndarray) -> np.ndarray:
+        sums = to_group @ (q_cells * counts[cell_sample][:, None])
+        if uniform:
+            per_bin = to_bin @ (calib_sums * counts[calib_sample][:, None])
+            binned = Binned(edge_table, per_bin[:, 0].reshape(size, n_bins),
+                            per_bin[:, 1].reshape(size, n_bins),
+                            per_bin[:, 2].reshape(size, n_bins))
+        else:
+            binned = bin_calibration(conf_group, prep.confidence, prep.correct,
+                                     n_groups=size, n_bins=n_bins, strategy="quantile",
+                                     weight=counts[conf_sample], order=answers)
+        core = _core(np.asarray(sums), binned, weights, zero_division, no_target_reasoning)
+        # The SUI rank of each group in this replicate (1 = best; undefined SUI ranks last),
+        # so the leaderboard can show each rank's interval.
+        sui = np.where(np.isfinite(core.sui), core.sui, -np.inf)
+        ranks = rankdata(-sui, method="average")
+        return np.concatenate([*(getattr(core, name) for name in _BOOTSTRAPPED), ranks])
+
+    low, high = bootstrap_groups(max(prep.n_samples, 1), statistic, n_boot=n_boot,
+                                 random_state=random_state)
+    for k, name in enumerate(_BOOTSTRAPPED):
+        position = table.columns.get_loc(name) + 1
+        table.insert(position, f"{name}_low", low[k * size:(k + 1) * size])
+        table.insert(position + 1, f"{name}_high", high[k * size:(k + 1) * size])
+    k = len(_BOOTSTRAPPED)
+    table["sui_rank_low"] = low[k * size:(k + 1) * size]
+    table["sui_rank_high"] = high[k * size:(k + 1) * size]

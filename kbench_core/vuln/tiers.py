@@ -1,0 +1,353 @@
+"""BlockBench's seven tiers, one row per group: :func:`tiers` checks its options, prepares one
+judge's answers, sums them per group, then writes each tier's columns in a named step
+(``_detection`` … ``_location``) and, on request, the bootstrap intervals."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from kbench_core.calibration import bin_calibration
+from kbench_core.schema import SEVERITIES
+from kbench_core.stats import check_choice
+from kbench_core.vuln._formulas import _Core, _core, _mean_sd, _rate, _t
+from kbench_core.vuln._prepare import _Q, _QI, _bools, _one_judge, _prepare, _Prepared, _weights
+from kbench_core.vuln.bootstrap import _bootstrap
+from kbench_core.vuln.definitions import (
+    _EXACT,
+    _PARTIAL,
+    _SEMANTIC,
+    FEW_SAMPLES,
+    OVERCONFIDENT_ABOVE,
+    REASONING,
+    SUI_WEIGHTS,
+    UNDERCONFIDENT_BELOW,
+    Binning,
+)
+
+
+def _distinct_samples(frame: pd.DataFrame, prep: _Prepared, size: int) -> np.ndarray:
+    """Distinct samples (contracts) behind each group: the units a rank rests on."""
+    answered = frame
+    if len(prep.gid) != len(frame):  # failed judgements were left out of the groups
+        _, miss_s = _bools(frame["said_vulnerable"])
+        _, miss_v = _bools(frame["is_vulnerable"])
+        _, miss_f = _bools(frame["target_found"])
+        answered = frame[~(miss_s | miss_v | miss_f)]
+    codes = pd.factorize(answered["sample"])[0].astype(np.int64)
+    pairs = np.unique(prep.gid * (int(codes.max(initial=0)) + 1) + codes)
+    return np.bincount(pairs // (int(codes.max(initial=0)) + 1), minlength=size).astype(
+        np.int64)
+
+
+def tiers(judged: pd.DataFrame, *, by: Sequence[str] = ("model",),
+          sui_weights: Mapping[str, float] | None = None, partial_credit: float = 1.0,
+          severity_weights: Mapping[str, float] | None = None, n_bins: int = 10,
+          binning: Binning = "uniform", zero_division: float = 0.0,
+          judge: str | None = None, ci: Literal["bootstrap"] | None = None,
+          n_boot: int = 1000, random_state: int = 0,
+          no_target_reasoning: Literal["zero", "renormalise"] = "zero") -> pd.DataFrame:
+    r"""Every metric of BlockBench's seven tiers, one row per group, one judge at a time.
+
+    Parameters
+    ----------
+    judged : DataFrame
+        A validated ``judged`` frame (SPEC 1.3), or any frame with its columns (e.g. a
+        consensus of several judges).
+    by : sequence of str
+        Group columns, default ``("model",)``; ``("model", "prompt_type")`` splits by prompt.
+    sui_weights : mapping, optional
+        Weights of SUI's components ``f2, tdr, finding_precision, reasoning, calibration``
+        (unnamed ones keep the defaults .25, .25, .15, .25, .10); SUI divides by the sum of
+        the weights used, so weights need not add to 1.
+    partial_credit : float in [0, 1]
+        Credit of a PARTIAL_MATCH finding in finding precision and of a target found only
+        partially (``partial_found`` column, or ``type_match`` ``"partial"``) in TDR; 1.0 is
+        the seed, 0.5 the critique's suggestion.
+    severity_weights : mapping, optional
+        Severity-weighted TDR, e.g. :data:`SEVERITY_WEIGHTS` (critical 3, high 2, medium 1,
+        low 1); a target without severity weighs 1.
+    n_bins, binning : int, {"uniform", "quantile"}
+        Calibration bins for ECE/MCE (10 uniform bins in the seed; ``"quantile"`` = equal
+        mass, see :mod:`kbench_core.calibration`).
+    zero_division : float
+        Value of a ratio whose denominator is 0: 0.0 (the seed, with finding precision 1.0
+        when there are no findings) or ``np.nan`` (undefined stays undefined).
+    judge : str, optional
+        The judge to use; required when the frame holds several.
+    ci : {None, "bootstrap"}
+        ``"bootstrap"`` adds percentile intervals to SUI, TUS, TUS (geometric), LGI, ECE, MCE,
+        F1 and F2: ``n_boot`` resamples of the samples (contracts, with all their answers, so
+        models stay paired), ``random_state`` seeded.
+    no_target_reasoning : {"zero", "renormalise"}
+        How SUI and TUS treat a group that had vulnerable answers but found no target (its
+        reasoning means are undefined): ``"zero"`` (default) counts its reasoning as 0, since
+        it understood nothing; ``"renormalise"`` leaves the component out and spreads its
+        weight over the others (the old behaviour, under which a model that found 0 of 10
+        targets could outscore one that found 1). The displayed reasoning means stay NaN
+        either way; ``composite_reasoning`` holds the value the composites used.
+
+    Returns
+    -------
+    DataFrame
+        The ``by`` columns, ``judge``, ``n`` (answers used), ``n_missing`` (failed judgements
+        left out), ``n_samples`` (distinct samples behind them) and ``few_items`` (fewer than
+        30 samples: marked in every leaderboard) and per tier (see :data:`TIERS`) each
+        metric, with ``<metric>_low`` and ``<metric>_high``: Wilson for rates, t for means,
+        bootstrap for the rest on request.
+        Supporting counts: ``n_vulnerable``, ``targets_found``, ``lucky_guesses``,
+        ``total_findings``, ``valid_findings``, ``invalid_findings``,
+        ``hallucinated_findings``, ``n_reasoning``, ``n_type_match``, ``n_confidence``,
+        ``n_location``, ``composite_reasoning``; flags ``sui_renormalised``,
+        ``tus_renormalised`` (a component was undefined and left out, the weights of the
+        others renormalised) and ``renormalised`` (either).
+
+    Notes
+    -----
+    Per answer i with ground truth :math:`v_i`, verdict :math:`s_i`, target found
+    :math:`f_i` (only on vulnerable samples), confidence :math:`c_i`, correct
+    :math:`y_i = [s_i = v_i]`:
+
+    * Tier 1: TP = Σ v s, TN = Σ ¬v ¬s, FP = Σ ¬v s, FN = Σ v ¬s; accuracy = (TP + TN)/N,
+      precision = TP/(TP + FP), recall = TP/(TP + FN), FPR = FP/(FP + TN), FNR = FN/(FN + TP),
+      :math:`F_\beta = (1+\beta^2)TP / ((1+\beta^2)TP + \beta^2 FN + FP)`, β = 1, 2.
+    * Tier 2: TDR = Σ w_i κ_i f_i / Σ w_i v_i (severity weight w, credit κ = 1 or
+      ``partial_credit`` for a partial find); lucky guess = v ∧ s ∧ ¬f, rate over TP; bonus
+      discovery = share of answers whose valid findings (target + partial + bonus-valid)
+      outnumber [f] (BlockBench's rule).
+    * Tier 3 (pooled over findings): finding precision = (target + κ·partial + bonus)/all,
+      invalid rate = (all − valid)/all, hallucination rate = hallucinated/all, over-flagging
+      = invalid/N. No findings: precision 1.0, rates ``zero_division``.
+    * Tier 4: mean and population SD (ddof 0) of rcir, ava, fsv over answers with the target
+      found; ``avg_reasoning`` = mean of the three means.
+    * Tier 5 over answers with the target found and a type_match: exact, exact or semantic,
+      partial.
+    * Tier 6 over answers with a confidence: ECE, MCE (:mod:`kbench_core.calibration`),
+      Brier = mean((c − y)²), overconfidence = P(¬y | c > 0.8), underconfidence =
+      P(y | c < 0.5).
+    * Tier 7: SUI = Σ w_k c_k / Σ w_k over F2, TDR, finding precision, reasoning, 1 − ECE;
+      TUS = TDR · reasoning · (1 − invalid rate); ``tus_geometric`` = its cube root;
+      LGI = accuracy − TDR. Reasoning is ``avg_reasoning``, or 0 when vulnerable answers
+      found no target (``no_target_reasoning``). Any other NaN component is left out and
+      the weights renormalised (``*_renormalised`` says so).
+    * Location accuracy = mean over found targets with known lines of
+      |claimed ∩ true| / |true|.
+
+    References
+    ----------
+    BlockBench evaluation metrics and their critique, ``seeds/vuln_judge_metrics.md``;
+    SPEC 2.3.
+    """
+    by = (by,) if isinstance(by, str) else tuple(by)
+    weights, severity = _checked_options(judged, by, sui_weights, partial_credit,
+                                         severity_weights, n_bins, binning, ci,
+                                         no_target_reasoning)
+    zero_division = float(zero_division)
+    frame, judge_name = _one_judge(judged, judge)
+    prep, rows = _prepare(frame, by, float(partial_credit), severity,
+                          samples=ci == "bootstrap")
+    groups = _totals(prep, rows, weights, n_bins, binning, zero_division, no_target_reasoning)
+    out = _identity(frame, groups, by, judge_name)
+    for tier in (_detection, _target, _findings, _reasoning, _type_match, _calibration,
+                 _composite, _location):
+        tier(out, groups)
+    table = pd.DataFrame(out)
+    if ci == "bootstrap":
+        _bootstrap(table, prep, weights, zero_division, n_bins, binning, n_boot, random_state,
+                   no_target_reasoning)
+    return table
+
+
+# ------------------------------------------------------------------------------ the steps
+
+
+def _checked_options(judged: pd.DataFrame, by: tuple[str, ...],
+                     sui_weights: Mapping[str, float] | None, partial_credit: float,
+                     severity_weights: Mapping[str, float] | None, n_bins: int, binning: str,
+                     ci: str | None, no_target_reasoning: str,
+                     ) -> tuple[dict[str, float], dict[str, float] | None]:
+    """Every option checked once, before any work: the SUI weights and the severity weights
+    (None: unweighted) merged with their defaults."""
+    missing_cols = [c for c in (*by, "sample", "is_vulnerable", "said_vulnerable",
+                                "target_found") if c not in judged]
+    if missing_cols:
+        raise ValueError(f"tiers needs the column(s) {', '.join(missing_cols)}")
+    check_choice("binning", binning, ("uniform", "quantile"))
+    check_choice("ci", ci, (None, "bootstrap"))
+    check_choice("no_target_reasoning", no_target_reasoning, ("zero", "renormalise"))
+    if not 0.0 <= float(partial_credit) <= 1.0:
+        raise ValueError(f"partial_credit must lie in [0, 1]; got {partial_credit!r}")
+    weights = _weights("sui_weights", sui_weights, SUI_WEIGHTS, tuple(SUI_WEIGHTS))
+    if sum(weights.values()) <= 0:
+        raise ValueError("sui_weights must not all be 0")
+    severity = (None if severity_weights is None else
+                _weights("severity_weights", severity_weights, dict.fromkeys(SEVERITIES, 1.0),
+                         SEVERITIES))
+    if isinstance(n_bins, bool) or not isinstance(n_bins, int | np.integer) or n_bins < 1:
+        raise ValueError(f"n_bins must be a whole number >= 1; got {n_bins!r}")
+    return weights, severity
+
+
+@dataclass(frozen=True)
+class _Totals:
+    """What every tier reads: the prepared answers, their per-answer rows, the per-group sums
+    of the quantity matrix (by name) and the composites computed from them."""
+
+    prep: _Prepared
+    rows: dict
+    s: dict[str, np.ndarray]
+    core: _Core
+    zero_division: float
+
+    @property
+    def size(self) -> int:
+        return self.prep.n_groups
+
+    def count(self, mask: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+        """Per group: the answers where ``mask`` holds (or the sum of their ``weights``)."""
+        w = mask.astype(float) if weights is None else np.where(mask, weights, 0.0)
+        return np.bincount(self.prep.gid, weights=w, minlength=self.size)
+
+    def every(self) -> np.ndarray:
+        return np.ones(self.prep.gid.size, bool)
+
+    def mean_sd(self, values: np.ndarray,
+                used: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return _mean_sd(self.prep.gid, values, used, self.size)
+
+
+def _totals(prep: _Prepared, rows: dict, weights: Mapping[str, float], n_bins: int,
+            binning: str, zero_division: float, no_target_reasoning: str) -> _Totals:
+    """Sum the quantity matrix per group, bin the confidences, compute the composites."""
+    size = prep.n_groups
+    sums = np.column_stack([np.bincount(prep.gid, weights=prep.q[:, j], minlength=size)
+                            for j in range(len(_Q))]) if len(_Q) else np.zeros((size, 0))
+    binned = bin_calibration(prep.gid[prep.conf_rows], prep.confidence, prep.correct,
+                             n_groups=size, n_bins=n_bins, strategy=binning,
+                             order=prep.conf_order)
+    core = _core(sums, binned, weights, zero_division, no_target_reasoning)
+    return _Totals(prep=prep, rows=rows, s={name: sums[:, i] for name, i in _QI.items()},
+                   core=core, zero_division=zero_division)
+
+
+def _identity(frame: pd.DataFrame, g: _Totals, by: tuple[str, ...],
+              judge_name: str | None) -> dict[str, object]:
+    """The group keys, the judge and what the row rests on (answers, failed judgements,
+    distinct samples, and whether they are few)."""
+    out: dict[str, object] = {c: g.prep.keys[c].to_numpy() for c in by} if by else {}
+    out["judge"] = np.full(g.size, judge_name, dtype=object)
+    out["n"] = g.s["n"].astype(np.int64)
+    out["n_missing"] = g.prep.missing.astype(np.int64)
+    n_samples = _distinct_samples(frame, g.prep, g.size)
+    out["n_samples"] = n_samples
+    out["few_items"] = n_samples < FEW_SAMPLES
+    return out
+
+
+def _detection(out: dict, g: _Totals) -> None:
+    """Tier 1: the confusion counts and the rates built on them."""
+    s, core, zero_division = g.s, g.core, g.zero_division
+    tp, fp, fn, tn = s["tp"], s["fp"], s["fn"], s["tn"]
+    for name, values in (("tp", tp), ("tn", tn), ("fp", fp), ("fn", fn)):
+        out[name] = values.astype(np.int64)
+    _rate(out, "accuracy", tp + tn, s["n"], np.nan, core.accuracy)
+    _rate(out, "precision", tp, tp + fp, zero_division)
+    _rate(out, "recall", tp, tp + fn, zero_division)
+    out["f1"], out["f2"] = core.f1, core.f2
+    _rate(out, "fpr", fp, fp + tn, zero_division)
+    _rate(out, "fnr", fn, fn + tp, zero_division)
+
+
+def _target(out: dict, g: _Totals) -> None:
+    """Tier 2: target detection, lucky guesses, bonus discoveries."""
+    n_vulnerable = g.count(g.rows["vulnerable"])
+    out["n_vulnerable"] = n_vulnerable.astype(np.int64)
+    out["targets_found"] = g.count(g.rows["found"]).astype(np.int64)
+    # Weighted or partial TDR: Wilson on the equivalent count (TDR x vulnerable answers).
+    _rate(out, "tdr", g.core.tdr * n_vulnerable, n_vulnerable, g.zero_division, g.core.tdr)
+    lucky = g.count(g.rows["lucky"])
+    out["lucky_guesses"] = lucky.astype(np.int64)
+    _rate(out, "lucky_guess_rate", lucky, g.s["tp"], g.zero_division)
+    _rate(out, "bonus_discovery_rate", g.count(g.rows["bonus"]), g.s["n"], g.zero_division)
+
+
+def _findings(out: dict, g: _Totals) -> None:
+    """Tier 3, pooled over findings: precision, invalid and hallucination rates,
+    over-flagging."""
+    findings, zero_division = g.s["findings"], g.zero_division
+    out["total_findings"] = findings.astype(np.int64)
+    out["valid_findings"] = g.count(g.every(), g.rows["valid"]).astype(np.int64)
+    out["invalid_findings"] = g.s["invalid"].astype(np.int64)
+    hallucinated = g.count(g.every(), g.rows["hallucinated"])
+    out["hallucinated_findings"] = hallucinated.astype(np.int64)
+    _rate(out, "finding_precision", g.s["valid_credit"], findings, zero_division,
+          g.core.finding_precision)
+    _rate(out, "invalid_rate", g.s["invalid"], findings, zero_division, g.core.invalid_rate)
+    _rate(out, "hallucination_rate", hallucinated, findings, zero_division)
+    _t(out, "over_flagging", *g.mean_sd(g.rows["invalid"], g.every()))
+
+
+def _reasoning(out: dict, g: _Totals) -> None:
+    """Tier 4: mean (t interval) and population SD of each reasoning score over the answers
+    that found the target, their mean, and the value the composites used."""
+    out["n_reasoning"] = g.count(g.rows["found"]).astype(np.int64)
+    for name in REASONING:
+        _t(out, f"mean_{name}", *g.mean_sd(*g.rows["scores"][name]))
+    for name in REASONING:
+        out[f"std_{name}"] = np.sqrt(g.mean_sd(*g.rows["scores"][name])[2])
+    out["avg_reasoning"] = g.core.avg_reasoning
+    out["composite_reasoning"] = g.core.composite_reasoning
+
+
+def _type_match(out: dict, g: _Totals) -> None:
+    """Tier 5 over the answers that found the target and have a type match: exact, exact or
+    semantic, partial."""
+    type_match = g.rows["type_match"]
+    typed = g.rows["found"] & (type_match >= 0)
+    n_typed = g.count(typed)
+    out["n_type_match"] = n_typed.astype(np.int64)
+    _rate(out, "exact_match_rate", g.count(typed & (type_match == _EXACT)), n_typed,
+          g.zero_division)
+    _rate(out, "semantic_match_rate",
+          g.count(typed & ((type_match == _EXACT) | (type_match == _SEMANTIC))), n_typed,
+          g.zero_division)
+    _rate(out, "partial_match_rate", g.count(typed & (type_match == _PARTIAL)), n_typed,
+          g.zero_division)
+
+
+def _calibration(out: dict, g: _Totals) -> None:
+    """Tier 6 over the answers with a confidence: ECE, MCE, Brier, over- and
+    underconfidence."""
+    conf, correct = g.rows["confidence"], g.rows["correct"]
+    stated = ~np.isnan(conf)
+    out["n_confidence"] = g.count(stated).astype(np.int64)
+    out["ece"], out["mce"] = g.core.ece, g.core.mce
+    _t(out, "brier", *g.mean_sd((conf - correct) ** 2, stated))
+    with np.errstate(invalid="ignore"):
+        high, low = stated & (conf > OVERCONFIDENT_ABOVE), stated & (conf < UNDERCONFIDENT_BELOW)
+    _rate(out, "overconfidence_rate", g.count(high & (correct == 0)), g.count(high),
+          g.zero_division)
+    _rate(out, "underconfidence_rate", g.count(low & (correct == 1)), g.count(low),
+          g.zero_division)
+
+
+def _composite(out: dict, g: _Totals) -> None:
+    """Tier 7: SUI, TUS (product and geometric mean), LGI, and the renormalisation flags."""
+    core = g.core
+    out["sui"], out["sui_renormalised"] = core.sui, core.sui_renormalised
+    out["tus"], out["tus_geometric"] = core.tus, core.tus_geometric
+    out["tus_renormalised"] = core.tus_renormalised
+    out["renormalised"] = core.sui_renormalised | core.tus_renormalised
+    out["lgi"] = core.lgi
+
+
+def _location(out: dict, g: _Totals) -> None:
+    """Location accuracy: mean line overlap over the found targets with known lines."""
+    location = g.rows["location"]
+    n_loc, mean_loc, var_loc = g.mean_sd(location, ~np.isnan(location))
+    out["n_location"] = n_loc.astype(np.int64)
+    _t(out, "location_accuracy", n_loc, mean_loc, var_loc)
