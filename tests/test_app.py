@@ -8,6 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from kbench_app import state
+from kbench_core.io import load_run
 
 ROOT = Path(__file__).resolve().parent.parent
 GOOD = (b"model,bias,condition,intensity,domain,score\n"
@@ -295,3 +296,57 @@ def test_bias_summary_shows_rank_intervals(monkeypatch) -> None:
     # gamma is planted unbiased on every bias: first in every resample
     assert summary.loc["synthetic-gamma", "rank_text"] == "1 [1, 1] · few biases"  # 6 < 30
     assert summary.loc["synthetic-alpha", "rank"] == 3
+
+
+def test_bias_widgets_show_the_values_in_use_after_the_run_changes(monkeypatch,
+                                                                   tmp_path) -> None:
+    # A link sets the curve's bias and y axis; replacing the run keeps a valid choice and the
+    # chart plots what the widgets show.
+    import json
+
+    other = tmp_path / "rerun.csv"
+    other.write_text((ROOT / "sample_data" / "bias.csv").read_text())
+    monkeypatch.setenv("KBENCH_APP_ARGS", str(other))
+    state._cached_load.clear()
+    at = AppTest.from_file(str(ROOT / "views" / "biases.py"), default_timeout=60)
+    biases = sorted(load_run(ROOT / "sample_data" / "bias.csv").frame["bias"].unique())
+    at.query_params["bias_curve_bias"] = biases[-1]
+    at.query_params["bias_curve_y"] = "mean"
+    at.query_params["bias_threshold"] = "0.3"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+
+    def in_use() -> None:
+        assert at.selectbox(key="bias_curve_bias").value == biases[-1]
+        assert at.radio(key="bias_curve_y").value == "mean"
+        assert at.slider(key="bias_threshold").value == 0.3
+        assert at.query_params["bias_curve_bias"] in (biases[-1], [biases[-1]])
+        curve = next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
+                     if c.proto.id.endswith("bias_curves_chart"))
+        assert biases[-1] in json.dumps(curve["layout"]["title"])
+        assert "mean" in json.dumps(curve["layout"]["yaxis"]["title"]).lower()
+
+    in_use()
+    at.multiselect(key="bias_runs").set_value(["rerun"]).run()
+    assert not at.exception, [e.value for e in at.exception]
+    in_use()
+
+
+def test_bias_page_fingerprint_equals_the_catalog_table(monkeypatch) -> None:
+    from kbench_core import catalog
+
+    at = bias_page(monkeypatch)
+    run = load_run(ROOT / "sample_data" / "bias.csv")
+    ((_, exported),) = catalog.main_table("bias").objects(run.frame)
+    page = at.dataframe[1].value.set_index(["bias", "model"])
+    exported = exported.set_index(["bias", "model"]).loc[page.index]
+    for metric in ("bms", "model_rate", "alignment", "bci_consistency", "rci_consistency",
+                   "calibration_score", "effectiveness", "n"):
+        assert page[metric].to_numpy(dtype=float) == pytest.approx(
+            exported[metric].to_numpy(dtype=float), abs=1e-12, nan_ok=True), metric
+    # and the model summary is the catalog's susceptibility table
+    summary = dict(catalog.items_for("bias")[1].objects(run.frame))["susceptibility"]
+    shown = at.dataframe[0].value
+    assert shown["model"].tolist() == summary["model"].tolist()
+    assert shown["susceptibility"].to_numpy() == pytest.approx(
+        summary["susceptibility"].to_numpy())

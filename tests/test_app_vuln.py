@@ -239,3 +239,68 @@ def test_fixed_versions_section_on_multi_judge_records(monkeypatch) -> None:
     low, high = proportion_confint(1, 1, method="wilson")  # 0.2065, 1: 4 significant digits
     assert row["fixed_claim_ci"] == f"[{low:.4g}, {high:.4g}]".replace(", 1]", ", 1.000]")
     assert ("detector_a", "consensus") in view.set_index(["model", "judge"]).index
+
+
+def test_widgets_show_the_values_in_use_after_the_run_changes(monkeypatch, tmp_path) -> None:
+    # The case: a link sets the bins and the prompt-type metric, the user replaces the
+    # sample run with another; each widget must still show the value its chart and table use
+    # (before the page kit the slider showed 2 while the URL and the chart used 10).
+    import json
+
+    import numpy as np
+
+    frame = samples.judged_samples(n_samples=30, judges=("judge-one",), seed=4)
+    frame["confidence"] = np.round(np.random.default_rng(3).random(len(frame)), 3)
+    other = tmp_path / "other.csv"
+    frame.to_csv(other, index=False)
+    monkeypatch.setenv("KBENCH_APP_ARGS", f"{other}")
+    state._cached_load.clear()
+    at = AppTest.from_file(str(ROOT / "views" / "vuln.py"), default_timeout=120)
+    at.query_params["vuln_bins"] = "7"
+    at.query_params["vuln_prompt_metric"] = "f2"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+
+    def in_use(run_frame, *, split: bool = False) -> None:
+        assert at.slider(key="vuln_bins").value == 7
+        assert at.query_params["vuln_bins"] in ("7", ["7"])
+        assert at.selectbox(key="vuln_prompt_metric").value == "f2"
+        judge = at.selectbox(key="vuln_judge").value
+        rows = run_frame[run_frame["judge"].astype(str) == judge]
+        by = ["model", "prompt_type"] if split else ["model"]
+        expected = vuln.tiers(rows, n_bins=7, by=by).set_index(by)["ece"]
+        shown = table(at, "leaderboard").set_index(by)["ece"]
+        assert shown.to_dict() == pytest.approx(expected.to_dict())  # the table uses 7 bins
+        prompt_chart = next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
+                            if c.proto.id.endswith("vuln_prompt_chart"))
+        assert vuln.METRIC_LABELS["f2"] in json.dumps(prompt_chart)  # the chart plots F2
+
+    from kbench_core.io import load_run
+
+    sample = load_run(ROOT / "sample_data" / "judged.csv").frame
+    at.multiselect(key="vuln_runs").set_value(["judged"]).run()
+    in_use(sample)
+    at.multiselect(key="vuln_runs").set_value(["other"]).run()
+    assert not at.exception, [e.value for e in at.exception]
+    in_use(frame)
+    # and a new layout of the leaderboard keeps them
+    at.toggle(key="vuln_split").set_value(True).run()
+    in_use(frame, split=True)
+
+
+def test_page_leaderboard_equals_the_catalog_table(monkeypatch) -> None:
+    from kbench_core import catalog
+    from kbench_core.io import load_run
+
+    at = open_page(monkeypatch)
+    at.toggle(key="vuln_bootstrap").set_value(False).run()  # the catalog's default options
+    run = load_run(ROOT / "sample_data" / "judged.csv")
+    exported = dict(catalog.main_table("judged").objects(run.frame))
+    judge = at.selectbox(key="vuln_judge").value
+    table_ = exported[f"tiers-{judge}"]
+    page = table(at, "leaderboard")
+    assert page["model"].tolist() == table_["model"].astype(str).tolist()  # same order
+    assert page["rank"].tolist() == table_["rank"].tolist()
+    for metric in ("sui", "tus", "lgi", "accuracy", "f2", "tdr", "ece", "brier"):
+        assert page[metric].to_numpy() == pytest.approx(table_[metric].to_numpy(), abs=1e-12,
+                                                        nan_ok=True), metric
