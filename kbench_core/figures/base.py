@@ -118,12 +118,14 @@ def text_width(text: str, size: float = FONT_SIZE) -> float:
 
 def wrap(text: str, width_px: float, size: float = TITLE_SIZE) -> str:
     """``text`` with ``<br>`` line breaks so each line fits ``width_px`` (existing breaks
-    kept; a word longer than a line stays whole)."""
+    kept; a word longer than a line stays whole; ``n = 36`` is never broken around its
+    ``=``)."""
     chars = max(8, int(width_px / (CHAR_EM * size)))
     lines = []
     for part in text.split("<br>"):
         line = ""
-        for word in part.split(" "):
+        for word in part.replace(" = ", "\u2060=\u2060").split(" "):
+            word = word.replace("\u2060", " ")
             if line and len(line) + 1 + len(word) > chars:
                 lines.append(line)
                 line = word
@@ -302,7 +304,7 @@ def set_panels(fig: go.Figure, n: int, columns: int, *, panel_height: int, heade
     # between rows: the lower panels' titles and the upper panels' tick labels
     lines = max((t.count("<br>") + 1 for t in titles), default=0) if titles else 0
     # (the plot area is the height less the header and about 60 px of x-axis title below)
-    gap_y = (min(0.4, (44 + 16 * lines) / max(rows * panel_height - 60, 1)) if rows > 1
+    gap_y = (min(0.4, (52 + 16 * lines) / max(rows * panel_height - 60, 1)) if rows > 1
              else 0.0)
     grid = panel_grid(n, columns, gap_x=0.08 if columns > 1 else 0.0, gap_y=gap_y)
     keep = [a for a in fig.layout.annotations if not (a.name or "").startswith("panel-")]

@@ -76,9 +76,8 @@ def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *
             return model
         value, low, high, n = ccc[model]
         interval = " (no interval)" if not np.isfinite(low) else f" [{low:.2f}, {high:.2f}]"
-        # no-break spaces: "n = 36" and "CCC 0.5" never wrap apart in a narrow panel title
-        count = f", n\u00a0=\u00a0{int(n)}" if np.isfinite(n) else ""
-        return f"{model}<br>CCC\u00a0{value:.3f}{interval}{count}"
+        count = f", n = {int(n)}" if np.isfinite(n) else ""  # wrap keeps "n = 36" whole
+        return f"{model}<br>CCC {value:.3f}{interval}{count}"
 
     too_many = panels and len(models) > MAX_PANELS
     panels = panels and not too_many
@@ -170,8 +169,8 @@ def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *
         fig.update_yaxes(title_text="Agent effect (d)", range=[lo, hi], row=row, col=col)
     # The y = x line is named in the legend (a label on the plot sat on the lines).
     fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name="y = x (agreement)",
-                             line=dict(color="#888", dash="dash", width=1.5),
-                             legendgroup="diagonal", hoverinfo="skip"))
+                             line=dict(color="#888", dash="dash", width=1.5), xaxis="x",
+                             yaxis="y", legendgroup="diagonal", hoverinfo="skip"))
     key = None
     if panels or len(models) != 1:
         heading = title or ("Human against agent effect sizes" if panels else

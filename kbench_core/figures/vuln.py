@@ -156,7 +156,7 @@ def _reliability_panels(table: pd.DataFrame, models: list[str], styles: dict,
         fig.update_xaxes(range=[-0.02, 1.03], nticks=3, row=1, col=i)
         fig.update_yaxes(range=[0, 1.04], nticks=3, row=1, col=i)
         ece, n = rows["ece"].iat[0], int(rows["n"].iat[0])
-        titles.append(f"{model}<br>ECE {ece:.3f}, n = {n:,}")
+        titles.append(f"{model}<br>ECE {ece:.3f}, n = {n:,}")  # wrap keeps "n = 60" whole
     apply_layout(fig, heading, barmode="overlay",
                  subtitle=f"{len(models)} models, one panel each on the same axes")
     meta = dict(fig.layout.meta)
