@@ -76,3 +76,24 @@ def test_the_check_catches_what_it_is_for(layout_page) -> None:
     kinds = {p.split(":")[0] for p in problems}
     assert {"outside", "overlap", "hidden", "colour"} <= kinds, problems
     assert any("tick label 'overlapping' and tick label 'labels'" in p for p in problems)
+
+
+def test_the_check_catches_tall_figures_cut_markers_and_data_labels(layout_page) -> None:
+    """A figure taller than a page at one column, a marker cut by the plot area (a clipped
+    trace at the axis' end) and data labels drawn on each other."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure(go.Scatter(x=[0, 1], y=[0, 1], mode="markers", cliponaxis=True,
+                               marker=dict(size=16), name="cut"))
+    fig.add_trace(go.Scatter(x=[0.5, 0.502], y=[0.5, 0.5], mode="text",
+                             text=["a data label", "another label"], name="labels"))
+    fig.update_layout(height=1200, xaxis=dict(range=[0, 1]), yaxis=dict(range=[0, 1]))
+    (problems,) = layout.check_batch(layout_page, [layout.Figure("bad", fig)],
+                                     layout.SIZES["one-column"]).values()
+    kinds = {p.split(":")[0] for p in problems}
+    assert {"height", "clipped", "overlap"} <= kinds, problems
+    assert any("data label 'a data label' and data label 'another label'" in p
+               for p in problems)
+    (raw,) = layout.check_batch(layout_page, [layout.Figure("bad", fig)],
+                                layout.SIZES["app"]).values()
+    assert not any(p.startswith("height") for p in raw)  # the app scrolls: no page limit
