@@ -723,9 +723,14 @@ def row_pages(fig: go.Figure, *, page_px: int = PAGE_PX) -> list[go.Figure]:
     if pages <= 1:
         return [fig]
     per_page = math.ceil(n / pages)
+    # page 1 holds the rows drawn on top: the first labels on a reversed axis (heatmaps,
+    # ranked lists best first), else the last (a category axis runs upwards)
+    top_first = fig.layout.yaxis.autorange == "reversed"
+    shown = labels if top_first else labels[::-1]
     out = []
     for k in range(pages):
-        part = labels[k * per_page:(k + 1) * per_page]
+        part = shown[k * per_page:(k + 1) * per_page]
+        part = part if top_first else part[::-1]  # in the axis' own order
         page = go.Figure(fig)
         keep = set(part)
         for trace in page.data:
