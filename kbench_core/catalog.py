@@ -18,8 +18,8 @@ import plotly.graph_objects as go
 # safe_name lives in export now; catalog uses it and still offers it (old import path).
 from kbench_core.export import safe_name
 
-__all__ = ["Item", "heat_pages", "items_for", "main_table", "one", "safe_name", "split_pages",
-           "unavailable"]
+__all__ = ["Item", "heat_pages", "items_for", "main_table", "one", "paged", "safe_name",
+           "split_pages", "unavailable"]
 
 Built = go.Figure | pd.DataFrame
 
@@ -48,14 +48,30 @@ class Item:
         built = (self.build(frame, options or {}, meta or {}) if self.uses_meta
                  else self.build(frame, options or {}))
         for suffix, obj in built:
-            yield (f"{self.name}-{safe_name(suffix)}" if suffix else self.name), obj
+            stem = f"{self.name}-{safe_name(suffix)}" if suffix else self.name
+            for k, page in enumerate(paged(obj), start=1):
+                yield (stem if page is obj else f"{stem}-p{k}"), page
+
+
+def paged(obj: Built) -> list[Built]:
+    """A figure too tall for a page (more rows than fit 9 in at one column) as pages of rows
+    (:func:`kbench_core.figures.base.row_pages`); anything else as it is. Every catalog figure
+    passes through here, so ``kbench figures``, ``kbench report`` and the Export page never
+    make a figure taller than a page."""
+    if not isinstance(obj, go.Figure):
+        return [obj]
+    from kbench_core.figures.base import row_pages
+
+    return row_pages(obj)
 
 
 def one(obj: Built) -> Iterator[tuple[str, Built]]:
     yield "", obj
 
 
-RELIABILITY_PAGE = 12  # models per reliability page (small multiples, four to a row)
+# Models per reliability page: small multiples, three to a row in the app and two at one
+# column, where three rows of two (with the title and legend) still fit a 9 in page.
+RELIABILITY_PAGE = 6
 
 
 def split_pages(names: list[str], size: int) -> list[list[str]]:

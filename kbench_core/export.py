@@ -236,19 +236,20 @@ def _cells(frame: pd.DataFrame, intervals: Mapping[str, tuple[str, str]], digits
     """Display strings (:mod:`kbench_core.tables`: integers, ranks, costs with their unit,
     ``digits`` significant digits): ``0.6214 [0.5502, 0.6903]`` where a column has interval
     columns."""
-    from kbench_core.tables import column_kind, format_value
+    from kbench_core.tables import column_kind, cost_decimals, format_value
 
     shown = [c for c in frame.columns
              if not any(c in pair for pair in intervals.values())]
     out = pd.DataFrame(index=frame.index)
     for column in shown:
         kind = column_kind(str(column), frame[column])
-        text = pd.Series([format_value(v, kind, digits=digits) for v in frame[column]],
-                         index=frame.index, dtype=object)
+        places = cost_decimals(frame[column]) if kind == "cost" else None  # one per column
+        text = pd.Series([format_value(v, kind, digits=digits, decimals=places)
+                          for v in frame[column]], index=frame.index, dtype=object)
         if column in intervals:
             low, high = (frame[c] for c in intervals[column])
-            bounds = [f" [{format_value(lo, kind, digits=digits)}, "
-                      f"{format_value(hi, kind, digits=digits)}]"
+            bounds = [f" [{format_value(lo, kind, digits=digits, decimals=places)}, "
+                      f"{format_value(hi, kind, digits=digits, decimals=places)}]"
                       if pd.notna(lo) and pd.notna(hi) else ""
                       for lo, hi in zip(low, high, strict=True)]
             text = text + pd.Series(bounds, index=frame.index)
@@ -293,12 +294,17 @@ def latex_escape(text: str) -> str:
     return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in _one_line(str(text)))
 
 
+LATEX_WIDE_COLUMNS = 8  # beyond this many columns a table is scaled to the text width
+
+
 def to_latex(frame: pd.DataFrame, *, best: Mapping[str, str] | None = None, digits: int = 4,
              caption: str | None = None, label: str | None = None,
              provenance: Provenance | None = None) -> str:
     """A booktabs LaTeX table: intervals as ``0.62 [0.55, 0.69]`` (from ``<col>_low`` and
     ``<col>_high``), the best value of each column in ``best`` (``"max"`` or ``"min"``) in bold,
-    every cell escaped. Needs ``\\usepackage{booktabs}``."""
+    every cell escaped. Needs ``\\usepackage{booktabs}``; a table of more than
+    :data:`LATEX_WIDE_COLUMNS` columns is scaled to the text width with ``\\resizebox``
+    (``\\usepackage{graphicx}``), so it never runs into the margin."""
     frame = frame.reset_index(drop=True)
     cells = _cells(frame, _interval_columns(frame), digits)
     bold = _best_rows(frame, best or {})
@@ -310,6 +316,9 @@ def to_latex(frame: pd.DataFrame, *, best: Mapping[str, str] | None = None, digi
         lines.append(rf"\caption{{{latex_escape(caption)}}}")
     if label:
         lines.append(rf"\label{{{label}}}")
+    wide = len(cells.columns) > LATEX_WIDE_COLUMNS  # scaled to the text width, not over it
+    if wide:
+        lines.append(r"\resizebox{\linewidth}{!}{%")
     lines.append(r"\begin{tabular}{" + "".join("r" if n else "l" for n in numeric) + "}")
     lines.append(r"\toprule")
     lines.append(" & ".join(latex_escape(str(c)) for c in cells.columns) + r" \\")
@@ -322,7 +331,10 @@ def to_latex(frame: pd.DataFrame, *, best: Mapping[str, str] | None = None, digi
                 text = rf"\textbf{{{text}}}"
             out.append(text)
         lines.append(" & ".join(out) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    if wide:
+        lines.append("}")
+    lines.append(r"\end{table}")
     return "\n".join(lines) + "\n"
 
 
@@ -378,18 +390,20 @@ def neutralised(frame: pd.DataFrame) -> pd.DataFrame:
 def to_csv(frame: pd.DataFrame, *, provenance: Provenance | None = None,
            precision: str = "display") -> str:
     """CSV of every column (intervals as their own columns), provenance as ``#`` comments
-    (``pandas.read_csv(..., comment="#")`` reads it back). Numbers are rounded to 4
-    significant digits (residues below 1e-12 written as 0) unless ``precision="full"``. Text
+    (``pandas.read_csv(..., comment="#")`` reads it back). Numbers are written with 4
+    significant digits and their trailing zeros (residues below 1e-12 as 0) unless
+    ``precision="full"``; cost columns are named with their unit (``cost_usd``). Text
     cells starting with ``= + - @``, TAB, CR or ``'`` get a leading ``'`` so no spreadsheet
     runs them as formulas (:func:`kbench_core.text.restore_cell` undoes it)."""
     if precision not in ("display", "full"):
         raise ValueError(f"precision must be 'display' or 'full'; got {precision!r}")
-    from kbench_core.tables import round_frame
+    from kbench_core.tables import csv_frame
 
     head = "".join(f"# {line}\n" for line in (provenance.lines() if provenance else []))
-    table = frame if precision == "full" else round_frame(frame)
+    # neutralised first: the numbers csv_frame formats stay numbers (written unquoted)
+    table = csv_frame(neutralised(frame), precision=precision)  # 4 significant digits, cost_usd
     # Text quoted: a "#" inside a cell would otherwise start a comment for read_csv.
-    return head + neutralised(table).to_csv(index=False, quoting=csv.QUOTE_NONNUMERIC)
+    return head + table.to_csv(index=False, quoting=csv.QUOTE_NONNUMERIC)
 
 
 def table_bytes(frame: pd.DataFrame, fmt: str, *, best: Mapping[str, str] | None = None,

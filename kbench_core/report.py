@@ -78,9 +78,17 @@ def report_html(runs: Sequence[Run], *, options: Mapping[str, Any] | None = None
             items = []
         elif not items:
             parts.append("<p>No figures for this kind of run yet.</p>")
+        empty = []
         for item in items:
+            # built before its heading: an item that yields nothing for this run (one judge
+            # has no agreement, a run without fixed versions no fixed-version chart) gets no
+            # heading, only a mention in the line below
+            objects = list(item.objects(run.frame, options, meta=run.meta))
+            if not objects:
+                empty.append(item.title)
+                continue
             parts.append(f"<h3>{html.escape(item.title)}</h3>")
-            for stem, obj in item.objects(run.frame, options, meta=run.meta):
+            for stem, obj in objects:
                 if progress:
                     progress(f"{run.name}: {stem}")
                 if isinstance(obj, go.Figure):
@@ -89,6 +97,10 @@ def report_html(runs: Sequence[Run], *, options: Mapping[str, Any] | None = None
                     first_figure = False
                 else:
                     parts.append(_table_html(obj))
+        if empty:
+            parts.append('<p class="meta">Not shown, as this run has no data for them (e.g. '
+                         "a second LLM judge, fixed versions, prompt types): "
+                         + html.escape("; ".join(empty)) + ".</p>")
     parts.append(f"<footer>{'<br>'.join(html.escape(line) for line in prov.lines())}</footer>")
     parts.append("</body></html>")
     return "\n".join(parts)

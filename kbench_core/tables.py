@@ -2,11 +2,14 @@
 and CSV, so a number reads the same everywhere.
 
 A researcher's conventions: counts and token totals as integers (``3,789,115``, never
-``3789115.000``), ranks as ranks (``1``; a tied mid-rank ``2.5``), costs with their unit
-(``$12.35``), every other number to :data:`SIGNIFICANT` significant digits (``0.6344``), and
-floating-point residues ``|x| < 1e-12`` as ``0``. CSV keeps numbers as numbers, rounded to the
-same significant digits unless the full precision is asked for (``kbench metrics --precision
-full``).
+``3789115.000``), ranks as ranks (``1``; a tied mid-rank ``2.5``), costs with their unit and one
+precision per column (``$12.35`` beside ``$0.39``: cents, or as many decimals as the column's
+smallest cost needs for two significant digits), every other number to :data:`SIGNIFICANT`
+significant digits with trailing zeros (``0.6344``, ``0.4650``), and floating-point residues
+``|x| < 1e-12`` as ``0``. CSV (:func:`csv_frame`) keeps numbers as numbers, unquoted, written
+with the same significant digits and trailing zeros unless the full precision is asked for
+(``kbench metrics --precision full``); its cost columns are named with their unit
+(``cost_usd``).
 """
 
 from __future__ import annotations
@@ -17,8 +20,8 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-__all__ = ["SIGNIFICANT", "TINY", "ColumnKind", "column_kind", "format_frame", "format_value",
-           "round_frame", "round_significant"]
+__all__ = ["SIGNIFICANT", "TINY", "ColumnKind", "column_kind", "cost_decimals", "csv_frame",
+           "format_frame", "format_value", "round_frame", "round_significant"]
 
 SIGNIFICANT = 4
 TINY = 1e-12  # below this in absolute value a number is a floating-point residue: shown as 0
@@ -62,9 +65,25 @@ def round_significant(value: float, digits: int = SIGNIFICANT) -> float:
     return float(f"{value:.{digits}g}")
 
 
+def cost_decimals(values: pd.Series) -> int:
+    """Decimals of a cost column, the same for every cell: cents, or more when the column's
+    smallest non-zero cost needs them for two significant digits (at most 6).
+
+    >>> cost_decimals(pd.Series([2.79, 0.3919])), cost_decimals(pd.Series([0.0012, 3.5]))
+    (2, 4)
+    """
+    array = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
+    array = np.abs(array[np.isfinite(array) & (np.abs(array) >= TINY)])
+    if not array.size:
+        return 2
+    return int(min(6, max(2, 1 - math.floor(math.log10(float(array.min()))))))
+
+
 def format_value(value: object, kind: ColumnKind = "number", *,
-                 digits: int = SIGNIFICANT) -> str:
-    """One cell as text (``–`` for a missing value).
+                 digits: int = SIGNIFICANT, decimals: int | None = None) -> str:
+    """One cell as text (``–`` for a missing value); ``decimals`` fixes a cost's decimals
+    (:func:`cost_decimals`, a column's), else a cost gets cents from $1 and four significant
+    digits below.
 
     >>> format_value(0.6344000000000001), format_value(0.465)
     ('0.6344', '0.4650')
@@ -97,6 +116,8 @@ def format_value(value: object, kind: ColumnKind = "number", *,
     if kind == "cost":
         if abs(number) < TINY:
             return "$0"
+        if decimals is not None:
+            return f"${number:,.{decimals}f}"
         return (f"${number:,.2f}" if abs(number) >= 1
                 else f"${round_significant(number, digits):#.{digits}g}")
     number = round_significant(number, digits)
@@ -115,8 +136,46 @@ def format_frame(frame: pd.DataFrame, *, digits: int = SIGNIFICANT) -> pd.DataFr
     out = pd.DataFrame(index=frame.index)
     for column in frame.columns:
         kind = column_kind(str(column), frame[column])
-        out[column] = [format_value(v, kind, digits=digits) for v in frame[column].tolist()]
+        decimals = cost_decimals(frame[column]) if kind == "cost" else None
+        out[column] = [format_value(v, kind, digits=digits, decimals=decimals)
+                       for v in frame[column].tolist()]
     return out
+
+
+class _Shown(float):
+    """A float that the ``csv`` module writes as formatted (unquoted, as a number):
+    :data:`SIGNIFICANT` significant digits with their trailing zeros (``0.4650``)."""
+
+    def __repr__(self) -> str:
+        number = float(self)
+        if number == 0:
+            return "0"
+        if abs(number) >= 10 ** SIGNIFICANT:
+            return f"{number:.0f}"
+        if abs(number) < 1e-4:
+            return f"{number:.{SIGNIFICANT - 1}e}"
+        return f"{number:#.{SIGNIFICANT}g}".rstrip(".")
+
+    __str__ = __repr__
+
+
+def csv_frame(frame: pd.DataFrame, *, precision: Literal["display", "full"] = "display",
+              ) -> pd.DataFrame:
+    """``frame`` ready for CSV: cost columns named with their unit (``cost`` → ``cost_usd``);
+    with ``precision="display"`` numbers rounded (:func:`round_frame`) and written with
+    :data:`SIGNIFICANT` significant digits and their trailing zeros, as every other format
+    shows them (the cells stay numbers: the ``csv`` module writes them unquoted)."""
+    out = frame if precision == "full" else round_frame(frame)
+    renamed = {}
+    for column in out.columns:
+        if column_kind(str(column), out[column]) == "cost" and not str(column).endswith("_usd"):
+            renamed[column] = f"{column}_usd"
+        if precision != "full" and pd.api.types.is_float_dtype(out[column]):
+            values = out[column].to_numpy(dtype=float)
+            out = out.copy() if out is frame else out
+            out[column] = pd.Series([_Shown(v) if math.isfinite(v) else v
+                                     for v in values.tolist()], index=out.index, dtype=object)
+    return out.rename(columns=renamed) if renamed else out
 
 
 def round_frame(frame: pd.DataFrame, *, digits: int = SIGNIFICANT) -> pd.DataFrame:

@@ -114,8 +114,9 @@ def test_shortened_labels_stay_apart_and_short_labels_stay_whole(labels, budget)
         if len(label) <= budget:
             assert cut == label
         elif cut != label:
-            head, tail = cut.split("…")
-            assert label.startswith(head) and label.endswith(tail)
+            assert len(cut) <= max(budget, 6)
+            if "…" in cut:  # a readable head is kept
+                assert len(cut.split("…")[0]) >= min(4, len(cut) - 1)
 
 
 def test_shorten_keeps_the_distinguishing_part_of_real_configuration_names() -> None:
@@ -124,6 +125,32 @@ def test_shorten_keeps_the_distinguishing_part_of_real_configuration_names() -> 
     short = base.shorten(names, 20)
     assert short[0] != short[1] and all(len(s) <= 24 for s in short)
     assert "0.1" in short[0] and "0.3" in short[1]
+
+
+def test_shorten_keeps_a_readable_head_and_the_distinguishing_tail() -> None:
+    names = ["mistralai_mistral_small_creative_v3-human-plus-demo",
+             "mistralai_mistral_small_creative_v1-empty",
+             "deepseek_deepseek_v3.2_v3-human-plus-demo"]
+    short = base.shorten(names, 24)
+    assert all(len(s) <= 24 for s in short) and len(set(short)) == 3
+    assert not any(s.startswith(("mi.", "mi…", "de…")) for s in short)  # never 2 letters
+    assert "v3" in short[0] and "v1" in short[1] and "v3.2" in short[2]
+    detectors = base.shorten([f"synthetic-detector-{i:02d}" for i in range(60)], 12)
+    assert detectors[7] == "syn-det-07"  # shared words abbreviated, the number whole
+
+
+def test_composite_labels_cut_the_less_informative_part_first() -> None:
+    labels = [f"detector_{c} · {j}" for c in "abcdefgh" for j in ("judge-x", "judge-y")]
+    short = base.shorten(labels, 14)
+    assert len(set(short)) == len(labels)
+    models = {s.split(" · ")[0] for s in short}
+    assert len(models) == 8  # every detector still told apart
+    bias = base.shorten(["judgment · anchoring_effect", "judgment · availability_bias",
+                         "loss_aversion · endowment_effect", "loss_aversion · loss_aversion"],
+                        24)
+    # the category (fewer distinct values) gives way; the bias keeps its head
+    assert [b.split(" · ")[1][:8] for b in bias] == ["anchorin", "availabi", "endowmen",
+                                                     "loss_ave"]
 
 
 def test_wrap_breaks_between_words_within_the_width() -> None:
@@ -219,13 +246,54 @@ def test_sui_chart_is_in_the_judged_catalog() -> None:
     np.testing.assert_allclose(totals, expected, atol=1e-12)
 
 
-def test_reliability_pages_of_twelve_models_in_the_catalog() -> None:
-    frame = samples.judged_samples(models=[f"d{i:02d}" for i in range(30)], n_samples=10,
+def test_reliability_pages_of_six_models_in_the_catalog() -> None:
+    frame = samples.judged_samples(models=[f"d{i:02d}" for i in range(16)], n_samples=10,
                                    judges=["judge-one"])
     item = next(i for i in catalog.items_for("judged") if i.name == "reliability")
-    stems = [stem for stem, _ in item.objects(frame)]
-    # 30 models in pages of 12: 12 + 12 + 6
-    assert stems == [f"reliability-judge-one-p{k}" for k in (1, 2, 3)]
+    pages = list(item.objects(frame))
+    # 16 models in pages of 6 (two columns of three rows fit a page at one column): 6 + 6 + 4
+    assert [stem for stem, _ in pages] == [f"reliability-judge-one-p{k}" for k in (1, 2, 3)]
+    one_column = base.fit_to_width(pages[0][1], 336)
+    assert one_column.layout.height <= base.PAGE_PX
+
+
+def test_a_figure_taller_than_a_page_is_split_into_pages_of_rows() -> None:
+    grid = pd.DataFrame(np.linspace(0, 1, 63 * 12).reshape(63, 12),
+                        index=[f"config-{i:02d}" for i in range(63)],
+                        columns=[f"study_{j:03d}" for j in range(12)])
+    fig = base.heatmap_figure(grid, title="PAS per configuration (rows) and study", zmin=0,
+                              zmax=1, colorbar_title="PAS")
+    pages = catalog.paged(fig)
+    assert len(pages) == 2
+    rows = [list(p.data[0].y) for p in pages]
+    assert rows[0] + rows[1] == list(grid.index)  # every row once, in order
+    assert np.asarray(pages[1].data[0].z).shape == (len(rows[1]), 12)
+    assert pages[0].layout.meta["kbench_title"].endswith("(page 1 of 2)")
+    for page in pages:
+        for width in (336, 672):
+            assert base.fit_to_width(page, width).layout.height <= base.PAGE_PX
+    assert catalog.paged(base.heatmap_figure(grid.iloc[:10], title="t", zmin=0, zmax=1,
+                                             colorbar_title="PAS")) != []
+
+
+def test_forest_plot_and_rank_chart_show_at_most_25_rows_with_a_note() -> None:
+    n = 1770
+    deltas = pd.DataFrame({"pair": [f"m{i}" for i in range(n)],
+                           "delta": np.linspace(-1, 1, n), "n": 10})
+    deltas["delta_low"], deltas["delta_high"] = deltas["delta"] - 0.1, deltas["delta"] + 0.1
+    fig = compare_figures.forest_plot(deltas, label="pair")
+    assert len(fig.data[0].y) == compare_figures.MAX_ROWS
+    assert set(fig.data[0].y) >= {"m0", f"m{n - 1}"}  # the largest differences
+    assert "25 largest of 1,770" in fig.layout.meta["kbench_subtitle"]
+    assert len(catalog.paged(fig)) == 1  # shown whole: it fits a page at one column
+    assert base.fit_to_width(fig, 336).layout.height <= base.PAGE_PX
+    ranks = pd.DataFrame({"model": [f"m{i:02d}" for i in range(60)],
+                          "rank": np.arange(1.0, 61.0), "value": np.linspace(0, 1, 60)})
+    ranks["rank_low"], ranks["rank_high"] = ranks["rank"] - 1, ranks["rank"] + 1
+    chart = compare_figures.rank_chart(ranks)
+    assert sorted(chart.data[0].y) == [f"m{i:02d}" for i in range(25)]  # the best ranked
+    assert "25 best ranked of 60" in chart.layout.meta["kbench_subtitle"]
+    assert len(catalog.paged(chart)) == 1
 
 
 def test_forest_plot_is_centred_on_zero() -> None:

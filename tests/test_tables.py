@@ -99,3 +99,32 @@ def test_report_tables_scroll_in_their_box_with_the_first_column_pinned() -> Non
     assert "3,789,115" in html and "e-16" not in html and '<div class="scroll">' in html
     assert "max-width: 100%" in _STYLE and "overflow: auto" in _STYLE
     assert "position: sticky; left: 0" in _STYLE
+
+
+def test_csv_keeps_trailing_zeros_unquoted_and_names_the_cost_unit() -> None:
+    frame = pd.DataFrame({"model": ["a", "b"], "pas": [0.465, 0.5], "cost": [2.79, 0.3919]})
+    shown = export.to_csv(frame)
+    header, first, second = shown.strip().splitlines()
+    assert header == '"model","pas","cost_usd"'
+    assert first == '"a",0.4650,2.790' and second == '"b",0.5000,0.3919'  # numbers, unquoted
+    back = pd.read_csv(io.StringIO(shown))
+    assert back["pas"].tolist() == [0.465, 0.5] and back["cost_usd"].dtype.kind == "f"
+    assert "cost_usd" in export.to_csv(frame, precision="full").splitlines()[0]
+
+
+def test_a_cost_column_has_one_precision() -> None:
+    frame = pd.DataFrame({"cost": [2.79, 0.3919, 12.3456]})
+    assert tables.format_frame(frame)["cost"].tolist() == ["$2.79", "$0.39", "$12.35"]
+    tiny = pd.DataFrame({"cost": [0.0012, 1.5]})
+    assert tables.format_frame(tiny)["cost"].tolist() == ["$0.0012", "$1.5000"]
+    assert "$0.39" in export.to_markdown(frame)
+
+
+def test_wide_latex_tables_are_scaled_to_the_text_width() -> None:
+    narrow = export.to_latex(pd.DataFrame({f"c{i}": [0.5] for i in range(8)}))
+    wide = export.to_latex(pd.DataFrame({f"c{i}": [0.5] for i in range(12)}))
+    assert r"\resizebox" not in narrow
+    lines = wide.splitlines()
+    start = lines.index(r"\resizebox{\linewidth}{!}{%")
+    assert lines[start + 1].startswith(r"\begin{tabular}")
+    assert lines[lines.index(r"\end{tabular}") + 1] == "}"

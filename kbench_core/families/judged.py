@@ -181,6 +181,14 @@ def _catalog() -> list[Item]:
         for judge, rows in per_judge(frame):
             yield judge, vuln_figures.lucky_guess_chart(tier_table(rows, options))
 
+    def prompt_types(frame: pd.DataFrame, options: Mapping[str, Any]):
+        if "prompt_type" not in frame or not frame["prompt_type"].notna().any():
+            return
+        for judge, rows in per_judge(frame):
+            yield judge, vuln_figures.prompt_type_chart(
+                vuln.tiers(rows, by=("model", "prompt_type"), **options),
+                title=f"Target detection rate by prompt type ({judge})")
+
     def several_judges(frame: pd.DataFrame) -> bool:
         return len([j for j in vuln.judges_of(frame) if j != "human"]) >= 2
 
@@ -212,6 +220,8 @@ def _catalog() -> list[Item]:
         Item("fixed_versions_chart", "Fixed versions: still claims the fixed bug, beside TDR",
              "figure", fixed_figure),
         Item("lucky_guesses", "Accuracy against target detection, per judge", "figure", lucky),
+        Item("prompt_types", "Target detection rate by prompt type, per judge", "figure",
+             prompt_types),
         Item("kappa_heatmap", "Cohen's kappa between judges", "figure", kappa),
         Item("judge_spread", "TDR and SUI across judges", "figure", spread),
     ]

@@ -53,7 +53,8 @@ def _catalog() -> list[Item]:
             if metric in studies and studies[metric].notna().any():
                 for page, part in heat_pages(studies, longer):
                     yield "-".join(p for p in (metric, page) if p), rep_figures.study_heatmap(
-                        part, value=metric, zmin=0.0 if metric == "pas" else -1.0)
+                        part, value=metric, zmin=0.0 if metric == "pas" else -1.0,
+                        unit="configuration")
 
     def findings(frame: pd.DataFrame, options: Mapping[str, Any]):
         rows = replication.finding_rows(frame)

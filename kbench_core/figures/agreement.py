@@ -17,10 +17,13 @@ from plotly.subplots import make_subplots
 
 from kbench_core.agreement import CONSENSUS, HUMAN, LANDIS_KOCH, MISSING, interpret
 from kbench_core.figures.base import (
+    APP_WIDTH,
     PALETTE,
+    _heatmap_text,
     apply_layout,
     category_ticks,
     set_panels,
+    text_width,
     with_legend_below,
 )
 from kbench_core.text import plot_text
@@ -87,6 +90,7 @@ def kappa_heatmap(pairs: pd.DataFrame, *, human: pd.DataFrame | None = None,
                 target[rows, cols] = table[column].to_numpy(dtype=float)
         n[rows, cols] = table["n"].to_numpy()
     text = np.full((size, size), "", dtype=object)
+    short = np.full((size, size), "", dtype=object)  # the value alone, for narrow cells
     hover = np.full((size, size), "same judge", dtype=object)
     symbol = "κ" if value == "kappa" else "α" if value == "alpha" else value
     bands = interpret(z)
@@ -97,12 +101,15 @@ def kappa_heatmap(pairs: pd.DataFrame, *, human: pd.DataFrame | None = None,
             shown = "n/a" if np.isnan(z[i, j]) else f"{z[i, j]:.2f}"
             span = _interval(low[i, j], high[i, j])
             text[i, j] = f"<b>{shown}</b>" + (f"<br>{span}" if span else "")
+            short[i, j] = f"<b>{shown}</b>"
             hover[i, j] = (f"{names[i]} vs {names[j]}<br>{symbol} = {shown} {span}"
                            f"<br>{bands[i, j]}<br>n = {n[i, j]} items")
     fig = go.Figure(go.Heatmap(
         z=z, x=names, y=names, zmin=-1, zmax=1, zmid=0, colorscale="RdBu",
         colorbar=dict(title=symbol, tickvals=[-1, -0.5, 0, 0.2, 0.4, 0.6, 0.8, 1]),
         text=text, texttemplate="%{text}", textfont=dict(size=13), customdata=hover,
+        # no colour bar over an all-empty matrix (plotly cannot scale one: "dtick: Infinity")
+        showscale=bool(np.isfinite(z).any()),
         xgap=2, ygap=2,
         hovertemplate="%{customdata}<extra></extra>"))
     if title is None:
@@ -121,8 +128,22 @@ def kappa_heatmap(pairs: pd.DataFrame, *, human: pd.DataFrame | None = None,
     apply_layout(fig, title, height=side,
                  xaxis=dict(title="", side="bottom", showgrid=False, showline=False,
                             ticks="", constrain="domain"),
+                 # square cells; not over an all-empty matrix, where plotly.js cannot
+                 # scale the axes ("dtick error: Infinity")
                  yaxis=dict(title="", autorange="reversed", showgrid=False, showline=False,
-                            ticks="", scaleanchor="x", constrain="domain"))
+                            ticks="", scaleanchor="x" if np.isfinite(z).any() else None,
+                            constrain="domain"))
+    # Narrow cells (an export at one column) show the value without its interval (it stays
+    # in the hover), and nothing when even that does not fit (see fit_to_width).
+    meta = dict(fig.layout.meta)
+    spans = [len(line) for cell in text.ravel() for line in str(cell).split("<br>")[1:]]
+    digit_em = 0.56  # digits and brackets are narrower than the mean character
+    meta["kbench_heatmap"] = dict(
+        columns=size, label_px=max((text_width(n_) for n_ in names), default=0),
+        text_px=max(spans, default=0) * digit_em * 13 + 8, short=short.tolist(),
+        short_px=5 * digit_em * 13 + 8)
+    fig.update_layout(meta=meta)
+    _heatmap_text(fig, APP_WIDTH, meta["kbench_heatmap"])  # laid out for the app's column
     return fig
 
 
@@ -243,11 +264,11 @@ def judge_spread_chart(spread: pd.DataFrame, metrics: Sequence[str] = ("tdr", "s
         title = (f"How much the judge moves the score: {_METRIC_NAMES.get(metrics[widest], '')}"
                  f" differs by up to {ranges[widest]:.2f} between judges")
     apply_layout(fig, title, scattermode="group", legend_title_text="Judge")
-    category_ticks(fig, "yaxis", models)
+    row = 30 if len(models) <= 12 else 16
+    category_ticks(fig, "yaxis", models, row_px=row)
     meta = dict(fig.layout.meta)
     meta.update(kbench_shared_y=True, kbench_panels=dict(min_width=200))
     fig.update_layout(meta=meta)
-    row = 30 if len(models) <= 12 else 16
     set_panels(fig, len(metrics), len(metrics), panel_height=40 + row * len(models),
                header=130 + 20 * fig.layout.title.text.count("<br>"),
                titles=[_METRIC_NAMES.get(m, m) for m in metrics])

@@ -43,6 +43,10 @@ CHAR_EM = 0.66  # mean advance of a character in em (DejaVu Sans, Chromium's fal
 LEGEND_SIDE_MAX = 0.3  # a side legend may take at most this share of the width
 
 TEMPLATE = go.layout.Template(
+    # Markers and data labels at the edge of the axes are drawn whole, not cut in half by the
+    # plot area (points beyond the range are still hidden: kbench draws those at the edge,
+    # see edge_clamp).
+    data=dict(scatter=[go.Scatter(cliponaxis=False)], bar=[go.Bar(cliponaxis=False)]),
     layout=go.Layout(
         font=dict(family="Source Sans Pro, Helvetica, Arial, sans-serif", size=FONT_SIZE,
                   color="#222"),
@@ -114,12 +118,14 @@ def text_width(text: str, size: float = FONT_SIZE) -> float:
 
 def wrap(text: str, width_px: float, size: float = TITLE_SIZE) -> str:
     """``text`` with ``<br>`` line breaks so each line fits ``width_px`` (existing breaks
-    kept; a word longer than a line stays whole)."""
+    kept; a word longer than a line stays whole; ``n = 36`` is never broken around its
+    ``=``)."""
     chars = max(8, int(width_px / (CHAR_EM * size)))
     lines = []
     for part in text.split("<br>"):
         line = ""
-        for word in part.split(" "):
+        for word in part.replace(" = ", "\u2060=\u2060").split(" "):
+            word = word.replace("\u2060", " ")
             if line and len(line) + 1 + len(word) > chars:
                 lines.append(line)
                 line = word
@@ -214,11 +220,13 @@ def fit_to_width(fig: go.Figure, width: int) -> go.Figure:
     fig = go.Figure(fig)
     meta = fig.layout.meta if isinstance(fig.layout.meta, Mapping) else {}
     height = int(fig.layout.height or 520)
+    grown = 0  # px the title grew by (re-wrapped for a narrower width)
     if meta.get("kbench_title") is not None:
         before = _title_lines(fig)
         fig.update_layout(title=_title(str(meta["kbench_title"]), width,
                                        meta.get("kbench_subtitle")))
-        height += TITLE_LINE_PX * (_title_lines(fig) - before)
+        grown = TITLE_LINE_PX * (_title_lines(fig) - before)
+        height += grown
     _recut_ticks(fig, width)
     if meta.get("kbench_heatmap"):
         if width < NARROW:
@@ -226,8 +234,11 @@ def fit_to_width(fig: go.Figure, width: int) -> go.Figure:
             meta = dict(meta)
             meta["kbench_heatmap"] = {**meta["kbench_heatmap"], "colorbar_px": 0}
         _heatmap_text(fig, width, meta["kbench_heatmap"])
-    if meta.get("kbench_panels"):
-        height = _regrid(fig, width, meta["kbench_panels"])
+    regridded = bool(meta.get("kbench_panels"))
+    if regridded:
+        panels = dict(meta["kbench_panels"])
+        panels["header"] = int(panels["header"]) + max(grown, 0)
+        height = _regrid(fig, width, panels)  # the grid's height: the legend comes on top
     for trace in fig.data:  # a legend entry wider than the figure wraps
         if trace.name and text_width(str(trace.name)) > width - 80:
             trace.name = wrap(str(trace.name), width - 80, FONT_SIZE)
@@ -242,7 +253,8 @@ def fit_to_width(fig: go.Figure, width: int) -> go.Figure:
             height += 22 * rows
     elif labels and legend.orientation == "h" and meta.get("kbench_legend_rows") is not None:
         rows = legend_rows(labels, width)
-        height += 20 * max(0, rows - int(meta["kbench_legend_rows"]))
+        height += (22 * rows if regridded
+                   else 20 * max(0, rows - int(meta["kbench_legend_rows"])))
     fig.update_layout(height=height)
     return fig
 
@@ -253,7 +265,12 @@ def _heatmap_text(fig: go.Figure, width: int, spec: Mapping) -> None:
     cell = plot / max(int(spec["columns"]), 1)
     for trace in fig.data:
         if trace.type == "heatmap" and trace.text is not None:
-            trace.texttemplate = "%{text}" if cell >= spec["text_px"] else ""
+            if cell < spec["text_px"] and spec.get("short") is not None:
+                # a shorter text (the value without its interval) while that fits
+                trace.text = spec["short"]
+                trace.texttemplate = "%{text}" if cell >= spec["short_px"] else ""
+            else:
+                trace.texttemplate = "%{text}" if cell >= spec["text_px"] else ""
 
 
 def panel_grid(n: int, columns: int, *, gap_x: float = 0.06, gap_y: float = 0.12,
@@ -284,7 +301,11 @@ def set_panels(fig: go.Figure, n: int, columns: int, *, panel_height: int, heade
     columns = max(1, min(columns, n))
     rows = math.ceil(n / columns)
     height = header + rows * panel_height
-    gap_y = min(0.3, 90 / max(height - header, 1)) if rows > 1 else 0.0
+    # between rows: the lower panels' titles and the upper panels' tick labels
+    lines = max((t.count("<br>") + 1 for t in titles), default=0) if titles else 0
+    # (the plot area is the height less the header and about 60 px of x-axis title below)
+    gap_y = (min(0.4, (52 + 16 * lines) / max(rows * panel_height - 60, 1)) if rows > 1
+             else 0.0)
     grid = panel_grid(n, columns, gap_x=0.08 if columns > 1 else 0.0, gap_y=gap_y)
     keep = [a for a in fig.layout.annotations if not (a.name or "").startswith("panel-")]
     annotations = list(keep)
@@ -313,8 +334,10 @@ def set_panels(fig: go.Figure, n: int, columns: int, *, panel_height: int, heade
         lines = max(t.count("<br>") + 1 for t in titles)
         fig.layout.title.pad.b = 14 + 16 * lines
     meta = dict(fig.layout.meta) if isinstance(fig.layout.meta, Mapping) else {}
+    before = meta.get("kbench_panels") if isinstance(meta.get("kbench_panels"), Mapping) else {}
     meta["kbench_panels"] = dict(n=n, columns=columns, panel_height=panel_height, header=header,
                                  titles=list(titles) if titles else None,
+                                 square=bool(before.get("square")),
                                  min_width=meta.get("kbench_panels", {}).get("min_width", 240)
                                  if isinstance(meta.get("kbench_panels"), Mapping) else 240)
     # the narrowest width this grid holds at (the app shows it in a column at least as wide)
@@ -325,25 +348,49 @@ def set_panels(fig: go.Figure, n: int, columns: int, *, panel_height: int, heade
 
 def _regrid(fig: go.Figure, width: int, panels: Mapping) -> int:
     """Re-lay small multiples for ``width``: as many columns as panels of ``min_width`` fit;
-    panel titles are cut (names, in the middle) and wrapped (the rest) to their panel rather
-    than dropping to fewer columns, while a name keeps at least 12 characters."""
+    panel titles are cut (names: :func:`shorten`) and wrapped (the rest) to their panel rather
+    than dropping to fewer columns, while a name keeps at least 12 characters. A grid taller
+    than a page (:data:`PAGE_PX` less :data:`EXPORT_SLACK`) takes more, narrower columns while
+    a panel keeps 100 px, and a square panel (``square``) is never much taller than wide."""
+    n = int(panels["n"])
+    header = int(panels["header"])
     columns = max(1, min(int(panels["columns"]),
                          int((width - 80) // int(panels.get("min_width", 240)))))
-    titles = panels.get("titles")
-    if titles:
-        size = FONT_SIZE - 1
-        while True:
-            room = (width - 80) / columns - 16
-            budget = int(room / (CHAR_EM * size))
-            if budget >= 12 or columns == 1:
-                break
+    original = panels.get("titles")
+    size = FONT_SIZE - 1
+
+    def budget(cols: int) -> int:
+        return int(((width - 80) / cols - 16) / (CHAR_EM * size))
+
+    def titles_for(cols: int) -> list[str] | None:
+        if not original:
+            return None
+        room = (width - 80) / cols - 16
+        names = shorten([t.split("<br>")[0] for t in original], budget(cols))
+        return ["<br>".join([name, *(wrap(rest, room, size) for rest in t.split("<br>")[1:])])
+                for name, t in zip(names, original, strict=True)]
+
+    def panel_px(cols: int) -> int:
+        if not panels.get("square"):  # rows of categories: their height is their content
+            return int(panels["panel_height"])
+        titles = titles_for(cols) or []
+        lines = max((t.count("<br>") + 1 for t in titles), default=0)
+        # the plot about as tall as wide, plus its title lines and the tick labels above them
+        return min(int(panels["panel_height"]) + 16 * lines,
+                   int((width - 80) / cols + 30 + 16 * lines))
+
+    def tall(cols: int) -> int:
+        return header + math.ceil(n / cols) * panel_px(cols)
+
+    if original:
+        while budget(columns) < 12 and columns > 1:
             columns -= 1
-        names = shorten([t.split("<br>")[0] for t in titles], budget)
-        titles = ["<br>".join([name, *(wrap(rest, room, size) for rest in t.split("<br>")[1:])])
-                  for name, t in zip(names, titles, strict=True)]
-    return set_panels(fig, int(panels["n"]), columns,
-                      panel_height=int(panels["panel_height"]), header=int(panels["header"]),
-                      titles=titles)
+    while (tall(columns) > PAGE_PX - EXPORT_SLACK and columns < n
+           and (width - 80) / (columns + 1) >= 100
+           and (not original or budget(columns + 1) >= 8)):
+        columns += 1
+    return set_panels(fig, n, columns, panel_height=panel_px(columns), header=header,
+                      titles=titles_for(columns))
 
 
 def edge_clamp(values, low: float, high: float):
@@ -364,19 +411,109 @@ def clamp_note(count: int, low: float, high: float, what: str = "values") -> str
             "drawn at the edge (open triangles)")
 
 
+# Word separators of model and configuration names; a dot before a digit is part of a
+# number (``temp0.1``, ``4.5``), not a separator.
+SEPARATORS = r"((?:[_\-/ :]|\.(?!\d))+)"
+COMPOSITE = " · "  # joins the parts of a composite label (model · judge, category · bias)
+
+
+def _word_counts(labels: Sequence[str]) -> dict[str, int]:
+    """In how many labels each word occurs: a word most labels share tells them apart least."""
+    import re
+
+    counts: dict[str, int] = {}
+    for label in labels:
+        for word in set(re.split(SEPARATORS, label)[::2]):
+            counts[word.lower()] = counts.get(word.lower(), 0) + 1
+    return counts
+
+
+def _middle_cut(text: str, budget: int) -> str:
+    """``head…tail`` in ``budget`` characters: a readable head (at least 45% of the budget,
+    never fewer than 4 characters) and the tail, where numbered names differ."""
+    if len(text) <= budget:
+        return text
+    if budget < 8:  # too short for both ends: the head
+        return text[:budget - 1] + "…"
+    head = max(4, int(0.45 * (budget - 1)))
+    return text[:head] + "…" + text[len(text) - (budget - 1 - head):]
+
+
+def _abbreviate(label: str, budget: int, counts: Mapping[str, int]) -> str:
+    """``label`` in at most ``budget`` characters: first the words most labels share are cut
+    to three letters, then to one (``synthetic-detector-07`` → ``syn-det-07`` → ``s-d-07``),
+    most shared first, so the words that tell the labels apart stay whole; what is still too
+    long is cut in the middle (:func:`_middle_cut`)."""
+    import re
+
+    if len(label) <= budget:
+        return label
+    parts = re.split(SEPARATORS, label)
+    # the label's rarest word (its own name among the others) is never abbreviated
+    rarest = min(counts.get(w.lower(), 0) for w in parts[::2])
+    shared = sorted((i for i in range(0, len(parts), 2)
+                     if len(parts[i]) > 3 and counts.get(parts[i].lower(), 0) >= 2
+                     and counts.get(parts[i].lower(), 0) > rarest),
+                    key=lambda i: (-counts[parts[i].lower()], -len(parts[i]), i))
+    for keep in (3, 1):
+        for i in shared:
+            if len("".join(parts)) <= budget:
+                return "".join(parts)
+            parts[i] = parts[i][:keep]
+    # then the label's own words but its last word, from the left (the vendor before the
+    # model), so its tail (a number, a version) stays whole
+    own = [i for i in range(0, len(parts) - 1, 2) if len(parts[i]) > 3
+           and counts.get(parts[i].lower(), 0) == rarest]
+    for keep in (3, 1):
+        for i in own:
+            if len("".join(parts)) <= budget:
+                return "".join(parts)
+            parts[i] = parts[i][:keep]
+    return _middle_cut("".join(parts), budget)
+
+
+def _shorten_composite(labels: list[str], max_chars: int) -> list[str]:
+    """Composite labels (``model · judge``): the part with fewer distinct values (the less
+    informative one) is cut first, down to a few characters, then the other part."""
+    split = [label.split(COMPOSITE) for label in labels]
+    width = max(len(parts) for parts in split)
+    split = [parts + [""] * (width - len(parts)) for parts in split]
+    distinct = [len({parts[k] for parts in split}) for k in range(width)]
+    # cut order: least informative position first
+    order = sorted(range(width), key=lambda k: (distinct[k], k))
+    counts = [_word_counts([parts[k] for parts in split]) for k in range(width)]
+    out = []
+    for parts in split:
+        parts = list(parts)
+        for k in order:
+            over = len(COMPOSITE.join(p for p in parts if p)) - max_chars
+            if over <= 0:
+                break
+            keep = max(4, len(parts[k]) - over) if k != order[-1] else \
+                len(parts[k]) - over
+            parts[k] = _abbreviate(parts[k], max(4, keep), counts[k])
+        out.append(COMPOSITE.join(p for p in parts if p))
+    return out
+
+
 def shorten(labels: Sequence[str], max_chars: int) -> list[str]:
-    """Labels cut in the middle (``head…tail``) to ``max_chars``. Where two would read the
-    same, the cut moves (then the budget grows) until they differ; the full names stay in the
-    hover. Hand-written: plotly has no label abbreviation."""
+    """Labels shortened to ``max_chars`` so that what tells them apart stays readable: words
+    most labels share are abbreviated first (:func:`_abbreviate`), a composite label
+    (``model · judge``) gives up its less informative part first, and what is still too long
+    keeps a readable head and its tail (``head…tail``). Where two would read the same, the
+    budget grows until they differ (else the full names); the full names stay in the hover.
+    Hand-written: plotly has no label abbreviation."""
     labels = [str(label) for label in labels]
     max_chars = max(6, max_chars)
+    composite = any(COMPOSITE in label for label in labels)
 
-    def cut(label: str, budget: int, head: int) -> str:
-        if len(label) <= budget:
-            return label
-        return label[:head] + "…" + label[len(label) - (budget - 1 - head):]
+    def attempt(budget: int) -> list[str]:
+        if composite:
+            return _shorten_composite(labels, budget)
+        counts = _word_counts(labels)
+        return [_abbreviate(label, budget, counts) for label in labels]
 
-    out = [cut(label, max_chars, max(2, (max_chars - 1) // 3)) for label in labels]
+    out = attempt(max_chars)
     clashes: dict[str, list[int]] = {}
     for i, text in enumerate(out):
         clashes.setdefault(text, []).append(i)
@@ -384,27 +521,28 @@ def shorten(labels: Sequence[str], max_chars: int) -> list[str]:
         names = [labels[i] for i in group]
         if len(set(names)) < len(names):
             continue  # equal names stay equal
-        budget, done = max_chars, False
-        while not done:
-            for head in range(2, budget - 3):
-                trial = [cut(name, budget, head) for name in names]
-                if len(set(trial)) == len(trial):
-                    for i, text in zip(group, trial, strict=True):
-                        out[i] = text
-                    done = True
-                    break
+        budget = max_chars
+        while True:
             budget += 2
-            if budget > max(map(len, names)):
-                for i, name in zip(group, names, strict=True):
-                    out[i] = name
-                done = True
+            trial = attempt(budget)
+            texts = [trial[i] for i in group]
+            if len(set(texts)) == len(texts) or budget > max(map(len, names)):
+                if len(set(texts)) < len(texts):
+                    texts = names
+                for i, text in zip(group, texts, strict=True):
+                    out[i] = text
+                break
+    if len(set(out)) < len(set(labels)):  # a grown label met another one: names in full
+        out = labels
     return out
 
 
 def category_ticks(fig: go.Figure, axis: str, labels: Sequence[str], *, share: float = 0.5,
-                   width: int = APP_WIDTH, size: float = FONT_SIZE - 1) -> None:
+                   width: int = APP_WIDTH, size: float = FONT_SIZE - 1,
+                   row_px: float | None = None) -> None:
     """Label every category of ``axis`` (``"yaxis"``, ``"xaxis2"``), cut to ``share`` (half) of the
-    figure ``width``; :func:`fit_to_width` recuts them for an export width."""
+    figure ``width``; :func:`fit_to_width` recuts them for an export width. ``row_px``: the
+    height of one row (y categories), for :func:`row_pages`."""
     labels = [str(label) for label in labels]
     budget = int(share * width / (CHAR_EM * size))
     fig.layout[axis].update(tickmode="array", tickvals=labels, ticktext=shorten(labels, budget),
@@ -413,6 +551,8 @@ def category_ticks(fig: go.Figure, axis: str, labels: Sequence[str], *, share: f
     ticks = dict(meta.get("kbench_ticks") or {})
     ticks[axis] = dict(labels=labels, share=share, size=size)
     meta["kbench_ticks"] = ticks
+    if row_px is not None and axis == "yaxis":
+        meta["kbench_row_px"] = row_px
     fig.update_layout(meta=meta)
 
 
@@ -460,7 +600,7 @@ def heat_cell(rows: int) -> tuple[int, int]:
     """Row height and tick-font size of a heatmap with ``rows`` rows."""
     if rows <= 12:
         return 30, 12
-    if rows <= 32:
+    if rows <= 24:
         return 22, 11
     return 16, 10
 
@@ -499,7 +639,7 @@ def heatmap_figure(grid, *, title: str, zmin: float, zmax: float, colorbar_title
                  yaxis=dict(title="", showgrid=False, type="category", autorange="reversed",
                             ticks=""),
                  margin=dict(t=50, b=bottom, r=20))
-    category_ticks(fig, "yaxis", rows, share=0.4, size=font)  # the cells need the rest
+    category_ticks(fig, "yaxis", rows, share=0.4, size=font, row_px=cell)  # cells: the rest
     category_ticks(fig, "xaxis", cols, share=0.45, size=font)  # turned: costs height only
     fig.layout.meta["kbench_ticks"]["yaxis"]["cells"] = len(cols)
     meta = dict(fig.layout.meta)
@@ -511,3 +651,109 @@ def heatmap_figure(grid, *, title: str, zmin: float, zmax: float, colorbar_title
     if annotate:
         _heatmap_text(fig, APP_WIDTH, meta["kbench_heatmap"])
     return fig
+
+
+PAGE_PX = 864  # a page's text block, 9 in at 96 px per inch: the tallest figure on paper
+EXPORT_SLACK = 140  # px a figure may grow when laid out for one column (title lines, a flat
+# colour bar, more legend rows): what paging keeps free below PAGE_PX
+_ROW_ARRAYS = ("x", "y", "text", "customdata", "hovertext", "width", "base")
+_MARKER_ARRAYS = ("color", "size", "symbol", "opacity")
+
+
+def _subset_trace(trace, keep: set[str]) -> None:
+    """``trace`` restricted to the rows whose y category is in ``keep`` (in place)."""
+    import numpy as np
+
+    if trace.type == "heatmap":
+        ys = [str(v) for v in trace.y]
+        rows = [i for i, v in enumerate(ys) if v in keep]
+        trace.y = [trace.y[i] for i in rows]
+        for name in ("z", "text", "customdata"):
+            value = getattr(trace, name)
+            if value is not None and len(value) == len(ys):
+                setattr(trace, name, [value[i] for i in rows])
+        return
+    y = trace.y
+    if y is None or isinstance(y, str):
+        return
+    ys = [str(v) for v in y]
+    index = np.array([v in keep for v in ys])
+    if index.all():
+        return
+    n = len(ys)
+
+    def cut(value):
+        if value is None or isinstance(value, str | int | float):
+            return value
+        array = np.asarray(value, dtype=object)
+        return array[index].tolist() if array.shape[:1] == (n,) else value
+
+    for name in _ROW_ARRAYS:
+        if name in trace:
+            setattr(trace, name, cut(getattr(trace, name)))
+    if "marker" in trace and trace.marker is not None:
+        for name in _MARKER_ARRAYS:
+            if name in trace.marker:
+                trace.marker[name] = cut(trace.marker[name])
+    for bars in ("error_x", "error_y"):
+        if bars in trace and trace[bars] is not None:
+            for name in ("array", "arrayminus"):
+                if trace[bars][name] is not None:
+                    trace[bars][name] = cut(trace[bars][name])
+
+
+def row_pages(fig: go.Figure, *, page_px: int = PAGE_PX) -> list[go.Figure]:
+    """``fig`` split into pages of rows when it is too tall for a page laid out for one
+    column: a figure with labelled category rows (heatmaps, ranked bar and dot charts, the
+    rows :func:`category_ticks` labels on ``yaxis``) taller than ``page_px`` less
+    :data:`EXPORT_SLACK` becomes pages of equal size, in the figure's row order, each titled
+    "page k of n" with its own labels and the same colour scale and axes; one figure
+    otherwise."""
+    meta = fig.layout.meta if isinstance(fig.layout.meta, Mapping) else {}
+    spec = (meta.get("kbench_ticks") or {}).get("yaxis")
+    height = int(fig.layout.height or 520)
+    if not spec or height + EXPORT_SLACK <= page_px or len(spec["labels"]) < 8:
+        return [fig]
+    labels = [str(label) for label in spec["labels"]]
+    n = len(labels)
+    row_px = float(meta.get("kbench_row_px") or max(12.0, (height - 160) / n))
+    overhead = height - row_px * n
+    per_page = max(4, int((page_px - EXPORT_SLACK - overhead) // row_px))
+    pages = math.ceil(n / per_page)
+    if pages <= 1:
+        return [fig]
+    per_page = math.ceil(n / pages)
+    # page 1 holds the rows drawn on top: the first labels on a reversed axis (heatmaps,
+    # ranked lists best first), else the last (a category axis runs upwards)
+    top_first = fig.layout.yaxis.autorange == "reversed"
+    shown = labels if top_first else labels[::-1]
+    out = []
+    for k in range(pages):
+        part = shown[k * per_page:(k + 1) * per_page]
+        part = part if top_first else part[::-1]  # in the axis' own order
+        page = go.Figure(fig)
+        keep = set(part)
+        for trace in page.data:
+            _subset_trace(trace, keep)
+        title = f"{meta.get('kbench_title') or ''} (page {k + 1} of {pages})".strip()
+        page_meta = dict(page.layout.meta)
+        page_meta.update(kbench_title=title, kbench_page=[k + 1, pages])
+        ticks = dict(page_meta.get("kbench_ticks") or {})
+        page.update_layout(meta=page_meta)
+        category_ticks(page, "yaxis", part, share=spec["share"], size=spec["size"])
+        if "cells" in spec:
+            page.layout.meta["kbench_ticks"]["yaxis"]["cells"] = spec["cells"]
+        for axis, other in ticks.items():
+            if axis != "yaxis":
+                page.layout.meta["kbench_ticks"][axis] = other
+        page.update_layout(title=_title(title, APP_WIDTH, meta.get("kbench_subtitle")),
+                           height=round(overhead + row_px * len(part)))
+        panels = page_meta.get("kbench_panels")
+        if isinstance(panels, Mapping) and panels.get("n"):  # panels side by side: shorter
+            set_panels(page, int(panels["n"]), int(panels["columns"]),
+                       panel_height=round(panels["panel_height"] - row_px * (n - len(part))),
+                       header=int(panels["header"]), titles=panels.get("titles"))
+            legend = int(page.layout.meta.get("kbench_legend_rows") or 0)
+            page.update_layout(height=page.layout.height + 22 * legend)
+        out.append(page)
+    return out

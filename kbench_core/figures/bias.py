@@ -177,7 +177,7 @@ def cas_bars(table: pd.DataFrame, *, colors: dict[str, str] | None = None,
                  yaxis=dict(title="", type="category", autorange="reversed"),
                  xaxis=dict(title="Mean over biases", range=[0, 1]),
                  legend=legend_below(), height=170 + row * max(len(summary), 2))
-    category_ticks(fig, "yaxis", list(models))
+    category_ticks(fig, "yaxis", list(models), row_px=row)
     return fig
 
 

@@ -13,6 +13,10 @@ __all__ = ["forest_plot", "rank_chart"]
 
 _EXCLUDES_ZERO = "#D55E00"
 _COVERS_ZERO = "#888888"
+# Rows a forest plot or rank chart shows at most: 25 rows of 20 px keep it within a 9 in page
+# at one column with its title. Beyond, the largest differences (the best ranks) are shown
+# and the subtitle says how many are left out; the tables list every one.
+MAX_ROWS = 25
 
 
 def forest_plot(deltas: pd.DataFrame, *, label: str = "group", title: str | None = None,
@@ -26,7 +30,12 @@ def forest_plot(deltas: pd.DataFrame, *, label: str = "group", title: str | None
     # labels from data show literally
     deltas, title, what = (
         plot_text(deltas), plot_text(title), plot_text(what))
-    data = deltas.dropna(subset=["delta"]).sort_values("delta").reset_index(drop=True)
+    data = deltas.dropna(subset=["delta"])
+    total = len(data)
+    if total > MAX_ROWS:  # the largest differences, by size
+        data = data.loc[data["delta"].abs().sort_values(ascending=False, kind="stable")
+                        .index[:MAX_ROWS]]
+    data = data.sort_values("delta").reset_index(drop=True)
     excludes = (data["delta_low"] > 0) | (data["delta_high"] < 0)
     colors = np.where(excludes, _EXCLUDES_ZERO, _COVERS_ZERO)
     p = data["p_adjusted"] if "p_adjusted" in data else pd.Series(np.nan, index=data.index)
@@ -48,12 +57,15 @@ def forest_plot(deltas: pd.DataFrame, *, label: str = "group", title: str | None
                                     for c in ("delta", "delta_low", "delta_high")]))
     bounds = bounds[np.isfinite(bounds)]
     half = 1.05 * float(bounds.max()) if bounds.size and bounds.max() > 0 else 1.0
+    left_out = (f"; the {len(data)} largest of {total:,} differences shown (the table lists "
+                "all)" if total > len(data) else "")
+    row = 26 if len(data) <= 15 else 20
     apply_layout(fig, title or f"Paired difference ({what}) with 95% intervals",
-                 subtitle=f"{what}; orange: the interval excludes 0",
+                 subtitle=f"{what}; orange: the interval excludes 0{left_out}",
                  xaxis=dict(title="Difference", zeroline=False, range=[-half, half]),
                  yaxis=dict(title="", showgrid=False, automargin=True, type="category"),
-                 height=max(260, 110 + 26 * len(data)))
-    category_ticks(fig, "yaxis", [str(v) for v in data[label]])
+                 height=max(260, 110 + row * len(data)))
+    category_ticks(fig, "yaxis", [str(v) for v in data[label]], row_px=row)
     return fig
 
 
@@ -65,7 +77,9 @@ def rank_chart(ranks: pd.DataFrame, *, colors: dict[str, str] | None = None,
     # labels from data show literally
     ranks, colors, title = (
         plot_text(ranks), plot_text(colors), plot_text(title))
-    data = ranks.sort_values("rank", ascending=False)
+    total = len(ranks)
+    data = ranks.sort_values("rank", kind="stable").head(MAX_ROWS).sort_values(
+        "rank", ascending=False, kind="stable")
     marker_colors = [(colors or {}).get(str(m), "#0072B2") for m in data["model"]]
     fig = go.Figure(go.Scatter(
         x=data["rank"], y=data["model"].astype(str), mode="markers",
@@ -75,8 +89,13 @@ def rank_chart(ranks: pd.DataFrame, *, colors: dict[str, str] | None = None,
         customdata=np.column_stack([data["rank_low"], data["rank_high"], data["value"]]),
         hovertemplate=("<b>%{y}</b><br>rank %{x} [%{customdata[0]}, %{customdata[1]}]"
                        "<br>value %{customdata[2]:.3f}<extra></extra>")))
+    row = 34 if len(data) <= 15 else 20
     apply_layout(fig, title or "Rank with its 95% bootstrap interval",
-                 xaxis=dict(title=f"Rank (1 = {best})", dtick=1 if len(data) <= 15 else None,
+                 subtitle=(f"the {len(data)} best ranked of {total} models shown (the table "
+                           "lists all)" if total > len(data) else None),
+                 xaxis=dict(title=f"Rank (1 = {best})", dtick=1 if len(data) <= 10 else None,
                             autorange="reversed"),
-                 yaxis=dict(title="", showgrid=False), height=max(240, 90 + 34 * len(data)))
+                 yaxis=dict(title="", showgrid=False, type="category"),
+                 height=max(240, 90 + row * len(data)))
+    category_ticks(fig, "yaxis", [str(m) for m in data["model"]], row_px=row)
     return fig

@@ -76,7 +76,7 @@ def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *
             return model
         value, low, high, n = ccc[model]
         interval = " (no interval)" if not np.isfinite(low) else f" [{low:.2f}, {high:.2f}]"
-        count = f", n = {int(n)}" if np.isfinite(n) else ""
+        count = f", n = {int(n)}" if np.isfinite(n) else ""  # wrap keeps "n = 36" whole
         return f"{model}<br>CCC {value:.3f}{interval}{count}"
 
     too_many = panels and len(models) > MAX_PANELS
@@ -159,17 +159,18 @@ def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *
                 name=f"fit · {fit_model}" if per_model else "weighted fit",
                 legendgroup=f"fit {fit_model}" if per_model else "fit",
                 showlegend=first,
-                line=dict(color=line_colors[fit_model] if per_model else "#222", width=1.5),
+                # dotted: a fit line never looks like a study's markers of the same colour
+                line=dict(color=line_colors[fit_model] if per_model else "#222", width=1.5,
+                          dash="dot" if per_model else "solid"),
                 hovertemplate=f"{fit_model + ' ' if per_model else ''}fit: agent = "
                               f"{intercept:.2f} + {slope:.2f} · human<extra></extra>"),
                 row=row, col=col)
         fig.update_xaxes(title_text="Human effect (d)", range=[lo, hi], row=row, col=col)
         fig.update_yaxes(title_text="Agent effect (d)", range=[lo, hi], row=row, col=col)
-    spot = hi - 0.1 * (hi - lo)
-    for row, col in cells:  # the y = x line's name, just below its upper end
-        fig.add_annotation(x=spot, y=spot, text="y = x", showarrow=False, xanchor="right",
-                           yanchor="top", xshift=-4, font=dict(color="#666", size=11),
-                           row=row, col=col)
+    # The y = x line is named in the legend (a label on the plot sat on the lines).
+    fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name="y = x (agreement)",
+                             line=dict(color="#888", dash="dash", width=1.5), xaxis="x",
+                             yaxis="y", legendgroup="diagonal", hoverinfo="skip"))
     key = None
     if panels or len(models) != 1:
         heading = title or ("Human against agent effect sizes" if panels else
@@ -189,7 +190,7 @@ def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *
                              itemclick="toggleothers", itemdoubleclick="toggle"))
     meta = dict(fig.layout.meta)
     meta.update(kbench_x_title="Human effect (d)", kbench_y_title="Agent effect (d)",
-                kbench_panels=dict(min_width=220))
+                kbench_panels=dict(min_width=220, square=True))
     fig.update_layout(meta=meta)
     set_panels(fig, n_panels, n_cols, panel_height=340 if n_panels > 1 else 400,
                header=80 + TITLE_LINE_PX * (fig.layout.title.text.count("<br>")),
@@ -208,7 +209,7 @@ def _weighted_fit(part: pd.DataFrame, weight: pd.Series) -> tuple[float, float] 
 
 
 def study_heatmap(table: pd.DataFrame, *, value: str = "pas", title: str | None = None,
-                  zmin: float = 0.0, zmax: float = 1.0) -> go.Figure:
+                  zmin: float = 0.0, zmax: float = 1.0, unit: str = "model") -> go.Figure:
     """Study × model heat table of ``value`` (PAS, ECS): the longer of the two down the side
     (63 configurations × 12 studies puts the configurations in rows), cells sized from the
     grid's shape and annotated while legible; the hover names study, model, value and, when
@@ -225,7 +226,9 @@ def study_heatmap(table: pd.DataFrame, *, value: str = "pas", title: str | None 
                                     dropna=False).reindex(index=grid.index, columns=grid.columns)
                   .to_numpy(dtype=float))
     hover = "%{y} · %{x}<br>" + value.upper() + " %{z:.3f}"
+    rows_are = ("study", unit)  # what the rows and the columns are, for the title
     if grid.shape[1] > grid.shape[0]:
+        rows_are = (unit, "study")
         grid = grid.T
         counts = None if counts is None else counts.T
         hover = "%{y} · %{x}<br>" + value.upper() + " %{z:.3f}"
@@ -236,7 +239,8 @@ def study_heatmap(table: pd.DataFrame, *, value: str = "pas", title: str | None 
                   for name, none in zip(grid.index, rows_empty, strict=True)]
     grid.columns = [f"{name} (no scores)" if none else name
                     for name, none in zip(grid.columns, cols_empty, strict=True)]
-    return heatmap_figure(grid, title=title or f"{value.upper()} per study and model",
+    return heatmap_figure(grid, title=title or f"{value.upper()} per {rows_are[0]} (rows) "
+                          f"and {rows_are[1]}",
                           zmin=zmin, zmax=zmax, colorbar_title=value.upper(),
                           customdata=counts, hovertemplate=hover, missing="–")
 
@@ -278,11 +282,21 @@ def summary_leaderboard(board: pd.DataFrame, *, title: str | None = None) -> go.
                                  hovertemplate="%{y}<br>cost $%{x:,.2f}<extra></extra>"),
                       row=1, col=2)
         fig.update_xaxes(title_text="US$", rangemode="tozero", row=1, col=2, nticks=4)
-    fig.update_xaxes(title_text="score", row=1, col=1)
-    row_px = 34 if len(data) <= 12 else 22
+    # fixed ranges: the pages of a long leaderboard (catalog.paged) share their scales
+    scores = [data[c].to_numpy(dtype=float) for c in data.columns
+              if c.startswith(("config_", "mean_study_")) and pd.api.types.is_numeric_dtype(
+                  data[c])]
+    finite = np.concatenate(scores) if scores else np.array([])
+    finite = finite[np.isfinite(finite)]
+    top = max(1.0, float(finite.max())) if finite.size else 1.0
+    low = min(0.0, float(finite.min())) if finite.size else 0.0
+    fig.update_xaxes(title_text="score", range=[low - 0.02, top * 1.05], row=1, col=1)
+    if has_cost:
+        fig.update_xaxes(range=[0, float(data["cost"].max()) * 1.1], row=1, col=2)
+    row_px = 34 if len(data) <= 12 else 20
     apply_layout(fig, title or "Configurations by replication score, with cost",
                  barmode="group", height=150 + row_px * max(len(data), 2),
                  legend=legend_below())
     fig.update_yaxes(type="category", autorange="reversed", row=1, col=1)
-    category_ticks(fig, "yaxis", names)
+    category_ticks(fig, "yaxis", names, row_px=row_px)
     return fig

@@ -156,12 +156,12 @@ def _reliability_panels(table: pd.DataFrame, models: list[str], styles: dict,
         fig.update_xaxes(range=[-0.02, 1.03], nticks=3, row=1, col=i)
         fig.update_yaxes(range=[0, 1.04], nticks=3, row=1, col=i)
         ece, n = rows["ece"].iat[0], int(rows["n"].iat[0])
-        titles.append(f"{model}<br>ECE {ece:.3f}, n = {n:,}")
+        titles.append(f"{model}<br>ECE {ece:.3f}, n = {n:,}")  # wrap keeps "n = 60" whole
     apply_layout(fig, heading, barmode="overlay",
                  subtitle=f"{len(models)} models, one panel each on the same axes")
     meta = dict(fig.layout.meta)
     meta.update(kbench_x_title="Confidence", kbench_y_title="Accuracy",
-                kbench_panels=dict(min_width=120))
+                kbench_panels=dict(min_width=120, square=True))
     fig.update_layout(meta=meta)
     header = 90 + 20 * fig.layout.title.text.count("<br>")
     set_panels(fig, len(models), PANEL_COLUMNS, panel_height=230, header=header,
@@ -195,10 +195,13 @@ def tier_leaderboard(tiers: pd.DataFrame, contributions: pd.DataFrame, *,
             hovertemplate=("%{y}<br>" + label + " %{customdata[0]:.3f} × weight "
                            "%{customdata[1]:.3f} = %{x:.3f}<extra></extra>")))
     flagged = order.get("sui_renormalised", pd.Series(False, index=order.index)).fillna(False)
+    interval = _errors(order.assign(model=models), "sui", "#222")
     fig.add_trace(go.Scatter(
         y=models, x=order["sui"], mode="markers", cliponaxis=False,
-        marker=dict(color="#222", size=8, symbol="diamond"), name="SUI (95% CI)",
-        error_x=_errors(order.assign(model=models), "sui", "#222"),
+        # the legend promises an interval only where one is drawn
+        marker=dict(color="#222", size=8, symbol="diamond"),
+        name="SUI (95% CI)" if interval is not None else "SUI",
+        error_x=interval,
         hovertemplate="%{y}<br>SUI %{x:.3f}<extra></extra>"))
     right = order["sui_high"].fillna(order["sui"]) if "sui_high" in order else order["sui"]
     text = [f"{v:.3f}" + (" *" if f else "") if pd.notna(v) else "n/a"
@@ -208,12 +211,13 @@ def tier_leaderboard(tiers: pd.DataFrame, contributions: pd.DataFrame, *,
         textposition="middle right", showlegend=False, hoverinfo="skip"))
     caption = "* a component was undefined; SUI renormalised over the others" \
         if flagged.any() else None
-    height = 160 + (40 if len(models) <= 12 else 22) * max(len(models), 2)
+    row_px = 40 if len(models) <= 12 else 22
+    height = 160 + row_px * max(len(models), 2)
     apply_layout(fig, title or "Security Understanding Index (SUI) and what it is made of",
                  subtitle=caption, barmode="stack", margin=dict(r=60), height=height,
                  xaxis=dict(title="SUI = Σ weight × component", range=[0, 1.15]),
                  yaxis=dict(title="", type="category"))
-    category_ticks(fig, "yaxis", models)
+    category_ticks(fig, "yaxis", models, row_px=row_px)
     labels = [t.name for t in fig.data if t.showlegend is not False and t.name]
     with_legend_below(fig, labels, int(fig.layout.height))
     return fig
@@ -282,7 +286,7 @@ def _lucky_dumbbell(tiers: pd.DataFrame, heading: str) -> go.Figure:
                  height=160 + 18 * len(models),
                  xaxis=dict(title="Rate", range=[-0.02, 1.04]),
                  yaxis=dict(title="", type="category", autorange="reversed"))
-    category_ticks(fig, "yaxis", models)
+    category_ticks(fig, "yaxis", models, row_px=18)
     with_legend_below(fig, ["target detection rate", "accuracy"], int(fig.layout.height))
     return fig
 
@@ -335,34 +339,75 @@ def prompt_type_chart(tiers: pd.DataFrame, *, metric: str = "tdr",
     return fig
 
 
+MAX_FIXED_ROWS = 24  # fixed-versions rows drawn as labelled rows; beyond, one scatter
+
+
 def fixed_claims_chart(table: pd.DataFrame, *, title: str | None = None) -> go.Figure:
     """Per detector (and judge), the share of fixed contracts where it still claims the fixed
     vulnerability beside its TDR on the vulnerable versions, each with its Wilson interval,
     from :func:`kbench_core.vuln.fixed_claims`. A detector that understands the bug finds it
-    (TDR high) and lets it go once fixed (claim rate low)."""
+    (TDR high) and lets it go once fixed (claim rate low).
+
+    Up to :data:`MAX_FIXED_ROWS` rows, one row each (the two markers side by side within the
+    row, none cut at the axis' end); beyond, one point per row on TDR (x) against the claim
+    rate (y), a colour and symbol per judge, names in the hover: lower right is best."""
     table, title = plot_text(table), plot_text(title)  # labels from data show literally
     data = table.copy()
     label = data["model"].astype(str)
-    if "judge" in data and data["judge"].nunique() > 1:
+    several = "judge" in data and data["judge"].nunique() > 1
+    if several:
         label = label + " · " + data["judge"].astype(str)
     data["label"] = label
     data = data.sort_values("fixed_claim_rate", kind="stable")
+    heading = title or "Fixed versions: does the detector let a fixed bug go?"
+    if len(data) > MAX_FIXED_ROWS:
+        return _fixed_scatter(data, heading, several)
     fig = go.Figure()
     for metric, name, color, symbol in (
             ("tdr", "TDR on vulnerable versions (higher is better)", PALETTE[2], "circle"),
             ("fixed_claim_rate", "still claims the fixed bug (lower is better)", PALETTE[5],
              "x")):
         fig.add_trace(go.Scatter(
-            x=data[metric], y=data["label"], mode="markers", name=name,
-            marker=dict(color=color, size=10, symbol=symbol),
+            x=data[metric], y=data["label"], mode="markers", name=name, orientation="h",
+            marker=dict(color=color, size=10, symbol=symbol), cliponaxis=False,
             error_x=_errors(data, metric, color),
             customdata=np.column_stack([data["n_fixed"], data["n_vulnerable"]]),
             hovertemplate="%{y}<br>" + name + " %{x:.3f}<br>fixed n = %{customdata[0]}, "
                           "vulnerable n = %{customdata[1]}<extra></extra>"))
-    apply_layout(fig, title or "Fixed versions: does the detector let a fixed bug go?",
-                 xaxis=dict(title="share (95% CI)", range=[-0.02, 1.02]),
-                 yaxis=dict(title="", type="category"),
-                 height=max(320, 200 + 30 * len(data)))
+    row_px = 34
+    # scattermode "group": the two markers of a row sit side by side, never on each other
+    apply_layout(fig, heading, scattermode="group", scattergap=0.4,
+                 xaxis=dict(title="share (95% CI)", range=[-0.03, 1.05]),
+                 yaxis=dict(title="", type="category", categoryorder="array",
+                            categoryarray=list(data["label"])),
+                 height=150 + row_px * max(len(data), 2))
     with_legend_below(fig)
-    category_ticks(fig, "yaxis", list(data["label"]))
+    category_ticks(fig, "yaxis", list(data["label"]), row_px=row_px)
+    return fig
+
+
+def _fixed_scatter(data: pd.DataFrame, heading: str, several: bool) -> go.Figure:
+    """Many detector rows: TDR (x) against the fixed-claim rate (y), one point each."""
+    fig = go.Figure()
+    judges = [str(j) for j in pd.unique(data["judge"].astype(str))] if several else [""]
+    styles = distinct_styles(judges)
+    for judge in judges:
+        rows = data if not several else data[data["judge"].astype(str) == judge]
+        style = styles[judge]
+        fig.add_trace(go.Scatter(
+            x=rows["tdr"], y=rows["fixed_claim_rate"], mode="markers",
+            name=judge or "detectors", showlegend=several,
+            marker=dict(color=style.color, symbol=style.symbol, size=8, opacity=0.8),
+            customdata=np.column_stack([rows["label"], rows["n_fixed"],
+                                        rows["n_vulnerable"]]),
+            hovertemplate=("<b>%{customdata[0]}</b><br>TDR %{x:.3f} · still claims the fixed "
+                           "bug %{y:.3f}<br>fixed n = %{customdata[1]}, vulnerable n = "
+                           "%{customdata[2]}<extra></extra>")))
+    apply_layout(fig, heading, height=460,
+                 subtitle=f"{len(data)} detector rows; lower right is best (finds the bug, "
+                          "lets the fixed one go); hover names them",
+                 xaxis=dict(title="TDR on vulnerable versions", range=[-0.03, 1.05]),
+                 yaxis=dict(title="Still claims the fixed bug", range=[-0.03, 1.05]))
+    if several:
+        with_legend_below(fig)
     return fig

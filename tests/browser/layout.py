@@ -18,7 +18,13 @@ their axis-aligned hull) and reports:
   annotations (panel titles, notes) and colour-bar texts overlap (separating-axis test on the two
   rectangles, more than :data:`OVERLAP_TOLERANCE_PX` deep);
 * ``hidden``: a legend entry lies outside the legend's visible box (the legend scrolls);
-* ``colour``: two legend entries of one figure share colour, marker symbol and line dash.
+* ``colour``: two legend entries of one figure share colour, marker symbol and line dash;
+* ``overlap`` of data labels: text drawn at data points (and heatmap cell numbers) on another
+  data label or on a title, tick label, legend entry or annotation;
+* ``clipped``: a marker of a clipped trace crosses its plot area's edge by more than
+  :data:`MARKER_TOLERANCE_PX` (drawn half, or not at all);
+* ``height``: at a paper size, a figure taller than a page (:data:`MAX_HEIGHT`: 9 in = 864 px
+  at 96 px per inch, for one and two columns alike).
 
 Runs come from :func:`collect_runs`: the bundled samples, every file or folder of the real data
 that :func:`kbench_core.io.load_run` can load today (new importers are picked up with no change
@@ -33,10 +39,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
 import plotly.graph_objects as go
 
 from kbench_core import samples
-from kbench_core.catalog import items_for
+from kbench_core.catalog import items_for, paged
 from kbench_core.export import PAPER_SIZES
 from kbench_core.figures.base import fit_to_width
 from kbench_core.io import Run, RunFormatError, load_run
@@ -53,6 +60,12 @@ DEFAULT_HEIGHT = PAPER_SIZES["screen"][1]  # what kaleido uses for a figure with
 OVERLAP_TOLERANCE_PX = 1.0
 OUTSIDE_TOLERANCE_PX = 1.0
 MANY = 60  # models or studies of the generated runs
+PER_ITEM_GENERATED = 3  # figures per catalog item checked on a generated run (see catalog_figures)
+# The tallest a figure exported at a paper size may be: a page's text block is about 9 in
+# high in one- and two-column templates alike (US letter with 1 in margins, A4 similar), i.e.
+# 864 CSS px at 96 px per inch. Taller figures split into pages or switch to a denser form.
+MAX_HEIGHT: dict[str, int] = {"one-column": 864, "two-column": 864}
+MARKER_TOLERANCE_PX = 1.5  # a marker may be cut by this much at the plot area's edge
 
 
 def real_data_dirs() -> list[Path]:
@@ -100,16 +113,24 @@ def real_runs() -> Iterator[tuple[str, Run]]:
                     yield f"real/{folder.name}/{file.name}", run
 
 
+FORMATS = ROOT / "tests" / "data" / "formats"  # synthetic examples of the native formats
+
+
 def format_example_runs() -> Iterator[tuple[str, Run]]:
-    """The small native-format examples next to the real data (``../formats``), those that
-    load."""
-    for base in real_data_dirs():
-        formats = base.parent.parent / "formats"
+    """The small native-format examples: the copy shipped in ``tests/data/formats`` (synthetic
+    files, so the check runs without the shared checkout), then any others next to the real
+    data (``../formats``), each content once, those that load."""
+    seen: set[str] = set()
+    bases = [FORMATS, *(base.parent.parent / "formats" for base in real_data_dirs())]
+    for formats in bases:
         if not formats.is_dir():
             continue
         for path in sorted(formats.iterdir()):
+            if path.name.startswith(("README", "LICENSE")):
+                continue
             run = _loadable(path)
-            if run is not None:
+            if run is not None and run.content_hash not in seen:
+                seen.add(run.content_hash)
                 yield f"formats/{path.name}", run
 
 
@@ -145,6 +166,29 @@ def generated_runs() -> Iterator[tuple[str, Run]]:
     yield "generated/judged-60-detectors", _run_of("judged-60-detectors", samples.judged_samples(
         models=[f"synthetic-detector-{i:02d}" for i in range(MANY)], n_samples=20,
         judges=samples.JUDGES[:2]))
+    yield "generated/bias-summary-60-models", _run_of(
+        "bias-summary-60-models", samples.bias_reports(
+            models=models, biases=samples.SAMPLE_BIASES[:3], n_trials=2))
+    yield "generated/judged-fixed-60-detectors", _run_of(
+        "judged-fixed-60-detectors", with_fixed_versions(samples.judged_samples(
+            models=[f"synthetic-detector-{i:02d}" for i in range(MANY)], n_samples=20,
+            judges=samples.JUDGES[:2])))
+
+
+def with_fixed_versions(frame, seed: int = 0):
+    """``frame`` (judged) with ``claims_fixed_target`` on its safe samples, as if they were the
+    fixed versions of vulnerable contracts (seeded: each detector claims the fixed bug at its
+    own rate), so the fixed-version figures are checked at 60 detectors."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    models = sorted(map(str, frame["model"].unique()))
+    rate = dict(zip(models, rng.uniform(0.0, 0.9, len(models)), strict=True))
+    safe = ~frame["is_vulnerable"].astype(bool).to_numpy()
+    draws = rng.random(len(frame)) < frame["model"].astype(str).map(rate).to_numpy()
+    claims = pd.array(np.where(safe, draws, False), dtype="boolean")
+    claims[~safe] = pd.NA
+    return frame.assign(claims_fixed_target=claims)
 
 
 def collect_runs() -> list[tuple[str, Run]]:
@@ -163,26 +207,34 @@ class Figure:
 def catalog_figures(name: str, run: Run) -> list[Figure]:
     """Every figure of the run kind's catalog, built from the run."""
     out = []
+    # Generated runs: an item that draws one figure per model draws 60 of one shape; the
+    # first few stand for the rest (the check's time stays within CI's budget).
+    cap = PER_ITEM_GENERATED if name.startswith("generated/") else None
     for item in items_for(run.kind):
         if item.what != "figure":
             continue
-        for stem, obj in item.objects(run.frame):
+        for k, (stem, obj) in enumerate(item.objects(run.frame, meta=run.meta)):
+            if cap is not None and k >= cap:
+                break
             out.append(Figure(f"{name} :: {stem}", obj))
     return out
 
 
 def page_figures(name: str, run: Run) -> list[Figure]:
-    """Figures the pages draw beyond the catalog (prompt types, agreement per label, two
-    judges' confusion, the comparison's forest plot and rank chart), built as the pages build
-    them, so they are held to the same layout."""
-    from kbench_core import agreement, compare, vuln
-    from kbench_core.figures import agreement as agreement_figures
-    from kbench_core.figures import compare as compare_figures
-    from kbench_core.figures import vuln as vuln_figures
+    """Figures the pages draw beyond the catalog, built as the pages build them, so they are
+    held to the same layout: the comparison panel of every run kind that has one (two models'
+    forest plot, the every-pair forest plot, the rank chart), prompt types, agreement per label,
+    two judges' confusion, Cohen's kappa with the expert row and Krippendorff's alpha, and the
+    figures a page draws with options the catalog leaves at their default (BMS curves of the
+    mean score, the domain heatmap with models in rows, the effect scatter by domain and
+    overlaid)."""
+    from kbench_core import agreement, vuln
 
     frame, out = run.frame, []
-    models = sorted(map(str, frame["model"].unique()))
     if run.kind == "judged":
+        from kbench_core.figures import agreement as agreement_figures
+        from kbench_core.figures import vuln as vuln_figures
+
         judges = vuln.judges_of(frame)
         one = frame[frame["judge"].astype(str) == judges[0]]
         if "prompt_type" in one and one["prompt_type"].notna().any():
@@ -197,15 +249,105 @@ def page_figures(name: str, run: Run) -> list[Figure]:
                               agreement_figures.confusion_heatmap(
                                   agreement.confusion(frame, "target_found", llm[0], llm[1]),
                                   llm[0], llm[1], label="target_found")))
-    if run.kind == "bias" and len(models) >= 2:
-        scored = frame[frame["score"].notna()]
-        deltas = compare.group_differences(scored, "score", models[0], models[1], "bias")
+            human = (agreement.human_agreement(frame, "target_found") if "human" in judges
+                     else None)
+            out.append(Figure(f"{name} :: page kappa_heatmap human", agreement_figures
+                              .kappa_heatmap(agreement.pairwise_kappa(frame, "target_found"),
+                                             human=human, label="target_found")))
+            if "rcir" in frame and frame["rcir"].notna().any():
+                out.append(Figure(f"{name} :: page kappa_heatmap alpha", agreement_figures
+                                  .kappa_heatmap(agreement.pairwise_alpha(frame, "rcir"),
+                                                 value="alpha", label="rcir")))
+        frame = one  # the comparison panel shows one judge's rows
+    out += compare_figures_of(name, run.kind, frame)
+    out += option_variants(name, run)
+    # a figure taller than a page is checked as the pages kbench exports of it
+    # (kbench_core.catalog.paged, what every catalog figure passes through)
+    pages = []
+    for figure in out:
+        parts = paged(figure.figure)
+        pages += [Figure(figure.label if len(parts) == 1 else f"{figure.label} p{k}", part)
+                  for k, part in enumerate(parts, start=1)]
+    return pages
+
+
+MAX_PAIRS_MODELS = 60  # the every-pair forest plot is built up to this many models
+
+
+def compare_figures_of(name: str, kind: str, frame) -> list[Figure]:
+    """The comparison panel's figures for a run kind with a default comparison, built as
+    ``kbench_app.compare`` builds them (its first metric)."""
+    from kbench_core import compare
+    from kbench_core.figures import compare as compare_figures
+
+    if kind not in compare.COMPARISONS:
+        return []
+    spec = compare.COMPARISONS[kind]
+    data = compare.per_item_values(frame, kind)
+    models = sorted(map(str, data["model"].unique()))
+    if len(models) < 2:
+        return []
+    label, value = spec.values[0]
+    group = spec.group if spec.group in data.columns else (spec.cluster or spec.group)
+    cluster = spec.cluster if spec.cluster in data.columns else None
+    out = []
+    a, b = models[0], models[1]
+    groups = compare.group_differences(data, value, a, b, group)
+    if groups["delta"].notna().any():
         out.append(Figure(f"{name} :: page forest_plot", compare_figures.forest_plot(
-            deltas, label="bias", what=f"{models[0]} − {models[1]}",
-            title=f"bias score, {models[0]} − {models[1]}: per bias")))
-        ranks = compare.rank_intervals(scored, "score", item=["bias", "domain"], n_boot=100)
-        out.append(Figure(f"{name} :: page rank_chart",
-                          compare_figures.rank_chart(ranks, best="least biased")))
+            groups, label=group, what=f"{a} − {b}",
+            title=f"{label}, {a} − {b} by {group.replace('_', ' ')}")))
+    if len(models) <= MAX_PAIRS_MODELS:
+        pairs = compare.compare_models(data, value, cluster=cluster)
+        shown = pairs.assign(pair=pairs["model_a"] + " − " + pairs["model_b"])
+        if shown["delta"].notna().any():
+            out.append(Figure(f"{name} :: page pairs_forest", compare_figures.forest_plot(
+                shown, label="pair", what="A − B",
+                title=f"{label}: every pair of models ({len(shown)} pairs)")))
+    ranks = compare.rank_intervals(data, value, n_boot=100, cluster=cluster)
+    if ranks is not None and len(ranks):
+        lower = compare.is_lower_better(value)
+        out.append(Figure(f"{name} :: page rank_chart", compare_figures.rank_chart(
+            ranks, best="least biased" if kind.startswith("bias") else "best",
+            title=f"{label}: rank with its 95% bootstrap interval "
+                  f"({'lower' if lower else 'higher'} is better)")))
+    return out
+
+
+def option_variants(name: str, run: Run) -> list[Figure]:
+    """Figures a page draws with an option its catalog item leaves at the default."""
+    from kbench_core import figures
+
+    frame, out = run.frame, []
+    if run.kind == "bias":
+        from kbench_core import kahne
+
+        bias = sorted(map(str, frame["bias"].unique()))[0]
+        rows = frame[frame["bias"].astype(str) == bias]
+        out.append(Figure(f"{name} :: page bms_curves mean", figures.bms_curves(
+            kahne.bms(rows), y="mean", title=f"{bias}: bias by trigger intensity")))
+        cells = kahne.domain_means(rows)
+        if len(cells):
+            out.append(Figure(f"{name} :: page bci_heatmap models", figures.bci_heatmap(
+                cells, rows="model", title=f"{bias}: mean treatment score by domain")))
+    if run.kind == "replication":
+        import numpy as np
+
+        from kbench_core import replication
+        from kbench_core.figures import replication as rep_figures
+
+        tests = replication.prepare_tests(frame)
+        valid = tests[np.isfinite(tests["d_h"]) & np.isfinite(tests["d_a"])]
+        if len(valid):
+            weight = replication.structure_weights(valid)
+            overall = replication.ecs(tests)
+            if "domain" in valid and valid["domain"].notna().any():
+                out.append(Figure(f"{name} :: page effect_scatter domain",
+                                  rep_figures.effect_scatter(valid.assign(weight=weight),
+                                                             overall, color_by="domain")))
+            out.append(Figure(f"{name} :: page effect_scatter overlaid",
+                              rep_figures.effect_scatter(valid.assign(weight=weight), overall,
+                                                         panels=False)))
     return out
 
 
@@ -249,7 +391,7 @@ _PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8">
 
 # Render every figure of a batch, then measure. Returns per figure a list of problems.
 _CHECK_JS = r"""
-async ({figures, width, overlapTol, outsideTol}) => {
+async ({figures, width, overlapTol, outsideTol, markerTol}) => {
   document.body.innerHTML = '';
   const corners = (el) => {
     const b = el.getBBox(); const m = el.getScreenCTM();
@@ -356,6 +498,54 @@ async ({figures, width, overlapTol, outsideTol}) => {
           problems.push(`overlap: ${name(a)} and ${name(b)} (${d.toFixed(0)} px)`);
       }
     }
+    // data labels (text drawn at data points, heatmap cell numbers) on each other or on
+    // the labelled parts of the figure
+    const labels = texts.filter(t => t.kind === 'data label');
+    for (let i = 0; i < labels.length; i++) {
+      const a = labels[i];
+      for (const b of [...labels.slice(i + 1), ...measured]) {
+        if (a.h.x1 < b.h.x0 || b.h.x1 < a.h.x0 || a.h.y1 < b.h.y0 || b.h.y1 < a.h.y0) continue;
+        const d = depth(a.q, b.q);
+        if (d > overlapTol)
+          problems.push(`overlap: ${name(a)} and ${name(b)} (${d.toFixed(0)} px)`);
+      }
+    }
+    // the figure's height against a page (paper sizes only)
+    if (f.maxHeight && box.height > f.maxHeight + 0.5)
+      problems.push(`height: ${box.height.toFixed(0)} px tall, more than a page ` +
+                    `(${f.maxHeight} px)`);
+    // markers cut by their plot area: a clipped trace whose point crosses the area's edge
+    const plots = (div._fullLayout && div._fullLayout._plots) || {};
+    let cutMarkers = 0, cutExample = '';
+    for (const sp of div.querySelectorAll('.cartesianlayer g.subplot')) {
+      const id = [...sp.classList].find(c => c !== 'subplot');
+      const pl = plots[id]; if (!pl || !pl.xaxis || !pl.yaxis) continue;
+      const xa = pl.xaxis, ya = pl.yaxis;
+      const area = {x0: box.left + xa._offset, x1: box.left + xa._offset + xa._length,
+                    y0: box.top + ya._offset, y1: box.top + ya._offset + ya._length};
+      for (const pt of sp.querySelectorAll('.scatterlayer .trace .points path.point')) {
+        let clipped = false;
+        for (let e = pt.parentNode; e && e !== sp; e = e.parentNode)
+          if (e.getAttribute && (e.getAttribute('clip-path') || '').includes('url')) {
+            clipped = true; break;
+          }
+        if (!clipped || !visible(pt)) continue;
+        const r = pt.getBoundingClientRect(); if (r.width === 0 && r.height === 0) continue;
+        const cut = Math.max(area.x0 - r.left, r.right - area.x1, area.y0 - r.top,
+                             r.bottom - area.y1);
+        if (cut > markerTol) {
+          cutMarkers += 1;
+          if (!cutExample) {
+            const tr = pt.closest('.trace');
+            const d = tr && tr.__data__ && tr.__data__[0] && tr.__data__[0].trace;
+            cutExample = `${d && d.name ? `'${d.name}'` : 'a trace'} (${cut.toFixed(0)} px)`;
+          }
+        }
+      }
+    }
+    if (cutMarkers)
+      problems.push(`clipped: ${cutMarkers} marker(s) cut by the plot area's edge, e.g. ` +
+                    cutExample);
     results.push(problems);
     if (!f.keep) Plotly.purge(div);
     if (!f.keep) div.remove();
@@ -395,12 +585,15 @@ def check_batch(page, figures: list[Figure], width: int, *, keep: bool = False,
     figures --size`` exports it, through :func:`~kbench_core.figures.base.fit_to_width`; at
     the app's width as built). ``page`` shows :func:`plotly_js_dir`'s page."""
     raw = width in (SIZES[s] for s in RAW)
+    size = next((s for s, w in SIZES.items() if w == width), None)
     fitted = [f.figure if raw else fit_to_width(f.figure, width) for f in figures]
     payload = [{"json": fig.to_json(), "height": figure_height(fig), "keep": keep,
+                "maxHeight": MAX_HEIGHT.get(size or "", 0),
                 "width": max(width, min_width(fig)) if raw else width} for fig in fitted]
     results = page.evaluate(_CHECK_JS, {"figures": payload, "width": width,
                                         "overlapTol": OVERLAP_TOLERANCE_PX,
-                                        "outsideTol": OUTSIDE_TOLERANCE_PX})
+                                        "outsideTol": OUTSIDE_TOLERANCE_PX,
+                                        "markerTol": MARKER_TOLERANCE_PX})
     out = {}
     for figure, problems in zip(figures, results, strict=True):
         problems = [*problems, *legend_styles(figure.figure)]

@@ -1,8 +1,12 @@
 """Issue 16: every catalog figure (and the figures the pages add: prompt types, agreement per
-label, confusion, forest plot, ranks) holds at one-column, two-column and the app's widths, on
-the sample runs, the real runs kbench loads today, the native-format examples and generated runs
-with 60 models or studies. The geometry is measured in Chromium (see ``tests/browser/layout``);
-a failure names the figure, the size and the two elements."""
+label, confusion, kappa with the expert and alpha, the comparison panel's forest plots and
+ranks, and page options) holds at one-column, two-column and the app's widths, on the sample
+runs, the real runs kbench loads today, the native-format examples (``tests/data/formats``) and
+generated runs with 60 models, biases, studies, configurations or detectors. The geometry is
+measured in Chromium (see ``tests/browser/layout``): text outside the figure, overlapping
+labels (data labels too), hidden legend entries, look-alike series, markers cut by the plot
+area, and figures taller than a page at the paper sizes; a failure names the figure, the size
+and the elements."""
 
 from __future__ import annotations
 
@@ -39,8 +43,9 @@ def layout_page(browser):
 @pytest.mark.parametrize("source", list(SOURCES))
 def test_every_catalog_figure_holds(layout_page, source: str, size: str) -> None:
     figures = _figures(source)
-    if source == "real" and not figures:
-        reason = "no real benchmark output found (set KBENCH_REAL_DATA)"
+    if source in ("real", "formats") and not figures:
+        reason = ("no real benchmark output found (set KBENCH_REAL_DATA)" if source == "real"
+                  else f"no native-format examples in {layout.FORMATS}")
         if in_ci():
             pytest.fail(f"CI: {reason}")
         pytest.skip(reason)
@@ -71,3 +76,24 @@ def test_the_check_catches_what_it_is_for(layout_page) -> None:
     kinds = {p.split(":")[0] for p in problems}
     assert {"outside", "overlap", "hidden", "colour"} <= kinds, problems
     assert any("tick label 'overlapping' and tick label 'labels'" in p for p in problems)
+
+
+def test_the_check_catches_tall_figures_cut_markers_and_data_labels(layout_page) -> None:
+    """A figure taller than a page at one column, a marker cut by the plot area (a clipped
+    trace at the axis' end) and data labels drawn on each other."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure(go.Scatter(x=[0, 1], y=[0, 1], mode="markers", cliponaxis=True,
+                               marker=dict(size=16), name="cut"))
+    fig.add_trace(go.Scatter(x=[0.5, 0.502], y=[0.5, 0.5], mode="text",
+                             text=["a data label", "another label"], name="labels"))
+    fig.update_layout(height=1200, xaxis=dict(range=[0, 1]), yaxis=dict(range=[0, 1]))
+    (problems,) = layout.check_batch(layout_page, [layout.Figure("bad", fig)],
+                                     layout.SIZES["one-column"]).values()
+    kinds = {p.split(":")[0] for p in problems}
+    assert {"height", "clipped", "overlap"} <= kinds, problems
+    assert any("data label 'a data label' and data label 'another label'" in p
+               for p in problems)
+    (raw,) = layout.check_batch(layout_page, [layout.Figure("bad", fig)],
+                                layout.SIZES["app"]).values()
+    assert not any(p.startswith("height") for p in raw)  # the app scrolls: no page limit
