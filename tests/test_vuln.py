@@ -646,3 +646,21 @@ def test_fixed_claims_by_consensus() -> None:
     # f1: 2 of 3 say yes -> claims; f2: yes, no, failed -> no majority: missing, not a "no"
     row = vuln.fixed_claims(both).iloc[0]
     assert (row["n_fixed"], row["fixed_claims"], row["n_fixed_unknown"]) == (1, 1, 1)
+
+
+def test_bounded_means_keep_their_intervals_in_range() -> None:
+    # Three correct answers with confidence 0.1, 0.9, 0.9: Brier terms 0.81, 0.01, 0.01, mean
+    # 0.2767; the t interval reaches below 0 (a gen-1 BlockBench report showed brier_low
+    # −0.1953), so it is clipped to what a Brier score can be, [0, 1].
+    from scipy import stats as st
+
+    rows = samples.judged_samples(n_samples=6, judges=("judge-one",))
+    rows = rows[rows["model"] == rows["model"].iloc[0]].head(3).copy()
+    rows["said_vulnerable"] = rows["is_vulnerable"]
+    rows["confidence"] = [0.1, 0.9, 0.9]
+    terms = np.array([0.81, 0.01, 0.01])
+    low, high = st.t.interval(0.95, 2, loc=terms.mean(), scale=terms.std(ddof=1) / np.sqrt(3))
+    assert low < 0 and high > 1  # what an unclipped interval would say
+    table = vuln.tiers(rows)
+    assert table["brier"].iloc[0] == pytest.approx(terms.mean())
+    assert table["brier_low"].iloc[0] == 0.0 and table["brier_high"].iloc[0] == 1.0

@@ -147,9 +147,13 @@ def _mean_sd(gid: np.ndarray, values: np.ndarray, used: np.ndarray,
     return n, mean, var
 
 
-def _t(out: dict, name: str, n: np.ndarray, mean: np.ndarray, var: np.ndarray) -> None:
-    """Mean with its t interval (sample SD from the population variance)."""
+def _t(out: dict, name: str, n: np.ndarray, mean: np.ndarray, var: np.ndarray, *,
+       bounds: tuple[float, float] = (0.0, 1.0)) -> None:
+    """Mean with its t interval (sample SD from the population variance), clipped to the
+    values the quantity can take (``bounds``): with few answers a t interval on a Brier score
+    or a reasoning score would otherwise reach below 0."""
     out[name] = mean
     with np.errstate(invalid="ignore", divide="ignore"):
         sd = np.sqrt(np.where(n > 1, var * n / np.maximum(n - 1, 1), np.nan))
-    _interval_columns(out, name, *t_interval(mean, sd, n))
+    low, high = t_interval(mean, sd, n)
+    _interval_columns(out, name, np.clip(low, *bounds), np.clip(high, *bounds))

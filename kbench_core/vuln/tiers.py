@@ -288,7 +288,7 @@ def _findings(out: dict, g: _Totals) -> None:
           g.core.finding_precision)
     _rate(out, "invalid_rate", g.s["invalid"], findings, zero_division, g.core.invalid_rate)
     _rate(out, "hallucination_rate", hallucinated, findings, zero_division)
-    _t(out, "over_flagging", *g.mean_sd(g.rows["invalid"], g.every()))
+    _t(out, "over_flagging", *g.mean_sd(g.rows["invalid"], g.every()), bounds=(0.0, np.inf))
 
 
 def _reasoning(out: dict, g: _Totals) -> None:
