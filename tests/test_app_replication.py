@@ -133,7 +133,7 @@ def test_summary_leaderboard_and_heat_table(monkeypatch) -> None:
     # the sample file has no configuration-level scores: no column under the published names
     assert "config_pas" not in board and "config_ecs" not in board
     costs = table(at, "study_01", without=("rank_text",))
-    assert len(costs) == 3 and costs.shape[1] == 6  # configurations x studies
+    assert len(costs) == 3 and costs.shape[1] == 7  # configurations x (name + 6 studies)
     at.radio(key="rep_summary_metric").set_value("ecs").run()
     assert not at.exception and "rep_summary_heat_chart" in chart_keys(at)
 
