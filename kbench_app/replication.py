@@ -123,7 +123,8 @@ def ecs_view(table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object]]:
     view = table[keys].astype(str)
     view["ecs"] = table["ecs"]
     view["ecs_ci"] = interval_text(table["ecs_low"], table["ecs_high"])
-    for column in ("n", "n_kish", "n_studies"):
+    # per study the studies column would say 1 on every row
+    for column in ("n", "n_kish") + (() if "study" in table else ("n_studies",)):
         view[column] = table[column]
     config: dict[str, object] = {c: c.capitalize() for c in keys}
     config.update(ecs=_number("ECS", "ecs"),
@@ -168,7 +169,8 @@ def pas_grid_view(grid: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object]]:
 def finding_view(finding: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object]]:
     """The finding-level PAS table for display."""
     view = shown(finding)
-    config = {"pas": _number("PAS", "pas"),
+    config = {"model": "Model", "study": "Study", "finding": "Finding", "domain": "Domain",
+              "pas": _number("PAS", "pas"),
               "n": st.column_config.NumberColumn(
                   "Tests", format="localized",
                   help="Tests pooled (0: every test of the finding was left out, so it has no "

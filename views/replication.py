@@ -88,7 +88,7 @@ with tests_box:
         options = ReplicationOptions(
             weighting=kit.radio("ECS test weights", ["structure", "equal"], key=K.WEIGHTING,
                                 container=c1, help=page.HELP_WEIGHTING),
-            normalize_weights=kit.toggle("Normalised weights (Lin)", key=K.NORMALIZE,
+            normalize_weights=kit.toggle("Normalised (Lin)", key=K.NORMALIZE,
                                          default=True, container=c2, help=page.HELP_NORMALIZE),
             ci=kit.radio("Intervals", ["analytic", "bootstrap"], key=K.CI, container=c3,
                          help=page.HELP_CI),
