@@ -1,36 +1,40 @@
-"""Caches and table helpers of the Replication page.
+"""The Replication page's widget keys and table presentation (labels, help, formats).
 
-Heavy results (prepared tests, PAS at every level, ECS at every level, the scatter figure, the
-summary ranking) are cached with ``st.cache_resource`` on a key made of the runs' content
-hashes, the model selection and the options; the cached frames are shared, so the page never
-changes them in place (display tables are copies).
+Every number shown comes from :mod:`kbench_core.replication` and
+:mod:`kbench_core.families.replication` (the same functions and options as the exports); this
+module only lays the tables out: intervals as text beside their numbers, integers as integers,
+4 significant digits, the first column pinned (:func:`kbench_app.ui.table_config`).
 """
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
-from kbench_app.ui import interval_text
+from kbench_app.ui import interval_text, shown, table_config
 from kbench_core import replication
-from kbench_core.figures import replication as rep_figures
+from kbench_core.families.replication import ReplicationOptions
 
-__all__ = [
-    "ecs_view",
-    "finding_view",
-    "findings_view",
-    "has_posteriors",
-    "metrics",
-    "pas_study_grid",
-    "pas_unavailable",
-    "pas_view",
-    "prepared",
-    "scatter",
-    "summary_table",
-    "summary_view",
-]
+__all__ = ["Keys", "cost_view", "ecs_note", "ecs_view", "finding_view", "findings_view",
+           "pas_grid_view", "pas_unavailable", "pas_view", "summary_view"]
+
+
+class Keys:
+    """The page's widget keys (also the names of its link parameters)."""
+
+    RUNS = "rep_runs"
+    MODELS = "rep_models"
+    WEIGHTING = "rep_weighting"
+    NORMALIZE = "rep_normalize"
+    CI = "rep_ci"
+    FINDING_WEIGHTS = "rep_finding_weights"
+    POOLING = "rep_pooling"
+    COLOR = "rep_color"
+    PANELS = "rep_panels"
+    COMPARE = "rep_cmp"
+    SUMMARY_RUN = "rep_summary_run"
+    SUMMARY_METRIC = "rep_summary_metric"
+
 
 _HELP = {
     "ecs": "Lin's concordance correlation of agent d on human d (1 = identical effects)",
@@ -45,12 +49,43 @@ _HELP = {
               "studies, then findings within each drawn study (bootstrap)",
     "n_dropped": "Tests left out of PAS: no usable posterior (e.g. a Bayes factor without its "
                  "human_significant flag) or, under n_eff weights, no n_eff",
+    "few_items": "Fewer than 30 studies behind the value: it is uncertain (see the interval)",
 }
+HELP_WEIGHTING = ("structure: every study, and every finding in it, weighs the same; equal: "
+                  "every test weighs 1 (the published per-study ECS).")
+HELP_NORMALIZE = ("Off reproduces HumanStudy-Bench's code: weighted sums, so the "
+                  "mean-difference penalty shrinks as weights grow.")
+HELP_CI = ("analytic: Lin's z-transform for ECS (Kish's effective n under structure weights), "
+           "t over studies for PAS; bootstrap: studies resampled within each model, for PAS "
+           "then findings within each drawn study (1000 resamples, cached).")
+HELP_FINDING_WEIGHTS = ("equal: the default and the released code; n_eff: the metric "
+                        "document's prose (offered when the run has an n_eff column; tests "
+                        "without one are left out).")
+HELP_POOLING = ("fisher: Fisher-z pooling (the default and the released code); mean: the "
+                "metric document's prose, a simple mean.")
+SCATTER_CAPTION = ("Click a legend entry to show only it, double-click to hide it. Marker size "
+                   "= the test's ECS weight; the dashed line is y = x, the solid one the "
+                   "weighted fit.")
+PAS_CAPTION = ("PAS = probability that human and agent are in the same state (effect or no "
+               "effect), pooled on Fisher's z within findings and studies, then averaged over "
+               "studies; 0.5 = chance. A finding whose every test was left out has no PAS and "
+               "is left out of its study.")
+_FEW = st.column_config.CheckboxColumn("Few studies", help=_HELP["few_items"])
 
 
-def has_posteriors(tests: pd.DataFrame) -> bool:
-    """Whether any test of a prepared frame has both posteriors, so PAS is available."""
-    return bool((tests["pi_h"].notna() & tests["pi_a"].notna()).any())
+def _number(label: str, column: str, fmt: str = "%.4g", help: str | None = None) -> object:
+    return st.column_config.NumberColumn(label, help=help or _HELP.get(column), format=fmt)
+
+
+def _count(label: str, column: str) -> object:
+    return st.column_config.NumberColumn(label, help=_HELP.get(column), format="localized")
+
+
+def _with_few(view: pd.DataFrame, table: pd.DataFrame, config: dict[str, object]) -> None:
+    """Add the few-items mark when any row has it (a column of only blanks says nothing)."""
+    if "few_items" in table and table["few_items"].any():
+        view["few_items"] = table["few_items"].to_numpy(dtype=bool)
+        config["few_items"] = _FEW
 
 
 def pas_unavailable(tests: pd.DataFrame) -> str:
@@ -67,144 +102,106 @@ def pas_unavailable(tests: pd.DataFrame) -> str:
             "Bayes factors.")
 
 
-@st.cache_resource(max_entries=8, show_spinner="Preparing the tests...")
-def prepared(key: str, _frame: pd.DataFrame) -> pd.DataFrame:
-    """:func:`kbench_core.replication.prepare_tests` of the combined runs (key: run hashes)."""
-    return replication.prepare_tests(_frame)
-
-
-@st.cache_resource(max_entries=32, show_spinner="Computing PAS and ECS...")
-def metrics(key: tuple, _tests: pd.DataFrame, finding_weights: str, study_pooling: str,
-            weighting: str, normalize_weights: bool, ci: str) -> dict[str, object]:
-    """PAS at every level (None without posteriors) and ECS overall, per domain (None without
-    a domain column) and per study, for one selection and set of options."""
-    out: dict[str, object] = {}
-    out["pas"] = (replication.pas(_tests, finding_weights=finding_weights,
-                                  study_pooling=study_pooling, ci=ci)
-                  if has_posteriors(_tests) else None)
-    for level in ("overall", "domain", "study"):
-        if level == "domain" and "domain" not in _tests:
-            out[level] = None
-            continue
-        out[level] = replication.ecs(_tests, level=level, weighting=weighting,
-                                     normalize_weights=normalize_weights, ci=ci)
-    return out
-
-
-@st.cache_resource(max_entries=16, show_spinner="Drawing the scatter...")
-def scatter(key: tuple, _tests: pd.DataFrame, _overall: pd.DataFrame, weighting: str,
-            color_by: str, panels: bool) -> go.Figure:
-    """The human-vs-agent effect scatter of the valid pairs, markers sized by ECS weight."""
-    valid = _tests[np.isfinite(_tests["d_h"]) & np.isfinite(_tests["d_a"])]
-    weight = replication.structure_weights(valid) if weighting == "structure" else 1.0
-    return rep_figures.effect_scatter(valid.assign(weight=weight), _overall, color_by=color_by,
-                                      panels=panels)
-
-
-def _number(label: str, column: str) -> object:
-    return st.column_config.NumberColumn(label, help=_HELP.get(column), format="%.3f")
-
-
-def _count(label: str, column: str) -> object:
-    return st.column_config.NumberColumn(label, help=_HELP.get(column), format="%d")
+def ecs_note(options: ReplicationOptions) -> str:
+    """The caption under the ECS tables: what ECS is, and what the chosen interval rests on."""
+    note = ("ECS = Lin's concordance correlation of agent on human Cohen's d (1 = identical "
+            "effects, 0 = no agreement); n = tests with both effects. A study needs at least 3 "
+            "tests for its own ECS.")
+    if options.ci == "analytic" and not options.normalize_weights:
+        note += (" Lin's interval does not apply to the released code's unnormalised "
+                 "statistic: choose bootstrap intervals to get one.")
+    elif options.ci == "analytic" and options.weighting == "structure":
+        note += (" With structure weights Lin's interval uses Kish's effective n, an "
+                 "approximation; bootstrap intervals avoid it.")
+    return note
 
 
 def ecs_view(table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object]]:
-    """An ECS table for display: the value, its interval as text, n and studies; sortable."""
+    """An ECS table for display: the value, its interval as text, n, effective n, studies and
+    (overall and per domain) the few-studies mark."""
     keys = [c for c in ("model", "domain", "study") if c in table]
-    view = table[keys].copy()
+    view = table[keys].astype(str)
     view["ecs"] = table["ecs"]
     view["ecs_ci"] = interval_text(table["ecs_low"], table["ecs_high"])
-    view["n"] = table["n"]
-    if "n_kish" in table:
-        view["n_kish"] = table["n_kish"]
-    view["n_studies"] = table["n_studies"]
-    config: dict[str, object] = {c: st.column_config.TextColumn(c.capitalize()) for c in keys}
+    # per study the studies column would say 1 on every row
+    for column in ("n", "n_kish") + (() if "study" in table else ("n_studies",)):
+        view[column] = table[column]
+    config: dict[str, object] = {c: c.capitalize() for c in keys}
     config.update(ecs=_number("ECS", "ecs"),
                   ecs_ci=st.column_config.TextColumn("95% CI", help=_HELP["ecs_ci"]),
                   n=_count("n", "n"), n_studies=_count("Studies", "n_studies"),
-                  n_kish=st.column_config.NumberColumn("Effective n", help=_HELP["n_kish"],
-                                                       format="%.1f"))
-    return view, config
+                  n_kish=_number("Effective n", "n_kish", "%.1f"))
+    _with_few(view, table, config)
+    view = shown(view)
+    return view, table_config(view, config)
 
 
-def pas_view(table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object]]:
-    """The model-level PAS table for display, with its interval and counts."""
-    view = table[["model", "pas"]].copy()
-    view["pas_ci"] = interval_text(table["pas_low"], table["pas_high"])
+def pas_view(models: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object]]:
+    """The model PAS table (:func:`kbench_core.families.replication.pas_models`) for display,
+    with its interval, counts and the few-studies mark."""
+    view = models[["model", "pas"]].astype({"model": str})
+    view["pas_ci"] = interval_text(models["pas_low"], models["pas_high"])
     for column in ("n", "n_findings", "n_tests", "n_dropped"):
-        if column in table:
-            view[column] = table[column]
-    config = {"model": st.column_config.TextColumn("Model"), "pas": _number("PAS", "pas"),
-              "pas_ci": st.column_config.TextColumn("95% CI", help=_HELP["pas_ci"]),
-              "n": _count("Studies", "n"), "n_findings": _count("Findings", "n_findings"),
-              "n_tests": _count("Tests", "n_tests"),
-              "n_dropped": _count("Tests left out", "n_dropped")}
-    return view.sort_values("pas", ascending=False, kind="stable"), config
+        view[column] = models[column]
+    config: dict[str, object] = {
+        "model": "Model", "pas": _number("PAS", "pas"),
+        "pas_ci": st.column_config.TextColumn("95% CI", help=_HELP["pas_ci"]),
+        "n": _count("Studies", "n"), "n_findings": _count("Findings", "n_findings"),
+        "n_tests": _count("Tests", "n_tests"), "n_dropped": _count("Tests left out",
+                                                                   "n_dropped")}
+    _with_few(view, models, config)
+    view = shown(view)
+    return view, table_config(view, config)
 
 
-def pas_study_grid(study: pd.DataFrame) -> pd.DataFrame:
-    """Study (rows) × model (columns) PAS, with the number of findings of each study."""
-    grid = study.pivot_table(index="study", columns="model", values="pas", observed=True,
-                             dropna=False)
-    grid.columns = [str(c) for c in grid.columns]
-    findings = study.groupby("study", observed=True)["n"].max().rename("findings")
-    out = grid.join(findings)
-    if "domain" in study:
-        out.insert(0, "domain", study.groupby("study", observed=True)["domain"].first())
-    return out.reset_index()
+def pas_grid_view(grid: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object]]:
+    """The study × model PAS grid (:func:`kbench_core.families.replication.pas_study_grid`)
+    for display: study pinned, PAS to 4 significant digits, findings as an integer."""
+    view = shown(grid)
+    config: dict[str, object] = {"study": "Study", "domain": "Domain",
+                                 "findings": st.column_config.NumberColumn(
+                                     "Findings", format="localized",
+                                     help="Findings with a PAS in the study (the most of "
+                                          "any model)")}
+    return view, table_config(view, config, pin="study")
 
 
 def finding_view(finding: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object]]:
     """The finding-level PAS table for display."""
-    config = {"pas": _number("PAS", "pas"),
-              "n": st.column_config.NumberColumn("Tests", format="%d",
-                                                 help="Tests with both posteriors (0: the "
-                                                      "seed's empty finding, PAS 0.5)")}
-    return finding, config
-
-
-@st.cache_resource(max_entries=8, show_spinner="Ranking the configurations...")
-def summary_table(key: str, _frame: pd.DataFrame) -> pd.DataFrame:
-    """:func:`kbench_core.replication.summary_leaderboard` of a ``replication_summary`` run
-    (key: its content hash): the same table every export shows."""
-    return replication.summary_leaderboard(_frame)
-
-
-def _rank_text(board: pd.DataFrame) -> list[str]:
-    texts = []
-    for rank, low, high, none, few in zip(board["rank"], board["rank_low"], board["rank_high"],
-                                          board["no_scores"], board["few_items"], strict=True):
-        if none:
-            texts.append("no scores")
-        elif pd.isna(rank):
-            texts.append("")
-        else:
-            text = f"{rank:g}" + (f" [{low:g}, {high:g}]" if pd.notna(low) else "")
-            texts.append(text + (" · few studies" if few else ""))
-    return texts
+    view = shown(finding)
+    config = {"model": "Model", "study": "Study", "finding": "Finding", "domain": "Domain",
+              "pas": _number("PAS", "pas"),
+              "n": st.column_config.NumberColumn(
+                  "Tests", format="localized",
+                  help="Tests pooled (0: every test of the finding was left out, so it has no "
+                       "PAS and is left out of its study)"),
+              "n_dropped": _count("Tests left out", "n_dropped")}
+    return view, table_config(view, config)
 
 
 def summary_view(board: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object]]:
-    """The summary leaderboard for display: rank with its interval, the published
-    configuration values under their published names, the means of the per-study values
-    under theirs (with intervals and counts), tokens and cost."""
-    view = pd.DataFrame({"rank_text": _rank_text(board), "model": board["model"]})
-    by = board["ranked_by"].replace("", np.nan).dropna()
+    """The summary leaderboard (:func:`kbench_core.replication.summary_leaderboard`) for
+    display: the rank with its interval beside it, the published configuration values under
+    their published names, the means of the per-study values under theirs (with intervals and
+    counts), tokens and cost."""
+    view = pd.DataFrame({"rank": board["rank"], "rank_text": board["rank_text"],
+                         "model": board["model"]})
+    by = board.loc[board["ranked_by"] != "", "ranked_by"]
     by_label = replication.SUMMARY_LABELS.get(str(by.iloc[0]), "score") if len(by) else "score"
     config: dict[str, object] = {
+        "rank": st.column_config.NumberColumn("Rank", format="%g", pinned=True,
+                                              help=f"By {by_label}, 1 = best"),
         "rank_text": st.column_config.TextColumn(
-            "Rank [95%]", help=f"By {by_label}, 1 = best; the interval bootstraps the studies "
-                               "(overlapping ranges mean the run cannot order those "
-                               "configurations). 'few studies': fewer than 30 studies behind "
-                               "the rank."),
-        "model": st.column_config.TextColumn("Configuration"),
+            "Rank [95%]", help="The interval bootstraps the studies (overlapping ranges mean "
+                               "the run cannot order those configurations). 'few studies': "
+                               "fewer than 30 studies behind the rank."),
+        "model": st.column_config.TextColumn("Configuration", pinned=True),
     }
     for published in ("config_pas", "config_ecs"):
         if board[published].notna().any():
             view[published] = board[published]
-            config[published] = st.column_config.NumberColumn(
-                replication.SUMMARY_LABELS[published], format="%.3f",
+            config[published] = _number(
+                replication.SUMMARY_LABELS[published], published,
                 help="The configuration-level value as the benchmark published it")
     for metric in ("pas", "ecs"):
         name = f"mean_study_{metric}"
@@ -215,26 +212,36 @@ def summary_view(board: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object]]:
         view[f"n_{metric}"] = board[f"n_{metric}"]
         label = replication.SUMMARY_LABELS[name]
         config[name] = st.column_config.NumberColumn(
-            label, format="%.3f", help=f"{label}: computed by kbench from the published study "
+            label, format="%.4g", help=f"{label}: computed by kbench from the published study "
                                        "values (not a published number)")
         config[f"{name}_ci"] = st.column_config.TextColumn(
             f"{label} 95% CI", help="t interval over the studies")
         config[f"n_{metric}"] = _count(f"Studies ({metric.upper()})", f"n_{metric}")
-    for extra, label, fmt in (("tokens", "Tokens", "%d"), ("cost", "Cost (US$)", "$%.2f")):
+    for extra, label in (("tokens", "Tokens"), ("cost", "Cost (US$)")):
         if extra in board:
             view[extra] = board[extra]
-            config[extra] = st.column_config.NumberColumn(
-                label, format=fmt, help=f"Total {extra} over the studies, as published")
-    return view, config
+            config[extra] = label
+    view = shown(view)
+    return view, table_config(view, config)
+
+
+def cost_view(studies: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object]]:
+    """The published cost per configuration (rows) and study (columns), in US dollars."""
+    costs = studies.pivot_table(index="model", columns="study", values="cost", observed=True)
+    costs.columns = [str(c) for c in costs.columns]
+    view = costs.reset_index().astype({"model": str})
+    config: dict[str, object] = {c: st.column_config.NumberColumn(c, format="dollar")
+                                 for c in costs.columns}
+    config["model"] = "Configuration"
+    return view, table_config(view, config)
 
 
 def findings_view(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object]]:
     """The published finding scores, one row per configuration × study × finding."""
     findings = replication.finding_rows(frame)
-    view = findings[[c for c in ("model", "study", "finding", "finding_score", "n_tests")
-                     if c in findings]].reset_index(drop=True)
-    config = {"model": st.column_config.TextColumn("Configuration"),
-              "finding_score": st.column_config.NumberColumn(
-                  "Finding score (published)", format="%.4f"),
+    view = shown(findings[[c for c in ("model", "study", "finding", "finding_score", "n_tests")
+                           if c in findings]].reset_index(drop=True))
+    config = {"model": "Configuration", "study": "Study", "finding": "Finding",
+              "finding_score": _number("Finding score (published)", "finding_score"),
               "n_tests": _count("Tests", "n_tests")}
-    return view, config
+    return view, table_config(view, config)

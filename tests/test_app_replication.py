@@ -45,7 +45,11 @@ def chart_keys(at: AppTest) -> list[str]:
 
 
 def ci_text(low: float, high: float) -> str:
-    return f"[{low:#.4g}, {high:#.4g}]"  # 4 significant digits (kbench_core.tables)
+    # 4 significant digits, a zero as 0 (kbench_core.tables.format_value, written out)
+    def text(value: float) -> str:
+        return "0" if abs(value) < 1e-12 else f"{value:#.4g}"
+
+    return f"[{text(low)}, {text(high)}]"
 
 
 def test_page_shows_scatter_ecs_and_pas_with_intervals_and_n(monkeypatch) -> None:
@@ -133,7 +137,7 @@ def test_summary_leaderboard_and_heat_table(monkeypatch) -> None:
     # the sample file has no configuration-level scores: no column under the published names
     assert "config_pas" not in board and "config_ecs" not in board
     costs = table(at, "study_01", without=("rank_text",))
-    assert len(costs) == 3 and costs.shape[1] == 6  # configurations x studies
+    assert len(costs) == 3 and costs.shape[1] == 7  # configurations x (name + 6 studies)
     at.radio(key="rep_summary_metric").set_value("ecs").run()
     assert not at.exception and "rep_summary_heat_chart" in chart_keys(at)
 
@@ -161,3 +165,147 @@ def test_native_effect_list_from_file_to_page(monkeypatch) -> None:
     assert overall["model"].tolist() == ["Example Agent (v1-empty)"]
     assert overall["ecs"].iloc[0] == pytest.approx(want["ecs"].iloc[0])
     assert overall["n"].iloc[0] == 12
+
+
+def values(data) -> list[float]:
+    """An array of a figure sent to the browser (plotly sends numbers as base64 typed arrays)."""
+    import base64
+
+    import numpy as np
+
+    if isinstance(data, dict) and "bdata" in data:
+        return np.frombuffer(base64.b64decode(data["bdata"]), dtype=data["dtype"]).tolist()
+    return [float(v) for v in np.atleast_1d(data)]
+
+
+def chart_figure(at: AppTest, key: str):
+    """The plotly figure of the chart whose key is ``key``."""
+    import plotly.io as pio
+
+    return next(pio.from_json(c.proto.spec) for c in at.get("plotly_chart")
+                if c.proto.id.endswith(key))
+
+
+def test_page_tables_equal_the_catalog_tables(monkeypatch) -> None:
+    # One source for every number: the page's ECS and PAS tables (replication runs) and its
+    # leaderboard (replication_summary runs) are the catalog's, for the same run and the
+    # default options.
+    from kbench_core import catalog
+
+    at = open_page(monkeypatch)
+    run = load_run(ROOT / "sample_data" / "replication.csv")
+    exported = dict(catalog.main_table("replication").objects(run.frame))
+    assert set(exported) == {"ecs-overall", "ecs-domain", "ecs-study"}
+    for name, keys in (("ecs-overall", ["model"]), ("ecs-domain", ["model", "domain"]),
+                       ("ecs-study", ["model", "study"])):
+        others = {"domain", "study"} - set(keys)
+        page = table(at, "ecs", "ecs_ci", *keys, without=tuple(others)).set_index(keys)
+        want = exported[name].astype({k: str for k in keys}).set_index(keys).loc[page.index]
+        assert len(page) == len(want) == len(exported[name])
+        assert ("n_studies" in page) == (name != "ecs-study")  # per study it would be 1
+        for column in [c for c in ("ecs", "n", "n_kish", "n_studies") if c in page]:
+            assert page[column].to_numpy(dtype=float) == pytest.approx(
+                want[column].to_numpy(dtype=float), abs=1e-12, nan_ok=True), (name, column)
+        assert page["ecs_ci"].tolist() == [
+            "" if pd.isna(lo) else ci_text(lo, hi)
+            for lo, hi in zip(want["ecs_low"], want["ecs_high"], strict=True)]
+    # the PAS model table is the catalog's "pas" table, in its order, few-studies mark included
+    ((_, pas_table),) = catalog.items_for("replication")[1].objects(run.frame)
+    page = table(at, "pas", "pas_ci")
+    assert page["model"].tolist() == pas_table["model"].astype(str).tolist()
+    for column in ("pas", "n", "n_findings", "n_tests", "n_dropped"):
+        assert page[column].to_numpy(dtype=float) == pytest.approx(
+            pas_table[column].to_numpy(dtype=float), abs=1e-12), column
+    assert page["few_items"].tolist() == pas_table["few_items"].tolist() == [True] * 3  # 6 < 30
+    # the published results: the leaderboard of the replication_summary run
+    summary = load_run(ROOT / "sample_data" / "replication_summary.csv")
+    ((_, board),) = catalog.main_table("replication_summary").objects(summary.frame)
+    page = table(at, "rank_text", "mean_study_pas_ci")
+    assert page["model"].tolist() == board["model"].tolist()
+    assert page["rank_text"].tolist() == board["rank_text"].tolist()
+    for column in ("rank", "mean_study_pas", "n_pas", "mean_study_ecs", "n_ecs", "cost"):
+        assert page[column].to_numpy(dtype=float) == pytest.approx(
+            board[column].to_numpy(dtype=float), abs=1e-12, nan_ok=True), column
+
+
+def test_real_published_leaderboard_equals_the_catalog_table(monkeypatch) -> None:
+    from kbench_core import catalog
+
+    real = ROOT / "sample_data" / "real" / "humanstudy-bench" / "simple_results.json"
+    at = open_page(monkeypatch, f"--no-samples {real}")
+    run = load_run(real)
+    ((_, board),) = catalog.main_table("replication_summary").objects(run.frame)
+    page = table(at, "rank_text", "config_pas")
+    assert page["model"].tolist() == board["model"].tolist()
+    assert page["rank_text"].tolist() == board["rank_text"].tolist()
+    # the rank sits beside its interval, and the interval is the core's rank_text
+    assert page.columns[:3].tolist() == ["rank", "rank_text", "model"]
+    first = board.iloc[0]
+    assert page["rank_text"].iloc[0].startswith(f"{first['rank']:g} [")
+    for column in ("config_pas", "config_ecs", "mean_study_pas", "mean_study_ecs", "cost"):
+        assert page[column].to_numpy(dtype=float) == pytest.approx(
+            board[column].to_numpy(dtype=float), abs=1e-12, nan_ok=True), column
+
+
+def test_a_link_sets_the_widgets_and_they_show_what_the_charts_use(monkeypatch,
+                                                                   tmp_path) -> None:
+    # A link sets the options, the colouring, the panels and the summary heat table; the user
+    # then replaces the sample run with another. Every widget shows the value the tables and
+    # figures use, and the URL says the same.
+    frame = load_run(ROOT / "sample_data" / "replication.csv").frame
+    other = tmp_path / "rerun.csv"
+    renamed = frame.assign(model=frame["model"].astype(str).str.replace("synthetic", "other"))
+    renamed.to_csv(other, index=False)
+    monkeypatch.setenv("KBENCH_APP_ARGS", str(other))
+    state._cached_load.clear()
+    at = AppTest.from_file(str(ROOT / "views" / "replication.py"), default_timeout=120)
+    link = {"rep_runs": "replication", "rep_weighting": "equal", "rep_normalize": "0",
+            "rep_ci": "bootstrap", "rep_finding_weights": "n_eff", "rep_pooling": "mean",
+            "rep_color": "domain", "rep_panels": "0", "rep_summary_metric": "ecs",
+            "rep_models": [SHIFTED, "synthetic-agent-mirror"]}
+    for key, value in link.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+
+    def in_use(run_frame: pd.DataFrame, models: list[str]) -> None:
+        assert at.multiselect(key="rep_models").value == models
+        for key in ("rep_weighting", "rep_ci", "rep_finding_weights", "rep_pooling",
+                    "rep_color", "rep_summary_metric"):
+            assert at.radio(key=key).value == link[key], key
+            assert at.query_params[key] in (link[key], [link[key]]), key
+        assert at.toggle(key="rep_normalize").value is False
+        assert at.toggle(key="rep_panels").value is False
+        assert sorted(at.query_params["rep_models"]) == sorted(models)
+        rows = run_frame[run_frame["model"].astype(str).isin(models)]
+        # the ECS table uses equal weights, unnormalised, bootstrap intervals
+        want = replication.ecs(rows, weighting="equal", normalize_weights=False,
+                               ci="bootstrap").set_index("model")
+        shown = table(at, "ecs", "ecs_ci", without=("domain", "study")).set_index("model")
+        assert sorted(shown.index) == sorted(models)
+        assert shown["ecs"].to_dict() == pytest.approx(want["ecs"].to_dict())
+        assert shown["ecs_ci"].to_dict() == {m: ci_text(want.loc[m, "ecs_low"],
+                                                        want.loc[m, "ecs_high"])
+                                             for m in models}
+        # the PAS table uses n_eff weights and the simple mean
+        want_pas = replication.pas(rows, finding_weights="n_eff", study_pooling="mean",
+                                   ci=None).model.set_index("model")["pas"]
+        pas = table(at, "pas", "pas_ci").set_index("model")["pas"]
+        assert pas.to_dict() == pytest.approx(want_pas.to_dict())
+        # the scatter: coloured by domain, one overlaid panel, equal marker sizes
+        scatter = chart_figure(at, "rep_scatter_chart")
+        markers = [t for t in scatter.data if t.mode == "markers"]
+        assert {t.name for t in markers} == set(rows["domain"].astype(str))
+        assert "xaxis2" not in scatter.layout  # one panel: the models overlaid
+        sizes = {s for t in markers for s in values(t.marker.size)}
+        assert len(sizes) == 1  # equal weights: every marker the same size
+        assert sum(len(values(t.x)) for t in markers) == len(rows)
+        # the published heat table shows ECS
+        heat = chart_figure(at, "rep_summary_heat_chart")
+        assert heat.layout.title.text.startswith("ECS")
+
+    in_use(frame, [SHIFTED, "synthetic-agent-mirror"])
+    at.multiselect(key="rep_runs").set_value(["rerun"]).run()
+    assert not at.exception, [e.value for e in at.exception]
+    # the models belong to the run: a new run offers (and shows) all of its models
+    in_use(renamed, sorted(renamed["model"].unique()))

@@ -182,14 +182,43 @@ def test_pas_n_eff_weights_and_edge_cases() -> None:
         R.pas(frame.drop(columns="n_eff"), finding_weights="n_eff")
 
 
-def test_pas_empty_finding_is_one_half_and_runs_without_posteriors_are_empty() -> None:
-    frame = make_tests([("m", "s", "f1", "t1", 0.9, 0.9), ("m", "s", "f2", "t1", np.nan, 0.2)])
+def test_pas_finding_without_a_usable_test_is_left_out_not_one_half() -> None:
+    # The auditor's case: tests 1 and 2 of finding f and test 1 of finding g in study s1, two
+    # of them (f/t2, g/t1) with Bayes factors but no human_significant flag; study s2 has only
+    # an unflagged test. f/t1: pi_h = 1.9*10/(1 + 19) = 0.95, pi_a = 19/20 = 0.95, so
+    # PAS = 0.95*0.95 + 0.05*0.05 = 0.905.
+    frame = pd.DataFrame({
+        "model": "m", "study": ["s1", "s1", "s1", "s2"], "finding": ["f", "f", "g", "h"],
+        "test": ["t1", "t2", "t1", "t1"], "human_bf10": [1.9, 3.0, 3.0, 3.0],
+        "agent_bf10": [19.0, 2.0, 2.0, 2.0],
+        "human_significant": pd.array([True, None, None, None], dtype="boolean")})
     result = R.pas(frame)
     finding = result.finding.set_index("finding")
-    assert finding.loc["f2", "pas"] == 0.5 and finding.loc["f2", "n"] == 0  # seed: empty
-    assert finding.loc["f1", "pas"] == pytest.approx(0.82)                 # 0.81 + 0.01
-    # the study pools 0.82 and 0.5 on Fisher's z: atanh(0.64) / 2
-    assert result.study["pas"].iloc[0] == pytest.approx(pooled(0.82, 0.5))
+    assert finding.loc["f", "pas"] == pytest.approx(0.905)  # t1 alone: its own PAS
+    # g has no usable test: no PAS (not the seed's 0.5 for an empty list), n = 0, 1 dropped
+    assert math.isnan(finding.loc["g", "pas"])
+    assert finding.loc["g", ["n", "n_dropped"]].tolist() == [0, 1]
+    study = result.study.set_index("study")
+    # s1 is f alone: pooling f with a made-up 0.5 gave (tanh(atanh(0.81)/2) + 1)/2 = 0.7552
+    assert study.loc["s1", "pas"] == pytest.approx(0.905)
+    assert pooled(0.905, 0.5) == pytest.approx(0.7552, abs=1e-4)
+    assert study.loc["s1", ["n", "n_tests", "n_dropped"]].tolist() == [1, 1, 2]
+    # s2 has no usable finding: NaN, n = 0, and it is left out of the model mean
+    assert math.isnan(study.loc["s2", "pas"])
+    assert study.loc["s2", ["n", "n_tests", "n_dropped"]].tolist() == [0, 0, 1]
+    model = result.model.iloc[0]
+    assert model["pas"] == pytest.approx(0.905)  # not (0.905 + 0.5)/2, not 0.755
+    assert (model["n"], model["n_findings"], model["n_tests"], model["n_dropped"]) == (
+        1, 1, 1, 3)
+    assert math.isnan(model["pas_low"])  # one study: no t interval
+    # the same under the simple mean over findings and under the bootstrap
+    assert R.pas(frame, study_pooling="mean").model["pas"].iloc[0] == pytest.approx(0.905)
+    boot = R.pas(frame, ci="bootstrap", n_boot=50).model.iloc[0]
+    assert boot["pas"] == pytest.approx(0.905)
+    assert boot["pas_low"] == pytest.approx(0.905) and boot["pas_high"] == pytest.approx(0.905)
+
+
+def test_pas_runs_without_posteriors_are_empty() -> None:
     effects_only = pd.DataFrame({"model": "m", "study": "s", "finding": "f", "test": ["a"],
                                  "human_d": [0.1], "agent_d": [0.2]})
     empty = R.pas(effects_only)

@@ -7,7 +7,8 @@ Metrics in :mod:`kbench_core.replication` (``docs/metrics/replication.md``); the
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import asdict, dataclass, fields
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -16,7 +17,113 @@ from kbench_core.catalog import Item
 from kbench_core.families import CompareDefaults, Family, PageInfo
 from kbench_core.schema import REPLICATION, REPLICATION_PAIRS
 
-__all__ = ["FAMILY"]
+if TYPE_CHECKING:
+    from kbench_core.replication import PasResult
+
+__all__ = ["FAMILY", "ReplicationOptions", "ecs_tables", "pas_models", "pas_result",
+           "pas_study_grid"]
+
+ECS_LEVELS = ("overall", "domain", "study")
+
+
+@dataclass(frozen=True)
+class ReplicationOptions:
+    """The options of ECS and PAS as the Replication page and the exports set them (the
+    defaults are SPEC 2.2's): ECS test ``weighting`` and ``normalize_weights`` (Lin's CCC, or
+    the released code's weighted sums), the intervals ``ci`` of both metrics, PAS test weights
+    within a finding (``finding_weights``) and the pooling of findings within a study
+    (``study_pooling``). :meth:`ecs` and :meth:`pas` give the keyword arguments of
+    :func:`kbench_core.replication.ecs` and :func:`kbench_core.replication.pas`,
+    :meth:`provenance` what an exported file records.
+
+    Examples
+    --------
+    >>> ReplicationOptions.from_mapping({"weighting": "equal", "other": 1}).ecs()
+    {'weighting': 'equal', 'normalize_weights': True, 'ci': 'analytic'}
+    """
+
+    weighting: Literal["structure", "equal"] = "structure"
+    normalize_weights: bool = True
+    ci: Literal["analytic", "bootstrap"] = "analytic"
+    finding_weights: Literal["equal", "n_eff"] = "equal"
+    study_pooling: Literal["fisher", "mean"] = "fisher"
+
+    @classmethod
+    def from_mapping(cls, options: Mapping[str, Any] | None) -> ReplicationOptions:
+        """The options named in ``options`` (others ignored), the rest at their defaults."""
+        if isinstance(options, ReplicationOptions):
+            return options
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in (options or {}).items() if k in names})
+
+    def ecs(self) -> dict[str, Any]:
+        """Keyword arguments of :func:`kbench_core.replication.ecs`."""
+        return dict(weighting=self.weighting, normalize_weights=self.normalize_weights,
+                    ci=self.ci)
+
+    def pas(self) -> dict[str, Any]:
+        """Keyword arguments of :func:`kbench_core.replication.pas`."""
+        return dict(finding_weights=self.finding_weights, study_pooling=self.study_pooling,
+                    ci=self.ci)
+
+    def provenance(self) -> dict[str, Any]:
+        """The options as an exported file records them."""
+        return asdict(self)
+
+
+def _few(table: pd.DataFrame, count: str) -> pd.DataFrame:
+    """``table`` with ``few_items``: fewer than :data:`kbench_core.compare.FEW_ITEMS` (30)
+    ``count`` behind the row (SPEC 2.6: marked in every leaderboard)."""
+    from kbench_core.compare import FEW_ITEMS
+
+    return table.assign(few_items=table[count].to_numpy() < FEW_ITEMS)
+
+
+def ecs_tables(tests: pd.DataFrame, *, options: ReplicationOptions | None = None,
+               ) -> dict[str, pd.DataFrame]:
+    """ECS per model at every level the run has (``overall``, ``domain`` with a domain column,
+    ``study``), :func:`kbench_core.replication.ecs` under ``options``; the overall and domain
+    tables carry ``few_items`` (fewer than 30 studies behind the value). The page's tables and
+    the catalog's ``ecs`` table."""
+    from kbench_core import replication
+
+    chosen = ReplicationOptions.from_mapping(options)
+    out = {}
+    for level in ECS_LEVELS:
+        if level == "domain" and "domain" not in tests:
+            continue
+        table = replication.ecs(tests, level=level, **chosen.ecs())
+        out[level] = table if level == "study" else _few(table, "n_studies")
+    return out
+
+
+def pas_result(tests: pd.DataFrame, *, options: ReplicationOptions | None = None,
+               ) -> PasResult:
+    """:func:`kbench_core.replication.pas` under ``options`` (its tables are empty when no
+    test has both posteriors: PAS is unavailable)."""
+    from kbench_core import replication
+
+    return replication.pas(tests, **ReplicationOptions.from_mapping(options).pas())
+
+
+def pas_models(result: PasResult) -> pd.DataFrame:
+    """The model PAS table as every leaderboard shows it: best PAS first (undefined last) with
+    ``few_items`` (fewer than 30 studies behind the mean)."""
+    table = result.model.sort_values("pas", ascending=False, na_position="last", kind="stable")
+    return _few(table.reset_index(drop=True), "n")
+
+
+def pas_study_grid(study: pd.DataFrame) -> pd.DataFrame:
+    """Study (rows) × model (columns) PAS of a :class:`~kbench_core.replication.PasResult`'s
+    ``study`` table, with ``domain`` (when given) and ``findings``: the most findings with a
+    PAS any model has in that study."""
+    grid = study.pivot_table(index="study", columns="model", values="pas", observed=True,
+                             dropna=False)
+    grid.columns = [str(c) for c in grid.columns]
+    out = grid.join(study.groupby("study", observed=True)["n"].max().rename("findings"))
+    if "domain" in study:
+        out.insert(0, "domain", study.groupby("study", observed=True)["domain"].first())
+    return out.reset_index()
 
 
 def _rules(columns: Mapping[str, Any], frame: pd.DataFrame, add) -> None:
@@ -69,24 +176,21 @@ def _catalog() -> list[Item]:
     from kbench_core.figures import replication as rep_figures
 
     def ecs_table(frame: pd.DataFrame, options: Mapping[str, Any]):
-        for level in ("overall", "domain", "study"):
-            if level == "domain" and "domain" not in frame:
-                continue
-            yield level, replication.ecs(frame, level=level, **options)
+        yield from ecs_tables(frame, options=ReplicationOptions.from_mapping(options)).items()
 
     def pas_table(frame: pd.DataFrame, options: Mapping[str, Any]):
-        result = replication.pas(frame)
+        result = pas_result(frame, options=ReplicationOptions.from_mapping(options))
         if len(result.model):
-            yield "", result.model
+            yield "", pas_models(result)
 
     def scatter(frame: pd.DataFrame, options: Mapping[str, Any]):
-        tests = replication.prepare_tests(frame)
-        valid = tests[np.isfinite(tests["d_h"]) & np.isfinite(tests["d_a"])]
+        chosen = ReplicationOptions.from_mapping(options)
         yield "", rep_figures.effect_scatter(
-            valid.assign(weight=replication.structure_weights(valid)), replication.ecs(frame))
+            replication.scatter_points(frame, weighting=chosen.weighting),
+            replication.ecs(frame, **chosen.ecs()))
 
     def pas_heat(frame: pd.DataFrame, options: Mapping[str, Any]):
-        result = replication.pas(frame)
+        result = pas_result(frame, options=ReplicationOptions.from_mapping(options))
         if len(result.study):
             yield "", rep_figures.study_heatmap(result.study, value="pas")
 

@@ -43,6 +43,7 @@ from kbench_core.replication.ecs import (  # noqa: F401  (the module's other nam
     _ccc_from_sums,
     ecs,
     ecs_strict,
+    scatter_points,
     structure_weights,
     weighted_ccc,
 )
@@ -86,6 +87,7 @@ __all__ = [
     "pas_normalized",
     "posterior_from_bf",
     "prepare_tests",
+    "scatter_points",
     "se_cohens_d",
     "se_fisher_z",
     "se_log_odds_ratio",

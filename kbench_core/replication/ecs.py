@@ -90,6 +90,38 @@ def structure_weights(t: pd.DataFrame) -> Array:
     return 1.0 / (findings_in_study * tests_in_finding)
 
 
+def _pair_weights(t: pd.DataFrame, weighting: str) -> tuple[Array, Array]:
+    """(valid pair, ECS weight) per row of prepared tests: a pair needs both d finite; an
+    invalid pair weighs 0 (so it drops out while its group stays, n = 0); structure weights
+    are counted over the valid pairs only."""
+    valid = np.isfinite(t["d_h"].to_numpy(float)) & np.isfinite(t["d_a"].to_numpy(float))
+    w = np.zeros(len(t))
+    w[valid] = structure_weights(t[valid]) if weighting == "structure" else 1.0
+    return valid, w
+
+
+def scatter_points(tests: pd.DataFrame, *,
+                   weighting: Literal["structure", "equal"] = "structure") -> pd.DataFrame:
+    """The points of the human-against-agent effect scatter: the tests whose human and agent d
+    are both finite (the pairs :func:`ecs` uses), each with ``weight``, its ECS weight under
+    ``weighting`` (the same weights :func:`ecs` gives it: structure weights counted per model
+    over the valid pairs, or 1). ``tests`` may be raw or prepared (:func:`prepare_tests`).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> tests = pd.DataFrame({"model": "m", "study": "s", "finding": ["f", "f", "g"],
+    ...                       "test": ["a", "b", "c"], "human_d": [0.1, 0.2, 0.3],
+    ...                       "agent_d": [0.1, float("nan"), 0.2]})
+    >>> scatter_points(tests)[["test", "weight"]].to_dict("list")
+    {'test': ['a', 'c'], 'weight': [0.5, 0.5]}
+    """
+    check_choice("weighting", weighting, ("structure", "equal"))
+    t = prepare_tests(tests).reset_index(drop=True)
+    valid, w = _pair_weights(t, weighting)
+    return t[valid].assign(weight=w[valid]).reset_index(drop=True)
+
+
 def _lin_interval(ccc: Array, n: Array, mom: dict[str, Array], normalize: bool,
                   level: float = 0.95) -> tuple[Array, Array]:
     r"""Lin's (1989, 2000 erratum) interval on :math:`z = \operatorname{atanh}\rho_c`:
@@ -168,9 +200,7 @@ def ecs(tests: pd.DataFrame, *, level: Literal["overall", "domain", "study"] = "
     if level == "domain" and "domain" not in t:
         raise ValueError("level='domain' needs a domain column")
     x, y = t["d_h"].to_numpy(float), t["d_a"].to_numpy(float)
-    valid = np.isfinite(x) & np.isfinite(y)
-    w = np.zeros(len(t))  # an invalid pair weighs 0 and so drops out; its group stays (n = 0)
-    w[valid] = structure_weights(t[valid]) if weighting == "structure" else 1.0
+    valid, w = _pair_weights(t, weighting)
     group_cols = ["model"] + ({"overall": [], "domain": ["domain"], "study": ["study"]}[level])
     codes, out = _codes(t, group_cols)
     value, n, mom = _grouped_ccc(codes, x, y, w, len(out), normalize_weights)

@@ -24,10 +24,13 @@ class PasResult:
     - ``test``: ``model, study, finding, test[, domain], pi_h, pi_a, pas, r, z, weight,
       dropped`` (``dropped``: no usable PAS — a posterior missing, e.g. a Bayes factor without
       its ``human_significant`` flag, or no ``n_eff`` under n_eff weights; its ``pas`` is NaN);
-    - ``finding``: ``model, study, finding[, domain], pas, n, n_dropped`` (n = tests pooled);
-    - ``study``: ``model, study[, domain], pas, n, n_tests, n_dropped`` (n = findings);
+    - ``finding``: ``model, study, finding[, domain], pas, n, n_dropped`` (n = tests pooled;
+      ``pas`` NaN and n = 0 when every test was dropped);
+    - ``study``: ``model, study[, domain], pas, n, n_tests, n_dropped`` (n = findings with a
+      PAS; ``pas`` NaN and n = 0 when none has one);
     - ``model``: ``model, pas, pas_low, pas_high, n, n_findings, n_tests, n_dropped``
-      (n = studies).
+      (n = studies with a PAS, ``n_findings`` findings with one, ``n_tests`` tests pooled,
+      ``n_dropped`` tests left out).
 
     ``notes`` says, in words a page can show, what was left out and why.
     """
@@ -46,10 +49,13 @@ def _fisher_pool(groups: Array, pas_values: Array, weights: Array, size: int,
     :math:`\bar z = \sum wz/\sum w`, pooled PAS = (tanh z̄ + 1)/2.
 
     Seed edge cases: a group with a single usable value keeps that value (no pooling, no
-    clamp); Σw ≤ 0 falls back to the unweighted mean of z; a group with no usable value is
-    0.5 (the seed's "empty → 0.5"). Because of the clamp, z is invalid only where PAS itself
-    is missing, so the seed's "all z invalid → simple mean of PAS" has nothing to average
-    and ends in the same 0.5. ``present`` masks items out entirely; ``weights`` may carry
+    clamp); Σw ≤ 0 falls back to the unweighted mean of z. A group with no usable value is
+    NaN: in a per-test table a finding exists only through its tests, so a group without a
+    usable value is one whose every test was dropped (no posterior, or no n_eff under n_eff
+    weights), not the seed's empty test list, and the seed's "empty → 0.5" would make up a
+    number for it (``docs/metrics/replication.md``). Because of the clamp, z is invalid only
+    where PAS itself is missing, so the seed's "all z invalid → simple mean of PAS" has
+    nothing to average either. ``present`` masks items out entirely; ``weights`` may carry
     bootstrap multiplicities (a value drawn twice counts twice, also in "usable values").
     Returns (pooled PAS, usable values per group).
     """
@@ -68,19 +74,21 @@ def _fisher_pool(groups: Array, pas_values: Array, weights: Array, size: int,
         z_bar = np.where(sum_w > 0, total(w * z) / sum_w, total(z) / n_valid)
         single = total(pas_values) / n_valid  # the one usable value, where there is one
         pooled = np.select([n_valid >= 2, n_valid == 1], [(np.tanh(z_bar) + 1) / 2, single],
-                           0.5)
+                           np.nan)
     return pooled, n_valid
 
 
 def _study_pas(s_codes: Array, f_pas: Array, weights: Array, size: int, pooling: str,
                present: Array | None = None) -> Array:
     """Study PAS from finding PAS: Fisher pooling (``weights`` multiply findings drawn more
-    than once by the bootstrap) or their (weighted) simple mean."""
+    than once by the bootstrap) or their (weighted) simple mean. A finding without a PAS (NaN:
+    every test dropped) is left out; a study without any finding PAS is NaN."""
     if pooling == "fisher":
         return _fisher_pool(s_codes, f_pas, weights, size, present)[0]
-    w = weights if present is None else np.where(present, weights, 0.0)
+    usable = np.isfinite(f_pas) if present is None else np.isfinite(f_pas) & present
+    w = np.where(usable, weights, 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return (np.bincount(s_codes, weights=w * f_pas, minlength=size)
+        return (np.bincount(s_codes, weights=w * np.where(usable, f_pas, 0.0), minlength=size)
                 / np.bincount(s_codes, weights=w, minlength=size))
 
 
@@ -111,8 +119,12 @@ def pas(tests: pd.DataFrame, *, finding_weights: Literal["equal", "n_eff"] = "eq
     document's Step 3), back by :math:`(\tanh\bar z + 1)/2`. Per study the same Fisher
     pooling over its findings with equal weights (the released code; ``study_pooling="mean"``
     is the simple mean the document's prose describes); per model the mean over studies. Edge
-    cases as :func:`_fisher_pool`: one test → its own PAS; Σw ≤ 0 → unweighted; a finding
-    none of whose tests is usable → 0.5 with n = 0 (the seed's "empty → 0.5").
+    cases as :func:`_fisher_pool`: one test → its own PAS; Σw ≤ 0 → unweighted. A finding
+    none of whose tests is usable has PAS NaN and n = 0 and is left out of its study's pooling
+    (a study without a usable finding likewise: NaN, n = 0, left out of the model mean); its
+    tests are counted in ``n_dropped``. The seed's "empty → 0.5" is for an empty test list,
+    which a per-test table cannot hold (a finding exists through its rows), so PAS never
+    reports 0.5 for a finding it has no evidence on.
 
     A test without a usable PAS is never given a made-up one: a human Bayes factor without
     its ``human_significant`` flag has no prior (π_h NaN), and under ``"n_eff"`` weights a
@@ -162,30 +174,37 @@ def pas(tests: pd.DataFrame, *, finding_weights: Literal["equal", "n_eff"] = "eq
                                         minlength=len(findings)).astype(int)
     s_codes, studies = _codes(findings, ["model", "study"], carry)
     s_pas = _study_pas(s_codes, f_pas, np.ones(len(findings)), len(studies), study_pooling)
+    f_ok, s_ok = np.isfinite(f_pas), np.isfinite(s_pas)
     studies["pas"] = s_pas
-    studies["n"] = np.bincount(s_codes, minlength=len(studies))
+    studies["n"] = np.bincount(s_codes, weights=f_ok, minlength=len(studies)).astype(int)
     studies["n_tests"] = np.bincount(s_codes, weights=f_n, minlength=len(studies)).astype(int)
     studies["n_dropped"] = np.bincount(s_codes, weights=findings["n_dropped"],
                                        minlength=len(studies)).astype(int)
     m_codes, models = _codes(studies, ["model"])
-    counts = np.bincount(m_codes, minlength=len(models))
+    # The model PAS is the mean over the studies that have one (a study none of whose tests
+    # was usable has no PAS and is not a 0.5 to average in).
+    counts = np.bincount(m_codes, weights=s_ok, minlength=len(models)).astype(int)
+    s_value = np.where(s_ok, s_pas, 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.bincount(m_codes, weights=s_pas, minlength=len(models)) / counts
-        spread = np.bincount(m_codes, weights=(s_pas - mean[m_codes]) ** 2,
-                             minlength=len(models))
+        mean = np.bincount(m_codes, weights=s_value, minlength=len(models)) / counts
+        spread = np.bincount(m_codes, weights=np.where(s_ok, (s_value - mean[m_codes]) ** 2,
+                                                       0.0), minlength=len(models))
         sd = np.sqrt(spread / (counts - 1))
     models["pas"] = mean
     if ci == "analytic":
         low, high = t_interval(mean, sd, counts)
         models["pas_low"], models["pas_high"] = np.clip(low, 0, 1), np.clip(high, 0, 1)
     elif ci == "bootstrap":
+        # Only findings and studies with a PAS are resampled (renumbered among themselves).
+        renumber = np.cumsum(s_ok) - 1
         models["pas_low"], models["pas_high"] = _pas_bootstrap(
-            f_pas, s_codes, m_codes, len(studies), len(models), study_pooling, n_boot,
-            random_state)
+            f_pas[f_ok], renumber[s_codes[f_ok]], m_codes[s_ok], int(s_ok.sum()), len(models),
+            study_pooling, n_boot, random_state)
     else:
         models["pas_low"] = models["pas_high"] = np.nan
     models["n"] = counts
-    models["n_findings"] = np.bincount(m_codes[s_codes], minlength=len(models))
+    models["n_findings"] = np.bincount(m_codes[s_codes], weights=f_ok,
+                                       minlength=len(models)).astype(int)
     models["n_tests"] = np.bincount(m_codes, weights=studies["n_tests"],
                                     minlength=len(models)).astype(int)
     models["n_dropped"] = np.bincount(m_codes, weights=studies["n_dropped"],

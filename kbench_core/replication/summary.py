@@ -42,7 +42,9 @@ def summary_leaderboard(frame: pd.DataFrame, *, n_boot: int = 1000,
     (``_low``/``_high``) and counts ``n_pas``, ``n_ecs``; ``n_studies``; ``tokens`` and
     ``cost`` (US dollars), the sums of the published per-study values (they equal the
     published configuration totals); ``rank`` (1 = best, ties share the mean rank) with its
-    bootstrap interval ``rank_low``/``rank_high``, ``ranked_by`` (which column), ``n_dropped``
+    bootstrap interval ``rank_low``/``rank_high`` and as text ``rank_text`` (``2 [1, 4] · few
+    studies``, "no scores"; :func:`kbench_core.ranking.rank_text`), ``ranked_by`` (which
+    column), ``n_dropped``
     (studies left out of the rank bootstrap because this configuration lacks them),
     ``few_items`` (ranked on fewer than 30 studies) and ``no_scores`` (no score at all; such
     configurations come last, unranked).
@@ -55,6 +57,7 @@ def summary_leaderboard(frame: pd.DataFrame, *, n_boot: int = 1000,
     (:data:`SUMMARY_LABELS`). Finding rows are left out; nothing is pooled or recomputed.
     """
     from kbench_core.compare import FEW_ITEMS, rank_intervals
+    from kbench_core.ranking import rank_text
 
     studies = study_rows(frame)
     grouped = studies.groupby("model", observed=True, sort=True)
@@ -106,9 +109,12 @@ def summary_leaderboard(frame: pd.DataFrame, *, n_boot: int = 1000,
                 out.loc[at, column] = out.loc[at, "model"].map(lookup[column]).to_numpy()
     out["n_dropped"] = out["n_dropped"].astype(int)
     out["few_items"] = ranked & (out["n_pas"] < FEW_ITEMS)
+    out["rank_text"] = rank_text(out["rank"], out["rank_low"], out["rank_high"],
+                                 few=out["few_items"], few_label="few studies",
+                                 unranked=out["no_scores"], unranked_label="no scores")
     out = out.sort_values(["no_scores", "rank", "model"], na_position="last", kind="stable")
-    first = ["model", "rank", "rank_low", "rank_high", "ranked_by", "config_pas", "config_ecs",
-             "mean_study_pas", "mean_study_pas_low", "mean_study_pas_high", "n_pas",
+    first = ["model", "rank", "rank_low", "rank_high", "rank_text", "ranked_by", "config_pas",
+             "config_ecs", "mean_study_pas", "mean_study_pas_low", "mean_study_pas_high", "n_pas",
              "mean_study_ecs", "mean_study_ecs_low", "mean_study_ecs_high", "n_ecs",
              "n_studies"]
     rest = [c for c in out.columns if c not in first]
