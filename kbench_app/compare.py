@@ -25,6 +25,7 @@ from kbench_core import compare
 from kbench_core.figures import compare as compare_figures
 from kbench_core.ranking import rank_text as _rank_texts
 from kbench_core.stats import Estimate
+from kbench_core.text import plural
 
 __all__ = ["cached_rank_intervals", "compare_panel", "content_hash", "rank_column",
            "rank_text", "run_compare_panel"]
@@ -145,7 +146,7 @@ def compare_panel(frame: pd.DataFrame, *, values: Mapping[str, str], group: str,
             _two_models(result, key=key, runs=runs)
         with st.expander(f"Every pair of models ({len(pairs)})", icon=":material/table:"):
             _pairs_table(pairs, value=value, key=key, runs=runs)
-    unit = f"{cluster.replace('_', ' ')}s" if cluster else noun
+    unit = plural(cluster) if cluster else noun
     with st.expander(f"Rank intervals (bootstrap over {unit})", icon=":material/leaderboard:"):
         if kit.toggle("Compute rank intervals (1000 resamples; cached)", key=f"{key}_ranks"):
             ranks = cached_rank_intervals(frame, value, cluster=cluster, **where)
@@ -169,7 +170,7 @@ def _ranks(ranks: pd.DataFrame, *, label: str, lower: bool, cluster: str | None,
         note = (" Left out because some model lacks them: " + ", ".join(
             f"{plain(m)} {int(k):,}" for m, k in
             zip(dropped["model"], dropped["n_dropped"], strict=True)) + ".")
-    resampled = (f"{int(ranks['n_clusters'].iloc[0]):,} {cluster.replace('_', ' ')}s resampled"
+    resampled = (f"{int(ranks['n_clusters'].iloc[0]):,} {plural(cluster)} resampled"
                  if cluster else "items resampled")
     st.caption(f"Ranks over the {int(ranks['n'].iloc[0]):,} {noun} every model answered "
                f"({resampled}; {'lower' if lower else 'higher'} {plain(label)} is better). "

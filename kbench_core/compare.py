@@ -35,6 +35,7 @@ from statsmodels.stats.multitest import multipletests
 from kbench_core import families
 from kbench_core.families import CompareDefaults
 from kbench_core.stats import Estimate
+from kbench_core.text import plural
 
 __all__ = [
     "COMPARISONS",
@@ -513,7 +514,7 @@ def verdict(est: Estimate, a: str, b: str, metric: str, *, lower_is_better: bool
         need = min_items_sign_test(alpha)
         units, unit_noun = est.n, noun
         if cluster and n_clusters:
-            units, unit_noun = n_clusters, f"{cluster}s (the sign test's units, as errors " \
+            units, unit_noun = n_clusters, f"{plural(cluster)} (the sign test's units, as errors " \
                                            f"cluster by {cluster})"
         why = (f"every shared item differs the same way, so only the exact sign test applies, "
                f"and {units:,} {unit_noun} are too few for it: it needs at least {need} "

@@ -359,3 +359,18 @@ class FileNamer:
         self._taken.add((candidate + suffix).casefold())
         self._given[f"{key}\0{suffix}"] = candidate + suffix
         return candidate + suffix
+
+
+def plural(noun: str) -> str:
+    """The plural of an English item noun (``study`` → ``studies``, ``bias`` → ``biases``,
+    ``sample`` → ``samples``), underscores read as spaces.
+
+    >>> [plural(w) for w in ("study", "bias", "sample", "prompt_type", "day")]
+    ['studies', 'biases', 'samples', 'prompt types', 'days']
+    """
+    word = noun.replace("_", " ")
+    if word.endswith("y") and len(word) > 1 and word[-2] not in "aeiou":
+        return word[:-1] + "ies"
+    if word.endswith(("s", "x", "ch", "sh")):
+        return word + "es"
+    return word + "s"
