@@ -13,6 +13,7 @@ from kbench_app.ui import interval_text, shown
 from kbench_core import vuln
 from kbench_core.families.judged import TierOptions, fixed_versions, leaderboard
 from kbench_core.io import Run
+from kbench_core.ranking import rank_interval_text
 
 
 class Keys:
@@ -156,9 +157,10 @@ def tier_view(table: pd.DataFrame, metrics: Sequence[str], *,
     if "rank" in table:
         view.insert(0, "rank", table["rank"])
         if "sui_rank_low" in table and table["sui_rank_low"].notna().any():
-            view.insert(1, "rank_ci", table["rank_text"].to_numpy())
+            view.insert(1, "rank_ci", rank_interval_text(table["sui_rank_low"],
+                                                         table["sui_rank_high"]))
             config["rank_ci"] = st.column_config.TextColumn(
-                "Rank [95%]", help="Bootstrap over samples (with the intervals switched on): "
+                "Rank 95%", help="Bootstrap over samples (with the intervals switched on): "
                                    "overlapping ranges mean the run cannot order those models")
     view["n"] = table["n"]
     config["n"] = st.column_config.NumberColumn("n", help=_HELP["n"])

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["rank_by", "rank_text"]
+__all__ = ["rank_by", "rank_interval_text", "rank_text"]
 
 
 def _number(value: float) -> str:
@@ -50,6 +50,19 @@ def rank_text(rank: Sequence[float] | pd.Series, low: Sequence[float] | pd.Serie
                 text += f" [{_number(float(lo))}, {_number(float(hi))}]"
             out.append(text + (f" · {few_label}" if is_few else ""))
     return out
+
+
+def rank_interval_text(low: Sequence[float] | pd.Series,
+                       high: Sequence[float] | pd.Series) -> list[str]:
+    """``[low, high]`` per row, for a table that shows the rank in a column of its own; empty
+    where the interval is undefined.
+
+    >>> rank_interval_text([1.0, 2.0, float("nan")], [2.0, 3.975, 1.0])
+    ['[1, 2]', '[2, 4]', '']
+    """
+    return [f"[{_number(float(lo))}, {_number(float(hi))}]"
+            if pd.notna(lo) and pd.notna(hi) else ""
+            for lo, hi in zip(low, high, strict=True)]
 
 
 def rank_by(table: pd.DataFrame, metric: str, *, lower_is_better: bool = False,
