@@ -81,6 +81,15 @@ def _baseline_file() -> dict:
     return json.loads(text)
 
 
+@cache
+def _shipped_baselines() -> tuple[tuple[tuple[str, float], ...], tuple[str, ...]]:
+    """The shipped rates as (bias, rate) pairs and the weakly supported biases, read once:
+    :func:`has` needs only these, and building :func:`human_baselines` cost more than HAS."""
+    shipped = human_baselines().set_index("bias")
+    return (tuple(dict(shipped["human_rate"]).items()),
+            tuple(shipped.index[shipped["weakly_supported"]]))
+
+
 def human_baselines() -> pd.DataFrame:
     """The 69 human susceptibility rates shipped with kbench (KahneBench's HUMAN_BASELINES),
     with ``weakly_supported`` marking the three rates with little empirical support, and for
@@ -129,6 +138,15 @@ def _lookup(series: pd.Series, table: Mapping[str, int]) -> np.ndarray:
     codes, labels = _codes(series)
     lut = np.array([table.get(str(label), -1) for label in labels] + [-1], dtype=np.int64)
     return lut[codes]  # code -1 (missing) picks the trailing -1
+
+
+def _frame(t: _Trials, columns: Mapping[str, object]) -> pd.DataFrame:
+    """One row per pair: ``model``, ``bias`` and ``columns``, built in one constructor call.
+
+    Assigning the columns one by one costs a copy of the column index each time (a text
+    index under pandas 3): that fixed cost dominated the metrics on small runs.
+    """
+    return pd.DataFrame({**{k: t.pairs[k] for k in KEY}, **columns})
 
 
 def _prepare(trials: pd.DataFrame | _Trials) -> _Trials:
@@ -250,11 +268,11 @@ def bms(trials: pd.DataFrame, *, cap: float | None = 1.0,
     a = np.array([agg[name] for name in INTENSITIES])
     t = _prepare(trials)
     size = t.n_pairs
-    out = t.pairs.copy()
+    out: dict[str, object] = {}
     rows = np.bincount(t.pair, minlength=size)
     out["n"] = rows
     out["unknown_rate"] = np.bincount(t.pair, weights=np.isnan(t.score), minlength=size) / rows
-    out["high_unknown"] = _above(out["unknown_rate"], HIGH_UNKNOWN)
+    out["high_unknown"] = _above(out["unknown_rate"], HIGH_UNKNOWN)  # type: ignore[arg-type]
     cells = _bms_cells(t)
     k = len(INTENSITIES)
     control = cells.stats.n.reshape(size, k + 1)[:, 0] > 0
@@ -276,7 +294,7 @@ def bms(trials: pd.DataFrame, *, cap: float | None = 1.0,
     present = ~np.isnan(mags)
     out["n_intensities"] = present.sum(axis=1)
     out["sensitivity"] = _slopes(mags, present, spacing)
-    return out
+    return _frame(t, out)
 
 
 @dataclass(frozen=True)
@@ -386,19 +404,20 @@ def bci(trials: pd.DataFrame, *, std: Literal["population", "sample"] = "populat
     owner = np.flatnonzero(present) // n_dom
     means = per_domain.mean[present]
     across = _stats(owner, means, size)
-    out = t.pairs.copy()
+    out: dict[str, object] = {}
     out["mean_score"] = across.mean
     spread = np.sqrt(across.var(0 if std == "population" else 1))
     spread = np.where((across.n == 1), 0.0, spread)  # one domain: std 0 (seed)
-    out["std"] = np.where(across.n > 0, spread, np.nan)
+    std_ = np.where(across.n > 0, spread, np.nan)
+    out["std"] = std_
     out["n_domains"] = across.n.astype(int)
-    out["consistency"] = 1 - np.minimum(out["std"] / 0.5, 1.0)
+    out["consistency"] = 1 - np.minimum(std_ / 0.5, 1.0)
     with np.errstate(invalid="ignore", divide="ignore"):
         share = np.bincount(owner, weights=means > 0.5 + TOLERANCE, minlength=size) / across.n
     out["systematic"] = pd.array(np.where(across.n > 0, share > 0.7 + TOLERANCE, pd.NA),
                                  dtype="boolean")
     out["n"] = np.bincount(t.pair[used & ~np.isnan(t.score)], minlength=size)
-    return out
+    return _frame(t, out)
 
 
 def _domain_stats(t: _Trials, rows: str) -> tuple[np.ndarray, _Stats]:
@@ -458,39 +477,53 @@ def bmp(trials: pd.DataFrame) -> pd.DataFrame:
     """
     t = _prepare(trials)
     size, n_meth = t.n_pairs, max(len(t.methods), 1)
-    out = t.pairs.copy()
+    out: dict[str, object] = {}
     baseline = _stats(t.pair, t.score, size, t.condition == 1)
     out["baseline"] = baseline.mean
     debias = (t.condition == 2) & (t.method >= 0)
     per = _stats(np.where(debias, t.pair * n_meth + t.method, -1), t.score, size * n_meth)
+    # Every (pair, method) cell with a known score, in numpy: a groupby per call cost more
+    # than the arithmetic on small runs.
     cells = np.flatnonzero(per.n > 0)
+    owner, method = cells // n_meth, cells % n_meth
+    score = per.mean[cells]
     inferred_kind = infer_method_kind(pd.Series(t.methods)).to_numpy(dtype=object)
     given = t.method_kinds
     kind = np.where(pd.isna(given), inferred_kind, given) if len(given) else given
-    methods = pd.DataFrame({
-        "pair": cells // n_meth, "method": t.methods[cells % n_meth] if len(cells) else [],
-        "score": per.mean[cells],
-        "kind": kind[cells % n_meth] if len(cells) else [],
-        "inferred": pd.isna(given)[cells % n_meth] if len(cells) else [],
-    }).sort_values(["pair", "score", "method"])
-    best = methods.groupby("pair").first().reindex(range(size))
-    out["best_method"] = best["method"].to_numpy()
-    out["best_score"] = best["score"].to_numpy(dtype=float)
-    out["n_methods"] = np.bincount(methods["pair"].to_numpy(dtype=np.int64), minlength=size)
-    base = out["baseline"]
-    gain = ((base - out["best_score"]) / base).clip(lower=0)
+    # Best method: the lowest mean, ties by method name (first in sort order).
+    name_rank = np.argsort(np.argsort(t.methods, kind="stable"), kind="stable")
+    order = np.lexsort((name_rank[method], score, owner)) if len(cells) else cells
+    ranked = owner[order]
+    first = order[np.r_[True, ranked[1:] != ranked[:-1]]] if len(cells) else cells
+    # No debiasing rows at all: a float column of NaN, as the groupby over no rows gave.
+    best_method = np.full(size, np.nan, dtype=object if len(cells) else float)
+    best_method[owner[first]] = t.methods[method[first]]
+    best_score = np.full(size, np.nan)
+    best_score[owner[first]] = score[first]
+    out["best_method"] = best_method
+    out["best_score"] = best_score
+    n_methods = np.bincount(owner, minlength=size)
+    out["n_methods"] = n_methods
+    base, best = pd.Series(baseline.mean), pd.Series(best_score)
+    gain = ((base - best) / base).clip(lower=0)
     # baseline 0 → 0 (nothing to mitigate); baseline undefined (no treatment rows) → NaN
-    out["effectiveness"] = (gain.where(base > 0, 0.0).where(base.notna())
-                            .where(out["best_score"].notna()))
-    kind_mean = methods.groupby(["pair", "kind"])["score"].mean().unstack("kind")
-    kind_mean = kind_mean.reindex(range(size))
-    warning = kind_mean.get("warning", pd.Series(np.nan, index=kind_mean.index))
-    cot = kind_mean.get("chain_of_thought", pd.Series(np.nan, index=kind_mean.index))
+    out["effectiveness"] = gain.where(base > 0, 0.0).where(base.notna()).where(best.notna())
+
+    def kind_mean(name: str) -> pd.Series:
+        """Mean of the method means of one kind per pair (NaN where the pair has none)."""
+        mine = kind[method] == name if len(cells) else np.zeros(0, dtype=bool)
+        total = np.bincount(owner[mine], weights=score[mine], minlength=size)
+        count = np.bincount(owner[mine], minlength=size)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return pd.Series(np.where(count > 0, total / count, np.nan))
+
+    warning, cot = kind_mean("warning"), kind_mean("chain_of_thought")
     requires = _below(warning, cot).astype("boolean").where(warning.notna() & cot.notna())
     out["requires_warning"] = requires.to_numpy()
-    inferred = methods.groupby("pair")["inferred"].any().reindex(range(size))
-    out["kind_inferred"] = inferred.astype("boolean").to_numpy()
-    return out
+    flagged = pd.isna(given)[method] if len(cells) else np.zeros(0, dtype=bool)
+    any_inferred = pd.Series(np.bincount(owner, weights=flagged, minlength=size) > 0)
+    out["kind_inferred"] = any_inferred.where(n_methods > 0).astype("boolean").to_numpy()
+    return _frame(t, out)
 
 
 # ----------------------------------------------------------------------------- HAS
@@ -513,33 +546,40 @@ def has(trials: pd.DataFrame, *, baselines: Mapping[str, float] | None = None,
     ``baseline_missing`` true. ``model_rate`` has a 95% interval: Wilson when every score of
     the group is 0 or 1 (a proportion), Student t otherwise.
     """
-    shipped = human_baselines().set_index("bias")
-    rates = dict(shipped["human_rate"]) if baselines is None else dict(baselines)
+    shipped_rates, weak = _shipped_baselines()
+    rates = dict(shipped_rates) if baselines is None else dict(baselines)
     t = _prepare(trials)
     size = t.n_pairs
+    extra: dict[str, object] = {}
     if per_intensity:
         k = len(INTENSITIES)
         treated = (t.condition == 1) & (t.intensity >= 0)
         grouped = _stats(np.where(treated, t.pair * k + t.intensity, -1), t.score, size * k)
-        out = t.pairs.loc[np.repeat(np.arange(size), k)].reset_index(drop=True)
-        out.insert(2, "intensity", np.tile(np.asarray(INTENSITIES, dtype=object), size))
+        rows = np.repeat(np.arange(size), k)
+        extra["intensity"] = np.tile(np.asarray(INTENSITIES, dtype=object), size)
     else:
         grouped = _stats(t.pair, t.score, size, t.condition == 1)
-        out = t.pairs.copy()
-    out["model_rate"] = grouped.mean
-    out["model_rate_low"], out["model_rate_high"] = grouped.interval()
-    out["n"] = grouped.n.astype(int)
-    out = out[out["n"] > 0].reset_index(drop=True)
-    human = out["bias"].map(rates).astype(float)
-    out["human_rate"] = human
-    diff = out["model_rate"] - human
-    out["alignment"] = 1 - diff.abs() / np.maximum(human, 1 - human)
+        rows = np.arange(size)
+    n = grouped.n.astype(int)
+    keep = n > 0
+    low, high = grouped.interval()
+    pairs = t.pairs.iloc[rows[keep]].reset_index(drop=True)
+    bias = pairs["bias"]
+    human = bias.map(rates).astype(float)
+    model_rate = pd.Series(grouped.mean[keep])
+    diff = model_rate - human
     limit = threshold * human if relative else threshold
-    out["direction"] = np.select([human.isna(), _below(diff.abs(), limit), diff > 0],
-                                 [None, "aligned", "over"], "under")
-    out["baseline_missing"] = human.isna()
-    out["weakly_supported"] = out["bias"].isin(shipped.index[shipped["weakly_supported"]])
-    return out
+    return pd.DataFrame({
+        "model": pairs["model"], "bias": bias,
+        **{name: values[keep] for name, values in extra.items()},  # type: ignore[index]
+        "model_rate": model_rate, "model_rate_low": low[keep], "model_rate_high": high[keep],
+        "n": n[keep], "human_rate": human,
+        "alignment": 1 - diff.abs() / np.maximum(human, 1 - human),
+        "direction": np.select([human.isna(), _below(diff.abs(), limit), diff > 0],
+                               [None, "aligned", "over"], "under"),
+        "baseline_missing": human.isna(),
+        "weakly_supported": bias.isin(weak),
+    })
 
 
 # ----------------------------------------------------------------------------- RCI
@@ -576,15 +616,16 @@ def rci(trials: pd.DataFrame, *,
     stable = var < 0.25 / n - TOLERANCE
     owner = present // n_cells
     count = np.bincount(owner, minlength=size)
-    out = t.pairs.copy()
+    out: dict[str, object] = {}
     with np.errstate(invalid="ignore", divide="ignore"):
         out["consistency"] = np.bincount(owner, weights=consistency, minlength=size) / count
     unstable = np.bincount(owner, weights=~stable, minlength=size)
     out["stable"] = pd.array(np.where(count > 0, unstable == 0, pd.NA), dtype="boolean")
     out["n_cells"] = count
-    out["n"] = np.bincount(owner, weights=n, minlength=size).astype(int)
-    out["has_data"] = out["n"] > 0
-    return out
+    total = np.bincount(owner, weights=n, minlength=size).astype(int)
+    out["n"] = total
+    out["has_data"] = total > 0
+    return _frame(t, out)
 
 
 # ----------------------------------------------------------------------------- CAS
@@ -606,23 +647,26 @@ def cas(trials: pd.DataFrame) -> pd.DataFrame:
     usable = ~np.isnan(t.confidence) & ~np.isnan(t.score)
     confidence = _stats(t.pair, t.confidence, size, usable)
     accuracy = _stats(t.pair, 1 - t.score, size, usable)
-    out = t.pairs.copy()
+    out: dict[str, object] = {}
+    mean_confidence, mean_accuracy = pd.Series(confidence.mean), pd.Series(accuracy.mean)
     out["mean_confidence"] = confidence.mean
     out["mean_confidence_low"], out["mean_confidence_high"] = confidence.interval()
     out["mean_accuracy"] = accuracy.mean
     out["mean_accuracy_low"], out["mean_accuracy_high"] = accuracy.interval()
-    gap = out["mean_confidence"] - out["mean_accuracy"]
-    out["calibration_error"] = gap.abs()
-    out["calibration_score"] = 1 - out["calibration_error"].clip(upper=1.0)
-    out["overconfident"] = _above(out["mean_confidence"], out["mean_accuracy"] + 0.1).astype(
+    gap = mean_confidence - mean_accuracy
+    error = gap.abs()
+    out["calibration_error"] = error
+    out["calibration_score"] = 1 - error.clip(upper=1.0)
+    out["overconfident"] = _above(mean_confidence, mean_accuracy + 0.1).astype(
         "boolean").where(gap.notna())
     out["metacognitive_gap"] = gap.clip(lower=0)
     rows = np.bincount(t.pair, minlength=size)
     out["missing_confidence_rate"] = np.bincount(
         t.pair, weights=np.isnan(t.confidence), minlength=size) / rows
-    out["n"] = confidence.n.astype(int)
-    out["has_confidence_data"] = out["n"] > 0
-    return out
+    n = confidence.n.astype(int)
+    out["n"] = n
+    out["has_confidence_data"] = n > 0
+    return _frame(t, out)
 
 
 # ----------------------------------------------------------------------------- fingerprint
@@ -684,9 +728,17 @@ def fingerprint(trials: pd.DataFrame, *, cap: float | None = 1.0,
         "cas": cas(trials)[[*KEY, "calibration_score", "overconfident",
                             "missing_confidence_rate"]],
     }
-    table = parts["bms"]
-    for name in ("bci", "bmp", "has", "rci", "cas"):
-        table = table.merge(parts[name], on=KEY, how="left")
+    # Every part has one row per pair in the same order (HAS once spread over the pairs it
+    # leaves out, those without treatment rows), so the left merges on the key are a
+    # side-by-side join: one frame constructor (five merges cost more than the six metrics
+    # on small runs).
+    if len(parts["has"]) != trials.n_pairs:  # type: ignore[attr-defined]
+        parts["has"] = trials.pairs.merge(parts["has"], on=KEY,  # type: ignore[attr-defined]
+                                          how="left")
+    columns: dict[str, pd.Series] = {}
+    for part in parts.values():
+        columns.update({c: part[c] for c in part.columns if c not in columns})
+    table = pd.DataFrame(columns)
     if categories is not None:
         table.insert(2, "category", table["bias"].map(categories))
 
