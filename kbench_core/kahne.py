@@ -680,6 +680,15 @@ def _categories(trials: pd.DataFrame | _Trials) -> dict[str, str] | None:
     return dict(zip(given["bias"].astype(str), given["category"].astype(str), strict=True))
 
 
+def _by_model(model: np.ndarray, bias: np.ndarray, score: np.ndarray,
+              mask: np.ndarray) -> dict[object, list[tuple[float, object]]]:
+    """(BMS, bias) of the rows in ``mask``, per model, in table order (bias order)."""
+    out: dict[object, list[tuple[float, object]]] = {}
+    for m, b, v in zip(model[mask], bias[mask], score[mask], strict=True):
+        out.setdefault(m, []).append((v, b))
+    return out
+
+
 @dataclass(frozen=True)
 class Fingerprint:
     """All six metrics per model × bias (``biases``) and the per-model summary (``models``)."""
@@ -742,28 +751,43 @@ def fingerprint(trials: pd.DataFrame, *, cap: float | None = 1.0,
     if categories is not None:
         table.insert(2, "category", table["bias"].map(categories))
 
-    reliable = table[~table["high_unknown"]]
-    ordered = reliable.sort_values(["model", "bms", "bias"], ascending=[True, False, True])
-    rising = reliable.sort_values(["model", "bms", "bias"], ascending=[True, True, True])
-    models = table.groupby("model").agg(susceptibility=("bms", "mean"),
-                                        susceptibility_sd=("bms", "std"),
-                                        n_bms=("bms", "count"), n_biases=("bias", "size"))
+    grouped = table.groupby("model")["bms"]
+    susceptibility, n_bms = grouped.mean(), grouped.count()
     # Interval over biases (t): how much the mean BMS would move with another bias sample.
-    low, high = t_interval(models["susceptibility"], models["susceptibility_sd"],
-                           models["n_bms"])
-    # BMS lies in [0, cap] (any value >= 0 with the cap lifted): so does its mean
-    models["susceptibility_low"] = np.clip(low, 0.0, None)
-    models["susceptibility_high"] = np.clip(high, None, cap) if cap is not None else high
-    models = models.drop(columns=["susceptibility_sd", "n_bms"])
-    # A bias with BMS 0 (no magnitude) is not one the model is susceptible to.
-    models["most_susceptible"] = ordered[ordered["bms"] > 1e-12].groupby("model")["bias"].agg(
-        lambda s: tuple(s.head(top)))
-    models["most_resistant"] = rising.dropna(subset=["bms"]).groupby("model")["bias"].agg(
-        lambda s: tuple(s.head(top)))
-    human_like = table[_above(table["alignment"], 0.8)]
-    models["human_like"] = human_like.groupby("model")["bias"].agg(tuple)
-    models["ai_specific"] = table[table["direction"] == "over"].groupby("model")["bias"].agg(
-        tuple)
-    for col in ("most_susceptible", "most_resistant", "human_like", "ai_specific"):
-        models[col] = models[col].map(lambda v: v if isinstance(v, tuple) else ())
+    low, high = t_interval(susceptibility, grouped.std(), n_bms)
+    # The bias lists per model, in Python over the pairs (a few hundred even on 1M rows):
+    # four sorted groupbys with a lambda each cost more than everything else on small runs.
+    model = table["model"].to_numpy(dtype=object)
+    bias = table["bias"].to_numpy(dtype=object)
+    score = table["bms"].to_numpy(dtype=float)
+    reliable = ~table["high_unknown"].to_numpy(dtype=bool)
+    with np.errstate(invalid="ignore"):
+        # A bias with BMS 0 (no magnitude) is not one the model is susceptible to.
+        susceptible = reliable & (score > 1e-12)
+    lists: dict[str, dict[object, list]] = {
+        "most_susceptible": _by_model(model, bias, score, susceptible),
+        "most_resistant": _by_model(model, bias, score, reliable & ~np.isnan(score)),
+        "human_like": _by_model(model, bias, score,
+                                _above(table["alignment"], 0.8).to_numpy(dtype=bool)),
+        "ai_specific": _by_model(model, bias, score,
+                                 (table["direction"] == "over").to_numpy(dtype=bool)),
+    }
+    order = {"most_susceptible": lambda item: (-item[0], item[1]),  # highest BMS first
+             "most_resistant": lambda item: (item[0], item[1])}
+    picked = {}
+    for col, per_model in lists.items():
+        cells = np.empty(len(susceptibility), dtype=object)
+        for i, name in enumerate(susceptibility.index):
+            items = per_model.get(name, [])
+            if col in order:
+                items = sorted(items, key=order[col])[:top]
+            cells[i] = tuple(b for _, b in items)
+        picked[col] = cells
+    models = pd.DataFrame({
+        "susceptibility": susceptibility, "n_biases": grouped.size(),
+        # BMS lies in [0, cap] (any value >= 0 with the cap lifted): so does its mean
+        "susceptibility_low": np.clip(low, 0.0, None),
+        "susceptibility_high": np.clip(high, None, cap) if cap is not None else high,
+        **picked,
+    }, index=susceptibility.index)
     return Fingerprint(biases=table, models=models.reset_index())
