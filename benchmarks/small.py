@@ -41,7 +41,7 @@ from scipy import stats  # noqa: E402
 
 from kbench_core import agreement, compare, kahne, replication, vuln  # noqa: E402
 from kbench_core.io import load_run  # noqa: E402
-from kbench_core.samples import big_bias_trials, big_judged_samples, big_replication_tests  # noqa: E402,E501
+from kbench_core.samples import big_bias_trials, big_judged_samples, big_replication_tests  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 TARGET_MS = 5.0
