@@ -267,6 +267,12 @@ def bms(trials: pd.DataFrame, *, cap: float | None = 1.0,
     w = np.array([weights[name] for name in INTENSITIES])
     a = np.array([agg[name] for name in INTENSITIES])
     t = _prepare(trials)
+    return _frame(t, _bms(t, w, a, cap, spacing, ci, n_boot, random_state))
+
+
+def _bms(t: _Trials, w: np.ndarray, a: np.ndarray, cap: float | None, spacing: str, ci: str | None, n_boot: int, random_state: int) -> dict[str, object]:
+    """The columns of :func:`bms` after ``model`` and ``bias``, one value per pair
+    (one row per pair of ``t``)."""
     size = t.n_pairs
     out: dict[str, object] = {}
     rows = np.bincount(t.pair, minlength=size)
@@ -294,7 +300,7 @@ def bms(trials: pd.DataFrame, *, cap: float | None = 1.0,
     present = ~np.isnan(mags)
     out["n_intensities"] = present.sum(axis=1)
     out["sensitivity"] = _slopes(mags, present, spacing)
-    return _frame(t, out)
+    return out
 
 
 @dataclass(frozen=True)
@@ -398,6 +404,12 @@ def bci(trials: pd.DataFrame, *, std: Literal["population", "sample"] = "populat
     check_choice("std", std, ("population", "sample"))
     check_choice("rows", rows, ("treatment", "all"))
     t = _prepare(trials)
+    return _frame(t, _bci(t, std, rows))
+
+
+def _bci(t: _Trials, std: str, rows: str) -> dict[str, object]:
+    """The columns of :func:`bci` after ``model`` and ``bias``, one value per pair
+    (one row per pair of ``t``)."""
     size, n_dom = t.n_pairs, max(len(t.domains), 1)
     used, per_domain = _domain_stats(t, rows)
     present = per_domain.n > 0
@@ -417,7 +429,7 @@ def bci(trials: pd.DataFrame, *, std: Literal["population", "sample"] = "populat
     out["systematic"] = pd.array(np.where(across.n > 0, share > 0.7 + TOLERANCE, pd.NA),
                                  dtype="boolean")
     out["n"] = np.bincount(t.pair[used & ~np.isnan(t.score)], minlength=size)
-    return _frame(t, out)
+    return out
 
 
 def _domain_stats(t: _Trials, rows: str) -> tuple[np.ndarray, _Stats]:
@@ -476,6 +488,12 @@ def bmp(trials: pd.DataFrame) -> pd.DataFrame:
     ``kind_inferred`` says so. No debiasing rows → NaN.
     """
     t = _prepare(trials)
+    return _frame(t, _bmp(t))
+
+
+def _bmp(t: _Trials) -> dict[str, object]:
+    """The columns of :func:`bmp` after ``model`` and ``bias``, one value per pair
+    (one row per pair of ``t``)."""
     size, n_meth = t.n_pairs, max(len(t.methods), 1)
     out: dict[str, object] = {}
     baseline = _stats(t.pair, t.score, size, t.condition == 1)
@@ -523,7 +541,7 @@ def bmp(trials: pd.DataFrame) -> pd.DataFrame:
     flagged = pd.isna(given)[method] if len(cells) else np.zeros(0, dtype=bool)
     any_inferred = pd.Series(np.bincount(owner, weights=flagged, minlength=size) > 0)
     out["kind_inferred"] = any_inferred.where(n_methods > 0).astype("boolean").to_numpy()
-    return _frame(t, out)
+    return out
 
 
 # ----------------------------------------------------------------------------- HAS
@@ -600,6 +618,12 @@ def rci(trials: pd.DataFrame, *,
     """
     check_choice("variance", variance, ("population", "sample"))
     t = _prepare(trials)
+    return _frame(t, _rci(t, variance))
+
+
+def _rci(t: _Trials, variance: str) -> dict[str, object]:
+    """The columns of :func:`rci` after ``model`` and ``bias``, one value per pair
+    (one row per pair of ``t``)."""
     size = t.n_pairs
     k = len(INTENSITIES)
     n_cells = 1 + k + len(t.methods)
@@ -625,7 +649,7 @@ def rci(trials: pd.DataFrame, *,
     total = np.bincount(owner, weights=n, minlength=size).astype(int)
     out["n"] = total
     out["has_data"] = total > 0
-    return _frame(t, out)
+    return out
 
 
 # ----------------------------------------------------------------------------- CAS
@@ -643,6 +667,12 @@ def cas(trials: pd.DataFrame) -> pd.DataFrame:
     seed's CAS ``unknown_rate``). No usable row → NaN with ``has_confidence_data`` false.
     """
     t = _prepare(trials)
+    return _frame(t, _cas(t))
+
+
+def _cas(t: _Trials) -> dict[str, object]:
+    """The columns of :func:`cas` after ``model`` and ``bias``, one value per pair
+    (one row per pair of ``t``)."""
     size = t.n_pairs
     usable = ~np.isnan(t.confidence) & ~np.isnan(t.score)
     confidence = _stats(t.pair, t.confidence, size, usable)
@@ -666,7 +696,7 @@ def cas(trials: pd.DataFrame) -> pd.DataFrame:
     n = confidence.n.astype(int)
     out["n"] = n
     out["has_confidence_data"] = n > 0
-    return _frame(t, out)
+    return out
 
 
 # ----------------------------------------------------------------------------- fingerprint
@@ -720,36 +750,42 @@ def fingerprint(trials: pd.DataFrame, *, cap: float | None = 1.0,
     """
     categories = _categories(trials)
     trials = _prepare(trials)  # type: ignore[assignment]  # codes computed once for all six
-    bms_columns = [*KEY, "bms", *(["bms_low", "bms_high"] if ci else []), "sensitivity",
-                   "control_mean", "unknown_rate", "high_unknown", "n"]
-    parts = {
-        "bms": bms(trials, cap=cap, spacing=spacing, ci=ci, n_boot=n_boot,
-                   random_state=random_state)[bms_columns],
-        "bci": bci(trials, std=std, rows=bci_rows)[
-            [*KEY, "mean_score", "consistency", "systematic"]].rename(
-                columns={"mean_score": "bci_mean_score", "consistency": "bci_consistency"}),
-        "bmp": bmp(trials)[[*KEY, "best_method", "effectiveness", "requires_warning"]],
-        "has": has(trials, baselines=baselines, threshold=threshold, relative=relative)[
-            [*KEY, "model_rate", "model_rate_low", "model_rate_high", "human_rate",
-             "alignment", "direction", "baseline_missing", "weakly_supported"]],
-        "rci": rci(trials, variance=variance)[[*KEY, "consistency", "stable"]].rename(
-            columns={"consistency": "rci_consistency", "stable": "rci_stable"}),
-        "cas": cas(trials)[[*KEY, "calibration_score", "overconfident",
-                            "missing_confidence_rate"]],
-    }
-    # Every part has one row per pair in the same order (HAS once spread over the pairs it
-    # leaves out, those without treatment rows), so the left merges on the key are a
-    # side-by-side join: one frame constructor (five merges cost more than the six metrics
-    # on small runs).
-    if len(parts["has"]) != trials.n_pairs:  # type: ignore[attr-defined]
-        parts["has"] = trials.pairs.merge(parts["has"], on=KEY,  # type: ignore[attr-defined]
-                                          how="left")
-    columns: dict[str, pd.Series] = {}
-    for part in parts.values():
-        columns.update({c: part[c] for c in part.columns if c not in columns})
-    table = pd.DataFrame(columns)
+    check_choice("spacing", spacing, ("ordinal", "observed"))
+    check_choice("ci", ci, (None, "bootstrap"))
+    check_choice("std", std, ("population", "sample"))
+    check_choice("rows", bci_rows, ("treatment", "all"))
+    check_choice("variance", variance, ("population", "sample"))
+    t: _Trials = trials  # type: ignore[assignment]
+    w = np.array([INTENSITY_WEIGHTS[name] for name in INTENSITIES])
+    a = np.array([AGGREGATION_WEIGHTS[name] for name in INTENSITIES])
+    # The metrics' columns straight from their arrays into one frame: selecting and renaming
+    # six part frames, then joining them, cost more than the metrics on small runs.
+    parts = {"bms": _bms(t, w, a, cap, spacing, ci, n_boot, random_state),
+             "bci": _bci(t, std, bci_rows), "bmp": _bmp(t), "rci": _rci(t, variance),
+             "cas": _cas(t)}
+    shared = has(t, baselines=baselines, threshold=threshold, relative=relative)
+    if len(shared) != t.n_pairs:  # pairs without treatment rows: spread as a left merge does
+        shared = t.pairs.merge(shared, on=KEY, how="left")
+    picked: list[tuple[str, str, str]] = [  # (part, column, name in the fingerprint)
+        *(("bms", c, c) for c in ("bms", *(["bms_low", "bms_high"] if ci else []),
+                                  "sensitivity", "control_mean", "unknown_rate",
+                                  "high_unknown", "n")),
+        ("bci", "mean_score", "bci_mean_score"), ("bci", "consistency", "bci_consistency"),
+        ("bci", "systematic", "systematic"),
+        *(("bmp", c, c) for c in ("best_method", "effectiveness", "requires_warning")),
+        *(("has", c, c) for c in ("model_rate", "model_rate_low", "model_rate_high",
+                                  "human_rate", "alignment", "direction", "baseline_missing",
+                                  "weakly_supported")),
+        ("rci", "consistency", "rci_consistency"), ("rci", "stable", "rci_stable"),
+        *(("cas", c, c) for c in ("calibration_score", "overconfident",
+                                  "missing_confidence_rate")),
+    ]
+    columns: dict[str, object] = {k: t.pairs[k] for k in KEY}
     if categories is not None:
-        table.insert(2, "category", table["bias"].map(categories))
+        columns["category"] = t.pairs["bias"].map(categories)
+    for part, column, name in picked:
+        columns[name] = shared[column] if part == "has" else parts[part][column]
+    table = pd.DataFrame(columns)
 
     grouped = table.groupby("model")["bms"]
     susceptibility, n_bms = grouped.mean(), grouped.count()
