@@ -169,9 +169,11 @@ def _prepare(trials: pd.DataFrame | _Trials) -> _Trials:
         method, methods = np.full(n, -1, dtype=np.int64), np.array([], dtype=str)
     kinds = np.full(len(methods), None, dtype=object)
     if "method_kind" in trials and len(methods):
-        given = pd.DataFrame({"m": method, "k": trials["method_kind"].astype(object)})
-        given = given[(given["m"] >= 0) & given["k"].notna()].drop_duplicates("m")
-        kinds[given["m"].to_numpy()] = given["k"].to_numpy()
+        # Each method's first given kind: codes of both columns, the first row per method.
+        kind_codes, kind_labels = _codes(trials["method_kind"])
+        given = np.flatnonzero((method >= 0) & (kind_codes >= 0))
+        named, first = np.unique(method[given], return_index=True)
+        kinds[named] = kind_labels[kind_codes[given[first]]]
     domain, domains = _codes(trials["domain"])
     confidence = (trials["confidence"].to_numpy(dtype=float) if "confidence" in trials
                   else np.full(n, np.nan))
@@ -270,7 +272,8 @@ def bms(trials: pd.DataFrame, *, cap: float | None = 1.0,
     return _frame(t, _bms(t, w, a, cap, spacing, ci, n_boot, random_state))
 
 
-def _bms(t: _Trials, w: np.ndarray, a: np.ndarray, cap: float | None, spacing: str, ci: str | None, n_boot: int, random_state: int) -> dict[str, object]:
+def _bms(t: _Trials, w: np.ndarray, a: np.ndarray, cap: float | None, spacing: str,
+         ci: str | None, n_boot: int, random_state: int) -> dict[str, object]:
     """The columns of :func:`bms` after ``model`` and ``bias``, one value per pair
     (one row per pair of ``t``)."""
     size = t.n_pairs
@@ -473,6 +476,18 @@ def infer_method_kind(method: pd.Series) -> pd.Series:
                                "other"), index=method.index)
 
 
+def _infer_kinds(methods: np.ndarray) -> np.ndarray:
+    """:func:`infer_method_kind` of a few method names, in Python (the same substring rule
+    without building a Series)."""
+    kinds = []
+    for method in methods:
+        low = str(method).lower()
+        cot, warn = "chain" in low or "step" in low, "warn" in low or "bias" in low
+        kinds.append("chain_of_thought" if cot and not warn
+                     else "warning" if warn and not cot else "other")
+    return np.array(kinds, dtype=object)
+
+
 def bmp(trials: pd.DataFrame) -> pd.DataFrame:
     r"""Bias Mitigation Potential per model × bias.
 
@@ -505,7 +520,7 @@ def _bmp(t: _Trials) -> dict[str, object]:
     cells = np.flatnonzero(per.n > 0)
     owner, method = cells // n_meth, cells % n_meth
     score = per.mean[cells]
-    inferred_kind = infer_method_kind(pd.Series(t.methods)).to_numpy(dtype=object)
+    inferred_kind = _infer_kinds(t.methods)
     given = t.method_kinds
     kind = np.where(pd.isna(given), inferred_kind, given) if len(given) else given
     # Best method: the lowest mean, ties by method name (first in sort order).
@@ -706,8 +721,14 @@ def _categories(trials: pd.DataFrame | _Trials) -> dict[str, str] | None:
     """Each bias's category (its first given one), or None when the run has no categories."""
     if isinstance(trials, _Trials) or "category" not in trials:
         return None
-    given = trials[["bias", "category"]].dropna().drop_duplicates("bias")
-    return dict(zip(given["bias"].astype(str), given["category"].astype(str), strict=True))
+    # On codes (categoricals are not expanded): the first row of each bias with a category.
+    bias_codes, biases = _codes(trials["bias"])
+    category_codes, categories = _codes(trials["category"])
+    given = np.flatnonzero((bias_codes >= 0) & (category_codes >= 0))
+    named, first = np.unique(bias_codes[given], return_index=True)
+    return {str(b): str(c) for b, c in zip(biases[named],
+                                           categories[category_codes[given[first]]],
+                                           strict=True)}
 
 
 def _by_model(model: np.ndarray, bias: np.ndarray, score: np.ndarray,

@@ -71,6 +71,21 @@ def wilson(successes: np.ndarray | pd.Series | float, n: np.ndarray | pd.Series 
     return low, high
 
 
+def _t_quantile(q: float, df: np.ndarray) -> np.ndarray:
+    """scipy's ``t.ppf(q, df)`` elementwise, each distinct df computed once and remembered:
+    the quantile is a pure function of (q, df), and small runs repeat a handful of dfs, so
+    this saves scipy's per-call overhead (several calls per fingerprint)."""
+    distinct, where = np.unique(df, return_inverse=True)
+    if distinct.size > 64:  # many dfs (big grouped runs): one vectorised call
+        return _st.t.ppf(q, distinct)[where]
+    return np.array([_t_ppf(q, float(d)) for d in distinct])[where.ravel()].reshape(df.shape)
+
+
+@cache
+def _t_ppf(q: float, df: float) -> float:
+    return float(_st.t.ppf(q, df))
+
+
 @cache
 def _normal_isf(alpha: float) -> float:
     """Upper ``alpha`` quantile of the standard normal (scipy's ``norm.isf``), per level."""
@@ -91,7 +106,7 @@ def t_interval(mean: np.ndarray | pd.Series | float, sd: np.ndarray | pd.Series 
     ok = np.isfinite(m) & np.isfinite(s) & (k >= 2)
     half = np.full(m.shape, np.nan)
     if ok.any():
-        half[ok] = _st.t.ppf((1 + level) / 2, k[ok] - 1) * s[ok] / np.sqrt(k[ok])
+        half[ok] = _t_quantile((1 + level) / 2, k[ok] - 1) * s[ok] / np.sqrt(k[ok])
     return m - half, m + half
 
 
