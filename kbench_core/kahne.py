@@ -537,25 +537,28 @@ def _bmp(t: _Trials) -> dict[str, object]:
     out["best_score"] = best_score
     n_methods = np.bincount(owner, minlength=size)
     out["n_methods"] = n_methods
-    base, best = pd.Series(baseline.mean), pd.Series(best_score)
-    gain = ((base - best) / base).clip(lower=0)
-    # baseline 0 → 0 (nothing to mitigate); baseline undefined (no treatment rows) → NaN
-    out["effectiveness"] = gain.where(base > 0, 0.0).where(base.notna()).where(best.notna())
+    base = baseline.mean
+    with np.errstate(invalid="ignore", divide="ignore"):
+        gain = np.maximum((base - best_score) / base, 0.0)
+        # baseline 0 → 0 (nothing to mitigate); baseline undefined (no treatment rows) → NaN
+        out["effectiveness"] = np.where(np.isnan(base) | np.isnan(best_score), np.nan,
+                                        np.where(base > 0, gain, 0.0))
 
-    def kind_mean(name: str) -> pd.Series:
+    def kind_mean(name: str) -> np.ndarray:
         """Mean of the method means of one kind per pair (NaN where the pair has none)."""
         mine = kind[method] == name if len(cells) else np.zeros(0, dtype=bool)
         total = np.bincount(owner[mine], weights=score[mine], minlength=size)
         count = np.bincount(owner[mine], minlength=size)
         with np.errstate(invalid="ignore", divide="ignore"):
-            return pd.Series(np.where(count > 0, total / count, np.nan))
+            return np.where(count > 0, total / count, np.nan)
 
     warning, cot = kind_mean("warning"), kind_mean("chain_of_thought")
-    requires = _below(warning, cot).astype("boolean").where(warning.notna() & cot.notna())
+    requires = pd.arrays.BooleanArray(_below(warning, cot),  # type: ignore[arg-type]
+                                      np.isnan(warning) | np.isnan(cot))
     out["requires_warning"] = requires.to_numpy()
     flagged = pd.isna(given)[method] if len(cells) else np.zeros(0, dtype=bool)
-    any_inferred = pd.Series(np.bincount(owner, weights=flagged, minlength=size) > 0)
-    out["kind_inferred"] = any_inferred.where(n_methods > 0).astype("boolean").to_numpy()
+    any_inferred = np.bincount(owner, weights=flagged, minlength=size) > 0
+    out["kind_inferred"] = pd.arrays.BooleanArray(any_inferred, n_methods == 0).to_numpy()
     return out
 
 
@@ -581,7 +584,14 @@ def has(trials: pd.DataFrame, *, baselines: Mapping[str, float] | None = None,
     """
     shipped_rates, weak = _shipped_baselines()
     rates = dict(shipped_rates) if baselines is None else dict(baselines)
-    t = _prepare(trials)
+    return pd.DataFrame(_has(_prepare(trials), rates, frozenset(weak), threshold, relative,
+                             per_intensity))
+
+
+def _has(t: _Trials, rates: Mapping[str, float], weak: frozenset[str], threshold: float,
+         relative: bool, per_intensity: bool) -> dict[str, object]:
+    """The columns of :func:`has`, ``model`` and ``bias`` included, for the groups with
+    treatment rows."""
     size = t.n_pairs
     extra: dict[str, object] = {}
     if per_intensity:
@@ -596,13 +606,16 @@ def has(trials: pd.DataFrame, *, baselines: Mapping[str, float] | None = None,
     n = grouped.n.astype(int)
     keep = n > 0
     low, high = grouped.interval()
-    pairs = t.pairs.iloc[rows[keep]].reset_index(drop=True)
+    pairs = (t.pairs if keep.all() and not per_intensity
+             else t.pairs.iloc[rows[keep]].reset_index(drop=True))
     bias = pairs["bias"]
-    human = bias.map(rates).astype(float)
+    names = bias.to_numpy(dtype=object)
+    # A dict lookup per pair (Series.map and isin cost more on a few hundred pairs)
+    human = pd.Series(np.array([rates.get(b, np.nan) for b in names], dtype=float))
     model_rate = pd.Series(grouped.mean[keep])
     diff = model_rate - human
     limit = threshold * human if relative else threshold
-    return pd.DataFrame({
+    return {
         "model": pairs["model"], "bias": bias,
         **{name: values[keep] for name, values in extra.items()},  # type: ignore[index]
         "model_rate": model_rate, "model_rate_low": low[keep], "model_rate_high": high[keep],
@@ -611,8 +624,8 @@ def has(trials: pd.DataFrame, *, baselines: Mapping[str, float] | None = None,
         "direction": np.select([human.isna(), _below(diff.abs(), limit), diff > 0],
                                [None, "aligned", "over"], "under"),
         "baseline_missing": human.isna(),
-        "weakly_supported": bias.isin(weak),
-    })
+        "weakly_supported": np.array([b in weak for b in names], dtype=bool),
+    }
 
 
 # ----------------------------------------------------------------------------- RCI
@@ -693,18 +706,19 @@ def _cas(t: _Trials) -> dict[str, object]:
     confidence = _stats(t.pair, t.confidence, size, usable)
     accuracy = _stats(t.pair, 1 - t.score, size, usable)
     out: dict[str, object] = {}
-    mean_confidence, mean_accuracy = pd.Series(confidence.mean), pd.Series(accuracy.mean)
     out["mean_confidence"] = confidence.mean
     out["mean_confidence_low"], out["mean_confidence_high"] = confidence.interval()
     out["mean_accuracy"] = accuracy.mean
     out["mean_accuracy_low"], out["mean_accuracy_high"] = accuracy.interval()
-    gap = mean_confidence - mean_accuracy
-    error = gap.abs()
+    # numpy, not Series arithmetic: the same IEEE operations (NaN stays NaN through abs,
+    # minimum and maximum as through clip) without a Series per step.
+    gap = confidence.mean - accuracy.mean
+    error = np.abs(gap)
     out["calibration_error"] = error
-    out["calibration_score"] = 1 - error.clip(upper=1.0)
-    out["overconfident"] = _above(mean_confidence, mean_accuracy + 0.1).astype(
-        "boolean").where(gap.notna())
-    out["metacognitive_gap"] = gap.clip(lower=0)
+    out["calibration_score"] = 1 - np.minimum(error, 1.0)
+    out["overconfident"] = pd.arrays.BooleanArray(
+        _above(confidence.mean, accuracy.mean + 0.1), np.isnan(gap))
+    out["metacognitive_gap"] = np.maximum(gap, 0.0)
     rows = np.bincount(t.pair, minlength=size)
     out["missing_confidence_rate"] = np.bincount(
         t.pair, weights=np.isnan(t.confidence), minlength=size) / rows
@@ -784,9 +798,13 @@ def fingerprint(trials: pd.DataFrame, *, cap: float | None = 1.0,
     parts = {"bms": _bms(t, w, a, cap, spacing, ci, n_boot, random_state),
              "bci": _bci(t, std, bci_rows), "bmp": _bmp(t), "rci": _rci(t, variance),
              "cas": _cas(t)}
-    shared = has(t, baselines=baselines, threshold=threshold, relative=relative)
-    if len(shared) != t.n_pairs:  # pairs without treatment rows: spread as a left merge does
-        shared = t.pairs.merge(shared, on=KEY, how="left")
+    shipped_rates, weak = _shipped_baselines()
+    rates = dict(shipped_rates) if baselines is None else dict(baselines)
+    shared: Mapping[str, object] | pd.DataFrame = _has(t, rates, frozenset(weak), threshold,
+                                                       relative, False)
+    if len(shared["model"]) != t.n_pairs:  # type: ignore[arg-type]
+        # pairs without treatment rows: spread over every pair as a left merge does
+        shared = t.pairs.merge(pd.DataFrame(shared), on=KEY, how="left")
     picked: list[tuple[str, str, str]] = [  # (part, column, name in the fingerprint)
         *(("bms", c, c) for c in ("bms", *(["bms_low", "bms_high"] if ci else []),
                                   "sensitivity", "control_mean", "unknown_rate",
