@@ -62,7 +62,8 @@ print(rss("VmHWM:") - base, run.frame.memory_usage(deep=True).sum())
 
 def peak_memory(path: Path) -> tuple[float, float]:
     """(peak MB above the imports, frame MB) of one load_run in a fresh process."""
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    # The child imports kbench_core from the same place as this process (PYTHONPATH first).
+    env = {"PYTHONPATH": str(Path(__file__).resolve().parent.parent), **os.environ}
     done = subprocess.run([sys.executable, "-c", CHILD, str(path), str(LIMIT)], env=env,
                           capture_output=True, text=True, check=False)
     if done.returncode:
