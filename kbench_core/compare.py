@@ -175,6 +175,20 @@ def item_values(frame: pd.DataFrame, value: str, *, item: Sequence[str] | str | 
     item code, and every item × model mean comes from two ``np.bincount`` calls (sum and count
     of the known values) — no groupby over text keys, which dominated on 1M-row runs.
     """
+    means, models, keys, arrays = _item_means(frame, value, item, cluster)
+    if len(keys) == 1:
+        index: pd.Index = pd.Index(arrays[0], name=keys[0], dtype=object)
+    else:
+        index = pd.MultiIndex.from_arrays(arrays, names=keys)
+    return pd.DataFrame(means, index=index,
+                        columns=pd.Index(models, name="model", dtype=object))
+
+
+def _item_means(frame: pd.DataFrame, value: str, item: Sequence[str] | str | None,
+                cluster: str | None) -> tuple[np.ndarray, np.ndarray, list[str],
+                                              list[np.ndarray]]:
+    """The arrays behind :func:`item_values`: the items × models means, the model names (as
+    text), the key columns and each key's label per item."""
     if value not in frame.columns:
         raise ValueError(f"no column {value!r} in the frame")
     columns = _item_columns(frame, item)
@@ -206,12 +220,7 @@ def item_values(frame: pd.DataFrame, value: str, *, item: Sequence[str] | str | 
     first = np.zeros(n_items, dtype=np.int64)
     first[item_code] = np.arange(n)  # any row of an item carries its labels
     arrays = [labels[codes[first]] for codes, labels in per_key]
-    if len(keys) == 1:
-        index: pd.Index = pd.Index(arrays[0], name=keys[0], dtype=object)
-    else:
-        index = pd.MultiIndex.from_arrays(arrays, names=keys)
-    return pd.DataFrame(means, index=index,
-                        columns=pd.Index(models.astype(str), name="model", dtype=object))
+    return means, models.astype(str), keys, arrays
 
 
 def _clustered_se(diff: np.ndarray, groups: np.ndarray) -> tuple[float, int]:
@@ -237,9 +246,20 @@ def _paired(table: pd.DataFrame, a: str, b: str, cluster: str | None,
     for model in (a, b):
         if model not in table.columns:
             raise ValueError(f"model {model!r} is not in the frame")
-    both = table[a].notna() & table[b].notna()
-    dropped = int((table[a].notna() | table[b].notna()).sum() - both.sum())
-    diff = (table.loc[both, a] - table.loc[both, b]).to_numpy(dtype=float)
+    labels = (np.asarray(table.index.get_level_values(cluster)) if cluster is not None
+              else None)
+    return _paired_values(table[a].to_numpy(dtype=float), table[b].to_numpy(dtype=float),
+                          labels, level)
+
+
+def _paired_values(a: np.ndarray, b: np.ndarray, cluster: np.ndarray | None,
+                   level: float) -> Estimate:
+    """The paired estimate from two models' per-item values (NaN = not answered) and each
+    item's cluster label (None: no clustering)."""
+    known_a, known_b = ~np.isnan(a), ~np.isnan(b)
+    both = known_a & known_b
+    dropped = int((known_a | known_b).sum() - both.sum())
+    diff = a[both] - b[both]
     n = int(diff.size)
     if n < 2:
         return Estimate(float(diff.mean()) if n else math.nan, math.nan, math.nan, n,
@@ -249,7 +269,7 @@ def _paired(table: pd.DataFrame, a: str, b: str, cluster: str | None,
     if cluster is None:
         se, df = float(diff.std(ddof=1) / math.sqrt(n)), n - 1
     else:
-        groups = np.asarray(table.index.get_level_values(cluster)[both.to_numpy()])
+        groups = cluster[both]
         if pd.unique(groups).size < 2:  # one cluster: no between-cluster spread to estimate
             return Estimate(mean, math.nan, math.nan, n, None, dropped)
         se, g = _clustered_se(diff, groups)
@@ -300,8 +320,18 @@ def paired_difference(frame: pd.DataFrame, value: str, a: str, b: str, *,
     Cameron, A. C. & Miller, D. L. (2015). A practitioner's guide to cluster-robust
     inference. *Journal of Human Resources* 50(2), 317–372.
     """
-    table = item_values(frame, value, item=item, cluster=cluster)
-    return _paired(table, a, b, cluster, level)
+    # From the arrays behind item_values: its labelled frame costs more than the test on
+    # small runs.
+    means, models, keys, arrays = _item_means(frame, value, item, cluster)
+    names = list(models)
+    for model in (a, b):
+        if model not in names:
+            raise ValueError(f"model {model!r} is not in the frame")
+    if len(set(names)) < len(names):  # two labels with one text: keep the frame's semantics
+        return _paired(item_values(frame, value, item=item, cluster=cluster), a, b, cluster,
+                       level)
+    labels = arrays[keys.index(cluster)] if cluster is not None else None
+    return _paired_values(means[:, names.index(a)], means[:, names.index(b)], labels, level)
 
 
 def _adjust(p_values: pd.Series, correction: Correction) -> np.ndarray:

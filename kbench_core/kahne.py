@@ -81,6 +81,15 @@ def _baseline_file() -> dict:
     return json.loads(text)
 
 
+@cache
+def _shipped_baselines() -> tuple[tuple[tuple[str, float], ...], tuple[str, ...]]:
+    """The shipped rates as (bias, rate) pairs and the weakly supported biases, read once:
+    :func:`has` needs only these, and building :func:`human_baselines` cost more than HAS."""
+    shipped = human_baselines().set_index("bias")
+    return (tuple(dict(shipped["human_rate"]).items()),
+            tuple(shipped.index[shipped["weakly_supported"]]))
+
+
 def human_baselines() -> pd.DataFrame:
     """The 69 human susceptibility rates shipped with kbench (KahneBench's HUMAN_BASELINES),
     with ``weakly_supported`` marking the three rates with little empirical support, and for
@@ -131,6 +140,15 @@ def _lookup(series: pd.Series, table: Mapping[str, int]) -> np.ndarray:
     return lut[codes]  # code -1 (missing) picks the trailing -1
 
 
+def _frame(t: _Trials, columns: Mapping[str, object]) -> pd.DataFrame:
+    """One row per pair: ``model``, ``bias`` and ``columns``, built in one constructor call.
+
+    Assigning the columns one by one costs a copy of the column index each time (a text
+    index under pandas 3): that fixed cost dominated the metrics on small runs.
+    """
+    return pd.DataFrame({**{k: t.pairs[k] for k in KEY}, **columns})
+
+
 def _prepare(trials: pd.DataFrame | _Trials) -> _Trials:
     if isinstance(trials, _Trials):
         return trials
@@ -151,9 +169,11 @@ def _prepare(trials: pd.DataFrame | _Trials) -> _Trials:
         method, methods = np.full(n, -1, dtype=np.int64), np.array([], dtype=str)
     kinds = np.full(len(methods), None, dtype=object)
     if "method_kind" in trials and len(methods):
-        given = pd.DataFrame({"m": method, "k": trials["method_kind"].astype(object)})
-        given = given[(given["m"] >= 0) & given["k"].notna()].drop_duplicates("m")
-        kinds[given["m"].to_numpy()] = given["k"].to_numpy()
+        # Each method's first given kind: codes of both columns, the first row per method.
+        kind_codes, kind_labels = _codes(trials["method_kind"])
+        given = np.flatnonzero((method >= 0) & (kind_codes >= 0))
+        named, first = np.unique(method[given], return_index=True)
+        kinds[named] = kind_labels[kind_codes[given[first]]]
     domain, domains = _codes(trials["domain"])
     confidence = (trials["confidence"].to_numpy(dtype=float) if "confidence" in trials
                   else np.full(n, np.nan))
@@ -249,12 +269,19 @@ def bms(trials: pd.DataFrame, *, cap: float | None = 1.0,
     w = np.array([weights[name] for name in INTENSITIES])
     a = np.array([agg[name] for name in INTENSITIES])
     t = _prepare(trials)
+    return _frame(t, _bms(t, w, a, cap, spacing, ci, n_boot, random_state))
+
+
+def _bms(t: _Trials, w: np.ndarray, a: np.ndarray, cap: float | None, spacing: str,
+         ci: str | None, n_boot: int, random_state: int) -> dict[str, object]:
+    """The columns of :func:`bms` after ``model`` and ``bias``, one value per pair
+    (one row per pair of ``t``)."""
     size = t.n_pairs
-    out = t.pairs.copy()
+    out: dict[str, object] = {}
     rows = np.bincount(t.pair, minlength=size)
     out["n"] = rows
     out["unknown_rate"] = np.bincount(t.pair, weights=np.isnan(t.score), minlength=size) / rows
-    out["high_unknown"] = _above(out["unknown_rate"], HIGH_UNKNOWN)
+    out["high_unknown"] = _above(out["unknown_rate"], HIGH_UNKNOWN)  # type: ignore[arg-type]
     cells = _bms_cells(t)
     k = len(INTENSITIES)
     control = cells.stats.n.reshape(size, k + 1)[:, 0] > 0
@@ -380,19 +407,26 @@ def bci(trials: pd.DataFrame, *, std: Literal["population", "sample"] = "populat
     check_choice("std", std, ("population", "sample"))
     check_choice("rows", rows, ("treatment", "all"))
     t = _prepare(trials)
+    return _frame(t, _bci(t, std, rows))
+
+
+def _bci(t: _Trials, std: str, rows: str) -> dict[str, object]:
+    """The columns of :func:`bci` after ``model`` and ``bias``, one value per pair
+    (one row per pair of ``t``)."""
     size, n_dom = t.n_pairs, max(len(t.domains), 1)
     used, per_domain = _domain_stats(t, rows)
     present = per_domain.n > 0
     owner = np.flatnonzero(present) // n_dom
     means = per_domain.mean[present]
     across = _stats(owner, means, size)
-    out = t.pairs.copy()
+    out: dict[str, object] = {}
     out["mean_score"] = across.mean
     spread = np.sqrt(across.var(0 if std == "population" else 1))
     spread = np.where((across.n == 1), 0.0, spread)  # one domain: std 0 (seed)
-    out["std"] = np.where(across.n > 0, spread, np.nan)
+    std_ = np.where(across.n > 0, spread, np.nan)
+    out["std"] = std_
     out["n_domains"] = across.n.astype(int)
-    out["consistency"] = 1 - np.minimum(out["std"] / 0.5, 1.0)
+    out["consistency"] = 1 - np.minimum(std_ / 0.5, 1.0)
     with np.errstate(invalid="ignore", divide="ignore"):
         share = np.bincount(owner, weights=means > 0.5 + TOLERANCE, minlength=size) / across.n
     out["systematic"] = pd.array(np.where(across.n > 0, share > 0.7 + TOLERANCE, pd.NA),
@@ -442,6 +476,18 @@ def infer_method_kind(method: pd.Series) -> pd.Series:
                                "other"), index=method.index)
 
 
+def _infer_kinds(methods: np.ndarray) -> np.ndarray:
+    """:func:`infer_method_kind` of a few method names, in Python (the same substring rule
+    without building a Series)."""
+    kinds = []
+    for method in methods:
+        low = str(method).lower()
+        cot, warn = "chain" in low or "step" in low, "warn" in low or "bias" in low
+        kinds.append("chain_of_thought" if cot and not warn
+                     else "warning" if warn and not cot else "other")
+    return np.array(kinds, dtype=object)
+
+
 def bmp(trials: pd.DataFrame) -> pd.DataFrame:
     r"""Bias Mitigation Potential per model × bias.
 
@@ -457,39 +503,62 @@ def bmp(trials: pd.DataFrame) -> pd.DataFrame:
     ``kind_inferred`` says so. No debiasing rows → NaN.
     """
     t = _prepare(trials)
+    return _frame(t, _bmp(t))
+
+
+def _bmp(t: _Trials) -> dict[str, object]:
+    """The columns of :func:`bmp` after ``model`` and ``bias``, one value per pair
+    (one row per pair of ``t``)."""
     size, n_meth = t.n_pairs, max(len(t.methods), 1)
-    out = t.pairs.copy()
+    out: dict[str, object] = {}
     baseline = _stats(t.pair, t.score, size, t.condition == 1)
     out["baseline"] = baseline.mean
     debias = (t.condition == 2) & (t.method >= 0)
     per = _stats(np.where(debias, t.pair * n_meth + t.method, -1), t.score, size * n_meth)
+    # Every (pair, method) cell with a known score, in numpy: a groupby per call cost more
+    # than the arithmetic on small runs.
     cells = np.flatnonzero(per.n > 0)
-    inferred_kind = infer_method_kind(pd.Series(t.methods)).to_numpy(dtype=object)
+    owner, method = cells // n_meth, cells % n_meth
+    score = per.mean[cells]
+    inferred_kind = _infer_kinds(t.methods)
     given = t.method_kinds
     kind = np.where(pd.isna(given), inferred_kind, given) if len(given) else given
-    methods = pd.DataFrame({
-        "pair": cells // n_meth, "method": t.methods[cells % n_meth] if len(cells) else [],
-        "score": per.mean[cells],
-        "kind": kind[cells % n_meth] if len(cells) else [],
-        "inferred": pd.isna(given)[cells % n_meth] if len(cells) else [],
-    }).sort_values(["pair", "score", "method"])
-    best = methods.groupby("pair").first().reindex(range(size))
-    out["best_method"] = best["method"].to_numpy()
-    out["best_score"] = best["score"].to_numpy(dtype=float)
-    out["n_methods"] = np.bincount(methods["pair"].to_numpy(dtype=np.int64), minlength=size)
-    base = out["baseline"]
-    gain = ((base - out["best_score"]) / base).clip(lower=0)
-    # baseline 0 → 0 (nothing to mitigate); baseline undefined (no treatment rows) → NaN
-    out["effectiveness"] = (gain.where(base > 0, 0.0).where(base.notna())
-                            .where(out["best_score"].notna()))
-    kind_mean = methods.groupby(["pair", "kind"])["score"].mean().unstack("kind")
-    kind_mean = kind_mean.reindex(range(size))
-    warning = kind_mean.get("warning", pd.Series(np.nan, index=kind_mean.index))
-    cot = kind_mean.get("chain_of_thought", pd.Series(np.nan, index=kind_mean.index))
-    requires = _below(warning, cot).astype("boolean").where(warning.notna() & cot.notna())
+    # Best method: the lowest mean, ties by method name (first in sort order).
+    name_rank = np.argsort(np.argsort(t.methods, kind="stable"), kind="stable")
+    order = np.lexsort((name_rank[method], score, owner)) if len(cells) else cells
+    ranked = owner[order]
+    first = order[np.r_[True, ranked[1:] != ranked[:-1]]] if len(cells) else cells
+    # No debiasing rows at all: a float column of NaN, as the groupby over no rows gave.
+    best_method = np.full(size, np.nan, dtype=object if len(cells) else float)
+    best_method[owner[first]] = t.methods[method[first]]
+    best_score = np.full(size, np.nan)
+    best_score[owner[first]] = score[first]
+    out["best_method"] = best_method
+    out["best_score"] = best_score
+    n_methods = np.bincount(owner, minlength=size)
+    out["n_methods"] = n_methods
+    base = baseline.mean
+    with np.errstate(invalid="ignore", divide="ignore"):
+        gain = np.maximum((base - best_score) / base, 0.0)
+        # baseline 0 → 0 (nothing to mitigate); baseline undefined (no treatment rows) → NaN
+        out["effectiveness"] = np.where(np.isnan(base) | np.isnan(best_score), np.nan,
+                                        np.where(base > 0, gain, 0.0))
+
+    def kind_mean(name: str) -> np.ndarray:
+        """Mean of the method means of one kind per pair (NaN where the pair has none)."""
+        mine = kind[method] == name if len(cells) else np.zeros(0, dtype=bool)
+        total = np.bincount(owner[mine], weights=score[mine], minlength=size)
+        count = np.bincount(owner[mine], minlength=size)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(count > 0, total / count, np.nan)
+
+    warning, cot = kind_mean("warning"), kind_mean("chain_of_thought")
+    requires = pd.arrays.BooleanArray(_below(warning, cot),  # type: ignore[arg-type]
+                                      np.isnan(warning) | np.isnan(cot))
     out["requires_warning"] = requires.to_numpy()
-    inferred = methods.groupby("pair")["inferred"].any().reindex(range(size))
-    out["kind_inferred"] = inferred.astype("boolean").to_numpy()
+    flagged = pd.isna(given)[method] if len(cells) else np.zeros(0, dtype=bool)
+    any_inferred = np.bincount(owner, weights=flagged, minlength=size) > 0
+    out["kind_inferred"] = pd.arrays.BooleanArray(any_inferred, n_methods == 0).to_numpy()
     return out
 
 
@@ -513,33 +582,50 @@ def has(trials: pd.DataFrame, *, baselines: Mapping[str, float] | None = None,
     ``baseline_missing`` true. ``model_rate`` has a 95% interval: Wilson when every score of
     the group is 0 or 1 (a proportion), Student t otherwise.
     """
-    shipped = human_baselines().set_index("bias")
-    rates = dict(shipped["human_rate"]) if baselines is None else dict(baselines)
-    t = _prepare(trials)
+    shipped_rates, weak = _shipped_baselines()
+    rates = dict(shipped_rates) if baselines is None else dict(baselines)
+    return pd.DataFrame(_has(_prepare(trials), rates, frozenset(weak), threshold, relative,
+                             per_intensity))
+
+
+def _has(t: _Trials, rates: Mapping[str, float], weak: frozenset[str], threshold: float,
+         relative: bool, per_intensity: bool) -> dict[str, object]:
+    """The columns of :func:`has`, ``model`` and ``bias`` included, for the groups with
+    treatment rows."""
     size = t.n_pairs
+    extra: dict[str, object] = {}
     if per_intensity:
         k = len(INTENSITIES)
         treated = (t.condition == 1) & (t.intensity >= 0)
         grouped = _stats(np.where(treated, t.pair * k + t.intensity, -1), t.score, size * k)
-        out = t.pairs.loc[np.repeat(np.arange(size), k)].reset_index(drop=True)
-        out.insert(2, "intensity", np.tile(np.asarray(INTENSITIES, dtype=object), size))
+        rows = np.repeat(np.arange(size), k)
+        extra["intensity"] = np.tile(np.asarray(INTENSITIES, dtype=object), size)
     else:
         grouped = _stats(t.pair, t.score, size, t.condition == 1)
-        out = t.pairs.copy()
-    out["model_rate"] = grouped.mean
-    out["model_rate_low"], out["model_rate_high"] = grouped.interval()
-    out["n"] = grouped.n.astype(int)
-    out = out[out["n"] > 0].reset_index(drop=True)
-    human = out["bias"].map(rates).astype(float)
-    out["human_rate"] = human
-    diff = out["model_rate"] - human
-    out["alignment"] = 1 - diff.abs() / np.maximum(human, 1 - human)
+        rows = np.arange(size)
+    n = grouped.n.astype(int)
+    keep = n > 0
+    low, high = grouped.interval()
+    pairs = (t.pairs if keep.all() and not per_intensity
+             else t.pairs.iloc[rows[keep]].reset_index(drop=True))
+    bias = pairs["bias"]
+    names = bias.to_numpy(dtype=object)
+    # A dict lookup per pair (Series.map and isin cost more on a few hundred pairs)
+    human = pd.Series(np.array([rates.get(b, np.nan) for b in names], dtype=float))
+    model_rate = pd.Series(grouped.mean[keep])
+    diff = model_rate - human
     limit = threshold * human if relative else threshold
-    out["direction"] = np.select([human.isna(), _below(diff.abs(), limit), diff > 0],
-                                 [None, "aligned", "over"], "under")
-    out["baseline_missing"] = human.isna()
-    out["weakly_supported"] = out["bias"].isin(shipped.index[shipped["weakly_supported"]])
-    return out
+    return {
+        "model": pairs["model"], "bias": bias,
+        **{name: values[keep] for name, values in extra.items()},  # type: ignore[index]
+        "model_rate": model_rate, "model_rate_low": low[keep], "model_rate_high": high[keep],
+        "n": n[keep], "human_rate": human,
+        "alignment": 1 - diff.abs() / np.maximum(human, 1 - human),
+        "direction": np.select([human.isna(), _below(diff.abs(), limit), diff > 0],
+                               [None, "aligned", "over"], "under"),
+        "baseline_missing": human.isna(),
+        "weakly_supported": np.array([b in weak for b in names], dtype=bool),
+    }
 
 
 # ----------------------------------------------------------------------------- RCI
@@ -560,6 +646,12 @@ def rci(trials: pd.DataFrame, *,
     """
     check_choice("variance", variance, ("population", "sample"))
     t = _prepare(trials)
+    return _frame(t, _rci(t, variance))
+
+
+def _rci(t: _Trials, variance: str) -> dict[str, object]:
+    """The columns of :func:`rci` after ``model`` and ``bias``, one value per pair
+    (one row per pair of ``t``)."""
     size = t.n_pairs
     k = len(INTENSITIES)
     n_cells = 1 + k + len(t.methods)
@@ -576,14 +668,15 @@ def rci(trials: pd.DataFrame, *,
     stable = var < 0.25 / n - TOLERANCE
     owner = present // n_cells
     count = np.bincount(owner, minlength=size)
-    out = t.pairs.copy()
+    out: dict[str, object] = {}
     with np.errstate(invalid="ignore", divide="ignore"):
         out["consistency"] = np.bincount(owner, weights=consistency, minlength=size) / count
     unstable = np.bincount(owner, weights=~stable, minlength=size)
     out["stable"] = pd.array(np.where(count > 0, unstable == 0, pd.NA), dtype="boolean")
     out["n_cells"] = count
-    out["n"] = np.bincount(owner, weights=n, minlength=size).astype(int)
-    out["has_data"] = out["n"] > 0
+    total = np.bincount(owner, weights=n, minlength=size).astype(int)
+    out["n"] = total
+    out["has_data"] = total > 0
     return out
 
 
@@ -602,26 +695,36 @@ def cas(trials: pd.DataFrame) -> pd.DataFrame:
     seed's CAS ``unknown_rate``). No usable row → NaN with ``has_confidence_data`` false.
     """
     t = _prepare(trials)
+    return _frame(t, _cas(t))
+
+
+def _cas(t: _Trials) -> dict[str, object]:
+    """The columns of :func:`cas` after ``model`` and ``bias``, one value per pair
+    (one row per pair of ``t``)."""
     size = t.n_pairs
     usable = ~np.isnan(t.confidence) & ~np.isnan(t.score)
     confidence = _stats(t.pair, t.confidence, size, usable)
     accuracy = _stats(t.pair, 1 - t.score, size, usable)
-    out = t.pairs.copy()
+    out: dict[str, object] = {}
     out["mean_confidence"] = confidence.mean
     out["mean_confidence_low"], out["mean_confidence_high"] = confidence.interval()
     out["mean_accuracy"] = accuracy.mean
     out["mean_accuracy_low"], out["mean_accuracy_high"] = accuracy.interval()
-    gap = out["mean_confidence"] - out["mean_accuracy"]
-    out["calibration_error"] = gap.abs()
-    out["calibration_score"] = 1 - out["calibration_error"].clip(upper=1.0)
-    out["overconfident"] = _above(out["mean_confidence"], out["mean_accuracy"] + 0.1).astype(
-        "boolean").where(gap.notna())
-    out["metacognitive_gap"] = gap.clip(lower=0)
+    # numpy, not Series arithmetic: the same IEEE operations (NaN stays NaN through abs,
+    # minimum and maximum as through clip) without a Series per step.
+    gap = confidence.mean - accuracy.mean
+    error = np.abs(gap)
+    out["calibration_error"] = error
+    out["calibration_score"] = 1 - np.minimum(error, 1.0)
+    out["overconfident"] = pd.arrays.BooleanArray(
+        _above(confidence.mean, accuracy.mean + 0.1), np.isnan(gap))
+    out["metacognitive_gap"] = np.maximum(gap, 0.0)
     rows = np.bincount(t.pair, minlength=size)
     out["missing_confidence_rate"] = np.bincount(
         t.pair, weights=np.isnan(t.confidence), minlength=size) / rows
-    out["n"] = confidence.n.astype(int)
-    out["has_confidence_data"] = out["n"] > 0
+    n = confidence.n.astype(int)
+    out["n"] = n
+    out["has_confidence_data"] = n > 0
     return out
 
 
@@ -632,8 +735,23 @@ def _categories(trials: pd.DataFrame | _Trials) -> dict[str, str] | None:
     """Each bias's category (its first given one), or None when the run has no categories."""
     if isinstance(trials, _Trials) or "category" not in trials:
         return None
-    given = trials[["bias", "category"]].dropna().drop_duplicates("bias")
-    return dict(zip(given["bias"].astype(str), given["category"].astype(str), strict=True))
+    # On codes (categoricals are not expanded): the first row of each bias with a category.
+    bias_codes, biases = _codes(trials["bias"])
+    category_codes, categories = _codes(trials["category"])
+    given = np.flatnonzero((bias_codes >= 0) & (category_codes >= 0))
+    named, first = np.unique(bias_codes[given], return_index=True)
+    return {str(b): str(c) for b, c in zip(biases[named],
+                                           categories[category_codes[given[first]]],
+                                           strict=True)}
+
+
+def _by_model(model: np.ndarray, bias: np.ndarray, score: np.ndarray,
+              mask: np.ndarray) -> dict[object, list[tuple[float, object]]]:
+    """(BMS, bias) of the rows in ``mask``, per model, in table order (bias order)."""
+    out: dict[object, list[tuple[float, object]]] = {}
+    for m, b, v in zip(model[mask], bias[mask], score[mask], strict=True):
+        out.setdefault(m, []).append((v, b))
+    return out
 
 
 @dataclass(frozen=True)
@@ -667,51 +785,84 @@ def fingerprint(trials: pd.DataFrame, *, cap: float | None = 1.0,
     """
     categories = _categories(trials)
     trials = _prepare(trials)  # type: ignore[assignment]  # codes computed once for all six
-    bms_columns = [*KEY, "bms", *(["bms_low", "bms_high"] if ci else []), "sensitivity",
-                   "control_mean", "unknown_rate", "high_unknown", "n"]
-    parts = {
-        "bms": bms(trials, cap=cap, spacing=spacing, ci=ci, n_boot=n_boot,
-                   random_state=random_state)[bms_columns],
-        "bci": bci(trials, std=std, rows=bci_rows)[
-            [*KEY, "mean_score", "consistency", "systematic"]].rename(
-                columns={"mean_score": "bci_mean_score", "consistency": "bci_consistency"}),
-        "bmp": bmp(trials)[[*KEY, "best_method", "effectiveness", "requires_warning"]],
-        "has": has(trials, baselines=baselines, threshold=threshold, relative=relative)[
-            [*KEY, "model_rate", "model_rate_low", "model_rate_high", "human_rate",
-             "alignment", "direction", "baseline_missing", "weakly_supported"]],
-        "rci": rci(trials, variance=variance)[[*KEY, "consistency", "stable"]].rename(
-            columns={"consistency": "rci_consistency", "stable": "rci_stable"}),
-        "cas": cas(trials)[[*KEY, "calibration_score", "overconfident",
-                            "missing_confidence_rate"]],
-    }
-    table = parts["bms"]
-    for name in ("bci", "bmp", "has", "rci", "cas"):
-        table = table.merge(parts[name], on=KEY, how="left")
+    check_choice("spacing", spacing, ("ordinal", "observed"))
+    check_choice("ci", ci, (None, "bootstrap"))
+    check_choice("std", std, ("population", "sample"))
+    check_choice("rows", bci_rows, ("treatment", "all"))
+    check_choice("variance", variance, ("population", "sample"))
+    t: _Trials = trials  # type: ignore[assignment]
+    w = np.array([INTENSITY_WEIGHTS[name] for name in INTENSITIES])
+    a = np.array([AGGREGATION_WEIGHTS[name] for name in INTENSITIES])
+    # The metrics' columns straight from their arrays into one frame: selecting and renaming
+    # six part frames, then joining them, cost more than the metrics on small runs.
+    parts = {"bms": _bms(t, w, a, cap, spacing, ci, n_boot, random_state),
+             "bci": _bci(t, std, bci_rows), "bmp": _bmp(t), "rci": _rci(t, variance),
+             "cas": _cas(t)}
+    shipped_rates, weak = _shipped_baselines()
+    rates = dict(shipped_rates) if baselines is None else dict(baselines)
+    shared: Mapping[str, object] | pd.DataFrame = _has(t, rates, frozenset(weak), threshold,
+                                                       relative, False)
+    if len(shared["model"]) != t.n_pairs:  # type: ignore[arg-type]
+        # pairs without treatment rows: spread over every pair as a left merge does
+        shared = t.pairs.merge(pd.DataFrame(shared), on=KEY, how="left")
+    picked: list[tuple[str, str, str]] = [  # (part, column, name in the fingerprint)
+        *(("bms", c, c) for c in ("bms", *(["bms_low", "bms_high"] if ci else []),
+                                  "sensitivity", "control_mean", "unknown_rate",
+                                  "high_unknown", "n")),
+        ("bci", "mean_score", "bci_mean_score"), ("bci", "consistency", "bci_consistency"),
+        ("bci", "systematic", "systematic"),
+        *(("bmp", c, c) for c in ("best_method", "effectiveness", "requires_warning")),
+        *(("has", c, c) for c in ("model_rate", "model_rate_low", "model_rate_high",
+                                  "human_rate", "alignment", "direction", "baseline_missing",
+                                  "weakly_supported")),
+        ("rci", "consistency", "rci_consistency"), ("rci", "stable", "rci_stable"),
+        *(("cas", c, c) for c in ("calibration_score", "overconfident",
+                                  "missing_confidence_rate")),
+    ]
+    columns: dict[str, object] = {k: t.pairs[k] for k in KEY}
     if categories is not None:
-        table.insert(2, "category", table["bias"].map(categories))
+        columns["category"] = t.pairs["bias"].map(categories)
+    for part, column, name in picked:
+        columns[name] = shared[column] if part == "has" else parts[part][column]
+    table = pd.DataFrame(columns)
 
-    reliable = table[~table["high_unknown"]]
-    ordered = reliable.sort_values(["model", "bms", "bias"], ascending=[True, False, True])
-    rising = reliable.sort_values(["model", "bms", "bias"], ascending=[True, True, True])
-    models = table.groupby("model").agg(susceptibility=("bms", "mean"),
-                                        susceptibility_sd=("bms", "std"),
-                                        n_bms=("bms", "count"), n_biases=("bias", "size"))
+    grouped = table.groupby("model")["bms"]
+    susceptibility, n_bms = grouped.mean(), grouped.count()
     # Interval over biases (t): how much the mean BMS would move with another bias sample.
-    low, high = t_interval(models["susceptibility"], models["susceptibility_sd"],
-                           models["n_bms"])
-    # BMS lies in [0, cap] (any value >= 0 with the cap lifted): so does its mean
-    models["susceptibility_low"] = np.clip(low, 0.0, None)
-    models["susceptibility_high"] = np.clip(high, None, cap) if cap is not None else high
-    models = models.drop(columns=["susceptibility_sd", "n_bms"])
-    # A bias with BMS 0 (no magnitude) is not one the model is susceptible to.
-    models["most_susceptible"] = ordered[ordered["bms"] > 1e-12].groupby("model")["bias"].agg(
-        lambda s: tuple(s.head(top)))
-    models["most_resistant"] = rising.dropna(subset=["bms"]).groupby("model")["bias"].agg(
-        lambda s: tuple(s.head(top)))
-    human_like = table[_above(table["alignment"], 0.8)]
-    models["human_like"] = human_like.groupby("model")["bias"].agg(tuple)
-    models["ai_specific"] = table[table["direction"] == "over"].groupby("model")["bias"].agg(
-        tuple)
-    for col in ("most_susceptible", "most_resistant", "human_like", "ai_specific"):
-        models[col] = models[col].map(lambda v: v if isinstance(v, tuple) else ())
+    low, high = t_interval(susceptibility, grouped.std(), n_bms)
+    # The bias lists per model, in Python over the pairs (a few hundred even on 1M rows):
+    # four sorted groupbys with a lambda each cost more than everything else on small runs.
+    model = table["model"].to_numpy(dtype=object)
+    bias = table["bias"].to_numpy(dtype=object)
+    score = table["bms"].to_numpy(dtype=float)
+    reliable = ~table["high_unknown"].to_numpy(dtype=bool)
+    with np.errstate(invalid="ignore"):
+        # A bias with BMS 0 (no magnitude) is not one the model is susceptible to.
+        susceptible = reliable & (score > 1e-12)
+    lists: dict[str, dict[object, list]] = {
+        "most_susceptible": _by_model(model, bias, score, susceptible),
+        "most_resistant": _by_model(model, bias, score, reliable & ~np.isnan(score)),
+        "human_like": _by_model(model, bias, score,
+                                _above(table["alignment"], 0.8).to_numpy(dtype=bool)),
+        "ai_specific": _by_model(model, bias, score,
+                                 (table["direction"] == "over").to_numpy(dtype=bool)),
+    }
+    order = {"most_susceptible": lambda item: (-item[0], item[1]),  # highest BMS first
+             "most_resistant": lambda item: (item[0], item[1])}
+    picked = {}
+    for col, per_model in lists.items():
+        cells = np.empty(len(susceptibility), dtype=object)
+        for i, name in enumerate(susceptibility.index):
+            items = per_model.get(name, [])
+            if col in order:
+                items = sorted(items, key=order[col])[:top]
+            cells[i] = tuple(b for _, b in items)
+        picked[col] = cells
+    models = pd.DataFrame({
+        "susceptibility": susceptibility, "n_biases": grouped.size(),
+        # BMS lies in [0, cap] (any value >= 0 with the cap lifted): so does its mean
+        "susceptibility_low": np.clip(low, 0.0, None),
+        "susceptibility_high": np.clip(high, None, cap) if cap is not None else high,
+        **picked,
+    }, index=susceptibility.index)
     return Fingerprint(biases=table, models=models.reset_index())
