@@ -216,8 +216,17 @@ def _to_lines(series: pd.Series, missing: np.ndarray, col: Column,
             numbers.append(num)
         return ";".join(map(str, numbers)) if numbers else None
 
-    values = series.astype(object).map(norm)
-    bad = values.map(lambda v: v == "\x00bad").to_numpy(dtype=bool)
+    raw = series.astype(object)
+    if pd.api.types.infer_dtype(raw, skipna=True) not in ("string", "empty"):
+        # Lists, numbers or a mix: row by row, so that 1, 1.0 and True stay apart.
+        normalised = np.array([norm(value) for value in raw], dtype=object)
+        codes = np.arange(len(raw))
+    else:
+        # Text: normalised once per distinct value (a run repeats the same line lists).
+        codes, uniques = pd.factorize(raw, use_na_sentinel=False)
+        normalised = np.array([norm(value) for value in uniques], dtype=object)
+    values = pd.Series(normalised[codes], index=series.index, dtype=object)
+    bad = (normalised == "\x00bad")[codes]
     out.add(bad, col.name, lambda p: f"expected {col.expectation()}, got "
                                      f"{_show(series.iat[p])}")
     return values.where(~bad, None)
