@@ -304,6 +304,46 @@ def test_forest_plot_is_centred_on_zero() -> None:
     assert list(fig.layout.xaxis.range) == pytest.approx([-0.525, 0.525])
 
 
+def test_forest_plot_colour_follows_the_direction_column() -> None:
+    orange, grey = "#D55E00", "#888888"
+    # b's unadjusted interval excludes 0, but the difference does not hold after Holm's
+    # adjustment: grey, as its verdict says; a and c are decided (c's interval is NaN: an
+    # exact p decided it)
+    deltas = pd.DataFrame({"group": ["a", "b", "c"], "delta": [-0.4, 0.2, 0.5],
+                           "delta_low": [-0.6, 0.01, np.nan], "delta_high": [-0.2, 0.4, np.nan],
+                           "n": [30, 30, 30], "p_adjusted": [0.001, 0.09, 0.01],
+                           "direction": ["lower", "undecided", "higher"]})
+    fig = compare_figures.forest_plot(deltas)
+    colours = dict(zip(fig.data[0].y, fig.data[0].marker.color, strict=True))
+    assert colours == {"a": orange, "b": grey, "c": orange}
+    assert "orange: decided after adjustment" in fig.layout.meta["kbench_subtitle"]
+    # without a direction column: orange where the interval drawn excludes 0
+    fig = compare_figures.forest_plot(deltas.drop(columns="direction"))
+    colours = dict(zip(fig.data[0].y, fig.data[0].marker.color, strict=True))
+    assert colours == {"a": orange, "b": orange, "c": grey}
+    assert "orange: the interval excludes 0" in fig.layout.meta["kbench_subtitle"]
+
+
+def test_forest_plot_without_intervals_names_no_interval_colour() -> None:
+    from kbench_core import compare
+    from kbench_core.io import load_run
+
+    # two fingerprint reports: one BMS per bias, so no interval and no direction
+    run = load_run(Path(__file__).resolve().parents[1] / "sample_data" / "real" / "kahnebench")
+    spec = compare.COMPARISONS[run.kind]
+    frame = compare.per_item_values(run.frame, run.kind)
+    a, b = sorted(map(str, frame["model"].unique()))[:2]
+    groups = compare.compare_pair(frame, spec.values[0][1], a, b, group=spec.group,
+                                  cluster=spec.cluster, correction="holm",
+                                  noun=spec.noun).groups
+    assert groups["delta_low"].isna().all() and (groups["direction"] == "undecided").all()
+    fig = compare_figures.forest_plot(groups, label="bias", what=f"{a} − {b}")
+    subtitle = fig.layout.meta["kbench_subtitle"]
+    assert "interval excludes 0" not in subtitle and "orange" not in subtitle
+    assert "one value per group, no intervals" in subtitle
+    assert set(fig.data[0].marker.color) == {"#888888"}
+
+
 def test_study_heatmap_marks_configurations_without_scores() -> None:
     table = pd.DataFrame({"model": ["a", "a", "b", "b"], "study": ["s1", "s2", "s1", "s2"],
                           "pas": [0.5, 0.6, np.nan, np.nan]})
