@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -53,6 +54,25 @@ def test_cas_bars_leave_out_models_without_confidence() -> None:
     fig = figures.cas_bars(kahne.cas(TRIALS))
     assert list(fig.data[0].y) == ["synthetic-alpha", "synthetic-beta"]  # models down the side
     assert list(fig.data[0].x) == pytest.approx([0.9, 0.7])
+
+
+def test_cas_bars_name_the_reported_accuracy_for_fingerprint_reports() -> None:
+    from kbench_core import catalog
+    from kbench_core.io import load_run
+
+    assert figures.cas_bars(kahne.cas(TRIALS)).data[1].name == "accuracy (1 − score)"
+    path = (Path(__file__).resolve().parents[1] / "sample_data" / "real" / "kahnebench"
+            / "fingerprint_gpt52.json")
+    run = load_run(path)
+    item = next(i for i in catalog.items_for("bias_summary") if i.name == "cas_bars")
+    (_, fig), = item.objects(run.frame, meta=run.meta)
+    names = [trace.name for trace in fig.data]
+    assert names == ["stated confidence", "accuracy (as reported)"]  # the report's own
+    scores = json.loads(path.read_text(encoding="utf-8"))["calibration_scores"].values()
+    reported = [s["actual_accuracy"] for s in scores
+                if not s.get("insufficient_confidence_data")]
+    assert reported  # the bar is the mean of the published actual_accuracy
+    assert fig.data[1].x[0] == pytest.approx(sum(reported) / len(reported))
 
 
 def test_model_colors_are_stable() -> None:
