@@ -30,7 +30,9 @@ class Item:
 
     ``build(frame, options)`` yields ``(suffix, object)`` pairs; the file name is ``name`` or
     ``name-suffix``. ``best`` says, per table column, whether the highest (``"max"``) or lowest
-    (``"min"``) value is best (bold in LaTeX and Markdown).
+    (``"min"``) value is best (bold in LaTeX and Markdown). ``empty`` says, in words for the
+    user, why the item can yield nothing for a valid run (and what to load instead); the
+    commands print it when it does, rather than an empty table or nothing at all.
     """
 
     name: str
@@ -40,6 +42,7 @@ class Item:
     best: Mapping[str, str] = field(default_factory=dict)
     main: bool = False
     uses_meta: bool = False  # build(frame, options, meta): needs the run's meta (summaries)
+    empty: str = ""
 
     def objects(self, frame: pd.DataFrame, options: Mapping[str, Any] | None = None, *,
                 meta: Mapping[str, Any] | None = None) -> Iterator[tuple[str, Built]]:

@@ -110,7 +110,7 @@ def _progress(done: int, total: int, label: str) -> None:
 
 def metrics(path: str, *, fmt: str, out: str | None, precision: str = "display") -> int:
     """Print (or write) the family's main table of one run."""
-    from kbench_core.catalog import main_table, unavailable
+    from kbench_core.catalog import items_for, main_table, unavailable
     from kbench_core.export import provenance_of, table_bytes
 
     (run,) = _load_all([path])
@@ -124,7 +124,23 @@ def metrics(path: str, *, fmt: str, out: str | None, precision: str = "display")
     import pandas as pd
 
     # One table per judge (judged runs) stacks into one; its `judge` column tells them apart.
-    table = pd.concat([t for _, t in item.objects(run.frame, meta=run.meta)], ignore_index=True)
+    tables = [t for _, t in item.objects(run.frame, meta=run.meta)]
+    if not tables:
+        # A valid run the main table has nothing of (HumanStudy-Bench's simple_findings.csv:
+        # finding rows, no study rows): say why, and print the first table that has rows.
+        note = f"{run.name}: no {item.name} table" + (f": {item.empty}" if item.empty else "")
+        for other in items_for(run.kind):
+            if other.what != "table" or other is item:
+                continue
+            tables = [t for _, t in other.objects(run.frame, meta=run.meta)]
+            if tables:
+                item = other
+                break
+        if not tables:
+            raise SystemExit(f"kbench: {_safe(note)}")
+        print(f"kbench: {_safe(note)}. Printing {_safe(item.title.lower())} instead.",
+              file=sys.stderr)
+    table = pd.concat(tables, ignore_index=True)
     data = table_bytes(table, fmt, best=item.best, caption=f"{item.title} ({run.name})",
                        provenance=provenance_of([run], what=item.name), precision=precision)
     if out:
@@ -159,19 +175,27 @@ def write_figures(paths: Sequence[str], *, out: str, formats: Sequence[str],
             print(f"kbench: {_safe(run.name)}: nothing to draw, skipped. {why}",
                   file=sys.stderr)
             continue
+        empty: dict[str, list[str]] = {}  # why -> the items it leaves empty, said once
         for item in items_for(run.kind):
             if item.what == "table" and not tables:
                 continue
             if only and item.name not in only and not any(o.startswith(item.name + "-")
                                                             for o in only):
                 continue
+            made = 0
             for stem, obj in item.objects(run.frame, meta=run.meta):
+                made += 1
                 if only and item.name not in only and stem not in only:
                     continue
                 label = f"{run.name}_{stem}"
                 seen[label] = seen.get(label, 0) + 1
                 key = f"{index}\0{label}\0{seen[label]}"
                 jobs.append((run, item, namer.name(label, key=key), obj))
+            if not made and item.empty:
+                empty.setdefault(item.empty, []).append(item.name)
+        for why, names in empty.items():
+            print(f"kbench: {_safe(run.name)}: no {_safe(', '.join(names))}: {_safe(why)}",
+                  file=sys.stderr)
     n_files = sum(len(formats) if item.what == "figure" else 2 for _, item, _, _ in jobs)
     written: list[Path] = []
     with FigureExporter() as exporter:

@@ -79,13 +79,17 @@ def report_html(runs: Sequence[Run], *, options: Mapping[str, Any] | None = None
         elif not items:
             parts.append("<p>No figures for this kind of run yet.</p>")
         empty = []
+        explained: dict[str, list[str]] = {}
         for item in items:
             # built before its heading: an item that yields nothing for this run (one judge
             # has no agreement, a run without fixed versions no fixed-version chart) gets no
             # heading, only a mention in the line below
             objects = list(item.objects(run.frame, options, meta=run.meta))
             if not objects:
-                empty.append(item.title)
+                if item.empty:  # the item says why: once per reason, with the items' titles
+                    explained.setdefault(item.empty, []).append(item.title)
+                else:
+                    empty.append(item.title)
                 continue
             parts.append(f"<h3>{html.escape(item.title)}</h3>")
             for stem, obj in objects:
@@ -97,6 +101,9 @@ def report_html(runs: Sequence[Run], *, options: Mapping[str, Any] | None = None
                     first_figure = False
                 else:
                     parts.append(_table_html(obj))
+        for why, titles in explained.items():
+            parts.append(f'<p class="meta">Not shown: {html.escape("; ".join(titles))}. '
+                         f"Why: {html.escape(why)}.</p>")
         if empty:
             parts.append('<p class="meta">Not shown, as this run has no data for them (e.g. '
                          "a second LLM judge, fixed versions, prompt types): "

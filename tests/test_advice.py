@@ -3,7 +3,10 @@ is and what to upload instead (never a parser message)."""
 
 from __future__ import annotations
 
+import io
 import json
+import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -45,3 +48,64 @@ def test_real_results_are_not_taken_for_artefacts() -> None:
         {"bias_id": "anchoring_effect", "model_id": "m", "condition": "control",
          "domain": "social", "bias_score": 0.1}]}).encode()))
     assert run.kind == "bias"
+
+
+# ------------------------------------------------------------------------------- folders
+
+ROOT = Path(__file__).resolve().parents[1]
+TREE = ROOT / "tests" / "data" / "formats" / "blockbench_judge_output"
+HSB = ROOT / "sample_data" / "real" / "humanstudy-bench"
+
+
+def _zip(files: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def test_humanstudy_results_folder_says_which_file_to_load() -> None:
+    with pytest.raises(RunFormatError) as info:
+        load_run(HSB)
+    message = str(info.value)
+    assert "HumanStudy-Bench results folder" in message
+    assert "load simple_results.json (or simple_studies.csv / simple_findings.csv)" in (
+        message.lower())
+    assert "holds no benchmark output" not in message
+    # the same folder zipped, as it sits in the benchmark's repository
+    zipped = _zip({f"results/benchmark/{p.name}": p.read_bytes() for p in HSB.iterdir()})
+    with pytest.raises(RunFormatError, match=r"results/benchmark/simple_results\.json"):
+        load_run(("benchmark.zip", zipped))
+
+
+def test_humanstudy_per_study_folder_says_which_file_to_load() -> None:
+    files = {f"v1-empty/study_00{i}/{name}": b"{}" for i in (1, 2)
+             for name in ("evaluation_results.json", "detailed_stats.csv")}
+    with pytest.raises(RunFormatError, match=r"per-study files.*simple_results\.json \(or "
+                                             r"simple_studies\.csv / simple_findings\.csv\)"):
+        load_run(("runs.zip", _zip(files)))
+
+
+@pytest.mark.parametrize("folder", ["detector_a", "detector_a/judge_outputs"])
+def test_one_blockbench_detector_folder_says_zip_its_parent(folder) -> None:
+    with pytest.raises(RunFormatError) as info:
+        load_run(TREE / folder)
+    message = str(info.value)
+    # was: "holds no benchmark output kbench knows (judge_outputs/...); known folder formats:
+    # BlockBench judge outputs", which contradicts itself
+    assert "holds no benchmark output" not in message
+    assert "BlockBench" in message and "judge-output tree" in message
+    assert ("Zip its parent folder" if folder == "detector_a"
+            else "Zip the folder two levels up") in message
+
+
+def test_folder_advice_never_shadows_a_readable_folder() -> None:
+    run = load_run(TREE)  # the whole tree still loads, advice formats come last
+    assert run.kind == "judged" and set(run.models) == {"detector_a", "detector_b"}
+    from kbench_core import native
+
+    kinds = [f.advice for f in native.formats()]
+    assert kinds == sorted(kinds)  # every advice-only format after every reading one
+    with pytest.raises(RunFormatError, match="holds no benchmark output kbench knows"):
+        load_run(("other.zip", _zip({"notes/readme.txt": b"hello"})))

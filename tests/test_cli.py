@@ -318,3 +318,78 @@ def test_colliding_and_long_names_give_distinct_files(tmp_path) -> None:
     names = [p.name for p in (tmp_path / "long").iterdir()]
     assert any(n.startswith("long_bms_curves-bbbb") for n in names)
     assert all(len(n.encode()) < 150 for n in names)
+
+
+# Every real file of sample_data/real (MIT-licensed releases): what a new user runs first.
+REAL = Path(__file__).resolve().parents[1] / "sample_data" / "real"
+REPORTS = sorted((REAL / "kahnebench").glob("fingerprint_*.json"))
+HSB = REAL / "humanstudy-bench"
+# file -> (kind, rows of the main table, a column the main table must have)
+REAL_FILES = {
+    **{report: ("bias_summary", 15, "bms") for report in REPORTS},
+    REAL / "kahnebench": ("bias_summary", 15 * len(REPORTS), "bms"),
+    HSB / "simple_results.json": ("replication_summary", 63, "config_ecs"),
+    HSB / "simple_studies.csv": ("replication_summary", 63, "mean_study_ecs"),
+    # finding rows only: no configuration leaderboard, so the findings table, with a note
+    HSB / "simple_findings.csv": ("replication_summary", 4181, "finding_score"),
+}
+
+
+def test_real_files_are_all_covered() -> None:
+    assert len(REPORTS) == 11
+    data = {p for p in REAL.rglob("*") if p.is_file() and p.suffix in (".json", ".csv")}
+    assert data == {p for p in REAL_FILES if p.is_file()}  # a new real file needs a case here
+
+
+@pytest.mark.parametrize("path", list(REAL_FILES), ids=lambda p: p.name)
+def test_validate_and_metrics_work_on_every_real_file(path, capsys) -> None:
+    kind, rows, column = REAL_FILES[path]
+    assert main(["validate", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"ok      {path}: {kind}, ") and "INVALID" not in out
+    assert main(["metrics", str(path), "--format", "csv"]) == 0
+    captured = capsys.readouterr()
+    table = pd.read_csv(io.StringIO(captured.out), comment="#")
+    assert len(table) == rows and column in table and table[column].notna().any()
+    assert table["model"].notna().all()
+    if path.name == "simple_findings.csv":  # says why it is not the leaderboard, and what to load
+        assert "no leaderboard table" in captured.err and "simple_results.json" in captured.err
+    else:
+        assert captured.err == ""
+    assert main(["metrics", str(path), "--format", "latex"]) == 0
+    tex = capsys.readouterr().out
+    assert r"\begin{tabular}" in tex and r"\toprule" in tex and r"\bottomrule" in tex
+    assert main(["metrics", str(path), "--format", "markdown"]) == 0
+    md = capsys.readouterr().out
+    lines = [line for line in md.splitlines() if line.startswith("|")]
+    assert lines[0].startswith("| model |") and set(lines[1]) <= set("|-: ")
+    assert len(lines) == rows + 2
+
+
+def test_real_published_numbers_reach_the_metrics_table(capsys) -> None:
+    import json
+
+    published = json.loads((HSB / "simple_results.json").read_text(encoding="utf-8"))["configs"]
+    assert main(["metrics", str(HSB / "simple_results.json"), "--precision", "full"]) == 0
+    table = pd.read_csv(io.StringIO(capsys.readouterr().out), comment="#").set_index("model")
+    for name, config in published.items():
+        for ours, theirs in (("config_pas", "pas_raw"), ("config_ecs", "ecs")):
+            if config[theirs] is None:
+                assert np.isnan(table.loc[name, ours])
+            else:
+                assert table.loc[name, ours] == pytest.approx(config[theirs], abs=1e-12)
+
+
+def test_findings_only_run_explains_itself_in_report_and_figures(tmp_path, capsys) -> None:
+    out = tmp_path / "r.html"
+    assert main(["report", str(HSB / "simple_findings.csv"), "--out", str(out)]) == 0
+    html = out.read_text(encoding="utf-8")
+    assert "Published finding scores" in html and "study_1_hypothetical_stories/F1" in html
+    assert "Why: this run has finding rows only" in html and "simple_results.json" in html
+    # the tables alone: no figure to render, only the note for the items left empty
+    assert main(["figures", str(HSB / "simple_findings.csv"), "--out", str(tmp_path / "f"),
+                 "--items", "leaderboard,findings"]) == 0
+    err = capsys.readouterr().err
+    assert "simple_findings: no leaderboard: this run has finding rows only" in err
+    assert sorted(p.name for p in (tmp_path / "f").iterdir()) == [
+        "simple_findings_findings.csv", "simple_findings_findings.tex"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -53,6 +54,25 @@ def test_cas_bars_leave_out_models_without_confidence() -> None:
     fig = figures.cas_bars(kahne.cas(TRIALS))
     assert list(fig.data[0].y) == ["synthetic-alpha", "synthetic-beta"]  # models down the side
     assert list(fig.data[0].x) == pytest.approx([0.9, 0.7])
+
+
+def test_cas_bars_name_the_reported_accuracy_for_fingerprint_reports() -> None:
+    from kbench_core import catalog
+    from kbench_core.io import load_run
+
+    assert figures.cas_bars(kahne.cas(TRIALS)).data[1].name == "accuracy (1 − score)"
+    path = (Path(__file__).resolve().parents[1] / "sample_data" / "real" / "kahnebench"
+            / "fingerprint_gpt52.json")
+    run = load_run(path)
+    item = next(i for i in catalog.items_for("bias_summary") if i.name == "cas_bars")
+    (_, fig), = item.objects(run.frame, meta=run.meta)
+    names = [trace.name for trace in fig.data]
+    assert names == ["stated confidence", "accuracy (as reported)"]  # the report's own
+    scores = json.loads(path.read_text(encoding="utf-8"))["calibration_scores"].values()
+    reported = [s["actual_accuracy"] for s in scores
+                if not s.get("insufficient_confidence_data")]
+    assert reported  # the bar is the mean of the published actual_accuracy
+    assert fig.data[1].x[0] == pytest.approx(sum(reported) / len(reported))
 
 
 def test_model_colors_are_stable() -> None:
@@ -302,6 +322,46 @@ def test_forest_plot_is_centred_on_zero() -> None:
     fig = compare_figures.forest_plot(deltas)
     # the largest |bound| is 0.5; 5% margin: the axis runs from -0.525 to 0.525
     assert list(fig.layout.xaxis.range) == pytest.approx([-0.525, 0.525])
+
+
+def test_forest_plot_colour_follows_the_direction_column() -> None:
+    orange, grey = "#D55E00", "#888888"
+    # b's unadjusted interval excludes 0, but the difference does not hold after Holm's
+    # adjustment: grey, as its verdict says; a and c are decided (c's interval is NaN: an
+    # exact p decided it)
+    deltas = pd.DataFrame({"group": ["a", "b", "c"], "delta": [-0.4, 0.2, 0.5],
+                           "delta_low": [-0.6, 0.01, np.nan], "delta_high": [-0.2, 0.4, np.nan],
+                           "n": [30, 30, 30], "p_adjusted": [0.001, 0.09, 0.01],
+                           "direction": ["lower", "undecided", "higher"]})
+    fig = compare_figures.forest_plot(deltas)
+    colours = dict(zip(fig.data[0].y, fig.data[0].marker.color, strict=True))
+    assert colours == {"a": orange, "b": grey, "c": orange}
+    assert "orange: decided after adjustment" in fig.layout.meta["kbench_subtitle"]
+    # without a direction column: orange where the interval drawn excludes 0
+    fig = compare_figures.forest_plot(deltas.drop(columns="direction"))
+    colours = dict(zip(fig.data[0].y, fig.data[0].marker.color, strict=True))
+    assert colours == {"a": orange, "b": orange, "c": grey}
+    assert "orange: the interval excludes 0" in fig.layout.meta["kbench_subtitle"]
+
+
+def test_forest_plot_without_intervals_names_no_interval_colour() -> None:
+    from kbench_core import compare
+    from kbench_core.io import load_run
+
+    # two fingerprint reports: one BMS per bias, so no interval and no direction
+    run = load_run(Path(__file__).resolve().parents[1] / "sample_data" / "real" / "kahnebench")
+    spec = compare.COMPARISONS[run.kind]
+    frame = compare.per_item_values(run.frame, run.kind)
+    a, b = sorted(map(str, frame["model"].unique()))[:2]
+    groups = compare.compare_pair(frame, spec.values[0][1], a, b, group=spec.group,
+                                  cluster=spec.cluster, correction="holm",
+                                  noun=spec.noun).groups
+    assert groups["delta_low"].isna().all() and (groups["direction"] == "undecided").all()
+    fig = compare_figures.forest_plot(groups, label="bias", what=f"{a} − {b}")
+    subtitle = fig.layout.meta["kbench_subtitle"]
+    assert "interval excludes 0" not in subtitle and "orange" not in subtitle
+    assert "one value per group, no intervals" in subtitle
+    assert set(fig.data[0].marker.color) == {"#888888"}
 
 
 def test_study_heatmap_marks_configurations_without_scores() -> None:

@@ -167,3 +167,87 @@ def test_simple_studies_example_loads_as_a_summary_run() -> None:
     assert board.loc["example_agent_v1-empty", "mean_study_pas"] == pytest.approx(
         sum(v1) / len(v1))
     assert board.loc["example_agent_v1-empty", "n_ecs"] == 2  # study_003 has no ECS
+
+
+# The released files (sample_data/real, MIT): the two CSVs are exports of simple_results.json,
+# simple_studies.csv rounded to 4 decimals, so SPEC 5's 5e-5 tolerance applies to both.
+REAL = Path(__file__).resolve().parents[1] / "sample_data" / "real" / "humanstudy-bench"
+PUBLISHED_TOL = 5e-5
+
+
+@pytest.fixture(scope="module")
+def published() -> dict:
+    return json.loads((REAL / "simple_results.json").read_text(encoding="utf-8"))["configs"]
+
+
+def _close(got: object, want: object) -> bool:
+    """Equal within the published rounding; a missing value only matches a missing one."""
+    if want is None or (isinstance(want, float) and math.isnan(want)):
+        return got is None or (isinstance(got, float) and math.isnan(got))
+    return got is not None and abs(float(got) - float(want)) <= PUBLISHED_TOL
+
+
+def test_real_simple_studies_csv_equals_the_json(published) -> None:
+    run = load_run(REAL / "simple_studies.csv")
+    assert run.kind == "replication_summary"
+    want = {(config, s["study_id"]): s for config, c in published.items()
+            for s in c["studies"]}
+    frame = run.frame
+    keys = list(zip(frame["model"].astype(str), frame["study"].astype(str), strict=True))
+    assert len(set(keys)) == len(keys) == len(want) == 734  # the same rows, none twice
+    assert set(keys) == set(want)
+    bad = []
+    for i, key in enumerate(keys):
+        row, study = frame.iloc[i], want[key]
+        # HumanStudy-Bench writes its CSV without quoting: commas in titles became ";"
+        if row["title"] != study["title"].replace(",", ";"):
+            bad.append((key, "title"))
+        for ours, theirs in (("pas", "pas_raw"), ("ecs", "ecs"), ("tokens", "total_tokens"),
+                             ("cost", "total_cost")):
+            if not _close(row[ours], study[theirs]):
+                bad.append((key, ours, row[ours], study[theirs]))
+    assert not bad, bad[:5]
+    # and the two files give one leaderboard: the same per-study means, within the rounding
+    from_csv = R.summary_leaderboard(frame).set_index("model")
+    from_json = R.summary_leaderboard(load_run(REAL / "simple_results.json").frame)
+    from_json = from_json.set_index("model").loc[from_csv.index]
+    for column in ("mean_study_pas", "mean_study_ecs", "n_pas", "n_ecs", "n_studies"):
+        np.testing.assert_allclose(from_csv[column], from_json[column], atol=PUBLISHED_TOL)
+    # the CSV has no configuration-level values: they stay missing, never a mean in disguise
+    assert from_csv["config_pas"].isna().all() and from_csv["config_ecs"].isna().all()
+
+
+def test_real_simple_findings_csv_equals_the_json(published) -> None:
+    run = load_run(REAL / "simple_findings.csv")
+    assert run.kind == "replication_summary"
+    want = {(config, f["study_id"], int(f["finding_idx"])): f
+            for config, c in published.items() for f in c["findings"]}
+    frame = R.finding_rows(run.frame)
+    assert len(frame) == len(run.frame)  # finding rows only
+    keys = list(zip(frame["model"].astype(str), frame["study"].astype(str),
+                    frame["finding_idx"].astype(int), strict=True))
+    assert len(set(keys)) == len(keys) == 4181
+    assert set(keys) == set(want)  # every published finding, and nothing else
+    bad = []
+    for i, key in enumerate(keys):
+        row, finding = frame.iloc[i], want[key]
+        # sub_study_id/finding_id, the id alone without a sub-study, "#idx" on a repeat
+        sub = finding["sub_study_id"] or ""
+        name = f"{sub}/{finding['finding_id']}" if sub else finding["finding_id"]
+        if str(row["finding"]) not in (name, f"{name} #{finding['finding_idx']}"):
+            bad.append((key, "finding", row["finding"], name))
+        if not _close(row["finding_score"], finding["finding_score"]):
+            bad.append((key, "finding_score", row["finding_score"], finding["finding_score"]))
+        if int(row["n_tests"]) != finding["n_tests"]:
+            bad.append((key, "n_tests", row["n_tests"], finding["n_tests"]))
+    assert not bad, bad[:5]
+    # the JSON's own finding rows carry the same values
+    from_json = R.finding_rows(load_run(REAL / "simple_results.json").frame)
+    merged = frame.astype({"model": str, "study": str}).merge(
+        from_json.astype({"model": str, "study": str}), on=["model", "study", "finding_idx"],
+        suffixes=("_csv", "_json"), validate="one_to_one")
+    assert len(merged) == len(frame)
+    np.testing.assert_allclose(merged["finding_score_csv"], merged["finding_score_json"],
+                               atol=PUBLISHED_TOL)
+    assert (merged["n_tests_csv"] == merged["n_tests_json"]).all()
+    assert (merged["finding_csv"].astype(str) == merged["finding_json"].astype(str)).all()

@@ -19,6 +19,7 @@ __all__ = ["FAMILY"]
 
 def _catalog() -> list[Item]:
     from kbench_core import figures, kahne_summary
+    from kbench_core.figures import bias as bias_figures
 
     def fingerprint(frame: pd.DataFrame, options: Mapping[str, Any]):
         return one(kahne_summary.fingerprint_table(frame).drop(columns=["n"]))
@@ -53,7 +54,8 @@ def _catalog() -> list[Item]:
     def calibration(frame: pd.DataFrame, options: Mapping[str, Any]):
         table = kahne_summary.calibration_table(frame)
         if table["has_confidence_data"].any():
-            yield "", figures.cas_bars(table)
+            # the reports' own actual_accuracy, not kbench's 1 − score
+            yield "", figures.cas_bars(table, accuracy_label=bias_figures.ACCURACY_REPORTED)
 
     return [
         Item("fingerprint", "Fingerprint as reported (KahneBench's own per-bias numbers)",

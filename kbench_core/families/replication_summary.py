@@ -31,6 +31,13 @@ def _rules(columns: Mapping[str, Any], frame: pd.DataFrame, add) -> None:
                             f"({REPLICATION_SUMMARY.column(needed).meaning})")
 
 
+# simple_findings.csv holds finding rows only: every configuration-level table and figure is
+# built from study rows, so these items are empty for it and say why.
+_NO_STUDY_ROWS = ("this run has finding rows only (like HumanStudy-Bench's simple_findings.csv), "
+                  "and the configuration scores come from study rows: load simple_results.json "
+                  "(or simple_studies.csv) for them")
+
+
 def _catalog() -> list[Item]:
     from kbench_core import replication
     from kbench_core.figures import replication as rep_figures
@@ -66,10 +73,14 @@ def _catalog() -> list[Item]:
         Item("leaderboard", "Configurations: published PAS and ECS, means of the per-study "
              "values, rank with its interval, cost", "table", board,
              best={"config_pas": "max", "config_ecs": "max", "mean_study_pas": "max",
-                   "mean_study_ecs": "max", "cost": "min"}, main=True),
-        Item("leaderboard_chart", "Configurations by score, with cost", "figure", board_figure),
-        Item("study_heatmap", "Score per study and configuration", "figure", heat),
-        Item("findings", "Published finding scores", "table", findings),
+                   "mean_study_ecs": "max", "cost": "min"}, main=True, empty=_NO_STUDY_ROWS),
+        Item("leaderboard_chart", "Configurations by score, with cost", "figure", board_figure,
+             empty=_NO_STUDY_ROWS),
+        Item("study_heatmap", "Score per study and configuration", "figure", heat,
+             empty=_NO_STUDY_ROWS),
+        Item("findings", "Published finding scores", "table", findings,
+             empty="this run has no finding rows (simple_findings.csv or simple_results.json "
+                   "have them)"),
     ]
 
 

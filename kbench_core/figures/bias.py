@@ -156,9 +156,19 @@ def has_chart(table: pd.DataFrame, *, title: str | None = None) -> go.Figure:
     return fig
 
 
+ACCURACY_FROM_SCORE = "accuracy (1 − score)"
+ACCURACY_REPORTED = "accuracy (as reported)"
+
+
 def cas_bars(table: pd.DataFrame, *, colors: dict[str, str] | None = None,
-             title: str | None = None) -> go.Figure:
-    """Mean stated confidence beside mean accuracy per model (CAS), averaged over biases."""
+             title: str | None = None,
+             accuracy_label: str = ACCURACY_FROM_SCORE) -> go.Figure:
+    """Mean stated confidence beside mean accuracy per model (CAS), averaged over biases.
+
+    ``accuracy_label`` names the accuracy bars in the legend: the default says how kbench
+    computes it from trials (1 − bias score); fingerprint reports publish their own accuracy
+    (``actual_accuracy``), shown as :data:`ACCURACY_REPORTED`.
+    """
     # labels from data show literally
     table, colors, title = (
         plot_text(table), plot_text(colors), plot_text(title))
@@ -170,7 +180,7 @@ def cas_bars(table: pd.DataFrame, *, colors: dict[str, str] | None = None,
                          name="stated confidence", marker_color="#E69F00",
                          hovertemplate="%{y}<br>confidence %{x:.3f}<extra></extra>"))
     fig.add_trace(go.Bar(y=models, x=summary["mean_accuracy"], orientation="h",
-                         name="accuracy (1 − score)", marker_color="#0072B2",
+                         name=plot_text(accuracy_label), marker_color="#0072B2",
                          hovertemplate="%{y}<br>accuracy %{x:.3f}<extra></extra>"))
     row = 34 if len(summary) <= 12 else 22
     apply_layout(fig, title or "Stated confidence against accuracy", barmode="group",

@@ -22,10 +22,16 @@ MAX_ROWS = 25
 def forest_plot(deltas: pd.DataFrame, *, label: str = "group", title: str | None = None,
                 what: str = "A − B") -> go.Figure:
     """One row per group (bias, study, prompt type, ...): the paired difference with its
-    interval, a zero line, rows sorted by difference; orange where the interval excludes 0.
+    interval, a zero line, rows sorted by difference.
 
     ``deltas`` has columns ``label``, ``delta``, ``delta_low``, ``delta_high``, ``n`` (and
-    optionally ``p_adjusted``).
+    optionally ``p_adjusted`` and ``direction``). A point is orange where the table's
+    ``direction`` is decided (``"lower"``/``"higher"``, on the adjusted p, as the verdicts
+    say) and grey where it is ``"undecided"``, so a difference whose unadjusted interval
+    excludes 0 but which does not survive the adjustment is never orange; without a
+    ``direction`` column, orange marks an interval that excludes 0. The subtitle names the
+    colour only when there is something to tell apart: with no interval drawn (one value per
+    group, e.g. fingerprint reports) it says so instead.
     """
     # labels from data show literally
     deltas, title, what = (
@@ -36,8 +42,19 @@ def forest_plot(deltas: pd.DataFrame, *, label: str = "group", title: str | None
         data = data.loc[data["delta"].abs().sort_values(ascending=False, kind="stable")
                         .index[:MAX_ROWS]]
     data = data.sort_values("delta").reset_index(drop=True)
-    excludes = (data["delta_low"] > 0) | (data["delta_high"] < 0)
-    colors = np.where(excludes, _EXCLUDES_ZERO, _COVERS_ZERO)
+    low = pd.to_numeric(data["delta_low"], errors="coerce")
+    high = pd.to_numeric(data["delta_high"], errors="coerce")
+    drawn = np.isfinite(low) & np.isfinite(high)  # rows with an interval to draw
+    if "direction" in data:
+        decided = data["direction"].isin(["lower", "higher"]).to_numpy()
+        key = "orange: decided after adjustment (the table's direction)"
+    else:
+        decided = (drawn & ((low > 0) | (high < 0))).to_numpy()
+        key = "orange: the interval excludes 0"
+    colors = np.where(decided, _EXCLUDES_ZERO, _COVERS_ZERO)
+    if not drawn.any():
+        key = "one value per group, no intervals" + ("; orange: decided" if decided.any()
+                                                      else "")
     p = data["p_adjusted"] if "p_adjusted" in data else pd.Series(np.nan, index=data.index)
     fig = go.Figure()
     fig.add_vline(x=0, line=dict(color="#444", width=1))
@@ -61,7 +78,7 @@ def forest_plot(deltas: pd.DataFrame, *, label: str = "group", title: str | None
                 "all)" if total > len(data) else "")
     row = 26 if len(data) <= 15 else 20
     apply_layout(fig, title or f"Paired difference ({what}) with 95% intervals",
-                 subtitle=f"{what}; orange: the interval excludes 0{left_out}",
+                 subtitle=f"{what}; {key}{left_out}",
                  xaxis=dict(title="Difference", zeroline=False, range=[-half, half]),
                  yaxis=dict(title="", showgrid=False, automargin=True, type="category"),
                  height=max(260, 110 + row * len(data)))

@@ -258,15 +258,20 @@ class NativeFormat:
     from_files: FilesConverter | None = None
     matches_table: Callable[[Sequence[str]], bool] | None = None
     from_table: TableConverter | None = None
+    advice: bool = False  # recognises an artefact only to refuse it, saying what to upload
 
 
 @cache
 def formats() -> tuple[NativeFormat, ...]:
-    """Every native format of the modules in this package, in module-name order."""
+    """Every native format of the modules in this package, in module-name order, then the
+    folders that are only advised on (:data:`~kbench_core.native._advice.FOLDER_ADVICE`):
+    last, so they speak only when no format reads the folder."""
+    from kbench_core.native._advice import FOLDER_ADVICE
+
     found: list[NativeFormat] = []
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         if info.name.startswith("_"):
             continue
         module = importlib.import_module(f"{__name__}.{info.name}")
         found.extend(getattr(module, "FORMATS", ()))
-    return tuple(found)
+    return (*found, *FOLDER_ADVICE)

@@ -7,10 +7,13 @@ looks at the parsed JSON (or at a table's column names) only; nothing is read fr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import PurePosixPath
 from typing import Any
 
-__all__ = ["advise_columns", "advise_json"]
+from kbench_core.native import FilesConverter, NativeError, NativeFormat
+
+__all__ = ["FOLDER_ADVICE", "advise_columns", "advise_files", "advise_json"]
 
 _BLOCKBENCH_FOLDER = ("the whole judge-output folder as a .zip or .tar.gz (one sub-folder per "
                       "detector with judge_outputs/ and sample_metrics/)")
@@ -68,3 +71,77 @@ def advise_columns(columns: Sequence[str]) -> str | None:
         return ("This is a table of KahneBench test cases (prompts, no model responses). Run "
                 "KahneBench and upload its results or fingerprint reports.")
     return None
+
+
+# HumanStudy-Bench's results/benchmark/ files, and the per-study files of one evaluation run.
+_HSB_BENCHMARK = ("simple_results.json", "simple_studies.csv", "simple_findings.csv",
+                  "simple_summary.md")
+_HSB_PER_STUDY = ("evaluation_results.json", "detailed_stats.csv")
+_HSB_LOAD = "load simple_results.json (or simple_studies.csv / simple_findings.csv)"
+
+
+def _judge_file(parts: tuple[str, ...]) -> bool:
+    return parts[-1].startswith("j_") and parts[-1].endswith(".json")
+
+
+def _blockbench_folder(paths: Sequence[str]) -> str | None:
+    """A detector's own folder (judge_outputs/j_*.json at its top) or its judge_outputs/
+    folder (j_*.json at the top): the detector's name is the folder above, which is not in the
+    upload, so the tree cannot be read."""
+    split = [PurePosixPath(p).parts for p in paths]
+    detector = any(len(parts) == 2 and parts[0] == "judge_outputs" and _judge_file(parts)
+                   for parts in split)
+    judge_outputs = any(len(parts) == 1 and _judge_file(parts) for parts in split)
+    if not (detector or judge_outputs):
+        return None
+    what = ("one BlockBench detector's folder (judge_outputs/ and sample_metrics/)"
+            if detector else "one detector's BlockBench judge_outputs/ folder")
+    above = "its parent folder" if detector else "the folder two levels up"
+    return (f"This is {what}: kbench names each detector after its folder, which is not part "
+            f"of this upload. Zip {above} (the judge-output tree, one sub-folder per detector, "
+            "with the ground-truth file if you have one) and upload the .zip.")
+
+
+def _humanstudy_folder(paths: Sequence[str]) -> str | None:
+    """HumanStudy-Bench's results/benchmark/ folder, or a folder of its per-study files."""
+    names = {PurePosixPath(p).name for p in paths}
+    benchmark = sorted(p for p in paths if PurePosixPath(p).name in _HSB_BENCHMARK[:3])
+    if benchmark:
+        return ("This is a HumanStudy-Bench results folder: kbench reads one of its files, not "
+                f"the folder. Load simple_results.json (or simple_studies.csv / "
+                f"simple_findings.csv); here: {', '.join(benchmark[:3])}.")
+    if names & {*_HSB_BENCHMARK, *_HSB_PER_STUDY}:
+        return ("This is a folder of HumanStudy-Bench per-study files (evaluation_results.json, "
+                "detailed_stats.csv), which kbench does not read. From the benchmark's "
+                f"results/benchmark/ folder, {_HSB_LOAD}.")
+    return None
+
+
+def advise_files(paths: Sequence[str]) -> str | None:
+    """What a folder (or archive) is, from its member paths, when it is a known artefact that
+    no folder format reads, and what to upload instead; None otherwise.
+
+    Only asked after every folder format has declined (:data:`FOLDER_ADVICE` comes last in
+    :func:`kbench_core.native.formats`), so it never shadows a readable folder.
+    """
+    return _blockbench_folder(paths) or _humanstudy_folder(paths)
+
+
+def _refusal(advise: Callable[[Sequence[str]], str | None]) -> FilesConverter:
+    def refuse(filename: str, files: Mapping[str, bytes], options: Mapping[str, Any]) -> Any:
+        raise NativeError(advise(sorted(files)) or "not a folder kbench reads")
+
+    return refuse
+
+
+# Folder "formats" that only advise: each recognises an artefact and refuses it, saying what
+# to upload instead. Named after what they recognise (the loader's message for an unknown
+# folder lists the known folder formats by name).
+FOLDER_ADVICE: tuple[NativeFormat, ...] = (
+    NativeFormat(name="BlockBench judge outputs", kind="judged",
+                 matches_files=lambda paths: _blockbench_folder(paths) is not None,
+                 from_files=_refusal(_blockbench_folder), advice=True),
+    NativeFormat(name="HumanStudy-Bench results", kind="replication_summary",
+                 matches_files=lambda paths: _humanstudy_folder(paths) is not None,
+                 from_files=_refusal(_humanstudy_folder), advice=True),
+)

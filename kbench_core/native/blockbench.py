@@ -50,11 +50,11 @@ finding that is not an object) is left empty and counted; nothing is recovered b
 
 Ground truth comes from ``load_run(..., ground_truth=FILE)`` first, else a ground-truth JSON in
 the bundle, else (folder) the ``sample_metrics`` file's ``ground_truth_vulnerable``, else
-(multi-judge records, which carry none) it is inferred: vulnerable unless the record has
-``false_positive_detected``, with a warning. A folder sample with no ground truth anywhere is an
-error naming it. Values are passed on as written and validated by :mod:`kbench_core.io`, so a
-bad confidence is reported as "file detector_a/judge_outputs/j_x_direct.json, field
-'confidence'".
+(multi-judge records, which carry none) it is inferred: vulnerable unless the record is
+marked fixed (``variant: "differential"`` or ``false_positive_detected``), with a warning.
+A folder sample with no ground truth anywhere is an error naming it. Values are passed on as
+written and validated by :mod:`kbench_core.io`, so a bad confidence is reported as "file
+detector_a/judge_outputs/j_x_direct.json, field 'confidence'".
 """
 
 from __future__ import annotations
@@ -672,8 +672,9 @@ def _from_json(filename: str, payload: Any, options: Mapping[str, Any]) -> Conve
         n_safe = sum(1 for r in rows if r["is_vulnerable"] is False)
         warnings.append(
             "ground truth inferred: these records carry none, so a record is taken as "
-            f"vulnerable unless its target_assessment has false_positive_detected ({n_safe} "
-            f"safe, {len(rows) - n_safe} vulnerable); give the ground-truth file with "
+            'vulnerable unless it is marked fixed (variant: "differential", or '
+            f"false_positive_detected in its target_assessment): {n_safe} safe, "
+            f"{len(rows) - n_safe} vulnerable. Give the ground-truth file with "
             "load_run(..., ground_truth=FILE) for severities, types and lines")
     if failed:
         warnings.append(_failure_note(failed, "record"))

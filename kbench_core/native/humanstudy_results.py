@@ -58,7 +58,11 @@ def _matches(payload: Any) -> bool:
 
 
 def _text(value: Any) -> str:
-    return "" if value is None else str(value).strip()
+    # an empty CSV cell is read as NaN: it is an empty text, not the word "nan" (the JSON
+    # writes "" for the same sub_study_id)
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return ""
+    return str(value).strip()
 
 
 def finding_names(sub: pd.Series, finding_id: pd.Series, idx: pd.Series,

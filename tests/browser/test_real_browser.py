@@ -92,3 +92,28 @@ def test_unscored_results_show_what_to_do(empty_server, browser) -> None:
     assert page.locator('[data-testid="stPlotlyChart"]').count() == 0
     screenshot(page, "real_upload_unscored")
     page.context.close()
+
+
+def test_one_fingerprint_report_opens_the_reports_view(empty_server, browser) -> None:
+    # what a KahneBench user has after one run: a single fingerprint_<model>.json, not a zip
+    path = REAL / "kahnebench" / "fingerprint_gpt52.json"
+    model = json.loads(path.read_text(encoding="utf-8"))["model_id"]
+    page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(empty_server.url)
+    wait_for_app(page)
+    page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(
+        {"name": path.name, "mimeType": "application/json", "buffer": path.read_bytes()})
+    page.locator("h1", has_text="Cognitive biases").wait_for(timeout=60_000)
+    wait_for_app(page, timeout=120_000)  # asserts no exception is shown
+    # the reports view, down to its last section, not the trial view
+    assert page.get_by_text("These are KahneBench fingerprint reports").first.is_visible()
+    for heading in ("Models, as the reports summarise them", "Fingerprint",
+                    "Human alignment, mitigation and calibration"):
+        assert page.get_by_role("heading", name=heading, exact=True).count() >= 1, heading
+    assert page.get_by_text(model).count() >= 1
+    assert page.locator('[data-testid="stPlotlyChart"]').count() >= 1
+    screenshot(page, "real_upload_one_fingerprint_report")
+    assert errors == []
+    page.context.close()
