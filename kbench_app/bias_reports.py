@@ -137,7 +137,9 @@ def render() -> None:
               runs=chosen_runs, key="bias_report_has", container=c1)
     calibration = kahne_summary.calibration_table(selected)
     if calibration["has_confidence_data"].any():
-        kit.chart(figures.cas_bars(calibration, colors=colors), "report_cas_bars",
+        kit.chart(figures.cas_bars(calibration, colors=colors,
+                                   accuracy_label=figures.bias.ACCURACY_REPORTED),
+                  "report_cas_bars",
                   runs=chosen_runs, key="bias_report_cas", container=c2)
     else:
         c2.info("No bias of these reports has enough stated confidences for calibration "

@@ -193,6 +193,8 @@ def leaderboard(frame: pd.DataFrame, summaries: Mapping[str, Any] | None = None,
                                  ("rank_high", "rank_high"), ("mean_bms", "value"),
                                  ("n_dropped", "n_dropped")):
                 out[ours] = out["model"].map(lookup[theirs])
+    if table["model"].nunique() == 1:  # nothing to share biases with: its own mean
+        out["mean_bms"] = out["model"].map(table.groupby("model")["bms"].mean())
     out["n_dropped"] = out["n_dropped"].fillna(0).astype(int)
     out["few_items"] = out["n_biases"] < FEW_ITEMS
     first = ["model", "rank", "rank_low", "rank_high", "susceptibility", "mean_bms",
