@@ -44,6 +44,11 @@ class Keys:
                DIS_PROMPTS, ITEM)
 
 
+EMPTY = ("No judged vulnerability-detection run is loaded. Add one on the Runs page; agreement "
+         "needs a run in which at least two judges labelled the same answers.")
+NONE_ELIGIBLE = ("The judged runs loaded have a single judge each. Judge agreement needs at "
+                 "least two judges of the same answers (several LLM judges, or one and expert "
+                 "labels under the judge name `human`).")
 # Larger runs bootstrap α on request (~1.6 s a label at 600k rows) and compute the sections
 # below the top (every label: ~1 s; the tiers of every judge: ~2.5 s) when they are opened.
 BOOTSTRAP_BY_DEFAULT_ROWS = 100_000
@@ -152,6 +157,29 @@ def _item_records(frame: pd.DataFrame, *, item: Mapping[str, Any]) -> pd.DataFra
 # ------------------------------------------------------------------------------ display
 
 
+def cards(summary: agreement.AgreementSummary) -> list[tuple[str, Any, str, str]]:
+    """The coefficient cards of a summary: ``(title, estimate, help, what n_dropped
+    means)``; Fleiss' κ first when the label has one."""
+    out = [(f"Krippendorff's α ({summary.level})", summary.alpha,
+            "Agreement beyond chance with missing judgements allowed; interval: bootstrap over "
+            "items.", "labelled by one judge only"),
+           ("Percent agreement", summary.percent,
+            "Share of items on which every judge that labelled it agrees (no chance "
+            "correction). Interval: Wilson.", "labelled by one judge only")]
+    if summary.fleiss is not None:
+        out.insert(0, ("Fleiss' κ", summary.fleiss, "Agreement of all LLM judges beyond "
+                       "chance, over the items every one labelled. Interval: Gwet's asymptotic "
+                       "standard error.", "not labelled by every judge"))
+    return out
+
+
+def answer_choices(items: pd.DataFrame) -> dict[str, dict[str, str]]:
+    """``sample · model · prompt type`` of each listed answer, with its key values."""
+    keys = [c for c in agreement.ITEM_KEY if c in items]
+    return {" · ".join(row): dict(zip(keys, row, strict=True))
+            for row in items[keys].astype(str).itertuples(index=False)}
+
+
 def interval_text(low: float, high: float) -> str:
     """``95% CI [low, high]`` with three decimals, or a note that there is none."""
     if pd.isna(low) or pd.isna(high):
@@ -175,22 +203,21 @@ SPREAD_LABELS = {"judge_low": "lowest judge", "judge_high": "highest judge",
 
 
 def board_view(table: pd.DataFrame) -> dict[str, Any]:
-    """The consensus leaderboard for display: rank (with its "few samples" mark), the model,
-    ``n``, the samples, the marks and the headline metrics."""
-    columns = ["rank", "rank_text", "model", "n", "n_samples", "few_items",
+    """The consensus leaderboard for display: rank, model, ``n``, the samples, the "few
+    samples" and "renormalised" marks and the headline metrics (``rank_text`` is in the
+    download; here the mark has its own column)."""
+    columns = ["rank", "model", "n", "n_samples", "few_items",
                *(c for c in LEADERBOARD if c in table), "renormalised"]
     display = shown(table[[c for c in columns if c in table]].reset_index(drop=True))
     display["model"] = display["model"].astype(str)
     labels: dict[str, object] = {
         "rank": st.column_config.NumberColumn("Rank", pinned=True, help="By SUI, 1 = best"),
-        "rank_text": st.column_config.TextColumn(
-            "Rank (marks)", help="'few samples': fewer than 30 samples behind the row; its "
-                                 "rank and rates are uncertain"),
         "model": st.column_config.TextColumn("Model", pinned=True),
         "n": st.column_config.NumberColumn("n", help="Answers (samples × prompt types)"),
         "n_samples": st.column_config.NumberColumn("Samples", help="Distinct samples"),
-        "few_items": st.column_config.CheckboxColumn("Few samples",
-                                                     help="Fewer than 30 samples"),
+        "few_items": st.column_config.CheckboxColumn(
+            "Few samples", help="Fewer than 30 samples behind the row: its rank and rates are "
+                                "uncertain"),
         "renormalised": st.column_config.CheckboxColumn(
             "Renormalised", help="A composite (SUI or TUS) had an undefined component and "
                                  "was computed over the others with their weights "

@@ -18,13 +18,9 @@ st.title("Judge agreement")
 c0, c1, c2, c3 = st.columns([3, 2, 3, 2])
 shown = kit.open_runs(
     None, ["judged"], key=K.RUN, single=True, resets=K.PER_RUN, container=c0,
-    eligible=page.eligible_runs,
-    empty="No judged vulnerability-detection run is loaded. Add one on the Runs page; "
-          "agreement needs a run in which at least two judges labelled the same answers.",
-    none_eligible="The judged runs loaded have a single judge each. Judge agreement needs at "
-                  "least two judges of the same answers (several LLM judges, or one and expert "
-                  "labels under the judge name `human`).")
-run, frame = shown.runs[0], shown.frame
+    eligible=page.eligible_runs, empty=page.EMPTY, none_eligible=page.NONE_ELIGIBLE)
+run = shown.runs[0]
+frame = run.frame  # one run: its own rows (no `run` column to vote on)
 judges = agreement.judges(frame)
 llm = [j for j in judges if j != agreement.HUMAN]
 labels = agreement.judged_labels(frame)
@@ -62,17 +58,8 @@ if not summary.comparable:
             "expert labels below.")
 else:
     cards = st.columns(3)
-    entries = [("Krippendorff's α (" + level + ")", summary.alpha,
-                "Agreement beyond chance with missing judgements allowed; interval: bootstrap "
-                "over items.", "labelled by one judge only"),
-               ("Percent agreement", summary.percent,
-                "Share of items on which every judge that labelled it agrees (no chance "
-                "correction). Interval: Wilson.", "labelled by one judge only")]
-    if summary.fleiss is not None:
-        entries.insert(0, ("Fleiss' κ", summary.fleiss, "Agreement of all LLM judges beyond "
-                           "chance, over the items every one labelled. Interval: Gwet's "
-                           "asymptotic standard error.", "not labelled by every judge"))
-    else:
+    entries = page.cards(summary)
+    if summary.fleiss is None:
         cards[0].caption("Fleiss' κ is for categories; this label is numeric, so Krippendorff's "
                          "α (interval) measures the agreement.")
     for column, (title, est, help_text, dropped) in zip(cards[3 - len(entries):], entries,
@@ -182,9 +169,7 @@ st.caption(f"{len(items):,} answers on which the judges give different values of
 kit.table(items, f"disagreements-{dis_label}", runs=[run], key="agr_disagreements_table",
           height=300, **page.view(first))
 if len(first):
-    keys = [c for c in agreement.ITEM_KEY if c in first]
-    choices = {" · ".join(map(str, row)): dict(zip(keys, row, strict=True))
-               for row in first[keys].astype(str).itertuples(index=False)}
+    choices = page.answer_choices(first)
     pick = kit.select("Answer to inspect", list(choices), key=K.ITEM, in_url=False,
                       help="Every judge's output for this answer, field by field.")
     record = page.item_records(frame, run, choices[pick])
