@@ -17,7 +17,7 @@ import streamlit as st
 
 from kbench_app import cache
 from kbench_app.ui import shown, table_config
-from kbench_core import agreement
+from kbench_core import agreement, vuln
 from kbench_core.families.judged import AgreementOptions
 from kbench_core.io import Run
 
@@ -58,10 +58,14 @@ MAX_DISAGREEMENTS = 1_000  # rows sent to the browser; the CSV holds every match
 BAND_COLORS: dict[str, str] = {"poor": "red", "slight": "orange", "fair": "orange",
                                "moderate": "blue", "substantial": "green",
                                "almost perfect": "green", "undefined": "gray"}
-LEADERBOARD: tuple[str, ...] = ("accuracy", "f2", "tdr", "lucky_guess_rate",
-                                "finding_precision", "avg_reasoning", "ece", "sui", "tus",
-                                "lgi")
-BEST = {"sui": "max", "tdr": "max", "accuracy": "max", "f2": "max", "ece": "min"}
+# The consensus leaderboard's metrics, SUI (the ranking) first, with short headings.
+LEADERBOARD: dict[str, str] = {"sui": "SUI", "tdr": "TDR", "accuracy": "Accuracy", "f2": "F2",
+                               "finding_precision": "Finding precision",
+                               "avg_reasoning": "Mean reasoning",
+                               "lucky_guess_rate": "Lucky-guess rate", "ece": "ECE",
+                               "tus": "TUS", "lgi": "LGI"}
+BEST = {m: "min" if m in vuln.LOWER_IS_BETTER else "max"  # bold in the LaTeX download
+        for m in vuln.HIGHER_IS_BETTER | vuln.LOWER_IS_BETTER}
 
 
 def eligible_runs(runs: Mapping[str, Run]) -> dict[str, Run]:
@@ -203,18 +207,22 @@ SPREAD_LABELS = {"judge_low": "lowest judge", "judge_high": "highest judge",
 
 
 def board_view(table: pd.DataFrame) -> dict[str, Any]:
-    """The consensus leaderboard for display: rank, model, ``n``, the samples, the "few
-    samples" and "renormalised" marks and the headline metrics (``rank_text`` is in the
-    download; here the mark has its own column)."""
-    columns = ["rank", "model", "n", "n_samples", "few_items",
-               *(c for c in LEADERBOARD if c in table), "renormalised"]
+    """The consensus leaderboard for display: rank, model, SUI, ``n``, the samples, the "few
+    samples" and "renormalised" marks, then the other headline metrics (``rank_text`` is in
+    the download; here the mark has its own column)."""
+    columns = ["rank", "model", "sui", "n", "n_samples", "few_items", "renormalised",
+               *(c for c in LEADERBOARD if c in table and c != "sui")]
     display = shown(table[[c for c in columns if c in table]].reset_index(drop=True))
     display["model"] = display["model"].astype(str)
     labels: dict[str, object] = {
-        "rank": st.column_config.NumberColumn("Rank", pinned=True, help="By SUI, 1 = best"),
+        **LEADERBOARD,
+        "rank": st.column_config.NumberColumn("Rank", pinned=True, format="%d",
+                                              help="By SUI, 1 = best"),
         "model": st.column_config.TextColumn("Model", pinned=True),
-        "n": st.column_config.NumberColumn("n", help="Answers (samples × prompt types)"),
-        "n_samples": st.column_config.NumberColumn("Samples", help="Distinct samples"),
+        "n": st.column_config.NumberColumn("n", format="localized",
+                                           help="Answers (samples × prompt types)"),
+        "n_samples": st.column_config.NumberColumn("Samples", format="localized",
+                                                   help="Distinct samples"),
         "few_items": st.column_config.CheckboxColumn(
             "Few samples", help="Fewer than 30 samples behind the row: its rank and rates are "
                                 "uncertain"),

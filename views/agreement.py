@@ -150,7 +150,7 @@ st.subheader("Disagreements")
 models = sorted(map(str, frame["model"].unique()))
 prompts = (sorted(map(str, frame["prompt_type"].dropna().unique()))
            if "prompt_type" in frame else [])
-c1, c2, c3, c4 = st.columns([2, 3, 3, 2])
+c1, c2, c3, c4 = st.columns([2, 3, 3, 3])
 dis_label = kit.select("Label", labels, key=K.DIS_LABEL, default=label, container=c1)
 dis_models = kit.multiselect("Models", models, key=K.DIS_MODELS, default=models, container=c2)
 dis_prompts = kit.multiselect("Prompt types", prompts, key=K.DIS_PROMPTS, default=prompts,
