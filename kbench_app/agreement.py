@@ -110,10 +110,8 @@ def disagreements(frame: pd.DataFrame, run: Run, label: str, *, include_missing:
     run has prompt types) ``prompts``."""
     items = cache.cached(agreement.disagreements, frame, runs=[run], label=label,
                          include_missing=include_missing)
-    return cache.cached(_matching, items, runs=[run],
-                        selection=(label, include_missing, tuple(models),
-                                   None if prompts is None else tuple(prompts)),
-                        models=tuple(models), prompts=prompts)
+    return cache.cached(_matching, items, runs=[run], selection=(label, include_missing),
+                        models=tuple(models), prompts=None if prompts is None else tuple(prompts))
 
 
 def _matching(items: pd.DataFrame, *, models: Sequence[str],
