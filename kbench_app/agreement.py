@@ -1,33 +1,71 @@
-"""The judge-agreement page's cache and small presentation helpers.
+"""The Judge agreement page's widget keys, cached computations and table presentation.
 
-Every expensive call of :mod:`kbench_core.agreement` is cached on the run's name and content
-hash plus the options, so moving between labels or pages recomputes nothing already seen (the
-bootstrap included).
+Every number comes from :mod:`kbench_core.agreement` through :func:`kbench_app.cache.cached`
+(keyed on the run's content hash, the selection and the options), so moving between labels or
+pages recomputes nothing already seen (the bootstrap included); this module only lays the
+results out for display.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
-from kbench_core import agreement
+from kbench_app import cache
+from kbench_app.ui import shown, table_config
+from kbench_core import agreement, vuln
+from kbench_core.families.judged import AgreementOptions
 from kbench_core.io import Run
 
+
+class Keys:
+    """The page's widget keys (also the names of its link parameters)."""
+
+    RUN = "agr_run"
+    LABEL = "agr_label"
+    WEIGHTS = "agr_weights"
+    BOOTSTRAP = "agr_bootstrap"
+    MIN_VOTES = "agr_min_votes"
+    JUDGE_A = "agr_judge_a"
+    JUDGE_B = "agr_judge_b"
+    DIS_LABEL = "agr_dis_label"
+    DIS_MODELS = "agr_dis_models"
+    DIS_PROMPTS = "agr_dis_prompts"
+    DIS_MISSING = "agr_dis_missing"
+    ITEM = "agr_item"
+    LABELS_SECTION = "agr_labels_open"
+    TIERS_SECTION = "agr_tiers_open"
+    # What depends on the run (its labels, judges, models, size): forgotten when it changes.
+    PER_RUN = (LABEL, WEIGHTS, BOOTSTRAP, MIN_VOTES, JUDGE_A, JUDGE_B, DIS_LABEL, DIS_MODELS,
+               DIS_PROMPTS, ITEM)
+
+
+EMPTY = ("No judged vulnerability-detection run is loaded. Add one on the Runs page; agreement "
+         "needs a run in which at least two judges labelled the same answers.")
+NONE_ELIGIBLE = ("The judged runs loaded have a single judge each. Judge agreement needs at "
+                 "least two judges of the same answers (several LLM judges, or one and expert "
+                 "labels under the judge name `human`).")
+# Larger runs bootstrap α on request (~1.6 s a label at 600k rows) and compute the sections
+# below the top (every label: ~1 s; the tiers of every judge: ~2.5 s) when they are opened.
+BOOTSTRAP_BY_DEFAULT_ROWS = 100_000
+LAZY_ROWS = 100_000
+MAX_DISAGREEMENTS = 1_000  # rows sent to the browser; the CSV holds every matching one
 # Landis & Koch bands as badge colours (st.badge), from red (poor) to green (almost perfect).
 BAND_COLORS: dict[str, str] = {"poor": "red", "slight": "orange", "fair": "orange",
                                "moderate": "blue", "substantial": "green",
                                "almost perfect": "green", "undefined": "gray"}
-LEADERBOARD: tuple[str, ...] = ("model", "n", "accuracy", "f2", "tdr", "lucky_guess_rate",
-                                "finding_precision", "avg_reasoning", "ece", "sui", "tus",
-                                "lgi")
-
-
-def llm_judges(run: Run) -> list[str]:
-    """The run's judges other than ``human``."""
-    return [j for j in agreement.judges(run.frame) if j != agreement.HUMAN]
+# The consensus leaderboard's metrics, SUI (the ranking) first, with short headings.
+LEADERBOARD: dict[str, str] = {"sui": "SUI", "tdr": "TDR", "accuracy": "Accuracy", "f2": "F2",
+                               "finding_precision": "Finding precision",
+                               "avg_reasoning": "Mean reasoning",
+                               "lucky_guess_rate": "Lucky-guess rate", "ece": "ECE",
+                               "tus": "TUS", "lgi": "LGI"}
+BEST = {m: "min" if m in vuln.LOWER_IS_BETTER else "max"  # bold in the LaTeX download
+        for m in vuln.HIGHER_IS_BETTER | vuln.LOWER_IS_BETTER}
 
 
 def eligible_runs(runs: Mapping[str, Run]) -> dict[str, Run]:
@@ -36,96 +74,75 @@ def eligible_runs(runs: Mapping[str, Run]) -> dict[str, Run]:
             if run.kind == "judged" and len(agreement.judges(run.frame)) >= 2}
 
 
-def _key(run: Run) -> tuple[str, str]:
-    return run.name, run.content_hash
+# ------------------------------------------------------------------------- cached numbers
 
 
-@st.cache_resource(max_entries=64, show_spinner="Comparing the judges...")
-def _summary(name: str, content_hash: str, label: str, weights: str | None, bootstrap: bool,
-             _frame: pd.DataFrame) -> dict[str, Any]:
-    level = agreement.default_level(_frame, label)
-    numeric = level == "interval"
-    ci = "bootstrap" if bootstrap else None
-    n_llm = sum(j != agreement.HUMAN for j in agreement.judges(_frame))
-    out: dict[str, Any] = {"level": level, "numeric": numeric, "n_llm": n_llm}
-    if n_llm >= 2:
-        out["pairs"] = (agreement.pairwise_alpha(_frame, label, ci=ci) if numeric
-                        else agreement.pairwise_kappa(_frame, label, weights=weights))
-        out["fleiss"] = None if numeric else agreement.fleiss_kappa(_frame, label)
-        out["alpha"] = agreement.krippendorff_alpha(_frame, label, level=level, ci=ci)
-        out["percent"] = agreement.percent_agreement(_frame, label)
-    out["human"] = (None if numeric
-                    else agreement.human_agreement(_frame, label, weights=weights))
-    return out
+def summary(frame: pd.DataFrame, run: Run,
+            options: AgreementOptions) -> agreement.AgreementSummary:
+    """:func:`kbench_core.agreement.summarize` of the options' label."""
+    return cache.cached(agreement.summarize, frame, runs=[run], label=options.label,
+                        spinner="Comparing the judges...", **options.summarize())
 
 
-def cached_summary(run: Run, label: str, *, weights: str | None,
-                   bootstrap: bool) -> dict[str, Any]:
-    """Pairwise table (κ, or α for numbers), Fleiss' κ, Krippendorff's α, percent agreement
-    and agreement with the expert for one label of a run."""
-    return _summary(*_key(run), label, weights, bootstrap, run.frame)
+def every_label(frame: pd.DataFrame, run: Run, options: AgreementOptions) -> pd.DataFrame:
+    """:func:`kbench_core.agreement.label_agreement` of the run."""
+    return cache.cached(agreement.label_agreement, frame, runs=[run],
+                        spinner="Agreement on every label...", **options.label_agreement())
 
 
-@st.cache_resource(max_entries=32, show_spinner="Agreement on every label...")
-def _labels(name: str, content_hash: str, bootstrap: bool, _frame: pd.DataFrame):
-    return agreement.label_agreement(_frame, ci_alpha="bootstrap" if bootstrap else None)
+def judge_tiers(frame: pd.DataFrame, run: Run,
+                options: AgreementOptions) -> agreement.JudgeTiers:
+    """:func:`kbench_core.agreement.judge_tiers`: the spread and the consensus leaderboard."""
+    return cache.cached(agreement.judge_tiers, frame, runs=[run],
+                        spinner="Computing the tiers of every judge...", **options.consensus())
 
 
-def cached_label_agreement(run: Run, *, bootstrap: bool) -> pd.DataFrame:
-    """:func:`kbench_core.agreement.label_agreement` of a run."""
-    return _labels(*_key(run), bootstrap, run.frame)
+def confusion(frame: pd.DataFrame, run: Run, label: str, judge_a: str,
+              judge_b: str) -> pd.DataFrame:
+    """:func:`kbench_core.agreement.confusion` of two judges."""
+    return cache.cached(agreement.confusion, frame, runs=[run], label=label, judge_a=judge_a,
+                        judge_b=judge_b)
 
 
-@st.cache_resource(max_entries=32, show_spinner="Computing the tiers per judge...")
-def _spread(name: str, content_hash: str, min_votes: int, _frame: pd.DataFrame):
-    spread = agreement.judge_spread(_frame, min_votes=min_votes)
-    return spread, agreement.spread_summary(spread)
+def disagreements(frame: pd.DataFrame, run: Run, label: str, *, include_missing: bool,
+                  models: Sequence[str], prompts: Sequence[str] | None) -> pd.DataFrame:
+    """:func:`kbench_core.agreement.disagreements` of the run, cut to ``models`` and (when the
+    run has prompt types) ``prompts``."""
+    items = cache.cached(agreement.disagreements, frame, runs=[run], label=label,
+                         include_missing=include_missing)
+    return cache.cached(_matching, items, runs=[run], selection=(label, include_missing),
+                        models=tuple(models), prompts=None if prompts is None else tuple(prompts))
 
 
-def cached_spread(run: Run, *, min_votes: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """``(judge_spread, spread_summary)`` of a run; the consensus uses ``min_votes``."""
-    return _spread(*_key(run), min_votes, run.frame)
+def _matching(items: pd.DataFrame, *, models: Sequence[str],
+              prompts: Sequence[str] | None) -> pd.DataFrame:
+    keep = _isin(items["model"], models)
+    if prompts is not None and "prompt_type" in items:
+        keep &= _isin(items["prompt_type"], prompts)
+    return items[keep].reset_index(drop=True)
 
 
-@st.cache_resource(max_entries=32, show_spinner="Building the consensus...")
-def _consensus(name: str, content_hash: str, min_votes: int, _frame: pd.DataFrame):
-    from kbench_core import vuln
-
-    frame = agreement.consensus(_frame, min_votes=min_votes)
-    return vuln.tiers(frame), frame
-
-
-def cached_consensus(run: Run, *, min_votes: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """``(tiers, consensus frame)`` of a run's majority-vote judge."""
-    return _consensus(*_key(run), min_votes, run.frame)
+def _isin(series: pd.Series, values: Sequence[str]) -> np.ndarray:
+    """Mask of the rows whose label (as text) is one of ``values``; on the categories when the
+    column is categorical, not on one string per row."""
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        wanted = np.array([str(c) in set(values) for c in series.cat.categories] + [False])
+        return wanted[series.cat.codes.to_numpy()]
+    return series.astype(str).isin(values).to_numpy()
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
-def _disagreements(name: str, content_hash: str, label: str, include_missing: bool,
-                   _frame: pd.DataFrame) -> pd.DataFrame:
-    return agreement.disagreements(_frame, label, include_missing=include_missing)
+def item_records(frame: pd.DataFrame, run: Run, item: Mapping[str, Any]) -> pd.DataFrame:
+    """Every judge's row of one answer, transposed (fields × judges), as text."""
+    return cache.cached(_item_records, frame, runs=[run], selection=tuple(item.items()),
+                        item=dict(item))
 
 
-def cached_disagreements(run: Run, label: str, *, include_missing: bool) -> pd.DataFrame:
-    """:func:`kbench_core.agreement.disagreements` of a run."""
-    return _disagreements(*_key(run), label, include_missing, run.frame)
-
-
-def interval_text(low: float, high: float) -> str:
-    """``95% CI [low, high]`` with three decimals, or a note that there is none."""
-    if pd.isna(low) or pd.isna(high):
-        return "no interval"
-    return f"95% CI [{low:.3f}, {high:.3f}]"
-
-
-def item_records(frame: pd.DataFrame, item: Mapping[str, Any]) -> pd.DataFrame:
-    """Every judge's row of one item, transposed (fields × judges) and rendered as text, so
-    uploaded values show literally."""
-    mask = pd.Series(True, index=frame.index)
+def _item_records(frame: pd.DataFrame, *, item: Mapping[str, Any]) -> pd.DataFrame:
+    mask = np.ones(len(frame), dtype=bool)
     for column, value in item.items():
         if column in frame:
-            mask &= (frame[column].astype(str) == str(value)).to_numpy()
-    rows = frame[mask.to_numpy()]
+            mask &= _isin(frame[column], [str(value)])
+    rows = frame[mask]
     if rows.empty:
         return pd.DataFrame()
     order = {j: i for i, j in enumerate(agreement.judges(frame))}
@@ -137,3 +154,90 @@ def item_records(frame: pd.DataFrame, item: Mapping[str, Any]) -> pd.DataFrame:
     out = table.drop(columns="judge").T.astype(str)
     out.index.name = "field"
     return out.reset_index()
+
+
+# ------------------------------------------------------------------------------ display
+
+
+def cards(summary: agreement.AgreementSummary) -> list[tuple[str, Any, str, str]]:
+    """The coefficient cards of a summary: ``(title, estimate, help, what n_dropped
+    means)``; Fleiss' κ first when the label has one."""
+    out = [(f"Krippendorff's α ({summary.level})", summary.alpha,
+            "Agreement beyond chance with missing judgements allowed; interval: bootstrap over "
+            "items.", "labelled by one judge only"),
+           ("Percent agreement", summary.percent,
+            "Share of items on which every judge that labelled it agrees (no chance "
+            "correction). Interval: Wilson.", "labelled by one judge only")]
+    if summary.fleiss is not None:
+        out.insert(0, ("Fleiss' κ", summary.fleiss, "Agreement of all LLM judges beyond "
+                       "chance, over the items every one labelled. Interval: Gwet's asymptotic "
+                       "standard error.", "not labelled by every judge"))
+    return out
+
+
+def answer_choices(items: pd.DataFrame) -> dict[str, dict[str, str]]:
+    """``sample · model · prompt type`` of each listed answer, with its key values."""
+    keys = [c for c in agreement.ITEM_KEY if c in items]
+    return {" · ".join(row): dict(zip(keys, row, strict=True))
+            for row in items[keys].astype(str).itertuples(index=False)}
+
+
+def interval_text(low: float, high: float) -> str:
+    """``95% CI [low, high]`` with three decimals, or a note that there is none."""
+    if pd.isna(low) or pd.isna(high):
+        return "no interval"
+    return f"95% CI [{low:.3f}, {high:.3f}]"
+
+
+def view(frame: pd.DataFrame, labels: Mapping[str, object] | None = None,
+         **kwargs: Any) -> dict[str, Any]:
+    """``view=`` and ``config=`` of :func:`kbench_app.kit.table` for ``frame``: numbers as the
+    app's tables show them (integers as integers, 4 significant digits), first column pinned."""
+    display = shown(frame.reset_index(drop=True))
+    return dict(view=display, config=table_config(display, labels), **kwargs)
+
+
+PAIR_LABELS = {"judge_a": "Judge", "judge_b": "Judge", "kappa": "κ", "kappa_low": "low",
+               "kappa_high": "high", "alpha": "α", "alpha_low": "low", "alpha_high": "high",
+               "n_dropped": "left out", "percent_agreement": "agreement"}
+SPREAD_LABELS = {"judge_low": "lowest judge", "judge_high": "highest judge",
+                 "n_judges": "judges"}
+
+
+def board_view(table: pd.DataFrame) -> dict[str, Any]:
+    """The consensus leaderboard for display: rank, model, SUI, ``n``, the samples, the "few
+    samples" and "renormalised" marks, then the other headline metrics (``rank_text`` is in
+    the download; here the mark has its own column)."""
+    columns = ["rank", "model", "sui", "n", "n_samples", "few_items", "renormalised",
+               *(c for c in LEADERBOARD if c in table and c != "sui")]
+    display = shown(table[[c for c in columns if c in table]].reset_index(drop=True))
+    display["model"] = display["model"].astype(str)
+    labels: dict[str, object] = {
+        **LEADERBOARD,
+        "rank": st.column_config.NumberColumn("Rank", pinned=True, format="%d",
+                                              help="By SUI, 1 = best"),
+        "model": st.column_config.TextColumn("Model", pinned=True),
+        "n": st.column_config.NumberColumn("n", format="localized",
+                                           help="Answers (samples × prompt types)"),
+        "n_samples": st.column_config.NumberColumn("Samples", format="localized",
+                                                   help="Distinct samples"),
+        "few_items": st.column_config.CheckboxColumn(
+            "Few samples", help="Fewer than 30 samples behind the row: its rank and rates are "
+                                "uncertain"),
+        "renormalised": st.column_config.CheckboxColumn(
+            "Renormalised", help="A composite (SUI or TUS) had an undefined component and "
+                                 "was computed over the others with their weights "
+                                 "renormalised")}
+    return dict(view=display, config=table_config(display, labels, pin="rank"))
+
+
+def lazy_section(title: str, *, key: str, lazy: bool, what: str) -> tuple[Any, bool]:
+    """A section under ``title``: on a big run (``lazy``) a closed expander whose content is
+    computed only once it is opened; else a plain container. Returns it and whether to fill
+    it."""
+    st.subheader(title)
+    if not lazy:
+        return st.container(), True
+    box = st.expander(f"{what} (a big run: computed when opened)", key=key,
+                      on_change="rerun", icon=":material/hourglass_top:")
+    return box, bool(box.open)

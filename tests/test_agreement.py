@@ -3,6 +3,7 @@ krippendorff package, Gwet's irrCAC and hand-worked consensus cases."""
 
 from __future__ import annotations
 
+import dataclasses
 import doctest
 import math
 import warnings
@@ -786,3 +787,112 @@ def test_unanimous_judges_make_a_consensus_equal_to_any_of_them(seed, n_judges) 
     out = ag.consensus(frame)
     assert out["target_found"].tolist() == one.tolist()
     assert (out["no_majority"] == "").all()
+
+
+# --------------------------------------------------------------- summary (the page's numbers)
+
+
+def _with_expert(n_samples: int = 12) -> pd.DataFrame:
+    judged = samples.judged_samples(n_samples=n_samples)
+    expert = judged[judged["judge"] == "judge-two"].copy()
+    expert["judge"] = "human"
+    return pd.concat([judged.astype({"judge": str}), expert.astype({"judge": str})],
+                     ignore_index=True)
+
+
+def test_summary_of_a_yes_no_label_is_the_coefficient_functions() -> None:
+    judged = _with_expert()
+    s = ag.summarize(judged, "target_found")
+    assert (s.label, s.level, s.numeric, s.n_llm, s.weights) == (
+        "target_found", "nominal", False, 3, None)
+    assert s.pair_value == "kappa" and s.comparable
+    pd.testing.assert_frame_equal(s.pairs, ag.pairwise_kappa(judged, "target_found"))
+    assert s.fleiss == ag.fleiss_kappa(judged, "target_found")
+    assert s.alpha == ag.krippendorff_alpha(judged, "target_found")
+    assert s.percent == ag.percent_agreement(judged, "target_found")
+    expected = ag.human_agreement(judged, "target_found")
+    pd.testing.assert_frame_equal(s.human.drop(columns="band"), expected)
+    assert s.human["band"].tolist() == [ag.interpret(v) for v in expected["kappa"]]
+    # judge-two is the expert's copy: perfect agreement
+    assert s.human.set_index("judge").loc["judge-two", "kappa"] == pytest.approx(1.0)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.label = "other"  # type: ignore[misc]
+
+
+def test_summary_weights_only_ordered_labels_and_numbers_get_alpha() -> None:
+    judged = samples.judged_samples(n_samples=20)
+    ordinal = ag.summarize(judged, "type_match", weights="quadratic")
+    assert ordinal.level == "ordinal" and ordinal.weights == "quadratic"
+    pd.testing.assert_frame_equal(
+        ordinal.pairs, ag.pairwise_kappa(judged, "type_match", weights="quadratic"))
+    assert ordinal.alpha == ag.krippendorff_alpha(judged, "type_match", level="ordinal")
+    nominal = ag.summarize(judged, "said_vulnerable", weights="linear")
+    assert nominal.weights is None  # a nominal label is never weighted
+    pd.testing.assert_frame_equal(nominal.pairs, ag.pairwise_kappa(judged, "said_vulnerable"))
+    numeric = ag.summarize(judged, "rcir", ci="bootstrap", n_boot=50)
+    assert numeric.numeric and numeric.pair_value == "alpha" and numeric.fleiss is None
+    assert numeric.human is None
+    pd.testing.assert_frame_equal(
+        numeric.pairs, ag.pairwise_alpha(judged, "rcir", ci="bootstrap", n_boot=50))
+    assert numeric.alpha == ag.krippendorff_alpha(judged, "rcir", level="interval",
+                                                  ci="bootstrap", n_boot=50)
+    assert not math.isnan(numeric.alpha.low)
+    with pytest.raises(ValueError, match="ci must be one of"):
+        ag.summarize(judged, "rcir", ci="asymptotic")  # type: ignore[arg-type]
+
+
+def test_summary_with_one_llm_judge_has_only_the_expert_comparison() -> None:
+    one = samples.judged_samples(n_samples=6, judges=("judge-one", "human"))
+    s = ag.summarize(one, "target_found")
+    assert s.n_llm == 1 and not s.comparable
+    assert s.pairs is None and s.fleiss is None and s.alpha is None and s.percent is None
+    assert s.human["judge"].tolist() == ["judge-one"]
+    assert ag.summarize(samples.judged_samples(n_samples=6), "target_found").human is None
+
+
+def test_consensus_leaderboard_is_the_ranked_tiers_of_the_consensus() -> None:
+    judged = samples.judged_samples(n_samples=20)
+    board = ag.consensus_leaderboard(judged, min_votes=3)
+    voted = ag.consensus(judged, min_votes=3)
+    tiers = vuln.tiers(voted).sort_values("sui", ascending=False, kind="stable")
+    table = board.table
+    assert table["model"].tolist() == tiers["model"].tolist()
+    assert table["sui"].to_numpy() == pytest.approx(tiers["sui"].to_numpy())
+    assert table["rank"].tolist() == [1, 2, 3]
+    assert {"n", "n_samples", "few_items", "renormalised", "rank_text"} <= set(table)
+    # 20 samples < 30 (SPEC 2.6): every row is marked
+    assert table["few_items"].all() and (table["n_samples"] == 20).all()
+    assert table["rank_text"].tolist() == [f"{r} · few samples" for r in (1, 2, 3)]
+    assert (board.min_votes, board.n_llm, board.n_items) == (3, 3, len(voted))
+    assert board.n_undecided == int((voted["no_majority"] != "").sum()) > 0
+    assert dict(board.no_majority) == voted.attrs["no_majority"]
+
+
+def test_judge_tiers_equal_judge_spread_and_the_leaderboard() -> None:
+    judged = _with_expert(n_samples=15)
+    both = ag.judge_tiers(judged, min_votes=2)
+    pd.testing.assert_frame_equal(both.spread, ag.judge_spread(judged, min_votes=2))
+    pd.testing.assert_frame_equal(both.summary, ag.spread_summary(both.spread))
+    alone = ag.consensus_leaderboard(judged, min_votes=2)
+    pd.testing.assert_frame_equal(both.consensus.table, alone.table)
+    assert both.consensus == dataclasses.replace(alone, table=both.consensus.table)
+    assert list(both.spread["judge"].cat.categories) == [
+        "judge-one", "judge-three", "judge-two", "human", "consensus"]
+
+
+def test_agreement_options_give_the_core_calls_and_provenance() -> None:
+    from kbench_core.families.judged import AgreementOptions
+
+    options = AgreementOptions.from_mapping({"label": "type_match", "weights": "linear",
+                                             "bootstrap": True, "other": 1})
+    assert options == AgreementOptions("type_match", "linear", True, None)
+    assert options.summarize() == {"weights": "linear", "ci": "bootstrap"}
+    assert options.label_agreement() == {"ci_alpha": "bootstrap"}
+    assert AgreementOptions().summarize() == {"weights": None, "ci": None}
+    assert AgreementOptions(min_votes=3).consensus() == {"min_votes": 3}
+    assert options.provenance() == {"label": "type_match", "weights": "linear",
+                                    "bootstrap": True, "min_votes": None}
+    assert AgreementOptions.from_mapping(options) is options
+    judged = samples.judged_samples(n_samples=10)
+    s = ag.summarize(judged, options.label, **options.summarize())
+    assert s.weights == "linear"

@@ -255,3 +255,186 @@ def test_every_label_of_the_sample_run_renders(monkeypatch) -> None:
                                              level=agreement.default_level(judged, label))
         shown = next(m.value for m in at.metric if m.label.startswith("Krippendorff"))
         assert shown == ("n/a" if alpha.value != alpha.value else f"{alpha.value:.3f}"), label
+
+
+# ------------------------------------------------------ the widgets show the values in use
+
+
+def chart_by_key(at: AppTest, key: str) -> dict:
+    return next(_decoded(json.loads(c.proto.spec)) for c in at.get("plotly_chart")
+                if c.proto.id.endswith(f"{key}_chart"))
+
+
+# AppTest gives data frames no key: each table of the page is told by a column of its own.
+TABLE_COLUMNS = {"agr_pairs_table": "judge_a", "agr_human_table": "band",
+                 "agr_spread_table": "range", "agr_consensus_table": "sui",
+                 "agr_disagreements_table": "n_values", "agr_item_table": "field"}
+
+
+def table_by_key(at: AppTest, key: str) -> pd.DataFrame:
+    return next(d.value for d in at.dataframe if TABLE_COLUMNS[key] in d.value)
+
+
+def widget_values(at: AppTest) -> dict:
+    """Every widget of the page by key, as it shows."""
+    return {"run": at.selectbox(key="agr_run").value,
+            "label": at.selectbox(key="agr_label").value,
+            "weights": at.radio(key="agr_weights").value,
+            "bootstrap": at.toggle(key="agr_bootstrap").value,
+            "min_votes": at.slider(key="agr_min_votes").value,
+            "judge_a": at.selectbox(key="agr_judge_a").value,
+            "judge_b": at.selectbox(key="agr_judge_b").value,
+            "dis_label": at.selectbox(key="agr_dis_label").value,
+            "dis_models": at.multiselect(key="agr_dis_models").value,
+            "dis_prompts": at.multiselect(key="agr_dis_prompts").value,
+            "dis_missing": at.toggle(key="agr_dis_missing").value,
+            "item": next((w.value for w in at.selectbox if w.key == "agr_item"), None)}
+
+
+def assert_widgets_in_use(at: AppTest, frames: dict[str, pd.DataFrame]) -> dict:
+    """Each widget's value is the one the figures and tables were computed with: every
+    output is recomputed here from the values the widgets show."""
+    from kbench_app import agreement as page_module
+
+    assert not at.exception, [e.value for e in at.exception]
+    shown = widget_values(at)
+    frame = frames[shown["run"]]
+    label = shown["label"]
+    s = agreement.summarize(frame, label, weights=None if shown["weights"] == "none"
+                            else shown["weights"],
+                            ci="bootstrap" if shown["bootstrap"] else None)
+    assert at.subheader[0].value == f"Agreement on {label}"
+    heat = chart_by_key(at, "agr_heatmap")["data"][0]
+    assert heat["z"][0][1] == pytest.approx(s.pairs[s.pair_value].iloc[0])
+    cards = [c.value for c in at.caption if c.value.startswith(("95% CI", "no interval"))]
+    estimates = [e for e in (s.fleiss, s.alpha, s.percent) if e is not None]
+    assert len(cards) == len(estimates)
+    for card, est in zip(cards, estimates, strict=True):  # the bootstrap decides α's interval
+        assert card.startswith(f"{page_module.interval_text(est.low, est.high)} · n = "
+                               f"{est.n:,} items")
+    board = agreement.consensus_leaderboard(frame, min_votes=shown["min_votes"])
+    assert any(f"({board.min_votes} of {board.n_llm} votes)" in c.value for c in at.caption)
+    page_board = table_by_key(at, "agr_consensus_table")
+    assert page_board["model"].tolist() == board.table["model"].astype(str).tolist()
+    assert page_board["tdr"].to_numpy() == pytest.approx(board.table["tdr"].to_numpy())
+    confusion = chart_by_key(at, "agr_confusion")
+    expected = agreement.confusion(frame, label, shown["judge_a"], shown["judge_b"])
+    assert sum(map(sum, confusion["data"][0]["z"])) == expected["count"].sum()
+    assert confusion["layout"]["xaxis"]["title"]["text"] == shown["judge_b"]
+    assert confusion["layout"]["yaxis"]["title"]["text"] == shown["judge_a"]
+    items = agreement.disagreements(frame, shown["dis_label"],
+                                    include_missing=shown["dis_missing"])
+    items = items[items["model"].astype(str).isin(shown["dis_models"])
+                  & items["prompt_type"].astype(str).isin(shown["dis_prompts"])]
+    table = table_by_key(at, "agr_disagreements_table")
+    assert len(table) == min(len(items), page_module.MAX_DISAGREEMENTS)
+    assert table["sample"].astype(str).tolist() == items["sample"].astype(str).tolist()[
+        :len(table)]
+    if shown["item"] is not None:
+        sample, model, prompt = shown["item"].split(" · ")
+        record = table_by_key(at, "agr_item_table")
+        expected_record = page_module._item_records(
+            frame, item={"sample": sample, "model": model, "prompt_type": prompt})
+        pd.testing.assert_frame_equal(record.reset_index(drop=True), expected_record)
+    return shown
+
+
+def test_widgets_show_the_values_in_use_from_a_link_and_after_the_run_changes(
+        monkeypatch, tmp_path) -> None:
+    other = samples.judged_samples(n_samples=30, judges=("judge-x", "judge-y", "judge-z",
+                                                         "judge-w"), seed=4)
+    path = write_csv(tmp_path, "other", other)
+    monkeypatch.setenv("KBENCH_APP_ARGS", str(path))
+    state._cached_load.clear()
+    frames = {"judged": load_run(ROOT / "sample_data" / "judged.csv").frame,
+              "other": load_run(path).frame}
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    link = {"agr_run": "judged", "agr_label": "type_match", "agr_weights": "quadratic",
+            "agr_bootstrap": "0", "agr_min_votes": "3", "agr_judge_a": "judge-two",
+            "agr_judge_b": "judge-one", "agr_dis_label": "said_vulnerable",
+            "agr_dis_models": ["synthetic-detector-timid", "synthetic-detector-sharp"],
+            "agr_dis_prompts": ["direct"], "agr_dis_missing": "1"}
+    for key, value in link.items():
+        at.query_params[key] = value
+    at.run()
+    shown = assert_widgets_in_use(at, frames)
+    assert {k: shown[k] for k in ("label", "weights", "bootstrap", "min_votes", "judge_a",
+                                  "judge_b", "dis_label", "dis_models", "dis_prompts",
+                                  "dis_missing")} == {
+        "label": "type_match", "weights": "quadratic", "bootstrap": False, "min_votes": 3,
+        "judge_a": "judge-two", "judge_b": "judge-one", "dis_label": "said_vulnerable",
+        "dis_models": ["synthetic-detector-timid", "synthetic-detector-sharp"],
+        "dis_prompts": ["direct"], "dis_missing": True}
+    assert at.query_params["agr_min_votes"] in ("3", ["3"])
+    # Another run: its own judges, so what depended on the first run starts from its defaults
+    # and every widget shows what the page now uses (4 LLM judges: majority 3 of 4).
+    at.selectbox(key="agr_run").set_value("other").run()
+    shown = assert_widgets_in_use(at, frames)
+    assert (shown["label"], shown["weights"], shown["min_votes"], shown["judge_a"],
+            shown["judge_b"]) == ("target_found", "none", 3, "judge-w", "judge-x")
+    assert at.query_params["agr_run"] in ("other", ["other"])
+    at.slider(key="agr_min_votes").set_value(2).run()
+    at.selectbox(key="agr_judge_b").set_value("judge-z").run()
+    assert_widgets_in_use(at, frames)
+    at.selectbox(key="agr_run").set_value("judged").run()
+    shown = assert_widgets_in_use(at, frames)  # back to the first run's defaults
+    assert (shown["min_votes"], shown["judge_a"], shown["judge_b"]) == (
+        2, "judge-one", "judge-three")
+
+
+def test_page_tables_equal_the_core_functions(monkeypatch) -> None:
+    from kbench_core.families.judged import AgreementOptions
+
+    at = page(monkeypatch)
+    at.selectbox(key="agr_label").set_value("type_match").run()
+    at.radio(key="agr_weights").set_value("linear").run()
+    at.slider(key="agr_min_votes").set_value(3).run()
+    assert not at.exception
+    judged = load_run(ROOT / "sample_data" / "judged.csv").frame
+    options = AgreementOptions(label="type_match", weights="linear", bootstrap=True,
+                               min_votes=3)
+    s = agreement.summarize(judged, options.label, **options.summarize())
+    pairs = table_by_key(at, "agr_pairs_table")
+    assert list(pairs.columns) == list(s.pairs.columns)
+    for column in s.pairs:
+        if pd.api.types.is_numeric_dtype(s.pairs[column]):
+            assert pairs[column].astype(float).to_numpy() == pytest.approx(
+                s.pairs[column].to_numpy(dtype=float), nan_ok=True), column
+        else:
+            assert pairs[column].astype(str).tolist() == s.pairs[column].astype(str).tolist()
+    board = agreement.consensus_leaderboard(judged, **options.consensus()).table
+    shown = table_by_key(at, "agr_consensus_table")
+    assert shown["model"].tolist() == board["model"].astype(str).tolist()
+    assert shown["rank"].tolist() == board["rank"].tolist()
+    for column in ("n", "n_samples", "few_items", "renormalised", "accuracy", "f2", "tdr",
+                   "sui", "tus", "lgi", "ece"):
+        assert shown[column].astype(float).to_numpy() == pytest.approx(
+            board[column].astype(float).to_numpy(), nan_ok=True), column
+    # integers as integers (not 1080.0), pinned first columns
+    assert pd.api.types.is_integer_dtype(shown["n"])
+    spread = table_by_key(at, "agr_spread_table")
+    expected = agreement.judge_tiers(judged, min_votes=3).summary
+    assert spread["range"].to_numpy() == pytest.approx(expected["range"].to_numpy())
+
+
+def test_big_runs_open_the_heavy_sections_on_request_and_page_the_disagreements(
+        monkeypatch) -> None:
+    from kbench_app import agreement as page_module
+
+    monkeypatch.setattr(page_module, "LAZY_ROWS", 100)
+    monkeypatch.setattr(page_module, "MAX_DISAGREEMENTS", 10)
+    at = page(monkeypatch)
+    assert [f.proto.id.rsplit("-", 1)[-1] for f in at.get("plotly_chart")] == [
+        "agr_heatmap_chart", "agr_confusion_chart"]  # every label and the tiers: not yet
+    assert len(at.expander) >= 2
+    judged = load_run(ROOT / "sample_data" / "judged.csv").frame
+    expected = agreement.disagreements(judged, "target_found")
+    assert len(table_by_key(at, "agr_disagreements_table")) == 10 < len(expected)
+    assert any(c.value.startswith(f"{len(expected):,} answers") and "first 10 shown" in c.value
+               for c in at.caption)
+    at.session_state["agr_tiers_open"] = True
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    board = table_by_key(at, "agr_consensus_table")
+    assert board["model"].tolist() == agreement.consensus_leaderboard(judged).table[
+        "model"].astype(str).tolist()

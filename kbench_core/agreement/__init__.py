@@ -27,6 +27,9 @@ function                           what                                interval 
 :func:`consensus`                  majority-vote judge for ``tiers``   —
 :func:`disagreements`              items where judges differ           —
 :func:`judge_spread`               ``vuln.tiers`` per judge            those of ``tiers``
+:func:`summarize`                  all of one label (the page's top)   as above
+:func:`consensus_leaderboard`      consensus tiers ranked by SUI       those of ``tiers``
+:func:`judge_tiers`                spread + consensus leaderboard      those of ``tiers``
 =================================  ==================================  =========================
 
 The coefficients come from statsmodels (``cohens_kappa``, ``fleiss_kappa``) and the
@@ -38,7 +41,9 @@ each resample.
 The package's modules, all re-exported here: ``_labels`` (names, judges, labels, the items ×
 judges grid), ``kappa`` (Cohen's and Fleiss' κ), ``alpha`` (Krippendorff's α), ``overview``
 (percent agreement, :func:`label_agreement`), ``consensus`` and ``differences``
-(:func:`disagreements`, :func:`confusion`, :func:`judge_spread`, :func:`spread_summary`).
+(:func:`disagreements`, :func:`confusion`, :func:`judge_spread`, :func:`spread_summary`) and
+``summary`` (what the Judge agreement page shows, each from one call: :func:`summarize`,
+:func:`consensus_leaderboard`, :func:`judge_tiers`).
 """
 
 import sys
@@ -74,19 +79,29 @@ from kbench_core.agreement.differences import (
 )
 from kbench_core.agreement.kappa import fleiss_kappa, human_agreement, pairwise_kappa
 from kbench_core.agreement.overview import label_agreement, percent_agreement
+from kbench_core.agreement.summary import (
+    AgreementSummary,
+    ConsensusLeaderboard,
+    JudgeTiers,
+    consensus_leaderboard,
+    judge_tiers,
+    summarize,
+)
 
 __all__ = [
-    "CONSENSUS", "DEFAULT_LABELS", "HUMAN", "LANDIS_KOCH", "Level", "Weights", "confusion",
-    "consensus", "default_level", "disagreements", "fleiss_kappa", "human_agreement",
-    "interpret", "judge_spread", "judged_labels", "judges", "krippendorff_alpha",
-    "label_agreement", "pairwise_alpha", "pairwise_kappa", "percent_agreement",
-    "spread_summary",
+    "CONSENSUS", "DEFAULT_LABELS", "HUMAN", "LANDIS_KOCH", "AgreementSummary",
+    "ConsensusLeaderboard", "JudgeTiers", "Level", "Weights", "confusion", "consensus",
+    "consensus_leaderboard", "default_level", "disagreements", "fleiss_kappa",
+    "human_agreement", "interpret", "judge_spread", "judge_tiers", "judged_labels", "judges",
+    "krippendorff_alpha", "label_agreement", "pairwise_alpha", "pairwise_kappa",
+    "percent_agreement", "spread_summary", "summarize",
 ]
 
 # doctest.testmod(kbench_core.agreement) sees only what is defined here; hand it the examples
 # of the functions and classes defined in the modules.
 __test__ = {f"{module.__name__}.{name}": value
             for module in (sys.modules[f"{__name__}.{part}"] for part in
-                           ("_labels", "kappa", "alpha", "overview", "consensus", "differences"))
+                           ("_labels", "kappa", "alpha", "overview", "consensus", "differences",
+                             "summary"))
             for name, value in vars(module).items()
             if callable(value) and getattr(value, "__module__", None) == module.__name__}

@@ -243,3 +243,53 @@ FAMILY = Family(
                              "vuln_drill_sample"),
                   icon=":material/security:", url="vulnerability", order=30),
 )
+
+
+# ------------------------------------------------------------------------ judge agreement
+
+
+@dataclass(frozen=True)
+class AgreementOptions:
+    """The options of the Judge agreement page as it sets them and an export records them.
+
+    ``label`` is the judged column compared; ``weights`` the κ weights of ordered labels
+    (``"none"``, ``"linear"``, ``"quadratic"``); ``bootstrap`` gives Krippendorff's α its
+    interval; ``min_votes`` is what the consensus needs (None: a strict majority).
+    :meth:`summarize`, :meth:`label_agreement` and :meth:`consensus` give the keyword
+    arguments of :func:`kbench_core.agreement.summarize`, ``label_agreement`` and
+    ``judge_tiers`` / ``consensus_leaderboard``.
+    """
+
+    label: str = "target_found"
+    weights: Literal["none", "linear", "quadratic"] = "none"
+    bootstrap: bool = False
+    min_votes: int | None = None
+
+    @classmethod
+    def from_mapping(cls, options: Mapping[str, Any] | None) -> AgreementOptions:
+        """The options named in ``options`` (others ignored), the rest at their defaults."""
+        if isinstance(options, AgreementOptions):
+            return options
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in (options or {}).items() if k in names})
+
+    def summarize(self) -> dict[str, Any]:
+        """Keyword arguments of :func:`kbench_core.agreement.summarize` (after the label)."""
+        return dict(weights=None if self.weights == "none" else self.weights,
+                    ci="bootstrap" if self.bootstrap else None)
+
+    def label_agreement(self) -> dict[str, Any]:
+        """Keyword arguments of :func:`kbench_core.agreement.label_agreement`."""
+        return dict(ci_alpha="bootstrap" if self.bootstrap else None)
+
+    def consensus(self) -> dict[str, Any]:
+        """Keyword arguments of :func:`kbench_core.agreement.judge_tiers` and
+        :func:`kbench_core.agreement.consensus_leaderboard`."""
+        return dict(min_votes=self.min_votes)
+
+    def provenance(self) -> dict[str, Any]:
+        """The options as an exported file records them."""
+        return asdict(self)
+
+
+__all__ += ["AgreementOptions"]
