@@ -52,7 +52,7 @@ NONE_ELIGIBLE = ("The judged runs loaded have a single judge each. Judge agreeme
 # Larger runs bootstrap α on request (~1.6 s a label at 600k rows) and compute the sections
 # below the top (every label: ~1 s; the tiers of every judge: ~2.5 s) when they are opened.
 BOOTSTRAP_BY_DEFAULT_ROWS = 100_000
-LAZY_ROWS = 100_000
+
 MAX_DISAGREEMENTS = 1_000  # rows sent to the browser; the CSV holds every matching one
 # Landis & Koch bands as badge colours (st.badge), from red (poor) to green (almost perfect).
 BAND_COLORS: dict[str, str] = {"poor": "red", "slight": "orange", "fair": "orange",
@@ -229,15 +229,3 @@ def board_view(table: pd.DataFrame) -> dict[str, Any]:
                                  "was computed over the others with their weights "
                                  "renormalised")}
     return dict(view=display, config=table_config(display, labels, pin="rank"))
-
-
-def lazy_section(title: str, *, key: str, lazy: bool, what: str) -> tuple[Any, bool]:
-    """A section under ``title``: on a big run (``lazy``) a closed expander whose content is
-    computed only once it is opened; else a plain container. Returns it and whether to fill
-    it."""
-    st.subheader(title)
-    if not lazy:
-        return st.container(), True
-    box = st.expander(f"{what} (a big run: computed when opened)", key=key,
-                      on_change="rerun", icon=":material/hourglass_top:")
-    return box, bool(box.open)

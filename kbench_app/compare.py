@@ -20,7 +20,7 @@ import streamlit as st
 
 from kbench_app import cache, kit
 from kbench_app.downloads import figure_downloads, table_downloads
-from kbench_app.ui import plain
+from kbench_app.ui import plain, shown, table_config
 from kbench_core import compare
 from kbench_core.figures import compare as compare_figures
 from kbench_core.ranking import rank_text as _rank_texts
@@ -99,7 +99,7 @@ def rank_column(leaderboard: pd.DataFrame, ranks: pd.DataFrame | None, *,
 def compare_panel(frame: pd.DataFrame, *, values: Mapping[str, str], group: str,
                   cluster: str | None = None, key: str, runs: Sequence[Any] = (),
                   selection: Any = None, colors: Mapping[str, str] | None = None,
-                  noun: str = "items") -> None:
+                  noun: str = "items", title: bool = True) -> None:
     """Render the panel for ``frame`` (one row per model response, with a ``model`` column).
 
     ``values`` maps a metric's label to its per-item column (e.g. ``{"bias score": "score"}``);
@@ -108,7 +108,8 @@ def compare_panel(frame: pd.DataFrame, *, values: Mapping[str, str], group: str,
     ``frame`` came from, for the cache (none: the frame's content is hashed); ``key``
     prefixes every widget key. A single-model selection shows a message instead of the panel.
     """
-    st.subheader("Compare models")
+    if title:
+        st.subheader("Compare models")
     models = sorted(map(str, frame["model"].unique()))
     if len(models) < 2:
         st.info("Comparisons need at least two models in the selection"
@@ -163,7 +164,11 @@ def _ranks(ranks: pd.DataFrame, *, label: str, lower: bool, cluster: str | None,
         ranks, colors=dict(colors or {}),
         title=f"{label}: rank with its 95% bootstrap interval "
               f"({'lower' if lower else 'higher'} is better)"), key=f"{key}_rank_chart")
-    st.dataframe(ranks, hide_index=True, width="stretch")
+    view = ranks.assign(rank_text=rank_text(ranks))
+    view = view[["model", "rank_text", *[c for c in view if c not in ("model", "rank_text")]]]
+    st.dataframe(shown(view), hide_index=True, width="stretch", key=f"{key}_ranks_table",
+                 column_config=table_config(view, {"rank_text": "Rank [95%]",
+                                                   "value": "Mean per item"}))
     dropped = ranks[ranks["n_dropped"] > 0]
     note = ""
     if len(dropped):
@@ -268,16 +273,33 @@ def _every_pair(pairs: pd.DataFrame, *, label: str, value: str, lower: bool, key
 
 
 def _pairs_table(pairs: pd.DataFrame, *, value: str, key: str, runs: Sequence[Any]) -> None:
-    st.dataframe(pairs, hide_index=True, width="stretch",
-                 column_config={c: st.column_config.NumberColumn(format="%.4f")
-                                for c in ("delta", "delta_low", "delta_high", "p_value",
-                                          "p_adjusted")})
+    st.dataframe(shown(pairs), hide_index=True, width="stretch", key=f"{key}_pairs_table",
+                 column_config=table_config(pairs, {"model_a": "Model A", "model_b": "Model B",
+                                                    "delta": "A − B", "p_adjusted":
+                                                    "p (adjusted)"}))
     table_downloads(pairs, f"pairs-{value}", runs=runs, key=f"{key}_pairs_dl")
 
 
 def run_compare_panel(frame: pd.DataFrame, kind: str, *, key: str, runs: Sequence[Any] = (),
                       selection: Any = None,
                       colors: Mapping[str, str] | None = None) -> None:
+    """The family's Compare panel (:func:`family_compare_panel`); on a big run (more than
+    :data:`kbench_app.kit.BIG_RUN_ROWS` rows) in a section computed when opened."""
+    if len(frame) <= kit.BIG_RUN_ROWS:
+        family_compare_panel(frame, kind, key=key, runs=runs, selection=selection,
+                             colors=colors)
+        return
+    box, open_ = kit.lazy_section("Compare models", key=f"{key}_open", lazy=True,
+                                  what="Paired differences, every pair and rank intervals")
+    if open_:
+        with box:
+            family_compare_panel(frame, kind, key=key, runs=runs, selection=selection,
+                                 colors=colors, title=False)
+
+
+def family_compare_panel(frame: pd.DataFrame, kind: str, *, key: str,
+                         runs: Sequence[Any] = (), selection: Any = None,
+                         colors: Mapping[str, str] | None = None, title: bool = True) -> None:
     """:func:`compare_panel` with the family's defaults (:data:`kbench_core.compare.
     COMPARISONS`): derives the per-item columns (:func:`~kbench_core.compare.per_item_values`),
     offers the family's metrics, groups the forest plot and clusters the errors as the family
@@ -290,4 +312,4 @@ def run_compare_panel(frame: pd.DataFrame, kind: str, *, key: str, runs: Sequenc
     group = spec.group if spec.group in data.columns else (spec.cluster or spec.group)
     cluster = spec.cluster if spec.cluster in data.columns else None
     compare_panel(data, values=spec.options, group=group, cluster=cluster, key=key,
-                  runs=runs, selection=selection, colors=colors, noun=spec.noun)
+                  runs=runs, selection=selection, colors=colors, noun=spec.noun, title=title)

@@ -32,8 +32,28 @@ from kbench_app import state, urlstate
 from kbench_app.downloads import figure_downloads, table_downloads
 from kbench_core.io import Run
 
-__all__ = ["PageRuns", "chart", "done", "forget", "multiselect", "open_runs", "radio", "runs_of",
-           "select", "set_value", "slider", "stop", "table", "text", "toggle", "value_of"]
+BIG_RUN_ROWS = 100_000  # beyond this, sections that cost seconds compute when opened
+
+__all__ = [
+    "BIG_RUN_ROWS",
+    "PageRuns",
+    "chart",
+    "done",
+    "forget",
+    "lazy_section",
+    "multiselect",
+    "open_runs",
+    "radio",
+    "runs_of",
+    "select",
+    "set_value",
+    "slider",
+    "stop",
+    "table",
+    "text",
+    "toggle",
+    "value_of",
+]
 
 _VALUE = "kbench_value:"
 _MISSING = urlstate.MISSING
@@ -283,3 +303,15 @@ def table(frame: pd.DataFrame, name: str, *, runs: Sequence[Run], key: str,
         st.dataframe(frame if view is None else view, hide_index=True, width="stretch",
                      column_config=dict(config or {}), key=key, **kwargs)
         table_downloads(frame, name, runs=runs, options=options, best=best, key=f"{key}_dl")
+
+
+def lazy_section(title: str, *, key: str, lazy: bool, what: str) -> tuple[Any, bool]:
+    """A section under ``title``: on a big run (``lazy``) a closed expander whose content is
+    computed only once it is opened (what a page does not show is not computed); else a
+    plain container. Returns the container and whether to fill it."""
+    st.subheader(title)
+    if not lazy:
+        return st.container(), True
+    box = st.expander(f"{what} (a big run: computed when opened)", key=key,
+                      on_change="rerun", icon=":material/hourglass_top:")
+    return box, bool(box.open)

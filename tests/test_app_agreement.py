@@ -420,8 +420,9 @@ def test_page_tables_equal_the_core_functions(monkeypatch) -> None:
 def test_big_runs_open_the_heavy_sections_on_request_and_page_the_disagreements(
         monkeypatch) -> None:
     from kbench_app import agreement as page_module
+    from kbench_app import kit
 
-    monkeypatch.setattr(page_module, "LAZY_ROWS", 100)
+    monkeypatch.setattr(kit, "BIG_RUN_ROWS", 100)
     monkeypatch.setattr(page_module, "MAX_DISAGREEMENTS", 10)
     at = page(monkeypatch)
     assert [f.proto.id.rsplit("-", 1)[-1] for f in at.get("plotly_chart")] == [

@@ -24,7 +24,7 @@ frame = run.frame  # one run: its own rows (no `run` column to vote on)
 judges = agreement.judges(frame)
 llm = [j for j in judges if j != agreement.HUMAN]
 labels = agreement.judged_labels(frame)
-big = len(frame) > page.LAZY_ROWS
+big = len(frame) > kit.BIG_RUN_ROWS
 
 label = kit.select("Label", labels, key=K.LABEL, container=c1,
                    default="target_found" if "target_found" in labels else labels[0],
@@ -93,14 +93,14 @@ if summary.human is not None:
 if len(llm) < 2:
     kit.stop()
 
-box, open_ = page.lazy_section("Agreement on every label", key=K.LABELS_SECTION, lazy=big,
+box, open_ = kit.lazy_section("Agreement on every label", key=K.LABELS_SECTION, lazy=big,
                                what="κ, α and percent agreement of every label")
 if open_:
     kit.chart(agreement_figures.agreement_bars(page.every_label(frame, run, options)),
               "agreement_by_label", runs=[run], key="agr_labels",
               options=options.provenance(), container=box)
 
-box, open_ = page.lazy_section("How much the judge moves the score", key=K.TIERS_SECTION,
+box, open_ = kit.lazy_section("How much the judge moves the score", key=K.TIERS_SECTION,
                                lazy=big, what="The tiers of every judge and of the consensus")
 if open_:
     with box:
