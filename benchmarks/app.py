@@ -83,7 +83,7 @@ def main() -> None:
     print("sample runs:")
     for page in PAGES:
         changes: list = []
-        if page == "biases.py":
+        if page == "bias.py":
             os.environ["KBENCH_APP_ARGS"] = ""
             probe = AppTest.from_file(str(ROOT / "views" / page), default_timeout=600)
             probe.run()
@@ -95,9 +95,9 @@ def main() -> None:
         print(f"{n_rows:,}-row bias run ({path.stat().st_size / 1024**2:.0f} MB Parquet):")
         os.environ["KBENCH_APP_ARGS"] = f"--no-samples {path}"
         state._cached_load.clear()
-        probe = AppTest.from_file(str(ROOT / "views" / "biases.py"), default_timeout=600)
+        probe = AppTest.from_file(str(ROOT / "views" / "bias.py"), default_timeout=600)
         probe.run()
-        measure("biases.py", f"--no-samples {path}", bias_changes(probe))
+        measure("bias.py", f"--no-samples {path}", bias_changes(probe))
         judged = Path(tmp) / "judged_600k.parquet"
         big_judged_samples(600_000).to_parquet(judged)
         models = [f"synthetic-agent-{i:02d}" for i in range(60)]

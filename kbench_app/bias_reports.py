@@ -3,7 +3,7 @@
 A report holds KahneBench's own per-bias numbers and no trials, so this view shows what exists
 (the fingerprint, bias by intensity, the domain heatmap, human alignment, mitigation,
 calibration, the reports' own summaries) and says plainly that there are no intervals. Every
-table comes from :mod:`kbench_core.kahne_summary` and every figure from
+table comes from :mod:`kbench_core.bias_reports` and every figure from
 :mod:`kbench_core.figures`, the same functions the exports use.
 """
 
@@ -18,7 +18,8 @@ from kbench_app import bias as bias_view
 from kbench_app import kit, state
 from kbench_app.compare import run_compare_panel
 from kbench_app.ui import plain
-from kbench_core import figures, kahne_summary
+from kbench_core import bias_reports as reports
+from kbench_core import figures
 from kbench_core.io import Run
 from kbench_core.ranking import rank_text
 
@@ -91,13 +92,13 @@ def render() -> None:
     summaries = summaries_of(chosen_runs, frame)
 
     st.subheader("Models, as the reports summarise them")
-    board = kahne_summary.leaderboard(selected, summaries)
+    board = reports.leaderboard(selected, summaries)
     view, config = _leaderboard_view(board)
     kit.table(board, "report_leaderboard", view=view, config=config, runs=chosen_runs,
               key="bias_report_leaderboard", best={"susceptibility": "min", "mean_bms": "min"})
 
     st.subheader("Fingerprint")
-    table = kahne_summary.fingerprint_table(selected)
+    table = reports.fingerprint_table(selected)
     shown_table = table.drop(columns=["n"]).dropna(axis=1, how="all")
     kit.table(table, "report_fingerprint", view=shown_table,
               config=bias_view.fingerprint_columns(shown_table), runs=chosen_runs,
@@ -109,7 +110,7 @@ def render() -> None:
     st.subheader("Bias by trigger intensity")
     c1, c2 = st.columns([3, 1])
     curve_bias = kit.select("Bias", biases, key=K.REPORT_CURVE, container=c2)
-    curves = kahne_summary.intensity_table(selected[selected["bias"].astype(str)
+    curves = reports.intensity_table(selected[selected["bias"].astype(str)
                                                     == curve_bias])
     kit.chart(figures.bms_curves(curves, y="mean", colors=colors,
                                  title=f"{curve_bias}: mean score by trigger intensity "
@@ -122,7 +123,7 @@ def render() -> None:
     st.subheader("Consistency across domains (BCI)")
     c1, c2 = st.columns([1, 3])
     heat_model = kit.select("Model", models, key=K.REPORT_HEAT_MODEL, container=c1)
-    cells = kahne_summary.domain_cells(selected[selected["model"].astype(str) == heat_model])
+    cells = reports.domain_cells(selected[selected["model"].astype(str) == heat_model])
     if cells.empty:
         c2.info("The reports give no per-domain scores.")
     else:
@@ -133,9 +134,9 @@ def render() -> None:
 
     st.subheader("Human alignment, mitigation and calibration")
     c1, c2 = st.columns(2)
-    kit.chart(figures.has_chart(kahne_summary.alignment_table(selected)), "report_has_chart",
+    kit.chart(figures.has_chart(reports.alignment_table(selected)), "report_has_chart",
               runs=chosen_runs, key="bias_report_has", container=c1)
-    calibration = kahne_summary.calibration_table(selected)
+    calibration = reports.calibration_table(selected)
     if calibration["has_confidence_data"].any():
         kit.chart(figures.cas_bars(calibration, colors=colors,
                                    accuracy_label=figures.bias.ACCURACY_REPORTED),
@@ -144,7 +145,7 @@ def render() -> None:
     else:
         c2.info("No bias of these reports has enough stated confidences for calibration "
                 "(KahneBench's insufficient_confidence_data).")
-    mitigation = kahne_summary.mitigation_table(selected)
+    mitigation = reports.mitigation_table(selected)
     if not mitigation.empty:
         mit_model = kit.select("Mitigation of model", models, key=K.REPORT_MITIGATION_MODEL)
         kit.chart(figures.mitigation_chart(

@@ -109,7 +109,7 @@ def test_names_with_markup_are_shown_as_text(monkeypatch) -> None:
 def test_bias_page_widgets_change_the_numbers(monkeypatch) -> None:
     monkeypatch.setenv("KBENCH_APP_ARGS", "")
     state._cached_load.clear()
-    at = AppTest.from_file(str(ROOT / "views" / "biases.py"), default_timeout=60)
+    at = AppTest.from_file(str(ROOT / "views" / "bias.py"), default_timeout=60)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.title[0].value == "Cognitive biases"
@@ -131,7 +131,7 @@ def bias_page(monkeypatch, args: str = "") -> AppTest:
     responses (AppTest does not expose data frames by key)."""
     monkeypatch.setenv("KBENCH_APP_ARGS", args)
     state._cached_load.clear()
-    at = AppTest.from_file(str(ROOT / "views" / "biases.py"), default_timeout=60)
+    at = AppTest.from_file(str(ROOT / "views" / "bias.py"), default_timeout=60)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at
@@ -177,7 +177,7 @@ def test_bias_page_views_two_runs_together(monkeypatch, tmp_path) -> None:
 def test_bias_page_view_lives_in_the_url(monkeypatch) -> None:
     monkeypatch.setenv("KBENCH_APP_ARGS", "")
     state._cached_load.clear()
-    at = AppTest.from_file(str(ROOT / "views" / "biases.py"), default_timeout=60)
+    at = AppTest.from_file(str(ROOT / "views" / "bias.py"), default_timeout=60)
     at.query_params["bias_models"] = ["synthetic-beta", "not-a-model"]
     at.query_params["bias_cap"] = "0"
     at.query_params["bias_threshold"] = "0.25"
@@ -197,7 +197,7 @@ def test_bias_page_view_lives_in_the_url(monkeypatch) -> None:
 def test_bad_url_values_are_ignored_not_crashing(monkeypatch) -> None:
     monkeypatch.setenv("KBENCH_APP_ARGS", "")
     state._cached_load.clear()
-    at = AppTest.from_file(str(ROOT / "views" / "biases.py"), default_timeout=60)
+    at = AppTest.from_file(str(ROOT / "views" / "bias.py"), default_timeout=60)
     at.query_params["bias_threshold"] = "9999"
     at.query_params["bias_std"] = "<script>"
     at.query_params["bias_cap"] = "maybe"
@@ -240,7 +240,7 @@ def test_demo_mode_shows_the_guided_tour(monkeypatch) -> None:
     assert any("Guided tour" in m.value for m in at.markdown)
     # the demo opens each family page on the real released runs
     assert list(at.session_state[state.REGISTRY].runs)[:2] == ["kahnebench", "simple_results"]
-    at.switch_page("views/biases.py").run()
+    at.switch_page("views/bias.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.radio(key="bias_source").value == "reports"
     assert at.multiselect(key="bias_report_runs").value == ["kahnebench"]
@@ -308,7 +308,7 @@ def test_bias_widgets_show_the_values_in_use_after_the_run_changes(monkeypatch,
     other.write_text((ROOT / "sample_data" / "bias.csv").read_text())
     monkeypatch.setenv("KBENCH_APP_ARGS", str(other))
     state._cached_load.clear()
-    at = AppTest.from_file(str(ROOT / "views" / "biases.py"), default_timeout=60)
+    at = AppTest.from_file(str(ROOT / "views" / "bias.py"), default_timeout=60)
     biases = sorted(load_run(ROOT / "sample_data" / "bias.csv").frame["bias"].unique())
     at.query_params["bias_curve_bias"] = biases[-1]
     at.query_params["bias_curve_y"] = "mean"

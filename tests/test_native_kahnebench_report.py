@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kbench_core import compare, kahne_summary
+from kbench_core import bias_reports, compare
 from kbench_core.io import RunFormatError, load_run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -173,22 +173,22 @@ def test_tables_for_the_page_and_the_exports() -> None:
     run = load_run(("fingerprint_m.json", json.dumps(report(biases=("a_bias", "b_bias")))
                     .encode()))
     frame = run.frame
-    curves = kahne_summary.intensity_table(frame)
+    curves = bias_reports.intensity_table(frame)
     assert curves["mean_weak"].tolist() == [0.2, 0.2] and curves["mean_weak_low"].isna().all()
-    cells = kahne_summary.domain_cells(frame)
+    cells = bias_reports.domain_cells(frame)
     assert sorted(cells["domain"].unique()) == ["risk", "social"]
     assert cells.set_index(["bias", "domain"]).loc[("a_bias", "risk"), "mean_score"] == 0.4
-    alignment = kahne_summary.alignment_table(frame)
+    alignment = bias_reports.alignment_table(frame)
     assert alignment["direction"].tolist() == ["under", "under"]  # super-human -> under
-    calibration = kahne_summary.calibration_table(frame)
+    calibration = bias_reports.calibration_table(frame)
     assert not calibration["has_confidence_data"].any()  # insufficient confidence data
-    summary = kahne_summary.published_summary(frame, run.meta["summary"])
+    summary = bias_reports.published_summary(frame, run.meta["summary"])
     assert summary.loc[0, "susceptibility"] == 0.25 and summary.loc[0, "n_biases"] == 2
 
 
 def test_leaderboard_ranks_the_real_reports_by_published_susceptibility() -> None:
     run = load_run(REPORTS)
-    board = kahne_summary.leaderboard(run.frame, run.meta["summary"], n_boot=300)
+    board = bias_reports.leaderboard(run.frame, run.meta["summary"], n_boot=300)
     published = {json.loads(p.read_text())["model_id"]: json.loads(p.read_text())["summary"]
                  ["overall_bias_susceptibility"] for p in FILES}
     assert board.set_index("model")["susceptibility"].to_dict() == published

@@ -75,7 +75,7 @@ def test_page_shows_the_message_not_a_traceback(unscored, monkeypatch) -> None:
     state._cached_load.clear()
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.run()
-    at.switch_page("views/biases.py").run()
+    at.switch_page("views/bias.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("Nothing to show" in w.value and "scorer" in w.value for w in at.warning)
     assert not at.get("plotly_chart")

@@ -62,7 +62,7 @@ if st.session_state.get(state.DEMO):
             "offline HTML report.\n\n"
             "Every view's state is in the address bar: copy it to share exactly what you see.")
         with st.container(horizontal=True):
-            for path, label in (("views/biases.py", "Cognitive biases"),
+            for path, label in (("views/bias.py", "Cognitive biases"),
                                 ("views/replication.py", "Replication"),
                                 ("views/vuln.py", "Vulnerability detection"),
                                 ("views/agreement.py", "Judge agreement"),

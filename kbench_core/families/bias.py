@@ -1,7 +1,7 @@
 """Cognitive-bias trials (KahneBench results): one row per model response.
 
 Metrics in :mod:`kbench_core.kahne` (``docs/metrics/bias.md``); the page is
-``views/biases.py`` (trial runs).
+``views/bias.py`` (trial runs).
 """
 
 from __future__ import annotations
@@ -181,7 +181,7 @@ FAMILY = Family(
                                "metacognitive_gap"}),
     catalog=_catalog, unavailable=_unavailable, rules=_rules, notes=_notes,
     key_where_given=True, sample_files=("bias.csv",),
-    page=PageInfo("views/biases.py", "Cognitive biases", "bias_runs",
+    page=PageInfo("views/bias.py", "Cognitive biases", "bias_runs",
                   extra={"bias_source": "trials"},
                   dependent=("bias_models", "bias_categories", "bias_biases"),
                   icon=":material/psychology:", url="biases", order=10),

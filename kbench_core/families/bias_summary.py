@@ -1,6 +1,6 @@
 """KahneBench fingerprint reports: one row per model × bias, KahneBench's own numbers.
 
-Tables in :mod:`kbench_core.kahne_summary`; the page is ``views/biases.py`` (reports).
+Tables in :mod:`kbench_core.bias_reports`; the page is ``views/bias.py`` (reports).
 """
 
 from __future__ import annotations
@@ -18,41 +18,42 @@ __all__ = ["FAMILY"]
 
 
 def _catalog() -> list[Item]:
-    from kbench_core import figures, kahne_summary
+    from kbench_core import bias_reports as reports
+    from kbench_core import figures
     from kbench_core.figures import bias as bias_figures
 
     def fingerprint(frame: pd.DataFrame, options: Mapping[str, Any]):
-        return one(kahne_summary.fingerprint_table(frame).drop(columns=["n"]))
+        return one(reports.fingerprint_table(frame).drop(columns=["n"]))
 
     def models(frame: pd.DataFrame, options: Mapping[str, Any], meta: Mapping[str, Any]):
-        return one(kahne_summary.leaderboard(frame, meta.get("summary")))
+        return one(reports.leaderboard(frame, meta.get("summary")))
 
     def heatmap(frame: pd.DataFrame, options: Mapping[str, Any]):
-        return one(figures.fingerprint_heatmap(kahne_summary.fingerprint_table(frame)))
+        return one(figures.fingerprint_heatmap(reports.fingerprint_table(frame)))
 
     def curves(frame: pd.DataFrame, options: Mapping[str, Any]):
-        table = kahne_summary.intensity_table(frame)
+        table = reports.intensity_table(frame)
         for bias, rows in table.groupby("bias", sort=True):
             yield str(bias), figures.bms_curves(
                 rows, y="mean", title=f"{bias}: mean score by trigger intensity (as reported)")
 
     def domains(frame: pd.DataFrame, options: Mapping[str, Any]):
-        cells = kahne_summary.domain_cells(frame)
+        cells = reports.domain_cells(frame)
         for model, rows in cells.groupby("model", sort=True):
             yield str(model), figures.bci_heatmap(
                 rows, title=f"{model}: score by domain (as reported)")
 
     def alignment(frame: pd.DataFrame, options: Mapping[str, Any]):
-        return one(figures.has_chart(kahne_summary.alignment_table(frame)))
+        return one(figures.has_chart(reports.alignment_table(frame)))
 
     def mitigation(frame: pd.DataFrame, options: Mapping[str, Any]):
-        table = kahne_summary.mitigation_table(frame)
+        table = reports.mitigation_table(frame)
         for model, rows in table.groupby("model", sort=True):
             yield str(model), figures.mitigation_chart(
                 rows, title=f"{model}: score before and after debiasing (as reported)")
 
     def calibration(frame: pd.DataFrame, options: Mapping[str, Any]):
-        table = kahne_summary.calibration_table(frame)
+        table = reports.calibration_table(frame)
         if table["has_confidence_data"].any():
             # the reports' own actual_accuracy, not kbench's 1 − score
             yield "", figures.cas_bars(table, accuracy_label=bias_figures.ACCURACY_REPORTED)
@@ -85,7 +86,7 @@ FAMILY = Family(
     lower_is_better=frozenset({"bms", "susceptibility", "mean_bms", "unknown_rate",
                                "cas_error", "metacognitive_gap"}),
     catalog=_catalog, sample_files=("bias_summary.csv",),
-    page=PageInfo("views/biases.py", "Cognitive biases", "bias_report_runs",
+    page=PageInfo("views/bias.py", "Cognitive biases", "bias_report_runs",
                   extra={"bias_source": "reports"}, dependent=("bias_report_models",),
                   icon=":material/psychology:", url="biases", order=10),
 )

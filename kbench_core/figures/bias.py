@@ -224,7 +224,7 @@ def fingerprint_heatmap(biases: pd.DataFrame, *, value: str = "bms",
 
 def mitigation_chart(table: pd.DataFrame, *, title: str | None = None) -> go.Figure:
     """Score before and after each debiasing method, one row per bias (one model), from
-    :func:`kbench_core.kahne_summary.mitigation_table`: the baseline (treatment mean, black
+    :func:`kbench_core.bias_reports.mitigation_table`: the baseline (treatment mean, black
     ring) and each method's mean score (one colour and shape per method, the best method
     larger). A mark left of the ring means the method lowered the bias."""
     table, title = plot_text(table), plot_text(title)  # labels from data show literally
