@@ -115,3 +115,19 @@ def test_the_app_starts_with_a_bad_workspace_sidecar(monkeypatch, tmp_path) -> N
     assert list(at.session_state[state.REGISTRY].runs) == ["other"]
     assert [e.value for e in at.error] == [f"Could not load **{plain(side.name)}**"]
     assert "field 'meta'" in at.code[0].value
+
+
+@pytest.mark.parametrize("size", [10**400, "abc", -1], ids=["400 digits", "text", "negative"])
+def test_the_app_starts_with_a_tampered_size_in_a_sidecar(monkeypatch, tmp_path, size) -> None:
+    ws = Workspace(tmp_path / "ws")
+    other = GOOD + b"m3,b,control,,d,0\n"
+    RunRegistry(workspace=ws).add_files([("kept.csv", GOOD), ("other.csv", other)])
+    side = next((tmp_path / "ws").glob("kept*.json"))
+    data = json.loads(side.read_text())
+    data["meta"]["bytes"] = size
+    side.write_text(json.dumps(data))
+    at = start(monkeypatch, f"--no-samples --workspace {tmp_path / 'ws'}")  # no exception
+    assert list(at.session_state[state.REGISTRY].runs) == ["other"]
+    assert [e.value for e in at.error] == [f"Could not load **{plain(side.name)}**"]
+    assert "field 'meta.bytes'" in at.code[0].value
+    assert at.dataframe  # the Runs page lists the run that loaded
