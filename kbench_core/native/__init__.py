@@ -27,7 +27,7 @@ import json
 import pkgutil
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
@@ -260,6 +260,34 @@ class NativeFormat:
     from_table: TableConverter | None = None
 
 
+def skipped_note(files: Mapping[str, bytes]) -> str | None:
+    """The warning naming the hidden members a folder or archive reader skipped
+    (:attr:`kbench_core.bundles.Members.skipped`), or None when it skipped none."""
+    skipped = list(getattr(files, "skipped", ()))
+    if not skipped:
+        return None
+    shown = ", ".join(repr(p.encode("unicode_escape").decode("ascii")[:120])
+                      for p in skipped[:5])
+    more = f" and {len(skipped) - 5:,} more" if len(skipped) > 5 else ""
+    return (f"skipped {len(skipped):,} hidden or macOS resource-fork member(s) "
+            f"(names starting with '.', __MACOSX/): {shown}{more}")
+
+
+def _noting_skipped(convert: FilesConverter) -> FilesConverter:
+    """``convert`` whose run also warns of the members the reader skipped, so no file of an
+    archive is left out without a word, whichever format converts it."""
+
+    def wrapped(filename: str, files: Mapping[str, bytes],
+                options: Mapping[str, Any]) -> Converted:
+        converted = convert(filename, files, options)
+        note = skipped_note(files)
+        if note is None:
+            return converted
+        return replace(converted, warnings=(note, *converted.warnings))
+
+    return wrapped
+
+
 @cache
 def formats() -> tuple[NativeFormat, ...]:
     """Every native format of the modules in this package, in module-name order."""
@@ -268,5 +296,7 @@ def formats() -> tuple[NativeFormat, ...]:
         if info.name.startswith("_"):
             continue
         module = importlib.import_module(f"{__name__}.{info.name}")
-        found.extend(getattr(module, "FORMATS", ()))
+        found.extend(fmt if fmt.from_files is None
+                     else replace(fmt, from_files=_noting_skipped(fmt.from_files))
+                     for fmt in getattr(module, "FORMATS", ()))
     return tuple(found)
