@@ -469,3 +469,42 @@ def test_a_folder_lists_its_skipped_hidden_files(tmp_path: Path) -> None:
     (tmp_path / ".fingerprint_old.json").write_bytes(b"{}")
     run = load_run(tmp_path)
     assert any("'.fingerprint_old.json'" in w for w in run.warnings), run.warnings
+
+
+# ------------------------------------------------------------------ label length (native importers)
+
+def _long_label_files() -> list[tuple[str, bytes, str]]:
+    """(file name, bytes, field) of native files holding a 1,000,001-character label."""
+    long = "L" * 1_000_001
+    real = ROOT / "sample_data" / "real" / "humanstudy-bench"
+    results = json.loads((real / "simple_results.json").read_text())
+    first = next(iter(results["configs"]))
+    results["configs"] = {long: results["configs"][first]}
+    studies = (real / "simple_studies.csv").read_text().splitlines()
+    studies = [studies[0], long + studies[1][studies[1].index(","):]]
+    judged = json.loads((ROOT / "tests" / "data" / "formats" /
+                         "blockbench_multi_judge_records.json").read_text())
+    judged[0]["judge_model"] = long
+    report = json.loads(next((ROOT / "sample_data" / "real" / "kahnebench")
+                             .glob("fingerprint_*.json")).read_text())
+    report["model_id"] = "m" * 1001  # capped at 100 there: a name becomes a column name
+    return [("simple_results.json", json.dumps(results).encode(), "model"),
+            ("simple_studies.csv", "\n".join(studies).encode(), "model"),
+            ("records.json", json.dumps(judged).encode(), "judge"),
+            ("trials.json", json.dumps([{**KAHNE, "model_id": long}]).encode(), "model"),
+            ("fingerprint_x.json", json.dumps(report).encode(), "model_id")]
+
+
+@pytest.mark.parametrize(("name", "data", "field"), _long_label_files(),
+                         ids=lambda v: v if isinstance(v, str) and len(v) < 40 else "")
+def test_a_native_label_over_1000_characters_is_a_named_error(name, data, field) -> None:
+    started = time.process_time()
+    message = _error(name, data)
+    assert f"field '{field}'" in message, message[:300]
+    assert "characters" in message and len(message) < 1000
+    assert time.process_time() - started < 10
+
+
+def test_a_label_of_1000_characters_still_loads() -> None:
+    run = load_run(("trials.json", json.dumps([{**KAHNE, "model_id": "m" * 1000}]).encode()))
+    assert run.models == ["m" * 1000]
