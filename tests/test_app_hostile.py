@@ -131,3 +131,28 @@ def test_the_app_starts_with_a_tampered_size_in_a_sidecar(monkeypatch, tmp_path,
     assert [e.value for e in at.error] == [f"Could not load **{plain(side.name)}**"]
     assert "field 'meta.bytes'" in at.code[0].value
     assert at.dataframe  # the Runs page lists the run that loaded
+
+
+def test_table_download_data_is_neutralised(monkeypatch) -> None:
+    import contextlib
+    import csv
+    import types
+
+    import pandas as pd
+
+    from kbench_app import downloads
+
+    made: dict[str, object] = {}
+    fake = types.SimpleNamespace(
+        container=lambda **kwargs: contextlib.nullcontext(),
+        download_button=lambda label, data, **kwargs: made.__setitem__(label, data))
+    monkeypatch.setattr(downloads, "st", fake)
+    names = ['=HYPERLINK("https://evil.example","x")', "+1", "-x", "@SUM(A1)", "\tt",
+             "\uff1dcmd", "\x00=1"]
+    frame = pd.DataFrame({"model": names, "value": [-0.5] * len(names)})
+    downloads.table_downloads(frame, "table", key="t")
+    text = made["CSV"]().decode()  # the bytes the CSV button hands the browser
+    assert "\x00" not in text
+    rows = [r for r in csv.reader(io.StringIO(text)) if r and not r[0].startswith("#")]
+    assert [r[0] for r in rows[1:]] == ["'" + n.replace("\x00", "\\x00") for n in names]
+    assert [r[1] for r in rows[1:]] == ["-0.5000"] * len(names)  # numbers stay numbers
