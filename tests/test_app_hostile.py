@@ -156,3 +156,34 @@ def test_table_download_data_is_neutralised(monkeypatch) -> None:
     rows = [r for r in csv.reader(io.StringIO(text)) if r and not r[0].startswith("#")]
     assert [r[0] for r in rows[1:]] == ["'" + n.replace("\x00", "\\x00") for n in names]
     assert [r[1] for r in rows[1:]] == ["-0.5000"] * len(names)  # numbers stay numbers
+
+
+@pytest.mark.parametrize("name", ["https://evil.example/x", "see www.evil.example", "me@evil.io",
+                                  "ftp://evil.example", "HTTP://EVIL", "a`b``c http://x"])
+def test_plain_shows_autolinking_names_as_code_spans(name) -> None:
+    from kbench_app.ui import code
+
+    shown = plain(name)
+    assert shown == code(name)
+    ticks = shown.split(" ", 1)[0]
+    assert set(ticks) == {"`"} and shown.endswith(" " + ticks)
+    assert ticks not in name  # the fence is longer than any backtick run inside
+    assert plain("x_y [a](b)") == "x\\_y \\[a\\]\\(b\\)"  # others: escaped as before
+
+
+def test_the_runs_page_uses_the_shared_plain() -> None:
+    text = (ROOT / "views" / "runs.py").read_text()
+    assert "def shown" not in text and "_AUTOLINK" not in text
+
+
+def test_report_runs_list_their_raw_name_in_st_text(monkeypatch, tmp_path) -> None:
+    import shutil
+
+    folder = tmp_path / "my_reports.v1"
+    shutil.copytree(ROOT / "sample_data" / "real" / "kahnebench", folder)
+    at = start(monkeypatch, f"--no-samples {folder}")
+    at.switch_page("views/biases.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    texts = [t.value for t in at.text]
+    assert any(t.startswith("my_reports.v1: ") for t in texts), texts
+    assert not any("\\" in t for t in texts), texts
