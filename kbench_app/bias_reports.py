@@ -160,7 +160,8 @@ def render() -> None:
                    "is one unit, as the reports hold one value per bias.")
     with st.expander("What the reports say about themselves", icon=":material/description:"):
         for run in chosen_runs:
-            st.text(f"{plain(run.name)}: {run.meta.get('format', '')}, "
+            # st.text shows text as is: a Markdown escape there would show its backslashes.
+            st.text(f"{run.name}: {run.meta.get('format', '')}, "
                     f"{len(run.models)} model(s)")
             for warning in run.warnings:
                 st.caption(plain(warning))

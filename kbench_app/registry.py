@@ -6,6 +6,7 @@ loaded: a bad file only adds an entry to ``errors``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -16,6 +17,17 @@ from kbench_core.io import Run, RunFormatError, load_run
 from kbench_core.workspace import Workspace
 
 Loader = Callable[[str, bytes], Run]
+
+
+def _size_kb(value: object) -> float | None:
+    """A run's size in KB for the list, or None when ``meta["bytes"]`` is not a plain size: the
+    workspace checks it, but one bad value must never stop the Runs page for every user."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    # The range first: math.isfinite(10**400) itself overflows.
+    if not 0 <= value < 2**53 or not math.isfinite(value):
+        return None
+    return round(float(value) / 1024, 1)
 
 
 def default_loader(filename: str, data: bytes) -> Run:
@@ -138,9 +150,9 @@ class RunRegistry:
             "n_models": len(run.models),
             "rows": len(run),
             "warnings": len(run.warnings),
-            "source": str(run.meta.get("source", "")),
-            "format": str(run.meta.get("format", "")),
-            "size_kb": round(int(run.meta.get("bytes") or 0) / 1024, 1),
+            "source": str(run.meta.get("source", ""))[:1000],
+            "format": str(run.meta.get("format", ""))[:1000],
+            "size_kb": _size_kb(run.meta.get("bytes")),
             "sha256": run.content_hash[:12],
         } for name, run in self.runs.items()]
         columns = ["name", "kind", "models", "n_models", "rows", "warnings", "source",

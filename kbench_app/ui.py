@@ -19,11 +19,29 @@ import streamlit as st
 from kbench_core.tables import SIGNIFICANT, TINY, column_kind, format_value
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+# What GitHub-flavoured Markdown turns into a link by itself (URLs, www., e-mail addresses,
+# ftp://): Streamlit applies it after escapes are resolved, so an escaped name would still be a
+# link. Inside a code span nothing is a link.
+_AUTOLINK = re.compile(r"https?://|www\.|\w@\w|ftp://", re.IGNORECASE)
+
+
+def code(text: object) -> str:
+    """``text`` as a Markdown code span, shown literally (no link, emphasis or escape); the
+    fence is one backtick longer than any run of backticks inside."""
+    text = str(text).replace("\n", " ")
+    ticks = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
+    return f"{ticks} {text} {ticks}"
 
 
 def plain(text: object) -> str:
-    """Escape Markdown so a file or model name shows literally inside a Markdown label."""
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", str(text))
+    """A stranger's text (a file, run, model or judge name) shown literally inside a Markdown
+    label: Markdown escaped, and as a code span (:func:`code`) when it holds something Markdown
+    would autolink (a URL, ``www.``, an e-mail address). Only for Markdown: inside ``st.text``,
+    ``st.code`` or a dataframe use the raw text."""
+    text = str(text)
+    if _AUTOLINK.search(text):
+        return code(text)
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
 
 
 def interval_text(low: pd.Series, high: pd.Series) -> pd.Series:

@@ -10,27 +10,59 @@ decompressed-size limit (checked from the headers before reading, and again whil
 headers can lie), and at most :data:`MAX_MEMBERS` entries of any type (files, folders, links,
 devices: each costs a header to parse) are looked at; a zip's entry count is read from its
 central directory before :mod:`zipfile` parses a single entry. Two members with one name are an
-error (which one is meant?), not a silent "last one wins". Hidden files and macOS resource
-forks (``__MACOSX/``, ``._x``) are skipped.
+error (which one is meant?), not a silent "last one wins". A member whose path leaves the
+archive (a ``..`` part, an absolute or drive path) is an error naming it: no benchmark writes one,
+so it is a crafted archive, and dropping it would silently lose a file. Hidden files and macOS
+resource forks (``__MACOSX/``, ``._x``) are skipped and listed in :attr:`Members.skipped`, which
+the native converters turn into a warning of the run.
 """
 
 from __future__ import annotations
 
 import io
 import os
+import re
 import struct
 import tarfile
 import zipfile
 import zlib
 from pathlib import Path, PurePosixPath
 
-__all__ = ["MAX_MEMBERS", "BundleError", "is_archive", "read_archive", "read_folder"]
+__all__ = ["MAX_MEMBERS", "BundleError", "Members", "is_archive", "read_archive", "read_folder"]
 
 MAX_MEMBERS = 20_000
 
 
 class BundleError(ValueError):
     """A folder or archive that cannot be read; the message says why."""
+
+
+class Members(dict[str, bytes]):
+    """``{path: bytes}`` of a folder or archive, with the hidden members that were skipped."""
+
+    skipped: list[str]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.skipped = []
+
+
+_DRIVE = re.compile(r"[A-Za-z]:")
+
+
+def _escapes(path: str) -> bool:
+    """Whether a member's path leaves the archive: a ``..`` part, absolute or a drive path
+    (backslashes count as separators: a zip written on Windows may use them)."""
+    text = path.replace("\\", "/")
+    return text.startswith("/") or bool(_DRIVE.match(text)) or ".." in text.split("/")
+
+
+def _check(path: str) -> None:
+    if _escapes(path):
+        shown = path.encode("unicode_escape").decode("ascii")[:200]
+        raise BundleError(f"member {shown!r} has a path that leaves the archive (a '..' part or "
+                          "an absolute path); kbench refuses such an archive rather than drop "
+                          "the file. Rename the member")
 
 
 def _skipped(path: str) -> bool:
@@ -95,11 +127,11 @@ def is_archive(data: bytes) -> bool:
     return data[:4] == b"PK\x03\x04" or data[257:262] == b"ustar"
 
 
-def read_archive(data: bytes, limit: int, *, gzipped: bool = False) -> dict[str, bytes]:
+def read_archive(data: bytes, limit: int, *, gzipped: bool = False) -> Members:
     """Every regular file of a zip or tar archive as ``{posix path: bytes}``; ``gzipped``: a
     tar.gz, read as a stream (never decompressed whole)."""
     budget = _Budget(limit)
-    files: dict[str, bytes] = {}
+    files = Members()
 
     def keep(name: str, content: bytes) -> None:
         if name in files:
@@ -114,7 +146,11 @@ def read_archive(data: bytes, limit: int, *, gzipped: bool = False) -> dict[str,
             with zipfile.ZipFile(io.BytesIO(data)) as archive:
                 for info in archive.infolist():
                     budget.entry()
-                    if info.is_dir() or _skipped(info.filename):
+                    if info.is_dir():
+                        continue
+                    _check(info.filename)
+                    if _skipped(info.filename):
+                        files.skipped.append(info.filename)
                         continue
                     budget.take(info.file_size)
                     with archive.open(info) as member:
@@ -133,7 +169,11 @@ def read_archive(data: bytes, limit: int, *, gzipped: bool = False) -> dict[str,
                     archive.members.clear()  # tarfile keeps every header otherwise
                     # Counted even when skipped: a stream must inflate a member to pass it.
                     budget.take(info.size)
-                    if not info.isfile() or _skipped(info.name):
+                    if not info.isfile():
+                        continue
+                    _check(info.name)
+                    if _skipped(info.name):
+                        files.skipped.append(info.name)
                         continue
                     member = archive.extractfile(info)
                     if member is not None:
@@ -150,7 +190,7 @@ def read_archive(data: bytes, limit: int, *, gzipped: bool = False) -> dict[str,
     return files
 
 
-def read_folder(folder: Path, limit: int) -> dict[str, bytes]:
+def read_folder(folder: Path, limit: int) -> Members:
     """Every regular file under ``folder`` (symbolic links not followed) as ``{path: bytes}``."""
     budget = _Budget(limit)
     found: list[Path] = []
@@ -159,11 +199,14 @@ def read_folder(folder: Path, limit: int) -> dict[str, bytes]:
         for name in dirs + names:
             budget.entry()
             found.append(Path(root) / name)
-    files: dict[str, bytes] = {}
+    files = Members()
     for path in sorted(found):
         relative = path.relative_to(folder).as_posix()
-        if path.is_symlink() or not path.is_file() or _skipped(relative):
+        if path.is_symlink() or not path.is_file():
             continue  # is_file: regular files only (no FIFOs or devices)
+        if _skipped(relative):
+            files.skipped.append(relative)
+            continue
         budget.take(path.stat().st_size)
         files[relative] = path.read_bytes()
     if not files:

@@ -66,6 +66,29 @@ def _write(path: Path, data: bytes) -> None:
         raise SystemExit(f"kbench: cannot write {_safe(path)}: {exc.strerror or exc}") from None
 
 
+def _check_out_file(path: Path) -> None:
+    """Refuse an output file that cannot be written, before any work is done for it (a report
+    of many runs takes minutes; its path should not fail at the end)."""
+    if path.is_dir():
+        raise SystemExit(f"kbench: cannot write {_safe(path)}: it is a folder")
+    parent = path.parent
+    if not parent.is_dir():
+        raise SystemExit(f"kbench: cannot write {_safe(path)}: no folder {_safe(parent)}")
+    if not os.access(parent, os.W_OK | os.X_OK) or (path.exists()
+                                                    and not os.access(path, os.W_OK)):
+        raise SystemExit(f"kbench: cannot write {_safe(path)}: permission denied")
+
+
+def _browser_failed(exc: BaseException) -> bool:
+    """Whether ``exc`` says kaleido could not start or find its Chromium."""
+    try:
+        from kaleido.errors import BrowserFailedError, ChromeNotFoundError
+    except ImportError:  # another kaleido: recognise the errors by name
+        return type(exc).__name__ in ("BrowserFailedError", "ChromeNotFoundError",
+                                      "BrowserDepsError")
+    return isinstance(exc, BrowserFailedError | ChromeNotFoundError)
+
+
 def validate(paths: Sequence[str], *, max_mb: float) -> int:
     """Print each file's kind and size, or its errors; 1 if any file is invalid."""
     status = 0
@@ -113,6 +136,8 @@ def metrics(path: str, *, fmt: str, out: str | None, precision: str = "display")
     from kbench_core.catalog import items_for, main_table, unavailable
     from kbench_core.export import provenance_of, table_bytes
 
+    if out:
+        _check_out_file(Path(out))
     (run,) = _load_all([path])
     why = unavailable(run.kind, run.frame)
     if why:
@@ -198,23 +223,32 @@ def write_figures(paths: Sequence[str], *, out: str, formats: Sequence[str],
                   file=sys.stderr)
     n_files = sum(len(formats) if item.what == "figure" else 2 for _, item, _, _ in jobs)
     written: list[Path] = []
-    with FigureExporter() as exporter:
-        for run, item, stem, obj in jobs:
-            prov = provenance_of([run], what=stem)
-            if item.what == "figure":
-                for fmt in formats:
-                    path = folder / f"{stem}.{fmt}"
-                    _write(path, exporter.to_bytes(obj, fmt, width=width, height=height,
-                                                   scale=scale, provenance=prov))
-                    written.append(path)
-                    _progress(len(written), n_files, path.name)
-            else:
-                for fmt, suffix in (("csv", "csv"), ("latex", "tex")):
-                    path = folder / f"{stem}.{suffix}"
-                    _write(path, table_bytes(obj, fmt, best=item.best, provenance=prov,
-                                             caption=item.title))
-                    written.append(path)
-                    _progress(len(written), n_files, path.name)
+    try:
+        with FigureExporter() as exporter:
+            for run, item, stem, obj in jobs:
+                prov = provenance_of([run], what=stem)
+                if item.what == "figure":
+                    for fmt in formats:
+                        path = folder / f"{stem}.{fmt}"
+                        _write(path, exporter.to_bytes(obj, fmt, width=width, height=height,
+                                                       scale=scale, provenance=prov))
+                        written.append(path)
+                        _progress(len(written), n_files, path.name)
+                else:
+                    for fmt, suffix in (("csv", "csv"), ("latex", "tex")):
+                        path = folder / f"{stem}.{suffix}"
+                        _write(path, table_bytes(obj, fmt, best=item.best, provenance=prov,
+                                                 caption=item.title))
+                        written.append(path)
+                        _progress(len(written), n_files, path.name)
+    except Exception as exc:
+        if not _browser_failed(exc):
+            raise
+        first = (str(exc).strip().splitlines() or [""])[0][:200]
+        raise SystemExit("kbench: cannot draw figures: kaleido could not start Chromium"
+                         + (f" ({_safe(first)})" if first else "") + ". Install Chromium "
+                         "(Debian: apt install chromium) or run `kbench report` for figures "
+                         "drawn in the browser") from None
     return written
 
 
@@ -267,6 +301,7 @@ def compare_command(path: str, *, metric: str | None, models: Sequence[str],
 def report(paths: Sequence[str], *, out: str) -> int:
     from kbench_core.report import report_html
 
+    _check_out_file(Path(out))
     runs = _load_all(paths)
     text = report_html(runs, progress=lambda label: print(f"  {_safe(label)}",
                                                           file=sys.stderr))

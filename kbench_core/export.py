@@ -40,7 +40,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 import kbench_core
-from kbench_core.text import escape_controls, json_quote, json_safe, neutralise_cell
+from kbench_core.text import csv_cell, escape_controls, json_quote, json_safe
 
 __all__ = [
     "FIGURE_FORMATS",
@@ -371,19 +371,24 @@ def markdown_escape(value: Any) -> str:
 
 def neutralised(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` with every text cell (and column name) that a spreadsheet would run as a
-    formula prefixed with ``'``; numbers untouched (:func:`kbench_core.text.neutralise_cell`)."""
+    formula prefixed with ``'`` and NUL written as ``\\x00``; numbers untouched
+    (:func:`kbench_core.text.csv_cell`)."""
     out = frame.copy(deep=False)
-    out.columns = [neutralise_cell(c) if isinstance(c, str) else c for c in frame.columns]
+    out.columns = [csv_cell(c) if isinstance(c, str) else c for c in frame.columns]
     for index in range(frame.shape[1]):
         series = frame.iloc[:, index]
         if isinstance(series.dtype, pd.CategoricalDtype):
             cats = series.cat.categories
-            fixed = [neutralise_cell(c) for c in cats]
-            if fixed != list(cats):  # the rule is injective, so categories stay distinct
+            fixed = [csv_cell(c) for c in cats]
+            if fixed == list(cats):
+                continue
+            if len(set(fixed)) == len(fixed):
                 out.isetitem(index, series.cat.rename_categories(fixed))
+            else:  # a NUL and a written "\x00" met: the cells as text, no category lost
+                out.isetitem(index, series.astype(object).map(csv_cell))
         elif pd.api.types.is_object_dtype(series.dtype) or pd.api.types.is_string_dtype(
                 series.dtype):
-            out.isetitem(index, series.map(neutralise_cell))
+            out.isetitem(index, series.map(csv_cell))
     return out
 
 
@@ -393,8 +398,9 @@ def to_csv(frame: pd.DataFrame, *, provenance: Provenance | None = None,
     (``pandas.read_csv(..., comment="#")`` reads it back). Numbers are written with 4
     significant digits and their trailing zeros (residues below 1e-12 as 0) unless
     ``precision="full"``; cost columns are named with their unit (``cost_usd``). Text
-    cells starting with ``= + - @``, TAB, CR or ``'`` get a leading ``'`` so no spreadsheet
-    runs them as formulas (:func:`kbench_core.text.restore_cell` undoes it)."""
+    cells starting with ``= + - @``, TAB, CR, NUL, full-width ``＝ ＋ － ＠`` or ``'`` get a
+    leading ``'`` so no spreadsheet runs them as formulas
+    (:func:`kbench_core.text.restore_cell` undoes it), and NUL is written as ``\\x00``."""
     if precision not in ("display", "full"):
         raise ValueError(f"precision must be 'display' or 'full'; got {precision!r}")
     from kbench_core.tables import csv_frame

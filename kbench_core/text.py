@@ -11,8 +11,9 @@ hazard, and this module holds the one escape for each:
   ``#``, LaTeX ``%``, HTML ``<!-- -->``) without ending it, splitting it into spreadsheet cells
   or starting a formula; ``json.loads`` gives the name back.
 * :func:`neutralise_cell`: the OWASP rule against CSV injection ("CSV Injection", OWASP
-  Foundation): a text cell starting with ``= + - @``, TAB or CR gets a leading ``'`` (so does one
-  starting with ``'``, which keeps the rule reversible: :func:`restore_cell`).
+  Foundation): a text cell starting with ``= + - @``, TAB or CR (or NUL, or a full-width
+  ``＝ ＋ － ＠``) gets a leading ``'`` (so does one starting with ``'``, which keeps the rule
+  reversible: :func:`restore_cell`); :func:`csv_cell` also writes NUL as ``\\x00``.
 * :func:`plot_text`: plotly renders a small HTML subset (``<a href>``, ``<b>``, ``<br>``,
   ``<span style>``) in trace names, tick labels, titles and hover text, and decodes HTML
   entities; escaping ``& < >`` as entities makes a label show literally.
@@ -40,6 +41,7 @@ import pandas as pd
 
 __all__ = [
     "FileNamer",
+    "csv_cell",
     "escape_controls",
     "json_quote",
     "lookalike_warnings",
@@ -146,7 +148,11 @@ def json_safe(value: Any) -> str:
 
 # ------------------------------------------------------------------------------ CSV cells
 
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "'")
+# OWASP's = + - @ TAB CR, the full-width ＝ ＋ － ＠ (a spreadsheet with a CJK input method
+# reads them as the ASCII ones), NUL (some spreadsheets skip it, so the next character leads),
+# and ' itself so the rule stays reversible.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\x00", "\uff1d", "\uff0b", "\uff0d",
+                  "\uff20", "'")
 
 
 def neutralise_cell(value: Any) -> Any:
@@ -156,6 +162,16 @@ def neutralise_cell(value: Any) -> Any:
     """
     if isinstance(value, str) and value.startswith(_FORMULA_START):
         return "'" + value
+    return value
+
+
+def csv_cell(value: Any) -> Any:
+    """A cell as written to a CSV file: :func:`neutralise_cell`, and NUL written as the visible
+    escape ``\\x00`` (a raw NUL ends the cell for C-based readers and is refused by Python's
+    :mod:`csv`). Only text is touched."""
+    value = neutralise_cell(value)
+    if isinstance(value, str) and "\x00" in value:
+        return value.replace("\x00", "\\x00")
     return value
 
 

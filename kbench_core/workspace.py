@@ -6,8 +6,10 @@ meta, warnings and the SHA-256 of the Parquet file itself. Reloading goes throug
 an object with a text ``name``, a known ``kind``, an object ``meta``, a list of text
 ``warnings``, at most 4 MB), so a tampered or damaged workspace file is reported like any other
 bad file and skipped, never fatal to the app. A Parquet file whose bytes no longer match the
-SHA-256 its sidecar recorded (replaced behind kbench's back) is refused, so exports never carry
-the old file's provenance for new content. Without a workspace nothing is written to disk.
+SHA-256 its sidecar recorded (replaced behind kbench's back), or whose sidecar records none, is
+refused, so exports never carry the old file's provenance for new content. The sidecar's
+``meta`` values are checked too (sizes, texts, a report's summary), so no page that shows them
+can fail on a tampered one. Without a workspace nothing is written to disk.
 """
 
 from __future__ import annotations
@@ -32,6 +34,10 @@ __all__ = ["Workspace"]
 
 MAX_SIDECAR_BYTES = 4 * 1024**2
 _HEX64 = re.compile(r"[0-9a-f]{64}")
+MAX_META_TEXT = 4096
+MAX_COUNT = 2**53  # a count a float holds exactly: sizes and row counts are far below it
+_META_TEXT = ("source", "format", "ground_truth")
+_META_COUNTS = ("bytes", "rows")
 
 
 def _bad(file: str, message: str, field: str | None = None) -> RunFormatError:
@@ -76,8 +82,54 @@ def _read_sidecar(path: Path) -> dict[str, Any]:
     if "sha256" in meta and not (isinstance(meta["sha256"], str)
                                  and _HEX64.fullmatch(meta["sha256"])):
         raise _bad(name, "expected a SHA-256 (64 hex digits)", "meta.sha256")
+    meta = _checked_meta(name, meta)
     return {"name": data["name"], "kind": data["kind"], "meta": meta,
             "warnings": [str(w) for w in warnings], "parquet_sha256": checksum}
+
+
+def _checked_meta(name: str, meta: dict[str, Any]) -> dict[str, Any]:
+    """The sidecar's ``meta`` with every value kbench reads checked as an upload's would be:
+    counts (``bytes``, ``rows``) non-negative integers below 2**53, texts short text, the
+    column list a list of text, a report summary checked like the report's own
+    (:func:`kbench_core.native.kahnebench_report.clean_summary`). A tampered value is a
+    :class:`RunFormatError` naming ``meta.<key>``, never a crash of a page that shows it."""
+    from kbench_core.native.kahnebench_report import clean_summary
+
+    out = dict(meta)
+    for key in _META_COUNTS:
+        value = meta.get(key)
+        # JsonBigInt (a 400-digit integer) is text, so it is refused with the other text.
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)
+                                  or not 0 <= value < MAX_COUNT):
+            raise _bad(name, f"expected a count (a whole number from 0 to 2**53), got "
+                             f"{str(value)[:40]!r}", f"meta.{key}")
+    for key in _META_TEXT:
+        value = meta.get(key)
+        if value is not None and (not isinstance(value, str) or len(value) > MAX_META_TEXT):
+            raise _bad(name, f"expected text of at most {MAX_META_TEXT:,} characters",
+                       f"meta.{key}")
+    columns = meta.get("columns")
+    if columns is not None and not (isinstance(columns, list)
+                                    and all(isinstance(c, str) for c in columns)):
+        raise _bad(name, "expected a list of column names", "meta.columns")
+    published = meta.get("published")
+    if published is not None and not (isinstance(published, dict)
+                                      and all(isinstance(v, str) for v in published.values())):
+        raise _bad(name, "expected an object of text", "meta.published")
+    summaries = meta.get("summary")
+    if summaries is not None:
+        if not isinstance(summaries, dict):
+            raise _bad(name, f"expected an object of summaries by model, got "
+                             f"{type(summaries).__name__}", "meta.summary")
+        notes: list[str] = []
+        try:
+            out["summary"] = {model: clean_summary(value, model, notes)
+                              for model, value in summaries.items()}
+        except native.NativeError as err:
+            raise _bad(name, err.message, f"meta.{err.field}") from None
+        if notes:  # a field the importer never writes: the sidecar was edited
+            raise _bad(name, notes[0], "meta.summary")
+    return out
 
 
 def _slug(name: str) -> str:
@@ -147,15 +199,20 @@ class Workspace:
         for path in paths:
             try:
                 sidecar = _read_sidecar(path.with_suffix(".json"))
+                if sidecar["parquet_sha256"] is None:
+                    # Without the file's own hash nothing ties the sidecar's provenance (its
+                    # meta.sha256) to this content: a replaced file would carry the old hash.
+                    raise _bad(path.with_suffix(".json").name,
+                               "the workspace metadata records no SHA-256 of the Parquet "
+                               "file, so its content cannot be checked against what was "
+                               "saved and its provenance cannot be trusted; remove it and "
+                               "upload the run again", "parquet_sha256")
                 loaded = load_run(path, name=sidecar["name"], kind=sidecar["kind"])
             except RunFormatError as err:
                 errors.append(err)
                 continue
             notes = list(sidecar["warnings"])
-            if sidecar["parquet_sha256"] is None:
-                notes.append(f"workspace file {path.name} was saved without its own SHA-256; "
-                             "its content could not be checked against what was saved")
-            elif sidecar["parquet_sha256"] != loaded.content_hash:
+            if sidecar["parquet_sha256"] != loaded.content_hash:
                 errors.append(_bad(path.name, "the Parquet file is not the one kbench saved "
                                               "(its SHA-256 differs from the one recorded "
                                               "beside it), so its provenance cannot be trusted; "

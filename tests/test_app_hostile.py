@@ -115,3 +115,75 @@ def test_the_app_starts_with_a_bad_workspace_sidecar(monkeypatch, tmp_path) -> N
     assert list(at.session_state[state.REGISTRY].runs) == ["other"]
     assert [e.value for e in at.error] == [f"Could not load **{plain(side.name)}**"]
     assert "field 'meta'" in at.code[0].value
+
+
+@pytest.mark.parametrize("size", [10**400, "abc", -1], ids=["400 digits", "text", "negative"])
+def test_the_app_starts_with_a_tampered_size_in_a_sidecar(monkeypatch, tmp_path, size) -> None:
+    ws = Workspace(tmp_path / "ws")
+    other = GOOD + b"m3,b,control,,d,0\n"
+    RunRegistry(workspace=ws).add_files([("kept.csv", GOOD), ("other.csv", other)])
+    side = next((tmp_path / "ws").glob("kept*.json"))
+    data = json.loads(side.read_text())
+    data["meta"]["bytes"] = size
+    side.write_text(json.dumps(data))
+    at = start(monkeypatch, f"--no-samples --workspace {tmp_path / 'ws'}")  # no exception
+    assert list(at.session_state[state.REGISTRY].runs) == ["other"]
+    assert [e.value for e in at.error] == [f"Could not load **{plain(side.name)}**"]
+    assert "field 'meta.bytes'" in at.code[0].value
+    assert at.dataframe  # the Runs page lists the run that loaded
+
+
+def test_table_download_data_is_neutralised(monkeypatch) -> None:
+    import contextlib
+    import csv
+    import types
+
+    import pandas as pd
+
+    from kbench_app import downloads
+
+    made: dict[str, object] = {}
+    fake = types.SimpleNamespace(
+        container=lambda **kwargs: contextlib.nullcontext(),
+        download_button=lambda label, data, **kwargs: made.__setitem__(label, data))
+    monkeypatch.setattr(downloads, "st", fake)
+    names = ['=HYPERLINK("https://evil.example","x")', "+1", "-x", "@SUM(A1)", "\tt",
+             "\uff1dcmd", "\x00=1"]
+    frame = pd.DataFrame({"model": names, "value": [-0.5] * len(names)})
+    downloads.table_downloads(frame, "table", key="t")
+    text = made["CSV"]().decode()  # the bytes the CSV button hands the browser
+    assert "\x00" not in text
+    rows = [r for r in csv.reader(io.StringIO(text)) if r and not r[0].startswith("#")]
+    assert [r[0] for r in rows[1:]] == ["'" + n.replace("\x00", "\\x00") for n in names]
+    assert [r[1] for r in rows[1:]] == ["-0.5000"] * len(names)  # numbers stay numbers
+
+
+@pytest.mark.parametrize("name", ["https://evil.example/x", "see www.evil.example", "me@evil.io",
+                                  "ftp://evil.example", "HTTP://EVIL", "a`b``c http://x"])
+def test_plain_shows_autolinking_names_as_code_spans(name) -> None:
+    from kbench_app.ui import code
+
+    shown = plain(name)
+    assert shown == code(name)
+    ticks = shown.split(" ", 1)[0]
+    assert set(ticks) == {"`"} and shown.endswith(" " + ticks)
+    assert ticks not in name  # the fence is longer than any backtick run inside
+    assert plain("x_y [a](b)") == "x\\_y \\[a\\]\\(b\\)"  # others: escaped as before
+
+
+def test_the_runs_page_uses_the_shared_plain() -> None:
+    text = (ROOT / "views" / "runs.py").read_text()
+    assert "def shown" not in text and "_AUTOLINK" not in text
+
+
+def test_report_runs_list_their_raw_name_in_st_text(monkeypatch, tmp_path) -> None:
+    import shutil
+
+    folder = tmp_path / "my_reports.v1"
+    shutil.copytree(ROOT / "sample_data" / "real" / "kahnebench", folder)
+    at = start(monkeypatch, f"--no-samples {folder}")
+    at.switch_page("views/bias.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    texts = [t.value for t in at.text]
+    assert any(t.startswith("my_reports.v1: ") for t in texts), texts
+    assert not any("\\" in t for t in texts), texts

@@ -393,3 +393,86 @@ def test_findings_only_run_explains_itself_in_report_and_figures(tmp_path, capsy
     assert "simple_findings: no leaderboard: this run has finding rows only" in err
     assert sorted(p.name for p in (tmp_path / "f").iterdir()) == [
         "simple_findings_findings.csv", "simple_findings_findings.tex"]
+
+
+# ------------------------------------------------------------------ issue 19: outputs and Chromium
+
+FORMULAS = ['=HYPERLINK("https://evil.example","x")', "\uff1dcmd", "\x00@SUM(A1)"]
+
+
+def test_report_out_is_checked_before_any_run_is_loaded(tmp_path, monkeypatch) -> None:
+    import kbench_core.cli as cli
+
+    def never(*args, **kwargs):
+        raise AssertionError("the runs were loaded before --out was checked")
+
+    monkeypatch.setattr(cli, "_load_all", never)
+    for out, why in ((tmp_path / "no" / "dir" / "r.html", "no folder"),
+                     (tmp_path, "it is a folder")):
+        with pytest.raises(SystemExit) as info:
+            main(["report", "sample_data/bias.csv", "--out", str(out)])
+        message = str(info.value.code)
+        assert message.startswith("kbench: cannot write") and why in message
+        assert len(message.splitlines()) == 1
+    with pytest.raises(SystemExit, match="no folder"):
+        main(["metrics", "sample_data/bias.csv", "--out", str(tmp_path / "no" / "m.csv")])
+
+
+def test_figures_without_a_working_chromium_is_one_line(tmp_path, monkeypatch) -> None:
+    from kaleido.errors import BrowserFailedError
+
+    from kbench_core import export
+
+    def fail(self):
+        raise BrowserFailedError("The browser seemed to close immediately after starting.\n"
+                                 "You can set the `logging.Logger` level lower to see more.")
+
+    monkeypatch.setattr(export.FigureExporter, "__enter__", fail)
+    with pytest.raises(SystemExit) as info:
+        main(["figures", "sample_data/bias.csv", "--out", str(tmp_path / "f"), "--items",
+              "fingerprint"])
+    message = str(info.value.code)
+    assert message.startswith("kbench: cannot draw figures: kaleido could not start Chromium")
+    assert "seemed to close" in message and len(message.splitlines()) == 1
+
+
+def _formula_run(tmp_path) -> Path:
+    from kbench_core.io import load_run
+
+    frame = load_run("sample_data/bias.csv").frame
+    models = sorted(map(str, frame["model"].unique()))
+    frame["model"] = frame["model"].astype(str).map(dict(zip(models, FORMULAS, strict=True)))
+    frame["bias"] = "-" + frame["bias"].astype(str)  # a bias name starting a formula too
+    path = tmp_path / "formulas.parquet"
+    frame.to_parquet(path)
+    return path
+
+
+def _assert_no_live_formula(text: str) -> list[list[str]]:
+    import csv
+
+    assert "\x00" not in text
+    rows = list(csv.reader(io.StringIO(text)))
+    for row in rows:
+        for cell in row:
+            if cell.startswith("#"):
+                continue  # a provenance comment line
+            try:
+                float(cell)
+            except ValueError:
+                assert not cell.startswith(("=", "+", "-", "@", "\t", "\r", "\uff1d")), cell
+    return rows
+
+
+def test_metrics_csv_neutralises_formulas_in_cells(tmp_path, capsys) -> None:
+    path = _formula_run(tmp_path)
+    assert main(["metrics", str(path), "--format", "csv"]) == 0
+    text = capsys.readouterr().out
+    rows = [row for row in _assert_no_live_formula(text) if row and not row[0].startswith("#")]
+    column = rows[0].index("model")
+    assert {row[column] for row in rows[1:]} == {  # every name kept, made inert
+        "'" + FORMULAS[0], "'\uff1dcmd", "'\\x00@SUM(A1)"}
+    assert all(row[rows[0].index("bias")].startswith("'-") for row in rows[1:])
+    assert main(["metrics", str(path), "--format", "csv", "--out",
+                 str(tmp_path / "m.csv")]) == 0
+    _assert_no_live_formula((tmp_path / "m.csv").read_text())

@@ -123,8 +123,10 @@ CORPUS: list[tuple[str, bytes, tuple[str, ...]]] = [
     ("fake.csv.gz", _bias("0"), ("not gzip",)),
     ("unknown_bundle.zip", _zip({"notes/readme.txt": b"hello"}), ("readme.txt",)),
     ("corrupt.zip", _zip({"a.json": b"{}"})[:40], ("archive",)),
-    # a member that climbs out of the archive is never read (nor written anywhere)
-    ("traversal.tar.gz", _tar_gz({"../../etc/passwd": b"root:x:0:0"}), ("no files",)),
+    # a member that climbs out of the archive is never read (nor written anywhere): refused,
+    # named (issue 19: it was dropped silently as a hidden file)
+    ("traversal.tar.gz", _tar_gz({"../../etc/passwd": b"root:x:0:0"}),
+     ("../../etc/passwd", "leaves the archive")),
     # --- issue 19: hostile input that crashed, lost data or went unreported
     ("lone_surrogate.json", json.dumps([{**KAHNE, "model_id": "m"}]).replace(
         '"m"', '"m\\ud800"').encode(), ("record 1", "'model_id'", "surrogate")),

@@ -253,3 +253,24 @@ def test_export_zip_never_holds_a_member_twice() -> None:
         listing = json.loads(archive.read("provenance.json"))["files"]
     assert len(names) == len(set(names)) == 7  # 3 runs x 2 tables + provenance.json
     assert {entry["run"] for entry in listing} == {"x/y", "x y", "x_y"}
+
+
+# ------------------------------------------------------------------ NUL and full-width formulas
+
+
+@pytest.mark.parametrize("name", ["\x00=HYPERLINK(\"https://evil\")", "\uff1dcmd|' /C calc'!A0",
+                                  "\uff0b1", "\uff0d1", "\uff20SUM(A1)"])
+def test_nul_and_full_width_formula_starts_are_neutralised(name) -> None:
+    assert neutralise_cell(name) == "'" + name and restore_cell(neutralise_cell(name)) == name
+    text = export.to_csv(_table([name, "ok\x00inside"]))
+    assert "\x00" not in text  # never a raw NUL in a cell
+    rows = list(csv.reader(io.StringIO(text)))
+    assert rows[1][0] == "'" + name.replace("\x00", "\\x00")
+    assert rows[2][0] == "ok\\x00inside"
+
+
+def test_a_category_with_nul_and_its_escape_keeps_both_rows() -> None:
+    frame = _table(["a\x00", "a\\x00"])
+    frame["model"] = frame["model"].astype("category")
+    rows = list(csv.reader(io.StringIO(export.to_csv(frame))))
+    assert [r[0] for r in rows[1:]] == ["a\\x00", "a\\x00"]

@@ -419,3 +419,92 @@ def test_hostile_strings_load_or_give_a_run_format_error(model, response, fmt) -
         if fmt != "csv":  # JSON keeps every string exactly
             assert list(run.frame["response"]) == [response, response]
             assert run.models == [model.strip()]
+
+
+def _reports_archive(extra: dict[str, bytes], kind: str = "zip") -> bytes:
+    """Two real fingerprint reports plus ``extra`` members, as a zip or a tar."""
+    members = {p.name: p.read_bytes() for p in
+               sorted((ROOT / "sample_data" / "real" / "kahnebench").glob("fingerprint_*"))[:2]}
+    members.update(extra)
+    buffer = io.BytesIO()
+    if kind == "zip":
+        with zipfile.ZipFile(buffer, "w") as archive:
+            for name, data in members.items():
+                archive.writestr(name, data)
+    else:
+        with tarfile.open(fileobj=buffer, mode="w") as archive:
+            for name, data in members.items():
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                archive.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("kind", ["zip", "tar"])
+@pytest.mark.parametrize("member", ["../../fingerprint_a.json", "/abs/fingerprint_b.json",
+                                    "x/../../fingerprint_c.json", "..\\fingerprint_d.json",
+                                    "C:/fingerprint_e.json"])
+def test_a_member_leaving_the_archive_is_named_never_dropped(kind, member) -> None:
+    report = (ROOT / "sample_data" / "real" / "kahnebench" / "fingerprint_grok.json")
+    data = _reports_archive({member: report.read_bytes().replace(b"grok", b"evil")}, kind)
+    message = _error(f"reports.{kind}", data)
+    assert repr(member.encode("unicode_escape").decode()) in message, message
+    assert "leaves the archive" in message
+
+
+@pytest.mark.parametrize("kind", ["zip", "tar"])
+def test_skipped_hidden_members_are_listed_in_the_warnings(kind) -> None:
+    data = _reports_archive({".hidden_fingerprint.json": b"{}", "__MACOSX/._x.json": b"x",
+                             "sub/.DS_Store": b"x"}, kind)
+    run = load_run((f"reports.{kind}", data))
+    (note,) = [w for w in run.warnings if "hidden" in w]
+    for name in (".hidden_fingerprint.json", "__MACOSX/._x.json", "sub/.DS_Store"):
+        assert repr(name) in note
+    assert note.startswith("skipped 3 ")
+
+
+def test_a_folder_lists_its_skipped_hidden_files(tmp_path: Path) -> None:
+    for p in sorted((ROOT / "sample_data" / "real" / "kahnebench").glob("fingerprint_*"))[:2]:
+        (tmp_path / p.name).write_bytes(p.read_bytes())
+    (tmp_path / ".fingerprint_old.json").write_bytes(b"{}")
+    run = load_run(tmp_path)
+    assert any("'.fingerprint_old.json'" in w for w in run.warnings), run.warnings
+
+
+# ------------------------------------------------------------------ label length (native importers)
+
+def _long_label_files() -> list[tuple[str, bytes, str]]:
+    """(file name, bytes, field) of native files holding a 1,000,001-character label."""
+    long = "L" * 1_000_001
+    real = ROOT / "sample_data" / "real" / "humanstudy-bench"
+    results = json.loads((real / "simple_results.json").read_text())
+    first = next(iter(results["configs"]))
+    results["configs"] = {long: results["configs"][first]}
+    studies = (real / "simple_studies.csv").read_text().splitlines()
+    studies = [studies[0], long + studies[1][studies[1].index(","):]]
+    judged = json.loads((ROOT / "tests" / "data" / "formats" /
+                         "blockbench_multi_judge_records.json").read_text())
+    judged[0]["judge_model"] = long
+    report = json.loads(next((ROOT / "sample_data" / "real" / "kahnebench")
+                             .glob("fingerprint_*.json")).read_text())
+    report["model_id"] = "m" * 1001  # capped at 100 there: a name becomes a column name
+    return [("simple_results.json", json.dumps(results).encode(), "model"),
+            ("simple_studies.csv", "\n".join(studies).encode(), "model"),
+            ("records.json", json.dumps(judged).encode(), "judge"),
+            ("trials.json", json.dumps([{**KAHNE, "model_id": long}]).encode(), "model"),
+            ("fingerprint_x.json", json.dumps(report).encode(), "model_id")]
+
+
+@pytest.mark.parametrize(("name", "data", "field"), _long_label_files(),
+                         ids=lambda v: v if isinstance(v, str) and len(v) < 40 else "")
+def test_a_native_label_over_1000_characters_is_a_named_error(name, data, field) -> None:
+    started = time.process_time()
+    message = _error(name, data)
+    assert f"field '{field}'" in message, message[:300]
+    assert "characters" in message and len(message) < 1000
+    assert time.process_time() - started < 10
+
+
+def test_a_label_of_1000_characters_still_loads() -> None:
+    run = load_run(("trials.json", json.dumps([{**KAHNE, "model_id": "m" * 1000}]).encode()))
+    assert run.models == ["m" * 1000]

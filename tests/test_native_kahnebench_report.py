@@ -233,3 +233,51 @@ def test_broken_reports_give_a_message_never_a_crash(data) -> None:
         assert "fingerprint_x.json" in str(err)
     else:
         assert run.kind == "bias_summary"
+
+
+# ------------------------------------------------------------------ hostile summary (issue 19)
+
+def _summary_text(summary: object) -> bytes:
+    body = report()
+    body["summary"] = "@SUMMARY@"
+    return json.dumps(body).replace('"@SUMMARY@"', summary if isinstance(summary, str)
+                                    else json.dumps(summary)).encode()
+
+
+@pytest.mark.parametrize(("summary", "field"), [
+    ('{"overall_bias_susceptibility": ' + "9" * 400 + "}", "overall_bias_susceptibility"),
+    ('{"overall_bias_susceptibility": 1e999}', "overall_bias_susceptibility"),
+    ('{"overall_bias_susceptibility": NaN}', "overall_bias_susceptibility"),
+    ('{"overall_bias_susceptibility": 1.5}', "overall_bias_susceptibility"),
+    ('{"overall_bias_susceptibility": "0.2"}', "overall_bias_susceptibility"),
+    ('{"overall_bias_susceptibility": true}', "overall_bias_susceptibility"),
+    ('{"most_susceptible_biases": [{"deep": [1, 2]}]}', "most_susceptible_biases"),
+    ('{"human_like_biases": "anchoring_effect"}', "human_like_biases"),
+    ('{"ai_specific_biases": ["' + "x" * 500 + '"]}', "ai_specific_biases"),
+    ("[1, 2]", "summary"),
+])
+def test_a_bad_summary_value_is_a_named_error(summary, field) -> None:
+    with pytest.raises(RunFormatError, match=f"field 'summary(.{field})?'") as info:
+        load_run(("fingerprint_m.json", _summary_text(summary)))
+    assert str(info.value).startswith("fingerprint_m.json")
+    assert field in str(info.value)
+
+
+def test_unused_summary_fields_are_dropped_with_a_warning() -> None:
+    run = load_run(("fingerprint_m.json", _summary_text(
+        {"overall_bias_susceptibility": 0, "most_resistant_biases": [" b "],
+         "extra": {"deep": [1]}})))
+    assert run.meta["summary"]["m"] == {"overall_bias_susceptibility": 0.0,
+                                        "most_resistant_biases": ["b"]}
+    assert any("dropped" in w and "'extra'" in w for w in run.warnings), run.warnings
+
+
+def test_bias_keys_of_a_section_go_through_the_name_check() -> None:
+    body = report()
+    body["magnitude_scores"]["x" * 500] = body["magnitude_scores"]["anchoring_effect"]
+    with pytest.raises(RunFormatError, match="longer than 100"):
+        load_run(("fingerprint_m.json", json.dumps(body).encode()))
+    body = report()
+    body["human_alignments"][""] = body["human_alignments"]["anchoring_effect"]
+    with pytest.raises(RunFormatError, match="non-empty name"):
+        load_run(("fingerprint_m.json", json.dumps(body).encode()))

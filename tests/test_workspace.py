@@ -127,6 +127,21 @@ def _saved(tmp_path) -> tuple[Workspace, dict[str, object]]:
     (lambda s: s.update(name=["x"]), "field 'name'"),
     (lambda s: s.update(parquet_sha256="0" * 63), "field 'parquet_sha256'"),
     (lambda s: s["meta"].update(sha256="<script>"), "field 'meta.sha256'"),
+    (lambda s: s["meta"].update(bytes=10**400), "field 'meta.bytes'"),
+    (lambda s: s["meta"].update(bytes="abc"), "field 'meta.bytes'"),
+    (lambda s: s["meta"].update(bytes=-1), "field 'meta.bytes'"),
+    (lambda s: s["meta"].update(bytes=1.5), "field 'meta.bytes'"),
+    (lambda s: s["meta"].update(rows=True), "field 'meta.rows'"),
+    (lambda s: s["meta"].update(source=["x"]), "field 'meta.source'"),
+    (lambda s: s["meta"].update(format="f" * 4097), "field 'meta.format'"),
+    (lambda s: s["meta"].update(columns=[1]), "field 'meta.columns'"),
+    (lambda s: s["meta"].update(published={"k": [1]}), "field 'meta.published'"),
+    (lambda s: s["meta"].update(summary=[]), "field 'meta.summary'"),
+    (lambda s: s["meta"].update(summary={"m1": {"overall_bias_susceptibility": 1e300}}),
+     "field 'meta.summary.overall_bias_susceptibility'"),
+    (lambda s: s["meta"].update(summary={"m1": {"most_susceptible_biases": [{"a": 1}]}}),
+     "field 'meta.summary.most_susceptible_biases'"),
+    (lambda s: s.pop("parquet_sha256"), "field 'parquet_sha256'"),
 ])
 def test_a_bad_sidecar_is_reported_and_skipped(tmp_path, change, needle) -> None:
     ws, sidecars = _saved(tmp_path)
@@ -175,3 +190,43 @@ def test_sidecar_records_the_parquet_hash(tmp_path) -> None:
     runs, errors = ws.load_all()
     assert not errors and len(runs) == 2
     assert not any("SHA-256" in w for r in runs for w in r.warnings)
+
+
+def test_a_sidecar_without_the_parquet_hash_never_shows_the_old_provenance(tmp_path) -> None:
+    ws, sidecars = _saved(tmp_path)
+    good = next(p for stem, p in sidecars.items() if stem.startswith("good"))
+    data = json.loads(good.read_text())
+    del data["parquet_sha256"]
+    good.write_text(json.dumps(data))
+    replaced = load_run(("other.csv", GOOD.replace(b"m1", b"m9")))
+    good.with_suffix(".parquet").write_bytes(replaced.frame.to_parquet())
+    runs, errors = ws.load_all()
+    assert [r.name for r in runs] == ["judged"]  # never the new content under the old hash
+    assert not any(r.content_hash == data["meta"]["sha256"] for r in runs)
+    assert str(errors[0]).startswith(good.name) and "records no SHA-256" in str(errors[0])
+
+
+def test_summary_tolerates_meta_values_no_loader_writes() -> None:
+    from dataclasses import replace
+
+    reg = RunRegistry()
+    reg.add_files([("good.csv", GOOD)])
+    run = reg.runs.pop("good")
+    for i, size in enumerate([10**400, "abc", -1, float("nan"), True, None, 2048]):
+        reg.add(replace(run, name=f"r{i}", meta={**run.meta, "bytes": size,
+                                                 "source": ["x"], "format": 5}))
+    summary = reg.summary()
+    assert summary["size_kb"].iloc[:-1].isna().all()
+    assert summary["size_kb"].iloc[-1] == 2.0
+
+
+def test_a_report_run_with_its_summary_comes_back_from_the_workspace(tmp_path) -> None:
+    from pathlib import Path
+
+    reports = Path(__file__).resolve().parents[1] / "sample_data" / "real" / "kahnebench"
+    ws = Workspace(tmp_path / "ws")
+    reg = RunRegistry(workspace=ws)
+    reg.add_paths([reports])
+    (name,) = reg.runs
+    runs, errors = ws.load_all()
+    assert not errors and runs[0].meta["summary"] == reg.runs[name].meta["summary"]

@@ -1,29 +1,13 @@
 """Runs: upload, list, inspect and remove runs; every bad file gets its own error."""
 
-import re
-
 import streamlit as st
 
 from kbench_app import state
-from kbench_app.ui import plain
+from kbench_app.ui import code, plain
 from kbench_core.io import DEFAULT_MAX_BYTES
 
 UPLOAD_TYPES = ["csv", "tsv", "tab", "txt", "json", "jsonl", "ndjson", "parquet", "pq", "gz",
                 "zip", "tar", "tgz"]
-
-# What GitHub-flavoured Markdown turns into a link by itself (URLs, www., e-mail addresses):
-# Streamlit applies it after escapes are resolved, so an escaped name would still be a link.
-_AUTOLINK = re.compile(r"https?://|www\.|\w@\w|ftp://", re.IGNORECASE)
-
-
-def shown(text: object) -> str:
-    """A stranger's name inside a Markdown label: escaped, and as a code span (where nothing
-    becomes a link) when it holds something Markdown would link."""
-    text = str(text)
-    if not _AUTOLINK.search(text):
-        return plain(text)
-    ticks = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
-    return f"{ticks} {text} {ticks}"
 
 
 registry = state.registry()
@@ -76,7 +60,7 @@ if registry.workspace is None:
                "between sessions.")
 else:
     st.caption(f":material/save: Uploaded runs are kept in the workspace "
-               f"`{shown(str(registry.workspace.directory))}` and come back on the next start.")
+               f"{code(registry.workspace.directory)} and come back on the next start.")
 uploads = st.file_uploader(
     "Upload runs", accept_multiple_files=True, type=UPLOAD_TYPES, key="runs_uploader",
     help="Several files at once. A file that fails validation is reported by name, row and "
@@ -89,10 +73,10 @@ if new_files:
     with st.spinner(f"Validating {len(new_files)} file(s)..."):
         report = state.add_uploads(registry, new_files)
     for name in report.added:
-        st.toast(f"Loaded {shown(name)}", icon=":material/check_circle:")
+        st.toast(f"Loaded {plain(name)}", icon=":material/check_circle:")
     for message in report.duplicates:
         # File and run names are a stranger's text: no Markdown link or image from them.
-        st.info(shown(message), icon=":material/content_copy:")
+        st.info(plain(message), icon=":material/content_copy:")
     added = [registry.runs[name] for name in report.added if name in registry.runs]
     if len(added) == 1 and not report.errors and not report.duplicates:
         page = state.select_run(added[0])  # one new run: show it on its family's page
@@ -106,14 +90,14 @@ if just_added:
         st.markdown(f"**{len(just_added)} run(s) loaded.** Open one on its page:")
         with st.container(horizontal=True):
             for name in just_added:
-                if st.button(shown(name), key=f"open::{name}", icon=":material/open_in_new:"):
+                if st.button(plain(name), key=f"open::{name}", icon=":material/open_in_new:"):
                     page = state.select_run(registry.runs[name])
                     if page is not None:
                         st.switch_page(page)
 
 for filename, message in list(registry.errors.items()):
     with st.container(border=True):
-        st.error(f"Could not load **{shown(filename)}**", icon=":material/error:")
+        st.error(f"Could not load **{plain(filename)}**", icon=":material/error:")
         st.code(message, language=None, wrap_lines=True)
         st.button("Dismiss", key=f"dismiss::{filename}", on_click=registry.dismiss_error,
                   args=(filename,))
@@ -137,7 +121,7 @@ else:
         },
     )
     for name, run in list(registry.runs.items()):
-        label = f"{shown(name)} · {run.kind} · {len(run):,} rows · {len(run.models)} models"
+        label = f"{plain(name)} · {run.kind} · {len(run):,} rows · {len(run.models)} models"
         with st.expander(label):
             st.text(f"Run: {name}\nModels: {', '.join(run.models)}\n"
                     f"Source: {run.meta.get('source', '')} ({run.meta.get('format', '')})\n"

@@ -12,6 +12,9 @@ of a native table is named by ``Converted.numbers`` and ``Converted.unit``: a re
 JSON list, or the path of the member file a row came from in a folder.
 
 Modules are discovered (``pkgutil``), so adding a benchmark means adding a module, nothing else.
+Every converter :func:`formats` returns checks its labels (key and category columns: model,
+bias, study, judge, ...) against :data:`MAX_LABEL_CHARS` and names the row and field of a longer
+one; a folder or archive converter also warns of the hidden members its reader skipped.
 
 :func:`load_json` is the one JSON parser for uploaded text (the loader and every importer use
 it), so a JSON file loses nothing silently: duplicate keys, lone surrogates, nesting deeper than
@@ -27,21 +30,24 @@ import json
 import pkgutil
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["MAX_JSON_DEPTH", "Converted", "JsonBigInt", "JsonConstant", "JsonProblem",
-           "NativeError", "NativeFormat", "formats", "load_json"]
+__all__ = ["MAX_JSON_DEPTH", "MAX_LABEL_CHARS", "Converted", "JsonBigInt", "JsonConstant",
+           "JsonProblem", "NativeError", "NativeFormat", "check_labels", "formats", "load_json",
+           "skipped_note"]
 
 # Deeper JSON than this is no run (a record is flat, a native record a few levels deep).
 MAX_JSON_DEPTH = 64
 # Longer integers than this are kept as text: no run has them, and Python refuses to convert
 # integers of more than 4,300 digits (a crash in the parser, not a message).
 MAX_INT_DIGITS = 30
+# Longer labels (model, bias, study, judge names) than this are refused: a name, not a text.
+MAX_LABEL_CHARS = 1000
 
 
 class JsonConstant(str):
@@ -261,6 +267,90 @@ class NativeFormat:
     advice: bool = False  # recognises an artefact only to refuse it, saying what to upload
 
 
+def skipped_note(files: Mapping[str, bytes]) -> str | None:
+    """The warning naming the hidden members a folder or archive reader skipped
+    (:attr:`kbench_core.bundles.Members.skipped`), or None when it skipped none."""
+    skipped = list(getattr(files, "skipped", ()))
+    if not skipped:
+        return None
+    shown = ", ".join(repr(p.encode("unicode_escape").decode("ascii")[:120])
+                      for p in skipped[:5])
+    more = f" and {len(skipped) - 5:,} more" if len(skipped) > 5 else ""
+    return (f"skipped {len(skipped):,} hidden or macOS resource-fork member(s) "
+            f"(names starting with '.', __MACOSX/): {shown}{more}")
+
+
+def check_labels(converted: Converted) -> Converted:
+    """``converted`` unchanged, or :class:`NativeError` naming the row and field of the first
+    label (a key or category column of its kind: model, bias, study, judge, ...) longer than
+    :data:`MAX_LABEL_CHARS`. A label is a name shown in every table, legend and message; a
+    million-character configuration key is no name (long free text, such as responses, is not
+    a label and not capped here)."""
+    from kbench_core.schema import SPECS
+
+    spec = SPECS.get(converted.kind)
+    if spec is None:
+        return converted
+    labels = dict.fromkeys([*spec.key, *(c.name for c in spec.columns if c.type == "category")])
+    frame = converted.frame
+    for column in labels:
+        if column not in frame.columns:
+            continue
+        values = frame[column]
+        if not (pd.api.types.is_object_dtype(values.dtype)
+                or pd.api.types.is_string_dtype(values.dtype)):
+            continue
+        # Measured on the distinct labels: a million rows hold a few hundred names.
+        try:
+            codes, uniques = pd.factorize(values)
+        except TypeError:  # an unhashable value: validation names it later
+            continue
+        long = np.array([isinstance(v, str) and len(v) > MAX_LABEL_CHARS for v in uniques],
+                        dtype=bool)
+        if long.any():
+            row = int(np.argmax(long[codes] & (codes >= 0)))
+            lengths = {row: len(str(values.iat[row]))}
+            where = converted.numbers[row] if row < len(converted.numbers) else None
+            raise NativeError(f"a label of {int(lengths[row]):,} characters, over the limit of "
+                              f"{MAX_LABEL_CHARS:,} characters for a name", where=where,
+                              field=column, unit=converted.unit)
+    return converted
+
+
+def _guarded(fmt: NativeFormat) -> NativeFormat:
+    """``fmt`` whose converters check the labels they return (:func:`check_labels`) and, for
+    folders and archives, warn of the members the reader skipped."""
+    changes: dict[str, Any] = {}
+    if fmt.from_json is not None:
+        from_json = fmt.from_json
+        changes["from_json"] = lambda filename, payload, options: check_labels(
+            from_json(filename, payload, options))
+    if fmt.from_table is not None:
+        from_table = fmt.from_table
+        changes["from_table"] = lambda filename, frame, options: check_labels(
+            from_table(filename, frame, options))
+    if fmt.from_files is not None:
+        from_files = _noting_skipped(fmt.from_files)
+        changes["from_files"] = lambda filename, files, options: check_labels(
+            from_files(filename, files, options))
+    return replace(fmt, **changes)
+
+
+def _noting_skipped(convert: FilesConverter) -> FilesConverter:
+    """``convert`` whose run also warns of the members the reader skipped, so no file of an
+    archive is left out without a word, whichever format converts it."""
+
+    def wrapped(filename: str, files: Mapping[str, bytes],
+                options: Mapping[str, Any]) -> Converted:
+        converted = convert(filename, files, options)
+        note = skipped_note(files)
+        if note is None:
+            return converted
+        return replace(converted, warnings=(note, *converted.warnings))
+
+    return wrapped
+
+
 @cache
 def formats() -> tuple[NativeFormat, ...]:
     """Every native format of the modules in this package, in module-name order, then the
@@ -273,5 +363,5 @@ def formats() -> tuple[NativeFormat, ...]:
         if info.name.startswith("_"):
             continue
         module = importlib.import_module(f"{__name__}.{info.name}")
-        found.extend(getattr(module, "FORMATS", ()))
+        found.extend(map(_guarded, getattr(module, "FORMATS", ())))
     return (*found, *FOLDER_ADVICE)

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kbench_core.native import Converted, NativeError, NativeFormat
+from kbench_core.native import MAX_LABEL_CHARS, Converted, NativeError, NativeFormat
 
 __all__ = ["FORMATS"]
 
@@ -82,7 +82,13 @@ def _convert(filename: str, payload: Any, options: Mapping[str, Any]) -> Convert
     study_where: list[str] = []
     finding_where: list[str] = []
     for name, config in configs.items():
-        where = f"configs[{name!r}]"
+        # The key is the configuration's name (a label): capped like every label, and never
+        # repeated whole in a message.
+        where = f"configs[{name!r}]" if len(name) <= 80 else f"configs[{name[:60]!r}...]"
+        if len(name) > MAX_LABEL_CHARS:
+            raise NativeError(f"a configuration name of {len(name):,} characters, over the "
+                              f"limit of {MAX_LABEL_CHARS:,} characters for a name",
+                              where=where, field="model", unit="entry")
         if not isinstance(config, dict):
             raise NativeError(f"expected a configuration object, got {type(config).__name__}",
                               where=where, unit="entry")

@@ -43,7 +43,7 @@ zip that are not reports (a LICENSE, a README) are skipped and named in the warn
 
 from __future__ import annotations
 
-import json
+import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
@@ -87,6 +87,10 @@ _NESTED = {("magnitude_scores", "treatment_scores"): "mean_",
 CALIBRATION_COLUMNS = ("calibration_score", "cas_error", "cas_confidence", "cas_accuracy",
                        "overconfident", "metacognitive_gap")
 _MAX_NAME = 100  # a domain or method name becomes part of a column name
+# The report's summary: its one number (the mean BMS, so in [0, 1]) and its lists of biases.
+SUMMARY_NUMBER = "overall_bias_susceptibility"
+SUMMARY_LISTS = ("most_susceptible_biases", "most_resistant_biases", "human_like_biases",
+                 "ai_specific_biases")
 
 
 def is_report(payload: Any) -> bool:
@@ -120,6 +124,57 @@ def _name(value: Any, where: str, field: str) -> str:
     return text
 
 
+def clean_summary(summary: Any, where: str | None, notes: list[str]) -> dict[str, Any] | None:
+    """A report's ``summary`` checked like every other field: the susceptibility a finite
+    number in [0, 1], each list a list of names (:func:`_name`); ``None`` when there is none.
+
+    Keys kbench does not use are dropped and named in ``notes``; anything else wrong raises
+    :class:`NativeError` naming the field (``summary.<key>``), so a 400-digit or ``NaN``
+    susceptibility or a list of objects never reaches a table as NaN or as joined text.
+    """
+    if summary is None:
+        return None
+    if not isinstance(summary, dict):
+        raise NativeError(f"expected an object, got {type(summary).__name__}", where=where,
+                          field="summary", unit="report")
+    out: dict[str, Any] = {}
+    value = summary.get(SUMMARY_NUMBER)
+    if value is not None:
+        # JsonBigInt and JsonConstant (400 digits, bare NaN) are text, so refused here too.
+        if not isinstance(value, int | float) or isinstance(value, bool) \
+                or not math.isfinite(value) or not 0 <= value <= 1:
+            raise NativeError(f"expected a number in [0, 1] (the mean BMS), got "
+                              f"{str(value)[:40]!r}", where=where,
+                              field=f"summary.{SUMMARY_NUMBER}", unit="report")
+        out[SUMMARY_NUMBER] = float(value)
+    for key in SUMMARY_LISTS:
+        items = summary.get(key)
+        if items is None:
+            continue
+        if not isinstance(items, list):
+            raise NativeError(f"expected a list of bias names, got {type(items).__name__}",
+                              where=where, field=f"summary.{key}", unit="report")
+        out[key] = [_name(item, where or "", f"summary.{key}") for item in items]
+    dropped = [str(k)[:40] for k in summary if k not in out and k not in SUMMARY_LISTS
+               and k != SUMMARY_NUMBER]
+    if dropped:
+        notes.append(f"{where}: summary fields kbench does not use, dropped: "
+                     + ", ".join(map(repr, dropped[:5])) + (" ..." if len(dropped) > 5 else ""))
+    return out
+
+
+def _biases(section: str, entries: Mapping[Any, Any], where: str) -> dict[str, Any]:
+    """A section's entries keyed by checked bias names (the same check as every name)."""
+    out: dict[str, Any] = {}
+    for key, entry in entries.items():
+        name = _name(key, where, section)
+        if name in out:
+            raise NativeError(f"bias {name!r} is listed twice", where=where, field=section,
+                              unit="report")
+        out[name] = entry
+    return out
+
+
 def _rows(report: Mapping[str, Any], where: str) -> list[dict[str, Any]]:
     """One row per bias of one report, values as written."""
     model = _name(report.get("model_id"), where, "model_id")
@@ -131,7 +186,7 @@ def _rows(report: Mapping[str, Any], where: str) -> list[dict[str, Any]]:
         if not isinstance(value, dict):
             raise NativeError(f"expected an object of biases, got {type(value).__name__}",
                               where=where, field=section, unit="report")
-        sections[section] = value
+        sections[section] = _biases(section, value, where)
     biases: list[str] = []
     listed = report.get("biases_tested")
     if isinstance(listed, list):
@@ -139,7 +194,8 @@ def _rows(report: Mapping[str, Any], where: str) -> list[dict[str, Any]]:
     for section in SECTIONS:
         biases.extend(b for b in sections[section] if b not in biases)
     unknown = report.get("unknown_rates_by_bias")
-    unknown = unknown if isinstance(unknown, dict) else {}
+    unknown = _biases("unknown_rates_by_bias", unknown, where) \
+        if isinstance(unknown, dict) else {}
     rows = []
     for bias in dict.fromkeys(biases):
         row: dict[str, Any] = {"model": model, "bias": bias}
@@ -200,9 +256,9 @@ def _frame(reports: list[tuple[str, str, Mapping[str, Any]]],
                 unmapped[row["direction"]] += 1
         rows.extend(part)
         origins.extend([where] * len(part))
-        summary = report.get("summary")
-        if isinstance(summary, dict):
-            summaries[model] = json.loads(json.dumps(summary, default=str))
+        summary = clean_summary(report.get("summary"), where, notes)
+        if summary is not None:
+            summaries[model] = summary
     if renamed:
         notes.append(f"{len(renamed)} reports share a model id, so each is told apart by its "
                      f"file: {', '.join(renamed[:6])}" + (" ..." if len(renamed) > 6 else ""))

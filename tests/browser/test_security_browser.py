@@ -10,6 +10,7 @@ import re
 import pytest
 
 from tests.browser.conftest import screenshot, wait_for_app
+from tests.conftest import ROOT
 
 pytestmark = pytest.mark.browser
 
@@ -151,3 +152,49 @@ def test_no_link_from_data_in_any_figure_app_report_or_svg(browser, tmp_path) ->
     page.goto((tmp_path / "figure.svg").as_uri())
     assert page.evaluate("() => document.querySelectorAll('a').length") == 0
     page.context.close()
+
+
+# ------------------------------------------------------------------ autolinks (issue 19, gap 7)
+
+JUDGE_URL = "https://evil.example/judge-one"
+JUDGE_MAIL = "judge@evil.example"
+RUN_URL = "www.evil-run.example"
+MAIN_LINKS = """() => [...document.querySelectorAll('[data-testid=stMain] a')]
+    .filter(a => (a.textContent + ' ' + (a.getAttribute('href') || '')).includes('evil'))
+    .map(a => a.outerHTML)"""
+IN_MARKDOWN = """(name) => [...document.querySelectorAll(
+        '[data-testid=stMain] [data-testid=stMarkdownContainer], '
+        + '[data-testid=stMain] [data-testid=stCaptionContainer]')]
+    .some(e => e.innerText.includes(name))"""
+
+
+def test_judge_and_run_names_holding_a_url_are_never_links(browser, tmp_path) -> None:
+    from tests.browser.conftest import AppServer
+
+    text = (ROOT / "sample_data" / "judged.csv").read_text()
+    text = text.replace("judge-one", JUDGE_URL).replace("judge-two", JUDGE_MAIL)
+    run = tmp_path / f"{RUN_URL}.csv"
+    run.write_bytes(b"\xef\xbb\xbf" + text.encode())  # a BOM: the run has a load warning
+    server = AppServer(f"--no-samples {run}")
+    try:
+        page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        for path, shown in (("", RUN_URL), ("vulnerability", JUDGE_URL),
+                            ("agreement", JUDGE_MAIL)):
+            page.goto(f"{server.url}/{path}")
+            wait_for_app(page)
+            for summary in page.locator('[data-testid="stExpander"] summary').all():
+                if "load warning" in summary.inner_text():
+                    summary.click()  # the load warnings name the run in Markdown
+            wait_for_app(page)
+            # the name is shown, as text, in a Markdown element (a caption, label or message)
+            for name in (shown, RUN_URL) if path == "vulnerability" else (shown,):
+                page.wait_for_function(IN_MARKDOWN, arg=name, timeout=30_000)
+            assert page.evaluate(MAIN_LINKS) == [], path
+            assert page.evaluate(EVIL_HREFS, "[data-testid=stMain]") == 0, path
+            screenshot(page, f"security_autolinks_{path or 'runs'}")
+        assert errors == []
+        page.context.close()
+    finally:
+        server.stop()
