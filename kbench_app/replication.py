@@ -62,7 +62,7 @@ HELP_FINDING_WEIGHTS = ("equal: the default and the released code; n_eff: the me
                         "document's prose (offered when the run has an n_eff column; tests "
                         "without one are left out).")
 HELP_POOLING = ("fisher: Fisher-z pooling (the default and the released code); mean: the "
-                "metric document's prose, a simple mean.")
+                "prose of HumanStudy-Bench's metric document, a simple mean.")
 SCATTER_CAPTION = ("Click a legend entry to show only it, double-click to hide it. Marker size "
                    "= the test's ECS weight; the dashed line is y = x, the solid one the "
                    "weighted fit.")

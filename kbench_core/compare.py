@@ -1,5 +1,5 @@
 """Is model A really better than model B? Paired differences, clustered errors, adjusted p,
-rank intervals and sample-size planning (SPEC 2.6).
+rank intervals and sample-size planning (``docs/statistics.md``).
 
 Models in one run answer the same items, so every comparison is paired: a per-item value (a
 bias score, a correct verdict, an effect-size gap) is averaged within each item for each model,
@@ -466,11 +466,11 @@ def rank_intervals(frame: pd.DataFrame, value: str, *, item: Sequence[str] | str
 def samples_needed(delta: float, sd_diff: float, *, power: float = 0.8,
                    alpha: float = 0.05) -> int:
     """Items needed to detect a paired mean difference ``delta`` whose per-item differences
-    have standard deviation ``sd_diff``: ⌈((z₁₋α/₂ + z_power) · sd_diff / |delta|)²⌉ (SPEC 2.6;
-    the normal-approximation sample size of a paired / one-sample z test, e.g. Chow, Shao &
-    Wang, *Sample Size Calculations in Clinical Research*, 2nd ed., §3.1). It assumes
-    independent items; with clustered items multiply by the design effect
-    1 + (m − 1)·ICC for clusters of m items. At least 1."""
+    have standard deviation ``sd_diff``: ⌈((z₁₋α/₂ + z_power) · sd_diff / |delta|)²⌉
+    (``docs/statistics.md``; the normal-approximation sample size of a paired / one-sample z test,
+    e.g. Chow, Shao & Wang, *Sample Size Calculations in Clinical Research*, 2nd ed., §3.1). It
+    assumes independent items; with clustered items multiply by the design effect 1 + (m − 1)·ICC
+    for clusters of m items. At least 1."""
     if delta == 0:
         raise ValueError("delta must be non-zero")
     if sd_diff < 0 or not 0 < power < 1 or not 0 < alpha < 1:
@@ -489,9 +489,10 @@ def min_items_sign_test(alpha: float = 0.05) -> int:
 
 def claims_direction(est: Estimate, *, adjusted_p: float | None = None,
                      alpha: float = 0.05) -> bool:
-    """Whether :func:`verdict` may name a direction for ``est`` (SPEC 2.6): the p it quotes
-    (``adjusted_p`` when an adjustment is in force, else ``est.p_value``) is below ``alpha``
-    and, when an interval is shown, it excludes 0 (a NaN interval defers to the exact p)."""
+    """Whether :func:`verdict` may name a direction for ``est`` (``docs/statistics.md``): the
+    p it quotes (``adjusted_p`` when an adjustment is in force, else ``est.p_value``) is below
+    ``alpha`` and, when an interval is shown, it excludes 0 (a NaN interval defers to the exact
+    p)."""
     quoted = adjusted_p if adjusted_p is not None else est.p_value
     if quoted is None or not math.isfinite(quoted) or quoted >= alpha:
         return False

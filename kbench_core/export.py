@@ -1,5 +1,5 @@
 """Paper-ready exports: figures as PNG, SVG and PDF, tables as CSV, LaTeX and Markdown, each
-carrying its provenance (SPEC 4).
+carrying its provenance (the README's Command line section).
 
 Provenance = kbench version, the runs (name and content hash) and the options that made the
 figure or table. It travels inside the file: PDF document information (``/kbench``, via pypdf),

@@ -1,8 +1,9 @@
-"""The six KahneBench metrics per model × bias, and the cognitive fingerprint (SPEC 2.1).
+"""The six KahneBench metrics per model × bias, and the cognitive fingerprint
+(``docs/metrics/bias.md``).
 
 Every function takes a validated ``bias`` frame (see :mod:`kbench_core.io`) and returns a tidy
 DataFrame with one row per model × bias, computed with groupbys over all groups at once.
-Defaults carry the fixes of the metrics review (``seeds/kahne_metrics_review.md``); each
+Defaults carry the fixes of the metrics review (``docs/metrics/bias.md``); each
 original behaviour is an option, so published numbers can be reproduced:
 
 ========================  ==========================  =====================================
@@ -203,7 +204,7 @@ class _Stats:
 
     def interval(self, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
         """95% interval of each group mean: Wilson where every value is 0 or 1 (a proportion),
-        Student t otherwise (SPEC 2: Wilson for proportions, t for means)."""
+        Student t otherwise (``docs/statistics.md``: Wilson for proportions, t for means)."""
         binary = self.n_fractional == 0
         w_low, w_high = wilson(self.mean * self.n, self.n, level=level)
         t_low, t_high = t_interval(self.mean, np.sqrt(self.var(1)), self.n, level=level)
@@ -260,7 +261,7 @@ def bms(trials: pd.DataFrame, *, cap: float | None = 1.0,
 
     References
     ----------
-    KahneBench ``metrics/core.py`` and its review (seeds/kahne_metrics_review.md §1).
+    KahneBench ``metrics/core.py`` and its metrics review (``docs/metrics/bias.md``).
     """
     check_choice("spacing", spacing, ("ordinal", "observed"))
     check_choice("ci", ci, (None, "bootstrap"))

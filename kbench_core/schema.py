@@ -1,4 +1,4 @@
-"""The canonical columns of each run kind (SPEC section 1).
+"""The canonical columns of each run kind (``docs/formats.md``).
 
 One :class:`Column` per documented column: its type, whether it is required, the values it may
 take and its range. :mod:`kbench_core.io` validates every row against these specs; the sample

@@ -29,13 +29,12 @@ ECS_LEVELS = ("overall", "domain", "study")
 @dataclass(frozen=True)
 class ReplicationOptions:
     """The options of ECS and PAS as the Replication page and the exports set them (the
-    defaults are SPEC 2.2's): ECS test ``weighting`` and ``normalize_weights`` (Lin's CCC, or
-    the released code's weighted sums), the intervals ``ci`` of both metrics, PAS test weights
-    within a finding (``finding_weights``) and the pooling of findings within a study
-    (``study_pooling``). :meth:`ecs` and :meth:`pas` give the keyword arguments of
-    :func:`kbench_core.replication.ecs` and :func:`kbench_core.replication.pas`,
+    defaults are those of ``docs/metrics/replication.md``): ECS test ``weighting`` and
+    ``normalize_weights`` (Lin's CCC, or the released code's weighted sums), the intervals ``ci`` of
+    both metrics, PAS test weights within a finding (``finding_weights``) and the pooling of
+    findings within a study (``study_pooling``). :meth:`ecs` and :meth:`pas` give the keyword
+    arguments of :func:`kbench_core.replication.ecs` and :func:`kbench_core.replication.pas`,
     :meth:`provenance` what an exported file records.
-
     Examples
     --------
     >>> ReplicationOptions.from_mapping({"weighting": "equal", "other": 1}).ecs()
@@ -73,7 +72,7 @@ class ReplicationOptions:
 
 def _few(table: pd.DataFrame, count: str) -> pd.DataFrame:
     """``table`` with ``few_items``: fewer than :data:`kbench_core.compare.FEW_ITEMS` (30)
-    ``count`` behind the row (SPEC 2.6: marked in every leaderboard)."""
+    ``count`` behind the row (``docs/statistics.md``: marked in every leaderboard)."""
     from kbench_core.compare import FEW_ITEMS
 
     return table.assign(few_items=table[count].to_numpy() < FEW_ITEMS)

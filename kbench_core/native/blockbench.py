@@ -1,4 +1,4 @@
-"""BlockBench judge outputs (SPEC 1.3): a folder tree or a list of multi-judge records.
+"""BlockBench judge outputs (``docs/formats.md``): a folder tree or a list of multi-judge records.
 
 Two formats become ``judged`` rows (one per sample × detector × prompt type × judge):
 

@@ -1,5 +1,5 @@
-"""HumanStudy-Bench's per-test effect list (SPEC 1.2): a JSON list of records with ``Model,
-Method, ES_Original, ES_Replication, Study_ID, Sub_Study_ID, Finding_ID, Test_Name, Power,
+"""HumanStudy-Bench's per-test effect list (``docs/formats.md``): a JSON list of records with
+``Model, Method, ES_Original, ES_Replication, Study_ID, Sub_Study_ID, Finding_ID, Test_Name, Power,
 Significant_Replication``, one per agent configuration × statistical test.
 
 =========================================  =============================================
@@ -24,7 +24,7 @@ be duplicate keys. Other fields of a record are kept as extra columns. A structu
 (a record that is not an object, a missing required field, a value of the wrong JSON type)
 raises :class:`~kbench_core.native.NativeError` naming the record (1-based) and the
 HumanStudy-Bench field; :mod:`kbench_core.io` then validates the canonical table as usual.
-The file carries effect sizes only, so PAS is unavailable for it (SPEC 1.2).
+The file carries effect sizes only, so PAS is unavailable for it (``docs/formats.md``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""KahneBench result JSON (SPEC 1.1): ``{"run_metadata": {...}, "results": [...]}`` or a bare list.
+"""KahneBench result JSON (``docs/formats.md``): ``{"run_metadata": {...}, "results": [...]}``
+or a bare list.
 
 Each result record becomes one ``bias`` row:
 

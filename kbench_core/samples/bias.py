@@ -226,7 +226,8 @@ def planted_bias_rates(*, models: Sequence[str] = BIAS_MODELS,
 def planted_bias_metrics(*, models: Sequence[str] = BIAS_MODELS,
                          biases: Sequence[str] = SAMPLE_BIASES,
                          domains: Sequence[str] = DOMAINS, n_trials: int = 10) -> pd.DataFrame:
-    r"""Closed-form values of the six KahneBench metrics (SPEC 2.1, defaults) per model × bias.
+    r"""Closed-form values of the six KahneBench metrics (``docs/metrics/bias.md``, defaults)
+    per model × bias.
 
     Computed from :func:`planted_bias_rates` by the formulas below (every cell has the same
     number of scoreable trials, so a mean over rows is the mean of the cell rates).
@@ -429,7 +430,7 @@ def _bias_frame(plan: dict[str, np.ndarray], models: tuple[str, ...], biases: tu
 def bias_trials(*, models: Sequence[str] = BIAS_MODELS, biases: Sequence[str] = SAMPLE_BIASES,
                 domains: Sequence[str] = DOMAINS, n_trials: int = 10,
                 seed: int = 0) -> pd.DataFrame:
-    """Cognitive-bias trials (kind ``bias``, SPEC 1.1), one row per model response.
+    """Cognitive-bias trials (kind ``bias``, ``docs/formats.md``), one row per model response.
 
     Every model × bias × domain has a control cell, one treatment cell per intensity and one
     debiasing cell per method in :data:`DEBIASING_METHODS`, each of ``n_trials`` trials with
@@ -492,7 +493,7 @@ def _big_bias_plan(n_rows: int) -> tuple[dict[str, np.ndarray], tuple[str, ...],
 
 
 def big_bias_trials(n_rows: int, *, seed: int = 0) -> pd.DataFrame:
-    """Exactly ``n_rows`` bias trials for benchmarks (SPEC 5: 1M rows).
+    """Exactly ``n_rows`` bias trials for benchmarks (``benchmarks/README.md``: 1M rows).
 
     Ten models ``synthetic-model-00``... (profiles alpha, beta, gamma cycling) and as many of
     the 69 biases of ``human_baselines.json`` as fit (all 69 from 31,395 rows), over the five

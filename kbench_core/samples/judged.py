@@ -45,7 +45,7 @@ def _flipper(judge_index: np.ndarray | int) -> np.ndarray:
 def judged_samples(*, n_samples: int = 40, models: Sequence[str] = DETECTORS,
                    prompt_types: Sequence[str] = PROMPT_TYPES, judges: Sequence[str] = JUDGES,
                    seed: int = 0) -> pd.DataFrame:
-    """Judged vulnerability detections (kind ``judged``, SPEC 1.3), one row per sample ×
+    """Judged vulnerability detections (kind ``judged``, ``docs/formats.md``), one row per sample ×
     detector × prompt type × judge.
 
     Samples ``c0001``...: V = round(0.7 · n_samples) are vulnerable, S = n − V safe; which
@@ -144,8 +144,8 @@ def judged_samples(*, n_samples: int = 40, models: Sequence[str] = DETECTORS,
 
 
 def big_judged_samples(n_rows: int, *, seed: int = 0) -> pd.DataFrame:
-    """About ``n_rows`` judged rows for benchmarks (SPEC 5: 600k, 3 judges): the default
-    detectors, prompt types and judges over ``round(n_rows / 27)`` samples (exact when
+    """About ``n_rows`` judged rows for benchmarks (``benchmarks/README.md``: 600k, 3 judges):
+    the default detectors, prompt types and judges over ``round(n_rows / 27)`` samples (exact when
     ``n_rows`` is a multiple of 27)."""
     n_rows = _count("n_rows", n_rows, 1)
     per_sample = len(DETECTORS) * len(PROMPT_TYPES) * len(JUDGES)

@@ -27,7 +27,8 @@ _AGENT_D_SHIFT = 0.3
 
 
 def _d_to_effect(d: np.ndarray, test_type: np.ndarray) -> np.ndarray:
-    """The native effect whose Cohen's d-equivalent (SPEC 2.2 ``effect_to_d``) is ``d``."""
+    """The native effect whose Cohen's d-equivalent (``effect_to_d``,
+    ``docs/metrics/replication.md``) is ``d``."""
     r = d / np.sqrt(d * d + 4)  # inverse of d = 2r / sqrt(1 - r^2)
     return np.select(
         [test_type == "correlation", test_type == "chi2", test_type == "mann_whitney",
@@ -64,7 +65,7 @@ def _replication_design(n_studies: int, seed: int) -> pd.DataFrame:
 
 def replication_tests(*, models: Sequence[str] = REPLICATION_MODELS, n_studies: int = 6,
                       seed: int = 0) -> pd.DataFrame:
-    r"""Replication tests (kind ``replication``, SPEC 1.2), one row per model × test.
+    r"""Replication tests (kind ``replication``, ``docs/formats.md``), one row per model × test.
 
     Study *k* (0-based) has 2 + (*k* mod 2) findings and finding *j* of a study 2 + (*j* mod 2)
     tests (36 tests for 6 studies); domains cycle Cognition, Social, Strategic over studies and
@@ -115,9 +116,9 @@ def replication_tests(*, models: Sequence[str] = REPLICATION_MODELS, n_studies: 
 
 
 def big_replication_tests(n_rows: int, *, seed: int = 0) -> pd.DataFrame:
-    """About ``n_rows`` replication tests for benchmarks (SPEC 5: 100k): the three synthetic
-    agents over ``round(n_rows / 18)`` studies (18 rows per study on average; the count is
-    exact when ``n_rows`` is a multiple of 36)."""
+    """About ``n_rows`` replication tests for benchmarks (``benchmarks/README.md``: 100k): the
+    three synthetic agents over ``round(n_rows / 18)`` studies (18 rows per study on average; the
+    count is exact when ``n_rows`` is a multiple of 36)."""
     n_rows = _count("n_rows", n_rows, 1)
     return replication_tests(n_studies=max(1, round(n_rows / 18)), seed=seed)
 
@@ -217,7 +218,7 @@ def _summary_plan(n_configs: int, n_studies: int) -> tuple[np.ndarray, ...]:
 
 def replication_summary(*, configs: Sequence[str] = SUMMARY_CONFIGS, n_studies: int = 6,
                         seed: int = 0) -> pd.DataFrame:
-    """Published study-level results (kind ``replication_summary``, SPEC 1.2b).
+    """Published study-level results (kind ``replication_summary``, ``docs/formats.md``).
 
     Configuration *c*, study *s* (0-based) has PAS = 0.4 + 0.1c + 0.02s and ECS = 0.1c + 0.05s −
     0.1 (clipped to their ranges), except that configuration 0 has no ECS for study 3 (the last
