@@ -78,8 +78,8 @@ def test_figure_and_table_downloads(app_server, page, tmp_path) -> None:
     pdf = tmp_path / info.value.suggested_filename
     info.value.save_as(pdf)
     assert pdf.name == "has_chart.pdf" and pdf.read_bytes()[:5] == b"%PDF-"
-    table = page.locator(".st-key-bias_fingerprint_dl_tex button, "
-                         ".st-key-bias_fingerprint_dl_tex a").first
+    table = page.locator(".st-key-bias_fingerprint_table_dl_tex button, "
+                         ".st-key-bias_fingerprint_table_dl_tex a").first
     with page.expect_download(timeout=60_000) as info:
         table.click()
     tex = tmp_path / "fingerprint.tex"
