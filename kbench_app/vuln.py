@@ -6,12 +6,14 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from kbench_app import cache
 from kbench_app.ui import interval_text, shown
 from kbench_core import vuln
 from kbench_core.families.judged import TierOptions, fixed_versions, leaderboard
+from kbench_core.figures import vuln as vuln_figures
 from kbench_core.io import Run
 from kbench_core.ranking import rank_interval_text
 
@@ -132,12 +134,30 @@ def fixed(frame: pd.DataFrame, judge: str, *, runs: Sequence[Run],
                         judges=(judge,))
 
 
+def selected_rows(frame: pd.DataFrame, models: Sequence[str], judge: str, *,
+                  runs: Sequence[Run]) -> pd.DataFrame:
+    """The chosen detectors' answers as judged by ``judge`` (cached: on a 600k-row run the
+    filter costs more than a rerun may take)."""
+    def select(rows: pd.DataFrame, models: tuple[str, ...], judge: str) -> pd.DataFrame:
+        return rows[rows["model"].isin(models).to_numpy() & rows_equal(rows["judge"], judge)]
+
+    return cache.cached(select, frame, runs=runs, selection=(), models=tuple(models),
+                        judge=judge)
+
+
+def sui_figure(table: pd.DataFrame, *, weights: tuple[tuple[str, float], ...]) -> go.Figure:
+    """The SUI composition chart of a leaderboard computed with these SUI ``weights``."""
+    return vuln_figures.tier_leaderboard(table, vuln.sui_contributions(
+        table, sui_weights=dict(weights)))
+
+
 def rows_equal(series: pd.Series, value: str) -> np.ndarray:
     """Mask of the rows whose label is ``value``: compared on the categories when the column
     is categorical (as io loads labels), not on one string per row."""
-    if isinstance(series.dtype, pd.CategoricalDtype) and all(
-            isinstance(c, str) for c in series.cat.categories):
-        return (series == value).to_numpy(dtype=bool)
+    if isinstance(series.dtype, pd.CategoricalDtype) and pd.api.types.infer_dtype(
+            series.cat.categories, skipna=True) == "string":
+        code = series.cat.categories.get_indexer([value])[0]
+        return series.cat.codes.to_numpy() == code if code >= 0 else np.zeros(len(series), bool)
     return (series.astype(str) == value).to_numpy(dtype=bool)
 
 

@@ -3,7 +3,7 @@ fixed versions, prompt types and a drill-down to one sample's findings."""
 
 import streamlit as st
 
-from kbench_app import kit, state
+from kbench_app import cache, kit, state
 from kbench_app import vuln as page
 from kbench_app.compare import run_compare_panel
 from kbench_app.ui import plain
@@ -79,8 +79,7 @@ options = TierOptions(partial_credit=partial_credit, severity_weighted=severity,
                       sui_weights=tuple(weights.items()))
 provenance = {**options.provenance(), "judge": judge}
 selection = (tuple(models), judge)
-selected = frame[frame["model"].isin(models).to_numpy()
-                 & page.rows_equal(frame["judge"], judge)]
+selected = page.selected_rows(frame, models, judge, runs=runs)
 table = page.tiers(selected, runs=runs, selection=selection, options=options)
 by_prompt = (page.tiers(selected, runs=runs, selection=selection, options=options,
                         by=("model", "prompt_type")) if has_prompts else None)
@@ -94,22 +93,26 @@ with board_section:
     st.caption(f"Judge **{plain(judge)}** · {len(selected):,} answers · ranked by SUI (rank 1 "
                "= best)" + (f" · {missing:,} failed judgements left out (missing, not 'no')"
                             if missing else "") + ". Click a column header to sort.")
-    headline, config = page.tier_view(board, page.HEADLINE, keys=keys)
+    # Views and figures are cached too: on a big run they cost more than a rerun may take.
+    where = dict(runs=runs, selection=(selection, options, split))
+    headline, config = cache.cached(page.tier_view, board, **where, metrics=page.HEADLINE,
+                                    keys=keys)
     kit.table(board, "vuln_tiers", view=headline, config=config, runs=runs,
               key="vuln_leaderboard", options=provenance, best=page.BEST)
     tabs = st.tabs([f"Tier {name}" if name[0].isdigit() else name.capitalize()
                     for name in vuln.TIERS])
     for tab, (name, metrics) in zip(tabs, vuln.TIERS.items(), strict=True):
-        view, view_config = page.tier_view(board, metrics, keys=keys)
+        view, view_config = cache.cached(page.tier_view, board, **where, metrics=metrics,
+                                         keys=keys)
         tab.dataframe(view, hide_index=True, width="stretch", column_config=view_config,
                       key=f"vuln_tier_{name.split()[0]}")
     if table["renormalised"].any():
         st.caption(":material/info: A composite marked renormalised had an undefined "
                    "component; it is computed over the others with their weights "
                    "renormalised.")
-    kit.chart(vuln_figures.tier_leaderboard(table, vuln.sui_contributions(
-        table, sui_weights=weights)), "vuln_sui", runs=runs, key="vuln_leaderboard",
-        options=provenance)
+    kit.chart(cache.cached(page.sui_figure, table, **where, weights=tuple(weights.items())),
+              "vuln_sui", runs=runs,
+              key="vuln_leaderboard", options=provenance)
 
 prompt_filter = "all"
 if has_prompts:
@@ -126,8 +129,9 @@ controls.caption("ECE = Σ (n_b/N)·|accuracy_b − confidence_b|; MCE = the lar
 if reliability.empty:
     diagram.info("No answer in this selection states a confidence.")
 else:
-    kit.chart(vuln_figures.reliability_diagram(
-        reliability, colors=colors, binning=binning,
+    kit.chart(cache.cached(
+        vuln_figures.reliability_diagram, reliability, runs=runs,
+        selection=(selection, options, prompt_filter), colors=colors, binning=binning,
         title=None if prompt_filter == "all" else
         f"Reliability on {prompt_filter} prompts "
         f"({'equal-mass' if binning == 'quantile' else 'equal-width'} bins)"),
@@ -136,7 +140,8 @@ else:
 
 st.subheader("Lucky guesses")
 c1, c2 = st.columns([3, 1])
-kit.chart(vuln_figures.lucky_guess_chart(table, colors=colors), "vuln_lucky_guesses",
+kit.chart(cache.cached(vuln_figures.lucky_guess_chart, table, runs=runs,
+                       selection=(selection, options), colors=colors), "vuln_lucky_guesses",
           runs=runs, key="vuln_lucky", options=provenance, container=c1)
 c2.caption("A detector that says 'vulnerable' to everything is often right without "
            "understanding. Accuracy above the diagonal (LGI = accuracy − TDR > 0) is credit "
@@ -168,7 +173,8 @@ if by_prompt is not None:
                         container=c1, format_func=lambda m: vuln.METRIC_LABELS.get(m, m))
     c1.caption("Does the framing of the request (direct, naturalistic, adversarial, ...) "
                "change what the detector finds?")
-    kit.chart(vuln_figures.prompt_type_chart(by_prompt, metric=metric, colors=colors),
+    kit.chart(cache.cached(vuln_figures.prompt_type_chart, by_prompt, runs=runs,
+                           selection=(selection, options), metric=metric, colors=colors),
               f"vuln_prompt_types-{metric}", runs=runs, key="vuln_prompt", options=provenance,
               container=c2)
 
