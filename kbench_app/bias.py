@@ -4,9 +4,11 @@ labels and formats)."""
 from __future__ import annotations
 
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from kbench_app.ui import interval_text, number_format, shown
+from kbench_core import figures, kahne
 
 
 class Keys:
@@ -129,9 +131,38 @@ def fingerprint_columns(view: pd.DataFrame) -> dict[str, object]:
     return config
 
 
-def responses(rows: pd.DataFrame, search: str) -> pd.DataFrame:
-    """The rows whose prompt, response or answer contains ``search`` (any case; all rows
-    when it is empty)."""
+def chosen_trials(trials: pd.DataFrame, *, models: tuple[str, ...],
+                  biases: tuple[str, ...]) -> pd.DataFrame:
+    """The trials of the chosen models and biases."""
+    return trials[trials["model"].isin(models).to_numpy()
+                  & trials["bias"].isin(biases).to_numpy()]
+
+
+def curve_figure(selected: pd.DataFrame, *, bias: str, y: str, cap: float | None,
+                 colors: dict[str, str]) -> go.Figure:
+    """BMS by trigger intensity for one bias (:func:`kbench_core.kahne.bms`)."""
+    curve = kahne.bms(selected[selected["bias"] == bias], cap=cap)
+    return figures.bms_curves(curve, y=y, colors=colors,
+                              title=f"{bias}: bias by trigger intensity")
+
+
+def domain_figure(selected: pd.DataFrame, *, rows_by: str, pick: str) -> go.Figure:
+    """The domain heatmap of one model (rows: biases) or one bias (rows: models)."""
+    rows = selected[selected["model" if rows_by == "bias" else "bias"] == pick]
+    return figures.bci_heatmap(kahne.domain_means(rows), rows=rows_by,
+                               title=f"{pick}: mean treatment score by domain")
+
+
+def calibration_figure(selected: pd.DataFrame, *, colors: dict[str, str]) -> go.Figure:
+    """Stated confidence against accuracy per model (:func:`kbench_core.kahne.cas`)."""
+    return figures.cas_bars(kahne.cas(selected), colors=colors)
+
+
+def responses(selected: pd.DataFrame, *, model: str, bias: str, search: str) -> pd.DataFrame:
+    """One model's responses on one bias whose prompt, response or answer contains
+    ``search`` (any case; all of them when it is empty)."""
+    rows = selected[(selected["model"] == model).to_numpy()
+                    & (selected["bias"] == bias).to_numpy()]
     text_columns = [c for c in ("prompt", "response", "answer") if c in rows]
     if not search or not text_columns:
         return rows

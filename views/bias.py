@@ -69,7 +69,9 @@ if not models or not biases:
     st.warning("Choose at least one model and one bias.")
     kit.stop()
 
-selected = trials[trials["model"].isin(models) & trials["bias"].isin(biases)]
+selected = cache.cached(page.chosen_trials, trials, runs=runs,
+                        selection=(tuple(models), tuple(biases)), models=tuple(models),
+                        biases=tuple(biases))
 known, total = kahne.scored_share(selected)
 if known == 0:
     st.warning(f"Nothing to show for this selection. {kahne.UNSCORED_ADVICE}",
@@ -90,15 +92,19 @@ st.subheader("Fingerprint")
 st.caption("Per model: susceptibility = mean BMS over the chosen biases; the most susceptible "
            "and most resistant biases leave out those with more than half unknown scores.")
 summary = cache.cached(susceptibility_table, fp, runs=runs, selection=(*selection, options))
-kit.table(summary, "susceptibility", view=page.summary_view(summary),
+# Views and figures are cached with the numbers: on a 1M-row run building them costs more than
+# a rerun may take.
+cached_view = dict(runs=runs, selection=(*selection, options))
+kit.table(summary, "susceptibility", view=cache.cached(page.summary_view, summary, **cached_view),
           config=page.SUMMARY_COLUMNS, runs=runs, key="bias_summary_table", options=provenance,
           best={"susceptibility": "min"})
-table = page.fingerprint_view(fp.biases)
+table = cache.cached(page.fingerprint_view, fp.biases, **cached_view)
 kit.table(fp.biases, "fingerprint", view=table, config=page.fingerprint_columns(table),
           runs=runs, key="bias_fingerprint_table", options=provenance, height=360,
           best={"bms": "min", "alignment": "max"})
 with st.expander("Fingerprint as a heatmap", icon=":material/grid_on:"):
-    kit.chart(figures.fingerprint_heatmap(fp.biases), "fingerprint_heatmap", runs=runs,
+    kit.chart(cache.cached(figures.fingerprint_heatmap, fp.biases, **cached_view),
+              "fingerprint_heatmap", runs=runs,
               key="bias_fingerprint", options=provenance)
 weak = sorted(set(fp.biases.loc[fp.biases["weakly_supported"].fillna(False), "bias"]))
 if weak:
@@ -110,10 +116,8 @@ c1, c2 = st.columns([3, 1])
 curve_bias = kit.select("Bias", biases, key=K.CURVE_BIAS, container=c2)
 y_axis = kit.radio("Show", ["magnitude", "mean"], key=K.CURVE_Y, container=c2,
                    format_func={"magnitude": "Magnitude (BMS)", "mean": "Mean score"}.get)
-curve = cache.cached(kahne.bms, selected[selected["bias"] == curve_bias], runs=runs,
-                     selection=(*selection, curve_bias), cap=options.cap)
-kit.chart(figures.bms_curves(curve, y=y_axis, colors=colors,
-                             title=f"{curve_bias}: bias by trigger intensity"),
+kit.chart(cache.cached(page.curve_figure, selected, **cached_view, bias=curve_bias,
+                       y=y_axis, cap=options.cap, colors=colors),
           f"bms_curves-{curve_bias}-{y_axis}", runs=runs, key="bias_curves",
           options=provenance, container=c1)
 c2.caption("Mean score: treatment mean per intensity with its 95% interval (band) and the "
@@ -126,14 +130,10 @@ rows_by = kit.radio("Rows", ["bias", "model"], key=K.HEAT_ROWS, container=c1,
                                  "model": "Models on one bias"}.get)
 if rows_by == "bias":
     heat_pick = kit.select("Model", models, key=K.HEAT_MODEL, container=c1)
-    heat_rows = selected[selected["model"] == heat_pick]
 else:
     heat_pick = kit.select("Bias", biases, key=K.HEAT_BIAS, container=c1)
-    heat_rows = selected[selected["bias"] == heat_pick]
-cells = cache.cached(kahne.domain_means, heat_rows, runs=runs,
-                     selection=(*selection, rows_by, heat_pick))
-kit.chart(figures.bci_heatmap(cells, rows=rows_by,
-                              title=f"{heat_pick}: mean treatment score by domain"),
+kit.chart(cache.cached(page.domain_figure, selected, **cached_view, rows_by=rows_by,
+                       pick=heat_pick),
           f"bci_heatmap-{heat_pick}", runs=runs, key="bias_heatmap", options=provenance,
           container=c2)
 
@@ -141,9 +141,10 @@ st.subheader("Human alignment and calibration")
 c1, c2 = st.columns(2)
 alignment = cache.cached(kahne.has, selected, **where, threshold=options.threshold,
                          relative=options.relative)
-kit.chart(figures.has_chart(alignment), "has_chart", runs=runs, key="bias_has",
+kit.chart(cache.cached(figures.has_chart, alignment, **cached_view), "has_chart", runs=runs,
+          key="bias_has",
           options=provenance, container=c1)
-kit.chart(figures.cas_bars(cache.cached(kahne.cas, selected, **where), colors=colors),
+kit.chart(cache.cached(page.calibration_figure, selected, **where, colors=colors),
           "cas_bars", runs=runs, key="bias_cas", options=provenance, container=c2)
 with st.expander("Human baselines and their sources", icon=":material/menu_book:"):
     shipped = kahne.human_baselines()
@@ -164,8 +165,8 @@ drill_model = kit.select("Model", models, key=K.DRILL_MODEL, container=c1, in_ur
 drill_bias = kit.select("Bias", biases, key=K.DRILL_BIAS, container=c2, in_url=False)
 search = kit.text("Search responses", key=K.DRILL_SEARCH, container=c3,
                   placeholder="words in the prompt, response or answer")
-rows = page.responses(selected[(selected["model"] == drill_model)
-                               & (selected["bias"] == drill_bias)], search)
+rows = cache.cached(page.responses, selected, **where, model=drill_model, bias=drill_bias,
+                    search=search)
 st.caption(f"{len(rows):,} responses; text is shown exactly as uploaded.")
 st.dataframe(rows, hide_index=True, width="stretch", height=300, key="bias_responses_table")
 kit.done()
