@@ -116,6 +116,11 @@ def ecs_note(options: ReplicationOptions) -> str:
     return note
 
 
+def chosen_tests(tests: pd.DataFrame, *, models: tuple[str, ...]) -> pd.DataFrame:
+    """The prepared tests of the chosen models."""
+    return tests[tests["model"].astype(str).isin(list(models)).to_numpy()]
+
+
 def ecs_view(table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object]]:
     """An ECS table for display: the value, its interval as text, n, effective n, studies and
     (overall and per domain) the few-studies mark."""

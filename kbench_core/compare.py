@@ -569,6 +569,44 @@ def verdict(est: Estimate, a: str, b: str, metric: str, *, lower_is_better: bool
             f"{numbers}; {why}{need_text}.")
 
 
+def _grouped_paired(a: np.ndarray, b: np.ndarray, codes: np.ndarray, size: int,
+                    level: float) -> pd.DataFrame:
+    """:func:`paired_difference` (no clusters) within each of ``size`` groups at once: the
+    paired t test per group, the exact sign test where a group's differences are all equal,
+    NaN bounds and no p below two shared items (the same rules as :func:`_paired_values`)."""
+    known_a, known_b = ~np.isnan(a), ~np.isnan(b)
+    both = known_a & known_b
+    n = np.bincount(codes[both], minlength=size)
+    dropped = np.bincount(codes[known_a | known_b], minlength=size) - n
+    g, diff = codes[both], a[both] - b[both]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.bincount(g, weights=diff, minlength=size) / n
+        squares = np.bincount(g, weights=(diff - mean[g]) ** 2, minlength=size)
+        se = np.sqrt(squares / (n - 1)) / np.sqrt(n)
+    scale = np.zeros(size)
+    np.maximum.at(scale, g, np.abs(diff))
+    two = n >= 2
+    degenerate = two & ((se <= 1e-12 * scale) | (scale == 0))
+    tested = two & ~degenerate
+    df = np.maximum(n - 1, 1)
+    t_crit = stats.t.ppf((1 + level) / 2, df)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p_t = 2 * stats.t.sf(np.abs(mean / se), df)
+    # Exact two-sided sign test of the non-zero differences: for p = ½ the binomial is
+    # symmetric, so binomtest's p is min(1, 2·P(X ≤ min(k, m − k))), and 1 when m = 0.
+    positive = np.bincount(g[diff > 0], minlength=size)
+    negative = np.bincount(g[diff < 0], minlength=size)
+    m = positive + negative
+    p_sign = np.where(m > 0, np.minimum(1.0, 2 * stats.binom.cdf(
+        np.minimum(positive, negative), np.maximum(m, 1), 0.5)), 1.0)
+    return pd.DataFrame({
+        "delta": np.where(n >= 1, mean, np.nan),
+        "delta_low": np.where(tested, mean - t_crit * se, np.nan),
+        "delta_high": np.where(tested, mean + t_crit * se, np.nan),
+        "p_value": np.where(tested, p_t, np.where(degenerate, p_sign, np.nan)),
+        "n": n.astype(int), "n_dropped": dropped.astype(int)})
+
+
 def group_differences(frame: pd.DataFrame, value: str, a: str, b: str, group: str, *,
                       item: Sequence[str] | str | None = None,
                       correction: Correction = "holm", level: float = 0.95) -> pd.DataFrame:
@@ -578,14 +616,13 @@ def group_differences(frame: pd.DataFrame, value: str, a: str, b: str, group: st
     columns = _item_columns(frame, item)
     keys = columns if group in columns else [*columns, group]
     table = item_values(frame, value, item=keys)
-    rows = []
-    for level_name, part in table.groupby(level=group, sort=True):
-        est = _paired(part, a, b, None, level)
-        rows.append({group: level_name, "delta": est.value, "delta_low": est.low,
-                     "delta_high": est.high, "p_value": est.p_value, "n": est.n,
-                     "n_dropped": est.n_dropped})
-    out = pd.DataFrame(rows, columns=[group, "delta", "delta_low", "delta_high", "p_value",
-                                      "n", "n_dropped"])
+    for model in (a, b):
+        if model not in table.columns:
+            raise ValueError(f"model {model!r} is not in the frame")
+    codes, levels = pd.factorize(table.index.get_level_values(group), sort=True)
+    out = _grouped_paired(table[a].to_numpy(dtype=float), table[b].to_numpy(dtype=float),
+                          codes, len(levels), level)
+    out.insert(0, group, np.asarray(levels, dtype=object))
     out.insert(5, "p_adjusted", _adjust(out["p_value"], correction))
     out["direction"] = _directions(out, correction)
     return out

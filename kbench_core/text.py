@@ -226,7 +226,7 @@ def plot_text(value: Any, columns: Iterable[str] | None = None) -> Any:
                     else value.rename_categories(mapping))
         if not _is_labels(value):
             return value
-        return value.map(lambda v: _plot_str(v) if isinstance(v, str) else v)
+        return _escape_each(value)
     if isinstance(value, dict):  # e.g. colours keyed by model name
         return {plot_text(k): v for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -234,6 +234,23 @@ def plot_text(value: Any, columns: Iterable[str] | None = None) -> Any:
     if isinstance(value, np.ndarray) and value.dtype == object:
         return np.array([plot_text(v) for v in value], dtype=object)
     return value
+
+
+def _escape_each(values: pd.Series | pd.Index) -> pd.Series | pd.Index:
+    """Each text value escaped, computed once per distinct value (a 100k-point scatter repeats
+    a few hundred study names); other values kept as they are."""
+    try:
+        codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    except TypeError:  # unhashable values (lists): one by one
+        return values.map(lambda v: _plot_str(v) if isinstance(v, str) else v)
+    texts = np.array([isinstance(u, str) for u in uniques] + [False], dtype=bool)
+    escaped = np.array([_plot_str(u) if isinstance(u, str) else u for u in uniques] + [None],
+                       dtype=object)
+    original = np.asarray(values, dtype=object)
+    out = np.where(texts[codes], escaped[codes], original)
+    if isinstance(values, pd.Series):
+        return pd.Series(out, index=values.index, name=values.name, dtype=object)
+    return pd.Index(out, name=values.name, dtype=object)
 
 
 def _is_labels(values: pd.Series | pd.Index) -> bool:

@@ -100,8 +100,8 @@ with tests_box:
     if not models:
         st.warning("Choose at least one model.")
         kit.stop()
-    selected = tests[tests["model"].astype(str).isin(models).to_numpy()]
     selection = tuple(models)
+    selected = cache.cached(page.chosen_tests, tests, runs=runs, models=selection)
     provenance = options.provenance()
     ecs = cache.cached(family.ecs_tables, selected, runs=runs, selection=selection,
                        spinner="Computing ECS...", options=options)
@@ -124,7 +124,8 @@ with tests_box:
         if level not in ecs:
             tab.caption("The run has no domain column.")
             continue
-        view, config = page.ecs_view(ecs[level])
+        view, config = cache.cached(page.ecs_view, ecs[level], runs=runs,
+                                    selection=(selection, options, level))
         kit.table(ecs[level], f"ecs_{level}", view=view, config=config, runs=runs,
                   key=f"rep_ecs_{level}_table", best={"ecs": "max"}, options=provenance,
                   container=tab)
