@@ -15,6 +15,7 @@ from kbench_core.agreement._labels import (
     REPORTED,
     TRUTH_COLUMNS,
     _code_grid,
+    _Label,
     _label,
     _Layout,
     _layout,
@@ -63,9 +64,26 @@ def _row_median(values: np.ndarray) -> np.ndarray:
 
 
 def _first_present(frame: pd.DataFrame, layout: _Layout, column: str) -> pd.Series:
-    """Per item, the first judge's non-missing value (ground truth is the same for all)."""
-    values = frame[column].iloc[layout.rows].reset_index(drop=True)
-    return values.groupby(layout.item, sort=True).first().reindex(range(layout.n_items))
+    """Per item, the first judge's non-missing value (ground truth is the same for all).
+
+    Taken by position: per item the first of its rows (in frame order) with a value, one
+    ``minimum.at`` over the rows instead of a groupby per column. An item without any value
+    takes the missing value of its first row, the dtype's own NA, as ``groupby().first()``
+    gives; in a plain object column (None or NaN?) that groupby still decides."""
+    values = frame[column]
+    known = values.notna().to_numpy()[layout.rows]
+    none = layout.rows.size
+    pick = np.full(layout.n_items, none, dtype=np.int64)
+    np.minimum.at(pick, layout.item[known], np.flatnonzero(known))
+    empty = pick == none
+    if empty.any():
+        if values.dtype == object:
+            subset = values.iloc[layout.rows].reset_index(drop=True)
+            return subset.groupby(layout.item, sort=True).first().reindex(
+                range(layout.n_items)).reset_index(drop=True)
+        rows = np.where(empty, layout.first, layout.rows[np.minimum(pick, none - 1)])
+        return pd.Series(values.array.take(rows))
+    return pd.Series(values.array.take(layout.rows[pick]))
 
 
 def consensus(judged: pd.DataFrame, *, min_votes: int | None = None) -> pd.DataFrame:
@@ -118,14 +136,16 @@ def consensus(judged: pd.DataFrame, *, min_votes: int | None = None) -> pd.DataF
             or not 1 <= min_votes <= n_judges:
         raise ValueError(f"min_votes must be a whole number from 1 to {n_judges} (the judges "
                          f"other than 'human'); got {min_votes!r}")
-    keys = list(layout.items.columns)
-    out: dict[str, Any] = {c: layout.items[c].to_numpy() for c in keys}
+    keys = list(layout.keys)
+    out: dict[str, Any] = {}
     for c in keys:
-        if isinstance(layout.items[c].dtype, pd.CategoricalDtype):
-            out[c] = layout.items[c].reset_index(drop=True)
+        # The item key of each item's first row: categoricals stay categoricals.
+        taken = judged[c].array.take(layout.first)
+        out[c] = taken if isinstance(taken, pd.Categorical) else taken.to_numpy()
     found_grid: np.ndarray | None = None
+    found: _Label | None = None
     if "target_found" in judged:
-        found = _label(judged, "target_found")
+        found = _label(judged, "target_found")  # read once: a vote and the reasoning filter
         assert found.codes is not None
         found_grid = layout.grid(found.codes[layout.rows], -1)
     truth = {c: _first_present(judged, layout, c) for c in TRUTH_COLUMNS if c in judged}
@@ -136,9 +156,10 @@ def consensus(judged: pd.DataFrame, *, min_votes: int | None = None) -> pd.DataF
         if column == "judge":
             out[column] = np.full(layout.n_items, CONSENSUS, dtype=object)
         elif column in truth:
-            out[column] = truth[column].reset_index(drop=True)
+            out[column] = truth[column]
         else:
-            spec = _label(judged, column)
+            spec = found if column == "target_found" and found is not None else _label(
+                judged, column)
             if spec.numeric:
                 values = _value_grid(layout, spec)
                 if column in REASONING and found_grid is not None:
@@ -173,8 +194,7 @@ def consensus(judged: pd.DataFrame, *, min_votes: int | None = None) -> pd.DataF
                         winner, categories=categories, ordered=spec.ordered)
                 else:
                     out[column] = np.array([*categories, None], dtype=object)[winner]
-    frame = pd.DataFrame(out)
-    frame["n_judges"] = np.bincount(layout.item, minlength=layout.n_items)
+    out["n_judges"] = np.bincount(layout.item, minlength=layout.n_items)
     # One bit per reported label, then a lookup of the 2^k joined names (no per-item strings).
     names = list(undecided)
     mask = np.zeros(layout.n_items, dtype=np.int64)
@@ -182,7 +202,10 @@ def consensus(judged: pd.DataFrame, *, min_votes: int | None = None) -> pd.DataF
         mask |= undecided[column].astype(np.int64) << bit
     text = np.array([", ".join(c for b, c in enumerate(names) if code >> b & 1)
                      for code in range(2 ** len(names))], dtype=object)
-    frame["no_majority"] = text[mask]
+    out["no_majority"] = text[mask]
+    # Built once, in the final column order (adding columns one by one copied the frame).
+    frame = pd.DataFrame({c: out[c] for c in [*(c for c in judged.columns if c in out),
+                                              "n_judges", "no_majority"]})
     frame.attrs["no_majority"] = {c: int(v.sum()) for c, v in undecided.items()}
     frame.attrs["min_votes"] = int(min_votes)
-    return frame[[c for c in judged.columns if c in frame] + ["n_judges", "no_majority"]]
+    return frame
