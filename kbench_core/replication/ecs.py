@@ -5,6 +5,7 @@ legacy ECS_Strict from z-differences."""
 from __future__ import annotations
 
 import warnings
+from functools import cache
 from typing import Literal
 
 import numpy as np
@@ -17,6 +18,7 @@ from kbench_core.replication.effects import (
     _codes,
     _group_codes,
     _key_columns,
+    _prepared_columns,
     prepare_tests,
     se_cohens_d,
 )
@@ -95,7 +97,7 @@ def structure_weights(t: pd.DataFrame) -> Array:
 def _structure_weights(t: pd.DataFrame, f_codes: Array, s_codes: Array, rows: Array) -> Array:
     """:func:`structure_weights` of ``t[rows]`` from group codes of the whole of ``t``
     (findings and studies; only counts are needed, so no subset is taken or renumbered)."""
-    if any(t[c].isna().to_numpy()[rows].any() for c in ("model", "study", "finding")):
+    if any(_missing(t[c])[rows].any() for c in ("model", "study", "finding")):
         # A missing key: the groupby of old decides (it raises, having no code for it).
         return _structure_weights_groupby(t[["model", "study", "finding"]][rows])
     f, s = f_codes[rows], s_codes[rows]
@@ -109,6 +111,12 @@ def _structure_weights(t: pd.DataFrame, f_codes: Array, s_codes: Array, rows: Ar
     return 1.0 / (findings_in_study * tests_in_finding)
 
 
+def _missing(values: pd.Series) -> Array:
+    """Where a key is missing (a categorical's code -1: no NA scan of its values)."""
+    array = values.array
+    return array.codes < 0 if isinstance(array, pd.Categorical) else values.isna().to_numpy()
+
+
 def _structure_weights_groupby(keys: pd.DataFrame) -> Array:
     finding = keys.groupby(["model", "study", "finding"], observed=True, sort=False).ngroup()
     study = keys.groupby(["model", "study"], observed=True, sort=False).ngroup().to_numpy()
@@ -120,11 +128,14 @@ def _structure_weights_groupby(keys: pd.DataFrame) -> Array:
     return 1.0 / (findings_in_study * tests_in_finding)
 
 
-def _pair_weights(t: pd.DataFrame, weighting: str) -> tuple[Array, Array]:
-    """(valid pair, ECS weight) per row of prepared tests: a pair needs both d finite; an
-    invalid pair weighs 0 (so it drops out while its group stays, n = 0); structure weights
-    are counted over the valid pairs only."""
-    valid = np.isfinite(t["d_h"].to_numpy(float)) & np.isfinite(t["d_a"].to_numpy(float))
+def _pair_weights(t: pd.DataFrame, weighting: str, d_h: Array | None = None,
+                  d_a: Array | None = None) -> tuple[Array, Array]:
+    """(valid pair, ECS weight) per row of prepared tests (or of tests whose ``d_h, d_a``
+    are given): a pair needs both d finite; an invalid pair weighs 0 (so it drops out while
+    its group stays, n = 0); structure weights are counted over the valid pairs only."""
+    d_h = t["d_h"].to_numpy(float) if d_h is None else d_h
+    d_a = t["d_a"].to_numpy(float) if d_a is None else d_a
+    valid = np.isfinite(d_h) & np.isfinite(d_a)
     w = np.zeros(len(t))
     if weighting == "structure":
         f_codes, _ = _group_codes(t, ["model", "study", "finding"])
@@ -157,6 +168,13 @@ def scatter_points(tests: pd.DataFrame, *,
     return t[valid].assign(weight=w[valid]).reset_index(drop=True)
 
 
+@cache
+def _normal_ppf(q: float) -> float:
+    """scipy's ``norm.ppf(q)``, once per level (its per-call overhead was a tenth of ECS on a
+    small run)."""
+    return stats.norm.ppf(q)
+
+
 def _lin_interval(ccc: Array, n: Array, mom: dict[str, Array], normalize: bool,
                   level: float = 0.95) -> tuple[Array, Array]:
     r"""Lin's (1989, 2000 erratum) interval on :math:`z = \operatorname{atanh}\rho_c`:
@@ -186,7 +204,7 @@ def _lin_interval(ccc: Array, n: Array, mom: dict[str, Array], normalize: bool,
         var = ((1 - r * r) * rc * rc / (one * r * r)
                + 2 * rc ** 3 * (1 - rc) * u * u / (r * one * one)
                - rc ** 4 * u ** 4 / (2 * r * r * one * one)) / (n_eff - 2)
-        half = stats.norm.ppf((1 + level) / 2) * np.sqrt(var)
+        half = _normal_ppf((1 + level) / 2) * np.sqrt(var)
         z = np.arctanh(rc)
         low, high = np.tanh(z - half), np.tanh(z + half)
     enough = n_eff > 3
@@ -231,11 +249,14 @@ def ecs(tests: pd.DataFrame, *, level: Literal["overall", "domain", "study"] = "
     check_choice("level", level, ("overall", "domain", "study"))
     check_choice("weighting", weighting, ("structure", "equal"))
     check_choice("ci", ci, (None, "analytic", "bootstrap"))
-    t = prepare_tests(tests).reset_index(drop=True)
+    # Only d is needed from the preparation, so no prepared frame is built: the keys are
+    # read from the tests by position.
+    prepared = _prepared_columns(tests)
+    t = tests
     if level == "domain" and "domain" not in t:
         raise ValueError("level='domain' needs a domain column")
-    x, y = t["d_h"].to_numpy(float), t["d_a"].to_numpy(float)
-    valid, w = _pair_weights(t, weighting)
+    x, y = prepared["d_h"], prepared["d_a"]
+    valid, w = _pair_weights(t, weighting, x, y)
     group_cols = ["model"] + ({"overall": [], "domain": ["domain"], "study": ["study"]}[level])
     codes, first = _group_codes(t, group_cols)
     size = first.size

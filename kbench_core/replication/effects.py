@@ -124,6 +124,22 @@ def prepare_tests(tests: pd.DataFrame, *, human_prior_significant: float = 10.0,
       ``agent_prior`` (1) for the agent. A human Bayes factor without its
       ``human_significant`` flag has no prior, so its π_h is NaN.
     """
+    added = _prepared_columns(tests, human_prior_significant=human_prior_significant,
+                              human_prior_null=human_prior_null, agent_prior=agent_prior)
+    if any(name in tests for name in added):  # prepared already: overwrite in place
+        out = tests.copy()
+        for name, values in added.items():
+            out[name] = values
+        return out
+    # New columns appended in one step (four insertions copied the frame four times).
+    return pd.concat([tests, pd.DataFrame(added, index=tests.index)], axis=1)
+
+
+def _prepared_columns(tests: pd.DataFrame, *, human_prior_significant: float = 10.0,
+                      human_prior_null: float = 0.1, agent_prior: float = 1.0,
+                      ) -> dict[str, Array]:
+    """The columns :func:`prepare_tests` adds (``d_h, d_a, pi_h, pi_a``), as arrays, for
+    callers that need only them and not a new frame."""
     n = len(tests)
 
     def column(name: str) -> Array:
@@ -157,13 +173,7 @@ def prepare_tests(tests: pd.DataFrame, *, human_prior_significant: float = 10.0,
     for side in ("human", "agent"):
         given = column(f"{side}_pi")
         added[f"pi_{side[0]}"] = np.where(np.isfinite(given), given, from_bf[side])
-    if any(name in tests for name in added):  # prepared already: overwrite in place
-        out = tests.copy()
-        for name, values in added.items():
-            out[name] = values
-        return out
-    # New columns appended in one step (four insertions copied the frame four times).
-    return pd.concat([tests, pd.DataFrame(added, index=tests.index)], axis=1)
+    return added
 
 
 def _group_codes(frame: pd.DataFrame | Mapping[str, pd.Series],
