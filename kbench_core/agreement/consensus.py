@@ -22,6 +22,8 @@ from kbench_core.agreement._labels import (
     _value_grid,
 )
 
+_BATCH_ROWS = 1 << 15  # items x numeric labels up to which their medians share one sort
+
 
 def _vote_counts(codes: np.ndarray) -> np.ndarray:
     """Per item and judge: how many judges of the item gave this judge's value (0 when the
@@ -197,14 +199,18 @@ def consensus(judged: pd.DataFrame, *, min_votes: int | None = None) -> pd.DataF
                         winner, categories=categories, ordered=spec.ordered)
                 else:
                     out[column] = np.array([*categories, None], dtype=object)[winner]
-    if numeric:
+    if numeric and layout.n_items * len(numeric) <= _BATCH_ROWS:
         # Every numeric label's medians in one sort: the same per-row operations on the
-        # rows of all labels at once, instead of a dozen calls on a few hundred rows each.
+        # rows of all labels at once, instead of a dozen calls on a few hundred rows each
+        # (past a few thousand rows the copy into one array costs more than the calls).
         stacked = np.stack(list(numeric.values()), axis=1)  # items x labels x judges
         medians = _row_median(stacked.reshape(-1, stacked.shape[2])).reshape(
             stacked.shape[:2])
         for i, column in enumerate(numeric):
             out[column] = medians[:, i]
+    else:
+        for column, values in numeric.items():
+            out[column] = _row_median(values)
     out["n_judges"] = np.bincount(layout.item, minlength=layout.n_items)
     # One bit per reported label, then a lookup of the 2^k joined names (no per-item strings).
     names = list(undecided)
