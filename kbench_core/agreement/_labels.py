@@ -5,6 +5,7 @@ out on an items × judges grid with each label coded once (:class:`_Layout`, :cl
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Literal
 
 import numpy as np
@@ -100,15 +101,21 @@ def interpret(value: float | np.ndarray | pd.Series) -> str | np.ndarray:
 class _Layout:
     """The rows of a judged frame placed on an items × judges grid."""
 
-    items: pd.DataFrame        # item key columns, one row per item, in key order
     judges: tuple[str, ...]    # grid columns: LLM judges sorted, then ``human`` if asked for
     rows: np.ndarray           # positions (in the frame) of the rows on the grid
     item: np.ndarray           # item of each such row
     judge: np.ndarray          # grid column of each such row
+    n_items: int
+    first: np.ndarray          # per item, the position (in the frame) of its first row
+    source: pd.DataFrame       # the judged frame (read only for :attr:`items`)
+    keys: tuple[str, ...]      # its item key columns
 
-    @property
-    def n_items(self) -> int:
-        return len(self.items)
+    @cached_property
+    def items(self) -> pd.DataFrame:
+        """Item key columns, one row per item, in key order (built on first use: the
+        coefficients never need them, and on a small run building them costs as much as the
+        coefficient itself)."""
+        return self.source[list(self.keys)].iloc[self.first].reset_index(drop=True)
 
     def grid(self, values: np.ndarray, fill: Any) -> np.ndarray:
         """Per-row ``values`` (already restricted to :attr:`rows`) as an items × judges array."""
@@ -117,12 +124,38 @@ class _Layout:
         return out
 
 
+def _sort_codes(series: pd.Series) -> tuple[np.ndarray, int]:
+    """Codes of a key column that sort as ``groupby(sort=True, dropna=False)`` sorts it
+    (category order for categoricals, value order otherwise, missing last), and how many."""
+    values = series.array
+    if isinstance(values, pd.Categorical):
+        codes, size = values.codes.astype(np.int64), len(values.categories)
+    else:
+        found, uniques = pd.factorize(series, sort=True)
+        codes, size = found.astype(np.int64), len(uniques)
+    if (codes < 0).any():
+        codes = np.where(codes < 0, size, codes)
+    return codes, size + 1
+
+
 def _layout(judged: pd.DataFrame, *, human: bool) -> _Layout:
     missing = [c for c in ("sample", "model", "judge") if c not in judged]
     if missing:
         raise ValueError(f"a judged frame needs the column(s) {', '.join(missing)}")
-    codes, names = pd.factorize(judged["judge"])
-    names = [str(n) for n in names]
+    judge_values = judged["judge"].array
+    if isinstance(judge_values, pd.Categorical):
+        # The judges present, in category order (factorize would rescan the rows for them).
+        codes = judge_values.codes.astype(np.int64)
+        present = np.flatnonzero(np.bincount(codes[codes >= 0],
+                                             minlength=len(judge_values.categories)))
+        all_names = [str(n) for n in judge_values.categories]
+        names = [all_names[i] for i in present]
+        slot = np.full(len(all_names), -1, dtype=np.int64)
+        slot[present] = np.arange(present.size)
+        codes = np.where(codes >= 0, slot[codes], -1)
+    else:
+        codes, uniques = pd.factorize(judged["judge"])
+        names = [str(n) for n in uniques]
     llm = sorted({n for n in names if n != HUMAN})
     order = llm + ([HUMAN] if human and HUMAN in names else [])
     position = {n: i for i, n in enumerate(order)}
@@ -130,22 +163,31 @@ def _layout(judged: pd.DataFrame, *, human: bool) -> _Layout:
     judge = lut[codes]
     rows = np.flatnonzero(judge >= 0)
     keys = [c for c in ITEM_KEY if c in judged]
-    sub = judged[keys].iloc[rows]
-    item = sub.groupby(keys, observed=True, dropna=False, sort=True).ngroup().to_numpy()
-    item = item.astype(np.int64)
-    n_items = int(item.max()) + 1 if item.size else 0
-    _, first = np.unique(item, return_index=True)
-    items = sub.iloc[first].reset_index(drop=True)
+    # The items in key order: each key column's sortable codes combined in mixed radix, so
+    # that one np.unique replaces a groupby over text keys (most of the cost on small runs).
+    combined = np.zeros(rows.size, dtype=np.int64)
+    bound = 1
+    for column in keys:
+        codes_k, size = _sort_codes(judged[column])
+        if bound * size >= 2**62:  # re-number before the mixed radix overflows
+            combined = np.unique(combined, return_inverse=True)[1].ravel().astype(np.int64)
+            bound = int(combined.max()) + 1 if combined.size else 1
+        combined = combined * size + codes_k[rows]
+        bound *= size
+    _, first, item = np.unique(combined, return_index=True, return_inverse=True)
+    item = item.ravel().astype(np.int64)
+    n_items = int(first.size)
     judge = judge[rows]
     if item.size:
         cell = item * max(len(order), 1) + judge
         repeats = np.bincount(cell, minlength=n_items * len(order))
         if repeats.max() > 1:
             at = int(np.flatnonzero(repeats[cell] > 1)[0])
-            where = ", ".join(f"{k}={sub[k].iat[at]!s}" for k in keys)
+            where = ", ".join(f"{k}={judged[k].iat[rows[at]]!s}" for k in keys)
             raise ValueError(f"judge {order[judge[at]]!r} labels the item ({where}) more than "
                              "once: the key (sample, model, prompt_type, judge) must be unique")
-    return _Layout(items=items, judges=tuple(order), rows=rows, item=item, judge=judge)
+    return _Layout(judges=tuple(order), rows=rows, item=item, judge=judge, n_items=n_items,
+                   first=rows[first], source=judged, keys=tuple(keys))
 
 
 @dataclass(frozen=True)
@@ -183,18 +225,25 @@ def _label(judged: pd.DataFrame, label: str) -> _Label:
     if label in (*ITEM_KEY, "judge"):
         raise ValueError(f"{label!r} identifies the item or the judge; it is not a label")
     series = judged[label]
+    if series.dtype == bool:  # plain numpy bools: no missing value to mark
+        return _Label(label, False, series.to_numpy().astype(np.int64), None, (False, True),
+                      True, True)
     if _is_boolean(series):
         codes = series.astype("boolean").to_numpy(dtype=np.int64, na_value=-1)
         return _Label(label, False, codes, None, (False, True), True, True)
     if pd.api.types.is_numeric_dtype(series.dtype):
-        values = series.to_numpy(dtype=float, na_value=np.nan)
-        if not np.isfinite(values[~np.isnan(values)]).all():
+        if isinstance(series.dtype, np.dtype) and series.dtype.kind in "iuf":
+            values = series.to_numpy().astype(float)  # numpy numbers hold no NA: no scan
+        else:
+            values = series.to_numpy(dtype=float, na_value=np.nan)
+        if np.isinf(values).any():
             raise ValueError(f"label {label!r} holds infinite values")
         return _Label(label, True, None, values, (), True, False)
     if isinstance(series.dtype, pd.CategoricalDtype):
-        codes = series.cat.codes.to_numpy().astype(np.int64)
-        categories = list(series.cat.categories)
-        ordered = bool(series.cat.ordered)
+        values = series.array
+        codes = values.codes.astype(np.int64)
+        categories = list(values.categories)
+        ordered = bool(values.ordered)
     else:
         try:
             codes, uniques = pd.factorize(series, sort=True)

@@ -15,11 +15,14 @@ from kbench_core.agreement._labels import (
     REPORTED,
     TRUTH_COLUMNS,
     _code_grid,
+    _Label,
     _label,
     _Layout,
     _layout,
     _value_grid,
 )
+
+_BATCH_ROWS = 1 << 15  # items x numeric labels up to which their medians share one sort
 
 
 def _vote_counts(codes: np.ndarray) -> np.ndarray:
@@ -63,9 +66,28 @@ def _row_median(values: np.ndarray) -> np.ndarray:
 
 
 def _first_present(frame: pd.DataFrame, layout: _Layout, column: str) -> pd.Series:
-    """Per item, the first judge's non-missing value (ground truth is the same for all)."""
-    values = frame[column].iloc[layout.rows].reset_index(drop=True)
-    return values.groupby(layout.item, sort=True).first().reindex(range(layout.n_items))
+    """Per item, the first judge's non-missing value (ground truth is the same for all).
+
+    Taken by position: per item the first of its rows (in frame order) with a value, one
+    ``minimum.at`` over the rows instead of a groupby per column. An item without any value
+    takes the missing value of its first row, the dtype's own NA, as ``groupby().first()``
+    gives; in a plain object column (None or NaN?) that groupby still decides."""
+    values = frame[column]
+    array = values.array
+    known = (array.codes[layout.rows] >= 0 if isinstance(array, pd.Categorical)
+             else values.notna().to_numpy()[layout.rows])
+    none = layout.rows.size
+    pick = np.full(layout.n_items, none, dtype=np.int64)
+    np.minimum.at(pick, layout.item[known], np.flatnonzero(known))
+    empty = pick == none
+    if empty.any():
+        if values.dtype == object:
+            subset = values.iloc[layout.rows].reset_index(drop=True)
+            return subset.groupby(layout.item, sort=True).first().reindex(
+                range(layout.n_items)).reset_index(drop=True)
+        rows = np.where(empty, layout.first, layout.rows[np.minimum(pick, none - 1)])
+        return pd.Series(values.array.take(rows))
+    return pd.Series(values.array.take(layout.rows[pick]))
 
 
 def consensus(judged: pd.DataFrame, *, min_votes: int | None = None) -> pd.DataFrame:
@@ -118,32 +140,36 @@ def consensus(judged: pd.DataFrame, *, min_votes: int | None = None) -> pd.DataF
             or not 1 <= min_votes <= n_judges:
         raise ValueError(f"min_votes must be a whole number from 1 to {n_judges} (the judges "
                          f"other than 'human'); got {min_votes!r}")
-    keys = list(layout.items.columns)
-    out: dict[str, Any] = {c: layout.items[c].to_numpy() for c in keys}
+    keys = list(layout.keys)
+    out: dict[str, Any] = {}
     for c in keys:
-        if isinstance(layout.items[c].dtype, pd.CategoricalDtype):
-            out[c] = layout.items[c].reset_index(drop=True)
+        # The item key of each item's first row: categoricals stay categoricals.
+        taken = judged[c].array.take(layout.first)
+        out[c] = taken if isinstance(taken, pd.Categorical) else taken.to_numpy()
     found_grid: np.ndarray | None = None
+    found: _Label | None = None
     if "target_found" in judged:
-        found = _label(judged, "target_found")
+        found = _label(judged, "target_found")  # read once: a vote and the reasoning filter
         assert found.codes is not None
         found_grid = layout.grid(found.codes[layout.rows], -1)
     truth = {c: _first_present(judged, layout, c) for c in TRUTH_COLUMNS if c in judged}
     undecided: dict[str, np.ndarray] = {}
+    numeric: dict[str, np.ndarray] = {}
     for column in judged.columns:
         if column in keys:
             continue
         if column == "judge":
             out[column] = np.full(layout.n_items, CONSENSUS, dtype=object)
         elif column in truth:
-            out[column] = truth[column].reset_index(drop=True)
+            out[column] = truth[column]
         else:
-            spec = _label(judged, column)
+            spec = found if column == "target_found" and found is not None else _label(
+                judged, column)
             if spec.numeric:
                 values = _value_grid(layout, spec)
                 if column in REASONING and found_grid is not None:
                     values = np.where(found_grid == 1, values, np.nan)
-                out[column] = _row_median(values)
+                numeric[column] = values
                 continue
             codes = _code_grid(layout, spec)
             winner, voted = _votes(codes, int(min_votes))
@@ -173,8 +199,19 @@ def consensus(judged: pd.DataFrame, *, min_votes: int | None = None) -> pd.DataF
                         winner, categories=categories, ordered=spec.ordered)
                 else:
                     out[column] = np.array([*categories, None], dtype=object)[winner]
-    frame = pd.DataFrame(out)
-    frame["n_judges"] = np.bincount(layout.item, minlength=layout.n_items)
+    if numeric and layout.n_items * len(numeric) <= _BATCH_ROWS:
+        # Every numeric label's medians in one sort: the same per-row operations on the
+        # rows of all labels at once, instead of a dozen calls on a few hundred rows each
+        # (past a few thousand rows the copy into one array costs more than the calls).
+        stacked = np.stack(list(numeric.values()), axis=1)  # items x labels x judges
+        medians = _row_median(stacked.reshape(-1, stacked.shape[2])).reshape(
+            stacked.shape[:2])
+        for i, column in enumerate(numeric):
+            out[column] = medians[:, i]
+    else:
+        for column, values in numeric.items():
+            out[column] = _row_median(values)
+    out["n_judges"] = np.bincount(layout.item, minlength=layout.n_items)
     # One bit per reported label, then a lookup of the 2^k joined names (no per-item strings).
     names = list(undecided)
     mask = np.zeros(layout.n_items, dtype=np.int64)
@@ -182,7 +219,10 @@ def consensus(judged: pd.DataFrame, *, min_votes: int | None = None) -> pd.DataF
         mask |= undecided[column].astype(np.int64) << bit
     text = np.array([", ".join(c for b, c in enumerate(names) if code >> b & 1)
                      for code in range(2 ** len(names))], dtype=object)
-    frame["no_majority"] = text[mask]
+    out["no_majority"] = text[mask]
+    # Built once, in the final column order (adding columns one by one copied the frame).
+    frame = pd.DataFrame({c: out[c] for c in [*(c for c in judged.columns if c in out),
+                                              "n_judges", "no_majority"]})
     frame.attrs["no_majority"] = {c: int(v.sum()) for c, v in undecided.items()}
     frame.attrs["min_votes"] = int(min_votes)
-    return frame[[c for c in judged.columns if c in frame] + ["n_judges", "no_majority"]]
+    return frame

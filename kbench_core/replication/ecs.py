@@ -5,13 +5,23 @@ legacy ECS_Strict from z-differences."""
 from __future__ import annotations
 
 import warnings
+from functools import cache
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from kbench_core.replication.effects import Array, ArrayLike, _codes, prepare_tests, se_cohens_d
+from kbench_core.replication.effects import (
+    Array,
+    ArrayLike,
+    _codes,
+    _group_codes,
+    _key_columns,
+    _prepared_columns,
+    prepare_tests,
+    se_cohens_d,
+)
 from kbench_core.stats import WithinGroups, check_choice
 
 STOUFFER_CAP = 10.0  # the released ECS_Strict's stand-in for Φ⁻¹(0) and Φ⁻¹(1)
@@ -79,7 +89,35 @@ def _grouped_ccc(codes: Array, x: Array, y: Array, w: Array, size: int,
 def structure_weights(t: pd.DataFrame) -> Array:
     """1/(findings in the test's study) × 1/(tests in its finding), per model, counted over the
     rows given (pass the valid pairs only, as :func:`ecs` does)."""
-    keys = t[["model", "study", "finding"]]
+    f_codes, _ = _group_codes(t, ["model", "study", "finding"])
+    s_codes, _ = _group_codes(t, ["model", "study"])
+    return _structure_weights(t, f_codes, s_codes, np.ones(len(t), dtype=bool))
+
+
+def _structure_weights(t: pd.DataFrame, f_codes: Array, s_codes: Array, rows: Array) -> Array:
+    """:func:`structure_weights` of ``t[rows]`` from group codes of the whole of ``t``
+    (findings and studies; only counts are needed, so no subset is taken or renumbered)."""
+    if any(_missing(t[c])[rows].any() for c in ("model", "study", "finding")):
+        # A missing key: the groupby of old decides (it raises, having no code for it).
+        return _structure_weights_groupby(t[["model", "study", "finding"]][rows])
+    f, s = f_codes[rows], s_codes[rows]
+    size_f = int(f_codes.max(initial=-1)) + 1
+    tests_in_finding = np.bincount(f, minlength=size_f)[f]
+    finding_study = np.zeros(size_f, dtype=np.int64)
+    finding_study[f_codes] = s_codes  # a finding lies in one study (its key includes it)
+    present = np.flatnonzero(np.bincount(f, minlength=size_f) > 0)
+    findings_in_study = np.bincount(finding_study[present],
+                                    minlength=int(s_codes.max(initial=-1)) + 1)[s]
+    return 1.0 / (findings_in_study * tests_in_finding)
+
+
+def _missing(values: pd.Series) -> Array:
+    """Where a key is missing (a categorical's code -1: no NA scan of its values)."""
+    array = values.array
+    return array.codes < 0 if isinstance(array, pd.Categorical) else values.isna().to_numpy()
+
+
+def _structure_weights_groupby(keys: pd.DataFrame) -> Array:
     finding = keys.groupby(["model", "study", "finding"], observed=True, sort=False).ngroup()
     study = keys.groupby(["model", "study"], observed=True, sort=False).ngroup().to_numpy()
     f = finding.to_numpy()
@@ -90,13 +128,21 @@ def structure_weights(t: pd.DataFrame) -> Array:
     return 1.0 / (findings_in_study * tests_in_finding)
 
 
-def _pair_weights(t: pd.DataFrame, weighting: str) -> tuple[Array, Array]:
-    """(valid pair, ECS weight) per row of prepared tests: a pair needs both d finite; an
-    invalid pair weighs 0 (so it drops out while its group stays, n = 0); structure weights
-    are counted over the valid pairs only."""
-    valid = np.isfinite(t["d_h"].to_numpy(float)) & np.isfinite(t["d_a"].to_numpy(float))
+def _pair_weights(t: pd.DataFrame, weighting: str, d_h: Array | None = None,
+                  d_a: Array | None = None) -> tuple[Array, Array]:
+    """(valid pair, ECS weight) per row of prepared tests (or of tests whose ``d_h, d_a``
+    are given): a pair needs both d finite; an invalid pair weighs 0 (so it drops out while
+    its group stays, n = 0); structure weights are counted over the valid pairs only."""
+    d_h = t["d_h"].to_numpy(float) if d_h is None else d_h
+    d_a = t["d_a"].to_numpy(float) if d_a is None else d_a
+    valid = np.isfinite(d_h) & np.isfinite(d_a)
     w = np.zeros(len(t))
-    w[valid] = structure_weights(t[valid]) if weighting == "structure" else 1.0
+    if weighting == "structure":
+        f_codes, _ = _group_codes(t, ["model", "study", "finding"])
+        s_codes, _ = _group_codes(t, ["model", "study"])
+        w[valid] = _structure_weights(t, f_codes, s_codes, valid)
+    else:
+        w[valid] = 1.0
     return valid, w
 
 
@@ -120,6 +166,13 @@ def scatter_points(tests: pd.DataFrame, *,
     t = prepare_tests(tests).reset_index(drop=True)
     valid, w = _pair_weights(t, weighting)
     return t[valid].assign(weight=w[valid]).reset_index(drop=True)
+
+
+@cache
+def _normal_ppf(q: float) -> float:
+    """scipy's ``norm.ppf(q)``, once per level (its per-call overhead was a tenth of ECS on a
+    small run)."""
+    return stats.norm.ppf(q)
 
 
 def _lin_interval(ccc: Array, n: Array, mom: dict[str, Array], normalize: bool,
@@ -151,7 +204,7 @@ def _lin_interval(ccc: Array, n: Array, mom: dict[str, Array], normalize: bool,
         var = ((1 - r * r) * rc * rc / (one * r * r)
                + 2 * rc ** 3 * (1 - rc) * u * u / (r * one * one)
                - rc ** 4 * u ** 4 / (2 * r * r * one * one)) / (n_eff - 2)
-        half = stats.norm.ppf((1 + level) / 2) * np.sqrt(var)
+        half = _normal_ppf((1 + level) / 2) * np.sqrt(var)
         z = np.arctanh(rc)
         low, high = np.tanh(z - half), np.tanh(z + half)
     enough = n_eff > 3
@@ -196,14 +249,20 @@ def ecs(tests: pd.DataFrame, *, level: Literal["overall", "domain", "study"] = "
     check_choice("level", level, ("overall", "domain", "study"))
     check_choice("weighting", weighting, ("structure", "equal"))
     check_choice("ci", ci, (None, "analytic", "bootstrap"))
-    t = prepare_tests(tests).reset_index(drop=True)
+    # Only d is needed from the preparation, so no prepared frame is built: the keys are
+    # read from the tests by position.
+    prepared = _prepared_columns(tests)
+    t = tests
     if level == "domain" and "domain" not in t:
         raise ValueError("level='domain' needs a domain column")
-    x, y = t["d_h"].to_numpy(float), t["d_a"].to_numpy(float)
-    valid, w = _pair_weights(t, weighting)
+    x, y = prepared["d_h"], prepared["d_a"]
+    valid, w = _pair_weights(t, weighting, x, y)
     group_cols = ["model"] + ({"overall": [], "domain": ["domain"], "study": ["study"]}[level])
-    codes, out = _codes(t, group_cols)
-    value, n, mom = _grouped_ccc(codes, x, y, w, len(out), normalize_weights)
+    codes, first = _group_codes(t, group_cols)
+    size = first.size
+    # The table is built once at the end from its columns.
+    out = _key_columns(t, group_cols, first)
+    value, n, mom = _grouped_ccc(codes, x, y, w, size, normalize_weights)
     if level == "study":
         value = np.where(n >= MIN_STUDY_PAIRS, value, np.nan)
     out["ecs"] = value
@@ -211,24 +270,24 @@ def ecs(tests: pd.DataFrame, *, level: Literal["overall", "domain", "study"] = "
     span = len(t) + 1
     key = codes * span + pd.factorize(t["study"])[0]
     study_codes = np.unique(key, return_inverse=True)[1].astype(np.int64)
-    n_studies = np.bincount(np.unique(key[valid]) // span, minlength=len(out))
+    n_studies = np.bincount(np.unique(key[valid]) // span, minlength=size)
     if ci == "analytic":
         out["ecs_low"], out["ecs_high"] = _lin_interval(value, n, mom, normalize_weights)
     elif ci == "bootstrap":
         # At study level the unit is the test: every row is one (keys are unique per model).
         units = np.arange(len(t), dtype=np.int64) if level == "study" else study_codes
-        low, high = _ecs_bootstrap(codes, units, x, y, w, len(out), normalize_weights, n_boot,
+        low, high = _ecs_bootstrap(codes, units, x, y, w, size, normalize_weights, n_boot,
                                    random_state)
         clusters = n if level == "study" else n_studies
         defined = np.isfinite(value) & (clusters >= 2)
         out["ecs_low"] = np.where(defined, low, np.nan)
         out["ecs_high"] = np.where(defined, high, np.nan)
     else:
-        out["ecs_low"] = out["ecs_high"] = np.nan
+        out["ecs_low"] = out["ecs_high"] = np.full(size, np.nan)
     out["n"] = n.astype(int)
     out["n_kish"] = np.where(n > 0, mom["kish"], 0.0)
     out["n_studies"] = n_studies
-    return out
+    return pd.DataFrame(out)
 
 
 def _ecs_bootstrap(codes: Array, units: Array, x: Array, y: Array, w: Array, size: int,

@@ -3,7 +3,7 @@ Bayes factors, and :func:`prepare_tests`, which adds d, SEs and posteriors to a 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -124,23 +124,45 @@ def prepare_tests(tests: pd.DataFrame, *, human_prior_significant: float = 10.0,
       ``agent_prior`` (1) for the agent. A human Bayes factor without its
       ``human_significant`` flag has no prior, so its π_h is NaN.
     """
-    out = tests.copy()
-    n = len(out)
+    added = _prepared_columns(tests, human_prior_significant=human_prior_significant,
+                              human_prior_null=human_prior_null, agent_prior=agent_prior)
+    if any(name in tests for name in added):  # prepared already: overwrite in place
+        out = tests.copy()
+        for name, values in added.items():
+            out[name] = values
+        return out
+    # New columns appended in one step (four insertions copied the frame four times).
+    return pd.concat([tests, pd.DataFrame(added, index=tests.index)], axis=1)
+
+
+def _prepared_columns(tests: pd.DataFrame, *, human_prior_significant: float = 10.0,
+                      human_prior_null: float = 0.1, agent_prior: float = 1.0,
+                      ) -> dict[str, Array]:
+    """The columns :func:`prepare_tests` adds (``d_h, d_a, pi_h, pi_a``), as arrays, for
+    callers that need only them and not a new frame."""
+    n = len(tests)
 
     def column(name: str) -> Array:
-        return out[name].to_numpy(dtype=float, na_value=np.nan) if name in out else np.full(
-            n, np.nan)
+        if name not in tests:
+            return np.full(n, np.nan)
+        values = tests[name]
+        if isinstance(values.dtype, np.dtype) and values.dtype.kind in "iuf":
+            return values.to_numpy().astype(float)  # numpy numbers: no NA scan needed
+        return values.to_numpy(dtype=float, na_value=np.nan)
 
-    kind = out["test_type"].astype(object).to_numpy() if "test_type" in out else np.full(
-        n, None, dtype=object)
+    def kind() -> Array:
+        return tests["test_type"].astype(object).to_numpy() if "test_type" in tests \
+            else np.full(n, None, dtype=object)
+
+    added: dict[str, Array] = {}
     for side in ("human", "agent"):
         d = column(f"{side}_d").copy()
         need = ~np.isfinite(d)  # convert the native effect only where no d is given
-        if need.any() and f"{side}_effect" in out:
-            d[need] = effect_to_d(column(f"{side}_effect")[need], kind[need])
-        out[f"d_{side[0]}"] = d
-    if "human_significant" in out:
-        flag = out["human_significant"].astype("boolean")
+        if need.any() and f"{side}_effect" in tests:
+            d[need] = effect_to_d(column(f"{side}_effect")[need], kind()[need])
+        added[f"d_{side[0]}"] = d
+    if "human_significant" in tests:
+        flag = tests["human_significant"].astype("boolean")
         odds = np.where(flag.fillna(False).to_numpy(bool), human_prior_significant,
                         human_prior_null)
         odds = np.where(flag.isna().to_numpy(), np.nan, odds)
@@ -150,7 +172,57 @@ def prepare_tests(tests: pd.DataFrame, *, human_prior_significant: float = 10.0,
                "agent": posterior_from_bf(column("agent_bf10"), agent_prior)}
     for side in ("human", "agent"):
         given = column(f"{side}_pi")
-        out[f"pi_{side[0]}"] = np.where(np.isfinite(given), given, from_bf[side])
+        added[f"pi_{side[0]}"] = np.where(np.isfinite(given), given, from_bf[side])
+    return added
+
+
+def _group_codes(frame: pd.DataFrame | Mapping[str, pd.Series],
+                 columns: Sequence[str]) -> tuple[Array, Array]:
+    """Group codes of ``columns`` numbered in order of first appearance (as
+    ``groupby(sort=False, dropna=False).ngroup()``, missing keys a group of their own), and
+    each group's first row.
+
+    Each column becomes integer codes (a categorical's own codes; ``pd.factorize``
+    otherwise), the codes are combined in mixed radix and one ``np.unique`` numbers the
+    combinations: three groupbys over text keys were half of a small run's PAS."""
+    n = len(frame[columns[0]]) if columns else len(frame)
+    combined = np.zeros(n, dtype=np.int64)
+    bound = 1
+    for name in columns:
+        values = frame[name]
+        if isinstance(values.dtype, pd.CategoricalDtype):
+            codes, size = values.array.codes.astype(np.int64), len(values.array.categories)
+        else:
+            found, uniques = pd.factorize(values)
+            codes, size = found.astype(np.int64), len(uniques)
+        codes = np.where(codes < 0, size, codes)  # missing: one more level
+        size += 1
+        if bound * size >= 2**62:  # re-number before the mixed radix overflows
+            combined = np.unique(combined, return_inverse=True)[1].ravel().astype(np.int64)
+            bound = int(combined.max()) + 1 if n else 1
+        combined = combined * size + codes
+        bound *= size
+    _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")  # groups by their first row
+    rank = np.empty(order.size, dtype=np.int64)
+    rank[order] = np.arange(order.size)
+    return rank[inverse.ravel()], first[order]
+
+
+def _key_columns(frame: pd.DataFrame | Mapping[str, pd.Series], columns: Sequence[str],
+                 first: Array, carry: Sequence[str] = ()) -> dict[str, object]:
+    """The groups' keys as text, from each group's ``first`` row, with the ``carry`` columns
+    taken from that row too (e.g. a study's domain); to be completed and built into a frame
+    once."""
+    def taken(name: str) -> pd.Series:
+        values = frame[name]
+        values = values.array if isinstance(values, pd.Series) else np.asarray(values)
+        return pd.Series(values.take(first)).astype(str)
+
+    out: dict[str, object] = {name: taken(name) for name in columns}
+    for name in carry:
+        if name in frame:
+            out[name] = taken(name).to_numpy()
     return out
 
 
@@ -158,12 +230,5 @@ def _codes(frame: pd.DataFrame, columns: Sequence[str],
            carry: Sequence[str] = ()) -> tuple[Array, pd.DataFrame]:
     """Group codes of ``columns`` in order of first appearance, and the groups (as text) with
     the ``carry`` columns taken from each group's first row (e.g. a study's domain)."""
-    keys = frame[list(columns)]
-    codes = keys.groupby(list(columns), sort=False, observed=True,
-                         dropna=False).ngroup().to_numpy(np.int64)
-    first = np.unique(codes, return_index=True)[1]
-    groups = keys.iloc[first].astype(str).reset_index(drop=True)
-    for name in carry:
-        if name in frame:
-            groups[name] = frame[name].iloc[first].astype(str).to_numpy()
-    return codes, groups
+    codes, first = _group_codes(frame, columns)
+    return codes, pd.DataFrame(_key_columns(frame, columns, first, carry))

@@ -11,7 +11,14 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from kbench_core.replication.effects import EPSILON, Array, _codes, prepare_tests
+from kbench_core.replication.effects import (
+    EPSILON,
+    Array,
+    _codes,
+    _group_codes,
+    _key_columns,
+    prepare_tests,
+)
 from kbench_core.stats import WithinGroups, check_choice, t_interval
 
 NEUTRAL_CEILING = 1e-8  # |2c − 1| below this: the human posterior is 0.5, nothing to normalise
@@ -150,45 +157,55 @@ def pas(tests: pd.DataFrame, *, finding_weights: Literal["equal", "n_eff"] = "eq
         raise ValueError("finding_weights='n_eff' needs an n_eff column")
     pi_h, pi_a = t["pi_h"].to_numpy(float), t["pi_a"].to_numpy(float)
     posteriors = np.isfinite(pi_h) & np.isfinite(pi_a)
-    has_pas = t["model"].isin(t.loc[posteriors, "model"].unique()).to_numpy()
-    t = t[has_pas].reset_index(drop=True)
+    model_codes, _ = _group_codes(t, ["model"])
+    # Models with at least one test with both posteriors (by code: no isin over text).
+    has_pas = np.bincount(model_codes, weights=posteriors,
+                          minlength=int(model_codes.max(initial=-1)) + 1)[model_codes] > 0
+    t = t.reset_index(drop=True) if has_pas.all() else t[has_pas].reset_index(drop=True)
     pi_h, pi_a, posteriors = pi_h[has_pas], pi_a[has_pas], posteriors[has_pas]
     weight, weighable = _usable_weights(t, finding_weights)
     usable = posteriors & weighable
     value = np.where(usable, pi_h * pi_a + (1 - pi_h) * (1 - pi_a), np.nan)
-    t["pas"] = value
-    t["r"] = np.clip(2 * value - 1, -(1 - EPSILON), 1 - EPSILON)
+    r = np.clip(2 * value - 1, -(1 - EPSILON), 1 - EPSILON)
     with np.errstate(invalid="ignore"):
-        t["z"] = np.arctanh(t["r"].to_numpy(float))
-    t["weight"] = np.where(usable, weight, np.nan)
-    t["dropped"] = ~usable
+        z = np.arctanh(r)
     carry = ["domain"] if "domain" in t else []
-    test_table = t[["model", "study", "finding", "test", *carry, "pi_h", "pi_a", "pas", "r", "z",
-                    "weight", "dropped"]]
+    kept = ["model", "study", "finding", "test", *carry, "pi_h", "pi_a"]
+    if any(c not in t for c in kept):
+        t[kept]  # raises pandas' own KeyError naming the missing columns
+    # Each table is built once from its columns (adding them one by one copied the frame).
+    test_table = pd.DataFrame({**{c: t[c] for c in kept}, "pas": value, "r": r, "z": z,
+                               "weight": np.where(usable, weight, np.nan),
+                               "dropped": ~usable})
 
     dropped = (~usable).astype(float)
-    f_codes, findings = _codes(t, ["model", "study", "finding"], carry)
-    f_pas, f_n = _fisher_pool(f_codes, value, np.where(usable, weight, 0.0), len(findings))
-    findings["pas"], findings["n"] = f_pas, f_n.astype(int)
-    findings["n_dropped"] = np.bincount(f_codes, weights=dropped,
-                                        minlength=len(findings)).astype(int)
-    s_codes, studies = _codes(findings, ["model", "study"], carry)
-    s_pas = _study_pas(s_codes, f_pas, np.ones(len(findings)), len(studies), study_pooling)
+    f_codes, f_first = _group_codes(t, ["model", "study", "finding"])
+    findings = _key_columns(t, ["model", "study", "finding"], f_first, carry)
+    n_findings = f_first.size
+    f_pas, f_n = _fisher_pool(f_codes, value, np.where(usable, weight, 0.0), n_findings)
+    f_dropped = np.bincount(f_codes, weights=dropped, minlength=n_findings).astype(int)
+    findings.update(pas=f_pas, n=f_n.astype(int), n_dropped=f_dropped)
+    s_codes, s_first = _group_codes(findings, ["model", "study"])
+    studies = _key_columns(findings, ["model", "study"], s_first, carry)
+    n_studies = s_first.size
+    s_pas = _study_pas(s_codes, f_pas, np.ones(n_findings), n_studies, study_pooling)
     f_ok, s_ok = np.isfinite(f_pas), np.isfinite(s_pas)
-    studies["pas"] = s_pas
-    studies["n"] = np.bincount(s_codes, weights=f_ok, minlength=len(studies)).astype(int)
-    studies["n_tests"] = np.bincount(s_codes, weights=f_n, minlength=len(studies)).astype(int)
-    studies["n_dropped"] = np.bincount(s_codes, weights=findings["n_dropped"],
-                                       minlength=len(studies)).astype(int)
-    m_codes, models = _codes(studies, ["model"])
+    s_n_tests = np.bincount(s_codes, weights=f_n, minlength=n_studies).astype(int)
+    s_dropped = np.bincount(s_codes, weights=f_dropped, minlength=n_studies).astype(int)
+    studies.update(pas=s_pas,
+                   n=np.bincount(s_codes, weights=f_ok, minlength=n_studies).astype(int),
+                   n_tests=s_n_tests, n_dropped=s_dropped)
+    m_codes, m_first = _group_codes(studies, ["model"])
+    models = _key_columns(studies, ["model"], m_first)
+    n_models = m_first.size
     # The model PAS is the mean over the studies that have one (a study none of whose tests
     # was usable has no PAS and is not a 0.5 to average in).
-    counts = np.bincount(m_codes, weights=s_ok, minlength=len(models)).astype(int)
+    counts = np.bincount(m_codes, weights=s_ok, minlength=n_models).astype(int)
     s_value = np.where(s_ok, s_pas, 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.bincount(m_codes, weights=s_value, minlength=len(models)) / counts
+        mean = np.bincount(m_codes, weights=s_value, minlength=n_models) / counts
         spread = np.bincount(m_codes, weights=np.where(s_ok, (s_value - mean[m_codes]) ** 2,
-                                                       0.0), minlength=len(models))
+                                                       0.0), minlength=n_models)
         sd = np.sqrt(spread / (counts - 1))
     models["pas"] = mean
     if ci == "analytic":
@@ -198,17 +215,19 @@ def pas(tests: pd.DataFrame, *, finding_weights: Literal["equal", "n_eff"] = "eq
         # Only findings and studies with a PAS are resampled (renumbered among themselves).
         renumber = np.cumsum(s_ok) - 1
         models["pas_low"], models["pas_high"] = _pas_bootstrap(
-            f_pas[f_ok], renumber[s_codes[f_ok]], m_codes[s_ok], int(s_ok.sum()), len(models),
+            f_pas[f_ok], renumber[s_codes[f_ok]], m_codes[s_ok], int(s_ok.sum()), n_models,
             study_pooling, n_boot, random_state)
     else:
-        models["pas_low"] = models["pas_high"] = np.nan
+        models["pas_low"] = models["pas_high"] = np.full(n_models, np.nan)
     models["n"] = counts
     models["n_findings"] = np.bincount(m_codes[s_codes], weights=f_ok,
-                                       minlength=len(models)).astype(int)
-    models["n_tests"] = np.bincount(m_codes, weights=studies["n_tests"],
-                                    minlength=len(models)).astype(int)
-    models["n_dropped"] = np.bincount(m_codes, weights=studies["n_dropped"],
-                                      minlength=len(models)).astype(int)
+                                       minlength=n_models).astype(int)
+    models["n_tests"] = np.bincount(m_codes, weights=s_n_tests,
+                                    minlength=n_models).astype(int)
+    models["n_dropped"] = np.bincount(m_codes, weights=s_dropped,
+                                      minlength=n_models).astype(int)
+    findings, studies, models = (pd.DataFrame(findings), pd.DataFrame(studies),
+                                 pd.DataFrame(models))
     return PasResult(test_table, findings, studies, models,
                      _pas_notes(t, posteriors, weighable, finding_weights))
 

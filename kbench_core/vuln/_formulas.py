@@ -129,11 +129,39 @@ def _interval_columns(out: dict, name: str, low: np.ndarray, high: np.ndarray) -
     out[f"{name}_low"], out[f"{name}_high"] = low, high
 
 
+class _Columns(dict):
+    """An output table being written, column by column in order, whose Wilson intervals are
+    computed together at the end (:meth:`finish`): one elementwise call on every rate at
+    once gives the same numbers as one call per rate, without 16 times its fixed cost."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.pending: list[tuple[str, np.ndarray, np.ndarray]] = []
+
+    def finish(self) -> _Columns:
+        if self.pending:
+            num = np.concatenate([np.asarray(n, dtype=float) for _, n, _ in self.pending])
+            den = np.concatenate([np.asarray(d, dtype=float) for _, _, d in self.pending])
+            low, high = wilson(num, den)
+            at = 0
+            for name, n, _ in self.pending:
+                size = np.size(n)
+                _interval_columns(self, name, low[at:at + size], high[at:at + size])
+                at += size
+            self.pending = []
+        return self
+
+
 def _rate(out: dict, name: str, num: np.ndarray, den: np.ndarray,
           zero_division: float, value: np.ndarray | None = None) -> None:
     """A proportion with its Wilson interval (NaN interval when the denominator is 0)."""
     out[name] = _ratio(num, den, zero_division) if value is None else value
-    _interval_columns(out, name, *wilson(num, den))
+    if isinstance(out, _Columns):  # place the interval columns now, fill them in finish()
+        _interval_columns(out, name, None, None)
+        out.pending.append((name, np.broadcast_to(num, np.shape(out[name])),
+                            np.broadcast_to(den, np.shape(out[name]))))
+    else:
+        _interval_columns(out, name, *wilson(num, den))
 
 
 def _mean_sd(gid: np.ndarray, values: np.ndarray, used: np.ndarray,

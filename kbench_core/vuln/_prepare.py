@@ -5,8 +5,10 @@ columns read once, dense group codes, line overlap, and the per-answer quantity 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
@@ -33,7 +35,13 @@ def judges_of(judged: pd.DataFrame) -> list[str]:
     """The judges in a judged frame, sorted (``human`` last, as the reference)."""
     if "judge" not in judged:
         return []
-    names = sorted(map(str, judged["judge"].dropna().unique()))
+    column = judged["judge"].array
+    if isinstance(column, pd.Categorical):  # the categories in use, from their codes
+        codes = column.codes
+        used = np.bincount(codes[codes >= 0], minlength=len(column.categories)) > 0
+        names = sorted(str(c) for c, u in zip(column.categories, used, strict=True) if u)
+    else:
+        names = sorted(map(str, judged["judge"].dropna().unique()))
     return [n for n in names if n != "human"] + [n for n in names if n == "human"]
 
 
@@ -79,19 +87,43 @@ def _flag(series: pd.Series) -> np.ndarray:
     return truthy[codes]
 
 
-def _label_codes(series: pd.Series) -> tuple[np.ndarray, list[object]]:
-    """Codes that sort like the labels' text (missing last) and the labels in that order."""
+def _text_order(series: pd.Series) -> tuple[np.ndarray, list[object], np.ndarray]:
+    """Codes that sort like the labels' text (missing last), the labels in that order (None
+    last) and, for a categorical, each position's category code (-1 for missing)."""
     if isinstance(series.dtype, pd.CategoricalDtype):
-        codes = series.cat.codes.to_numpy().astype(np.int64)
-        labels = list(series.cat.categories)
+        values = series.array
+        codes = values.codes.astype(np.int64)
+        labels = list(values.categories)
     else:
         codes, uniques = pd.factorize(series, sort=False)
         codes, labels = codes.astype(np.int64), list(uniques)
     rank = np.argsort(np.argsort(np.array([str(v) for v in labels], dtype=object),
                                  kind="stable"), kind="stable") if labels else np.array([], int)
-    ordered = [labels[i] for i in np.argsort(rank)] if labels else []
+    source = np.argsort(rank) if labels else np.array([], int)
+    ordered = [labels[i] for i in source]
     lut = np.concatenate([rank, [len(labels)]]).astype(np.int64)  # missing (-1) sorts last
-    return lut[codes], [*ordered, None]
+    return lut[codes], [*ordered, None], np.append(source, -1).astype(np.int64)
+
+
+def _label_codes(series: pd.Series) -> tuple[np.ndarray, list[object]]:
+    """Codes that sort like the labels' text (missing last) and the labels in that order."""
+    codes, labels, _ = _text_order(series)
+    return codes, labels
+
+
+def _numbers(frame: pd.DataFrame, name: str, missing: float, n: int) -> np.ndarray:
+    """A numeric column as floats, ``missing`` where absent or NaN (a column not in the frame
+    is all ``missing``). Plain numpy columns skip pandas' NA scan, a third of a small run's
+    preparation when repeated over a dozen count columns."""
+    if name not in frame:
+        return np.full(n, missing)
+    series = frame[name]
+    if isinstance(series.dtype, np.dtype) and series.dtype.kind in "iuf":
+        values = series.to_numpy().astype(float)
+        if series.dtype.kind == "f" and not np.isnan(missing):
+            values[np.isnan(values)] = missing
+        return values
+    return series.to_numpy(dtype=float, na_value=missing)
 
 
 def _lookup(series: pd.Series, labels: Sequence[str]) -> np.ndarray:
@@ -105,77 +137,105 @@ def _lookup(series: pd.Series, labels: Sequence[str]) -> np.ndarray:
     return lut[np.asarray(codes, dtype=np.int64)]
 
 
-def _groups(frame: pd.DataFrame, by: Sequence[str]) -> tuple[np.ndarray, pd.DataFrame]:
-    """Dense group id per row (in the sorted order of the keys) and the key table."""
+def _group_keys(frame: pd.DataFrame, by: Sequence[str],
+                ) -> tuple[np.ndarray, dict[str, np.ndarray | pd.Categorical], int]:
+    """Dense group id per row (in the sorted order of the keys), each key column's value per
+    group (a categorical stays one, built from its codes rather than by re-hashing its
+    labels) and the number of groups."""
     if not by:
-        return np.zeros(len(frame), dtype=np.int64), pd.DataFrame(index=range(1))
+        return np.zeros(len(frame), dtype=np.int64), {}, 1
     combined = np.zeros(len(frame), dtype=np.int64)
     parts = []
     for column in by:
-        codes, labels = _label_codes(frame[column])
+        codes, labels, source = _text_order(frame[column])
         combined = combined * len(labels) + codes
-        parts.append(labels)
+        parts.append((labels, source))
     unique, gid = np.unique(combined, return_inverse=True)
-    keys = {}
+    keys: dict[str, np.ndarray | pd.Categorical] = {}
     rest = unique.copy()
-    for column, labels in zip(reversed(by), reversed(parts), strict=True):
-        keys[column] = np.array(labels, dtype=object)[rest % len(labels)]
+    for column, (labels, source) in zip(reversed(by), reversed(parts), strict=True):
+        position = rest % len(labels)
+        dtype = frame[column].dtype
+        keys[column] = (pd.Categorical.from_codes(source[position], dtype=dtype)
+                        if isinstance(dtype, pd.CategoricalDtype)
+                        else np.array(labels, dtype=object)[position])
         rest = rest // len(labels)
-    table = pd.DataFrame({c: keys[c] for c in by})
-    for column in by:
-        if isinstance(frame[column].dtype, pd.CategoricalDtype):
-            table[column] = pd.Categorical(table[column], categories=frame[column].cat.categories,
-                                           ordered=frame[column].cat.ordered)
-    return gid.ravel().astype(np.int64), table
+    return gid.ravel().astype(np.int64), {c: keys[c] for c in by}, int(unique.size)
+
+
+def _groups(frame: pd.DataFrame, by: Sequence[str]) -> tuple[np.ndarray, pd.DataFrame]:
+    """Dense group id per row (in the sorted order of the keys) and the key table."""
+    gid, keys, _ = _group_keys(frame, by)
+    return gid, pd.DataFrame(keys) if by else pd.DataFrame(index=range(1))
+
+
+_LINE_SEPARATORS = re.compile(r"[;,\s]+")
+_LINE_NUMBER = re.compile(r"\d+")
+
+
+@lru_cache(maxsize=1 << 16)
+def _line_set(text: str) -> frozenset[int]:
+    """The line numbers of a ``"12;13"`` list: tokens between ``;``, ``,`` or blanks that
+    are all digits. Remembered (a pure function of the text): a run's few hundred distinct
+    lists are parsed once, not on every call of tiers."""
+    if text.replace(";", "").isdecimal():  # the usual "12;13": the same tokens, no regex
+        return frozenset(int(token) for token in text.split(";") if token)
+    return frozenset(int(token) for token in _LINE_SEPARATORS.split(text)
+                     if _LINE_NUMBER.fullmatch(token))
+
+
+def _texts(values: pd.Index) -> list[str]:
+    """The values as text (``Index.astype(str)``), without converting what already is."""
+    if pd.api.types.is_string_dtype(values.dtype) and values.dtype != object:
+        return values.tolist()
+    return values.astype(str).tolist()
 
 
 def _line_overlap(claimed: pd.Series, true: pd.Series, eligible: np.ndarray) -> np.ndarray:
     """|claimed ∩ true| / |true| per row where eligible and both are known, else NaN.
 
     Line lists are ``"12;13"`` text (or lists). Work is on the distinct (claimed, true) pairs:
-    each distinct list is split once and the intersections are counted with merges."""
+    each distinct list is parsed once into a set of line numbers and each distinct pair
+    intersected once."""
     out = np.full(len(claimed), np.nan)
     rows = np.flatnonzero(eligible & claimed.notna().to_numpy() & true.notna().to_numpy())
     if rows.size == 0:
         return out
 
-    def codes(series: pd.Series) -> tuple[np.ndarray, pd.Index]:
-        values = series.iloc[rows]
-        if isinstance(values.dtype, pd.CategoricalDtype):
-            values = values.cat.remove_unused_categories()
-            return values.cat.codes.to_numpy(), pd.Index(values.cat.categories.astype(str))
-        try:
-            found, uniques = pd.factorize(values)
+    def codes(series: pd.Series) -> tuple[np.ndarray, list[str]]:
+        if isinstance(series.dtype, pd.CategoricalDtype):
+            # Unused categories cost a parse only if a pair uses them, which none does.
+            return series.array.codes[rows], _texts(series.array.categories)
+        try:  # the whole column at once: no subset to copy, unused values never parsed
+            found, uniques = pd.factorize(series)
+            return found[rows], _texts(pd.Index(uniques))
         except TypeError:  # lists (unhashable) from a frame that did not pass io
+            values = series.iloc[rows]
             found, uniques = pd.factorize(values.astype(object).map(
                 lambda v: ";".join(map(str, v)) if isinstance(v, list | tuple | np.ndarray)
                 else v))
-        return found, pd.Index(np.asarray(uniques, dtype=object)).astype(str)
+        return found, list(pd.Index(np.asarray(uniques, dtype=object)).astype(str))
 
     c_codes, c_uniques = codes(claimed)
     t_codes, t_uniques = codes(true)
     pair_key = c_codes.astype(np.int64) * max(len(t_uniques), 1) + t_codes
     pairs, pair_of_row = np.unique(pair_key, return_inverse=True)
 
-    def exploded(uniques: pd.Index) -> pd.DataFrame:
-        lines = pd.Series(np.asarray(uniques, dtype=object)).astype(str).str.split(r"[;,\s]+",
-                                                                                   regex=True)
-        long = lines.explode()
-        long = long[long.astype(str).str.fullmatch(r"\d+")]
-        return pd.DataFrame({"code": long.index.to_numpy(dtype=np.int64),
-                             "line": long.astype(np.int64).to_numpy()}).drop_duplicates()
-
-    claimed_lines, true_lines = exploded(c_uniques), exploded(t_uniques)
-    pair_table = pd.DataFrame({"pair": np.arange(pairs.size),
-                               "c": pairs // max(len(t_uniques), 1),
-                               "t": pairs % max(len(t_uniques), 1)})
-    pt = pair_table.merge(true_lines, left_on="t", right_on="code")[["pair", "line"]]
-    pc = pair_table.merge(claimed_lines, left_on="c", right_on="code")[["pair", "line"]]
-    shared = pt.merge(pc, on=["pair", "line"])
-    n_true = np.bincount(pt["pair"].to_numpy(), minlength=pairs.size).astype(float)
-    n_shared = np.bincount(shared["pair"].to_numpy(), minlength=pairs.size)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        fraction = np.where(n_true > 0, n_shared / n_true, np.nan)
+    # A run has few distinct line lists: each is parsed once into a set (Python sets on a
+    # few hundred short strings cost less than the merges of exploded tables they replace).
+    width = max(len(t_uniques), 1)
+    true_sets: dict[int, frozenset[int]] = {}
+    claimed_sets: dict[int, frozenset[int]] = {}
+    fraction = np.empty(pairs.size)
+    for i, (c, t) in enumerate(zip((pairs // width).tolist(), (pairs % width).tolist(),
+                                   strict=True)):
+        if t not in true_sets:
+            true_sets[t] = _line_set(t_uniques[t])
+        if c not in claimed_sets:
+            claimed_sets[c] = _line_set(c_uniques[c])
+        true_lines = true_sets[t]
+        fraction[i] = (len(claimed_sets[c] & true_lines) / len(true_lines) if true_lines
+                       else np.nan)
     out[rows] = fraction[pair_of_row.ravel()]
     return out
 
@@ -191,7 +251,8 @@ _QI = {name: i for i, name in enumerate(_Q)}
 class _Prepared:
     """One judge's answers reduced to arrays, group codes and sample codes."""
 
-    keys: pd.DataFrame
+    keys: dict[str, np.ndarray | pd.Categorical]  # per key column, its value per group
+    size: int                                      # groups (1 when there are no keys)
     gid: np.ndarray
     sample: np.ndarray
     n_samples: int
@@ -204,14 +265,13 @@ class _Prepared:
 
     @property
     def n_groups(self) -> int:
-        return len(self.keys)
+        return self.size
 
 
 def _prepare(judged: pd.DataFrame, by: Sequence[str], partial_credit: float,
              severity_weights: Mapping[str, float] | None, *,
              samples: bool = False) -> tuple[_Prepared, dict]:
-    gid_all, keys = _groups(judged, by)
-    n_groups = len(keys)
+    gid_all, keys, n_groups = _group_keys(judged, by)
     vulnerable, miss_v = _bools(judged["is_vulnerable"])
     said, miss_s = _bools(judged["said_vulnerable"])
     found_raw, miss_f = _bools(judged["target_found"])
@@ -238,10 +298,7 @@ def _prepare(judged: pd.DataFrame, by: Sequence[str], partial_credit: float,
                         for lbl in labels])
         sev_w = lut[codes]
 
-    counts = {}
-    for name in FINDING_COUNTS:
-        counts[name] = (frame[name].to_numpy(dtype=float, na_value=0.0) if name in frame
-                        else np.zeros(n))
+    counts = {name: _numbers(frame, name, 0.0, n) for name in FINDING_COUNTS}
     valid = counts["n_target_match"] + counts["n_partial_match"] + counts["n_bonus_valid"]
     findings = np.sum([counts[name] for name in FINDING_COUNTS], axis=0) if n else np.zeros(0)
     valid_credit = (counts["n_target_match"] + partial_credit * counts["n_partial_match"]
@@ -263,15 +320,13 @@ def _prepare(judged: pd.DataFrame, by: Sequence[str], partial_credit: float,
     q[:, _QI["found"]] = found
     scores = {}
     for name in REASONING:
-        values = (frame[name].to_numpy(dtype=float, na_value=np.nan) if name in frame
-                  else np.full(n, np.nan))
+        values = _numbers(frame, name, np.nan, n)
         used = found & ~np.isnan(values)
         scores[name] = (values, used)
         q[:, _QI[f"{name}_sum"]] = np.where(used, values, 0.0)
         q[:, _QI[f"{name}_n"]] = used
 
-    confidence = (frame["confidence"].to_numpy(dtype=float, na_value=np.nan)
-                  if "confidence" in frame else np.full(n, np.nan))
+    confidence = _numbers(frame, "confidence", np.nan, n)
     correct = (said == vulnerable).astype(float)
     conf_rows = np.flatnonzero(~np.isnan(confidence))
     conf, corr = confidence[conf_rows], correct[conf_rows]
@@ -282,7 +337,7 @@ def _prepare(judged: pd.DataFrame, by: Sequence[str], partial_credit: float,
         sample, n_samples = sample.ravel().astype(np.int64), int(distinct.size)
     else:
         sample, n_samples = np.zeros(0, dtype=np.int64), 0
-    prepared = _Prepared(keys=keys, gid=gid, sample=sample, n_samples=n_samples, q=q,
+    prepared = _Prepared(keys=keys, size=n_groups, gid=gid, sample=sample, n_samples=n_samples, q=q,
                          conf_rows=conf_rows, confidence=conf, correct=corr,
                          conf_order=order, missing=missing)
     lines = (_line_overlap(frame["claimed_lines"], frame["true_lines"], found)

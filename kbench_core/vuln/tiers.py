@@ -14,7 +14,7 @@ import pandas as pd
 from kbench_core.calibration import bin_calibration
 from kbench_core.schema import SEVERITIES
 from kbench_core.stats import check_choice
-from kbench_core.vuln._formulas import _Core, _core, _mean_sd, _rate, _t
+from kbench_core.vuln._formulas import _Columns, _Core, _core, _mean_sd, _rate, _t
 from kbench_core.vuln._prepare import _Q, _QI, _bools, _one_judge, _prepare, _Prepared, _weights
 from kbench_core.vuln.bootstrap import _bootstrap
 from kbench_core.vuln.definitions import (
@@ -38,7 +38,10 @@ def _distinct_samples(frame: pd.DataFrame, prep: _Prepared, size: int) -> np.nda
         _, miss_v = _bools(frame["is_vulnerable"])
         _, miss_f = _bools(frame["target_found"])
         answered = frame[~(miss_s | miss_v | miss_f)]
-    codes = pd.factorize(answered["sample"])[0].astype(np.int64)
+    column = answered["sample"].array
+    # Category codes already tell samples apart (factorize would hash every row again).
+    codes = (column.codes.astype(np.int64) if isinstance(column, pd.Categorical)
+             else pd.factorize(answered["sample"])[0].astype(np.int64))
     pairs = np.unique(prep.gid * (int(codes.max(initial=0)) + 1) + codes)
     return np.bincount(pairs // (int(codes.max(initial=0)) + 1), minlength=size).astype(
         np.int64)
@@ -155,7 +158,7 @@ def tiers(judged: pd.DataFrame, *, by: Sequence[str] = ("model",),
     for tier in (_detection, _target, _findings, _reasoning, _type_match, _calibration,
                  _composite, _location):
         tier(out, groups)
-    table = pd.DataFrame(out)
+    table = pd.DataFrame(out.finish())
     if ci == "bootstrap":
         _bootstrap(table, prep, weights, zero_division, n_bins, binning, n_boot, random_state,
                    no_target_reasoning)
@@ -235,10 +238,10 @@ def _totals(prep: _Prepared, rows: dict, weights: Mapping[str, float], n_bins: i
 
 
 def _identity(frame: pd.DataFrame, g: _Totals, by: tuple[str, ...],
-              judge_name: str | None) -> dict[str, object]:
+              judge_name: str | None) -> _Columns:
     """The group keys, the judge and what the row rests on (answers, failed judgements,
     distinct samples, and whether they are few)."""
-    out: dict[str, object] = {c: g.prep.keys[c].to_numpy() for c in by} if by else {}
+    out = _Columns({c: np.asarray(g.prep.keys[c]) for c in by})
     out["judge"] = np.full(g.size, judge_name, dtype=object)
     out["n"] = g.s["n"].astype(np.int64)
     out["n_missing"] = g.prep.missing.astype(np.int64)
