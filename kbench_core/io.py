@@ -360,7 +360,8 @@ def _native_table(filename: str, table: _Table, kind: Kind | None, warnings: lis
         warnings.extend(converted.warnings)
         meta.update(converted.meta)
         meta["format"] = f"{fmt.name} ({meta.get('format', 'table')})"
-        return _Table(converted.frame, table.numbers, table.unit, table.nonfinite)
+        return _Table(converted.frame, table.numbers, table.unit, table.nonfinite,
+                      table.overflow)
     return table
 
 

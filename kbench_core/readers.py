@@ -29,6 +29,7 @@ from kbench_core.problems import (
     DEFAULT_MAX_DECOMPRESSED,
     MAX_CELL_CHARS,
     MAX_COLUMNS,
+    MAX_LISTED_PROBLEMS,
     MAX_ROWS,
     Format,
     RunFormatError,
@@ -242,6 +243,9 @@ class _Table:
     numbers: np.ndarray | Callable[[], np.ndarray]
     unit: str  # "line", "record" or "row"
     nonfinite: dict[str, np.ndarray] = field(default_factory=dict)  # col -> bool mask
+    # col -> (mask, {position: cell text}) of numbers too large for a float (400 digits,
+    # 1e999): Arrow reads them as infinity, but the cell did not say "inf".
+    overflow: dict[str, tuple[np.ndarray, dict[int, str]]] = field(default_factory=dict)
 
     @property
     def row_numbers(self) -> np.ndarray:
@@ -341,19 +345,28 @@ def _parse_delimited(filename: str, data: bytes | bytearray, delimiter: str,
                                   "characters (1 MB per cell)", row=_long_line(data),
                         unit="line") from None
         text = _decode(filename, data, warnings)  # a UTF-8 fault is named by its line
-        raise _fail(filename, _explain_csv_error(str(exc)),
-                    row=_ragged_line(text, delimiter), unit="line") from None
+        lines = _ragged_line(text, delimiter)
+        message = _explain_csv_error(str(exc))
+        if lines is not None and lines[1] > lines[0]:
+            # A quote opened here and closed lines later (by a stray quote): the record that
+            # pyarrow saw as ragged starts where the quoted cell opened.
+            message += (f"; a quoted cell opens on this line and runs on to line {lines[1]}: "
+                        "close the quote on its own line, or double a quote that is part of "
+                        "the text (\"\")")
+        raise _fail(filename, message, row=lines[0] if lines else None,
+                    unit="line") from None
     table = table.rename_columns(names)
     if table.num_rows == 0:
         raise _fail(filename, "the file has a header but no data rows")
     if table.num_rows > MAX_ROWS:
         raise _too_many_rows(filename, table.num_rows)
     nonfinite = _arrow_nonfinite(table)
+    overflow = _csv_overflow(data, header, names, read, parse, nonfinite) if nonfinite else {}
     frame = table.to_pandas(self_destruct=True, split_blocks=True)
     del table
     n_rows = len(frame)
     return _Table(frame, lambda: _csv_line_numbers(data.decode("utf-8", "replace"), n_rows,
-                                                    delimiter), "line", nonfinite)
+                                                    delimiter), "line", nonfinite, overflow)
 
 
 def _unclosed_quote_line(data: bytes | bytearray, delimiter: str) -> int | None:
@@ -420,19 +433,25 @@ def _csv_line_numbers(text: str, n_rows: int, delimiter: str = ",") -> np.ndarra
     return np.arange(2, n_rows + 2, dtype=np.int64)
 
 
-def _ragged_line(text: str, delimiter: str) -> int | None:
-    """Line of the first row whose cell count differs from the header's (error path only)."""
+def _ragged_line(text: str, delimiter: str) -> tuple[int, int] | None:
+    """(first, last) line of the first record whose cell count differs from the header's, or
+    None (error path only). A record that a quoted cell carries over several lines starts on
+    the line where that cell opened, which is the line to name."""
     import csv
 
     reader = csv.reader(_io.StringIO(text, newline=""), delimiter=delimiter)
+    start = 1
     try:
         width = len(next(reader))
-        for row in reader:
+        while True:
+            start = reader.line_num + 1
+            row = next(reader, None)
+            if row is None:
+                return None
             if row and len(row) != width:
-                return reader.line_num
+                return start, reader.line_num
     except csv.Error:
-        return reader.line_num
-    return None
+        return start, reader.line_num
 
 
 def _explain_csv_error(message: str) -> str:
@@ -443,6 +462,37 @@ def _explain_csv_error(message: str) -> str:
         return (f"a row has {m.group(2)} cells where the header has {m.group(1)} columns "
                 f"(near: {snippet!r}); check delimiters and quoting")
     return f"cannot parse the table: {msg[:300]}"
+
+
+_INFINITY_WORDS = frozenset({"inf", "infinity", "nan"})
+
+
+def _csv_overflow(data: bytes | bytearray, raw_names: Sequence[str], names: Sequence[str],
+                  read: pacsv.ReadOptions, parse: pacsv.ParseOptions,
+                  nonfinite: dict[str, np.ndarray]) -> dict[str, tuple[np.ndarray, dict]]:
+    """Split the infinite cells of a CSV into those written as inf/NaN and numbers too large
+    for a float (error path only: the columns with such cells are read again as text).
+
+    ``nonfinite`` loses the overflowing cells; they are returned with their text."""
+    overflow: dict[str, tuple[np.ndarray, dict[int, str]]] = {}
+    for name, mask in list(nonfinite.items()):
+        raw = raw_names[list(names).index(name)]
+        convert = pacsv.ConvertOptions(include_columns=[raw], column_types={raw: pa.string()},
+                                       null_values=[""], strings_can_be_null=True,
+                                       quoted_strings_can_be_null=True)
+        column = pacsv.read_csv(pa.BufferReader(data), read_options=read, parse_options=parse,
+                                convert_options=convert).column(0)
+        texts = np.asarray(column.to_numpy(zero_copy_only=False), dtype=object)
+        positions = np.flatnonzero(mask)
+        words = [str(t).strip().lower().lstrip("+-") for t in texts[positions]]
+        big = positions[[w not in _INFINITY_WORDS for w in words]]
+        if big.size:
+            big_mask = np.zeros(len(mask), dtype=bool)
+            big_mask[big] = True
+            overflow[name] = (big_mask, {int(p): str(texts[p]).strip()
+                                         for p in big[:MAX_LISTED_PROBLEMS]})
+            nonfinite[name] = mask & ~big_mask
+    return overflow
 
 
 def _arrow_nonfinite(table: pa.Table) -> dict[str, np.ndarray]:

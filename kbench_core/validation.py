@@ -80,9 +80,32 @@ def _missing_mask(series: pd.Series) -> np.ndarray:
     return mask
 
 
+def _too_large(col: Column, value: Any) -> str:
+    """The message for a number too large for a float (e.g. 400 digits, or 1e999)."""
+    if isinstance(value, int | np.integer) and not isinstance(value, bool):
+        digits = int(abs(int(value)).bit_length() * math.log10(2)) + 1
+    else:
+        mantissa = re.split("[eE]", str(value).strip(), maxsplit=1)[0]
+        digits = sum(ch.isdigit() for ch in mantissa)
+    if digits > 15:
+        why = (f"it has {digits:,} digits, and a number of more than 15 digits cannot be "
+               "stored exactly")
+    else:
+        why = "it is too large for a number (beyond 1.8e308)"
+    return f"{_show(value)} is out of range: expected {col.expectation()}; {why}"
+
+
 def _to_numbers(series: pd.Series, missing: np.ndarray, col: Column, out: _Collector,
-                nonfinite: np.ndarray | None) -> np.ndarray:
-    """Float values of a numeric column; NaN where missing or invalid (invalid is reported)."""
+                nonfinite: np.ndarray | None,
+                overflow: tuple[np.ndarray, dict[int, str]] | None = None) -> np.ndarray:
+    """Float values of a numeric column; NaN where missing or invalid (invalid is reported).
+
+    ``overflow`` holds the cells the reader found too large for a float (a CSV's 400-digit
+    integer is read as infinity), with their text."""
+    if overflow is not None:
+        mask, texts = overflow
+        out.add(mask, col.name, lambda p: _too_large(col, texts.get(p, "")))
+        missing = missing | mask  # reported here: not again as infinity or out of range
     if pd.api.types.is_bool_dtype(series.dtype):
         out.add(~missing, col.name, f"expected {col.expectation()}, got a true/false value")
         return np.full(len(series), np.nan)
@@ -100,14 +123,23 @@ def _to_numbers(series: pd.Series, missing: np.ndarray, col: Column, out: _Colle
             out.add(is_bool & ~missing, col.name,
                     f"expected {col.expectation()}, got a true/false value")
         # A number too long for a float (400 digits) became inf without being written so.
-        overflow = np.isinf(values) & ~nonnum_text
-        bad = (unparsed | overflow) & ~nonnum_text & ~is_bool
+        too_large = np.isinf(values) & ~nonnum_text
+        for pos in np.flatnonzero(unparsed & ~nonnum_text & ~is_bool):
+            # An integer too long for pandas' parser (thousands of digits) is no word.
+            cell = text.iat[pos]
+            if isinstance(cell, str) and cell.strip().lstrip("+-").isdigit():
+                too_large[pos] = True
+        bad = unparsed & ~too_large & ~nonnum_text & ~is_bool
         out.add(bad, col.name, lambda p: f"expected {col.expectation()}, got "
                                          f"{_show(series.iat[p])}")
-        values = np.where(overflow, np.nan, values)
+        out.add(too_large & ~is_bool, col.name,
+                lambda p: _too_large(col, series.iat[p]))
+        values = np.where(too_large, np.nan, values)
         nonfinite = (nonfinite if nonfinite is not None else np.zeros(len(series), bool)) | (
             nonnum_text & ~missing)
         values = np.where(nonnum_text, np.nan, values)
+    if overflow is not None:
+        values = np.where(overflow[0], np.nan, values)
     if nonfinite is None:
         nonfinite = ~np.isfinite(values) & ~missing & ~np.isnan(values)
     if nonfinite.any():
@@ -337,7 +369,8 @@ def _validate(filename: str, table: _Table, spec: KindSpec, on_error: OnError,
         if col.required is True:
             out.add(missing, col.name, f"missing value: expected {col.expectation()}")
         if col.type in ("float", "int"):
-            values = _to_numbers(series, missing, col, out, table.nonfinite.get(col.name))
+            values = _to_numbers(series, missing, col, out, table.nonfinite.get(col.name),
+                                 table.overflow.get(col.name))
             result[col.name] = values
         elif col.type == "bool":
             result[col.name] = _to_bools(series, missing, col, out)

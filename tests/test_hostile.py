@@ -124,6 +124,20 @@ def test_huge_integer_in_kahnebench_fields(field: str, digits: int) -> None:
 def test_huge_integer_in_csv_is_a_named_cell() -> None:
     message = _error("big.csv", (HEAD + "m,b,control,,d," + "9" * 400 + "\n").encode())
     assert "line 2" in message and "'score'" in message
+    # One problem, said as it is: too many digits, not "NaN and infinity"
+    assert "400 digits" in message and "more than 15 digits" in message
+    assert "out of range" in message and "NaN" not in message and "problems" not in message
+    message = _error("big.csv", (HEAD + "m,b,control,,d,0.5\nm,b,control,,d,1e999\n"
+                                 "m,b,control,,d,inf\n").encode())
+    assert "line 3, field 'score': '1e999' is out of range" in message
+    assert "line 4, field 'score': NaN and infinity" in message
+
+
+def test_huge_integer_in_json_says_out_of_range() -> None:
+    for digits in (400, 5000):
+        data = json.dumps(_records(score=1)).replace('"score": 1', '"score": ' + "9" * digits)
+        message = _error("big.json", data.encode())
+        assert "record 1" in message and f"{digits:,} digits" in message
 
 
 def test_parquet_list_model_column_names_the_field() -> None:
@@ -165,6 +179,15 @@ def test_unclosed_quote_is_an_error_naming_its_line() -> None:
     lines[2] = 'm,"anchoring_effect,treatment,weak,social,0.5\n'  # line 3 opens, never closes
     message = _error("unclosed.csv", "".join(lines).encode())
     assert "line 3" in message and "quote" in message
+
+
+def test_stray_quote_on_the_last_line_names_the_line_where_the_cell_opened() -> None:
+    body = "".join(f"m{i},anchoring_effect,treatment,weak,social,0.5\n" for i in range(999))
+    lines = (HEAD + body).splitlines(keepends=True)
+    lines[2] = 'm,"anchoring_effect,treatment,weak,social,0.5\n'  # opens on line 3
+    lines[-1] = 'm,anchoring_effect,treatment,weak,social,0.5"\n'  # a stray quote closes it
+    message = _error("stray.csv", "".join(lines).encode())
+    assert "stray.csv: line 3:" in message and "line 1000" in message and "quote" in message
 
 
 def test_quotes_that_close_are_fine() -> None:
