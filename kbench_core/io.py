@@ -172,6 +172,7 @@ def load_run(
     max_bytes: int = DEFAULT_MAX_BYTES,
     max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
     ground_truth: Source | None = None,
+    progress: Callable[[float, str], None] | None = None,
 ) -> Run:
     """Load and validate one run.
 
@@ -199,6 +200,14 @@ def load_run(
     ground_truth : path or (filename, bytes), optional
         A ground-truth file for native formats that keep it apart from the results
         (BlockBench).
+    progress : callable, optional
+        ``progress(fraction, stage)``, called as each stage of the load starts, for a progress
+        bar: ``stage`` is ``"read"`` (0.0), ``"decompress"`` (0.15, gzip only), ``"parse"``
+        (0.3), ``"validate"`` (0.75) and finally ``"done"`` (1.0); ``fraction`` is the rough
+        share of the work done before that stage and never decreases. A handful of calls per
+        file, never one per row. ``"done"`` is not reported when the file is refused
+        (:class:`RunFormatError`). An exception raised by the callback (to cancel a load)
+        propagates unchanged.
 
     Returns
     -------
@@ -224,18 +233,50 @@ def load_run(
     if isinstance(source, tuple) and (len(source) != 2 or not isinstance(
             source[1], bytes | bytearray | memoryview)):
         raise TypeError("source must be a path or a (filename, bytes) pair")
+    report = _Progress(progress)
     try:
-        return _load(source, name=name, kind=kind, on_error=on_error, columns=columns,
-                     max_bytes=max_bytes, max_decompressed=max_decompressed,
-                     ground_truth=ground_truth)
+        run = _load(source, name=name, kind=kind, on_error=on_error, columns=columns,
+                    max_bytes=max_bytes, max_decompressed=max_decompressed,
+                    ground_truth=ground_truth, report=report)
     except RunFormatError:
         raise
+    except _CallbackFailed as failed:  # the caller's own exception, e.g. a cancelled upload
+        raise failed.error from None
     except MemoryError:
         raise _fail(_source_name(source), "not enough memory to load this file; split it "
                                           "into smaller runs") from None
     except Exception as exc:  # the boundary: nothing but RunFormatError leaves the loader
         raise _fail(_source_name(source), f"cannot read this file ({type(exc).__name__}: "
                                           f"{str(exc)[:200]})") from None
+    report(1.0, "done")
+    return run
+
+
+class _CallbackFailed(Exception):
+    """Carries an exception raised by the caller's progress callback through the loader's
+    boundary (which turns every other exception into a RunFormatError)."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class _Progress:
+    """The optional progress callback of :func:`load_run`: called at stage starts only, with
+    a fraction that never goes back."""
+
+    def __init__(self, callback: Callable[[float, str], None] | None) -> None:
+        self.callback = callback
+        self.last = 0.0
+
+    def __call__(self, fraction: float, stage: str) -> None:
+        if self.callback is None:
+            return
+        self.last = max(self.last, fraction)
+        try:
+            self.callback(self.last, stage)
+        except Exception as exc:
+            raise _CallbackFailed(exc) from exc
 
 
 def _source_name(source: Source) -> str:
@@ -246,7 +287,8 @@ def _source_name(source: Source) -> str:
 
 def _load(source: Source, *, name: str | None, kind: Kind | None, on_error: OnError,
           columns: Mapping[str, str] | None, max_bytes: int, max_decompressed: int,
-          ground_truth: Source | None) -> Run:
+          ground_truth: Source | None, report: _Progress) -> Run:
+    report(0.0, "read")
     if name is not None:
         name = _clean_name(str(name))
     options: dict[str, Any] = {}
@@ -256,11 +298,12 @@ def _load(source: Source, *, name: str | None, kind: Kind | None, on_error: OnEr
     if not isinstance(source, tuple) and Path(source).is_dir() \
             and not Path(source).is_symlink():
         folder = Path(source)
+        report(0.3, "parse")
         parsed = _parse_bundle(folder.name, "folder", lambda: bundles.read_folder(
             folder, max_decompressed), options)
         return _finish(parsed, name=name or _clean_name(folder.name), kind=kind,
                        on_error=on_error,
-                       columns=columns, warnings=warnings,
+                       columns=columns, warnings=warnings, report=report,
                        meta={"source": folder.name, "format": f"{parsed.format.name} (folder)",
                              "bytes": None, "sha256": _folder_hash(folder)})
     filename, raw = _read_source(source, max_bytes)
@@ -275,22 +318,28 @@ def _load(source: Source, *, name: str | None, kind: Kind | None, on_error: OnEr
     if compressed and bundles.is_archive(_gunzip_head(raw)):
         # A tar.gz is read as a stream: its headers are counted as they come, so 1.6 M
         # folder entries cost 20,000 headers, not the whole decompressed archive in memory.
+        report(0.15, "decompress")
+        report(0.3, "parse")
         parsed = _parse_bundle(filename, "tar.gz", lambda: bundles.read_archive(
             raw, max_decompressed, gzipped=True), options)
         return _finish(parsed, name=name or stem.removesuffix(".tar"), kind=kind,
-                       on_error=on_error, columns=columns, warnings=warnings,
+                       on_error=on_error, columns=columns, warnings=warnings, report=report,
                        meta={**meta, "format": f"{parsed.format.name} (tar.gz)"})
+    if compressed:
+        report(0.15, "decompress")
     data = _gunzip(filename, raw, max_decompressed) if compressed else raw
     if not data[:4096].strip() and not data.strip():  # the full strip only for blank heads
         raise _fail(filename, "the file is empty" + (" after decompression" * compressed))
     if bundles.is_archive(data):
         kind_name = ("zip" if data[:2] == b"PK" else "tar") + (".gz" if compressed else "")
+        report(0.3, "parse")
         parsed = _parse_bundle(filename, kind_name,
                                lambda: bundles.read_archive(data, max_decompressed), options)
         return _finish(parsed, name=name or stem.removesuffix(".tar"), kind=kind,
-                       on_error=on_error, columns=columns, warnings=warnings,
+                       on_error=on_error, columns=columns, warnings=warnings, report=report,
                        meta={**meta, "format": f"{parsed.format.name} ({kind_name})"})
     fmt = _sniff_format(filename, suffix, data)
+    report(0.3, "parse")
     try:
         if fmt == "parquet":
             parsed = _parse_parquet(filename, data, max_decompressed)
@@ -310,7 +359,7 @@ def _load(source: Source, *, name: str | None, kind: Kind | None, on_error: OnEr
     if isinstance(parsed, _Native):
         format_name = f"{parsed.format.name} ({format_name})"
     return _finish(parsed, name=name or stem, kind=kind, on_error=on_error, columns=columns,
-                   warnings=warnings, meta={**meta, "format": format_name})
+                   warnings=warnings, meta={**meta, "format": format_name}, report=report)
 
 
 def _folder_hash(folder: Path) -> str:
@@ -367,7 +416,7 @@ def _native_table(filename: str, table: _Table, kind: Kind | None, warnings: lis
 
 def _finish(parsed: _Table | _Native, *, name: str, kind: Kind | None, on_error: OnError,
             columns: Mapping[str, str] | None, warnings: list[str],
-            meta: dict[str, Any]) -> Run:
+            meta: dict[str, Any], report: _Progress | None = None) -> Run:
     """Validate a parsed table (canonical or native) and wrap it as a :class:`Run`."""
     filename = str(meta["source"])
     if isinstance(parsed, _Native):
@@ -404,6 +453,8 @@ def _finish(parsed: _Table | _Native, *, name: str, kind: Kind | None, on_error:
     if len(frame) > MAX_ROWS:
         raise _too_many_rows(filename, len(frame))
     spec = families.spec(detected)
+    if report is not None:
+        report(0.75, "validate")
     canonical = _validate(filename, table, spec, on_error, warnings)
     warnings.extend(_lookalikes(spec, canonical))
     meta.update(rows=len(canonical), columns=list(canonical.columns))
