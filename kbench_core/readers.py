@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
@@ -531,12 +532,7 @@ def _parse_parquet(filename: str, data: bytes | bytearray, limit: int) -> _Table
         raise _fail(filename, f"the Parquet file holds {n_rows:,} rows × {n_cols:,} columns, "
                               f"at least {_mb(in_memory)} once read, over the {_mb(limit)} "
                               "decompressed-size limit (checked from the file's metadata)")
-    try:
-        # read_table (the dataset reader) reads column chunks in parallel; ParquetFile.read
-        # does not. The footer is parsed again: a few kilobytes.
-        table = pq.read_table(pa.BufferReader(data))
-    except (pa.ArrowException, OSError, ValueError, TypeError) as exc:
-        raise _fail(filename, f"cannot read Parquet: {str(exc)[:300]}") from None
+    table = _read_parquet_bounded(filename, parquet, schema, limit)
     _check_header(filename, table.column_names)
     if table.num_rows == 0:
         raise _fail(filename, "the Parquet file has no rows")
@@ -547,6 +543,66 @@ def _parse_parquet(filename: str, data: bytes | bytearray, limit: int) -> _Table
     except (pa.ArrowException, ValueError, TypeError, OverflowError) as exc:
         raise _fail(filename, f"cannot convert Parquet columns: {str(exc)[:300]}") from None
     return _Table(frame, np.arange(1, table.num_rows + 1), "row", nonfinite)
+
+
+_PARQUET_BATCH = 1 << 17  # rows; a batch of the bomb above is 128 MB
+
+
+def _decoded_bytes(column: pa.Array, *, exact: bool) -> int:
+    """Bytes a column takes once decoded. A dictionary-encoded column counts every row's
+    value, since text columns are decoded in validation and a tiny dictionary page can stand
+    for gigabytes of repeated text: ``exact`` sums each row's value length, else the bound
+    rows × longest value (no pass over the rows)."""
+    if not pa.types.is_dictionary(column.type):
+        return column.nbytes
+    values = column.dictionary
+    if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)
+            or pa.types.is_binary(values.type) or pa.types.is_large_binary(values.type)):
+        return column.nbytes + 8 * len(column)
+    lengths = pc.binary_length(values)
+    if len(lengths) == 0:
+        return 8 * len(column)
+    if exact:
+        text = pc.sum(lengths.take(column.indices.fill_null(0))).as_py() or 0
+    else:
+        text = (pc.max(lengths).as_py() or 0) * len(column)
+    return int(text) + 8 * len(column)
+
+
+def _read_parquet_bounded(filename: str, parquet: pq.ParquetFile, schema: pa.Schema,
+                          limit: int) -> pa.Table:
+    """The rows of a Parquet file, read in batches whose decoded size is summed as they come:
+    the read stops as soon as the sum passes ``limit`` (the metadata's sizes are those of the
+    encoded pages, and 2 M rows of one 1,000-character dictionary value are 244 KB encoded,
+    2 GB decoded), so the memory spent on a refused file is about the limit, as for gzip."""
+    batches: list[pa.RecordBatch] = []
+    sizes = dict.fromkeys(schema.names, 0)
+    exact = False
+    try:
+        for batch in parquet.iter_batches(batch_size=_PARQUET_BATCH, use_threads=True):
+            batches.append(batch)
+            for name, column in zip(batch.schema.names, batch.columns, strict=True):
+                sizes[name] = sizes.get(name, 0) + _decoded_bytes(column, exact=exact)
+            if sum(sizes.values()) > limit and not exact:
+                # The cheap bound is over: count the rows seen so far exactly, and from now on.
+                exact = True
+                sizes = dict.fromkeys(schema.names, 0)
+                for seen in batches:
+                    for name, column in zip(seen.schema.names, seen.columns, strict=True):
+                        sizes[name] = sizes.get(name, 0) + _decoded_bytes(column, exact=True)
+            if sum(sizes.values()) > limit:
+                worst = max(sizes, key=sizes.__getitem__)
+                rows = sum(len(b) for b in batches)
+                raise _fail(filename, f"the Parquet file decodes to more than {_mb(limit)} "
+                                      f"(this column alone {_mb(sizes[worst])} by row "
+                                      f"{rows:,}), over the decompressed-size limit: its pages "
+                                      "are small but their values repeat (a dictionary bomb, "
+                                      "or a run too big to load at once)", field=worst)
+        return pa.Table.from_batches(batches, schema=schema)
+    except RunFormatError:
+        raise
+    except (pa.ArrowException, OSError, ValueError, TypeError) as exc:
+        raise _fail(filename, f"cannot read Parquet: {str(exc)[:300]}") from None
 
 
 def _binary_as_text(filename: str, table: pa.Table) -> pa.Table:

@@ -303,6 +303,48 @@ def test_parquet_uncompressed_size_is_checked_from_metadata() -> None:
     assert "decompressed-size limit" in message
 
 
+def test_parquet_dictionary_bomb_is_refused_while_reading(tmp_path: Path) -> None:
+    # 2 M rows of one 1,000-character value: 0.24 MB encoded, 2 GB decoded; the metadata's
+    # sizes pass (was: 27 s, then MemoryError past 1.9 GB)
+    n = 2_000_000
+    index = pa.array(np.zeros(n, np.int32))
+
+    def repeated(value: str) -> pa.DictionaryArray:  # never 2 GB in this process either
+        return pa.DictionaryArray.from_arrays(index, pa.array([value]))
+
+    table = pa.table({"model": repeated("m"), "bias": repeated("x" * 1000),
+                      "condition": repeated("control"), "domain": repeated("d"),
+                      "score": np.full(n, 0.5)})
+    path = tmp_path / "bomb.parquet"
+    # Without the Arrow schema the columns read back as plain text, as most writers' files do
+    pq.write_table(table, path, compression="zstd", store_schema=False)
+    assert path.stat().st_size < 1024**2
+    assert pq.ParquetFile(path).schema_arrow.field("bias").type == pa.string()
+    started = time.perf_counter()
+    base, peak, out = _peak_rss_mb(
+        "from kbench_core.io import load_run, RunFormatError\n"
+        f"try:\n    load_run({str(path)!r}, max_decompressed=128 * 1024**2)\n"
+        "except RunFormatError as e:\n    print(e)\n")
+    assert "bomb.parquet: field 'bias'" in out and "decompressed-size limit" in out
+    assert peak - base < 400  # the limit plus one batch, not 2 GB
+    assert time.perf_counter() - started < 60
+
+
+def test_parquet_decoded_size_counts_dictionary_columns_of_the_file() -> None:
+    # A column stored as an Arrow dictionary stays one in the table; validation decodes text
+    # columns, so its rows count at their decoded size too.
+    n = 100_000
+    table = pa.table({"model": pa.array(["m"] * n).dictionary_encode(),
+                      "bias": pa.array(["b"] * n).dictionary_encode(),
+                      "condition": pa.array(["control"] * n).dictionary_encode(),
+                      "domain": pa.array(["d"] * n).dictionary_encode(),
+                      "score": np.full(n, 0.5),
+                      "prompt": pa.array(["p" * 200] * n).dictionary_encode()})
+    message = _error("dict.parquet", _parquet(table), max_decompressed=16 * 1024**2)
+    assert "field 'prompt'" in message and "decompressed-size limit" in message
+    assert len(load_run(("dict.parquet", _parquet(table)))) == n
+
+
 def test_tar_of_many_directories_stops_at_the_entry_limit() -> None:
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
