@@ -71,6 +71,7 @@ from kbench_core.readers import (
     _Table,
     _too_many_columns,
     _too_many_rows,
+    decode_labels,
 )
 from kbench_core.schema import Kind, KindSpec
 from kbench_core.text import lookalike_warnings
@@ -396,6 +397,7 @@ def _native_table(filename: str, table: _Table, kind: Kind | None, warnings: lis
     """A parsed table reshaped by the first native table format that recognises its columns
     (e.g. HumanStudy-Bench's ``simple_findings.csv``), or the table unchanged."""
     names = [str(c).strip() for c in table.frame.columns]
+    decoded = False
     for fmt in native.formats():
         if fmt.matches_table is None or fmt.from_table is None:
             continue
@@ -403,6 +405,9 @@ def _native_table(filename: str, table: _Table, kind: Kind | None, warnings: lis
             continue
         if not fmt.matches_table(names):
             continue
+        if not decoded:  # a native converter reads the file's text as it is
+            decode_labels(table)
+            decoded = True
         frame = table.frame.set_axis(names, axis=1)
         converted = _from_native(filename, lambda f=fmt, fr=frame: f.from_table(filename, fr,
                                                                                   {}))
@@ -447,7 +452,13 @@ def _finish(parsed: _Table | _Native, *, name: str, kind: Kind | None, on_error:
                and aliases[c] not in frame.columns}
     if renames:
         frame = frame.rename(columns=renames)
+    if table.encoded:  # the reader's dictionary columns, under their new names
+        mapping = dict(columns or {})
+        table.encoded = {renames.get(mapping.get(c, c), mapping.get(c, c))
+                         for c in table.encoded}
     table.frame = frame
+    label_names = {c.name for c in families.spec(detected).columns if c.type == "category"}
+    decode_labels(table, keep=label_names.__contains__)
     if len(frame.columns) > MAX_COLUMNS:
         raise _too_many_columns(filename, len(frame.columns), "the run")
     if len(frame) > MAX_ROWS:

@@ -44,14 +44,39 @@ _SUFFIX_FORMATS: dict[str, Format] = {
     ".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl",
     ".parquet": "parquet", ".pq": "parquet",
 }
-def _text_columns() -> frozenset[str]:
-    """Column names that hold text in some family (read as text, never as numbers), and
-    their aliases."""
+def _text_columns(types: tuple[str, ...] = ("text", "category")) -> frozenset[str]:
+    """Column names that hold text (or, with ``types=("category",)``, labels) in some family
+    (read as text, never as numbers), and their aliases."""
     names: set[str] = set()
     for family in families.all_families():
-        text = {c.name for c in family.spec.columns if c.type in ("text", "category")}
+        text = {c.name for c in family.spec.columns if c.type in types}
         names |= text | {alias for alias, name in family.aliases.items() if name in text}
     return frozenset(names)
+
+
+_LABELS = pa.dictionary(pa.int32(), pa.string())
+
+
+def _sorted_labels(frame: pd.DataFrame, names: Sequence[str]) -> None:
+    """Categories of the reader's dictionary columns in sorted order, in place: the order a
+    text column's ``astype("category")`` gives, so results do not depend on how the file
+    was read (Arrow's dictionaries keep the order of first appearance)."""
+    for name in names:
+        series = frame[name]
+        categories = series.cat.categories
+        order = np.argsort(categories.to_numpy(dtype=object), kind="stable")
+        if (order != np.arange(len(order))).any():
+            frame[name] = series.cat.reorder_categories(categories[order])
+
+
+def decode_labels(table: _Table, keep: Callable[[str], bool] = lambda name: False) -> None:
+    """Turn the reader's dictionary columns back into text, except those ``keep`` says are
+    labels of the run's kind; in place. A column read as a dictionary to save time and memory
+    ends as the same frame a text read would have given."""
+    for name in list(table.encoded):
+        if name in table.frame.columns and not keep(name):
+            table.frame[name] = table.frame[name].astype("str")
+            table.encoded.discard(name)
 
 # ---------------------------------------------------------------------------- reading bytes
 
@@ -247,6 +272,9 @@ class _Table:
     # col -> (mask, {position: cell text}) of numbers too large for a float (400 digits,
     # 1e999): Arrow reads them as infinity, but the cell did not say "inf".
     overflow: dict[str, tuple[np.ndarray, dict[int, str]]] = field(default_factory=dict)
+    # Columns the reader read as dictionaries (categorical, sorted) though the file holds
+    # text: labels for the run's kind stay so, any other goes back to text (decode_labels).
+    encoded: set[str] = field(default_factory=set)
 
     @property
     def row_numbers(self) -> np.ndarray:
@@ -318,28 +346,49 @@ def _parse_delimited(filename: str, data: bytes | bytearray, delimiter: str,
     read = pacsv.ReadOptions(block_size=1 << 24, use_threads=True)
     parse = pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True)
     # Labels and free text stay text: "007" is a sample id, not the number 7.
-    text_columns = _text_columns()
-    text_types = {n: pa.string() for n in names if n in text_columns}
+    text_columns, label_columns = _text_columns(), _text_columns(("category",))
+    # Labels read as Arrow dictionaries: a million repeated model names are one hash each in
+    # the parser, not a million strings to build, convert and hash again into categories.
+    text_types = {n: _LABELS if n in label_columns else pa.string()
+                  for n in names if n in text_columns}
 
-    def attempt(column_types: dict[str, pa.DataType] | None) -> pa.Table:
+    def attempt(column_types: dict[str, pa.DataType] | None, *, stream: bool) -> pa.Table:
         convert = pacsv.ConvertOptions(
             null_values=[""], strings_can_be_null=True, quoted_strings_can_be_null=True,
             true_values=["true", "True", "TRUE"], false_values=["false", "False", "FALSE"],
             column_types=column_types or text_types,
         )
         # BufferReader: zero-copy over bytes and bytearray alike (BytesIO copies a bytearray).
-        return pacsv.read_csv(pa.BufferReader(data), read_options=read, parse_options=parse,
-                              convert_options=convert)
+        source = pa.BufferReader(data)
+        if not stream:
+            return pacsv.read_csv(source, read_options=read, parse_options=parse,
+                                  convert_options=convert)
+        # The streaming reader holds a block or two beside the table it builds (read_csv's
+        # parallel blocks peaked at 2.6x the table) but takes its types from the first block:
+        # where a later block needs a wider type it fails, and read_csv, which widens, reads.
+        table = pacsv.open_csv(source, read_options=read, parse_options=parse,
+                               convert_options=convert).read_all()
+        pa.default_memory_pool().release_unused()  # the parser's blocks, back to the system
+        return table
+
+    def conversion_error(exc: Exception) -> bool:
+        return "conversion error" in str(exc).lower()
 
     try:
         try:
-            table = attempt(None)
+            try:
+                table = attempt(None, stream=True)
+            except pa.ArrowInvalid as exc:
+                if not conversion_error(exc):
+                    raise
+                table = attempt(None, stream=False)
         except pa.ArrowInvalid as exc:
-            if "conversion error" not in str(exc).lower():
+            if not conversion_error(exc):
                 raise
             # Inference saw numbers early and text later: read every column as text and let
             # validation name each bad cell.
-            table = attempt({name: pa.string() for name in names})
+            table = attempt({name: text_types.get(name, pa.string()) for name in names},
+                            stream=False)
     except pa.ArrowInvalid as exc:
         if "straddl" in str(exc):  # a record longer than pyarrow's 16 MB block
             raise _fail(filename, f"a cell is longer than the limit of {MAX_CELL_CHARS:,} "
@@ -363,11 +412,15 @@ def _parse_delimited(filename: str, data: bytes | bytearray, delimiter: str,
         raise _too_many_rows(filename, table.num_rows)
     nonfinite = _arrow_nonfinite(table)
     overflow = _csv_overflow(data, header, names, read, parse, nonfinite) if nonfinite else {}
+    encoded = {n for n, t in zip(table.column_names, table.schema.types, strict=True)
+               if pa.types.is_dictionary(t)}
     frame = table.to_pandas(self_destruct=True, split_blocks=True)
     del table
+    _sorted_labels(frame, sorted(encoded))
     n_rows = len(frame)
     return _Table(frame, lambda: _csv_line_numbers(data.decode("utf-8", "replace"), n_rows,
-                                                    delimiter), "line", nonfinite, overflow)
+                                                    delimiter), "line", nonfinite, overflow,
+                  encoded)
 
 
 def _unclosed_quote_line(data: bytes | bytearray, delimiter: str) -> int | None:

@@ -422,7 +422,19 @@ def _check_rules(spec: KindSpec, result: dict[str, Any], frame: pd.DataFrame,
 def _check_text_sizes(frame: pd.DataFrame, out: _Collector) -> None:
     for name in frame.columns:
         series = frame[name]
-        if pd.api.types.is_string_dtype(series.dtype) and series.dtype != object:
+        if isinstance(series.dtype, pd.CategoricalDtype):
+            # Labels: measured once per distinct value, then spread over the rows by code.
+            categories = series.cat.categories
+            if not len(categories) or not pd.api.types.is_string_dtype(categories.dtype):
+                continue
+            per_label = categories.str.len().to_numpy(dtype=np.int64, na_value=0)
+            if per_label.max() <= MAX_CELL_CHARS:
+                continue
+            lengths = np.append(per_label, 0)[series.cat.codes.to_numpy()]
+        elif isinstance(series.array, pd.arrays.ArrowStringArray) and _max_bytes(
+                series) <= MAX_CELL_CHARS:
+            continue  # no cell has more bytes, hence characters, than the limit
+        elif pd.api.types.is_string_dtype(series.dtype) and series.dtype != object:
             lengths = series.str.len().fillna(0).to_numpy()
         elif series.dtype == object:
             lengths = series.map(lambda v: len(v) if isinstance(v, str) else 0).to_numpy()
@@ -430,6 +442,15 @@ def _check_text_sizes(frame: pd.DataFrame, out: _Collector) -> None:
             continue
         out.add(lengths > MAX_CELL_CHARS, str(name),
                 f"cell longer than {MAX_CELL_CHARS:,} characters")
+
+
+def _max_bytes(series: pd.Series) -> int:
+    """The longest value of an Arrow-backed text column in bytes (from its offsets: no pass
+    over the characters)."""
+    values = pa.array(series.array)
+    if len(values) == 0:
+        return 0
+    return int(pc.max(pc.binary_length(values)).as_py() or 0)
 
 
 def _all_distinct(series: pd.Series, *, skip_missing: bool) -> bool:
