@@ -12,10 +12,10 @@ import os
 import re
 import stat
 import zlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 import pandas as pd
@@ -98,6 +98,19 @@ def _read_source(source: Source, max_bytes: int) -> tuple[str, bytes]:
         if len(data) > max_bytes:
             raise _size_error(filename, len(data), max_bytes)
         return filename, data
+    filename, handle = _open_file(source, max_bytes)
+    with handle:
+        try:
+            data = handle.read(max_bytes + 1)
+        except OSError as exc:
+            raise _fail(filename, f"cannot read: {exc.strerror or exc}") from None
+    if len(data) > max_bytes:  # grew while being read
+        raise _size_error(filename, len(data), max_bytes)
+    return filename, data
+
+
+def _open_file(source: str | Path, max_bytes: int) -> tuple[str, BinaryIO]:
+    """(file name, open binary handle) of a regular file within ``max_bytes``."""
     path = Path(source)
     filename = _clean_name(path.name or str(path))
     try:
@@ -112,7 +125,8 @@ def _read_source(source: Source, max_bytes: int) -> tuple[str, bytes]:
         raise _fail(filename, "cannot read: permission denied") from None
     except OSError as exc:
         raise _fail(filename, f"cannot open: {exc.strerror or exc}") from None
-    with os.fdopen(fd, "rb") as handle:
+    handle = os.fdopen(fd, "rb")
+    try:
         info = os.fstat(handle.fileno())
         if stat.S_ISDIR(info.st_mode):
             raise _fail(filename, "is a folder, not a file")
@@ -121,13 +135,31 @@ def _read_source(source: Source, max_bytes: int) -> tuple[str, bytes]:
                                   "path of a saved file")
         if info.st_size > max_bytes:
             raise _size_error(filename, info.st_size, max_bytes)
+    except BaseException:
+        handle.close()
+        raise
+    return filename, handle
+
+
+def _file_chunks(filename: str, handle: BinaryIO, head: bytes, max_bytes: int,
+                 digest: Any) -> Iterator[bytes]:
+    """The bytes of an open file from where ``head`` ends, in 1 MB pieces, hashed into
+    ``digest`` (``head`` first) and held to ``max_bytes`` (a file that grows while read)."""
+    digest.update(head)
+    size = len(head)
+    yield head
+    while True:
         try:
-            data = handle.read(max_bytes + 1)
+            chunk = handle.read(_CHUNK)
         except OSError as exc:
             raise _fail(filename, f"cannot read: {exc.strerror or exc}") from None
-    if len(data) > max_bytes:  # grew while being read
-        raise _size_error(filename, len(data), max_bytes)
-    return filename, data
+        if not chunk:
+            return
+        size += len(chunk)
+        if size > max_bytes:
+            raise _size_error(filename, size, max_bytes)
+        digest.update(chunk)
+        yield chunk
 
 
 def _mb(n: int) -> str:
@@ -140,6 +172,9 @@ def _size_error(filename: str, size: int, limit: int) -> RunFormatError:
                            "server.maxUploadSize)")
 
 
+_CHUNK = 1 << 20
+
+
 def _gunzip(filename: str, data: bytes, limit: int) -> bytearray:
     """Decompress with a hard output limit, so a gzip bomb costs at most ``limit`` bytes.
 
@@ -148,9 +183,18 @@ def _gunzip(filename: str, data: bytes, limit: int) -> bytearray:
     filled, not a copy.
     """
     out = bytearray()
+    for block in _gunzip_chunks(filename, data, limit):
+        out += block
+    return out
+
+
+def _gunzip_chunks(filename: str, data: bytes, limit: int) -> Iterator[bytes]:
+    """The decompressed bytes of :func:`_gunzip`, 1 MB at a time, with the same limit and
+    checks (a reader can parse them as they come, never holding the whole file)."""
     decomp = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    chunk = 1 << 20
+    chunk = _CHUNK
     pos = 0
+    total = 0
     try:
         while pos < len(data) or decomp.unconsumed_tail:
             if decomp.unconsumed_tail:
@@ -158,11 +202,13 @@ def _gunzip(filename: str, data: bytes, limit: int) -> bytearray:
             else:
                 block = decomp.decompress(data[pos:pos + chunk], chunk)
                 pos += chunk
-            out += block
-            if len(out) > limit:
+            total += len(block)
+            if total > limit:
                 raise _fail(filename, f"decompresses to more than {_mb(limit)}, over the "
                                       "decompressed-size limit (a gzip bomb, or a run too big "
                                       "to load at once)")
+            if block:
+                yield block
             if decomp.eof:
                 # Concatenated gzip members are valid gzip (BGZF files are thousands of them):
                 # keep reading from where this member ended, without copying the rest.
@@ -177,7 +223,23 @@ def _gunzip(filename: str, data: bytes, limit: int) -> bytearray:
         raise _fail(filename, f"corrupt gzip data ({exc})") from None
     if not decomp.eof:
         raise _fail(filename, "truncated gzip file: the compressed stream ends early")
-    return out
+
+
+def _gunzip_prefix(data: bytes, size: int) -> bytes:
+    """The first ``size`` decompressed bytes of gzip ``data`` (fewer for a shorter or broken
+    stream: the full decompression then says what is wrong)."""
+    try:
+        decomp = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        out = bytearray()
+        pos = 0
+        while len(out) < size and pos < len(data) and not decomp.eof:
+            out += decomp.decompress(data[pos:pos + _CHUNK], size - len(out))
+            pos += _CHUNK
+            while decomp.unconsumed_tail and len(out) < size:
+                out += decomp.decompress(decomp.unconsumed_tail, size - len(out))
+        return bytes(out)
+    except zlib.error:
+        return b""
 
 
 def _gunzip_head(data: bytes, size: int = 512) -> bytes:
@@ -343,21 +405,10 @@ def _parse_delimited(filename: str, data: bytes | bytearray, delimiter: str,
                                   "the file would be read as one cell; close the quote or "
                                   "double a quote that is part of the text (\"\")",
                         row=line, unit="line")
-    read = pacsv.ReadOptions(block_size=1 << 24, use_threads=True)
-    parse = pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True)
-    # Labels and free text stay text: "007" is a sample id, not the number 7.
-    text_columns, label_columns = _text_columns(), _text_columns(("category",))
-    # Labels read as Arrow dictionaries: a million repeated model names are one hash each in
-    # the parser, not a million strings to build, convert and hash again into categories.
-    text_types = {n: _LABELS if n in label_columns else pa.string()
-                  for n in names if n in text_columns}
+    read, parse, text_types = _csv_options(names, delimiter)
 
     def attempt(column_types: dict[str, pa.DataType] | None, *, stream: bool) -> pa.Table:
-        convert = pacsv.ConvertOptions(
-            null_values=[""], strings_can_be_null=True, quoted_strings_can_be_null=True,
-            true_values=["true", "True", "TRUE"], false_values=["false", "False", "FALSE"],
-            column_types=column_types or text_types,
-        )
+        convert = _csv_convert(column_types or text_types)
         # BufferReader: zero-copy over bytes and bytearray alike (BytesIO copies a bytearray).
         source = pa.BufferReader(data)
         if not stream:
@@ -412,14 +463,167 @@ def _parse_delimited(filename: str, data: bytes | bytearray, delimiter: str,
         raise _too_many_rows(filename, table.num_rows)
     nonfinite = _arrow_nonfinite(table)
     overflow = _csv_overflow(data, header, names, read, parse, nonfinite) if nonfinite else {}
-    encoded = {n for n, t in zip(table.column_names, table.schema.types, strict=True)
-               if pa.types.is_dictionary(t)}
-    frame = table.to_pandas(self_destruct=True, split_blocks=True)
+    frame, encoded = _csv_frame(table)
     del table
-    _sorted_labels(frame, sorted(encoded))
     n_rows = len(frame)
     return _Table(frame, lambda: _csv_line_numbers(data.decode("utf-8", "replace"), n_rows,
                                                     delimiter), "line", nonfinite, overflow,
+                  encoded)
+
+
+def _csv_options(names: Sequence[str], delimiter: str, block_size: int = 1 << 24,
+                 ) -> tuple[pacsv.ReadOptions, pacsv.ParseOptions, dict[str, pa.DataType]]:
+    """pyarrow's read and parse options for a CSV, and the types of its text columns."""
+    read = pacsv.ReadOptions(block_size=block_size, use_threads=True)
+    parse = pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True)
+    # Labels and free text stay text: "007" is a sample id, not the number 7.
+    text_columns, label_columns = _text_columns(), _text_columns(("category",))
+    # Labels read as Arrow dictionaries: a million repeated model names are one hash each in
+    # the parser, not a million strings to build, convert and hash again into categories.
+    text_types = {n: _LABELS if n in label_columns else pa.string()
+                  for n in names if n in text_columns}
+    return read, parse, text_types
+
+
+def _csv_convert(column_types: dict[str, pa.DataType]) -> pacsv.ConvertOptions:
+    return pacsv.ConvertOptions(
+        null_values=[""], strings_can_be_null=True, quoted_strings_can_be_null=True,
+        true_values=["true", "True", "TRUE"], false_values=["false", "False", "FALSE"],
+        column_types=column_types,
+    )
+
+
+def _csv_frame(table: pa.Table) -> tuple[pd.DataFrame, set[str]]:
+    """The frame of a parsed CSV (the table is consumed) and its dictionary columns."""
+    encoded = {n for n, t in zip(table.column_names, table.schema.types, strict=True)
+               if pa.types.is_dictionary(t)}
+    frame = table.to_pandas(self_destruct=True, split_blocks=True)
+    _sorted_labels(frame, sorted(encoded))
+    return frame, encoded
+
+
+_STREAM_BLOCK = 1 << 22
+
+
+class _ChunkFile(_io.RawIOBase):
+    """A read-only file over an iterator of byte chunks, for pyarrow's streaming CSV reader;
+    it counts what the whole-file checks of :func:`_parse_delimited` need (quotes, line
+    endings) as the bytes pass, and keeps the iterator's own error (a gzip bomb) to re-raise
+    as it is rather than as pyarrow's wrapping of it."""
+
+    def __init__(self, chunks: Iterator[bytes]) -> None:
+        super().__init__()
+        self._chunks = chunks
+        self._pending = b""
+        self.quotes = 0
+        self.has_lf = False
+        self.has_cr = False
+        self.failure: BaseException | None = None
+
+    def readable(self) -> bool:
+        return True
+
+    def _next(self) -> bytes:
+        try:
+            chunk = next(self._chunks)
+        except StopIteration:
+            return b""
+        except BaseException as exc:
+            self.failure = exc
+            raise OSError("the stream failed") from None
+        self.quotes += chunk.count(b'"')
+        self.has_lf = self.has_lf or b"\n" in chunk
+        if not self.has_lf:
+            self.has_cr = self.has_cr or b"\r" in chunk
+        return chunk
+
+    def read(self, size: int = -1) -> bytes:
+        parts = [self._pending] if self._pending else []
+        have = len(self._pending)
+        self._pending = b""
+        while size < 0 or have < size:
+            chunk = self._next()
+            if not chunk:
+                break
+            parts.append(chunk)
+            have += len(chunk)
+        data = b"".join(parts)
+        if 0 <= size < len(data):
+            data, self._pending = data[:size], data[size:]
+        return data
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+
+def _parse_delimited_stream(filename: str, head: bytes, chunks: Iterator[bytes],
+                            delimiter: str, warnings: list[str],
+                            reread: Callable[[], bytes | bytearray]) -> _Table | None:
+    """A CSV/TSV parsed as its bytes come (from a gzip stream or a file), never holding the
+    whole text: ``head`` is its first bytes (which ``chunks`` yields again first), ``reread``
+    gives the whole text when a row has to be named.
+
+    The fast path of valid files only: anything :func:`_parse_delimited` would look at more
+    closely (a UTF-16 or binary head, an odd number of quotes, CR-only line endings, any
+    parse or conversion error, a cell across blocks, a value to refuse) gives None, and the
+    caller parses the whole text with :func:`_parse_delimited`, which gives the same frame or
+    the same error. An error of ``chunks`` itself (a gzip bomb, corrupt gzip data) is raised
+    as it is.
+    """
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in head[:8192]:
+        return None
+    bom = head.startswith(b"\xef\xbb\xbf")
+    text = head[3:] if bom else head
+    first = _FIRST_CONTENT.search(text)
+    start = first.start() if first else 0
+    end = text.find(b"\n", start)
+    if end < 0:
+        return None
+    try:
+        header = next(_csv_header(text[start:end].rstrip(b"\r").decode("utf-8"), delimiter),
+                      [])
+    except Exception:  # the whole-text parser names the fault
+        return None
+    names = [h.strip() for h in header]
+    if not header or len(header) > MAX_COLUMNS or len(set(names)) < len(names) \
+            or "" in names:
+        return None
+    # Small blocks: the reader reads a few ahead. Types come from the first block; where a
+    # later one needs a wider type, or a cell straddles blocks, the whole-text parser reads
+    # (with read_csv, which widens types across its 16 MB blocks).
+    read, parse, text_types = _csv_options(names, delimiter, _STREAM_BLOCK)
+
+    def body() -> Iterator[bytes]:
+        pieces = iter(chunks)
+        first_piece = next(pieces, b"")
+        yield first_piece[3:] if bom else first_piece
+        yield from pieces
+
+    stream = _ChunkFile(body())
+    try:
+        table = pacsv.open_csv(stream, read_options=read, parse_options=parse,
+                               convert_options=_csv_convert(text_types)).read_all()
+    except Exception:
+        if isinstance(stream.failure, RunFormatError):
+            raise stream.failure from None
+        return None
+    if stream.failure is not None:  # pragma: no cover - pyarrow re-raises it above
+        raise stream.failure
+    pa.default_memory_pool().release_unused()
+    if stream.quotes % 2 or (stream.has_cr and not stream.has_lf):
+        return None
+    if table.num_rows == 0 or table.num_rows > MAX_ROWS or _arrow_nonfinite(table):
+        return None
+    table = table.rename_columns(names)
+    if bom:
+        warnings.append("UTF-8 byte-order mark removed")
+    frame, encoded = _csv_frame(table)
+    del table
+    n_rows = len(frame)
+    return _Table(frame, lambda: _csv_line_numbers(bytes(reread()).decode("utf-8", "replace"),
+                                                    n_rows, delimiter), "line", {}, {},
                   encoded)
 
 
