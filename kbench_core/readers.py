@@ -472,9 +472,10 @@ def _parse_delimited(filename: str, data: bytes | bytearray, delimiter: str,
 
 
 def _csv_options(names: Sequence[str], delimiter: str, block_size: int = 1 << 24,
+                 use_threads: bool = True,
                  ) -> tuple[pacsv.ReadOptions, pacsv.ParseOptions, dict[str, pa.DataType]]:
     """pyarrow's read and parse options for a CSV, and the types of its text columns."""
-    read = pacsv.ReadOptions(block_size=block_size, use_threads=True)
+    read = pacsv.ReadOptions(block_size=block_size, use_threads=use_threads)
     parse = pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True)
     # Labels and free text stay text: "007" is a sample id, not the number 7.
     text_columns, label_columns = _text_columns(), _text_columns(("category",))
@@ -502,7 +503,8 @@ def _csv_frame(table: pa.Table) -> tuple[pd.DataFrame, set[str]]:
     return frame, encoded
 
 
-_STREAM_BLOCK = 1 << 22
+_STREAM_BLOCK = 1 << 20
+_STREAM_THREADS = False  # as fast here: the blocks come through Python
 
 
 class _ChunkFile(_io.RawIOBase):
@@ -590,10 +592,10 @@ def _parse_delimited_stream(filename: str, head: bytes, chunks: Iterator[bytes],
     if not header or len(header) > MAX_COLUMNS or len(set(names)) < len(names) \
             or "" in names:
         return None
-    # Small blocks: the reader reads a few ahead. Types come from the first block; where a
-    # later one needs a wider type, or a cell straddles blocks, the whole-text parser reads
-    # (with read_csv, which widens types across its 16 MB blocks).
-    read, parse, text_types = _csv_options(names, delimiter, _STREAM_BLOCK)
+    # Small blocks (1 MB): the reader holds a few beside the table it builds. Types come from
+    # the first block; where a later one needs a wider type, or a row is longer than a block,
+    # the whole-text parser reads (read_csv, which widens types across its 16 MB blocks).
+    read, parse, text_types = _csv_options(names, delimiter, _STREAM_BLOCK, _STREAM_THREADS)
 
     def body() -> Iterator[bytes]:
         pieces = iter(chunks)

@@ -68,6 +68,8 @@ def _peak_rss_mb(code: str, timeout: float = 120) -> tuple[float, float, str]:
     end, its output). The loader's pyarrow memory is not seen by tracemalloc, so DoS bounds
     are on the process."""
     script = ("import resource, kbench_core.io, pyarrow, pandas\n"
+              # The family registry is part of the loaded program, as in the app
+              "import kbench_core.families as f; f.all_families()\n"
               "base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024\n"
               + code +
               "\nprint('RSS', base, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)")
@@ -414,11 +416,25 @@ def test_a_huge_cell_gets_the_cell_limit_message() -> None:
     assert "straddl" not in message
 
 
-def test_gzip_csv_memory_is_bounded(tmp_path: Path) -> None:
+def _text_heavy_csv(rows: int) -> bytes:
+    """Bias rows whose response is a unique sentence (the audit's 300 MB case, scaled down):
+    the text, not the labels, is most of the file and of the frame."""
+    lines = [HEAD.replace("score\n", "score,response\n")]
+    lines += [f"model-{i % 8},anchoring_effect,control,,social,{i % 10 / 10},"
+              f"the answer to trial {i} is {i * 7919 % 1000003} because of the reasons given\n"
+              for i in range(rows)]
+    return "".join(lines).encode()
+
+
+@pytest.mark.parametrize("kind", ["bias", "text"])
+def test_gzip_csv_memory_is_bounded(tmp_path: Path, kind: str) -> None:
     from kbench_core.samples import big_bias_trials
 
     path = tmp_path / "bias.csv.gz"
-    text = big_bias_trials(500_000).to_csv(index=False).encode()
+    if kind == "bias":
+        text = big_bias_trials(500_000).to_csv(index=False).encode()
+    else:
+        text = _text_heavy_csv(600_000)
     path.write_bytes(gzip.compress(text, compresslevel=1))
     del text
     base, peak, out = _peak_rss_mb(
@@ -426,7 +442,8 @@ def test_gzip_csv_memory_is_bounded(tmp_path: Path) -> None:
         f"run = load_run({str(path)!r})\n"
         "print('FRAME', run.frame.memory_usage(deep=True).sum() / 1024**2)\n", timeout=300)
     frame_mb = float(next(ln for ln in out.splitlines() if ln.startswith("FRAME")).split()[1])
-    # SPEC: memory <= 3x the frame (was 5.2x; the benchmark prints the exact ratio)
+    # SPEC: memory <= 3x the frame (was 5.2x bias, 7.1x text-heavy; now the CSV is parsed
+    # from the gzip stream: the benchmark prints the exact ratio)
     assert peak - base < 3 * frame_mb + 100, (peak - base, frame_mb)
 
 
