@@ -468,7 +468,42 @@ def _all_distinct(series: pd.Series, *, skip_missing: bool) -> bool:
         if not skip_missing:
             return False
         values = values.drop_null()
+    words = _short_words(values)
+    if words is not None:  # the strings themselves as integers, in the strings' order
+        if len(words) < 2 or bool((words[1:] > words[:-1]).all()):
+            return True  # ids in ascending order: one comparison per row
+        words = np.sort(words)
+        return bool((words[1:] != words[:-1]).all())
     return len(pc.unique(values)) == len(values)
+
+
+def _short_words(values: pa.Array | pa.ChunkedArray) -> np.ndarray | None:
+    """Strings of one length of at most 8 bytes (ids such as ``b0000001``) as one uint64
+    each, zero-padded and big-endian (so words order as the strings do): two strings are
+    equal exactly when their words are; None for any other column."""
+    chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]
+    words = []
+    width = None
+    for chunk in chunks:
+        if len(chunk) == 0:
+            continue
+        if chunk.null_count or not (pa.types.is_string(chunk.type)
+                                    or pa.types.is_large_string(chunk.type)):
+            return None
+        kind = np.int64 if pa.types.is_large_string(chunk.type) else np.int32
+        offsets = np.frombuffer(chunk.buffers()[1], dtype=kind,
+                                count=chunk.offset + len(chunk) + 1)[chunk.offset:]
+        lengths = np.diff(offsets)
+        size = int(lengths[0])
+        if width is None:
+            width = size
+        if size != width or not 0 < size <= 8 or (lengths != size).any():
+            return None
+        data = np.frombuffer(chunk.buffers()[2], dtype=np.uint8)
+        block = np.zeros((len(chunk), 8), dtype=np.uint8)
+        block[:, :size] = data[offsets[0]:offsets[-1]].reshape(len(chunk), size)
+        words.append(block.view(">u8").ravel())
+    return np.concatenate(words) if words else None
 
 
 def _check_keys(spec: KindSpec, canonical: pd.DataFrame, out: _Collector) -> None:

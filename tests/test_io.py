@@ -523,3 +523,20 @@ def test_progress_is_not_done_for_a_refused_file_and_callback_errors_propagate()
     with pytest.raises(Cancelled):
         load_run(("run.csv", b"model,bias,condition,domain,score\nm,b,control,d,0\n"),
                  progress=cancel)
+
+
+@pytest.mark.parametrize("ids", [["b02", "b01", "b03", "b01"], ["b01", "b02", "b03", "b03"],
+                                 ["x", "b01", "b02", "b01"], ["b0000002", "b0000001", "b0000001",
+                                                              "b0000003"]])
+def test_repeated_ids_are_reported_whatever_their_width_or_order(ids: list[str]) -> None:
+    rows = "".join(f"{i},m,anchoring_effect,control,social,0\n" for i in ids)
+    with pytest.raises(RunFormatError, match="duplicate key"):
+        load_run(("ids.csv", ("id,model,bias,condition,domain,score\n" + rows).encode()))
+
+
+@pytest.mark.parametrize("ids", [["b02", "b01", "b03"], ["b01", "b02", "b03"],
+                                 ["x", "b01", "b0001"], ["a\u00e9", "b01", "b02"]])
+def test_distinct_ids_load(ids: list[str]) -> None:
+    rows = "".join(f"{i},m,anchoring_effect,control,social,0\n" for i in ids)
+    run = load_run(("ids.csv", ("id,model,bias,condition,domain,score\n" + rows).encode()))
+    assert list(run.frame["id"]) == ids
