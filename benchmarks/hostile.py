@@ -3,7 +3,8 @@ case, and the peak memory of loading a big gzipped CSV against the frame it give
 memory <= 3x the frame).
 
 Each case runs in a fresh interpreter, so its peak resident memory (``ru_maxrss``, minus the
-interpreter's after imports, the family registry included) is its own. Run: ``python benchmarks/hostile.py [--quick]``.
+interpreter's after imports, the family registry included) is its own.
+Run: ``python benchmarks/hostile.py [--quick]``.
 """
 
 from __future__ import annotations

@@ -17,10 +17,18 @@ character (they are written as ``\x1b``-style escapes), so printing one is safe 
 Limits are checked before the work they bound (SPEC 5): regular files only (no devices or
 FIFOs), the file size, the decompressed size, :data:`MAX_COLUMNS` columns (from the header, the
 Parquet schema or the JSON keys), :data:`MAX_ROWS` rows and the Parquet file's own row count and
-uncompressed size (from its metadata, before reading), every archive entry (see
-:mod:`kbench_core.bundles`) and :data:`MAX_CELL_CHARS` per cell. Parsers do not lose data: a
-quote that runs to the end of a CSV file is an error naming its line, JSON Lines are split on
-``\n`` only, and JSON is parsed strictly (:func:`kbench_core.native.load_json`).
+uncompressed size (from its metadata, before reading), the Parquet rows' decoded size (summed
+batch by batch while reading, so a dictionary bomb stops at the decompressed-size limit), every
+archive entry (see :mod:`kbench_core.bundles`) and :data:`MAX_CELL_CHARS` per cell.
+
+Memory (SPEC 5: at most 3x the frame): a CSV/TSV over 1 MB, uncompressed on disk or gzipped,
+is parsed as its bytes come (pyarrow's streaming reader), never held whole beside the table;
+label columns are read as dictionaries. A file the streaming parser would have to look at
+more closely (a parse error, odd quotes, UTF-16, ...) is parsed whole, with the same result.
+
+Parsers do not lose data: a quote that runs to the end of a CSV file is an error naming its
+line, JSON Lines are split on ``\n`` only, and JSON is parsed strictly
+(:func:`kbench_core.native.load_json`).
 
 Data never runs as code: JSON is parsed with :mod:`json`, tables with :mod:`pyarrow`; no
 ``eval`` and no ``pickle`` anywhere.
@@ -57,6 +65,7 @@ from kbench_core.problems import fail as _fail
 from kbench_core.readers import (
     _clean_name,
     _decode,
+    _decode_labels,
     _file_chunks,
     _from_native,
     _gunzip,
@@ -76,7 +85,6 @@ from kbench_core.readers import (
     _Table,
     _too_many_columns,
     _too_many_rows,
-    decode_labels,
 )
 from kbench_core.schema import Kind, KindSpec
 from kbench_core.text import lookalike_warnings
@@ -274,10 +282,14 @@ class _Progress:
     def __init__(self, callback: Callable[[float, str], None] | None) -> None:
         self.callback = callback
         self.last = 0.0
+        self.stages: list[str] = []
 
     def __call__(self, fraction: float, stage: str) -> None:
-        if self.callback is None:
+        # A stage is reported once: a big CSV that the streaming parser hands back to the
+        # whole-text one does not start "parse" twice.
+        if self.callback is None or stage in self.stages:
             return
+        self.stages.append(stage)
         self.last = max(self.last, fraction)
         try:
             self.callback(self.last, stage)
@@ -484,7 +496,7 @@ def _native_table(filename: str, table: _Table, kind: Kind | None, warnings: lis
         if not fmt.matches_table(names):
             continue
         if not decoded:  # a native converter reads the file's text as it is
-            decode_labels(table)
+            _decode_labels(table)
             decoded = True
         frame = table.frame.set_axis(names, axis=1)
         converted = _from_native(filename, lambda f=fmt, fr=frame: f.from_table(filename, fr,
@@ -536,7 +548,7 @@ def _finish(parsed: _Table | _Native, *, name: str, kind: Kind | None, on_error:
                          for c in table.encoded}
     table.frame = frame
     label_names = {c.name for c in families.spec(detected).columns if c.type == "category"}
-    decode_labels(table, keep=label_names.__contains__)
+    _decode_labels(table, keep=label_names.__contains__)
     if len(frame.columns) > MAX_COLUMNS:
         raise _too_many_columns(filename, len(frame.columns), "the run")
     if len(frame) > MAX_ROWS:

@@ -69,7 +69,7 @@ def _sorted_labels(frame: pd.DataFrame, names: Sequence[str]) -> None:
             frame[name] = series.cat.reorder_categories(categories[order])
 
 
-def decode_labels(table: _Table, keep: Callable[[str], bool] = lambda name: False) -> None:
+def _decode_labels(table: _Table, keep: Callable[[str], bool] = lambda name: False) -> None:
     """Turn the reader's dictionary columns back into text, except those ``keep`` says are
     labels of the run's kind; in place. A column read as a dictionary to save time and memory
     ends as the same frame a text read would have given."""
@@ -335,7 +335,7 @@ class _Table:
     # 1e999): Arrow reads them as infinity, but the cell did not say "inf".
     overflow: dict[str, tuple[np.ndarray, dict[int, str]]] = field(default_factory=dict)
     # Columns the reader read as dictionaries (categorical, sorted) though the file holds
-    # text: labels for the run's kind stay so, any other goes back to text (decode_labels).
+    # text: labels for the run's kind stay so, any other goes back to text (_decode_labels).
     encoded: set[str] = field(default_factory=set)
 
     @property
@@ -772,7 +772,10 @@ def _parse_parquet(filename: str, data: bytes | bytearray, limit: int) -> _Table
     The footer gives the row count, the columns and the uncompressed size of every column
     chunk; the rows as loaded take at least 8 bytes per cell, so a file of tiny
     dictionary-encoded pages (40 M rows in under 1 MB) is refused as surely as one whose pages
-    are big. Binary columns are read as UTF-8 text (a byte string is not a label).
+    are big. The rows are then read in batches whose decoded size is summed as they come
+    (:func:`_read_parquet_bounded`): one long value repeated through a dictionary is small in
+    the metadata and big once read. Binary columns are read as UTF-8 text (a byte string is
+    not a label).
     """
     try:
         parquet = pq.ParquetFile(pa.BufferReader(data))

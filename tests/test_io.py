@@ -504,6 +504,12 @@ def test_progress_stages_come_in_order_and_end_at_one() -> None:
     pq.write_table(table, sink)
     calls = _stages(("judged.parquet", sink.getvalue()))
     assert calls[-1] == (1.0, "done") and len(calls) == 4  # never one call per row
+    big = data + b"m,anchoring_effect,control,social,0\n" * 40_000  # streamed (> 1 MB)
+    for source in (("big.csv.gz", gzip.compress(big)),  # streamed, then parsed whole:
+                   ("odd.csv.gz", gzip.compress(big + b'm,5" x,control,social,0\n'))):
+        calls = _stages(source, on_error="skip")
+        assert [stage for _, stage in calls] == ["read", "decompress", "parse", "validate",
+                                                 "done"]
 
 
 def test_progress_is_not_done_for_a_refused_file_and_callback_errors_propagate() -> None:
