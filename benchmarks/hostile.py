@@ -2,8 +2,9 @@
 case, and the peak memory of loading a big gzipped CSV against the frame it gives (SPEC 5:
 memory <= 3x the frame).
 
-Each case runs in a fresh interpreter, so its peak resident memory (``ru_maxrss``, minus the
-interpreter's after imports, the family registry included) is its own.
+Each case runs in a fresh interpreter, so its peak resident memory (``VmHWM``, minus the
+resident size after imports, the family registry included) is its own: ``ru_maxrss`` would
+start at the parent's high-water mark, since Linux keeps it across ``exec``.
 Run: ``python benchmarks/hostile.py [--quick]``.
 """
 
@@ -28,11 +29,21 @@ HEAD = "model,bias,condition,intensity,domain,score"
 ROW = "m,anchoring_effect,treatment,weak,social,0.5"
 
 PROBE = """
-import resource, sys, time
+import sys, time
+from pathlib import Path
 from kbench_core.io import RunFormatError, load_run
 from kbench_core import families
 families.all_families()  # the registry (plotly, scipy: ~70 MB) is part of the program
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def rss(field):
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+base = rss("VmRSS:")
 wall, cpu = time.perf_counter(), time.process_time()
 try:
     run = load_run(sys.argv[1])
@@ -41,7 +52,7 @@ try:
 except RunFormatError as err:
     outcome, frame_mb = "refused: " + str(err).split(": ", 1)[1][:70], 0.0
 wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - base
+peak = rss("VmHWM:") - base
 print(f"{wall:.2f}|{cpu:.2f}|{peak:.0f}|{frame_mb:.0f}|{outcome}")
 """
 

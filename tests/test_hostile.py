@@ -64,15 +64,21 @@ def _error(name: str, data: bytes, **kwargs) -> str:
 
 
 def _peak_rss_mb(code: str, timeout: float = 120) -> tuple[float, float, str]:
-    """Run ``code`` in a fresh interpreter; (peak RSS MB after imports, peak RSS MB at the
-    end, its output). The loader's pyarrow memory is not seen by tracemalloc, so DoS bounds
-    are on the process."""
-    script = ("import resource, kbench_core.io, pyarrow, pandas\n"
+    """Run ``code`` in a fresh interpreter; (resident MB after imports, peak resident MB at
+    the end, its output). The loader's pyarrow memory is not seen by tracemalloc, so DoS
+    bounds are on the process: ``VmHWM``, since ``ru_maxrss`` starts at this (parent)
+    process's high-water mark (Linux keeps it across exec) and would hide the child's."""
+    script = ("import kbench_core.io, pyarrow, pandas\n"
               # The family registry is part of the loaded program, as in the app
               "import kbench_core.families as f; f.all_families()\n"
-              "base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024\n"
+              "from pathlib import Path as _P\n"
+              "def _rss(k):\n"
+              "    for ln in _P('/proc/self/status').read_text().splitlines():\n"
+              "        if ln.startswith(k):\n"
+              "            return int(ln.split()[1]) / 1024\n"
+              "base = _rss('VmRSS:')\n"
               + code +
-              "\nprint('RSS', base, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)")
+              "\nprint('RSS', base, _rss('VmHWM:'))")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=timeout, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-2000:]
