@@ -262,7 +262,10 @@ def load_run(
     except Exception as exc:  # the boundary: nothing but RunFormatError leaves the loader
         raise _fail(_source_name(source), f"cannot read this file ({type(exc).__name__}: "
                                           f"{str(exc)[:200]})") from None
-    report(1.0, "done")
+    try:
+        report(1.0, "done")
+    except _CallbackFailed as failed:
+        raise failed.error from None
     return run
 
 

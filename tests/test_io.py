@@ -530,6 +530,14 @@ def test_progress_is_not_done_for_a_refused_file_and_callback_errors_propagate()
         load_run(("run.csv", b"model,bias,condition,domain,score\nm,b,control,d,0\n"),
                  progress=cancel)
 
+    def cancel_at_the_end(fraction: float, stage: str) -> None:
+        if stage == "done":
+            raise Cancelled
+
+    with pytest.raises(Cancelled):
+        load_run(("run.csv", b"model,bias,condition,domain,score\nm,b,control,d,0\n"),
+                 progress=cancel_at_the_end)
+
 
 @pytest.mark.parametrize("ids", [["b02", "b01", "b03", "b01"], ["b01", "b02", "b03", "b03"],
                                  ["x", "b01", "b02", "b01"], ["b0000002", "b0000001", "b0000001",
