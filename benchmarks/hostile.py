@@ -2,8 +2,10 @@
 case, and the peak memory of loading a big gzipped CSV against the frame it gives (SPEC 5:
 memory <= 3x the frame).
 
-Each case runs in a fresh interpreter, so its peak resident memory (``ru_maxrss``, minus the
-interpreter's after imports) is its own. Run: ``python benchmarks/hostile.py [--quick]``.
+Each case runs in a fresh interpreter, so its peak resident memory (``VmHWM``, minus the
+resident size after imports, the family registry included) is its own: ``ru_maxrss`` would
+start at the parent's high-water mark, since Linux keeps it across ``exec``.
+Run: ``python benchmarks/hostile.py [--quick]``.
 """
 
 from __future__ import annotations
@@ -27,9 +29,21 @@ HEAD = "model,bias,condition,intensity,domain,score"
 ROW = "m,anchoring_effect,treatment,weak,social,0.5"
 
 PROBE = """
-import resource, sys, time
+import sys, time
+from pathlib import Path
 from kbench_core.io import RunFormatError, load_run
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+from kbench_core import families
+families.all_families()  # the registry (plotly, scipy: ~70 MB) is part of the program
+
+
+def rss(field):
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+base = rss("VmRSS:")
 wall, cpu = time.perf_counter(), time.process_time()
 try:
     run = load_run(sys.argv[1])
@@ -38,7 +52,7 @@ try:
 except RunFormatError as err:
     outcome, frame_mb = "refused: " + str(err).split(": ", 1)[1][:70], 0.0
 wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - base
+peak = rss("VmHWM:") - base
 print(f"{wall:.2f}|{cpu:.2f}|{peak:.0f}|{frame_mb:.0f}|{outcome}")
 """
 
@@ -82,6 +96,28 @@ def _big_cell(path: Path, mb: int) -> None:
     path.write_text(HEAD + ",note\n" + ROW + "," + "x" * (mb * 1024**2) + "\n")
 
 
+def _dictionary_bomb(path: Path, rows: int) -> None:
+    """One 1,000-character value repeated through a dictionary: ~0.24 MB for 2 M rows."""
+    index = pa.array(np.zeros(rows, np.int32))
+
+    def repeated(value: str) -> pa.DictionaryArray:
+        return pa.DictionaryArray.from_arrays(index, pa.array([value]))
+
+    table = pa.table({"model": repeated("m"), "bias": repeated("x" * 1000),
+                      "condition": repeated("control"), "domain": repeated("d"),
+                      "score": np.full(rows, 0.5)})
+    pq.write_table(table, path, compression="zstd", store_schema=False)
+
+
+def _text_gzip_csv(path: Path, rows: int) -> None:
+    """Bias rows whose response is a unique sentence: text, not labels, fills the file."""
+    lines = [HEAD + ",response\n"]
+    lines += [f"model-{i % 8},anchoring_effect,control,,social,{i % 10 / 10},"
+              f"the answer to trial {i} is {i * 7919 % 1000003} because of the reasons given\n"
+              for i in range(rows)]
+    path.write_bytes(gzip.compress("".join(lines).encode(), compresslevel=1))
+
+
 def _gzip_csv(path: Path, rows: int) -> None:
     from kbench_core.samples import big_bias_trials
 
@@ -104,6 +140,10 @@ def main() -> None:
         ("CSV, one 100 MB cell", "cell.csv", lambda p: _big_cell(p, 100)),
         ("gzip CSV, 1.5 M bias rows", "bias.csv.gz",
          lambda p: _gzip_csv(p, 150_000 if quick else 1_500_000)),
+        ("gzip CSV, 3.6 M text rows", "text.csv.gz",
+         lambda p: _text_gzip_csv(p, 360_000 if quick else 3_600_000)),
+        ("Parquet dictionary bomb", "bomb.parquet",
+         lambda p: _dictionary_bomb(p, 200_000 if quick else 2_000_000)),
     ]
     print(f"{'case':28} {'file':>9} {'wall s':>7} {'CPU s':>6} {'peak MB':>8} "
           f"{'x frame':>8}  outcome")

@@ -17,10 +17,18 @@ character (they are written as ``\x1b``-style escapes), so printing one is safe 
 Limits are checked before the work they bound (SPEC 5): regular files only (no devices or
 FIFOs), the file size, the decompressed size, :data:`MAX_COLUMNS` columns (from the header, the
 Parquet schema or the JSON keys), :data:`MAX_ROWS` rows and the Parquet file's own row count and
-uncompressed size (from its metadata, before reading), every archive entry (see
-:mod:`kbench_core.bundles`) and :data:`MAX_CELL_CHARS` per cell. Parsers do not lose data: a
-quote that runs to the end of a CSV file is an error naming its line, JSON Lines are split on
-``\n`` only, and JSON is parsed strictly (:func:`kbench_core.native.load_json`).
+uncompressed size (from its metadata, before reading), the Parquet rows' decoded size (summed
+batch by batch while reading, so a dictionary bomb stops at the decompressed-size limit), every
+archive entry (see :mod:`kbench_core.bundles`) and :data:`MAX_CELL_CHARS` per cell.
+
+Memory (SPEC 5: at most 3x the frame): a CSV/TSV over 1 MB, uncompressed on disk or gzipped,
+is parsed as its bytes come (pyarrow's streaming reader), never held whole beside the table;
+label columns are read as dictionaries. A file the streaming parser would have to look at
+more closely (a parse error, odd quotes, UTF-16, ...) is parsed whole, with the same result.
+
+Parsers do not lose data: a quote that runs to the end of a CSV file is an error naming its
+line, JSON Lines are split on ``\n`` only, and JSON is parsed strictly
+(:func:`kbench_core.native.load_json`).
 
 Data never runs as code: JSON is parsed with :mod:`json`, tables with :mod:`pyarrow`; no
 ``eval`` and no ``pickle`` anywhere.
@@ -29,7 +37,7 @@ Data never runs as code: JSON is parsed with :mod:`json`, tables with :mod:`pyar
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,11 +65,17 @@ from kbench_core.problems import fail as _fail
 from kbench_core.readers import (
     _clean_name,
     _decode,
+    _decode_labels,
+    _file_chunks,
     _from_native,
     _gunzip,
+    _gunzip_chunks,
     _gunzip_head,
+    _gunzip_prefix,
     _Native,
+    _open_file,
     _parse_delimited,
+    _parse_delimited_stream,
     _parse_json,
     _parse_jsonl,
     _parse_parquet,
@@ -172,6 +186,7 @@ def load_run(
     max_bytes: int = DEFAULT_MAX_BYTES,
     max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
     ground_truth: Source | None = None,
+    progress: Callable[[float, str], None] | None = None,
 ) -> Run:
     """Load and validate one run.
 
@@ -199,6 +214,14 @@ def load_run(
     ground_truth : path or (filename, bytes), optional
         A ground-truth file for native formats that keep it apart from the results
         (BlockBench).
+    progress : callable, optional
+        ``progress(fraction, stage)``, called as each stage of the load starts, for a progress
+        bar: ``stage`` is ``"read"`` (0.0), ``"decompress"`` (0.15, gzip only), ``"parse"``
+        (0.3), ``"validate"`` (0.75) and finally ``"done"`` (1.0); ``fraction`` is the rough
+        share of the work done before that stage and never decreases. A handful of calls per
+        file, never one per row. ``"done"`` is not reported when the file is refused
+        (:class:`RunFormatError`). An exception raised by the callback (to cancel a load)
+        propagates unchanged.
 
     Returns
     -------
@@ -224,18 +247,57 @@ def load_run(
     if isinstance(source, tuple) and (len(source) != 2 or not isinstance(
             source[1], bytes | bytearray | memoryview)):
         raise TypeError("source must be a path or a (filename, bytes) pair")
+    report = _Progress(progress)
     try:
-        return _load(source, name=name, kind=kind, on_error=on_error, columns=columns,
-                     max_bytes=max_bytes, max_decompressed=max_decompressed,
-                     ground_truth=ground_truth)
+        run = _load(source, name=name, kind=kind, on_error=on_error, columns=columns,
+                    max_bytes=max_bytes, max_decompressed=max_decompressed,
+                    ground_truth=ground_truth, report=report)
     except RunFormatError:
         raise
+    except _CallbackFailed as failed:  # the caller's own exception, e.g. a cancelled upload
+        raise failed.error from None
     except MemoryError:
         raise _fail(_source_name(source), "not enough memory to load this file; split it "
                                           "into smaller runs") from None
     except Exception as exc:  # the boundary: nothing but RunFormatError leaves the loader
         raise _fail(_source_name(source), f"cannot read this file ({type(exc).__name__}: "
                                           f"{str(exc)[:200]})") from None
+    try:
+        report(1.0, "done")
+    except _CallbackFailed as failed:
+        raise failed.error from None
+    return run
+
+
+class _CallbackFailed(Exception):
+    """Carries an exception raised by the caller's progress callback through the loader's
+    boundary (which turns every other exception into a RunFormatError)."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class _Progress:
+    """The optional progress callback of :func:`load_run`: called at stage starts only, with
+    a fraction that never goes back."""
+
+    def __init__(self, callback: Callable[[float, str], None] | None) -> None:
+        self.callback = callback
+        self.last = 0.0
+        self.stages: list[str] = []
+
+    def __call__(self, fraction: float, stage: str) -> None:
+        # A stage is reported once: a big CSV that the streaming parser hands back to the
+        # whole-text one does not start "parse" twice.
+        if self.callback is None or stage in self.stages:
+            return
+        self.stages.append(stage)
+        self.last = max(self.last, fraction)
+        try:
+            self.callback(self.last, stage)
+        except Exception as exc:
+            raise _CallbackFailed(exc) from exc
 
 
 def _source_name(source: Source) -> str:
@@ -246,7 +308,8 @@ def _source_name(source: Source) -> str:
 
 def _load(source: Source, *, name: str | None, kind: Kind | None, on_error: OnError,
           columns: Mapping[str, str] | None, max_bytes: int, max_decompressed: int,
-          ground_truth: Source | None) -> Run:
+          ground_truth: Source | None, report: _Progress) -> Run:
+    report(0.0, "read")
     if name is not None:
         name = _clean_name(str(name))
     options: dict[str, Any] = {}
@@ -256,13 +319,19 @@ def _load(source: Source, *, name: str | None, kind: Kind | None, on_error: OnEr
     if not isinstance(source, tuple) and Path(source).is_dir() \
             and not Path(source).is_symlink():
         folder = Path(source)
+        report(0.3, "parse")
         parsed = _parse_bundle(folder.name, "folder", lambda: bundles.read_folder(
             folder, max_decompressed), options)
         return _finish(parsed, name=name or _clean_name(folder.name), kind=kind,
                        on_error=on_error,
-                       columns=columns, warnings=warnings,
+                       columns=columns, warnings=warnings, report=report,
                        meta={"source": folder.name, "format": f"{parsed.format.name} (folder)",
                              "bytes": None, "sha256": _folder_hash(folder)})
+    if not isinstance(source, tuple):
+        run = _load_file_streamed(source, name=name, kind=kind, on_error=on_error,
+                                  columns=columns, max_bytes=max_bytes, report=report)
+        if run is not None:
+            return run
     filename, raw = _read_source(source, max_bytes)
     stem, gz_suffix, suffix = _split_name(filename)
     sha256 = hashlib.sha256(raw).hexdigest()
@@ -275,22 +344,37 @@ def _load(source: Source, *, name: str | None, kind: Kind | None, on_error: OnEr
     if compressed and bundles.is_archive(_gunzip_head(raw)):
         # A tar.gz is read as a stream: its headers are counted as they come, so 1.6 M
         # folder entries cost 20,000 headers, not the whole decompressed archive in memory.
+        report(0.15, "decompress")
+        report(0.3, "parse")
         parsed = _parse_bundle(filename, "tar.gz", lambda: bundles.read_archive(
             raw, max_decompressed, gzipped=True), options)
         return _finish(parsed, name=name or stem.removesuffix(".tar"), kind=kind,
-                       on_error=on_error, columns=columns, warnings=warnings,
+                       on_error=on_error, columns=columns, warnings=warnings, report=report,
                        meta={**meta, "format": f"{parsed.format.name} (tar.gz)"})
+    if compressed:
+        report(0.15, "decompress")
+        head = _gunzip_prefix(raw, _STREAM_HEAD)
+        parsed = _stream_table(filename, suffix, head, lambda: _gunzip_chunks(
+            filename, raw, max_decompressed), lambda: _gunzip(filename, raw, max_decompressed),
+            warnings, report)
+        if parsed is not None:
+            return _finish(parsed, name=name or stem, kind=kind, on_error=on_error,
+                           columns=columns, warnings=warnings, report=report,
+                           meta={**meta, "format": _sniff_format(filename, suffix, head)
+                                 + ".gz"})
     data = _gunzip(filename, raw, max_decompressed) if compressed else raw
     if not data[:4096].strip() and not data.strip():  # the full strip only for blank heads
         raise _fail(filename, "the file is empty" + (" after decompression" * compressed))
     if bundles.is_archive(data):
         kind_name = ("zip" if data[:2] == b"PK" else "tar") + (".gz" if compressed else "")
+        report(0.3, "parse")
         parsed = _parse_bundle(filename, kind_name,
                                lambda: bundles.read_archive(data, max_decompressed), options)
         return _finish(parsed, name=name or stem.removesuffix(".tar"), kind=kind,
-                       on_error=on_error, columns=columns, warnings=warnings,
+                       on_error=on_error, columns=columns, warnings=warnings, report=report,
                        meta={**meta, "format": f"{parsed.format.name} ({kind_name})"})
     fmt = _sniff_format(filename, suffix, data)
+    report(0.3, "parse")
     try:
         if fmt == "parquet":
             parsed = _parse_parquet(filename, data, max_decompressed)
@@ -310,7 +394,66 @@ def _load(source: Source, *, name: str | None, kind: Kind | None, on_error: OnEr
     if isinstance(parsed, _Native):
         format_name = f"{parsed.format.name} ({format_name})"
     return _finish(parsed, name=name or stem, kind=kind, on_error=on_error, columns=columns,
-                   warnings=warnings, meta={**meta, "format": format_name})
+                   warnings=warnings, meta={**meta, "format": format_name}, report=report)
+
+
+# A text file whose (decompressed) bytes pass this is parsed as they come (CSV/TSV): the
+# text is never held whole beside the table (SPEC 5: memory <= 3x the frame).
+_STREAM_HEAD = 1 << 20
+
+
+def _stream_table(filename: str, suffix: str, head: bytes,
+                  chunks: Callable[[], Iterator[bytes]],
+                  reread: Callable[[], bytes | bytearray], warnings: list[str],
+                  report: _Progress) -> _Table | None:
+    """A big CSV/TSV parsed from a stream of its bytes, or None when the file is small, of
+    another format, or needs the whole-text parser (see :func:`_parse_delimited_stream`)."""
+    if len(head) < _STREAM_HEAD or not head[:4096].strip() or bundles.is_archive(head):
+        return None
+    fmt = _sniff_format(filename, suffix, head)
+    if fmt not in ("csv", "tsv"):
+        return None
+    report(0.3, "parse")
+    seen: list[str] = []
+    parsed = _parse_delimited_stream(filename, head, chunks(), "\t" if fmt == "tsv" else ",",
+                                     seen, reread)
+    if parsed is not None:
+        warnings.extend(seen)
+    return parsed
+
+
+def _load_file_streamed(source: str | Path, *, name: str | None, kind: Kind | None,
+                        on_error: OnError, columns: Mapping[str, str] | None,
+                        max_bytes: int, report: _Progress) -> Run | None:
+    """A big uncompressed CSV/TSV file parsed as it is read, hashed on the way; None when
+    the file is for the whole-bytes path (any other format, gzip, small, or a file to look
+    at more closely), which then reads it again."""
+    filename, handle = _open_file(source, max_bytes)
+    stem, gz_suffix, suffix = _split_name(filename)
+    with handle:
+        try:
+            head = handle.read(_STREAM_HEAD)
+        except OSError:
+            return None  # the whole-bytes path reports it
+        if gz_suffix or head[:2] == b"\x1f\x8b":
+            return None
+        digest = hashlib.sha256()
+        size: list[int] = []
+
+        def chunks() -> Iterator[bytes]:
+            for chunk in _file_chunks(filename, handle, head, max_bytes, digest):
+                size.append(len(chunk))
+                yield chunk
+
+        warnings: list[str] = []
+        parsed = _stream_table(filename, suffix, head, chunks,
+                               lambda: _read_source(source, max_bytes)[1], warnings, report)
+    if parsed is None:
+        return None
+    meta = {"source": filename, "bytes": sum(size), "sha256": digest.hexdigest(),
+            "format": _sniff_format(filename, suffix, head)}
+    return _finish(parsed, name=name or stem, kind=kind, on_error=on_error, columns=columns,
+                   warnings=warnings, meta=meta, report=report)
 
 
 def _folder_hash(folder: Path) -> str:
@@ -347,6 +490,7 @@ def _native_table(filename: str, table: _Table, kind: Kind | None, warnings: lis
     """A parsed table reshaped by the first native table format that recognises its columns
     (e.g. HumanStudy-Bench's ``simple_findings.csv``), or the table unchanged."""
     names = [str(c).strip() for c in table.frame.columns]
+    decoded = False
     for fmt in native.formats():
         if fmt.matches_table is None or fmt.from_table is None:
             continue
@@ -354,19 +498,23 @@ def _native_table(filename: str, table: _Table, kind: Kind | None, warnings: lis
             continue
         if not fmt.matches_table(names):
             continue
+        if not decoded:  # a native converter reads the file's text as it is
+            _decode_labels(table)
+            decoded = True
         frame = table.frame.set_axis(names, axis=1)
         converted = _from_native(filename, lambda f=fmt, fr=frame: f.from_table(filename, fr,
                                                                                   {}))
         warnings.extend(converted.warnings)
         meta.update(converted.meta)
         meta["format"] = f"{fmt.name} ({meta.get('format', 'table')})"
-        return _Table(converted.frame, table.numbers, table.unit, table.nonfinite)
+        return _Table(converted.frame, table.numbers, table.unit, table.nonfinite,
+                      table.overflow)
     return table
 
 
 def _finish(parsed: _Table | _Native, *, name: str, kind: Kind | None, on_error: OnError,
             columns: Mapping[str, str] | None, warnings: list[str],
-            meta: dict[str, Any]) -> Run:
+            meta: dict[str, Any], report: _Progress | None = None) -> Run:
     """Validate a parsed table (canonical or native) and wrap it as a :class:`Run`."""
     filename = str(meta["source"])
     if isinstance(parsed, _Native):
@@ -397,12 +545,20 @@ def _finish(parsed: _Table | _Native, *, name: str, kind: Kind | None, on_error:
                and aliases[c] not in frame.columns}
     if renames:
         frame = frame.rename(columns=renames)
+    if table.encoded:  # the reader's dictionary columns, under their new names
+        mapping = dict(columns or {})
+        table.encoded = {renames.get(mapping.get(c, c), mapping.get(c, c))
+                         for c in table.encoded}
     table.frame = frame
+    label_names = {c.name for c in families.spec(detected).columns if c.type == "category"}
+    _decode_labels(table, keep=label_names.__contains__)
     if len(frame.columns) > MAX_COLUMNS:
         raise _too_many_columns(filename, len(frame.columns), "the run")
     if len(frame) > MAX_ROWS:
         raise _too_many_rows(filename, len(frame))
     spec = families.spec(detected)
+    if report is not None:
+        report(0.75, "validate")
     canonical = _validate(filename, table, spec, on_error, warnings)
     warnings.extend(_lookalikes(spec, canonical))
     meta.update(rows=len(canonical), columns=list(canonical.columns))

@@ -12,14 +12,15 @@ import os
 import re
 import stat
 import zlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
@@ -29,6 +30,7 @@ from kbench_core.problems import (
     DEFAULT_MAX_DECOMPRESSED,
     MAX_CELL_CHARS,
     MAX_COLUMNS,
+    MAX_LISTED_PROBLEMS,
     MAX_ROWS,
     Format,
     RunFormatError,
@@ -42,14 +44,39 @@ _SUFFIX_FORMATS: dict[str, Format] = {
     ".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl",
     ".parquet": "parquet", ".pq": "parquet",
 }
-def _text_columns() -> frozenset[str]:
-    """Column names that hold text in some family (read as text, never as numbers), and
-    their aliases."""
+def _text_columns(types: tuple[str, ...] = ("text", "category")) -> frozenset[str]:
+    """Column names that hold text (or, with ``types=("category",)``, labels) in some family
+    (read as text, never as numbers), and their aliases."""
     names: set[str] = set()
     for family in families.all_families():
-        text = {c.name for c in family.spec.columns if c.type in ("text", "category")}
+        text = {c.name for c in family.spec.columns if c.type in types}
         names |= text | {alias for alias, name in family.aliases.items() if name in text}
     return frozenset(names)
+
+
+_LABELS = pa.dictionary(pa.int32(), pa.string())
+
+
+def _sorted_labels(frame: pd.DataFrame, names: Sequence[str]) -> None:
+    """Categories of the reader's dictionary columns in sorted order, in place: the order a
+    text column's ``astype("category")`` gives, so results do not depend on how the file
+    was read (Arrow's dictionaries keep the order of first appearance)."""
+    for name in names:
+        series = frame[name]
+        categories = series.cat.categories
+        order = np.argsort(categories.to_numpy(dtype=object), kind="stable")
+        if (order != np.arange(len(order))).any():
+            frame[name] = series.cat.reorder_categories(categories[order])
+
+
+def _decode_labels(table: _Table, keep: Callable[[str], bool] = lambda name: False) -> None:
+    """Turn the reader's dictionary columns back into text, except those ``keep`` says are
+    labels of the run's kind; in place. A column read as a dictionary to save time and memory
+    ends as the same frame a text read would have given."""
+    for name in list(table.encoded):
+        if name in table.frame.columns and not keep(name):
+            table.frame[name] = table.frame[name].astype("str")
+            table.encoded.discard(name)
 
 # ---------------------------------------------------------------------------- reading bytes
 
@@ -71,6 +98,19 @@ def _read_source(source: Source, max_bytes: int) -> tuple[str, bytes]:
         if len(data) > max_bytes:
             raise _size_error(filename, len(data), max_bytes)
         return filename, data
+    filename, handle = _open_file(source, max_bytes)
+    with handle:
+        try:
+            data = handle.read(max_bytes + 1)
+        except OSError as exc:
+            raise _fail(filename, f"cannot read: {exc.strerror or exc}") from None
+    if len(data) > max_bytes:  # grew while being read
+        raise _size_error(filename, len(data), max_bytes)
+    return filename, data
+
+
+def _open_file(source: str | Path, max_bytes: int) -> tuple[str, BinaryIO]:
+    """(file name, open binary handle) of a regular file within ``max_bytes``."""
     path = Path(source)
     filename = _clean_name(path.name or str(path))
     try:
@@ -85,7 +125,8 @@ def _read_source(source: Source, max_bytes: int) -> tuple[str, bytes]:
         raise _fail(filename, "cannot read: permission denied") from None
     except OSError as exc:
         raise _fail(filename, f"cannot open: {exc.strerror or exc}") from None
-    with os.fdopen(fd, "rb") as handle:
+    handle = os.fdopen(fd, "rb")
+    try:
         info = os.fstat(handle.fileno())
         if stat.S_ISDIR(info.st_mode):
             raise _fail(filename, "is a folder, not a file")
@@ -94,13 +135,31 @@ def _read_source(source: Source, max_bytes: int) -> tuple[str, bytes]:
                                   "path of a saved file")
         if info.st_size > max_bytes:
             raise _size_error(filename, info.st_size, max_bytes)
+    except BaseException:
+        handle.close()
+        raise
+    return filename, handle
+
+
+def _file_chunks(filename: str, handle: BinaryIO, head: bytes, max_bytes: int,
+                 digest: Any) -> Iterator[bytes]:
+    """The bytes of an open file from where ``head`` ends, in 1 MB pieces, hashed into
+    ``digest`` (``head`` first) and held to ``max_bytes`` (a file that grows while read)."""
+    digest.update(head)
+    size = len(head)
+    yield head
+    while True:
         try:
-            data = handle.read(max_bytes + 1)
+            chunk = handle.read(_CHUNK)
         except OSError as exc:
             raise _fail(filename, f"cannot read: {exc.strerror or exc}") from None
-    if len(data) > max_bytes:  # grew while being read
-        raise _size_error(filename, len(data), max_bytes)
-    return filename, data
+        if not chunk:
+            return
+        size += len(chunk)
+        if size > max_bytes:
+            raise _size_error(filename, size, max_bytes)
+        digest.update(chunk)
+        yield chunk
 
 
 def _mb(n: int) -> str:
@@ -113,6 +172,9 @@ def _size_error(filename: str, size: int, limit: int) -> RunFormatError:
                            "server.maxUploadSize)")
 
 
+_CHUNK = 1 << 20
+
+
 def _gunzip(filename: str, data: bytes, limit: int) -> bytearray:
     """Decompress with a hard output limit, so a gzip bomb costs at most ``limit`` bytes.
 
@@ -121,9 +183,18 @@ def _gunzip(filename: str, data: bytes, limit: int) -> bytearray:
     filled, not a copy.
     """
     out = bytearray()
+    for block in _gunzip_chunks(filename, data, limit):
+        out += block
+    return out
+
+
+def _gunzip_chunks(filename: str, data: bytes, limit: int) -> Iterator[bytes]:
+    """The decompressed bytes of :func:`_gunzip`, 1 MB at a time, with the same limit and
+    checks (a reader can parse them as they come, never holding the whole file)."""
     decomp = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    chunk = 1 << 20
+    chunk = _CHUNK
     pos = 0
+    total = 0
     try:
         while pos < len(data) or decomp.unconsumed_tail:
             if decomp.unconsumed_tail:
@@ -131,11 +202,13 @@ def _gunzip(filename: str, data: bytes, limit: int) -> bytearray:
             else:
                 block = decomp.decompress(data[pos:pos + chunk], chunk)
                 pos += chunk
-            out += block
-            if len(out) > limit:
+            total += len(block)
+            if total > limit:
                 raise _fail(filename, f"decompresses to more than {_mb(limit)}, over the "
                                       "decompressed-size limit (a gzip bomb, or a run too big "
                                       "to load at once)")
+            if block:
+                yield block
             if decomp.eof:
                 # Concatenated gzip members are valid gzip (BGZF files are thousands of them):
                 # keep reading from where this member ended, without copying the rest.
@@ -150,7 +223,23 @@ def _gunzip(filename: str, data: bytes, limit: int) -> bytearray:
         raise _fail(filename, f"corrupt gzip data ({exc})") from None
     if not decomp.eof:
         raise _fail(filename, "truncated gzip file: the compressed stream ends early")
-    return out
+
+
+def _gunzip_prefix(data: bytes, size: int) -> bytes:
+    """The first ``size`` decompressed bytes of gzip ``data`` (fewer for a shorter or broken
+    stream: the full decompression then says what is wrong)."""
+    try:
+        decomp = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        out = bytearray()
+        pos = 0
+        while len(out) < size and pos < len(data) and not decomp.eof:
+            out += decomp.decompress(data[pos:pos + _CHUNK], size - len(out))
+            pos += _CHUNK
+            while decomp.unconsumed_tail and len(out) < size:
+                out += decomp.decompress(decomp.unconsumed_tail, size - len(out))
+        return bytes(out)
+    except zlib.error:
+        return b""
 
 
 def _gunzip_head(data: bytes, size: int = 512) -> bytes:
@@ -242,6 +331,12 @@ class _Table:
     numbers: np.ndarray | Callable[[], np.ndarray]
     unit: str  # "line", "record" or "row"
     nonfinite: dict[str, np.ndarray] = field(default_factory=dict)  # col -> bool mask
+    # col -> (mask, {position: cell text}) of numbers too large for a float (400 digits,
+    # 1e999): Arrow reads them as infinity, but the cell did not say "inf".
+    overflow: dict[str, tuple[np.ndarray, dict[int, str]]] = field(default_factory=dict)
+    # Columns the reader read as dictionaries (categorical, sorted) though the file holds
+    # text: labels for the run's kind stay so, any other goes back to text (_decode_labels).
+    encoded: set[str] = field(default_factory=set)
 
     @property
     def row_numbers(self) -> np.ndarray:
@@ -310,50 +405,228 @@ def _parse_delimited(filename: str, data: bytes | bytearray, delimiter: str,
                                   "the file would be read as one cell; close the quote or "
                                   "double a quote that is part of the text (\"\")",
                         row=line, unit="line")
-    read = pacsv.ReadOptions(block_size=1 << 24, use_threads=True)
-    parse = pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True)
-    # Labels and free text stay text: "007" is a sample id, not the number 7.
-    text_columns = _text_columns()
-    text_types = {n: pa.string() for n in names if n in text_columns}
+    read, parse, text_types = _csv_options(names, delimiter)
 
-    def attempt(column_types: dict[str, pa.DataType] | None) -> pa.Table:
-        convert = pacsv.ConvertOptions(
-            null_values=[""], strings_can_be_null=True, quoted_strings_can_be_null=True,
-            true_values=["true", "True", "TRUE"], false_values=["false", "False", "FALSE"],
-            column_types=column_types or text_types,
-        )
+    def attempt(column_types: dict[str, pa.DataType] | None, *, stream: bool) -> pa.Table:
+        convert = _csv_convert(column_types or text_types)
         # BufferReader: zero-copy over bytes and bytearray alike (BytesIO copies a bytearray).
-        return pacsv.read_csv(pa.BufferReader(data), read_options=read, parse_options=parse,
-                              convert_options=convert)
+        source = pa.BufferReader(data)
+        if not stream:
+            return pacsv.read_csv(source, read_options=read, parse_options=parse,
+                                  convert_options=convert)
+        # The streaming reader holds a block or two beside the table it builds (read_csv's
+        # parallel blocks peaked at 2.6x the table) but takes its types from the first block:
+        # where a later block needs a wider type it fails, and read_csv, which widens, reads.
+        table = pacsv.open_csv(source, read_options=read, parse_options=parse,
+                               convert_options=convert).read_all()
+        pa.default_memory_pool().release_unused()  # the parser's blocks, back to the system
+        return table
+
+    def conversion_error(exc: Exception) -> bool:
+        return "conversion error" in str(exc).lower()
 
     try:
         try:
-            table = attempt(None)
+            try:
+                table = attempt(None, stream=True)
+            except pa.ArrowInvalid as exc:
+                if not conversion_error(exc):
+                    raise
+                table = attempt(None, stream=False)
         except pa.ArrowInvalid as exc:
-            if "conversion error" not in str(exc).lower():
+            if not conversion_error(exc):
                 raise
             # Inference saw numbers early and text later: read every column as text and let
             # validation name each bad cell.
-            table = attempt({name: pa.string() for name in names})
+            table = attempt({name: text_types.get(name, pa.string()) for name in names},
+                            stream=False)
     except pa.ArrowInvalid as exc:
         if "straddl" in str(exc):  # a record longer than pyarrow's 16 MB block
             raise _fail(filename, f"a cell is longer than the limit of {MAX_CELL_CHARS:,} "
                                   "characters (1 MB per cell)", row=_long_line(data),
                         unit="line") from None
         text = _decode(filename, data, warnings)  # a UTF-8 fault is named by its line
-        raise _fail(filename, _explain_csv_error(str(exc)),
-                    row=_ragged_line(text, delimiter), unit="line") from None
+        lines = _ragged_line(text, delimiter)
+        message = _explain_csv_error(str(exc))
+        if lines is not None and lines[1] > lines[0]:
+            # A quote opened here and closed lines later (by a stray quote): the record that
+            # pyarrow saw as ragged starts where the quoted cell opened.
+            message += (f"; a quoted cell opens on this line and runs on to line {lines[1]}: "
+                        "close the quote on its own line, or double a quote that is part of "
+                        "the text (\"\")")
+        raise _fail(filename, message, row=lines[0] if lines else None,
+                    unit="line") from None
     table = table.rename_columns(names)
     if table.num_rows == 0:
         raise _fail(filename, "the file has a header but no data rows")
     if table.num_rows > MAX_ROWS:
         raise _too_many_rows(filename, table.num_rows)
     nonfinite = _arrow_nonfinite(table)
-    frame = table.to_pandas(self_destruct=True, split_blocks=True)
+    overflow = _csv_overflow(data, header, names, read, parse, nonfinite) if nonfinite else {}
+    frame, encoded = _csv_frame(table)
     del table
     n_rows = len(frame)
     return _Table(frame, lambda: _csv_line_numbers(data.decode("utf-8", "replace"), n_rows,
-                                                    delimiter), "line", nonfinite)
+                                                    delimiter), "line", nonfinite, overflow,
+                  encoded)
+
+
+def _csv_options(names: Sequence[str], delimiter: str, block_size: int = 1 << 24,
+                 use_threads: bool = True,
+                 ) -> tuple[pacsv.ReadOptions, pacsv.ParseOptions, dict[str, pa.DataType]]:
+    """pyarrow's read and parse options for a CSV, and the types of its text columns."""
+    read = pacsv.ReadOptions(block_size=block_size, use_threads=use_threads)
+    parse = pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True)
+    # Labels and free text stay text: "007" is a sample id, not the number 7.
+    text_columns, label_columns = _text_columns(), _text_columns(("category",))
+    # Labels read as Arrow dictionaries: a million repeated model names are one hash each in
+    # the parser, not a million strings to build, convert and hash again into categories.
+    text_types = {n: _LABELS if n in label_columns else pa.string()
+                  for n in names if n in text_columns}
+    return read, parse, text_types
+
+
+def _csv_convert(column_types: dict[str, pa.DataType]) -> pacsv.ConvertOptions:
+    return pacsv.ConvertOptions(
+        null_values=[""], strings_can_be_null=True, quoted_strings_can_be_null=True,
+        true_values=["true", "True", "TRUE"], false_values=["false", "False", "FALSE"],
+        column_types=column_types,
+    )
+
+
+def _csv_frame(table: pa.Table) -> tuple[pd.DataFrame, set[str]]:
+    """The frame of a parsed CSV (the table is consumed) and its dictionary columns."""
+    encoded = {n for n, t in zip(table.column_names, table.schema.types, strict=True)
+               if pa.types.is_dictionary(t)}
+    frame = table.to_pandas(self_destruct=True, split_blocks=True)
+    _sorted_labels(frame, sorted(encoded))
+    return frame, encoded
+
+
+_STREAM_BLOCK = 1 << 20
+_STREAM_THREADS = False  # as fast here: the blocks come through Python
+
+
+class _ChunkFile(_io.RawIOBase):
+    """A read-only file over an iterator of byte chunks, for pyarrow's streaming CSV reader;
+    it counts what the whole-file checks of :func:`_parse_delimited` need (quotes, line
+    endings) as the bytes pass, and keeps the iterator's own error (a gzip bomb) to re-raise
+    as it is rather than as pyarrow's wrapping of it."""
+
+    def __init__(self, chunks: Iterator[bytes]) -> None:
+        super().__init__()
+        self._chunks = chunks
+        self._pending = b""
+        self.quotes = 0
+        self.has_lf = False
+        self.has_cr = False
+        self.failure: BaseException | None = None
+
+    def readable(self) -> bool:
+        return True
+
+    def _next(self) -> bytes:
+        try:
+            chunk = next(self._chunks)
+        except StopIteration:
+            return b""
+        except BaseException as exc:
+            self.failure = exc
+            raise OSError("the stream failed") from None
+        self.quotes += chunk.count(b'"')
+        self.has_lf = self.has_lf or b"\n" in chunk
+        if not self.has_lf:
+            self.has_cr = self.has_cr or b"\r" in chunk
+        return chunk
+
+    def read(self, size: int = -1) -> bytes:
+        parts = [self._pending] if self._pending else []
+        have = len(self._pending)
+        self._pending = b""
+        while size < 0 or have < size:
+            chunk = self._next()
+            if not chunk:
+                break
+            parts.append(chunk)
+            have += len(chunk)
+        data = b"".join(parts)
+        if 0 <= size < len(data):
+            data, self._pending = data[:size], data[size:]
+        return data
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+
+def _parse_delimited_stream(filename: str, head: bytes, chunks: Iterator[bytes],
+                            delimiter: str, warnings: list[str],
+                            reread: Callable[[], bytes | bytearray]) -> _Table | None:
+    """A CSV/TSV parsed as its bytes come (from a gzip stream or a file), never holding the
+    whole text: ``head`` is its first bytes (which ``chunks`` yields again first), ``reread``
+    gives the whole text when a row has to be named.
+
+    The fast path of valid files only: anything :func:`_parse_delimited` would look at more
+    closely (a UTF-16 or binary head, an odd number of quotes, CR-only line endings, any
+    parse or conversion error, a cell across blocks, a value to refuse) gives None, and the
+    caller parses the whole text with :func:`_parse_delimited`, which gives the same frame or
+    the same error. An error of ``chunks`` itself (a gzip bomb, corrupt gzip data) is raised
+    as it is.
+    """
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in head[:8192]:
+        return None
+    bom = head.startswith(b"\xef\xbb\xbf")
+    text = head[3:] if bom else head
+    first = _FIRST_CONTENT.search(text)
+    start = first.start() if first else 0
+    end = text.find(b"\n", start)
+    if end < 0:
+        return None
+    try:
+        header = next(_csv_header(text[start:end].rstrip(b"\r").decode("utf-8"), delimiter),
+                      [])
+    except Exception:  # the whole-text parser names the fault
+        return None
+    names = [h.strip() for h in header]
+    if not header or len(header) > MAX_COLUMNS or len(set(names)) < len(names) \
+            or "" in names:
+        return None
+    # Small blocks (1 MB): the reader holds a few beside the table it builds. Types come from
+    # the first block; where a later one needs a wider type, or a row is longer than a block,
+    # the whole-text parser reads (read_csv, which widens types across its 16 MB blocks).
+    read, parse, text_types = _csv_options(names, delimiter, _STREAM_BLOCK, _STREAM_THREADS)
+
+    def body() -> Iterator[bytes]:
+        pieces = iter(chunks)
+        first_piece = next(pieces, b"")
+        yield first_piece[3:] if bom else first_piece
+        yield from pieces
+
+    stream = _ChunkFile(body())
+    try:
+        table = pacsv.open_csv(stream, read_options=read, parse_options=parse,
+                               convert_options=_csv_convert(text_types)).read_all()
+    except Exception:
+        if isinstance(stream.failure, RunFormatError):
+            raise stream.failure from None
+        return None
+    if stream.failure is not None:  # pragma: no cover - pyarrow re-raises it above
+        raise stream.failure
+    pa.default_memory_pool().release_unused()
+    if stream.quotes % 2 or (stream.has_cr and not stream.has_lf):
+        return None
+    if table.num_rows == 0 or table.num_rows > MAX_ROWS or _arrow_nonfinite(table):
+        return None
+    table = table.rename_columns(names)
+    if bom:
+        warnings.append("UTF-8 byte-order mark removed")
+    frame, encoded = _csv_frame(table)
+    del table
+    n_rows = len(frame)
+    return _Table(frame, lambda: _csv_line_numbers(bytes(reread()).decode("utf-8", "replace"),
+                                                    n_rows, delimiter), "line", {}, {},
+                  encoded)
 
 
 def _unclosed_quote_line(data: bytes | bytearray, delimiter: str) -> int | None:
@@ -420,19 +693,25 @@ def _csv_line_numbers(text: str, n_rows: int, delimiter: str = ",") -> np.ndarra
     return np.arange(2, n_rows + 2, dtype=np.int64)
 
 
-def _ragged_line(text: str, delimiter: str) -> int | None:
-    """Line of the first row whose cell count differs from the header's (error path only)."""
+def _ragged_line(text: str, delimiter: str) -> tuple[int, int] | None:
+    """(first, last) line of the first record whose cell count differs from the header's, or
+    None (error path only). A record that a quoted cell carries over several lines starts on
+    the line where that cell opened, which is the line to name."""
     import csv
 
     reader = csv.reader(_io.StringIO(text, newline=""), delimiter=delimiter)
+    start = 1
     try:
         width = len(next(reader))
-        for row in reader:
+        while True:
+            start = reader.line_num + 1
+            row = next(reader, None)
+            if row is None:
+                return None
             if row and len(row) != width:
-                return reader.line_num
+                return start, reader.line_num
     except csv.Error:
-        return reader.line_num
-    return None
+        return start, reader.line_num
 
 
 def _explain_csv_error(message: str) -> str:
@@ -443,6 +722,37 @@ def _explain_csv_error(message: str) -> str:
         return (f"a row has {m.group(2)} cells where the header has {m.group(1)} columns "
                 f"(near: {snippet!r}); check delimiters and quoting")
     return f"cannot parse the table: {msg[:300]}"
+
+
+_INFINITY_WORDS = frozenset({"inf", "infinity", "nan"})
+
+
+def _csv_overflow(data: bytes | bytearray, raw_names: Sequence[str], names: Sequence[str],
+                  read: pacsv.ReadOptions, parse: pacsv.ParseOptions,
+                  nonfinite: dict[str, np.ndarray]) -> dict[str, tuple[np.ndarray, dict]]:
+    """Split the infinite cells of a CSV into those written as inf/NaN and numbers too large
+    for a float (error path only: the columns with such cells are read again as text).
+
+    ``nonfinite`` loses the overflowing cells; they are returned with their text."""
+    overflow: dict[str, tuple[np.ndarray, dict[int, str]]] = {}
+    for name, mask in list(nonfinite.items()):
+        raw = raw_names[list(names).index(name)]
+        convert = pacsv.ConvertOptions(include_columns=[raw], column_types={raw: pa.string()},
+                                       null_values=[""], strings_can_be_null=True,
+                                       quoted_strings_can_be_null=True)
+        column = pacsv.read_csv(pa.BufferReader(data), read_options=read, parse_options=parse,
+                                convert_options=convert).column(0)
+        texts = np.asarray(column.to_numpy(zero_copy_only=False), dtype=object)
+        positions = np.flatnonzero(mask)
+        words = [str(t).strip().lower().lstrip("+-") for t in texts[positions]]
+        big = positions[[w not in _INFINITY_WORDS for w in words]]
+        if big.size:
+            big_mask = np.zeros(len(mask), dtype=bool)
+            big_mask[big] = True
+            overflow[name] = (big_mask, {int(p): str(texts[p]).strip()
+                                         for p in big[:MAX_LISTED_PROBLEMS]})
+            nonfinite[name] = mask & ~big_mask
+    return overflow
 
 
 def _arrow_nonfinite(table: pa.Table) -> dict[str, np.ndarray]:
@@ -462,7 +772,10 @@ def _parse_parquet(filename: str, data: bytes | bytearray, limit: int) -> _Table
     The footer gives the row count, the columns and the uncompressed size of every column
     chunk; the rows as loaded take at least 8 bytes per cell, so a file of tiny
     dictionary-encoded pages (40 M rows in under 1 MB) is refused as surely as one whose pages
-    are big. Binary columns are read as UTF-8 text (a byte string is not a label).
+    are big. The rows are then read in batches whose decoded size is summed as they come
+    (:func:`_read_parquet_bounded`): one long value repeated through a dictionary is small in
+    the metadata and big once read. Binary columns are read as UTF-8 text (a byte string is
+    not a label).
     """
     try:
         parquet = pq.ParquetFile(pa.BufferReader(data))
@@ -481,12 +794,7 @@ def _parse_parquet(filename: str, data: bytes | bytearray, limit: int) -> _Table
         raise _fail(filename, f"the Parquet file holds {n_rows:,} rows × {n_cols:,} columns, "
                               f"at least {_mb(in_memory)} once read, over the {_mb(limit)} "
                               "decompressed-size limit (checked from the file's metadata)")
-    try:
-        # read_table (the dataset reader) reads column chunks in parallel; ParquetFile.read
-        # does not. The footer is parsed again: a few kilobytes.
-        table = pq.read_table(pa.BufferReader(data))
-    except (pa.ArrowException, OSError, ValueError, TypeError) as exc:
-        raise _fail(filename, f"cannot read Parquet: {str(exc)[:300]}") from None
+    table = _read_parquet_bounded(filename, parquet, schema, limit)
     _check_header(filename, table.column_names)
     if table.num_rows == 0:
         raise _fail(filename, "the Parquet file has no rows")
@@ -497,6 +805,66 @@ def _parse_parquet(filename: str, data: bytes | bytearray, limit: int) -> _Table
     except (pa.ArrowException, ValueError, TypeError, OverflowError) as exc:
         raise _fail(filename, f"cannot convert Parquet columns: {str(exc)[:300]}") from None
     return _Table(frame, np.arange(1, table.num_rows + 1), "row", nonfinite)
+
+
+_PARQUET_BATCH = 1 << 17  # rows; a batch of the bomb above is 128 MB
+
+
+def _decoded_bytes(column: pa.Array, *, exact: bool) -> int:
+    """Bytes a column takes once decoded. A dictionary-encoded column counts every row's
+    value, since text columns are decoded in validation and a tiny dictionary page can stand
+    for gigabytes of repeated text: ``exact`` sums each row's value length, else the bound
+    rows × longest value (no pass over the rows)."""
+    if not pa.types.is_dictionary(column.type):
+        return column.nbytes
+    values = column.dictionary
+    if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)
+            or pa.types.is_binary(values.type) or pa.types.is_large_binary(values.type)):
+        return column.nbytes + 8 * len(column)
+    lengths = pc.binary_length(values)
+    if len(lengths) == 0:
+        return 8 * len(column)
+    if exact:
+        text = pc.sum(lengths.take(column.indices.fill_null(0))).as_py() or 0
+    else:
+        text = (pc.max(lengths).as_py() or 0) * len(column)
+    return int(text) + 8 * len(column)
+
+
+def _read_parquet_bounded(filename: str, parquet: pq.ParquetFile, schema: pa.Schema,
+                          limit: int) -> pa.Table:
+    """The rows of a Parquet file, read in batches whose decoded size is summed as they come:
+    the read stops as soon as the sum passes ``limit`` (the metadata's sizes are those of the
+    encoded pages, and 2 M rows of one 1,000-character dictionary value are 244 KB encoded,
+    2 GB decoded), so the memory spent on a refused file is about the limit, as for gzip."""
+    batches: list[pa.RecordBatch] = []
+    sizes = dict.fromkeys(schema.names, 0)
+    exact = False
+    try:
+        for batch in parquet.iter_batches(batch_size=_PARQUET_BATCH, use_threads=True):
+            batches.append(batch)
+            for name, column in zip(batch.schema.names, batch.columns, strict=True):
+                sizes[name] = sizes.get(name, 0) + _decoded_bytes(column, exact=exact)
+            if sum(sizes.values()) > limit and not exact:
+                # The cheap bound is over: count the rows seen so far exactly, and from now on.
+                exact = True
+                sizes = dict.fromkeys(schema.names, 0)
+                for seen in batches:
+                    for name, column in zip(seen.schema.names, seen.columns, strict=True):
+                        sizes[name] = sizes.get(name, 0) + _decoded_bytes(column, exact=True)
+            if sum(sizes.values()) > limit:
+                worst = max(sizes, key=sizes.__getitem__)
+                rows = sum(len(b) for b in batches)
+                raise _fail(filename, f"the Parquet file decodes to more than {_mb(limit)} "
+                                      f"(this column alone {_mb(sizes[worst])} by row "
+                                      f"{rows:,}), over the decompressed-size limit: its pages "
+                                      "are small but their values repeat (a dictionary bomb, "
+                                      "or a run too big to load at once)", field=worst)
+        return pa.Table.from_batches(batches, schema=schema)
+    except RunFormatError:
+        raise
+    except (pa.ArrowException, OSError, ValueError, TypeError) as exc:
+        raise _fail(filename, f"cannot read Parquet: {str(exc)[:300]}") from None
 
 
 def _binary_as_text(filename: str, table: pa.Table) -> pa.Table:

@@ -80,9 +80,32 @@ def _missing_mask(series: pd.Series) -> np.ndarray:
     return mask
 
 
+def _too_large(col: Column, value: Any) -> str:
+    """The message for a number too large for a float (e.g. 400 digits, or 1e999)."""
+    if isinstance(value, int | np.integer) and not isinstance(value, bool):
+        digits = int(abs(int(value)).bit_length() * math.log10(2)) + 1
+    else:
+        mantissa = re.split("[eE]", str(value).strip(), maxsplit=1)[0]
+        digits = sum(ch.isdigit() for ch in mantissa)
+    if digits > 15:
+        why = (f"it has {digits:,} digits, and a number of more than 15 digits cannot be "
+               "stored exactly")
+    else:
+        why = "it is too large for a number (beyond 1.8e308)"
+    return f"{_show(value)} is out of range: expected {col.expectation()}; {why}"
+
+
 def _to_numbers(series: pd.Series, missing: np.ndarray, col: Column, out: _Collector,
-                nonfinite: np.ndarray | None) -> np.ndarray:
-    """Float values of a numeric column; NaN where missing or invalid (invalid is reported)."""
+                nonfinite: np.ndarray | None,
+                overflow: tuple[np.ndarray, dict[int, str]] | None = None) -> np.ndarray:
+    """Float values of a numeric column; NaN where missing or invalid (invalid is reported).
+
+    ``overflow`` holds the cells the reader found too large for a float (a CSV's 400-digit
+    integer is read as infinity), with their text."""
+    if overflow is not None:
+        mask, texts = overflow
+        out.add(mask, col.name, lambda p: _too_large(col, texts.get(p, "")))
+        missing = missing | mask  # reported here: not again as infinity or out of range
     if pd.api.types.is_bool_dtype(series.dtype):
         out.add(~missing, col.name, f"expected {col.expectation()}, got a true/false value")
         return np.full(len(series), np.nan)
@@ -100,14 +123,23 @@ def _to_numbers(series: pd.Series, missing: np.ndarray, col: Column, out: _Colle
             out.add(is_bool & ~missing, col.name,
                     f"expected {col.expectation()}, got a true/false value")
         # A number too long for a float (400 digits) became inf without being written so.
-        overflow = np.isinf(values) & ~nonnum_text
-        bad = (unparsed | overflow) & ~nonnum_text & ~is_bool
+        too_large = np.isinf(values) & ~nonnum_text
+        for pos in np.flatnonzero(unparsed & ~nonnum_text & ~is_bool):
+            # An integer too long for pandas' parser (thousands of digits) is no word.
+            cell = text.iat[pos]
+            if isinstance(cell, str) and cell.strip().lstrip("+-").isdigit():
+                too_large[pos] = True
+        bad = unparsed & ~too_large & ~nonnum_text & ~is_bool
         out.add(bad, col.name, lambda p: f"expected {col.expectation()}, got "
                                          f"{_show(series.iat[p])}")
-        values = np.where(overflow, np.nan, values)
+        out.add(too_large & ~is_bool, col.name,
+                lambda p: _too_large(col, series.iat[p]))
+        values = np.where(too_large, np.nan, values)
         nonfinite = (nonfinite if nonfinite is not None else np.zeros(len(series), bool)) | (
             nonnum_text & ~missing)
         values = np.where(nonnum_text, np.nan, values)
+    if overflow is not None:
+        values = np.where(overflow[0], np.nan, values)
     if nonfinite is None:
         nonfinite = ~np.isfinite(values) & ~missing & ~np.isnan(values)
     if nonfinite.any():
@@ -346,7 +378,8 @@ def _validate(filename: str, table: _Table, spec: KindSpec, on_error: OnError,
         if col.required is True:
             out.add(missing, col.name, f"missing value: expected {col.expectation()}")
         if col.type in ("float", "int"):
-            values = _to_numbers(series, missing, col, out, table.nonfinite.get(col.name))
+            values = _to_numbers(series, missing, col, out, table.nonfinite.get(col.name),
+                                 table.overflow.get(col.name))
             result[col.name] = values
         elif col.type == "bool":
             result[col.name] = _to_bools(series, missing, col, out)
@@ -398,7 +431,19 @@ def _check_rules(spec: KindSpec, result: dict[str, Any], frame: pd.DataFrame,
 def _check_text_sizes(frame: pd.DataFrame, out: _Collector) -> None:
     for name in frame.columns:
         series = frame[name]
-        if pd.api.types.is_string_dtype(series.dtype) and series.dtype != object:
+        if isinstance(series.dtype, pd.CategoricalDtype):
+            # Labels: measured once per distinct value, then spread over the rows by code.
+            categories = series.cat.categories
+            if not len(categories) or not pd.api.types.is_string_dtype(categories.dtype):
+                continue
+            per_label = categories.str.len().to_numpy(dtype=np.int64, na_value=0)
+            if per_label.max() <= MAX_CELL_CHARS:
+                continue
+            lengths = np.append(per_label, 0)[series.cat.codes.to_numpy()]
+        elif isinstance(series.array, pd.arrays.ArrowStringArray) and _max_bytes(
+                series) <= MAX_CELL_CHARS:
+            continue  # no cell has more bytes, hence characters, than the limit
+        elif pd.api.types.is_string_dtype(series.dtype) and series.dtype != object:
             lengths = series.str.len().fillna(0).to_numpy()
         elif series.dtype == object:
             lengths = series.map(lambda v: len(v) if isinstance(v, str) else 0).to_numpy()
@@ -406,6 +451,15 @@ def _check_text_sizes(frame: pd.DataFrame, out: _Collector) -> None:
             continue
         out.add(lengths > MAX_CELL_CHARS, str(name),
                 f"cell longer than {MAX_CELL_CHARS:,} characters")
+
+
+def _max_bytes(series: pd.Series) -> int:
+    """The longest value of an Arrow-backed text column in bytes (from its offsets: no pass
+    over the characters)."""
+    values = pa.array(series.array)
+    if len(values) == 0:
+        return 0
+    return int(pc.max(pc.binary_length(values)).as_py() or 0)
 
 
 def _all_distinct(series: pd.Series, *, skip_missing: bool) -> bool:
@@ -423,7 +477,42 @@ def _all_distinct(series: pd.Series, *, skip_missing: bool) -> bool:
         if not skip_missing:
             return False
         values = values.drop_null()
+    words = _short_words(values)
+    if words is not None:  # the strings themselves as integers, in the strings' order
+        if len(words) < 2 or bool((words[1:] > words[:-1]).all()):
+            return True  # ids in ascending order: one comparison per row
+        words = np.sort(words)
+        return bool((words[1:] != words[:-1]).all())
     return len(pc.unique(values)) == len(values)
+
+
+def _short_words(values: pa.Array | pa.ChunkedArray) -> np.ndarray | None:
+    """Strings of one length of at most 8 bytes (ids such as ``b0000001``) as one uint64
+    each, zero-padded and big-endian (so words order as the strings do): two strings are
+    equal exactly when their words are; None for any other column."""
+    chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]
+    words = []
+    width = None
+    for chunk in chunks:
+        if len(chunk) == 0:
+            continue
+        if chunk.null_count or not (pa.types.is_string(chunk.type)
+                                    or pa.types.is_large_string(chunk.type)):
+            return None
+        kind = np.int64 if pa.types.is_large_string(chunk.type) else np.int32
+        offsets = np.frombuffer(chunk.buffers()[1], dtype=kind,
+                                count=chunk.offset + len(chunk) + 1)[chunk.offset:]
+        lengths = np.diff(offsets)
+        size = int(lengths[0])
+        if width is None:
+            width = size
+        if size != width or not 0 < size <= 8 or (lengths != size).any():
+            return None
+        data = np.frombuffer(chunk.buffers()[2], dtype=np.uint8)
+        block = np.zeros((len(chunk), 8), dtype=np.uint8)
+        block[:, :size] = data[offsets[0]:offsets[-1]].reshape(len(chunk), size)
+        words.append(block.view(">u8").ravel())
+    return np.concatenate(words) if words else None
 
 
 def _check_keys(spec: KindSpec, canonical: pd.DataFrame, out: _Collector) -> None:

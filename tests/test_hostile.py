@@ -64,13 +64,21 @@ def _error(name: str, data: bytes, **kwargs) -> str:
 
 
 def _peak_rss_mb(code: str, timeout: float = 120) -> tuple[float, float, str]:
-    """Run ``code`` in a fresh interpreter; (peak RSS MB after imports, peak RSS MB at the
-    end, its output). The loader's pyarrow memory is not seen by tracemalloc, so DoS bounds
-    are on the process."""
-    script = ("import resource, kbench_core.io, pyarrow, pandas\n"
-              "base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024\n"
+    """Run ``code`` in a fresh interpreter; (resident MB after imports, peak resident MB at
+    the end, its output). The loader's pyarrow memory is not seen by tracemalloc, so DoS
+    bounds are on the process: ``VmHWM``, since ``ru_maxrss`` starts at this (parent)
+    process's high-water mark (Linux keeps it across exec) and would hide the child's."""
+    script = ("import kbench_core.io, pyarrow, pandas\n"
+              # The family registry is part of the loaded program, as in the app
+              "import kbench_core.families as f; f.all_families()\n"
+              "from pathlib import Path as _P\n"
+              "def _rss(k):\n"
+              "    for ln in _P('/proc/self/status').read_text().splitlines():\n"
+              "        if ln.startswith(k):\n"
+              "            return int(ln.split()[1]) / 1024\n"
+              "base = _rss('VmRSS:')\n"
               + code +
-              "\nprint('RSS', base, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)")
+              "\nprint('RSS', base, _rss('VmHWM:'))")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=timeout, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -124,6 +132,20 @@ def test_huge_integer_in_kahnebench_fields(field: str, digits: int) -> None:
 def test_huge_integer_in_csv_is_a_named_cell() -> None:
     message = _error("big.csv", (HEAD + "m,b,control,,d," + "9" * 400 + "\n").encode())
     assert "line 2" in message and "'score'" in message
+    # One problem, said as it is: too many digits, not "NaN and infinity"
+    assert "400 digits" in message and "more than 15 digits" in message
+    assert "out of range" in message and "NaN" not in message and "problems" not in message
+    message = _error("big.csv", (HEAD + "m,b,control,,d,0.5\nm,b,control,,d,1e999\n"
+                                 "m,b,control,,d,inf\n").encode())
+    assert "line 3, field 'score': '1e999' is out of range" in message
+    assert "line 4, field 'score': NaN and infinity" in message
+
+
+def test_huge_integer_in_json_says_out_of_range() -> None:
+    for digits in (400, 5000):
+        data = json.dumps(_records(score=1)).replace('"score": 1', '"score": ' + "9" * digits)
+        message = _error("big.json", data.encode())
+        assert "record 1" in message and f"{digits:,} digits" in message
 
 
 def test_parquet_list_model_column_names_the_field() -> None:
@@ -165,6 +187,15 @@ def test_unclosed_quote_is_an_error_naming_its_line() -> None:
     lines[2] = 'm,"anchoring_effect,treatment,weak,social,0.5\n'  # line 3 opens, never closes
     message = _error("unclosed.csv", "".join(lines).encode())
     assert "line 3" in message and "quote" in message
+
+
+def test_stray_quote_on_the_last_line_names_the_line_where_the_cell_opened() -> None:
+    body = "".join(f"m{i},anchoring_effect,treatment,weak,social,0.5\n" for i in range(999))
+    lines = (HEAD + body).splitlines(keepends=True)
+    lines[2] = 'm,"anchoring_effect,treatment,weak,social,0.5\n'  # opens on line 3
+    lines[-1] = 'm,anchoring_effect,treatment,weak,social,0.5"\n'  # a stray quote closes it
+    message = _error("stray.csv", "".join(lines).encode())
+    assert "stray.csv: line 3:" in message and "line 1000" in message and "quote" in message
 
 
 def test_quotes_that_close_are_fine() -> None:
@@ -280,6 +311,48 @@ def test_parquet_uncompressed_size_is_checked_from_metadata() -> None:
     assert "decompressed-size limit" in message
 
 
+def test_parquet_dictionary_bomb_is_refused_while_reading(tmp_path: Path) -> None:
+    # 2 M rows of one 1,000-character value: 0.24 MB encoded, 2 GB decoded; the metadata's
+    # sizes pass (was: 27 s, then MemoryError past 1.9 GB)
+    n = 2_000_000
+    index = pa.array(np.zeros(n, np.int32))
+
+    def repeated(value: str) -> pa.DictionaryArray:  # never 2 GB in this process either
+        return pa.DictionaryArray.from_arrays(index, pa.array([value]))
+
+    table = pa.table({"model": repeated("m"), "bias": repeated("x" * 1000),
+                      "condition": repeated("control"), "domain": repeated("d"),
+                      "score": np.full(n, 0.5)})
+    path = tmp_path / "bomb.parquet"
+    # Without the Arrow schema the columns read back as plain text, as most writers' files do
+    pq.write_table(table, path, compression="zstd", store_schema=False)
+    assert path.stat().st_size < 1024**2
+    assert pq.ParquetFile(path).schema_arrow.field("bias").type == pa.string()
+    started = time.perf_counter()
+    base, peak, out = _peak_rss_mb(
+        "from kbench_core.io import load_run, RunFormatError\n"
+        f"try:\n    load_run({str(path)!r}, max_decompressed=128 * 1024**2)\n"
+        "except RunFormatError as e:\n    print(e)\n")
+    assert "bomb.parquet: field 'bias'" in out and "decompressed-size limit" in out
+    assert peak - base < 400  # the limit plus one batch, not 2 GB
+    assert time.perf_counter() - started < 60
+
+
+def test_parquet_decoded_size_counts_dictionary_columns_of_the_file() -> None:
+    # A column stored as an Arrow dictionary stays one in the table; validation decodes text
+    # columns, so its rows count at their decoded size too.
+    n = 100_000
+    table = pa.table({"model": pa.array(["m"] * n).dictionary_encode(),
+                      "bias": pa.array(["b"] * n).dictionary_encode(),
+                      "condition": pa.array(["control"] * n).dictionary_encode(),
+                      "domain": pa.array(["d"] * n).dictionary_encode(),
+                      "score": np.full(n, 0.5),
+                      "prompt": pa.array(["p" * 200] * n).dictionary_encode()})
+    message = _error("dict.parquet", _parquet(table), max_decompressed=16 * 1024**2)
+    assert "field 'prompt'" in message and "decompressed-size limit" in message
+    assert len(load_run(("dict.parquet", _parquet(table)))) == n
+
+
 def test_tar_of_many_directories_stops_at_the_entry_limit() -> None:
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
@@ -349,11 +422,25 @@ def test_a_huge_cell_gets_the_cell_limit_message() -> None:
     assert "straddl" not in message
 
 
-def test_gzip_csv_memory_is_bounded(tmp_path: Path) -> None:
+def _text_heavy_csv(rows: int) -> bytes:
+    """Bias rows whose response is a unique sentence (the audit's 300 MB case, scaled down):
+    the text, not the labels, is most of the file and of the frame."""
+    lines = [HEAD.replace("score\n", "score,response\n")]
+    lines += [f"model-{i % 8},anchoring_effect,control,,social,{i % 10 / 10},"
+              f"the answer to trial {i} is {i * 7919 % 1000003} because of the reasons given\n"
+              for i in range(rows)]
+    return "".join(lines).encode()
+
+
+@pytest.mark.parametrize("kind", ["bias", "text"])
+def test_gzip_csv_memory_is_bounded(tmp_path: Path, kind: str) -> None:
     from kbench_core.samples import big_bias_trials
 
     path = tmp_path / "bias.csv.gz"
-    text = big_bias_trials(500_000).to_csv(index=False).encode()
+    if kind == "bias":
+        text = big_bias_trials(500_000).to_csv(index=False).encode()
+    else:
+        text = _text_heavy_csv(600_000)
     path.write_bytes(gzip.compress(text, compresslevel=1))
     del text
     base, peak, out = _peak_rss_mb(
@@ -361,7 +448,8 @@ def test_gzip_csv_memory_is_bounded(tmp_path: Path) -> None:
         f"run = load_run({str(path)!r})\n"
         "print('FRAME', run.frame.memory_usage(deep=True).sum() / 1024**2)\n", timeout=300)
     frame_mb = float(next(ln for ln in out.splitlines() if ln.startswith("FRAME")).split()[1])
-    # SPEC: memory <= 3x the frame (was 5.2x; the benchmark prints the exact ratio)
+    # SPEC: memory <= 3x the frame (was 5.2x bias, 7.1x text-heavy; now the CSV is parsed
+    # from the gzip stream: the benchmark prints the exact ratio)
     assert peak - base < 3 * frame_mb + 100, (peak - base, frame_mb)
 
 

@@ -6,6 +6,7 @@ import contextlib
 import gzip
 import io
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -474,3 +475,82 @@ def test_combine_runs_tells_clashing_models_apart() -> None:
     judged = load_run("sample_data/judged.csv")
     with pytest.raises(ValueError, match="different kinds"):
         combine_runs([first, judged])
+
+
+# ---------------------------------------------------------------------------- progress
+
+
+def _stages(source, **kwargs) -> list[tuple[float, str]]:
+    calls: list[tuple[float, str]] = []
+    load_run(source, progress=lambda fraction, stage: calls.append((fraction, stage)),
+             **kwargs)
+    return calls
+
+
+def test_progress_stages_come_in_order_and_end_at_one() -> None:
+    import gzip
+
+    data = b"model,bias,condition,domain,score\n" + b"m,anchoring_effect,control,social,0\n" * 50
+    calls = _stages(("run.csv", data))
+    assert [stage for _, stage in calls] == ["read", "parse", "validate", "done"]
+    fractions = [fraction for fraction, _ in calls]
+    assert fractions == sorted(fractions) and fractions[0] == 0.0 and fractions[-1] == 1.0
+    calls = _stages(("run.csv.gz", gzip.compress(data)))
+    assert [stage for _, stage in calls] == ["read", "decompress", "parse", "validate", "done"]
+    assert [f for f, _ in calls] == sorted(f for f, _ in calls) and calls[-1] == (1.0, "done")
+    table = pa.Table.from_pandas(pd.read_csv(Path(__file__).parent.parent / "sample_data"
+                                             / "judged.csv"), preserve_index=False)
+    sink = io.BytesIO()
+    pq.write_table(table, sink)
+    calls = _stages(("judged.parquet", sink.getvalue()))
+    assert calls[-1] == (1.0, "done") and len(calls) == 4  # never one call per row
+    big = data + b"m,anchoring_effect,control,social,0\n" * 40_000  # streamed (> 1 MB)
+    for source in (("big.csv.gz", gzip.compress(big)),  # streamed, then parsed whole:
+                   ("odd.csv.gz", gzip.compress(big + b'm,5" x,control,social,0\n'))):
+        calls = _stages(source, on_error="skip")
+        assert [stage for _, stage in calls] == ["read", "decompress", "parse", "validate",
+                                                 "done"]
+
+
+def test_progress_is_not_done_for_a_refused_file_and_callback_errors_propagate() -> None:
+    calls: list[str] = []
+    with pytest.raises(RunFormatError):
+        load_run(("bad.csv", b"model,bias,condition,domain,score\nm,b,control,d,high\n"),
+                 progress=lambda fraction, stage: calls.append(stage))
+    assert calls and "done" not in calls
+
+    class Cancelled(Exception):
+        pass
+
+    def cancel(fraction: float, stage: str) -> None:
+        if stage == "parse":
+            raise Cancelled
+
+    with pytest.raises(Cancelled):
+        load_run(("run.csv", b"model,bias,condition,domain,score\nm,b,control,d,0\n"),
+                 progress=cancel)
+
+    def cancel_at_the_end(fraction: float, stage: str) -> None:
+        if stage == "done":
+            raise Cancelled
+
+    with pytest.raises(Cancelled):
+        load_run(("run.csv", b"model,bias,condition,domain,score\nm,b,control,d,0\n"),
+                 progress=cancel_at_the_end)
+
+
+@pytest.mark.parametrize("ids", [["b02", "b01", "b03", "b01"], ["b01", "b02", "b03", "b03"],
+                                 ["x", "b01", "b02", "b01"], ["b0000002", "b0000001", "b0000001",
+                                                              "b0000003"]])
+def test_repeated_ids_are_reported_whatever_their_width_or_order(ids: list[str]) -> None:
+    rows = "".join(f"{i},m,anchoring_effect,control,social,0\n" for i in ids)
+    with pytest.raises(RunFormatError, match="duplicate key"):
+        load_run(("ids.csv", ("id,model,bias,condition,domain,score\n" + rows).encode()))
+
+
+@pytest.mark.parametrize("ids", [["b02", "b01", "b03"], ["b01", "b02", "b03"],
+                                 ["x", "b01", "b0001"], ["a\u00e9", "b01", "b02"]])
+def test_distinct_ids_load(ids: list[str]) -> None:
+    rows = "".join(f"{i},m,anchoring_effect,control,social,0\n" for i in ids)
+    run = load_run(("ids.csv", ("id,model,bias,condition,domain,score\n" + rows).encode()))
+    assert list(run.frame["id"]) == ids
