@@ -54,9 +54,10 @@ def app_options(argv: list[str]) -> argparse.Namespace:
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
-def _cached_load(filename: str, sha256: str, _data: bytes) -> Run:
-    # Keyed on the content hash; cache_resource keeps the object itself (no pickling).
-    return load_run((filename, _data))
+def _cached_load(filename: str, sha256: str, _data: bytes, _progress=None) -> Run:
+    # Keyed on the content hash; cache_resource keeps the object itself (no pickling). Only
+    # the file being loaded waits on its key: other sessions' loads go on.
+    return load_run((filename, _data), progress=_progress)
 
 
 def combined_runs(runs: list[Run]):
@@ -68,14 +69,14 @@ def combined_runs(runs: list[Run]):
     return cache.cached(combine_runs, list(runs), runs=runs)
 
 
-def cached_loader(filename: str, data: bytes) -> Run:
-    """:func:`kbench_core.io.load_run` through the session-shared cache. Whatever goes wrong
-    with one file comes back as a :class:`RunFormatError` naming it, so a batch of uploads
-    always loads its other files."""
+def cached_loader(filename: str, data: bytes, progress=None) -> Run:
+    """:func:`kbench_core.io.load_run` through the session-shared cache (``progress(fraction,
+    stage)`` as the load goes on). Whatever goes wrong with one file comes back as a
+    :class:`RunFormatError` naming it, so a batch of uploads always loads its other files."""
     import hashlib
 
     try:
-        return _cached_load(filename, hashlib.sha256(data).hexdigest(), data)
+        return _cached_load(filename, hashlib.sha256(data).hexdigest(), data, progress)
     except RunFormatError:
         raise
     except Exception as exc:  # load_run lets nothing else out; this guards the cache too
@@ -83,13 +84,25 @@ def cached_loader(filename: str, data: bytes) -> Run:
                                                             f"({type(exc).__name__})")]) from None
 
 
-def add_uploads(registry: RunRegistry, files) -> LoadReport:
+def add_uploads(registry: RunRegistry, files, progress=None) -> LoadReport:
     """Load a batch of uploaded files into ``registry``, one file at a time: a file that
-    fails (in any way) becomes one error box naming it; the others load."""
+    fails (in any way) becomes one error box naming it; the others load.
+    ``progress(fraction, text)`` follows the batch, stage by stage of each file (sized by
+    its bytes), for a progress bar."""
     report = LoadReport()
-    for upload in files:
+    sizes = [max(upload.size, 1) for upload in files]
+    total, done = float(sum(sizes)), 0.0
+    for upload, size in zip(files, sizes, strict=True):
+        def loader(filename: str, data: bytes, start: float = done,
+                   share: float = size / total) -> Run:
+            def stage(fraction: float, what: str) -> None:
+                if progress is not None:
+                    progress(min(1.0, start + share * fraction), f"{filename}: {what}")
+            return cached_loader(filename, data, stage)
+
+        done += size / total
         try:
-            part = registry.add_files([(upload.name, upload.getvalue())], cached_loader)
+            part = registry.add_files([(upload.name, upload.getvalue())], loader)
         except Exception as exc:  # e.g. the workspace cannot write: report, go on
             message = RunFormatError(upload.name, [Problem(
                 None, None, f"could not be added ({type(exc).__name__}: "

@@ -69,11 +69,11 @@ def test_a_loader_crash_is_one_box_and_never_repeats(monkeypatch) -> None:
     calls: list[str] = []
     real = state._cached_load
 
-    def flaky(filename: str, sha256: str, data: bytes):
+    def flaky(filename: str, sha256: str, data: bytes, progress=None):
         calls.append(filename)
         if filename == "boom.csv":
             raise TypeError("unhashable type: 'list'")
-        return real(filename, sha256, data)
+        return real(filename, sha256, data, progress)
 
     monkeypatch.setattr(state, "_cached_load", flaky)
     at.file_uploader(key="runs_uploader").set_value(
@@ -187,3 +187,29 @@ def test_report_runs_list_their_raw_name_in_st_text(monkeypatch, tmp_path) -> No
     texts = [t.value for t in at.text]
     assert any(t.startswith("my_reports.v1: ") for t in texts), texts
     assert not any("\\" in t for t in texts), texts
+
+
+def test_an_upload_reports_its_progress_stage_by_stage(monkeypatch) -> None:
+    # Two files, the second twice the size: the batch's bar goes through each file's stages
+    # (read, parse, validate, done) in order and ends at 1.0.
+    from kbench_app.registry import RunRegistry
+
+    class Upload:
+        def __init__(self, name: str, data: bytes) -> None:
+            self.name, self.data, self.size = name, data, len(data)
+
+        def getvalue(self) -> bytes:
+            return self.data
+
+    state._cached_load.clear()
+    seen: list[tuple[float, str]] = []
+    small = Upload("a.csv", GOOD)
+    big = Upload("b.csv", GOOD + GOOD.split(b"\n", 1)[1].replace(b"m,", b"n,"))
+    report = state.add_uploads(RunRegistry(), [small, big],
+                               progress=lambda f, text: seen.append((f, text)))
+    assert report.added == ["a", "b"] and not report.errors
+    fractions = [f for f, _ in seen]
+    assert fractions == sorted(fractions) and fractions[-1] == pytest.approx(1.0)
+    share = small.size / (small.size + big.size)
+    assert [t for f, t in seen if t.startswith("a.csv")][-1] == "a.csv: done"
+    assert max(f for f, t in seen if t.startswith("a.csv")) == pytest.approx(share)

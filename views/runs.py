@@ -70,8 +70,10 @@ new_files = [f for f in uploads or [] if f.file_id not in seen]
 if new_files:
     # Seen before loading: whatever one file does, no rerun loads (or reports) it again.
     seen.update(f.file_id for f in new_files)
-    with st.spinner(f"Validating {len(new_files)} file(s)..."):
-        report = state.add_uploads(registry, new_files)
+    bar = st.progress(0.0, text=f"Loading {len(new_files)} file(s)...")
+    report = state.add_uploads(registry, new_files, progress=lambda fraction, text: bar.progress(
+        fraction, text=plain(text)))
+    bar.empty()
     for name in report.added:
         st.toast(f"Loaded {plain(name)}", icon=":material/check_circle:")
     for message in report.duplicates:
