@@ -1,4 +1,4 @@
-"""Judge-agreement speed on 600k judged rows with 3 judges (SPEC 5), beside a per-record
+"""Judge-agreement speed on 600k judged rows with 3 judges, beside a per-record
 Python reference for Cohen's and Fleiss' κ.
 
 Times every coefficient of :mod:`kbench_core.agreement` (best of 3), the consensus and the

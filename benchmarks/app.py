@@ -1,4 +1,4 @@
-"""Page render times and figure payloads (SPEC 5: re-render after a widget change <= 0.5 s; a
+"""Page render times and figure payloads (target: re-render after a widget change <= 0.5 s; a
 figure sent to the browser <= 2 MB), with Streamlit's AppTest, on the bundled sample runs and
 on a 1M-row bias run, a 600k-row judged run and 100k replication tests. Prints the figures;
 asserts nothing.

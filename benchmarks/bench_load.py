@@ -1,4 +1,4 @@
-"""Load + validate speed of 1M bias rows from CSV and Parquet (SPEC 5 targets: <= 1.5 s and
+"""Load + validate speed of 1M bias rows from CSV and Parquet (targets: <= 1.5 s and
 <= 0.3 s, peak memory <= 3x the frame), beside a per-record Python reference that parses the
 CSV with the csv module and checks each row as a dict. Prints the figures; asserts nothing.
 

@@ -1,5 +1,5 @@
 """Fingerprint speed and memory on 1M bias rows (8 models x 69 biases x 5 domains) beside a
-per-record Python reference (SPEC 5 and issue 4: <= 0.5 s and >= 50x the reference on one core).
+per-record Python reference (targets: <= 0.5 s and >= 50x the reference on one core).
 
 The reference iterates over records as dicts and aggregates with the ``statistics`` module, as
 KahneBench's own code does. Peak memory is measured with ``tracemalloc`` (numpy reports its

@@ -1,5 +1,5 @@
 """Cost of refusing hostile uploads (issue 19): time and peak memory of each denial-of-service
-case, and the peak memory of loading a big gzipped CSV against the frame it gives (SPEC 5:
+case, and the peak memory of loading a big gzipped CSV against the frame it gives (the targets:
 memory <= 3x the frame).
 
 Each case runs in a fresh interpreter, so its peak resident memory (``VmHWM``, minus the

@@ -1,4 +1,4 @@
-"""Fixed per-call cost of every core metric on a run of about 1k rows (SPEC 5 and issue 18:
+"""Fixed per-call cost of every core metric on a run of about 1k rows (target:
 each <= 5 ms, and not slower than a straightforward per-record reference of the same
 computation).
 

@@ -1,4 +1,4 @@
-"""Speed of the seven tiers (SPEC 5: tiers + agreement on 600k judged rows, 3 judges, <= 2 s on
+"""Speed of the seven tiers (target: tiers + agreement on 600k judged rows, 3 judges, <= 2 s on
 one core) beside a per-record Python reference.
 
 Times ``kbench_core.vuln.tiers`` on the 200k rows of one judge (by model, by model x prompt

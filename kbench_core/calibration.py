@@ -1,4 +1,5 @@
-"""Calibration of stated confidence: reliability tables, ECE, MCE and the Brier score (SPEC 2.4).
+"""Calibration of stated confidence: reliability tables, ECE, MCE and the Brier score
+(``docs/metrics/vuln.md``).
 
 A detector states a confidence c ∈ [0, 1] and is right or wrong (``correct`` ∈ {0, 1}). The
 confidences are cut into bins; per bin the mean confidence and the accuracy are compared:
@@ -24,7 +25,7 @@ References
 Naeini, Cooper & Hauskrecht (2015), "Obtaining well calibrated probabilities using Bayesian
 binning", AAAI (ECE, MCE). Guo, Pleiss, Sun & Weinberger (2017), "On calibration of modern
 neural networks", ICML (reliability diagrams). Brier (1950), Monthly Weather Review 78(1).
-BlockBench metrics, tier 6 (``seeds/vuln_judge_metrics.md``).
+BlockBench metrics, tier 6 (``docs/metrics/vuln.md``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Loading and validating runs (SPEC section 1).
+"""Loading and validating runs (``docs/formats.md``).
 
 :func:`load_run` is the one door through which data enters kbench: it reads CSV, TSV, JSON,
 JSON Lines and Parquet (each optionally gzipped) from a path or ``(filename, bytes)``, detects the
@@ -14,16 +14,17 @@ Parquet by row) and the field. Nothing else escapes the loader: parser exception
 this edge and re-raised as :class:`RunFormatError`, and its messages never carry a raw control
 character (they are written as ``\x1b``-style escapes), so printing one is safe on a terminal.
 
-Limits are checked before the work they bound (SPEC 5): regular files only (no devices or
-FIFOs), the file size, the decompressed size, :data:`MAX_COLUMNS` columns (from the header, the
-Parquet schema or the JSON keys), :data:`MAX_ROWS` rows and the Parquet file's own row count and
-uncompressed size (from its metadata, before reading), the Parquet rows' decoded size (summed
-batch by batch while reading, so a dictionary bomb stops at the decompressed-size limit), every
-archive entry (see :mod:`kbench_core.bundles`) and :data:`MAX_CELL_CHARS` per cell.
+Limits are checked before the work they bound (``docs/formats.md``, File formats): regular files
+only (no devices or FIFOs), the file size, the decompressed size, :data:`MAX_COLUMNS` columns (from
+the header, the Parquet schema or the JSON keys), :data:`MAX_ROWS` rows and the Parquet file's own
+row count and uncompressed size (from its metadata, before reading), the Parquet rows' decoded size
+(summed batch by batch while reading, so a dictionary bomb stops at the decompressed-size limit),
+every archive entry (see :mod:`kbench_core.bundles`) and :data:`MAX_CELL_CHARS` per cell.
 
-Memory (SPEC 5: at most 3x the frame): a CSV/TSV over 1 MB, uncompressed on disk or gzipped,
-is parsed as its bytes come (pyarrow's streaming reader), never held whole beside the table;
-label columns are read as dictionaries. A file the streaming parser would have to look at
+
+Memory (at most 3x the frame, ``benchmarks/README.md``): a CSV/TSV over 1 MB, uncompressed on disk
+or gzipped, is parsed as its bytes come (pyarrow's streaming reader), never held whole beside the
+table; label columns are read as dictionaries. A file the streaming parser would have to look at
 more closely (a parse error, odd quotes, UTF-16, ...) is parsed whole, with the same result.
 
 Parsers do not lose data: a quote that runs to the end of a CSV file is an error naming its
@@ -398,7 +399,7 @@ def _load(source: Source, *, name: str | None, kind: Kind | None, on_error: OnEr
 
 
 # A text file whose (decompressed) bytes pass this is parsed as they come (CSV/TSV): the
-# text is never held whole beside the table (SPEC 5: memory <= 3x the frame).
+# text is never held whole beside the table (``benchmarks/README.md``: memory <= 3x the frame).
 _STREAM_HEAD = 1 << 20
 
 

@@ -1,7 +1,7 @@
 """Shared statistical building blocks: the ``Estimate`` shape and vectorised 95% intervals.
 
-SPEC section 2: intervals are analytic where a standard one exists (Wilson for proportions, t for
-means) and a bootstrap over items otherwise. These helpers take whole columns at once, so a metric
+Intervals are analytic where a standard one exists (Wilson for proportions, t for means) and a
+bootstrap over items otherwise. These helpers take whole columns at once, so a metric
 module computes the intervals of every model x item group in one call.
 """
 

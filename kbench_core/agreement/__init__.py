@@ -1,7 +1,7 @@
-r"""Agreement between several judges labelling the same items (SPEC 2.5).
+r"""Agreement between several judges labelling the same items (``docs/metrics/agreement.md``).
 
 BlockBench's metrics rest on ten subjective decisions of an LLM judge per answer
-(``seeds/vuln_judge_metrics.md``, "No inter-rater reliability"); its critique asks for several
+(``docs/metrics/vuln.md``, "No inter-rater reliability"); its critique asks for several
 judges and a measure of how far they agree. This module takes a validated ``judged`` frame (one
 row per sample × detector × prompt type × judge, see :mod:`kbench_core.io`) and treats
 

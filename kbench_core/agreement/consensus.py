@@ -113,7 +113,7 @@ def consensus(judged: pd.DataFrame, *, min_votes: int | None = None) -> pd.DataF
 
     Notes
     -----
-    SPEC 2.5, rule by rule:
+    ``docs/metrics/agreement.md``, rule by rule:
 
     * A **yes/no** label is yes when at least ``min_votes`` judges say yes (and more say yes
       than no), no when at least ``min_votes`` say no; otherwise (yes, no, failed) it has no

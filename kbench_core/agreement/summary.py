@@ -37,7 +37,8 @@ from kbench_core.stats import Estimate, check_choice
 __all__ = ["AgreementSummary", "ConsensusLeaderboard", "JudgeTiers", "consensus_leaderboard",
            "judge_tiers", "summarize"]
 
-# SPEC 2.6: a leaderboard row resting on fewer samples than this is marked "few samples".
+# A leaderboard row resting on fewer samples than this is marked "few samples"
+# (docs/statistics.md).
 FEW_LABEL = "few samples"
 
 

@@ -1,8 +1,8 @@
-r"""Human–agent replication metrics (SPEC 2.2): PAS with Fisher-z pooling and ECS as weighted
-Lin's concordance correlation, per model, vectorised over all models at once.
+r"""Human–agent replication metrics (``docs/metrics/replication.md``): PAS with Fisher-z pooling
+and ECS as weighted Lin's concordance correlation, per model, vectorised over all models at once.
 
-Source: HumanStudy-Bench's metric document (``seeds/replication_metrics.md``; its formulas were
-lost in extraction and SPEC 2.2 restores the ones used here) and the released
+Source: HumanStudy-Bench's metric document (its formulas, and the ones used here, are written
+out in ``docs/metrics/replication.md``) and the released
 ``src/evaluation/stats_lib.py`` the document points to.
 
 - **Effect sizes** are compared on Cohen's d scale (:func:`effect_to_d`).

@@ -25,7 +25,7 @@ from kbench_core.replication.effects import (
 from kbench_core.stats import WithinGroups, check_choice
 
 STOUFFER_CAP = 10.0  # the released ECS_Strict's stand-in for Φ⁻¹(0) and Φ⁻¹(1)
-MIN_STUDY_PAIRS = 3  # a study needs 3 valid pairs for its own ECS (SPEC 2.2)
+MIN_STUDY_PAIRS = 3  # a study needs 3 valid pairs for its own ECS (``docs/metrics/replication.md``)
 
 
 def weighted_ccc(x: ArrayLike, y: ArrayLike, w: ArrayLike | None = None, *,
@@ -219,7 +219,7 @@ def ecs(tests: pd.DataFrame, *, level: Literal["overall", "domain", "study"] = "
         ci: Literal["analytic", "bootstrap"] | None = "analytic", n_boot: int = 1000,
         random_state: int = 0) -> pd.DataFrame:
     r"""Effect Consistency Score: weighted Lin's CCC (:func:`weighted_ccc`) of agent d on
-    human d over the tests, per model and ``level`` (SPEC 2.2).
+    human d over the tests, per model and ``level`` (``docs/metrics/replication.md``).
 
     ``weighting="structure"`` gives a test 1/(findings in its study) × 1/(tests in its
     finding), so every study and every finding within it weighs the same; ``"equal"`` gives

@@ -114,7 +114,8 @@ def posterior_from_bf(bf10: ArrayLike, prior_odds: ArrayLike) -> Array:
 def prepare_tests(tests: pd.DataFrame, *, human_prior_significant: float = 10.0,
                   human_prior_null: float = 0.1, agent_prior: float = 1.0) -> pd.DataFrame:
     """The tests with ``d_h, d_a`` (Cohen's d) and ``pi_h, pi_a`` (posteriors) filled from
-    whichever columns each row gives (SPEC 1.2), as the released ``compute_ecs_corr`` does:
+    whichever columns each row gives (``docs/formats.md``), as the released ``compute_ecs_corr``
+    does:
 
     - d: ``human_d``/``agent_d`` where given, else :func:`effect_to_d` of
       ``human_effect``/``agent_effect`` with the row's ``test_type``;

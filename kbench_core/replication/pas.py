@@ -26,7 +26,7 @@ NEUTRAL_CEILING = 1e-8  # |2c − 1| below this: the human posterior is 0.5, not
 
 @dataclass(frozen=True)
 class PasResult:
-    """PAS at every level (SPEC 2.2).
+    """PAS at every level (``docs/metrics/replication.md``).
 
     - ``test``: ``model, study, finding, test[, domain], pi_h, pi_a, pas, r, z, weight,
       dropped`` (``dropped``: no usable PAS — a posterior missing, e.g. a Bayes factor without

@@ -1,4 +1,4 @@
-r"""BlockBench's seven tiers of LLM-judged vulnerability detection (SPEC 2.3).
+r"""BlockBench's seven tiers of LLM-judged vulnerability detection (``docs/metrics/vuln.md``).
 
 :func:`tiers` takes a validated ``judged`` frame (one row per sample × detector × prompt type ×
 judge, see :mod:`kbench_core.io`), keeps one judge, and returns one row per group (``model`` by
@@ -7,7 +7,7 @@ tiers, its 95% interval and the ``n`` it rests on. Everything is computed with `
 over integer group codes, all groups at once.
 
 Defaults reproduce BlockBench's published rules; the critique's improvements
-(``seeds/vuln_judge_metrics.md``, "Suggested Improvements") are options:
+(``docs/metrics/vuln.md``, "Suggested Improvements") are options:
 
 ===============================  ============================  ==============================
 critique                         option                        default (the seed)

@@ -59,7 +59,7 @@ def tiers(judged: pd.DataFrame, *, by: Sequence[str] = ("model",),
     Parameters
     ----------
     judged : DataFrame
-        A validated ``judged`` frame (SPEC 1.3), or any frame with its columns (e.g. a
+        A validated ``judged`` frame (``docs/formats.md``), or any frame with its columns (e.g. a
         consensus of several judges).
     by : sequence of str
         Group columns, default ``("model",)``; ``("model", "prompt_type")`` splits by prompt.
@@ -142,8 +142,8 @@ def tiers(judged: pd.DataFrame, *, by: Sequence[str] = ("model",),
 
     References
     ----------
-    BlockBench evaluation metrics and their critique, ``seeds/vuln_judge_metrics.md``;
-    SPEC 2.3.
+    BlockBench evaluation metrics and their critique, ``docs/metrics/vuln.md``;
+    ``docs/metrics/vuln.md``.
     """
     by = (by,) if isinstance(by, str) else tuple(by)
     weights, severity = _checked_options(judged, by, sui_weights, partial_credit,
