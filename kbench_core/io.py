@@ -481,7 +481,8 @@ def _parse_bundle(filename: str, what: str, read: Callable[[], dict[str, bytes]]
             return _Native(fmt, _from_native(
                 filename, lambda f=fmt: f.from_files(filename, files, options)))
     shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
-    known = ", ".join(sorted({f.name for f in native.formats() if f.matches_files})) or "none"
+    known = ", ".join(sorted({f.name for f in native.formats()
+                              if f.matches_files and not f.advice})) or "none"
     raise _fail(filename, f"the {what} holds no benchmark output kbench knows ({shown}); "
                           f"known folder formats: {known}")
 
