@@ -121,9 +121,9 @@ def _lower() -> frozenset[str]:
     return LOWER_IS_BETTER | {"false_positive_rate", "fixed_claim_rate"}
 
 
-_TIER_COLUMNS = ["rank", "rank_text", "model", "judge", "n", "accuracy", "f2", "tdr",
-                 "lucky_guess_rate", "finding_precision", "hallucination_rate",
-                 "avg_reasoning", "ece", "brier", "sui", "tus", "lgi", "renormalised"]
+_TIER_COLUMNS = ["rank", "rank_text", "model", "judge", "n", "n_samples", "few_items",
+                 "accuracy", "f2", "tdr", "lucky_guess_rate", "finding_precision",
+                 "hallucination_rate", "avg_reasoning", "ece", "brier", "sui", "tus", "lgi", "renormalised"]
 
 
 def _catalog() -> list[Item]:
