@@ -123,7 +123,8 @@ def _lower() -> frozenset[str]:
 
 _TIER_COLUMNS = ["rank", "rank_text", "model", "judge", "n", "n_samples", "few_items",
                  "accuracy", "f2", "tdr", "lucky_guess_rate", "finding_precision",
-                 "hallucination_rate", "avg_reasoning", "ece", "brier", "sui", "tus", "lgi", "renormalised"]
+                 "hallucination_rate", "avg_reasoning", "ece", "brier", "sui", "tus", "lgi",
+                 "renormalised"]
 
 
 def _catalog() -> list[Item]:
