@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -112,10 +113,17 @@ def tiers(selected: pd.DataFrame, *, runs: Sequence[Run], selection: tuple,
         table = cache.cached(vuln.tiers, selected, runs=runs, selection=selection,
                              spinner="Computing the tiers...", by=by, **options.tiers())
     else:
-        seed = cache.cached(vuln.tiers, selected, runs=runs, selection=selection,
-                            spinner="Computing the tiers...", by=by,
-                            **options.tiers(with_weights=False))
-        table = vuln.reweight_sui(seed, options.weights())
+        # The tiers under the seed's weights and default bins, computed once; other bins
+        # change only ECE and MCE (vuln.rebin) and weights only SUI (vuln.reweight_sui).
+        base = replace(options, n_bins=10, binning="uniform", sui_weights=())
+        table = cache.cached(vuln.tiers, selected, runs=runs, selection=selection,
+                             spinner="Computing the tiers...", by=by,
+                             **base.tiers(with_weights=False))
+        if (options.n_bins, options.binning) != (base.n_bins, base.binning):
+            table = cache.cached(vuln.rebin, table, selected, runs=runs,
+                                 selection=(selection, base), by=by, n_bins=options.n_bins,
+                                 binning=options.binning)
+        table = vuln.reweight_sui(table, options.weights())
     return leaderboard(table)
 
 

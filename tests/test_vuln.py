@@ -665,3 +665,19 @@ def test_bounded_means_keep_their_intervals_in_range() -> None:
     table = vuln.tiers(rows)
     assert table["brier"].iloc[0] == pytest.approx(terms.mean())
     assert table["brier_low"].iloc[0] == 0.0 and table["brier_high"].iloc[0] == 1.0
+
+
+@pytest.mark.parametrize("by", [("model",), ("model", "prompt_type")])
+def test_rebin_gives_the_tiers_of_other_bins(by) -> None:
+    # The page recomputes only ECE and MCE when the bins change: the result must be exactly
+    # what tiers() gives with those bins, SUI (through 1 − ECE) included.
+    frame = samples.judged_samples(n_samples=30, judges=("judge-one",), seed=2)
+    frame["confidence"] = np.round(np.random.default_rng(1).random(len(frame)), 3)
+    base = vuln.tiers(frame, by=by)
+    for n_bins, binning in ((2, "uniform"), (7, "quantile"), (30, "uniform")):
+        full = vuln.tiers(frame, by=by, n_bins=n_bins, binning=binning)
+        fast = vuln.reweight_sui(vuln.rebin(base, frame, by=by, n_bins=n_bins,
+                                            binning=binning))
+        for column in ("ece", "mce", "sui"):
+            assert fast[column].to_numpy() == pytest.approx(full[column].to_numpy(), abs=0,
+                                                            nan_ok=True), column

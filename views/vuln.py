@@ -81,8 +81,15 @@ provenance = {**options.provenance(), "judge": judge}
 selection = (tuple(models), judge)
 selected = page.selected_rows(frame, models, judge, runs=runs)
 table = page.tiers(selected, runs=runs, selection=selection, options=options)
-by_prompt = (page.tiers(selected, runs=runs, selection=selection, options=options,
-                        by=("model", "prompt_type")) if has_prompts else None)
+big = len(selected) > kit.BIG_RUN_ROWS  # sections that cost seconds wait until opened
+
+
+def prompt_tiers():
+    return page.tiers(selected, runs=runs, selection=selection, options=options,
+                      by=("model", "prompt_type"))
+
+
+by_prompt = prompt_tiers() if has_prompts and (split or not big) else None
 colors = state.model_colors(all_models)
 
 with board_section:
@@ -164,19 +171,23 @@ if "claims_fixed_target" in frame and frame["claims_fixed_target"].notna().any()
                   container=c2)
         c2.caption(page.FIXED_CAPTION)
 
-if by_prompt is not None:
-    st.subheader("By prompt type")
-    c1, c2 = st.columns([1, 3])
-    metric_options = [m for metrics in vuln.TIERS.values() for m in metrics
-                      if m in by_prompt and m not in ("tp", "tn", "fp", "fn")]
-    metric = kit.select("Metric", metric_options, key=K.PROMPT_METRIC, default="tdr",
-                        container=c1, format_func=lambda m: vuln.METRIC_LABELS.get(m, m))
-    c1.caption("Does the framing of the request (direct, naturalistic, adversarial, ...) "
-               "change what the detector finds?")
-    kit.chart(cache.cached(vuln_figures.prompt_type_chart, by_prompt, runs=runs,
-                           selection=(selection, options), metric=metric, colors=colors),
-              f"vuln_prompt_types-{metric}", runs=runs, key="vuln_prompt", options=provenance,
-              container=c2)
+if has_prompts:
+    box, open_ = kit.lazy_section("By prompt type", key="vuln_prompt_open",
+                                  lazy=big and by_prompt is None,
+                                  what="Every metric per prompt type")
+    if open_:
+        by_prompt = by_prompt if by_prompt is not None else prompt_tiers()
+        c1, c2 = box.columns([1, 3])
+        metric_options = [m for metrics in vuln.TIERS.values() for m in metrics
+                          if m in by_prompt and m not in ("tp", "tn", "fp", "fn")]
+        metric = kit.select("Metric", metric_options, key=K.PROMPT_METRIC, default="tdr",
+                            container=c1, format_func=lambda m: vuln.METRIC_LABELS.get(m, m))
+        c1.caption("Does the framing of the request (direct, naturalistic, adversarial, ...) "
+                   "change what the detector finds?")
+        kit.chart(cache.cached(vuln_figures.prompt_type_chart, by_prompt, runs=runs,
+                               selection=(selection, options), metric=metric, colors=colors),
+                  f"vuln_prompt_types-{metric}", runs=runs, key="vuln_prompt",
+                  options=provenance, container=c2)
 
 run_compare_panel(selected, "judged", key=K.COMPARE, runs=list(runs), colors=colors,
                   selection=selection)

@@ -36,7 +36,7 @@ module                      holds
 ``definitions``             the tiers, metric directions and labels, default weights, thresholds
 ``tiers``                   :func:`tiers`, in named steps
 ``bootstrap``               the percentile intervals of ``tiers(..., ci="bootstrap")``
-``reliability``             :func:`reliability` (reliability diagrams' tables)
+``reliability``             :func:`reliability` (reliability diagrams' tables), :func:`rebin`
 ``sui``                     :func:`sui_contributions`, :func:`reweight_sui`
 ``fixed``                   :func:`fixed_claims` (fixed contracts still claimed)
 ``findings``                :func:`sample_findings` (the findings behind answers)
@@ -61,7 +61,7 @@ from kbench_core.vuln.definitions import (  # noqa: F401  (the module's other na
 )
 from kbench_core.vuln.findings import sample_findings
 from kbench_core.vuln.fixed import fixed_claims
-from kbench_core.vuln.reliability import reliability
+from kbench_core.vuln.reliability import rebin, reliability
 from kbench_core.vuln.sui import SUI_COMPONENTS, reweight_sui, sui_contributions
 from kbench_core.vuln.tiers import tiers
 
@@ -75,6 +75,7 @@ __all__ = [
     "TIERS",
     "fixed_claims",
     "judges_of",
+    "rebin",
     "reliability",
     "reweight_sui",
     "sample_findings",

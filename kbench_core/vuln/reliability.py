@@ -51,3 +51,34 @@ def reliability(judged: pd.DataFrame, *, by: Sequence[str] = ("model",), n_bins:
         "ece": binned.ece()[group], "mce": binned.mce()[group],
         "n": binned.n[group].astype(np.int64)})
     return pd.concat([table, extra], axis=1)
+
+
+def rebin(table: pd.DataFrame, judged: pd.DataFrame, *, by: Sequence[str] = ("model",),
+          n_bins: int = 10, binning: Binning = "uniform",
+          judge: str | None = None) -> pd.DataFrame:
+    """A :func:`~kbench_core.vuln.tiers` table of ``judged`` with ECE and MCE in other bins:
+    the values ``tiers(judged, by=by, n_bins=n_bins, binning=binning)`` gives, without
+    recomputing the other tiers (for live bin sliders). The bins enter SUI through 1 − ECE, so
+    recompute SUI afterwards with :func:`~kbench_core.vuln.reweight_sui`; bootstrap intervals
+    of ECE, MCE and SUI belong to the bins they were drawn with and are dropped."""
+    by = (by,) if isinstance(by, str) else tuple(by)
+    check_choice("binning", binning, ("uniform", "quantile"))
+    frame, _ = _one_judge(judged, judge)
+    gid, keys = _groups(frame, by)
+    vulnerable, miss_v = _bools(frame["is_vulnerable"])
+    said, miss_s = _bools(frame["said_vulnerable"])
+    _, miss_f = _bools(frame["target_found"])
+    confidence = (frame["confidence"].to_numpy(dtype=float, na_value=np.nan)
+                  if "confidence" in frame else np.full(len(frame), np.nan))
+    used = ~(miss_v | miss_s | miss_f) & ~np.isnan(confidence)
+    binned = bin_calibration(gid[used], confidence[used], (said == vulnerable)[used],
+                             n_groups=len(keys), n_bins=n_bins, strategy=binning)
+    lookup = {tuple(map(str, key)): k for k, key in enumerate(keys.itertuples(index=False))}
+    rows = np.array([lookup[tuple(map(str, key))]
+                     for key in table[list(by)].itertuples(index=False)], dtype=np.int64)
+    out = table.drop(columns=[c for c in ("ece_low", "ece_high", "mce_low", "mce_high",
+                                          "sui_low", "sui_high", "sui_rank_low",
+                                          "sui_rank_high") if c in table])
+    out["ece"] = binned.ece()[rows]
+    out["mce"] = binned.mce()[rows]
+    return out
