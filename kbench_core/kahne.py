@@ -43,6 +43,7 @@ from kbench_core.stats import WithinGroups, check_choice, t_interval, wilson
 __all__ = [
     "AGGREGATION_WEIGHTS", "INTENSITY_WEIGHTS", "Fingerprint", "bci", "bmp", "bms", "cas",
     "domain_means", "fingerprint", "has", "human_baselines", "infer_method_kind", "rci",
+    "with_threshold",
 ]
 
 KEY = ["model", "bias"]
@@ -867,3 +868,27 @@ def fingerprint(trials: pd.DataFrame, *, cap: float | None = 1.0,
         **picked,
     }, index=susceptibility.index)
     return Fingerprint(biases=table, models=models.reset_index())
+
+
+def with_threshold(fp: Fingerprint, *, threshold: float = 0.1,
+                   relative: bool = False) -> Fingerprint:
+    """``fp`` with HAS's ``direction`` (and each model's ``ai_specific`` biases) for another
+    threshold: what :func:`fingerprint` gives with ``threshold`` and ``relative``, without
+    recomputing anything else (the threshold changes nothing but the direction; alignment,
+    rates and every other metric stay). For a live threshold slider."""
+    biases = fp.biases.copy()
+    human = biases["human_rate"]
+    diff = biases["model_rate"] - human
+    limit = threshold * human if relative else threshold
+    biases["direction"] = np.select([human.isna(), _below(diff.abs(), limit), diff > 0],
+                                    [None, "aligned", "over"], "under")
+    per_model = _by_model(biases["model"].to_numpy(dtype=object),
+                          biases["bias"].to_numpy(dtype=object),
+                          biases["bms"].to_numpy(dtype=float),
+                          (biases["direction"] == "over").to_numpy(dtype=bool))
+    models = fp.models.copy()
+    cells = np.empty(len(models), dtype=object)
+    for i, name in enumerate(models["model"]):
+        cells[i] = tuple(b for _, b in per_model.get(name, []))
+    models["ai_specific"] = cells
+    return Fingerprint(biases=biases, models=models)

@@ -462,3 +462,17 @@ def test_susceptibility_interval_stays_in_the_range_of_bms() -> None:
     assert model["susceptibility_low"] == 0.0 and model["susceptibility_high"] == 1.0
     lifted = kahne.fingerprint(trials, cap=None).models.iloc[0]
     assert lifted["susceptibility_high"] > 1.0  # without the cap BMS has no upper bound
+
+
+@pytest.mark.parametrize(("threshold", "relative"), [(0.3, False), (0.01, False), (0.5, True)])
+def test_with_threshold_is_the_fingerprint_of_that_threshold(threshold, relative) -> None:
+    # The page's live HAS threshold: only the direction (and the AI-specific lists) change,
+    # and they must equal what fingerprint() gives with that threshold, to the last bit.
+    trials = samples.bias_trials()
+    full = kahne.fingerprint(trials, threshold=threshold, relative=relative)
+    fast = kahne.with_threshold(kahne.fingerprint(trials), threshold=threshold,
+                                relative=relative)
+    pd.testing.assert_frame_equal(full.biases, fast.biases, check_exact=True)
+    pd.testing.assert_frame_equal(full.models, fast.models, check_exact=True)
+    default = kahne.fingerprint(trials).biases["direction"]
+    assert (full.biases["direction"] != default).any()  # the threshold does move something

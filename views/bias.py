@@ -83,8 +83,12 @@ if known < total:
                "bias's unknown rate.")
 selection = (tuple(models), tuple(biases))
 where = dict(runs=runs, selection=selection)
+# Computed once per selection with the default HAS threshold; a new threshold only re-labels
+# the directions (kahne.with_threshold), so its slider does not recompute the fingerprint.
 fp = cache.cached(kahne.fingerprint, selected, **where, spinner="Computing the fingerprint...",
-                  **options.fingerprint())
+                  **{**options.fingerprint(), "threshold": 0.1, "relative": False})
+fp = cache.cached(kahne.with_threshold, fp, runs=runs, selection=(selection, options),
+                  threshold=options.threshold, relative=options.relative)
 provenance = options.provenance()
 colors = state.model_colors(all_models)
 
