@@ -239,3 +239,66 @@ def fixed_view(table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object]]:
               "tdr": st.column_config.NumberColumn("TDR", format="%.3f"),
               "tdr_ci": st.column_config.TextColumn("TDR 95% CI")}
     return view, config
+
+
+MAX_SAMPLE_OPTIONS = 2_000  # a longer list would be sent on every rerun
+
+
+def fixed_section(frame: pd.DataFrame, judge: str, *, runs: Sequence[Run],
+                  selection: tuple) -> None:
+    """The Fixed versions section: the chart and the table of
+    :func:`kbench_core.families.judged.fixed_versions` for the chosen detectors."""
+    from kbench_app import kit
+
+    st.subheader("Fixed versions")
+    table = fixed(frame, judge, runs=runs, selection=selection)
+    if table.empty:
+        st.info("No answer of the chosen detectors assesses a fixed contract.")
+        return
+    c1, c2 = st.columns([3, 2])
+    kit.chart(vuln_figures.fixed_claims_chart(table), "vuln_fixed_versions", runs=runs,
+              key="vuln_fixed", container=c1)
+    view, config = fixed_view(table)
+    kit.table(table, "vuln_fixed_versions", view=view, config=config, runs=runs,
+              key="vuln_fixed_table", best={"fixed_claim_rate": "min", "tdr": "max"},
+              container=c2)
+    c2.caption(FIXED_CAPTION)
+
+
+def drill_down(selected: pd.DataFrame, models: Sequence[str], judge: str) -> None:
+    """The One sample section: a detector's answers on one sample and their findings, text
+    shown exactly as uploaded."""
+    from kbench_app import kit
+    from kbench_app.ui import plain
+    from kbench_core.schema import FINDING_COUNTS
+
+    st.subheader("One sample")
+    c1, c2, c3 = st.columns([2, 2, 3])
+    model = kit.select("Detector model", models, key=Keys.DRILL_MODEL, container=c1,
+                       in_url=False)
+    of_model = selected[rows_equal(selected["model"], model)]
+    search = kit.text("Search sample ids", key=Keys.DRILL_SEARCH, container=c3,
+                      placeholder="part of a sample id")
+    sample_ids = sorted(map(str, of_model["sample"].unique()))
+    if search:
+        sample_ids = [s for s in sample_ids if search.lower() in s.lower()]
+    if not sample_ids:
+        st.info("No sample matches.")
+        return
+    sample = kit.select(f"Sample ({len(sample_ids):,})", sample_ids[:MAX_SAMPLE_OPTIONS],
+                        key=Keys.DRILL_SAMPLE, container=c2, in_url=False)
+    if len(sample_ids) > MAX_SAMPLE_OPTIONS:
+        c2.caption(f"The first {MAX_SAMPLE_OPTIONS:,} are listed; search to find the others.")
+    answers = of_model[rows_equal(of_model["sample"], sample)]
+    st.caption(f"{len(answers)} answer(s) of **{plain(model)}** on **{plain(sample)}** as "
+               f"judged by **{plain(judge)}**; text is shown exactly as uploaded.")
+    st.dataframe(answers[[c for c in DRILL_COLUMNS + FINDING_COUNTS if c in answers]],
+                 hide_index=True, width="stretch", key="vuln_drill_answers")
+    findings = vuln.sample_findings(answers)
+    if "findings" not in answers:
+        st.caption("This run gives finding counts only (no findings text).")
+    elif findings.empty:
+        st.caption("The detector reported no findings here.")
+    else:
+        st.dataframe(findings.drop(columns=["sample", "model", "judge"], errors="ignore"),
+                     hide_index=True, width="stretch", key="vuln_drill_findings")

@@ -10,10 +10,8 @@ from kbench_app.ui import plain
 from kbench_core import vuln
 from kbench_core.families.judged import TierOptions
 from kbench_core.figures import vuln as vuln_figures
-from kbench_core.schema import FINDING_COUNTS
 
 K = page.Keys
-MAX_SAMPLE_OPTIONS = 2_000  # a longer list would be sent on every rerun
 
 shown = kit.open_runs(
     "Vulnerability detection", ["judged"], key=K.RUNS,
@@ -156,20 +154,8 @@ c2.caption("A detector that says 'vulnerable' to everything is often right witho
            "share of true positives without the target.")
 
 if "claims_fixed_target" in frame and frame["claims_fixed_target"].notna().any():
-    st.subheader("Fixed versions")
-    in_models = frame[frame["model"].astype(str).isin(models).to_numpy()]
-    fixed = page.fixed(in_models, judge, runs=runs, selection=selection)
-    if fixed.empty:
-        st.info("No answer of the chosen detectors assesses a fixed contract.")
-    else:
-        c1, c2 = st.columns([3, 2])
-        kit.chart(vuln_figures.fixed_claims_chart(fixed), "vuln_fixed_versions", runs=runs,
-                  key="vuln_fixed", container=c1)
-        view, config = page.fixed_view(fixed)
-        kit.table(fixed, "vuln_fixed_versions", view=view, config=config, runs=runs,
-                  key="vuln_fixed_table", best={"fixed_claim_rate": "min", "tdr": "max"},
-                  container=c2)
-        c2.caption(page.FIXED_CAPTION)
+    page.fixed_section(frame[frame["model"].astype(str).isin(models).to_numpy()], judge,
+                       runs=runs, selection=selection)
 
 if has_prompts:
     box, open_ = kit.lazy_section("By prompt type", key="vuln_prompt_open",
@@ -194,35 +180,5 @@ run_compare_panel(selected, "judged", key=K.COMPARE, runs=list(runs), colors=col
 st.caption("Items are sample × prompt type; errors are clustered by sample (a contract's "
            "prompt variants share its difficulty). Judged by " + plain(judge) + ".")
 
-st.subheader("One sample")
-c1, c2, c3 = st.columns([2, 2, 3])
-drill_model = kit.select("Detector model", models, key=K.DRILL_MODEL, container=c1,
-                         in_url=False)
-of_model = selected[page.rows_equal(selected["model"], drill_model)]
-search = kit.text("Search sample ids", key=K.DRILL_SEARCH, container=c3,
-                  placeholder="part of a sample id")
-sample_ids = sorted(map(str, of_model["sample"].unique()))
-if search:
-    sample_ids = [s for s in sample_ids if search.lower() in s.lower()]
-if not sample_ids:
-    st.info("No sample matches.")
-    kit.stop()
-n_matching = len(sample_ids)
-drill_sample = kit.select(f"Sample ({n_matching:,})", sample_ids[:MAX_SAMPLE_OPTIONS],
-                          key=K.DRILL_SAMPLE, container=c2, in_url=False)
-if n_matching > MAX_SAMPLE_OPTIONS:
-    c2.caption(f"The first {MAX_SAMPLE_OPTIONS:,} are listed; search to find the others.")
-answers = of_model[page.rows_equal(of_model["sample"], drill_sample)]
-st.caption(f"{len(answers)} answer(s) of **{plain(drill_model)}** on **{plain(drill_sample)}** "
-           f"as judged by **{plain(judge)}**; text is shown exactly as uploaded.")
-st.dataframe(answers[[c for c in page.DRILL_COLUMNS + FINDING_COUNTS if c in answers]],
-             hide_index=True, width="stretch", key="vuln_drill_answers")
-findings = vuln.sample_findings(answers)
-if "findings" not in answers:
-    st.caption("This run gives finding counts only (no findings text).")
-elif findings.empty:
-    st.caption("The detector reported no findings here.")
-else:
-    st.dataframe(findings.drop(columns=["sample", "model", "judge"], errors="ignore"),
-                 hide_index=True, width="stretch", key="vuln_drill_findings")
+page.drill_down(selected, models, judge)
 kit.done()
