@@ -25,9 +25,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from kbench_core import native
+from kbench_core import families, native
 from kbench_core.io import Problem, Run, RunFormatError, load_run
-from kbench_core.schema import SPECS
 
 __all__ = ["Workspace"]
 
@@ -67,9 +66,9 @@ def _read_sidecar(path: Path) -> dict[str, Any]:
     if not isinstance(data.get("name"), str) or not data["name"].strip() \
             or len(data["name"]) > 1000:
         raise _bad(name, "expected the run's name (text)", "name")
-    if data.get("kind") not in SPECS:
+    if not isinstance(data.get("kind"), str) or not families.is_registered(data["kind"]):
         raise _bad(name, f"unknown run kind {str(data.get('kind'))[:40]!r}; expected one of "
-                         f"{', '.join(SPECS)}", "kind")
+                         f"{', '.join(families.kinds())}", "kind")
     meta = data.get("meta", {})
     if not isinstance(meta, dict):
         raise _bad(name, f"expected an object, got {type(meta).__name__}", "meta")

@@ -286,11 +286,11 @@ def check_labels(converted: Converted) -> Converted:
     :data:`MAX_LABEL_CHARS`. A label is a name shown in every table, legend and message; a
     million-character configuration key is no name (long free text, such as responses, is not
     a label and not capped here)."""
-    from kbench_core.schema import SPECS
+    from kbench_core import families
 
-    spec = SPECS.get(converted.kind)
-    if spec is None:
+    if not families.is_registered(converted.kind):
         return converted
+    spec = families.spec(converted.kind)
     labels = dict.fromkeys([*spec.key, *(c.name for c in spec.columns if c.type == "category")])
     frame = converted.frame
     for column in labels:
