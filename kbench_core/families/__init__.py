@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import asdict, dataclass, field, fields
+from typing import TYPE_CHECKING, Any, Self
 
 import pandas as pd
 
@@ -25,9 +25,9 @@ from kbench_core.schema import KindSpec
 if TYPE_CHECKING:  # only for annotations: the catalog imports the registry at run time
     from kbench_core.catalog import Item
 
-__all__ = ["BUILTIN", "CompareDefaults", "Family", "PageInfo", "all_families", "detect", "get",
-           "is_registered", "kinds", "lower_is_better", "pages", "register", "sample_files",
-           "spec", "unregister"]
+__all__ = ["BUILTIN", "CompareDefaults", "Family", "Options", "PageInfo", "all_families",
+           "detect", "get", "is_registered", "kinds", "lower_is_better", "pages", "register",
+           "sample_files", "spec", "unregister"]
 
 # The built-in families, one module each, in detection order (the first whose signature a
 # file matches is its kind: judged and replication files may also carry a score column).
@@ -35,6 +35,24 @@ BUILTIN: tuple[str, ...] = ("judged", "replication", "replication_summary", "bia
                             "bias_summary")
 
 Rule = Callable[[Mapping[str, Any], pd.DataFrame, Callable[..., None]], None]
+
+
+class Options:
+    """Base of each family's frozen options (the page's metric options, which the exports
+    record): built from any mapping of option names (the command line's, an export's), with
+    unknown names ignored; :meth:`provenance` is what an exported file records."""
+
+    @classmethod
+    def from_mapping(cls, options: Mapping[str, Any] | None) -> Self:
+        """The options named in ``options`` (others ignored), the rest at their defaults."""
+        if isinstance(options, cls):
+            return options
+        names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+        return cls(**{k: v for k, v in (options or {}).items() if k in names})
+
+    def provenance(self) -> dict[str, Any]:
+        """The options as an exported file records them."""
+        return asdict(self)  # type: ignore[call-overload]
 
 
 @dataclass(frozen=True)

@@ -7,20 +7,20 @@ Metrics in :mod:`kbench_core.kahne` (``docs/metrics/bias.md``); the page is
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import pandas as pd
 
 from kbench_core.catalog import Item, one
-from kbench_core.families import CompareDefaults, Family, PageInfo
+from kbench_core.families import CompareDefaults, Family, Options, PageInfo
 from kbench_core.schema import BIAS
 
 __all__ = ["FAMILY", "FingerprintOptions", "susceptibility_table"]
 
 
 @dataclass(frozen=True)
-class FingerprintOptions:
+class FingerprintOptions(Options):
     """The fingerprint's options as the Cognitive biases page and the exports set them:
     ``capped`` magnitudes (the seed's cap at 1), the BCI ``std``, the HAS ``threshold`` (and
     whether it is ``relative`` to the human rate) and BMS ``bootstrap`` intervals."""
@@ -31,14 +31,6 @@ class FingerprintOptions:
     relative: bool = False
     bootstrap: bool = False
 
-    @classmethod
-    def from_mapping(cls, options: Mapping[str, Any] | None) -> FingerprintOptions:
-        """The options named in ``options`` (others ignored), the rest at their defaults."""
-        if isinstance(options, FingerprintOptions):
-            return options
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in (options or {}).items() if k in names})
-
     @property
     def cap(self) -> float | None:
         return 1.0 if self.capped else None
@@ -47,10 +39,6 @@ class FingerprintOptions:
         """Keyword arguments of :func:`kbench_core.kahne.fingerprint`."""
         return dict(cap=self.cap, std=self.std, threshold=self.threshold,
                     relative=self.relative, ci="bootstrap" if self.bootstrap else None)
-
-    def provenance(self) -> dict[str, Any]:
-        """The options as an exported file records them."""
-        return asdict(self)
 
 
 def susceptibility_table(fingerprint: Any) -> pd.DataFrame:

@@ -8,21 +8,21 @@ Metrics in :mod:`kbench_core.vuln` and :mod:`kbench_core.agreement` (``docs/metr
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
 from kbench_core.catalog import RELIABILITY_PAGE, Item, split_pages
-from kbench_core.families import CompareDefaults, Family, PageInfo
+from kbench_core.families import CompareDefaults, Family, Options, PageInfo
 from kbench_core.schema import JUDGED
 
 __all__ = ["FAMILY", "TierOptions", "fixed_versions", "leaderboard"]
 
 
 @dataclass(frozen=True)
-class TierOptions:
+class TierOptions(Options):
     """The options of the seven tiers as the Vulnerability page and the exports set them.
 
     ``sui_weights`` empty means the seed's weights; ``bootstrap`` adds the composites'
@@ -40,14 +40,12 @@ class TierOptions:
 
     @classmethod
     def from_mapping(cls, options: Mapping[str, Any] | None) -> TierOptions:
-        """The options named in ``options`` (others ignored), the rest at their defaults."""
-        if isinstance(options, TierOptions):
-            return options
-        names = {f.name for f in fields(cls)}
-        given = {k: v for k, v in (options or {}).items() if k in names}
-        if isinstance(given.get("sui_weights"), Mapping):
+        """The options named in ``options`` (others ignored), the rest at their defaults; SUI
+        weights may come as a mapping."""
+        given = dict(options or {}) if not isinstance(options, TierOptions) else options
+        if isinstance(given, dict) and isinstance(given.get("sui_weights"), Mapping):
             given["sui_weights"] = tuple(sorted(given["sui_weights"].items()))
-        return cls(**given)
+        return super().from_mapping(given)
 
     def weights(self) -> dict[str, float]:
         """SUI's weights (the seed's unless set)."""
@@ -250,7 +248,7 @@ FAMILY = Family(
 
 
 @dataclass(frozen=True)
-class AgreementOptions:
+class AgreementOptions(Options):
     """The options of the Judge agreement page as it sets them and an export records them.
 
     ``label`` is the judged column compared; ``weights`` the κ weights of ordered labels
@@ -266,14 +264,6 @@ class AgreementOptions:
     bootstrap: bool = False
     min_votes: int | None = None
 
-    @classmethod
-    def from_mapping(cls, options: Mapping[str, Any] | None) -> AgreementOptions:
-        """The options named in ``options`` (others ignored), the rest at their defaults."""
-        if isinstance(options, AgreementOptions):
-            return options
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in (options or {}).items() if k in names})
-
     def summarize(self) -> dict[str, Any]:
         """Keyword arguments of :func:`kbench_core.agreement.summarize` (after the label)."""
         return dict(weights=None if self.weights == "none" else self.weights,
@@ -287,10 +277,6 @@ class AgreementOptions:
         """Keyword arguments of :func:`kbench_core.agreement.judge_tiers` and
         :func:`kbench_core.agreement.consensus_leaderboard`."""
         return dict(min_votes=self.min_votes)
-
-    def provenance(self) -> dict[str, Any]:
-        """The options as an exported file records them."""
-        return asdict(self)
 
 
 __all__ += ["AgreementOptions"]

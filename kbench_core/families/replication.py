@@ -7,14 +7,14 @@ Metrics in :mod:`kbench_core.replication` (``docs/metrics/replication.md``); the
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
 
 from kbench_core.catalog import Item
-from kbench_core.families import CompareDefaults, Family, PageInfo
+from kbench_core.families import CompareDefaults, Family, Options, PageInfo
 from kbench_core.schema import REPLICATION, REPLICATION_PAIRS
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ ECS_LEVELS = ("overall", "domain", "study")
 
 
 @dataclass(frozen=True)
-class ReplicationOptions:
+class ReplicationOptions(Options):
     """The options of ECS and PAS as the Replication page and the exports set them (the
     defaults are those of ``docs/metrics/replication.md``): ECS test ``weighting`` and
     ``normalize_weights`` (Lin's CCC, or the released code's weighted sums), the intervals ``ci`` of
@@ -47,14 +47,6 @@ class ReplicationOptions:
     finding_weights: Literal["equal", "n_eff"] = "equal"
     study_pooling: Literal["fisher", "mean"] = "fisher"
 
-    @classmethod
-    def from_mapping(cls, options: Mapping[str, Any] | None) -> ReplicationOptions:
-        """The options named in ``options`` (others ignored), the rest at their defaults."""
-        if isinstance(options, ReplicationOptions):
-            return options
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in (options or {}).items() if k in names})
-
     def ecs(self) -> dict[str, Any]:
         """Keyword arguments of :func:`kbench_core.replication.ecs`."""
         return dict(weighting=self.weighting, normalize_weights=self.normalize_weights,
@@ -64,10 +56,6 @@ class ReplicationOptions:
         """Keyword arguments of :func:`kbench_core.replication.pas`."""
         return dict(finding_weights=self.finding_weights, study_pooling=self.study_pooling,
                     ci=self.ci)
-
-    def provenance(self) -> dict[str, Any]:
-        """The options as an exported file records them."""
-        return asdict(self)
 
 
 def _few(table: pd.DataFrame, count: str) -> pd.DataFrame:

@@ -4,6 +4,7 @@ for reliability diagrams."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -12,6 +13,25 @@ from kbench_core.calibration import bin_calibration
 from kbench_core.stats import check_choice, wilson
 from kbench_core.vuln._prepare import _bools, _groups, _one_judge
 from kbench_core.vuln.definitions import Binning
+
+
+def _binned(judged: pd.DataFrame, by: tuple[str, ...], n_bins: int, binning: Binning,
+            judge: str | None) -> tuple[pd.DataFrame, Any]:
+    """The groups' keys and their answers' calibration bins (correct = said_vulnerable equals
+    is_vulnerable; failed judgements and answers without a confidence left out, as tiers
+    does)."""
+    check_choice("binning", binning, ("uniform", "quantile"))
+    frame, _ = _one_judge(judged, judge)
+    gid, keys = _groups(frame, by)
+    vulnerable, miss_v = _bools(frame["is_vulnerable"])
+    said, miss_s = _bools(frame["said_vulnerable"])
+    _, miss_f = _bools(frame["target_found"])
+    confidence = (frame["confidence"].to_numpy(dtype=float, na_value=np.nan)
+                  if "confidence" in frame else np.full(len(frame), np.nan))
+    used = ~(miss_v | miss_s | miss_f) & ~np.isnan(confidence)
+    binned = bin_calibration(gid[used], confidence[used], (said == vulnerable)[used],
+                             n_groups=len(keys), n_bins=n_bins, strategy=binning)
+    return keys, binned
 
 
 def reliability(judged: pd.DataFrame, *, by: Sequence[str] = ("model",), n_bins: int = 10,
@@ -25,18 +45,7 @@ def reliability(judged: pd.DataFrame, *, by: Sequence[str] = ("model",), n_bins:
     failed judgements and answers without a confidence are left out.
     """
     by = (by,) if isinstance(by, str) else tuple(by)
-    check_choice("binning", binning, ("uniform", "quantile"))
-    frame, _ = _one_judge(judged, judge)
-    gid, keys = _groups(frame, by)
-    vulnerable, miss_v = _bools(frame["is_vulnerable"])
-    said, miss_s = _bools(frame["said_vulnerable"])
-    _, miss_f = _bools(frame["target_found"])
-    confidence = (frame["confidence"].to_numpy(dtype=float, na_value=np.nan)
-                  if "confidence" in frame else np.full(len(frame), np.nan))
-    used = ~(miss_v | miss_s | miss_f) & ~np.isnan(confidence)  # as tiers: failed left out
-    size = len(keys)
-    binned = bin_calibration(gid[used], confidence[used], (said == vulnerable)[used],
-                             n_groups=size, n_bins=n_bins, strategy=binning)
+    keys, binned = _binned(judged, by, n_bins, binning, judge)
     group, bins = np.nonzero(binned.count > 0)
     n = binned.count[group, bins]
     accuracy = binned.correct_sum[group, bins] / n
@@ -62,17 +71,7 @@ def rebin(table: pd.DataFrame, judged: pd.DataFrame, *, by: Sequence[str] = ("mo
     recompute SUI afterwards with :func:`~kbench_core.vuln.reweight_sui`; bootstrap intervals
     of ECE, MCE and SUI belong to the bins they were drawn with and are dropped."""
     by = (by,) if isinstance(by, str) else tuple(by)
-    check_choice("binning", binning, ("uniform", "quantile"))
-    frame, _ = _one_judge(judged, judge)
-    gid, keys = _groups(frame, by)
-    vulnerable, miss_v = _bools(frame["is_vulnerable"])
-    said, miss_s = _bools(frame["said_vulnerable"])
-    _, miss_f = _bools(frame["target_found"])
-    confidence = (frame["confidence"].to_numpy(dtype=float, na_value=np.nan)
-                  if "confidence" in frame else np.full(len(frame), np.nan))
-    used = ~(miss_v | miss_s | miss_f) & ~np.isnan(confidence)
-    binned = bin_calibration(gid[used], confidence[used], (said == vulnerable)[used],
-                             n_groups=len(keys), n_bins=n_bins, strategy=binning)
+    keys, binned = _binned(judged, by, n_bins, binning, judge)
     lookup = {tuple(map(str, key)): k for k, key in enumerate(keys.itertuples(index=False))}
     rows = np.array([lookup[tuple(map(str, key))]
                      for key in table[list(by)].itertuples(index=False)], dtype=np.int64)
