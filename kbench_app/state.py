@@ -18,6 +18,7 @@ UPLOAD_NONCE = "kbench_upload_nonce"
 LAST_REPORT = "kbench_last_report"
 DEMO = "kbench_demo"
 JUST_ADDED = "kbench_just_added"  # runs of the last upload batch, offered as page links
+EXPORT_ZIP = "kbench_export_zip"  # the last ZIP the Export page built
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_DIR = ROOT / "sample_data"
@@ -172,3 +173,22 @@ def model_colors(models) -> dict[str, str]:
         if model not in assigned:
             assigned[model] = PALETTE[len(assigned) % len(PALETTE)]
     return {str(m): assigned[str(m)] for m in models}
+
+
+def seen_uploads() -> set[str]:
+    """The upload ids this session has already loaded (or reported): never loaded twice."""
+    return st.session_state.setdefault(SEEN_UPLOADS, set())
+
+
+def just_added(names: list[str] | None = None) -> list[str]:
+    """The runs the last upload batch added (set them by passing ``names``)."""
+    if names is not None:
+        st.session_state[JUST_ADDED] = list(names)
+    return list(st.session_state.get(JUST_ADDED, []))
+
+
+def export_zip(data: bytes | None = None) -> bytes | None:
+    """The last ZIP the Export page built in this session (set it by passing ``data``)."""
+    if data is not None:
+        st.session_state[EXPORT_ZIP] = data
+    return st.session_state.get(EXPORT_ZIP)

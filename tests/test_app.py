@@ -226,7 +226,7 @@ def test_export_page_builds_a_zip(monkeypatch) -> None:
     import io
     import zipfile
 
-    names = zipfile.ZipFile(io.BytesIO(at.session_state["export_zip"])).namelist()
+    names = zipfile.ZipFile(io.BytesIO(at.session_state[state.EXPORT_ZIP])).namelist()
     assert sorted(names) == ["bias/cas_bars.svg", "bias/fingerprint.csv",
                              "bias/fingerprint.tex", "provenance.json"]
 

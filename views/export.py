@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from kbench_app import state
+from kbench_app import kit, state
 from kbench_app.ui import plain
 from kbench_core.bundle_export import ExportChoice, export_zip, planned_files
 from kbench_core.catalog import items_for, unavailable
@@ -19,7 +19,7 @@ if not runs:
     st.info("No run is loaded. Add one on the Runs page.")
     st.stop()
 
-chosen = st.multiselect("Runs", list(runs), default=list(runs), key="export_runs")
+chosen = kit.multiselect("Runs", list(runs), key="export_runs", default=list(runs))
 chosen_runs = [runs[name] for name in chosen]
 for run in chosen_runs:
     why = unavailable(run.kind, run.frame)
@@ -32,25 +32,25 @@ for run in chosen_runs:
         offered.setdefault(item.name, f"{item.title} ({item.what}, {run.kind})")
 if chosen_runs and not offered:
     st.info("No figures or tables are defined for these kinds of runs yet.")
-items = st.multiselect("Figures and tables", list(offered), default=list(offered),
-                       format_func=offered.get, key="export_items")
+items = kit.multiselect("Figures and tables", list(offered), key="export_items",
+                        default=list(offered), format_func=offered.get)
 c1, c2, c3, c4 = st.columns(4)
-figure_formats = c1.multiselect("Figure formats", ["pdf", "svg", "png"],
-                                default=["pdf", "png"], key="export_figure_formats")
-table_formats = c2.multiselect("Table formats", ["csv", "latex", "markdown"],
-                               default=["csv", "latex"], key="export_table_formats")
-size = c3.selectbox("Figure size", ["screen", "two-column", "one-column"],
-                    key="export_size",
-                    format_func={"screen": "screen (900 × 520 px)",
-                                 "two-column": "two-column paper (7 in)",
-                                 "one-column": "one-column paper (3.5 in)"}.get)
-scale = c4.slider("PNG scale", 1.0, 4.0, 2.0, 0.5, key="export_scale")
+figure_formats = kit.multiselect("Figure formats", ["pdf", "svg", "png"], container=c1,
+                                 default=["pdf", "png"], key="export_figure_formats")
+table_formats = kit.multiselect("Table formats", ["csv", "latex", "markdown"], container=c2,
+                                default=["csv", "latex"], key="export_table_formats")
+size = kit.select("Figure size", ["screen", "two-column", "one-column"], key="export_size",
+                  container=c3, format_func={"screen": "screen (900 × 520 px)",
+                                             "two-column": "two-column paper (7 in)",
+                                             "one-column": "one-column paper (3.5 in)"}.get)
+scale = kit.slider("PNG scale", 1.0, 4.0, key="export_scale", default=2.0, step=0.5,
+                   container=c4)
 
 plan = planned_files(chosen_runs, ExportChoice(items=tuple(items)))
 st.caption(f"{len(plan)} items from {len(chosen_runs)} run(s); items that make one figure per "
            "bias or model (BMS curves, domain heatmaps) expand when exported.")
 if not plan:
-    st.stop()
+    kit.stop()
 
 width, height = PAPER_SIZES[size][0], None  # heights: each figure's own
 if st.button("Build the ZIP", type="primary", icon=":material/folder_zip:", key="export_build"):
@@ -60,9 +60,8 @@ if st.button("Build the ZIP", type="primary", icon=":material/folder_zip:", key=
         table_formats=tuple(table_formats), width=width, height=height, scale=scale),
         progress=lambda fraction, name: bar.progress(fraction, text=f"Wrote {name}"))
     bar.empty()
-    st.session_state["export_zip"] = data
-if "export_zip" in st.session_state:
-    data = st.session_state["export_zip"]
+    state.export_zip(data)
+if (data := state.export_zip()) is not None:
     st.download_button(f"Download kbench-export.zip ({len(data) / 1024:,.0f} KB)", data,
                        file_name="kbench-export.zip", mime="application/zip",
                        icon=":material/download:", key="export_download", on_click="ignore")
@@ -73,3 +72,4 @@ st.caption("One self-contained HTML file with every figure (interactive) and tab
 st.download_button("Download report.html", lambda: report_html(chosen_runs).encode(),
                    file_name="kbench-report.html", mime="text/html", on_click="ignore",
                    icon=":material/description:", key="export_report")
+kit.done()

@@ -11,7 +11,7 @@ UPLOAD_TYPES = ["csv", "tsv", "tab", "txt", "json", "jsonl", "ndjson", "parquet"
 
 
 registry = state.registry()
-seen: set[str] = st.session_state.setdefault(state.SEEN_UPLOADS, set())
+seen = state.seen_uploads()
 
 st.title("Runs")
 st.caption(
@@ -22,7 +22,7 @@ st.caption(
     ".tar.gz). The kind is detected from the content; every row is validated."
 )
 
-if st.session_state.get(state.DEMO):
+if state.demo():
     with st.container(border=True):
         st.markdown("#### :material/tour: Guided tour")
         st.markdown(
@@ -84,9 +84,9 @@ if new_files:
         page = state.select_run(added[0])  # one new run: show it on its family's page
         if page is not None:
             st.switch_page(page)
-    st.session_state[state.JUST_ADDED] = list(report.added)
+    state.just_added(report.added)
 
-just_added = [n for n in st.session_state.get(state.JUST_ADDED, []) if n in registry.runs]
+just_added = [n for n in state.just_added() if n in registry.runs]
 if just_added:
     with st.container(border=True):
         st.markdown(f"**{len(just_added)} run(s) loaded.** Open one on its page:")
