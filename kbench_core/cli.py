@@ -481,6 +481,14 @@ def _main(argv: list[str]) -> int:
     if not APP_PATH.exists():
         parser.error(f"the dashboard is not next to the package ({APP_PATH}); install kbench "
                      "from a source checkout with `pip install -e .`")
+    if args.workspace:
+        from kbench_core.workspace import WorkspaceError, check_directory
+
+        try:
+            check_directory(args.workspace)
+        except WorkspaceError as err:
+            print(f"kbench app: {err}", file=sys.stderr)
+            return 2
     cmd = app_command(args.files, workspace=args.workspace, port=args.port,
                       no_samples=args.no_samples, headless=args.headless, demo=args.demo)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
