@@ -148,3 +148,74 @@ def test_nul_characters_in_labels_are_removed_and_the_row_named() -> None:
     assert run.models == ["evilmodel", "ok"]
     assert run.warnings == ("field 'model': 1 row had NUL characters (\\x00) in the label, "
                             "removed (first: record 2)",)
+
+
+# ------------------------------------------------------------------ links are input too
+
+ENTITY_URLS = ["https&colon;&sol;&sol;evil.example&sol;login", "&#119;ww.evil.example",
+               "mailto&colon;victim&commat;evil.example"]
+
+
+def live_links(markdown: str) -> list[str]:
+    """What Markdown would turn into a link in ``markdown``: code spans are literal; outside
+    them an unescaped ``&`` starts an entity (``&colon;`` is ``:``), after which a URL, www. or
+    an e-mail address is autolinked."""
+    import html
+    import re
+
+    outside = re.sub(r"(`+).*?\1", "", markdown, flags=re.S)
+    resolved = html.unescape(re.sub(r"\\&", "", outside))
+    return re.findall(r"https?://\S+|www\.\S+|\w+@\w+\.\w+", resolved)
+
+
+def rendered(at: AppTest) -> list[str]:
+    """The Markdown of every element a page shows (boxes, captions, labels, headings)."""
+    texts = [e.value for kind in ("markdown", "caption", "warning", "info", "error", "success",
+                                  "subheader", "header", "title") for e in getattr(at, kind)]
+    texts += [e.label for e in at.expander] + [e.label for e in at.button]
+    return [str(t) for t in texts]
+
+
+def open_page(page: str, params: dict[str, object], args: str = "") -> AppTest:
+    os.environ["KBENCH_APP_ARGS"] = args
+    try:
+        at = AppTest.from_file(str(ROOT / "views" / page), default_timeout=60)
+        for key, value in params.items():
+            at.query_params[key] = value
+        at.run()
+    finally:
+        del os.environ["KBENCH_APP_ARGS"]
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_a_link_naming_entity_encoded_urls_renders_no_live_link() -> None:
+    at = open_page("bias.py", {"bias_runs": ["bias", *ENTITY_URLS]})
+    boxes = [w.value for w in at.warning if "has not loaded" in w.value]
+    assert len(boxes) == 1, boxes  # named once, in one box
+    assert "3 runs" in boxes[0]
+    for text in rendered(at):
+        assert not live_links(text), text
+
+
+def test_a_long_link_is_capped_and_summarised_in_one_line() -> None:
+    names = [f"someone-elses-upload-{i:04d}" for i in range(800)] + ["x" * 30_000]
+    at = open_page("bias.py", {"bias_runs": ["bias", *names]})
+    boxes = [w.value for w in at.warning if "has not loaded" in w.value]
+    assert len(boxes) == 1
+    # the first 50 names are read ("bias" is loaded), the other 751 and the long one ignored
+    assert "49 runs" in boxes[0] and "and 44 more" in boxes[0]
+    assert "752 more run names in the link were ignored" in boxes[0]
+    assert len(at.warning) <= 3
+
+
+def test_a_run_named_like_a_url_is_inert_text_on_another_users_runs_page(tmp_path) -> None:
+    alice = session(tmp_path)
+    for i, name in enumerate(ENTITY_URLS):
+        alice.add_files([(f"{name}.csv", GOOD.replace(b"m1", f"m{i}".encode()))])
+    assert len(alice.runs) == 3
+    at = open_page("runs.py", {}, f"--no-samples --workspace {tmp_path}")
+    shown = rendered(at)
+    assert sum("evil" in t for t in shown) >= 3, shown  # Bob sees the runs...
+    for text in shown:  # ...as text
+        assert not live_links(text), text
