@@ -20,7 +20,7 @@ from streamlit.testing.v1 import AppTest
 
 from kbench_app import state
 from kbench_app.registry import RunRegistry
-from kbench_core.io import load_run
+from kbench_core.io import RunFormatError, load_run
 from kbench_core.workspace import Workspace, WorkspaceError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -219,3 +219,55 @@ def test_a_run_named_like_a_url_is_inert_text_on_another_users_runs_page(tmp_pat
     assert sum("evil" in t for t in shown) >= 3, shown  # Bob sees the runs...
     for text in shown:  # ...as text
         assert not live_links(text), text
+
+
+# ------------------------------------------------------------- unusual Parquet types
+
+
+def _parquet(**columns) -> bytes:
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    base = {"model": ["a", "a"], "bias": ["anchoring_effect"] * 2,
+            "condition": ["control", "treatment"], "intensity": [None, "weak"],
+            "domain": ["s", "s"], "score": [0.0, 1.0]}
+    sink = io.BytesIO()
+    pq.write_table(pa.table({**base, **columns}), sink)
+    return sink.getvalue()
+
+
+def test_unusual_parquet_types_load_or_are_named() -> None:
+    import datetime
+    import decimal
+
+    import pyarrow as pa
+
+    utc = datetime.UTC
+    loads = {
+        "decimal scores": _parquet(score=pa.array([decimal.Decimal("0.00"),
+                                                   decimal.Decimal("1.00")],
+                                                  pa.decimal128(5, 2))),
+        "a timestamp column beside": _parquet(when=pa.array(
+            [datetime.datetime(2024, 1, 1, tzinfo=utc)] * 2, pa.timestamp("us", tz="UTC"))),
+        "large strings": _parquet(model=pa.array(["a", "a"], pa.large_string())),
+        "dictionary-encoded integers": _parquet(model=pa.array([1, 1]).dictionary_encode()),
+    }
+    for what, data in loads.items():
+        run = load_run((f"{what}.parquet", data))
+        assert run.frame["score"].tolist() == [0.0, 1.0], what
+    named = {
+        "timestamp": (pa.array([datetime.datetime(2024, 1, 1, tzinfo=utc)] * 2,
+                               pa.timestamp("us", tz="UTC")), "got a date or time"),
+        "duration": (pa.array([0, 1], pa.duration("s")), "got a duration"),
+    }
+    for what, (scores, message) in named.items():
+        with pytest.raises(RunFormatError, match=rf"row 1, field 'score': expected a number "
+                                                 rf"in \[0, 1\], {message}"):
+            load_run((f"{what}.parquet", _parquet(score=scores)))
+    good = _parquet()
+    for data, message in [(good[:-12] + b"\0" * 8 + b"PAR1", "cannot read Parquet"),
+                          (good[:50], "cannot read Parquet")]:
+        with pytest.raises(RunFormatError, match=message):
+            load_run(("broken.parquet", data))
