@@ -759,7 +759,7 @@ def verdict(est: Estimate, a: str, b: str, metric: str, *, lower_is_better: bool
         numbers += (f", {p_name} = {quoted:.3g} ({_TEST_TEXT.get(test or '', 't test')}"
                     + (f"; {family}" if family else "") + ")")
     few = ""
-    if isinstance(est, PairedEstimate) and est.effective_clusters < FEW_CLUSTERS \
+    if isinstance(est, PairedEstimate) and est.effective_clusters < FEW_CLUSTERS - 1e-6 \
             and est.n_clusters:
         word = plural(cluster) if cluster else "clusters"
         few = (f" Few effective clusters: the {est.n_clusters:,} {word} count as about "
