@@ -228,8 +228,8 @@ def _item_means(frame: pd.DataFrame, value: str, item: Sequence[str] | str | Non
 
 TestName = Literal["paired t", "CR2 t", "exact McNemar", "exact sign"]
 FEW_CLUSTERS = 10  # fewer (effective) clusters than this: intervals and ranks are marked
-_TEST_TEXT = {"paired t": "paired t test", "CR2 t": "cluster-robust t test (CR2, "
-              "Bell–McCaffrey df)", "exact McNemar": "exact McNemar test",
+_TEST_TEXT = {"paired t": "paired t test", "CR2 t": "CR2 cluster-robust t test, "
+              "Bell–McCaffrey df", "exact McNemar": "exact McNemar test",
               "exact sign": "exact sign test"}
 
 
@@ -762,9 +762,13 @@ def verdict(est: Estimate, a: str, b: str, metric: str, *, lower_is_better: bool
     if isinstance(est, PairedEstimate) and est.effective_clusters < FEW_CLUSTERS - 1e-6 \
             and est.n_clusters:
         word = plural(cluster) if cluster else "clusters"
-        few = (f" Few effective clusters: the {est.n_clusters:,} {word} count as about "
-               f"{est.effective_clusters:.1f} (Bell–McCaffrey df {est.df:.1f}), so the "
-               "interval is wide and approximate.")
+        if est.effective_clusters >= 0.95 * est.n_clusters:  # (near) equal clusters
+            few = (f" Few clusters: only {est.n_clusters:,} {word} (Bell–McCaffrey df "
+                   f"{est.df:.1f}), so the interval is wide and approximate.")
+        else:
+            few = (f" Few effective clusters: the {est.n_clusters:,} {word} are unequal and "
+                   f"count as about {est.effective_clusters:.1f} (Bell–McCaffrey df "
+                   f"{est.df:.1f}), so the interval is wide and approximate.")
     if claims_direction(est, adjusted_p=adjusted_p, alpha=alpha):
         a_lower = est.value < 0
         better = a_lower == lower_is_better

@@ -97,7 +97,7 @@ def test_bias_panel_shows_verdict_numbers_and_forest_plot() -> None:
     # alpha planted more biased than beta: a direction is claimed, and it is "worse"
     text = unescape(at.success[0].value)
     assert low > 0 and "synthetic-alpha scores higher than synthetic-beta" in text
-    assert "worse" in text and f"p = {p_ab:.3g} (cluster-robust t test" in text
+    assert "worse" in text and f"p = {p_ab:.3g} (CR2 cluster-robust t test" in text
     assert "one pair compared, unadjusted" in text and "Holm" not in text
 
     # sample size: closed form, times the design effect (clustered / independent SE)²
