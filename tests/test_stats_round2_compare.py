@@ -38,9 +38,9 @@ def test_four_wins_and_a_tie_are_exact_mcnemar_not_a_t_test() -> None:
     est = compare.paired_difference(paired_frame(a, b), "value", "A", "B", item="item")
     # statsmodels' exact McNemar on the 2 × 2 table [[both, A only], [B only, neither]]
     ref = mcnemar([[1, 4], [0, 0]], exact=True).pvalue
-    assert est.test == "exact McNemar" and est.n_discordant == 4
     assert est.p_value == pytest.approx(ref) == pytest.approx(2 * 0.5**4)  # 0.125
     assert est.value == pytest.approx(0.8) and -1 <= est.low <= est.high <= 1
+    assert est.test == "exact McNemar" and est.n_discordant == 4
     text = compare.verdict(est, "A", "B", "correct", lower_is_better=False)
     assert "cannot tell A and B apart" in text and "higher" not in text
     assert "only 4 shared items differ" in text and "at least 6" in text
