@@ -364,28 +364,28 @@ def _paired(table: pd.DataFrame, a: str, b: str, cluster: str | None,
     for model in (a, b):
         if model not in table.columns:
             raise ValueError(f"model {model!r} is not in the frame")
-    labels = (np.asarray(table.index.get_level_values(cluster)) if cluster is not None
-              else None)
+    codes = (pd.factorize(table.index.get_level_values(cluster))[0] if cluster is not None
+             else None)
     return _paired_values(table[a].to_numpy(dtype=float), table[b].to_numpy(dtype=float),
-                          labels, level)
+                          codes, level)
 
 
 def _paired_values(a: np.ndarray, b: np.ndarray, cluster: np.ndarray | None,
                    level: float) -> PairedEstimate:
     """The paired estimate from two models' per-item values (NaN = not answered) and each
-    item's cluster label (None: no clustering), choosing the test as
-    :func:`paired_difference` describes."""
+    item's cluster code (non-negative integers, from ``pd.factorize`` once for every pair;
+    None: no clustering), choosing the test as :func:`paired_difference` describes."""
     known_a, known_b = ~np.isnan(a), ~np.isnan(b)
     both = known_a & known_b
     dropped = int((known_a | known_b).sum() - both.sum())
     diff = a[both] - b[both]
     n = int(diff.size)
-    groups = codes = None
+    codes = sizes = None
     n_groups = None
     if cluster is not None:
-        groups = cluster[both]
-        codes, uniques = pd.factorize(groups)
-        n_groups = int(uniques.size)
+        codes = cluster[both]
+        sizes = np.bincount(codes)
+        n_groups = int(np.count_nonzero(sizes))
     if n < 2:
         return PairedEstimate(float(diff.mean()) if n else math.nan, math.nan, math.nan, n,
                               None, dropped, n_clusters=n_groups)
@@ -409,14 +409,15 @@ def _paired_values(a: np.ndarray, b: np.ndarray, cluster: np.ndarray | None,
     else:
         if n_groups < 2:  # one cluster: no between-cluster spread to estimate
             return PairedEstimate(mean, math.nan, math.nan, n, None, dropped, n_clusters=1)
-        se, df = cr2_mean(diff, codes, n_groups)
+        se, df = cr2_mean(diff, codes, sizes.size)
     if se <= 1e-12 * scale or scale == 0:
         # Degenerate: every difference (or every cluster's) is the same, so a t statistic
         # would be infinite. The exact sign test is the honest p; no interval. With clusters
         # its units are the clusters' mean differences: items of one contract are not
         # independent evidence, so 3 contracts give p = 0.25 however many prompts each has.
         if cluster is not None:
-            diff = pd.Series(diff).groupby(groups).mean().to_numpy()
+            present = sizes > 0
+            diff = np.bincount(codes, weights=diff)[present] / sizes[present]
         return PairedEstimate(mean, math.nan, math.nan, n, sign_test(diff), dropped,
                               test="exact sign", se=se, n_clusters=n_groups)
     t_crit = float(stats.t.ppf((1 + level) / 2, df))
@@ -481,8 +482,8 @@ def paired_difference(frame: pd.DataFrame, value: str, a: str, b: str, *,
     if len(set(names)) < len(names):  # two labels with one text: keep the frame's semantics
         return _paired(item_values(frame, value, item=item, cluster=cluster), a, b, cluster,
                        level)
-    labels = arrays[keys.index(cluster)] if cluster is not None else None
-    return _paired_values(means[:, names.index(a)], means[:, names.index(b)], labels, level)
+    codes = pd.factorize(arrays[keys.index(cluster)])[0] if cluster is not None else None
+    return _paired_values(means[:, names.index(a)], means[:, names.index(b)], codes, level)
 
 
 def _adjust(p_values: pd.Series, correction: Correction) -> np.ndarray:
@@ -515,11 +516,11 @@ def compare_models(frame: pd.DataFrame, value: str, *,
     if correction not in ("holm", "fdr_bh", None):
         raise ValueError(f"correction must be 'holm', 'fdr_bh' or None; got {correction!r}")
     means, models, keys, arrays = _item_means(frame, value, item, cluster)
-    labels = arrays[keys.index(cluster)] if cluster is not None else None
+    codes = pd.factorize(arrays[keys.index(cluster)])[0] if cluster is not None else None
     order = np.argsort(models, kind="stable")
     rows = []
     for i, j in combinations(order, 2):  # one per pair; each test is vectorised over items
-        est = _paired_values(means[:, i], means[:, j], labels, level)
+        est = _paired_values(means[:, i], means[:, j], codes, level)
         rows.append((models[i], models[j], est.value, est.low, est.high, est.p_value,
                      est.test or "", est.n, est.n_dropped))
     out = pd.DataFrame(rows, columns=["model_a", "model_b", "delta", "delta_low", "delta_high",
