@@ -263,8 +263,10 @@ def _pair_estimates(pairs: pd.DataFrame) -> list[tuple[Any, Estimate, float | No
     out = []
     for row in pairs.itertuples(index=False):  # one per pair: a handful, not items
         raw = float(row.p_value) if pd.notna(row.p_value) else None
+        clusters = None if pd.isna(row.n_clusters) else int(row.n_clusters)
         est = compare.PairedEstimate(row.delta, row.delta_low, row.delta_high, int(row.n),
-                                     raw, int(row.n_dropped), test=row.test or None)
+                                     raw, int(row.n_dropped), test=row.test or None,
+                                     df=float(row.df), n_clusters=clusters)
         adjusted = float(row.p_adjusted) if np.isfinite(row.p_adjusted) else None
         out.append((row, est, adjusted))
     return out
@@ -304,6 +306,9 @@ def _pairs_table(pairs: pd.DataFrame, *, value: str, key: str, runs: Sequence[An
     config["p_adjusted"] = st.column_config.NumberColumn(
         f"p (Holm, {len(pairs)} pairs)", format="%.3g",
         help=f"p adjusted by Holm's step-down method over all {len(pairs)} pairs of models")
+    config["df"] = st.column_config.NumberColumn(
+        "df", format="%.1f", help="Degrees of freedom of the t test (Bell–McCaffrey with "
+        "clusters: about the number of clusters minus 1, fewer when they are unequal)")
     config["test"] = st.column_config.TextColumn(
         "Test", help="The test behind p: paired t, CR2 t (cluster-robust, Bell–McCaffrey df), "
                      "exact McNemar (0/1 outcomes) or exact sign (every difference alike)")

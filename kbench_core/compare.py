@@ -503,9 +503,11 @@ def compare_models(frame: pd.DataFrame, value: str, *,
                    correction: Correction = "holm", level: float = 0.95,
                    alpha: float = 0.05) -> pd.DataFrame:
     """Every pair of models: ``model_a model_b delta delta_low delta_high p_value p_adjusted
-    test n n_dropped direction`` (delta = a − b, as :func:`paired_difference`; ``test`` the
-    test behind the row's p: ``paired t``, ``CR2 t``, ``exact McNemar``, ``exact sign``, or
-    empty without one), pairs in sorted model order.
+    test df n n_clusters n_dropped direction`` (delta = a − b, as :func:`paired_difference`;
+    ``test`` the test behind the row's p: ``paired t``, ``CR2 t``, ``exact McNemar``,
+    ``exact sign``, or empty without one; ``df`` its t degrees of freedom, Bell–McCaffrey's
+    with clusters, NaN for the exact tests; ``n_clusters`` missing without clusters), pairs in
+    sorted model order.
 
     ``p_adjusted`` is statsmodels' ``multipletests`` over all k(k − 1)/2 pairs with a defined
     p: ``"holm"`` (Holm 1979, step-down; controls the family-wise error rate), ``"fdr_bh"``
@@ -522,10 +524,11 @@ def compare_models(frame: pd.DataFrame, value: str, *,
     for i, j in combinations(order, 2):  # one per pair; each test is vectorised over items
         est = _paired_values(means[:, i], means[:, j], codes, level)
         rows.append((models[i], models[j], est.value, est.low, est.high, est.p_value,
-                     est.test or "", est.n, est.n_dropped))
+                     est.test or "", est.df, est.n, est.n_clusters, est.n_dropped))
     out = pd.DataFrame(rows, columns=["model_a", "model_b", "delta", "delta_low", "delta_high",
-                                      "p_value", "test", "n", "n_dropped"])
+                                      "p_value", "test", "df", "n", "n_clusters", "n_dropped"])
     out["p_value"] = out["p_value"].astype(float)
+    out["n_clusters"] = out["n_clusters"].astype("Int64")  # missing without clusters
     out.insert(6, "p_adjusted", _adjust(out["p_value"], correction))
     out["direction"] = _directions(out, correction, alpha)
     return out

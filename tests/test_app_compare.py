@@ -159,6 +159,8 @@ def test_every_pair_mode_shows_all_pairs_with_holm_p() -> None:
         a, b = pair.split(" − ")
         assert f"{a} scores higher than {b}" in sentences  # planted: alpha > beta > gamma
         assert f"Holm-adjusted p = {adjusted:.3g}" in sentences
+    # six equal biases: every verdict says the clusters are few (issue 23, item 3)
+    assert sentences.count("Few clusters: only 6 biases (Bell–McCaffrey df 5.0)") == 3
     # all three intervals exclude 0, and the title says so
     assert "3 of 3 pairs differ" in found["cmp_pairs_chart"]["layout"]["title"]["text"]
 

@@ -241,7 +241,10 @@ def test_every_pair_with_clusters_stays_fast() -> None:
     start = time.perf_counter()
     pairs = compare.compare_models(frame, "value", item="item", cluster="group")
     assert time.perf_counter() - start < 3.0 and len(pairs) == 66
-    assert set(pairs["test"]) == {"CR2 t"}
+    assert set(pairs["test"]) == {"CR2 t"} and (pairs["n_clusters"] == 30).all()
+    first = compare.paired_difference(frame, "value", "m00", "m01", item="item",
+                                      cluster="group")
+    assert pairs["df"].iloc[0] == pytest.approx(first.df) and first.df < 29
 
 
 # -------------------------------------------------------------- item 6: rank intervals
