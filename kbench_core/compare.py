@@ -6,12 +6,16 @@ bias score, a correct verdict, an effect-size gap) is averaged within each item 
 items present for both models are kept (the others are dropped and counted, never imputed), and
 the statistics are computed on the per-item differences.
 
-- :func:`paired_difference` — mean difference with a t interval and p-value; with ``cluster``
-  (items grouped by bias, study or contract) the standard error is statsmodels' cluster-robust
-  one (OLS on a constant, ``cov_type="cluster"``) with G − 1 degrees of freedom.
+- :func:`paired_difference` — mean difference with its interval and p-value, the test named
+  (:class:`PairedEstimate`): the paired t; the exact McNemar test with Newcombe's interval on
+  0/1 outcomes; with ``cluster`` (items grouped by bias, study or contract) the CR2
+  cluster-robust standard error with Bell–McCaffrey degrees of freedom (:func:`cr2_mean`).
 - :func:`compare_models` — every pair, with raw and adjusted p (Holm or Benjamini–Hochberg,
-  statsmodels' ``multipletests``).
-- :func:`rank_intervals` — each model's rank and its 95% bootstrap interval over items.
+  statsmodels' ``multipletests``) and the test behind each.
+- :func:`compare_pair` — one pair with everything a paper quotes; its p is adjusted only over
+  the comparisons asked for (one pair: unadjusted).
+- :func:`rank_intervals` — each model's rank and its 95% bootstrap interval over items (or
+  clusters, marked when fewer than :data:`FEW_CLUSTERS`).
 - :func:`samples_needed` — items needed to detect a paired difference.
 - :func:`verdict` — the plain-language sentence a paper can quote, claiming a direction only
   when the p it quotes (adjusted for multiplicity when an adjustment is in force) is below α
