@@ -341,3 +341,24 @@ def test_forest_hover_names_holm_and_the_test() -> None:
     hover = fig.data[0].hovertemplate
     assert "Holm-adjusted p" in hover and "customdata[4]" in hover
     assert list(fig.data[0].customdata[:, 4]) == ["paired t", "paired t"]
+
+
+def test_clustered_binary_outcomes_cover_and_stay_in_range() -> None:
+    # A judged-like design: 12 contracts × 3 prompt types, 0/1 outcomes, a contract's
+    # difficulty shared by both models (probit with a cluster effect). CR2 t, cut to [-1, 1].
+    rng = np.random.default_rng(5)
+    groups = np.repeat(np.arange(12), 3)
+    shift_a, shift_b = 0.6, 0.3
+    # marginal P(noise + u < shift) with noise, u ~ N(0, ½) each: Φ(shift)
+    truth = stats.norm.cdf(shift_a) - stats.norm.cdf(shift_b)
+    hits = 0
+    for _ in range(300):
+        u = rng.normal(0, math.sqrt(0.5), 12)[groups]
+        a = (rng.normal(0, math.sqrt(0.5), 36) + u < shift_a).astype(float)
+        b = (rng.normal(0, math.sqrt(0.5), 36) + u < shift_b).astype(float)
+        est = compare.paired_difference(paired_frame(a, b, groups), "value", "A", "B",
+                                        item="item", cluster="group")
+        assert (est.test in ("CR2 t", "exact sign") and -1 <= est.low <= est.high <= 1) \
+            or math.isnan(est.low)
+        hits += bool(est.low <= truth <= est.high)
+    assert hits / 300 >= 0.90
