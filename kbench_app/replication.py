@@ -15,8 +15,8 @@ from kbench_app.ui import interval_text, shown, table_config
 from kbench_core import replication
 from kbench_core.families.replication import ReplicationOptions
 
-__all__ = ["CI_METHOD_LABELS", "Keys", "cost_view", "ecs_note", "ecs_view", "finding_view", "findings_view",
-           "pas_grid_view", "pas_unavailable", "pas_view", "summary_view"]
+__all__ = ["CI_METHOD_LABELS", "Keys", "cost_view", "ecs_note", "ecs_view", "finding_view",
+           "findings_view", "pas_grid_view", "pas_unavailable", "pas_view", "summary_view"]
 
 
 class Keys:
@@ -61,8 +61,8 @@ HELP_NORMALIZE = ("Off reproduces HumanStudy-Bench's code: weighted sums, so the
                   "mean-difference penalty shrinks as weights grow.")
 HELP_CI = ("analytic: for ECS the delete-one-study jackknife on Fisher's z where studies hold "
            "several tests, else Lin's z-transform (Kish's effective n under structure "
-           "weights); t over studies for PAS; bootstrap: studies resampled within each model, for PAS "
-           "then findings within each drawn study (1000 resamples, cached).")
+           "weights); t over studies for PAS; bootstrap: studies resampled within each "
+           "model, for PAS then findings within each drawn study (1000 resamples, cached).")
 HELP_FINDING_WEIGHTS = ("equal: the default and the released code; n_eff: the metric "
                         "document's prose (offered when the run has an n_eff column; tests "
                         "without one are left out).")
