@@ -152,3 +152,186 @@ def test_ecs_interval_method_rules() -> None:
     assert flat["ecs"] == 0 and math.isnan(flat["ecs_low"]) and math.isnan(flat["ecs_high"])
     with pytest.raises(ValueError, match="'wild'"):
         R.ecs(base, ci="wild")
+
+
+# ------------------------------------------------------------------ item 7: no zero width
+
+Z2 = stats.norm.isf(0.025) ** 2
+
+
+def judged_grid(grid: np.ndarray, judges: tuple[str, ...]) -> pd.DataFrame:
+    """A judged-like frame of a boolean label from an items × judges grid."""
+    n_items, n_judges = grid.shape
+    item, judge = (a.ravel() for a in np.indices((n_items, n_judges)))
+    return pd.DataFrame({"sample": [f"s{i:03d}" for i in item], "model": "m",
+                         "prompt_type": "direct",
+                         "judge": np.asarray(judges, dtype=object)[judge],
+                         "label": grid.ravel().astype(bool)})
+
+
+def test_t_interval_of_zero_spread_is_not_zero_width() -> None:
+    from kbench_core.stats import t_interval
+
+    # before: 0.5 [0.5, 0.5] from five equal values
+    low, high = t_interval([0.5, 0.5], [0.0, 0.2], [5, 5])
+    assert math.isnan(low[0]) and math.isnan(high[0])
+    half = stats.t.ppf(0.975, 4) * 0.2 / math.sqrt(5)  # a spread keeps the t interval
+    assert (low[1], high[1]) == pytest.approx((0.5 - half, 0.5 + half))
+    # Values known to lie in [0, 1]: Wilson's interval of 5 of 5, 5/(5 + z²) = 0.5655, and
+    # of the rescaled mean 0.5 of [0, 1] -> 2.5 of 5 (statsmodels' Wilson, by hand: centre
+    # 0.5, half z·sqrt(0.25/5 + z²/100)/(1 + z²/5)).
+    low, high = t_interval([1.0, 0.5, 3.0], 0.0, 5, bounds=(0.0, 1.0))
+    centre_half = math.sqrt(Z2) * math.sqrt(0.05 + Z2 / 100) / (1 + Z2 / 5)
+    assert low.tolist() == pytest.approx([5 / (5 + Z2), 0.5 - centre_half, 5 / (5 + Z2)])
+    assert high.tolist() == pytest.approx([1.0, 0.5 + centre_half, 1.0])
+    low, high = t_interval(4.0, 0.0, 5, bounds=(2.0, 4.0))  # rescaled: [2 + 2·0.5655, 4]
+    assert (float(low), float(high)) == pytest.approx((2 + 2 * 5 / (5 + Z2), 4.0))
+    with pytest.raises(ValueError, match="bounds"):
+        t_interval(1.0, 0.0, 5, bounds=(1.0, 0.0))
+
+
+@pytest.mark.parametrize(("p", "n"), [(0.9, 5), (0.97, 10), (0.99, 20)])
+def test_t_interval_of_a_bounded_score_covers_near_one(p: float, n: int) -> None:
+    from kbench_core.stats import t_interval
+
+    rng = np.random.default_rng(7)
+    scores = (rng.random((4000, n)) < p).astype(float)  # per-item 0/1 scores
+    mean, sd = scores.mean(1), scores.std(1, ddof=1)
+    low, high = t_interval(mean, sd, n, bounds=(0.0, 1.0))
+    assert np.isfinite(low).all()  # every sample has an interval of some width
+    assert (high - low > 0.01).all()
+    covered = float(((low <= p) & (p <= high)).mean())
+    # before: n values of 1 gave [1, 1] -> coverage 1 - p^n (0.41, 0.26, 0.18)
+    assert covered >= 0.95, covered
+
+
+def cohen_truth_cells(prevalence: float, kappa: float) -> np.ndarray:
+    """Cell probabilities of two judges with the same marginals and the given κ."""
+    p_e = prevalence ** 2 + (1 - prevalence) ** 2
+    off = (1 - (p_e + kappa * (1 - p_e))) / 2
+    return np.array([prevalence - off, off, off, 1 - prevalence - off])
+
+
+def test_cohen_kappa_of_perfect_agreement_hand_worked() -> None:
+    from kbench_core import agreement as ag
+
+    grid = np.array([[v, v] for v in [True, False, True, False, True]])
+    row = ag.pairwise_kappa(judged_grid(grid, ("a", "b")), "label").iloc[0]
+    # p_o = 1 over 5 items: Wilson lower 5/(5 + z²) = 0.5655; p_e = 0.6² + 0.4² = 0.52.
+    # before: [1, 1]
+    assert row["kappa"] == 1.0
+    assert row["kappa_low"] == pytest.approx((5 / (5 + Z2) - 0.52) / 0.48)
+    assert row["kappa_high"] == 1.0
+    boot = ag.pairwise_kappa(judged_grid(grid, ("a", "b")), "label", ci="bootstrap",
+                             n_boot=50).iloc[0]
+    assert boot["kappa_low"] == pytest.approx(row["kappa_low"])
+
+
+@pytest.mark.parametrize(("prevalence", "kappa", "n"),
+                         [(0.5, 0.9, 10), (0.3, 0.9, 20), (0.5, 0.97, 20), (0.5, 0.5, 10)])
+def test_cohen_kappa_interval_covers_near_one_with_few_items(prevalence: float, kappa: float,
+                                                             n: int) -> None:
+    # Two judges, 0/1 label, 1,000 seeded tables through pairwise_kappa (each distinct table
+    # computed once). Before: 0.40, 0.59, 0.24 and 0.89 (the large-sample SE is 0 whenever
+    # every item agrees, and tiny near it); now 0.96-1.0.
+    from kbench_core import agreement as ag
+
+    rng = np.random.default_rng(11)
+    tables = rng.multinomial(n, cohen_truth_cells(prevalence, kappa), 1000)
+    seen: dict[tuple[int, ...], bool] = {}
+    hits = []
+    for cells in map(tuple, tables):
+        if cells not in seen:
+            pattern = np.repeat([[1, 1], [1, 0], [0, 1], [0, 0]], cells, axis=0)
+            row = ag.pairwise_kappa(judged_grid(pattern, ("a", "b")), "label").iloc[0]
+            seen[cells] = (bool(row["kappa_low"] <= kappa <= row["kappa_high"])
+                           if math.isfinite(row["kappa"]) else None)
+        hits.append(seen[cells])
+    defined = [h for h in hits if h is not None]
+    assert np.mean(defined) >= 0.93, np.mean(defined)
+
+
+def fleiss_tables(rng: np.random.Generator, n: int, judges: int, prevalence: float,
+                  kappa: float, sims: int) -> np.ndarray:
+    """Items that are clear with probability κ (every judge gives its class) or unclear
+    (each judge picks independently), so the population Fleiss κ is κ: agreement
+    κ + (1 − κ)p_e. Returns the count of 'yes' judgements per item, sims × n."""
+    clear = rng.random((sims, n)) < kappa
+    yes = rng.random((sims, n)) < prevalence
+    return np.where(clear, np.where(yes, judges, 0), rng.binomial(judges, prevalence,
+                                                                  (sims, n)))
+
+
+@pytest.mark.parametrize(("judges", "kappa", "n"), [(3, 0.9, 10), (3, 0.97, 20), (6, 0.9, 5)])
+def test_fleiss_kappa_interval_covers_near_one_with_few_items(judges: int, kappa: float,
+                                                              n: int) -> None:
+    # Before: Gwet's SE alone, 0.54, 0.37, 0.33 (zero width whenever every judge agrees on
+    # every item); now 0.95-1.0. Through the count table fleiss_kappa builds (its
+    # _fleiss_interval); the frame path is checked by hand below.
+    from kbench_core.agreement.kappa import _fleiss_interval
+
+    rng = np.random.default_rng(12)
+    yes = fleiss_tables(rng, n, judges, 0.5, kappa, 1000)
+    seen: dict[tuple[int, ...], bool | None] = {}
+    hits = []
+    for row in yes:
+        key = tuple(np.sort(row))
+        if key not in seen:
+            value, low, high = _fleiss_interval(
+                np.column_stack([row, judges - row]).astype(float), "asymptotic", 10, 0)
+            seen[key] = bool(low <= kappa <= high) if math.isfinite(value) else None
+        hits.append(seen[key])
+    defined = [h for h in hits if h is not None]
+    assert np.mean(defined) >= 0.93, np.mean(defined)
+
+
+def test_fleiss_and_alpha_of_perfect_agreement_hand_worked() -> None:
+    from kbench_core import agreement as ag
+
+    grid = np.array([[v] * 3 for v in [True, False, True, False, True]])
+    frame = judged_grid(grid, ("a", "b", "c"))
+    # Fleiss: P̄ = 1 over 5 items, p_e = 0.6² + 0.4² = 0.52 -> ((5/(5 + z²)) − 0.52)/0.48.
+    # before: [1, 1] both ways
+    want = (5 / (5 + Z2) - 0.52) / 0.48
+    for ci in ("asymptotic", "bootstrap"):
+        est = ag.fleiss_kappa(frame, "label", ci=ci, n_boot=50)
+        assert (est.value, est.low, est.high) == pytest.approx((1.0, want, 1.0))
+    # α: 15 values, 9 yes and 6 no: D_e = 2·9·6/(15·14) = 0.5143, so p_e = 1 − D_e and
+    # α_low = (5/(5 + z²) − p_e)/D_e. before: [1, 1]
+    d_e = 2 * 9 * 6 / (15 * 14)
+    for level in ("nominal", "interval"):
+        est = ag.krippendorff_alpha(frame, "label", level=level, ci="bootstrap", n_boot=50)
+        assert (est.value, est.low, est.high) == pytest.approx(
+            (1.0, (5 / (5 + Z2) - (1 - d_e)) / d_e, 1.0))
+    # numbers in [0, 10] that agree: distances scaled by the squared range (100); the five
+    # values 0, 10, 0, 10, 5 three times: D_e = 2(n T2 − T1²)/(n(n−1)) with n = 15,
+    # T1 = 3·25 = 75, T2 = 3·(100 + 100 + 25) = 675 -> 2(10125 − 5625)/210 = 42.86
+    numbers = np.array([[v] * 3 for v in [0.0, 10.0, 0.0, 10.0, 5.0]])
+    frame = judged_grid(numbers, ("a", "b", "c")).assign(label=numbers.ravel())
+    est = ag.krippendorff_alpha(frame, "label", level="interval", ci="bootstrap", n_boot=50)
+    d_e = 2 * (15 * 675 - 75 ** 2) / 210 / 100
+    assert (est.low, est.high) == pytest.approx(((5 / (5 + Z2) - (1 - d_e)) / d_e, 1.0))
+
+
+@pytest.mark.parametrize(("kappa", "n"), [(0.9, 10), (0.97, 20)])
+def test_alpha_bootstrap_interval_covers_near_one_with_few_items(kappa: float,
+                                                                  n: int) -> None:
+    # Two judges, 0/1 label, same marginals (the population α is then κ). 400 seeded tables
+    # through krippendorff_alpha(ci="bootstrap") (each distinct table once). Before: the
+    # bootstrap of a table whose items all agree is [1, 1]: 0.40 and 0.25; now >= 0.93.
+    from kbench_core import agreement as ag
+
+    rng = np.random.default_rng(13)
+    tables = rng.multinomial(n, cohen_truth_cells(0.5, kappa), 400)
+    seen: dict[tuple[int, ...], bool | None] = {}
+    hits = []
+    for cells in map(tuple, tables):
+        if cells not in seen:
+            pattern = np.repeat([[1, 1], [1, 0], [0, 1], [0, 0]], cells, axis=0)
+            est = ag.krippendorff_alpha(judged_grid(pattern, ("a", "b")), "label",
+                                        ci="bootstrap", n_boot=200)
+            seen[cells] = (bool(est.low <= kappa <= est.high) if math.isfinite(est.value)
+                           else None)
+        hits.append(seen[cells])
+    defined = [h for h in hits if h is not None]
+    assert np.mean(defined) >= 0.9, np.mean(defined)

@@ -432,6 +432,13 @@ def fleiss_kappa(judged: pd.DataFrame, label: str, *, ci: Ci = "asymptotic",
 def _fleiss_estimate(layout: _Layout, spec: _Label, ci: Ci, n_boot: int,
                      random_state: int) -> Estimate:
     table, n_dropped = _fleiss_counts(_code_grid(layout, spec), len(spec.categories))
+    kappa, low, high = _fleiss_interval(table, ci, n_boot, random_state)
+    return Estimate(kappa, low, high, table.shape[0], n_dropped=n_dropped)
+
+
+def _fleiss_interval(table: np.ndarray, ci: Ci, n_boot: int,
+                     random_state: int) -> tuple[float, float, float]:
+    """Fleiss' κ of an items × categories count table and its interval under ``ci``."""
     n = table.shape[0]
     kappa = _fleiss_value(table)
     low = high = math.nan
@@ -451,11 +458,11 @@ def _fleiss_estimate(layout: _Layout, spec: _Label, ci: Ci, n_boot: int,
         lo, hi = bootstrap_groups(n, statistic, n_boot=n_boot, random_state=random_state)
         low, high = float(lo[0]), float(hi[0])
     if ci is not None and n >= 1 and math.isfinite(kappa):
-        # Few items or no width (every judge agrees on every item: Gwet's SE is 0 and every
-        # resample gives 1): widened to the Wilson-type interval of P̄.
+        # No width (every judge agrees on every item: Gwet's SE is 0 and every resample
+        # gives 1): the Wilson-type interval of P̄.
         r = table[0].sum()
         p_cat = table.sum(0) / (n * r)
         p_bar = float((((table * table).sum(1) - r) / (r * (r - 1))).mean())
         w_low, w_high = agreement_wilson(p_bar, float(p_cat @ p_cat), n)
         low, high = (float(v) for v in widen_small(low, high, w_low, w_high, n, few=0))
-    return Estimate(kappa, low, high, n, n_dropped=n_dropped)
+    return kappa, low, high
