@@ -7,6 +7,7 @@ module computes the intervals of every model x item group in one call.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -112,7 +113,7 @@ def t_interval(mean: np.ndarray | pd.Series | float, sd: np.ndarray | pd.Series 
     trials, mapped back: a variable in [a, b] with mean μ has variance at most (μ − a)(b − μ),
     the Bernoulli variance, so the score interval for a proportion is a conservative interval
     for the mean (Wilson 1927; the worst case is the 0/1 variable). 5 values all at b give
-    [a + 0.566(b − a), b].
+    [a + 0.566(b − a), b]. A bound that is infinite on one side bounds no variance: NaN.
     """
     m = np.asarray(mean, dtype=float)
     s = np.asarray(sd, dtype=float)
@@ -131,6 +132,8 @@ def t_interval(mean: np.ndarray | pd.Series | float, sd: np.ndarray | pd.Series 
             a, b = map(float, bounds)
             if not b > a:
                 raise ValueError(f"bounds must be (low, high) with low < high; got {bounds!r}")
+            if not (math.isfinite(a) and math.isfinite(b)):
+                return low, high  # a half-bounded score bounds no variance: NaN stays
             share = np.clip((m[flat] - a) / (b - a), 0.0, 1.0)
             w_low, w_high = wilson(share * k[flat], k[flat], level=level)
             low[flat], high[flat] = a + (b - a) * w_low, a + (b - a) * w_high

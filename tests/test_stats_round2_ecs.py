@@ -335,3 +335,23 @@ def test_alpha_bootstrap_interval_covers_near_one_with_few_items(kappa: float,
         hits.append(seen[cells])
     defined = [h for h in hits if h is not None]
     assert np.mean(defined) >= 0.9, np.mean(defined)
+
+
+def test_model_pas_of_equal_study_values_has_an_interval_with_width() -> None:
+    # Five studies whose every test has PAS 0.5 (π_h = π_a = 0.5): the model PAS is 0.5 with
+    # zero spread over studies. before: 0.5 [0.5, 0.5]; now PAS's range [0, 1] gives the
+    # Wilson interval of 2.5 of 5: 0.5 ± z·sqrt(0.25/5 + z²/100)/(1 + z²/5).
+    rows = [("m", f"s{i}", "f", "t", 0.5, 0.5, 100.0) for i in range(5)]
+    frame = pd.DataFrame(rows, columns=["model", "study", "finding", "test", "human_pi",
+                                        "agent_pi", "n_eff"])
+    model = R.pas(frame).model.iloc[0]
+    half = math.sqrt(Z2) * math.sqrt(0.05 + Z2 / 100) / (1 + Z2 / 5)
+    assert model["pas"] == pytest.approx(0.5)
+    assert (model["pas_low"], model["pas_high"]) == pytest.approx((0.5 - half, 0.5 + half))
+
+
+def test_t_interval_with_a_half_open_range_stays_undefined() -> None:
+    from kbench_core.stats import t_interval
+
+    low, high = t_interval(0.2, 0.0, 5, bounds=(0.0, math.inf))
+    assert math.isnan(float(low)) and math.isnan(float(high))
