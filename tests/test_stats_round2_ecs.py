@@ -233,7 +233,7 @@ def test_cohen_kappa_interval_covers_near_one_with_few_items(prevalence: float, 
                                                              n: int) -> None:
     # Two judges, 0/1 label, 1,000 seeded tables through pairwise_kappa (each distinct table
     # computed once). Before: 0.40, 0.59, 0.24 and 0.89 (the large-sample SE is 0 whenever
-    # every item agrees, and tiny near it); now 0.96-1.0.
+    # every item agrees, and tiny near it); now 0.997, 0.997, 1.0 and 0.982.
     from kbench_core import agreement as ag
 
     rng = np.random.default_rng(11)
@@ -266,7 +266,7 @@ def fleiss_tables(rng: np.random.Generator, n: int, judges: int, prevalence: flo
 def test_fleiss_kappa_interval_covers_near_one_with_few_items(judges: int, kappa: float,
                                                               n: int) -> None:
     # Before: Gwet's SE alone, 0.54, 0.37, 0.33 (zero width whenever every judge agrees on
-    # every item); now 0.95-1.0. Through the count table fleiss_kappa builds (its
+    # every item); now 0.998, 1.0, 0.945. Through the count table fleiss_kappa builds (its
     # _fleiss_interval); the frame path is checked by hand below.
     from kbench_core.agreement.kappa import _fleiss_interval
 
@@ -318,7 +318,8 @@ def test_alpha_bootstrap_interval_covers_near_one_with_few_items(kappa: float,
                                                                   n: int) -> None:
     # Two judges, 0/1 label, same marginals (the population α is then κ). 400 seeded tables
     # through krippendorff_alpha(ci="bootstrap") (each distinct table once). Before: the
-    # bootstrap of a table whose items all agree is [1, 1]: 0.40 and 0.25; now >= 0.93.
+    # bootstrap of a table whose items all agree is [1, 1] (61% and 78% of the tables), so
+    # at most 0.39 and 0.22; now 0.99 and 1.0.
     from kbench_core import agreement as ag
 
     rng = np.random.default_rng(13)
