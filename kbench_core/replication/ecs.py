@@ -301,9 +301,11 @@ def ecs(tests: pd.DataFrame, *, level: Literal["overall", "domain", "study"] = "
         jack = {"analytic": clustered, "lin": np.zeros(size, dtype=bool),
                 "jackknife": np.ones(size, dtype=bool)}[ci]
         lin_low, lin_high = _lin_interval(value, n, mom, normalize_weights)
-        units = np.arange(len(t), dtype=np.int64) if level == "study" else study_codes
-        jk_low, jk_high = _jackknife_interval(codes, units, x, y, w, size, value,
-                                              normalize_weights)
+        jk_low = jk_high = lin_low
+        if jack.any():
+            units = np.arange(len(t), dtype=np.int64) if level == "study" else study_codes
+            jk_low, jk_high = _jackknife_interval(codes, units, x, y, w, size, value,
+                                                  normalize_weights)
         out["ecs_low"] = np.where(jack, jk_low, lin_low)
         out["ecs_high"] = np.where(jack, jk_high, lin_high)
         if normalize_weights:
@@ -362,14 +364,16 @@ def _jackknife_interval(codes: Array, units: Array, x: Array, y: Array, w: Array
     ok = np.isfinite(x) & np.isfinite(y) & np.isfinite(w) & (w > 0) & (codes >= 0)
     if not ok.any():
         return nan, nan.copy()
+    # units are dense codes already (study within group, or row): no renumbering sort
     u, x, y, w = units[ok], x[ok], y[ok], w[ok]
-    u = np.unique(u, return_inverse=True)[1].ravel()  # clusters with a valid pair, 0..C-1
-    n_units = int(u.max()) + 1
+    n_units = int(units.max()) + 1
     owner = np.zeros(n_units, dtype=np.int64)
     owner[u] = codes[ok]
     sums = np.stack([np.bincount(u, weights=v, minlength=n_units)
                      for v in (w, w * x, w * y, w * x * x, w * y * y, w * x * y,
                                np.ones_like(w))])
+    present = sums[-1] > 0  # clusters with a valid pair
+    sums, owner = sums[:, present], owner[present]
     totals = np.stack([np.bincount(owner, weights=row, minlength=size) for row in sums])
     loo = _ccc_from_sums(*(totals[:, owner] - sums), normalize=True)
     with np.errstate(invalid="ignore", divide="ignore"):
