@@ -74,3 +74,84 @@ def test_bms_interval_covers_the_truth_near_zero_and_inside(control, treated,
     # bootstrap of BMS covered a true 0 in none: every resample of |Δ̂| lies above 0).
     covered = (table["bms_low"] <= truth + 1e-12) & (truth <= table["bms_high"] + 1e-12)
     assert covered.mean() >= 0.9, (truth, covered.mean())
+
+
+# ------------------------------------------------------------------ 9. Compare quantity
+
+
+def _equal_bms_run() -> pd.DataFrame:
+    """Two models whose per-bias BMS are the same set of numbers, but whose control rates
+    differ (A answers biased half the time even without a trigger, B rarely): 6 biases, 40
+    control and 40 moderate-intensity trials each, planted exactly (no sampling noise)."""
+    gaps = {"A": [0.200, 0.250, 0.150, 0.200, 0.225, 0.175],
+            "B": [0.250, 0.200, 0.200, 0.175, 0.150, 0.225]}  # the same gaps, reordered
+    base = {"A": 0.5, "B": 0.1}
+    parts = []
+    for model, model_gaps in gaps.items():
+        for i, gap in enumerate(model_gaps):
+            for condition, rate in (("control", base[model]),
+                                    ("treatment", base[model] + gap)):
+                ones = round(rate * 40)
+                parts.append(pd.DataFrame({
+                    "model": model, "bias": f"bias_{i}", "condition": condition,
+                    "intensity": "moderate" if condition == "treatment" else None,
+                    "domain": "d", "trial": range(40),
+                    "score": [1.0] * ones + [0.0] * (40 - ones)}))
+    return pd.concat(parts, ignore_index=True)
+
+
+def test_equal_bms_models_are_not_told_apart_by_the_family_comparison() -> None:
+    from scipy import stats
+
+    from kbench_core import compare
+
+    trials = _equal_bms_run()
+    bms = kahne.bms(trials)
+    assert sorted(bms.loc[bms["model"] == "A", "bms"].round(9)) == \
+        sorted(bms.loc[bms["model"] == "B", "bms"].round(9))
+    spec = compare.COMPARISONS["bias"]
+    frame = compare.per_item_values(trials, "bias")
+    result = compare.compare_pair(frame, spec.values[0][1], "A", "B", group=spec.group,
+                                  cluster=spec.cluster, correction=None, noun=spec.noun)
+    # Before: control, treatment and debiasing rows pooled, "A scores higher ... p = 2e-05"
+    # (A's control rate alone is 0.4 above B's).
+    assert "cannot tell" in result.verdict, result.verdict
+    # Independently: per bias (treatment mean − control mean), A − B, one-sample t test.
+    means = trials.groupby(["model", "bias", "condition"])["score"].mean().unstack()
+    effect = (means["treatment"] - means["control"]).unstack("model")
+    diff = (effect["A"] - effect["B"]).to_numpy()
+    # worked: gaps A − B = −0.05, +0.05, −0.05, +0.025, +0.075, −0.05 → mean 0
+    np.testing.assert_allclose(diff, [-0.05, 0.05, -0.05, 0.025, 0.075, -0.05], atol=1e-12)
+    test = stats.ttest_1samp(diff, 0.0)
+    ci = test.confidence_interval()
+    est = result.estimate
+    assert est.n == 6 and est.value == pytest.approx(0.0, abs=1e-12)
+    assert (est.low, est.high) == pytest.approx((ci.low, ci.high))
+    assert est.p_value == pytest.approx(test.pvalue)
+
+
+def test_kbench_compare_on_a_bias_run_compares_the_effect(tmp_path, capsys) -> None:
+    from kbench_core.cli import main
+
+    path = tmp_path / "equal_bms.csv"
+    _equal_bms_run().to_csv(path, index=False)
+    assert main(["compare", str(path), "--models", "A", "B", "--format", "csv"]) == 0
+    verdict = capsys.readouterr().out.splitlines()[0]
+    assert "cannot tell A and B apart" in verdict and "6 shared items" in verdict, verdict
+
+
+def test_per_item_keeps_the_trials_and_adds_one_effect_row_per_model_and_bias() -> None:
+    from kbench_core import compare
+    from kbench_core.families.bias import EFFECT_CONDITION
+
+    trials = load_run("sample_data/bias.csv").frame
+    frame = compare.per_item_values(trials, "bias")
+    added = frame[frame["condition"] == EFFECT_CONDITION]
+    assert len(frame) == len(trials) + len(added) and len(added) == 18
+    assert added["score"].isna().all() and added["category"].notna().all()
+    # alpha, anchoring: planted control 0.0, treatment 0.8 at every intensity
+    row = added[(added["model"] == "synthetic-alpha") & (added["bias"] == "anchoring_effect")]
+    assert float(row["treatment_minus_control"].iloc[0]) == pytest.approx(0.8)
+    # the trial-level score comparison is untouched by the added rows
+    pd.testing.assert_frame_equal(compare.compare_models(frame, "score", cluster="bias"),
+                                  compare.compare_models(trials, "score", cluster="bias"))

@@ -160,8 +160,10 @@ with st.expander("Human baselines and their sources", icon=":material/menu_book:
 
 run_compare_panel(selected, "bias", key=K.COMPARE, runs=runs, selection=selection,
                   colors=colors)
-st.caption("Items are bias × domain × condition × intensity × method × trial, averaged over "
-           "repeats; errors are clustered by bias (items of one bias share its prompts).")
+st.caption("Each bias is one unit: its treatment − control difference (mean treatment score "
+           "minus mean control score, every intensity pooled; debiasing rows left out), the "
+           "quantity BMS is built from. Models are paired by bias; a bias without control or "
+           "treatment scores is left out.")
 
 st.subheader("Responses")
 c1, c2, c3 = st.columns(3)

@@ -10,13 +10,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import numpy as np
 import pandas as pd
 
 from kbench_core.catalog import Item, one
 from kbench_core.families import CompareDefaults, Family, Options, PageInfo
 from kbench_core.schema import BIAS
 
-__all__ = ["FAMILY", "FingerprintOptions", "susceptibility_table"]
+__all__ = ["EFFECT_CONDITION", "FAMILY", "FingerprintOptions", "bias_effects",
+           "per_item", "susceptibility_table"]
+
+# The condition label of the per-bias rows :func:`per_item` adds for comparisons.
+EFFECT_CONDITION = "treatment − control"
 
 
 @dataclass(frozen=True)
@@ -69,6 +74,55 @@ def susceptibility_table(fingerprint: Any) -> pd.DataFrame:
                          *[c for c in models if c not in ("rank", "rank_text")]]]
     return models.sort_values(["rank", "model"], na_position="last",
                               kind="stable").reset_index(drop=True)
+
+
+def bias_effects(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per model × bias: ``effect`` = mean known treatment score − mean known control score
+    (signed; every intensity pooled, debiasing rows left out), with ``n_treatment`` and
+    ``n_control``. NaN when either condition has no known score: unlike BMS, no control mean
+    of 0 is assumed, so a bias without a control is left out of a comparison, not counted as
+    if its control were unbiased. This is the difference whose absolute value, per intensity
+    and weighted, is BMS (``docs/metrics/bias.md``)."""
+    score = pd.to_numeric(frame["score"], errors="coerce")
+    condition = frame["condition"].astype(str).to_numpy()
+    keys = [frame["model"].astype(str).to_numpy(), frame["bias"].astype(str).to_numpy()]
+    parts = {}
+    for name in ("treatment", "control"):
+        rows = (condition == name) & score.notna().to_numpy()
+        grouped = score[rows].groupby([k[rows] for k in keys])
+        parts[name] = grouped.agg(["mean", "count"]).add_suffix(f"_{name[0]}")
+    both = parts["treatment"].join(parts["control"], how="outer")
+    out = pd.DataFrame({
+        "effect": both["mean_t"] - both["mean_c"],
+        "n_treatment": both["count_t"].fillna(0).astype(int),
+        "n_control": both["count_c"].fillna(0).astype(int)})
+    out.index = out.index.set_names(["model", "bias"])
+    return out.reset_index()
+
+
+def per_item(frame: pd.DataFrame) -> pd.DataFrame:
+    """The bias family's per-item table for :mod:`kbench_core.compare`: the trials with a
+    ``treatment_minus_control`` column that is NaN on every trial, plus one row per model ×
+    bias whose ``condition`` is :data:`EFFECT_CONDITION` and whose
+    ``treatment_minus_control`` is that bias's effect (:func:`bias_effects`; the other item
+    columns empty). Comparing ``treatment_minus_control`` therefore pairs the models by bias,
+    one unit per bias: the quantity BMS is built from, not the pooled score of control,
+    treatment and debiasing rows (two models with the same BMS but different baselines used
+    to differ "significantly")."""
+    effects = bias_effects(frame)
+    rows = pd.DataFrame({"model": effects["model"], "bias": effects["bias"],
+                         "condition": EFFECT_CONDITION,
+                         "treatment_minus_control": effects["effect"]})
+    if "category" in frame:  # each bias's first given family, for grouping
+        first = (frame[["bias", "category"]].dropna().astype(str)
+                 .drop_duplicates("bias").set_index("bias")["category"])
+        rows["category"] = rows["bias"].map(first)
+    trials = frame.assign(treatment_minus_control=np.nan)
+    for column in ("model", "bias", "condition", "category"):
+        # plain text keys, so the appended rows' labels join the trials' (no category clash)
+        if column in trials and isinstance(trials[column].dtype, pd.CategoricalDtype):
+            trials[column] = trials[column].astype(object)
+    return pd.concat([trials, rows], ignore_index=True)
 
 
 def _rules(columns: Mapping[str, Any], frame: pd.DataFrame, add) -> None:
@@ -162,11 +216,16 @@ def _catalog() -> list[Item]:
 FAMILY = Family(
     kind="bias", title="Cognitive biases (trials)", spec=BIAS,
     item_key=("bias", "domain", "condition", "intensity", "method", "trial"),
-    comparison=CompareDefaults((("bias score", "score"),), "bias", "bias", "items"),
-    per_item=lambda frame: frame,
-    lower_is_better=frozenset({"score", "bms", "bias_score", "susceptibility", "unknown_rate",
-                               "missing_confidence_rate", "calibration_error",
-                               "metacognitive_gap"}),
+    # One unit per bias: its treatment − control difference (per_item), paired by bias. The
+    # bias clusters hold one such item each (the same t as unclustered); they still cluster
+    # the trial-level score when it is asked for (`kbench compare --metric score`).
+    comparison=CompareDefaults(
+        (("bias effect (treatment − control)", "treatment_minus_control"),), "bias", "bias",
+        "items"),
+    per_item=per_item,
+    lower_is_better=frozenset({"score", "treatment_minus_control", "bms", "bias_score",
+                               "susceptibility", "unknown_rate", "missing_confidence_rate",
+                               "calibration_error", "metacognitive_gap"}),
     catalog=_catalog, unavailable=_unavailable, rules=_rules, notes=_notes,
     key_where_given=True, sample_files=("bias.csv",),
     page=PageInfo("views/bias.py", "Cognitive biases", "bias_runs",
