@@ -44,16 +44,30 @@ class Keys:
 SUMMARY_COLUMNS = {
     "rank": st.column_config.NumberColumn(
         "Rank (1 = least biased)", pinned=True,
-        help="By mean BMS over the chosen biases: 1 = least biased"),
+        help="By the susceptibility shown (mean BMS over the biases every chosen model has "
+             "a BMS for): 1 = least biased"),
     "rank_text": st.column_config.TextColumn(
-        "Rank [95%]", help="Bootstrap over biases (1000 resamples): overlapping ranges mean "
-                           "the run cannot order those models; 'few biases': fewer than 30 "
-                           "biases behind the rank"),
+        "Rank [95%]", help="Bootstrap over the same biases (1000 resamples): overlapping "
+                           "ranges mean the run cannot order those models; 'few biases': "
+                           "fewer than 30 biases behind the rank; 'renormalised': some of "
+                           "its BMS leave out an intensity the run scores"),
     "model": st.column_config.TextColumn("Model", pinned=True),
-    "susceptibility": st.column_config.NumberColumn("Susceptibility", format="%.4g"),
+    "susceptibility": st.column_config.NumberColumn(
+        "Susceptibility", format="%.4g",
+        help="Mean BMS over the biases every chosen model has a BMS for (the ranked set)"),
     "susceptibility_ci": st.column_config.TextColumn(
-        "95% CI", help="t interval over the chosen biases"),
-    "n_biases": st.column_config.NumberColumn("Biases"),
+        "95% CI", help="t interval over the same biases"),
+    "n_biases": st.column_config.NumberColumn(
+        "Biases", help="Biases behind the susceptibility and the rank"),
+    "n_left_out": st.column_config.NumberColumn(
+        "Left out", help="Biases this model has a BMS for that another chosen model lacks: "
+                         "left out so every model is ranked on the same biases"),
+    "n_unscored": st.column_config.NumberColumn(
+        "Unscored", help="Biases without a BMS for this model (no known score)"),
+    "n_renormalised": st.column_config.NumberColumn(
+        "Renormalised", help="Ranked biases whose BMS leaves out an intensity the run scores "
+                             "(e.g. every weak answer unknown): the weights are "
+                             "renormalised over the others, so it is not like for like"),
     "most_susceptible": "Most susceptible",
     "most_resistant": "Most resistant",
     "human_like": "Human-like (alignment > 0.8)",
@@ -74,7 +88,7 @@ _FIRST = ["category", "bias", "model", "bms", "bms_ci", "sensitivity", "model_ra
           "model_rate_ci", "human_rate", "alignment", "direction", "bci_mean_score",
           "bci_consistency", "systematic", "rci_consistency", "rci_stable", "calibration_score",
           "overconfident", "best_method", "effectiveness", "requires_warning", "n",
-          "unknown_rate", "high_unknown", "weakly_supported"]
+          "unknown_rate", "high_unknown", "renormalised", "weakly_supported"]
 _LABELS = {
     "category": ("Family", None), "bias": ("Bias", None), "model": ("Model", None),
     "bms": ("BMS", "Bias Magnitude Score: weighted |treatment − control| over intensities"),
@@ -98,6 +112,9 @@ _LABELS = {
     "n": ("n", "Rows (trials) behind the model × bias"),
     "unknown_rate": ("Unknown", "Share of rows whose score could not be extracted"),
     "high_unknown": ("Mostly unknown", None),
+    "renormalised": ("Renormalised", "BMS leaves out an intensity the run scores for this bias "
+                                     "(its answers there unknown); weights renormalised over "
+                                     "the rest"),
     "weakly_supported": ("Weak baseline", "The human baseline has little empirical support"),
 }
 

@@ -310,8 +310,27 @@ def _bms(t: _Trials, w: np.ndarray, a: np.ndarray, cap: float | None, spacing: s
                                                          random_state)
     present = ~np.isnan(mags)
     out["n_intensities"] = present.sum(axis=1)
+    out["renormalised"] = _renormalised(t, present)
     out["sensitivity"] = _slopes(mags, present, spacing)
     return out
+
+
+def _renormalised(t: _Trials, present: np.ndarray) -> np.ndarray:
+    """Per pair, whether its BMS was renormalised over fewer intensities than it should
+    have: an intensity it has treatment rows for but no known score, or one that another
+    model has scores for on the same bias. Such a BMS weighs the intensities differently
+    from its neighbours' (a model whose weak answers are all unknown loses the weight-2.0
+    intensity), so leaderboards mark it."""
+    k = len(INTENSITIES)
+    treated = (t.condition == 1) & (t.intensity >= 0)
+    rows_at = np.zeros((t.n_pairs, k), dtype=bool)
+    rows_at[t.pair[treated], t.intensity[treated]] = True
+    bias_codes, _ = pd.factorize(t.pairs["bias"])
+    scored = np.zeros((int(bias_codes.max(initial=-1)) + 1, k), dtype=bool)
+    np.logical_or.at(scored, bias_codes, present)
+    expected = rows_at | scored[bias_codes]
+    # only a BMS that exists can be renormalised (an unscored pair has none)
+    return (expected & ~present).any(axis=1) & present.any(axis=1)
 
 
 @dataclass(frozen=True)
@@ -808,6 +827,7 @@ class Fingerprint:
 
     biases: pd.DataFrame
     models: pd.DataFrame
+    cap: float | None = 1.0  # BMS's upper bound (None: uncapped), for intervals of its means
 
 
 def fingerprint(trials: pd.DataFrame, *, cap: float | None = 1.0,
@@ -856,7 +876,7 @@ def fingerprint(trials: pd.DataFrame, *, cap: float | None = 1.0,
     picked: list[tuple[str, str, str]] = [  # (part, column, name in the fingerprint)
         *(("bms", c, c) for c in ("bms", *(["bms_low", "bms_high"] if ci else []),
                                   "sensitivity", "control_mean", "unknown_rate",
-                                  "high_unknown", "n")),
+                                  "high_unknown", "renormalised", "n")),
         ("bci", "mean_score", "bci_mean_score"), ("bci", "consistency", "bci_consistency"),
         ("bci", "systematic", "systematic"),
         *(("bmp", c, c) for c in ("best_method", "effectiveness", "requires_warning")),
@@ -913,7 +933,7 @@ def fingerprint(trials: pd.DataFrame, *, cap: float | None = 1.0,
         "susceptibility_high": np.clip(high, None, cap) if cap is not None else high,
         **picked,
     }, index=susceptibility.index)
-    return Fingerprint(biases=table, models=models.reset_index())
+    return Fingerprint(biases=table, models=models.reset_index(), cap=cap)
 
 
 def with_threshold(fp: Fingerprint, *, threshold: float = 0.1,
@@ -937,4 +957,4 @@ def with_threshold(fp: Fingerprint, *, threshold: float = 0.1,
     for i, name in enumerate(models["model"]):
         cells[i] = tuple(b for _, b in per_model.get(name, []))
     models["ai_specific"] = cells
-    return Fingerprint(biases=biases, models=models)
+    return Fingerprint(biases=biases, models=models, cap=fp.cap)

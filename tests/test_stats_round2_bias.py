@@ -155,3 +155,103 @@ def test_per_item_keeps_the_trials_and_adds_one_effect_row_per_model_and_bias() 
     # the trial-level score comparison is untouched by the added rows
     pd.testing.assert_frame_equal(compare.compare_models(frame, "score", cluster="bias"),
                                   compare.compare_models(trials, "score", cluster="bias"))
+
+
+# ------------------------------------------------------------------ 8. Leaderboards
+
+
+def _planted(rates: dict[str, dict[str, dict[str | None, float]]], trials: int = 40,
+             ) -> pd.DataFrame:
+    """Trials planted exactly: ``rates[model][bias][intensity or None for control]`` is the
+    share of 1s (NaN: every score unknown)."""
+    parts = []
+    for model, per_bias in rates.items():
+        for bias, cells in per_bias.items():
+            for level, rate in cells.items():
+                if np.isnan(rate):
+                    score = [np.nan] * trials
+                else:
+                    ones = round(rate * trials)
+                    score = [1.0] * ones + [0.0] * (trials - ones)
+                parts.append(pd.DataFrame({
+                    "model": model, "bias": bias,
+                    "condition": "control" if level is None else "treatment",
+                    "intensity": level, "domain": "d", "trial": range(trials),
+                    "score": score}))
+    return pd.concat(parts, ignore_index=True)
+
+
+def test_susceptibility_rank_and_value_rest_on_the_same_biases() -> None:
+    from kbench_core.families.bias import susceptibility_table
+
+    biases = [f"bias_{i}" for i in range(6)]
+    # moderate only (w = 1): BMS = treatment rate − control rate (0 here)
+    p = {b: {None: 0.0, "moderate": 0.3} for b in biases[:5]}
+    p[biases[5]] = {None: np.nan, "moderate": np.nan}          # P: one bias unscored
+    q = {b: {None: 0.0, "moderate": 0.35} for b in biases[:5]}
+    q[biases[5]] = {None: 0.0, "moderate": 0.0}
+    board = susceptibility_table(kahne.fingerprint(_planted({"P": p, "Q": q}))).set_index(
+        "model")
+    # Before: P shown 0.300 (its 5 biases), Q 0.292 (= 0.35·5/6, its 6), yet P ranked first
+    # on the 5 shared biases: the ranks contradicted the values beside them.
+    assert board.loc["P", "susceptibility"] == pytest.approx(0.30)
+    assert board.loc["Q", "susceptibility"] == pytest.approx(0.35)  # the 5 shared biases
+    assert board.loc["P", "rank"] == 1 and board.loc["Q", "rank"] == 2
+    assert (board["n_biases"] == 5).all()
+    assert board.loc["Q", "n_left_out"] == 1 and board.loc["P", "n_unscored"] == 1
+    # the interval is the t interval over those same 5 biases (all 0.35: no spread)
+    assert board.loc["Q", "susceptibility_low"] == pytest.approx(0.35)
+
+
+def test_a_renormalised_bms_is_marked_in_the_fingerprint_and_the_leaderboard() -> None:
+    from kbench_core.families.bias import susceptibility_table
+
+    levels = dict.fromkeys(INTENSITIES, 0.5)
+    full = {f"bias_{i}": {None: 0.0, **levels} for i in range(3)}
+    # W's weak answers are all unknown: its BMS drops the weight-2.0 intensity
+    weak_unknown = {b: {**cells, "weak": np.nan} for b, cells in full.items()}
+    trials = _planted({"full": full, "weak_unknown": weak_unknown})
+    bms = kahne.bms(trials).set_index("model")
+    # worked: full: weak min(2·0.5, 1) = 1, moderate 0.5, strong 0.335, adversarial 0.25 →
+    # (0.1·1 + 0.3·0.5 + 0.4·0.335 + 0.2·0.25) / 1 = 0.434; without weak:
+    # (0.15 + 0.134 + 0.05) / 0.9 = 0.3711 — "less biased" only because weak went missing
+    assert bms.loc["full", "bms"].iloc[0] == pytest.approx(0.434)
+    assert bms.loc["weak_unknown", "bms"].iloc[0] == pytest.approx(0.334 / 0.9)
+    assert not bms.loc["full", "renormalised"].any()
+    assert bms.loc["weak_unknown", "renormalised"].all()
+    fp = kahne.fingerprint(trials)
+    assert fp.biases.groupby("model")["renormalised"].sum().to_dict() == {
+        "full": 0, "weak_unknown": 3}
+    board = susceptibility_table(fp).set_index("model")
+    assert board.loc["weak_unknown", "n_renormalised"] == 3
+    assert board.loc["weak_unknown", "rank_text"].endswith("· renormalised")
+    assert "renormalised" not in board.loc["full", "rank_text"]
+
+
+def test_summary_leaderboard_rank_lies_inside_its_interval() -> None:
+    from kbench_core.replication.summary import summary_leaderboard
+
+    # A's published PAS is the higher, but on its studies A is clearly the weaker: before,
+    # the rank came from the published PAS and the interval from the studies, "1 [2, 2]".
+    rows = [{"model": m, "study": f"s{i}", "pas": v, "config_pas": cp}
+            for m, cp, values in (("A", 0.9, [0.5, 0.5, 0.6]), ("B", 0.8, [0.7, 0.7, 0.8]))
+            for i, v in enumerate(values)]
+    board = summary_leaderboard(pd.DataFrame(rows), n_boot=200).set_index("model")
+    assert ((board["rank_low"] <= board["rank"]) & (board["rank"] <= board["rank_high"])).all()
+    assert board.loc["B", "rank"] == 1 and (board["ranked_by"] == "shared_study_pas").all()
+    # worked: shared-study means A (0.5 + 0.5 + 0.6)/3 = 0.5333, B 0.7333
+    assert board["shared_study_pas"].to_dict() == pytest.approx({"A": 1.6 / 3, "B": 2.2 / 3})
+    # where the published PAS is its studies' mean, the rank stays by the published value
+    same = pd.DataFrame([{**r, "config_pas": 1.6 / 3 if r["model"] == "A" else 2.2 / 3}
+                         for r in rows])
+    assert (summary_leaderboard(same, n_boot=50)["ranked_by"] == "config_pas").all()
+
+
+def test_report_leaderboard_counts_the_ranked_biases() -> None:
+    from kbench_core import bias_reports
+
+    frame = pd.DataFrame({"model": ["a"] * 3 + ["b"] * 2, "bias": ["x", "y", "z", "x", "y"],
+                          "bms": [0.1, 0.2, 0.3, 0.2, 0.3]})
+    board = bias_reports.leaderboard(frame, n_boot=50).set_index("model")
+    assert board["n_ranked"].to_dict() == {"a": 2, "b": 2}
+    assert board.loc["a", "mean_bms"] == pytest.approx(0.15)  # (0.1 + 0.2)/2, x and y only

@@ -93,8 +93,9 @@ provenance = options.provenance()
 colors = state.model_colors(all_models)
 
 st.subheader("Fingerprint")
-st.caption("Per model: susceptibility = mean BMS over the chosen biases; the most susceptible "
-           "and most resistant biases leave out those with more than half unknown scores.")
+st.caption("Per model: susceptibility = mean BMS over the chosen biases every chosen model "
+           "has a BMS for (the rank uses the same biases); the most susceptible and most "
+           "resistant biases leave out those with more than half unknown scores.")
 summary = cache.cached(susceptibility_table, fp, runs=runs, selection=(*selection, options))
 # Views and figures are cached with the numbers: on a 1M-row run building them costs more than
 # a rerun may take.

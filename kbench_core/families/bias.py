@@ -47,31 +47,75 @@ class FingerprintOptions(Options):
 
 
 def susceptibility_table(fingerprint: Any) -> pd.DataFrame:
-    """Per model, as the leaderboard shows it: ``rank`` (1 = least biased, by mean BMS over
-    the chosen biases), ``rank_text`` (with its bootstrap interval over the biases every model
-    has, :func:`kbench_core.compare.rank_intervals`; "few biases" below 30), susceptibility
-    with its t interval, and the most susceptible / resistant, human-like and AI-specific
-    biases as text. ``fingerprint`` is a :class:`kbench_core.kahne.Fingerprint`."""
+    """Per model, as the leaderboard shows it; ``fingerprint`` is a
+    :class:`kbench_core.kahne.Fingerprint`.
+
+    One set of biases behind every number of a row: with two or more models, the biases
+    every model has a BMS for (``n_biases``; ``n_left_out`` counts a model's scored biases
+    left out because another model lacks them, ``n_unscored`` its biases without a BMS).
+    ``susceptibility`` is the mean BMS over that set with its t interval over the same biases
+    (``susceptibility_low``/``_high``, clipped to [0, cap]), and ``rank`` (1 = least biased)
+    ranks that very value, with its bootstrap interval over the same biases in ``rank_text``
+    (:func:`kbench_core.compare.rank_intervals`; "few biases" below 30). With one model the
+    set is its own scored biases. ``n_renormalised`` counts the biases in the set whose BMS
+    was renormalised over fewer intensities than the run scores
+    (:func:`kbench_core.kahne.bms`'s ``renormalised``), and ``rank_text`` says
+    "renormalised" on those rows: their BMS weighs the intensities differently from the other
+    models'. The most susceptible / resistant, human-like and AI-specific biases are the
+    model's own, as text."""
     from kbench_core import compare
     from kbench_core.ranking import rank_text
+    from kbench_core.stats import t_interval
 
     models = fingerprint.models.copy()
     for col in ("most_susceptible", "most_resistant", "human_like", "ai_specific"):
         models[col] = models[col].map(", ".join)
-    table = fingerprint.biases[["model", "bias", "bms"]].dropna()
+    biases = fingerprint.biases
+    table = biases[["model", "bias", "bms"]].dropna()
+    wide = table.pivot_table(index="bias", columns="model", values="bms", aggfunc="first")
+    shared = wide.index[wide.notna().all(axis=1)] if len(wide.columns) >= 2 else None
+    used = table if shared is None else table[table["bias"].isin(shared)]
+    grouped = used.groupby("model")["bms"]
+    mean, count = grouped.mean(), grouped.count()
+    low, high = t_interval(mean, grouped.std(), count)
+    cap = getattr(fingerprint, "cap", 1.0)
+    per_model = pd.DataFrame({
+        "susceptibility": mean, "n_biases": count.astype(int),
+        "susceptibility_low": np.clip(low, 0.0, None),
+        "susceptibility_high": np.clip(high, None, cap) if cap is not None else high,
+        "n_left_out": table.groupby("model")["bms"].count().sub(count, fill_value=0),
+        "n_unscored": biases.groupby("model")["bms"].apply(lambda v: int(v.isna().sum())),
+    })
+    if "renormalised" in biases:
+        marked = biases[biases["renormalised"].fillna(False).astype(bool)]
+        marked = marked[marked["bias"].isin(used["bias"])] if shared is not None else marked
+        per_model["n_renormalised"] = marked.groupby("model").size()
+    else:  # a fingerprint made before the mark existed
+        per_model["n_renormalised"] = 0
+    for column in ("n_biases", "n_left_out", "n_unscored", "n_renormalised"):
+        per_model[column] = per_model[column].fillna(0).astype(int)
+    own = ["susceptibility", "n_biases", "susceptibility_low", "susceptibility_high"]
+    models = models.drop(columns=[c for c in own if c in models]).merge(
+        per_model.rename_axis("model").reset_index(), on="model", how="left")
     ranked = None
-    if table["model"].nunique() >= 2:
-        ranked = compare.rank_intervals(table, "bms", item="bias", lower_is_better=True)
-    if ranked is None:  # one model: nothing to rank against
+    if shared is not None and len(shared):
+        ranked = compare.rank_intervals(used, "bms", item="bias", lower_is_better=True)
+    if ranked is None:  # one model (nothing to rank against) or no bias every model has
         models.insert(0, "rank", pd.array([pd.NA] * len(models), dtype="Float64"))
         models.insert(1, "rank_text", "")
     else:
-        ranked["rank_text"] = rank_text(ranked["rank"], ranked["rank_low"],
-                                        ranked["rank_high"], few=ranked["few_items"],
-                                        few_label="few biases")
-        models = ranked[["model", "rank", "rank_text"]].merge(models, on="model", how="right")
+        models = ranked[["model", "rank", "rank_low", "rank_high", "few_items"]].merge(
+            models, on="model", how="right")
+        text = rank_text(models["rank"], models["rank_low"], models["rank_high"],
+                         few=models["few_items"].fillna(False), few_label="few biases")
+        models["rank_text"] = [t + " · renormalised" if t and n else t
+                               for t, n in zip(text, models["n_renormalised"], strict=True)]
+        models = models.drop(columns=["rank_low", "rank_high", "few_items"])
         models = models[["rank", "rank_text",
                          *[c for c in models if c not in ("rank", "rank_text")]]]
+    first = ["rank", "rank_text", "model", "susceptibility", "susceptibility_low",
+             "susceptibility_high", "n_biases", "n_left_out", "n_unscored", "n_renormalised"]
+    models = models[first + [c for c in models if c not in first]]
     return models.sort_values(["rank", "model"], na_position="last",
                               kind="stable").reset_index(drop=True)
 
