@@ -70,8 +70,12 @@ SUMMARY_COLUMNS = {
                              "renormalised over the others, so it is not like for like"),
     "most_susceptible": "Most susceptible",
     "most_resistant": "Most resistant",
-    "human_like": "Human-like (alignment > 0.8)",
-    "ai_specific": "More biased than humans",
+    "human_like": st.column_config.TextColumn(
+        "Human-like (alignment > 0.8)",
+        help="'(uncertain)': the flag could go either way within the model rate's interval"),
+    "ai_specific": st.column_config.TextColumn(
+        "More biased than humans",
+        help="'(uncertain)': the flag could go either way within the model rate's interval"),
 }
 
 
@@ -84,10 +88,14 @@ def summary_view(table: pd.DataFrame) -> pd.DataFrame:
     return shown(view.drop(columns=["susceptibility_low", "susceptibility_high"]))
 
 
+_UNSURE = ("The flag could go either way within its 95% interval ({}): too few trials to "
+           "tell")
 _FIRST = ["category", "bias", "model", "bms", "bms_ci", "sensitivity", "model_rate",
-          "model_rate_ci", "human_rate", "alignment", "direction", "bci_mean_score",
-          "bci_consistency", "systematic", "rci_consistency", "rci_stable", "calibration_score",
-          "overconfident", "best_method", "effectiveness", "requires_warning", "n",
+          "model_rate_ci", "human_rate", "alignment", "human_like", "human_like_uncertain",
+          "direction", "direction_uncertain", "bci_mean_score", "bci_consistency",
+          "systematic", "systematic_uncertain", "rci_consistency", "rci_stable",
+          "calibration_score", "overconfident", "overconfident_uncertain", "best_method",
+          "effectiveness", "requires_warning", "n",
           "unknown_rate", "high_unknown", "renormalised", "weakly_supported"]
 _LABELS = {
     "category": ("Family", None), "bias": ("Bias", None), "model": ("Model", None),
@@ -98,14 +106,20 @@ _LABELS = {
     "model_rate_ci": ("Rate 95% CI", "Wilson for 0/1 scores, t otherwise"),
     "human_rate": ("Human", "Human susceptibility baseline"),
     "alignment": ("HAS", "Human Alignment Score, 1 − |m − h| / max(h, 1 − h)"),
+    "human_like": ("Human-like", "Alignment > 0.8"),
+    "human_like_uncertain": ("Human-like?", _UNSURE.format("the model rate's")),
     "direction": ("vs humans", None),
+    "direction_uncertain": ("vs humans?", _UNSURE.format("the model rate's")),
     "bci_mean_score": ("BCI mean", "Mean of the domain means (treatment rows)"),
     "bci_consistency": ("BCI", "Consistency across domains, 1 − min(std / 0.5, 1)"),
     "systematic": ("Systematic", "More than 70% of domains above 0.5"),
+    "systematic_uncertain": ("Systematic?", _UNSURE.format("each domain mean's")),
     "rci_consistency": ("RCI", "Response consistency over repeated trials"),
     "rci_stable": ("Stable", None),
     "calibration_score": ("CAS", "1 − |mean confidence − mean accuracy|"),
-    "overconfident": ("Overconfident", None),
+    "overconfident": ("Overconfident", "Mean confidence > mean accuracy + 0.1"),
+    "overconfident_uncertain": ("Overconfident?", _UNSURE.format(
+        "confidence low − accuracy high to confidence high − accuracy low")),
     "best_method": ("Best debiasing", None),
     "effectiveness": ("BMP", "Bias Mitigation Potential of the best method"),
     "requires_warning": ("Needs warning", None),

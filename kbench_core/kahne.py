@@ -498,6 +498,16 @@ def _bci(t: _Trials, std: str, rows: str) -> dict[str, object]:
         share = np.bincount(owner, weights=means > 0.5 + TOLERANCE, minlength=size) / across.n
     out["systematic"] = pd.array(np.where(across.n > 0, share > 0.7 + TOLERANCE, pd.NA),
                                  dtype="boolean")
+    # Could the flag go either way? Count the domains above 0.5 at their intervals' lower
+    # ends (the fewest possible) and upper ends (the most); an unknown end counts as either.
+    d_low, d_high = (b[present] for b in per_domain.interval())
+    with np.errstate(invalid="ignore", divide="ignore"):
+        fewest = np.bincount(owner, weights=d_low > 0.5 + TOLERANCE, minlength=size) / across.n
+        most = np.bincount(owner, weights=~(d_high <= 0.5 + TOLERANCE),
+                           minlength=size) / across.n
+    out["systematic_uncertain"] = pd.array(
+        np.where(across.n > 0, (fewest > 0.7 + TOLERANCE) != (most > 0.7 + TOLERANCE), pd.NA),
+        dtype="boolean")
     out["n"] = np.bincount(t.pair[used & ~np.isnan(t.score)], minlength=size)
     return out
 
@@ -682,17 +692,68 @@ def _has(t: _Trials, rates: Mapping[str, float], weak: frozenset[str], threshold
     model_rate = pd.Series(grouped.mean[keep])
     diff = model_rate - human
     limit = threshold * human if relative else threshold
+    rate_low, rate_high = low[keep], high[keep]
+    alignment = 1 - diff.abs() / np.maximum(human, 1 - human)
+    align_low, align_high = _alignment_range(rate_low, rate_high, human.to_numpy())
     return {
         "model": pairs["model"], "bias": bias,
         **{name: values[keep] for name, values in extra.items()},  # type: ignore[index]
-        "model_rate": model_rate, "model_rate_low": low[keep], "model_rate_high": high[keep],
+        "model_rate": model_rate, "model_rate_low": rate_low, "model_rate_high": rate_high,
         "n": n[keep], "human_rate": human,
-        "alignment": 1 - diff.abs() / np.maximum(human, 1 - human),
-        "direction": np.select([human.isna(), _below(diff.abs(), limit), diff > 0],
-                               [None, "aligned", "over"], "under"),
+        "alignment": alignment, "alignment_low": align_low, "alignment_high": align_high,
+        "human_like": pd.arrays.BooleanArray(_above(alignment, 0.8).to_numpy(dtype=bool),
+                                             alignment.isna().to_numpy()),
+        "human_like_uncertain": _crosses(align_low, align_high, 0.8, alignment),
+        "direction": _direction(diff, human, limit),
+        "direction_uncertain": _direction_uncertain(rate_low, rate_high, human, limit),
         "baseline_missing": human.isna(),
         "weakly_supported": np.array([b in weak for b in names], dtype=bool),
     }
+
+
+def _direction(diff: pd.Series | np.ndarray, human: pd.Series | np.ndarray,
+               limit: float | pd.Series | np.ndarray) -> np.ndarray:
+    """HAS's direction of model − human differences: None without a baseline, else aligned
+    (|diff| < limit), over or under."""
+    diff, human = pd.Series(np.asarray(diff, dtype=float)), np.asarray(human, dtype=float)
+    return np.select([np.isnan(human), _below(diff.abs(), np.asarray(limit)).to_numpy(),
+                      (diff > 0).to_numpy()], [None, "aligned", "over"], "under")
+
+
+def _crosses(low: np.ndarray, high: np.ndarray, threshold: float,
+             point: pd.Series | np.ndarray) -> pd.arrays.BooleanArray:
+    """Whether a flag "value > threshold" could go either way within [low, high]: the two
+    ends fall on different sides, or an end is unknown (too few trials for an interval).
+    NA where the value itself is undefined."""
+    low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+    unknown = np.isnan(low) | np.isnan(high)
+    with np.errstate(invalid="ignore"):
+        split = (low > threshold + TOLERANCE) != (high > threshold + TOLERANCE)
+    return pd.arrays.BooleanArray(split | unknown, np.isnan(np.asarray(point, dtype=float)))
+
+
+def _alignment_range(low: np.ndarray, high: np.ndarray,
+                     human: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The least and the most alignment 1 − |m − h| / max(h, 1 − h) over model rates m in
+    [low, high]: the nearest point of the interval to h (0 away when it holds h) and the
+    farther end."""
+    scale = np.maximum(human, 1 - human)
+    near = np.where((low <= human) & (human <= high), 0.0,
+                    np.minimum(np.abs(low - human), np.abs(high - human)))
+    far = np.maximum(np.abs(low - human), np.abs(high - human))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return 1 - far / scale, 1 - near / scale
+
+
+def _direction_uncertain(low: np.ndarray, high: np.ndarray, human: pd.Series,
+                         limit: float | pd.Series) -> pd.arrays.BooleanArray:
+    """Whether the direction (under, aligned, over) could change within the model rate's
+    interval: it is monotone in the rate, so the ends decide. NA without a baseline."""
+    h = human.to_numpy(dtype=float)
+    lim = np.asarray(limit, dtype=float)
+    ends = [_direction(np.asarray(end, dtype=float) - h, h, lim) for end in (low, high)]
+    unknown = np.isnan(np.asarray(low, dtype=float)) | np.isnan(np.asarray(high, dtype=float))
+    return pd.arrays.BooleanArray((ends[0] != ends[1]) | unknown, np.isnan(h))
 
 
 # ----------------------------------------------------------------------------- RCI
@@ -785,6 +846,11 @@ def _cas(t: _Trials) -> dict[str, object]:
     out["calibration_score"] = 1 - np.minimum(error, 1.0)
     out["overconfident"] = pd.arrays.BooleanArray(
         _above(confidence.mean, accuracy.mean + 0.1), np.isnan(gap))
+    # The gap's range from the two intervals (confidence low − accuracy high, confidence
+    # high − accuracy low): conservative, as it ignores that both come from the same rows.
+    out["gap_low"] = out["mean_confidence_low"] - out["mean_accuracy_high"]
+    out["gap_high"] = out["mean_confidence_high"] - out["mean_accuracy_low"]
+    out["overconfident_uncertain"] = _crosses(out["gap_low"], out["gap_high"], 0.1, gap)
     out["metacognitive_gap"] = np.maximum(gap, 0.0)
     rows = np.bincount(t.pair, minlength=size)
     out["missing_confidence_rate"] = np.bincount(
@@ -849,7 +915,17 @@ def fingerprint(trials: pd.DataFrame, *, cap: float | None = 1.0,
     (``susceptibility_low``, ``susceptibility_high``, clipped to BMS's range [0, cap]);
     ``most_susceptible`` / ``most_resistant`` =
     the ``top`` biases by BMS, high-unknown biases excluded, ties by bias id; ``human_like`` =
-    biases with alignment > 0.8; ``ai_specific`` = biases with direction ``over``.
+    biases with alignment > 0.8; ``ai_specific`` = biases with direction ``over``;
+    ``human_like_uncertain`` / ``ai_specific_uncertain`` = those of them whose flag could go
+    either way within the model rate's 95% interval.
+
+    Every flag of a model × bias has a ``<flag>_uncertain`` column (``human_like``,
+    ``direction``, ``systematic``, ``overconfident``): true when the flag, set from a point
+    estimate, would differ somewhere within its 95% interval (or the interval is unknown),
+    so a flag resting on a few trials is not read as a finding. The intervals: the model
+    rate's (alignment and direction are monotone in it either side of the human rate), each
+    domain mean's (systematic), and confidence low − accuracy high to confidence high −
+    accuracy low (overconfident; ``gap_low``/``gap_high`` in :func:`cas`).
     """
     categories = _categories(trials)
     trials = _prepare(trials)  # type: ignore[assignment]  # codes computed once for all six
@@ -879,13 +955,16 @@ def fingerprint(trials: pd.DataFrame, *, cap: float | None = 1.0,
                                   "high_unknown", "renormalised", "n")),
         ("bci", "mean_score", "bci_mean_score"), ("bci", "consistency", "bci_consistency"),
         ("bci", "systematic", "systematic"),
+        ("bci", "systematic_uncertain", "systematic_uncertain"),
         *(("bmp", c, c) for c in ("best_method", "effectiveness", "requires_warning")),
         *(("has", c, c) for c in ("model_rate", "model_rate_low", "model_rate_high",
-                                  "human_rate", "alignment", "direction", "baseline_missing",
+                                  "human_rate", "alignment", "alignment_low", "alignment_high",
+                                  "human_like", "human_like_uncertain", "direction",
+                                  "direction_uncertain", "baseline_missing",
                                   "weakly_supported")),
         ("rci", "consistency", "rci_consistency"), ("rci", "stable", "rci_stable"),
         *(("cas", c, c) for c in ("calibration_score", "overconfident",
-                                  "missing_confidence_rate")),
+                                  "overconfident_uncertain", "missing_confidence_rate")),
     ]
     columns: dict[str, object] = {k: t.pairs[k] for k in KEY}
     if categories is not None:
@@ -914,6 +993,13 @@ def fingerprint(trials: pd.DataFrame, *, cap: float | None = 1.0,
                                 _above(table["alignment"], 0.8).to_numpy(dtype=bool)),
         "ai_specific": _by_model(model, bias, score,
                                  (table["direction"] == "over").to_numpy(dtype=bool)),
+        # the listed biases whose flag could go either way within its interval
+        "human_like_uncertain": _by_model(
+            model, bias, score, (_above(table["alignment"], 0.8)
+                                 & table["human_like_uncertain"].fillna(False)).to_numpy(bool)),
+        "ai_specific_uncertain": _by_model(
+            model, bias, score, ((table["direction"] == "over")
+                                 & table["direction_uncertain"].fillna(False)).to_numpy(bool)),
     }
     order = {"most_susceptible": lambda item: (-item[0], item[1]),  # highest BMS first
              "most_resistant": lambda item: (item[0], item[1])}
@@ -948,13 +1034,22 @@ def with_threshold(fp: Fingerprint, *, threshold: float = 0.1,
     limit = threshold * human if relative else threshold
     biases["direction"] = np.select([human.isna(), _below(diff.abs(), limit), diff > 0],
                                     [None, "aligned", "over"], "under")
-    per_model = _by_model(biases["model"].to_numpy(dtype=object),
-                          biases["bias"].to_numpy(dtype=object),
-                          biases["bms"].to_numpy(dtype=float),
-                          (biases["direction"] == "over").to_numpy(dtype=bool))
+    if "direction_uncertain" in biases:
+        biases["direction_uncertain"] = _direction_uncertain(
+            biases["model_rate_low"].to_numpy(dtype=float),
+            biases["model_rate_high"].to_numpy(dtype=float), human, limit)
+    over = (biases["direction"] == "over").to_numpy(dtype=bool)
+    masks = {"ai_specific": over}
+    if "direction_uncertain" in biases:
+        masks["ai_specific_uncertain"] = over & biases["direction_uncertain"].fillna(
+            False).to_numpy(dtype=bool)
     models = fp.models.copy()
-    cells = np.empty(len(models), dtype=object)
-    for i, name in enumerate(models["model"]):
-        cells[i] = tuple(b for _, b in per_model.get(name, []))
-    models["ai_specific"] = cells
+    for column, mask in masks.items():
+        per_model = _by_model(biases["model"].to_numpy(dtype=object),
+                              biases["bias"].to_numpy(dtype=object),
+                              biases["bms"].to_numpy(dtype=float), mask)
+        cells = np.empty(len(models), dtype=object)
+        for i, name in enumerate(models["model"]):
+            cells[i] = tuple(b for _, b in per_model.get(name, []))
+        models[column] = cells
     return Fingerprint(biases=biases, models=models, cap=fp.cap)

@@ -255,3 +255,94 @@ def test_report_leaderboard_counts_the_ranked_biases() -> None:
     board = bias_reports.leaderboard(frame, n_boot=50).set_index("model")
     assert board["n_ranked"].to_dict() == {"a": 2, "b": 2}
     assert board.loc["a", "mean_bms"] == pytest.approx(0.15)  # (0.1 + 0.2)/2, x and y only
+
+
+# ------------------------------------------------------------------ 13. Fingerprint flags
+
+
+def _one_bias(model: str, treated: list[float], *, control: int = 10,
+              domains: list[str] | None = None, confidence: float | None = None,
+              ) -> pd.DataFrame:
+    n = len(treated)
+    return pd.DataFrame({
+        "model": model, "bias": "anchoring_effect",
+        "condition": ["control"] * control + ["treatment"] * n,
+        "intensity": [None] * control + ["moderate"] * n,
+        "domain": ["d"] * control + (domains or ["d"] * n),
+        "score": [0.0] * control + treated,
+        "confidence": np.nan if confidence is None else confidence})
+
+
+def test_human_like_and_direction_flags_say_when_their_interval_crosses_the_threshold():
+    from statsmodels.stats.proportion import proportion_confint
+
+    # human rate 0.5: alignment = 1 − |m − 0.5| / 0.5, human-like iff |m − 0.5| < 0.1;
+    # both models answer biased 55% of the time, on 20 and on 2,000 trials
+    few = _one_bias("few", [1.0] * 11 + [0.0] * 9)
+    many = _one_bias("many", [1.0] * 1100 + [0.0] * 900)
+    fp = kahne.fingerprint(pd.concat([few, many]), baselines={"anchoring_effect": 0.5})
+    table = fp.biases.set_index("model")
+    assert table["human_like"].all() and (table["direction"] == "aligned").all()
+    for model, k, n in (("few", 11, 20), ("many", 1100, 2000)):
+        low, high = proportion_confint(k, n, method="wilson")
+        # worked: alignment over [low, high] runs from 1 − max(|low − .5|, |high − .5|)/.5
+        # up to 1 − (distance of the interval from 0.5)/.5 (1 when it holds 0.5)
+        far = max(abs(low - 0.5), abs(high - 0.5))
+        near = 0.0 if low <= 0.5 <= high else min(abs(low - 0.5), abs(high - 0.5))
+        assert table.loc[model, "alignment_low"] == pytest.approx(1 - far / 0.5)
+        assert table.loc[model, "alignment_high"] == pytest.approx(1 - near / 0.5)
+        crosses = 1 - far / 0.5 <= 0.8  # some rate in the interval is not human-like
+        assert bool(table.loc[model, "human_like_uncertain"]) == crosses
+        assert bool(table.loc[model, "direction_uncertain"]) == (far >= 0.1)
+    # 20 trials: [0.34, 0.74] reaches |m − 0.5| = 0.24; 2,000 trials: [0.528, 0.572]
+    assert table.loc["few", "human_like_uncertain"]
+    assert not table.loc["many", "human_like_uncertain"]
+    # the per-model lists say so too
+    from kbench_core.families.bias import susceptibility_table
+
+    board = susceptibility_table(fp).set_index("model")
+    assert board.loc["few", "human_like"] == "anchoring_effect (uncertain)"
+    assert board.loc["many", "human_like"] == "anchoring_effect"
+    # and a new HAS threshold re-derives the direction's mark
+    wide = kahne.with_threshold(fp, threshold=0.3).biases.set_index("model")
+    assert not wide["direction_uncertain"].any()  # both ends within 0.3 of 0.5
+
+
+def test_systematic_flag_is_uncertain_when_a_domain_mean_could_fall_either_side() -> None:
+    from statsmodels.stats.proportion import proportion_confint
+
+    # 4 domains, each 6 of 8 biased (0.75 > 0.5): systematic (share 1 > 0.7) on the point
+    # estimates; Wilson for 6/8 is [0.41, 0.93], so each domain could be below 0.5
+    domains = [f"d{i}" for i in range(4) for _ in range(8)]
+    scores = ([1.0] * 6 + [0.0] * 2) * 4
+    few = kahne.bci(_one_bias("few", scores, domains=domains)).iloc[0]
+    assert proportion_confint(6, 8, method="wilson")[0] < 0.5
+    assert few["systematic"] and few["systematic_uncertain"]
+    # 60 of 80 per domain: Wilson [0.64, 0.84], every domain surely above 0.5
+    many_scores = ([1.0] * 60 + [0.0] * 20) * 4
+    many_domains = [f"d{i}" for i in range(4) for _ in range(80)]
+    assert proportion_confint(60, 80, method="wilson")[0] > 0.5
+    many = kahne.bci(_one_bias("many", many_scores, domains=many_domains)).iloc[0]
+    assert many["systematic"] and not many["systematic_uncertain"]
+
+
+def test_overconfident_flag_is_uncertain_when_the_gap_interval_holds_0_1() -> None:
+    from statsmodels.stats.proportion import proportion_confint
+
+    # confidence 0.9 everywhere; accuracy = 1 − score. 70% accurate: gap 0.2 > 0.1
+    def run(n_correct: int, n: int) -> pd.Series:
+        frame = _one_bias("m", [0.0] * n_correct + [1.0] * (n - n_correct), control=0,
+                          confidence=0.9)
+        return kahne.cas(frame).iloc[0]
+
+    few, many = run(7, 10), run(700, 1000)
+    assert few["overconfident"] and many["overconfident"]
+    for row, (k, n) in ((few, (7, 10)), (many, (700, 1000))):
+        acc_low, acc_high = proportion_confint(k, n, method="wilson")
+        # confidence has no spread: its t interval is [0.9, 0.9]
+        assert (row["gap_low"], row["gap_high"]) == pytest.approx((0.9 - acc_high,
+                                                                   0.9 - acc_low))
+    assert few["overconfident_uncertain"]       # gap in [−0.04, 0.50]
+    assert not many["overconfident_uncertain"]  # gap in [0.17, 0.23]
+    fp = kahne.fingerprint(_one_bias("m", [0.0] * 7 + [1.0] * 3, control=0, confidence=0.9))
+    assert bool(fp.biases["overconfident_uncertain"].iloc[0])

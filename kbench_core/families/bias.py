@@ -68,6 +68,12 @@ def susceptibility_table(fingerprint: Any) -> pd.DataFrame:
     from kbench_core.stats import t_interval
 
     models = fingerprint.models.copy()
+    for col in ("human_like", "ai_specific"):
+        # a flag that could go either way within its interval says so beside the bias
+        unsure = models.pop(f"{col}_uncertain") if f"{col}_uncertain" in models else None
+        if unsure is not None:
+            models[col] = [tuple(f"{b} (uncertain)" if b in maybe else b for b in listed)
+                           for listed, maybe in zip(models[col], unsure, strict=True)]
     for col in ("most_susceptible", "most_resistant", "human_like", "ai_specific"):
         models[col] = models[col].map(", ".join)
     biases = fingerprint.biases
@@ -202,9 +208,11 @@ def _unavailable(frame: pd.DataFrame) -> str | None:
 
 
 _FINGERPRINT_COLUMNS = ["category", "bias", "model", "bms", "bms_low", "bms_high",
-                        "model_rate", "model_rate_low", "model_rate_high", "human_rate",
-                        "alignment", "bci_consistency", "rci_consistency", "calibration_score",
-                        "effectiveness", "n"]
+                        "renormalised", "model_rate", "model_rate_low", "model_rate_high",
+                        "human_rate", "alignment", "human_like", "human_like_uncertain",
+                        "direction", "direction_uncertain", "bci_consistency", "systematic",
+                        "systematic_uncertain", "rci_consistency", "calibration_score",
+                        "overconfident", "overconfident_uncertain", "effectiveness", "n"]
 
 
 def _catalog() -> list[Item]:
