@@ -27,7 +27,6 @@ an empty control gives a control mean of 0 in BMS.
 from __future__ import annotations
 
 import json
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -323,8 +322,9 @@ def _renormalised(t: _Trials, present: np.ndarray) -> np.ndarray:
     intensity), so leaderboards mark it."""
     k = len(INTENSITIES)
     treated = (t.condition == 1) & (t.intensity >= 0)
-    rows_at = np.zeros((t.n_pairs, k), dtype=bool)
-    rows_at[t.pair[treated], t.intensity[treated]] = True
+    # one bincount over the treated rows' cells (a fancy-indexed assignment cost twice that)
+    cell = (t.pair * k + t.intensity)[treated]
+    rows_at = (np.bincount(cell, minlength=t.n_pairs * k) > 0).reshape(t.n_pairs, k)
     bias_codes, _ = pd.factorize(t.pairs["bias"])
     scored = np.zeros((int(bias_codes.max(initial=-1)) + 1, k), dtype=bool)
     np.logical_or.at(scored, bias_codes, present)
@@ -426,13 +426,13 @@ def _bms_bootstrap(t: _Trials, cells: _Cells, w: np.ndarray, a: np.ndarray,
     n_present = present.sum(axis=1)
     low = np.full(point.shape, np.nan)
     high = np.full(point.shape, np.nan)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # a pair with no BMS stays NaN
-        for count in np.unique(n_present[n_present > 0]):
-            rows_k = n_present == count
-            tail = 0.05 / count / 2
-            low[rows_k] = np.nanquantile(draws[:, rows_k], tail, axis=0)
-            high[rows_k] = np.nanquantile(draws[:, rows_k], 1 - tail, axis=0)
+    # An intensity is absent from a pair in every replicate or in none (a cell with trials
+    # always has a mean), so plain quantiles serve: absent ones stay NaN, and nanquantile's
+    # per-column NaN handling cost more than the resampling.
+    for count in np.unique(n_present[n_present > 0]):
+        rows_k = n_present == count
+        tail = 0.05 / count / 2
+        low[rows_k], high[rows_k] = np.quantile(draws[:, rows_k], [tail, 1 - tail], axis=0)
     low, high = np.fmin(low, point), np.fmax(high, point)  # the box holds the estimate
     outer = np.maximum(np.abs(low), np.abs(high))
     inner = np.where((low <= 0) & (high >= 0), 0.0, np.minimum(np.abs(low), np.abs(high)))
