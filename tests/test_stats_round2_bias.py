@@ -53,19 +53,21 @@ def test_bms_interval_holds_its_estimate_on_the_sample_run() -> None:
 ALL4 = dict.fromkeys(INTENSITIES, 0.2)
 
 
-@pytest.mark.parametrize(("control", "treated", "fractional"), [
-    (0.2, ALL4, False),                                     # true BMS 0, four intensities
-    (0.5, {"moderate": 0.5, "strong": 0.5}, False),         # true BMS 0, two intensities
-    (0.2, ALL4, True),                                      # true BMS 0, fractional scores
-    (0.2, dict.fromkeys(INTENSITIES, 0.25), False),         # true BMS 0.043, near 0
-    (0.1, {"weak": 0.3, "moderate": 0.5, "strong": 0.7, "adversarial": 0.9}, False),  # 0.40
-    (0.0, dict.fromkeys(INTENSITIES, 0.8), False),          # true BMS 0.634
+@pytest.mark.parametrize(("control", "treated", "fractional", "trials"), [
+    (0.2, ALL4, False, 50),                                 # true BMS 0, four intensities
+    (0.5, {"moderate": 0.5, "strong": 0.5}, False, 50),     # true BMS 0, two intensities
+    (0.2, ALL4, True, 50),                                  # true BMS 0, fractional scores
+    (0.2, ALL4, False, 10),                                 # true BMS 0, 10 trials per cell
+    (0.2, dict.fromkeys(INTENSITIES, 0.25), False, 50),     # true BMS 0.043, near 0
+    (0.3, {"weak": 0.35, "moderate": 0.3, "strong": 0.25, "adversarial": 0.3}, False, 50),
+    (0.1, {"weak": 0.3, "moderate": 0.5, "strong": 0.7, "adversarial": 0.9}, False, 50),
+    (0.0, dict.fromkeys(INTENSITIES, 0.9), False, 50),      # true BMS 0.701, weak capped
 ])
-def test_bms_interval_covers_the_truth_near_zero_and_inside(control, treated,
-                                                            fractional) -> None:
+def test_bms_interval_covers_the_truth_near_zero_and_inside(control, treated, fractional,
+                                                            trials) -> None:
     truth = _true_bms(control, treated)
-    table = kahne.bms(_simulated(control, treated, fractional=fractional), ci="bootstrap",
-                      n_boot=300)
+    table = kahne.bms(_simulated(control, treated, fractional=fractional, trials=trials),
+                      ci="bootstrap", n_boot=300)
     assert len(table) == 60
     # The interval always holds the estimate ...
     assert ((table["bms_low"] <= table["bms"] + 1e-12)
