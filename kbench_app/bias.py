@@ -44,20 +44,38 @@ class Keys:
 SUMMARY_COLUMNS = {
     "rank": st.column_config.NumberColumn(
         "Rank (1 = least biased)", pinned=True,
-        help="By mean BMS over the chosen biases: 1 = least biased"),
+        help="By the susceptibility shown (mean BMS over the biases every chosen model has "
+             "a BMS for): 1 = least biased"),
     "rank_text": st.column_config.TextColumn(
-        "Rank [95%]", help="Bootstrap over biases (1000 resamples): overlapping ranges mean "
-                           "the run cannot order those models; 'few biases': fewer than 30 "
-                           "biases behind the rank"),
+        "Rank [95%]", help="Bootstrap over the same biases (1000 resamples): overlapping "
+                           "ranges mean the run cannot order those models; 'few biases': "
+                           "fewer than 30 biases behind the rank; 'renormalised': some of "
+                           "its BMS leave out an intensity the run scores"),
     "model": st.column_config.TextColumn("Model", pinned=True),
-    "susceptibility": st.column_config.NumberColumn("Susceptibility", format="%.4g"),
+    "susceptibility": st.column_config.NumberColumn(
+        "Susceptibility", format="%.4g",
+        help="Mean BMS over the biases every chosen model has a BMS for (the ranked set)"),
     "susceptibility_ci": st.column_config.TextColumn(
-        "95% CI", help="t interval over the chosen biases"),
-    "n_biases": st.column_config.NumberColumn("Biases"),
+        "95% CI", help="t interval over the same biases"),
+    "n_biases": st.column_config.NumberColumn(
+        "Biases", help="Biases behind the susceptibility and the rank"),
+    "n_left_out": st.column_config.NumberColumn(
+        "Left out", help="Biases this model has a BMS for that another chosen model lacks: "
+                         "left out so every model is ranked on the same biases"),
+    "n_unscored": st.column_config.NumberColumn(
+        "Unscored", help="Biases without a BMS for this model (no known score)"),
+    "n_renormalised": st.column_config.NumberColumn(
+        "Renormalised", help="Ranked biases whose BMS leaves out an intensity the run scores "
+                             "(e.g. every weak answer unknown): the weights are "
+                             "renormalised over the others, so it is not like for like"),
     "most_susceptible": "Most susceptible",
     "most_resistant": "Most resistant",
-    "human_like": "Human-like (alignment > 0.8)",
-    "ai_specific": "More biased than humans",
+    "human_like": st.column_config.TextColumn(
+        "Human-like (alignment > 0.8)",
+        help="'(uncertain)': the flag could go either way within the model rate's interval"),
+    "ai_specific": st.column_config.TextColumn(
+        "More biased than humans",
+        help="'(uncertain)': the flag could go either way within the model rate's interval"),
 }
 
 
@@ -70,11 +88,15 @@ def summary_view(table: pd.DataFrame) -> pd.DataFrame:
     return shown(view.drop(columns=["susceptibility_low", "susceptibility_high"]))
 
 
+_UNSURE = ("The flag could go either way within its 95% interval ({}): too few trials to "
+           "tell")
 _FIRST = ["category", "bias", "model", "bms", "bms_ci", "sensitivity", "model_rate",
-          "model_rate_ci", "human_rate", "alignment", "direction", "bci_mean_score",
-          "bci_consistency", "systematic", "rci_consistency", "rci_stable", "calibration_score",
-          "overconfident", "best_method", "effectiveness", "requires_warning", "n",
-          "unknown_rate", "high_unknown", "weakly_supported"]
+          "model_rate_ci", "human_rate", "alignment", "human_like", "human_like_uncertain",
+          "direction", "direction_uncertain", "bci_mean_score", "bci_consistency",
+          "systematic", "systematic_uncertain", "rci_consistency", "rci_stable",
+          "calibration_score", "overconfident", "overconfident_uncertain", "best_method",
+          "effectiveness", "requires_warning", "n",
+          "unknown_rate", "high_unknown", "renormalised", "weakly_supported"]
 _LABELS = {
     "category": ("Family", None), "bias": ("Bias", None), "model": ("Model", None),
     "bms": ("BMS", "Bias Magnitude Score: weighted |treatment − control| over intensities"),
@@ -84,20 +106,29 @@ _LABELS = {
     "model_rate_ci": ("Rate 95% CI", "Wilson for 0/1 scores, t otherwise"),
     "human_rate": ("Human", "Human susceptibility baseline"),
     "alignment": ("HAS", "Human Alignment Score, 1 − |m − h| / max(h, 1 − h)"),
+    "human_like": ("Human-like", "Alignment > 0.8"),
+    "human_like_uncertain": ("Human-like?", _UNSURE.format("the model rate's")),
     "direction": ("vs humans", None),
+    "direction_uncertain": ("vs humans?", _UNSURE.format("the model rate's")),
     "bci_mean_score": ("BCI mean", "Mean of the domain means (treatment rows)"),
     "bci_consistency": ("BCI", "Consistency across domains, 1 − min(std / 0.5, 1)"),
     "systematic": ("Systematic", "More than 70% of domains above 0.5"),
+    "systematic_uncertain": ("Systematic?", _UNSURE.format("each domain mean's")),
     "rci_consistency": ("RCI", "Response consistency over repeated trials"),
     "rci_stable": ("Stable", None),
     "calibration_score": ("CAS", "1 − |mean confidence − mean accuracy|"),
-    "overconfident": ("Overconfident", None),
+    "overconfident": ("Overconfident", "Mean confidence > mean accuracy + 0.1"),
+    "overconfident_uncertain": ("Overconfident?", _UNSURE.format(
+        "confidence low − accuracy high to confidence high − accuracy low")),
     "best_method": ("Best debiasing", None),
     "effectiveness": ("BMP", "Bias Mitigation Potential of the best method"),
     "requires_warning": ("Needs warning", None),
     "n": ("n", "Rows (trials) behind the model × bias"),
     "unknown_rate": ("Unknown", "Share of rows whose score could not be extracted"),
     "high_unknown": ("Mostly unknown", None),
+    "renormalised": ("Renormalised", "BMS leaves out an intensity the run scores for this bias "
+                                     "(its answers there unknown); weights renormalised over "
+                                     "the rest"),
     "weakly_supported": ("Weak baseline", "The human baseline has little empirical support"),
 }
 

@@ -64,6 +64,9 @@ def _leaderboard_view(board: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, obje
             "Mean BMS (shared biases)", format="%.3f",
             help="kbench's mean of the reported BMS over the biases every model has (the "
                  "ranked value; equals the published susceptibility when all share them)"),
+        "n_ranked": st.column_config.NumberColumn(
+            "Biases ranked", help="The biases behind the mean BMS and the rank: those every "
+                                  "chosen model's report has"),
         "n_biases": st.column_config.NumberColumn("Biases", help="Biases in the report"),
         "n_dropped": st.column_config.NumberColumn(
             "Biases left out", help="Biases this model's report lacks, left out of the rank"),

@@ -173,7 +173,8 @@ def leaderboard(frame: pd.DataFrame, summaries: Mapping[str, Any] | None = None,
     the report's summary (:func:`published_summary`), ``mean_bms`` (kbench's mean of the
     reported per-bias BMS over the biases every model has, for the rank) and the rank with its
     bootstrap interval over those biases (:func:`kbench_core.compare.rank_intervals`;
-    ``few_items`` when fewer than 30 biases), ``n_dropped`` biases a model lacks."""
+    ``few_items`` when fewer than 30 biases), ``n_ranked`` the biases behind ``mean_bms``
+    and the rank, ``n_dropped`` biases a model lacks."""
     from kbench_core.compare import FEW_ITEMS, rank_intervals
 
     out = published_summary(frame, summaries)
@@ -181,6 +182,7 @@ def leaderboard(frame: pd.DataFrame, summaries: Mapping[str, Any] | None = None,
     table = table.assign(model=table["model"].astype(str), bias=table["bias"].astype(str))
     out["rank"] = out["rank_low"] = out["rank_high"] = out["mean_bms"] = np.nan
     out["n_dropped"] = 0
+    ranks = None
     if table["model"].nunique() >= 2:
         try:
             ranks = rank_intervals(table, "bms", item="bias", lower_is_better=True,
@@ -196,9 +198,13 @@ def leaderboard(frame: pd.DataFrame, summaries: Mapping[str, Any] | None = None,
     if table["model"].nunique() == 1:  # nothing to share biases with: its own mean
         out["mean_bms"] = out["model"].map(table.groupby("model")["bms"].mean())
     out["n_dropped"] = out["n_dropped"].fillna(0).astype(int)
-    out["few_items"] = out["n_biases"] < FEW_ITEMS
+    # The biases behind mean_bms and the rank (the shared ones), shown; "few" counts them
+    out["n_ranked"] = (out["model"].map(ranks.set_index("model")["n"]) if ranks is not None
+                       else out["model"].map(table.groupby("model")["bias"].nunique()))
+    out["n_ranked"] = out["n_ranked"].fillna(0).astype(int)
+    out["few_items"] = out["n_ranked"] < FEW_ITEMS
     first = ["model", "rank", "rank_low", "rank_high", "susceptibility", "mean_bms",
-             "n_biases"]
+             "n_ranked", "n_biases"]
     out = out[first + [c for c in out.columns if c not in first]]
     return out.sort_values(["rank", "model"], na_position="last", kind="stable").reset_index(
         drop=True)

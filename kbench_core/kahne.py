@@ -27,7 +27,6 @@ an empty control gives a control mean of 0 in BMS.
 from __future__ import annotations
 
 import json
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -255,14 +254,21 @@ def bms(trials: pd.DataFrame, *, cap: float | None = 1.0,
     ``mean_<intensity>`` carry a 95% interval (Wilson when the scores are 0/1, else t).
 
     BMS itself has no analytic interval (a capped, weighted sum of absolute differences):
-    ``ci="bootstrap"`` adds ``bms_low``/``bms_high``, percentiles of ``n_boot`` resamples of
-    the trials within each condition cell (control, each intensity), so every replicate keeps
-    the design. A cell of 0/1 scores is resampled exactly as a binomial draw of its mean, so
-    the cost grows with cells, not rows, for binary runs.
+    ``ci="bootstrap"`` adds ``bms_low``/``bms_high``. ``n_boot`` resamples of the trials within
+    each condition cell (control, each intensity) give a joint 95% box for the *signed*
+    differences treatment − control (percentiles at 1 − 0.05/k for k intensities); the lower
+    end is the smallest BMS over that box, the upper end the resampled BMS's 97.5th
+    percentile capped by the largest BMS over the box (see :func:`_bms_bootstrap`): it
+    always holds the estimate and reaches 0 when no intensity's difference is distinguishable
+    from 0 (a percentile bootstrap of BMS itself never covers a true 0; Andrews 2000). A cell
+    of 0/1 scores is resampled exactly as a binomial draw of its mean, so the cost grows with
+    cells, not rows, for binary runs.
 
     References
     ----------
     KahneBench ``metrics/core.py`` and its metrics review (``docs/metrics/bias.md``).
+    Andrews, D. W. K. (2000). Inconsistency of the bootstrap when a parameter is on the
+    boundary of the parameter space. *Econometrica* 68(2), 399–405.
     """
     check_choice("spacing", spacing, ("ordinal", "observed"))
     check_choice("ci", ci, (None, "bootstrap"))
@@ -304,8 +310,28 @@ def _bms(t: _Trials, w: np.ndarray, a: np.ndarray, cap: float | None, spacing: s
                                                          random_state)
     present = ~np.isnan(mags)
     out["n_intensities"] = present.sum(axis=1)
+    out["renormalised"] = _renormalised(t, present)
     out["sensitivity"] = _slopes(mags, present, spacing)
     return out
+
+
+def _renormalised(t: _Trials, present: np.ndarray) -> np.ndarray:
+    """Per pair, whether its BMS was renormalised over fewer intensities than it should
+    have: an intensity it has treatment rows for but no known score, or one that another
+    model has scores for on the same bias. Such a BMS weighs the intensities differently
+    from its neighbours' (a model whose weak answers are all unknown loses the weight-2.0
+    intensity), so leaderboards mark it."""
+    k = len(INTENSITIES)
+    treated = (t.condition == 1) & (t.intensity >= 0)
+    # one bincount over the treated rows' cells (a fancy-indexed assignment cost twice that)
+    cell = (t.pair * k + t.intensity)[treated]
+    rows_at = (np.bincount(cell, minlength=t.n_pairs * k) > 0).reshape(t.n_pairs, k)
+    bias_codes, _ = pd.factorize(t.pairs["bias"])
+    scored = np.zeros((int(bias_codes.max(initial=-1)) + 1, k), dtype=bool)
+    np.logical_or.at(scored, bias_codes, present)
+    expected = rows_at | scored[bias_codes]
+    # only a BMS that exists can be renormalised (an unscored pair has none)
+    return (expected & ~present).any(axis=1) & present.any(axis=1)
 
 
 @dataclass(frozen=True)
@@ -332,20 +358,46 @@ def _bms_formula(means: np.ndarray, w: np.ndarray, a: np.ndarray,
     """Magnitudes and BMS from cell means ``[..., pair, slot]`` (slot 0 = control, NaN =
     empty); leading axes (bootstrap replicates) broadcast."""
     control = np.nan_to_num(means[..., 0], nan=0.0)  # empty control → 0 (KahneBench)
-    mags = w * np.abs(means[..., 1:] - control[..., None])
+    gaps = np.abs(means[..., 1:] - control[..., None])
+    mags = w * gaps
+    if cap is not None:
+        mags = np.minimum(mags, cap)
+    return mags, _magnitudes(gaps, w, a, cap)
+
+
+def _magnitudes(gaps: np.ndarray, w: np.ndarray, a: np.ndarray,
+                cap: float | None) -> np.ndarray:
+    """BMS from the absolute treatment − control gaps ``[..., pair, intensity]`` (NaN = the
+    intensity is absent): the weighted, capped, renormalised sum of :func:`bms`."""
+    mags = w * gaps
     if cap is not None:
         mags = np.minimum(mags, cap)
     present = ~np.isnan(mags)
     weight_sum = (present * a).sum(axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        score = np.where(weight_sum > 0, np.nansum(mags * a, axis=-1) / weight_sum, np.nan)
-    return mags, score
+        return np.where(weight_sum > 0, np.nansum(mags * a, axis=-1) / weight_sum, np.nan)
 
 
 def _bms_bootstrap(t: _Trials, cells: _Cells, w: np.ndarray, a: np.ndarray,
                    cap: float | None, n_boot: int,
                    random_state: int) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile interval of BMS over stratified resamples of trials (see :func:`bms`).
+    r"""95% interval of BMS by projecting a bootstrap box of the *signed* differences.
+
+    The percentile bootstrap of BMS itself fails at BMS = 0: |Δ̂| is biased away from 0, so
+    every resample lies above the truth and the interval excludes it (Andrews 2000; coverage
+    0 % in simulation with 50 trials per cell). The signed differences
+    :math:`\Delta_i = \bar s_{T,i} - \bar s_C` are smooth means whose bootstrap is regular at
+    0. So: resample the trials within each condition cell (``n_boot`` replicates), take for
+    each of the k intensities present the percentile interval of :math:`\Delta_i` at level
+    1 − 0.05/k (Bonferroni, so the k intervals hold jointly with ≥ 95 %; each widened to
+    contain :math:`\hat\Delta_i`); the lower end is the smallest BMS over that box: |Δ|
+    ranges over [0, max(|lo|, |hi|)] when the interval straddles 0, else
+    [min(|lo|, |hi|), max(|lo|, |hi|)], and BMS increases with every |Δ_i|. The upper end is
+    the 97.5th percentile of the resampled BMS (raised to the estimate if below it, capped by
+    the largest BMS over the box): the bootstrap of |Δ̂| errs upwards at the boundary, which
+    is harmless for an upper bound. The interval always contains the estimate, reaches 0
+    whenever every intensity is compatible with no effect, and covers a true 0 whenever the
+    box does.
 
     Written by hand: scipy's ``bootstrap`` resamples one statistic at a time and cannot keep
     the strata, and here every pair is resampled at once."""
@@ -359,8 +411,9 @@ def _bms_bootstrap(t: _Trials, cells: _Cells, w: np.ndarray, a: np.ndarray,
     row_cell = cells.cell[rows]
     values = cells.score[rows]
     trials = WithinGroups(row_cell)
-    shape = (t.n_pairs, len(INTENSITIES) + 1)
-    draws = np.empty((n_boot, t.n_pairs))
+    k = len(INTENSITIES)
+    shape = (t.n_pairs, k + 1)
+    draws = np.empty((n_boot, t.n_pairs, k))
     for b in range(n_boot):
         with np.errstate(invalid="ignore", divide="ignore"):
             means = rng.binomial(n.astype(np.int64), p) / n
@@ -368,10 +421,31 @@ def _bms_bootstrap(t: _Trials, cells: _Cells, w: np.ndarray, a: np.ndarray,
                 sums = np.bincount(row_cell, weights=values * trials.draw(rng),
                                    minlength=n_cells)
                 means = np.where(binary, means, sums / n)
-        draws[b] = _bms_formula(means.reshape(shape), w, a, cap)[1]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # a pair with no BMS stays NaN
-        return np.nanquantile(draws, 0.025, axis=0), np.nanquantile(draws, 0.975, axis=0)
+        means = means.reshape(shape)
+        draws[b] = means[:, 1:] - np.nan_to_num(means[:, :1], nan=0.0)
+    point_means = cells.stats.mean.reshape(shape)
+    point = point_means[:, 1:] - np.nan_to_num(point_means[:, :1], nan=0.0)
+    present = ~np.isnan(point)
+    n_present = present.sum(axis=1)
+    low = np.full(point.shape, np.nan)
+    high = np.full(point.shape, np.nan)
+    # An intensity is absent from a pair in every replicate or in none (a cell with trials
+    # always has a mean), so plain quantiles serve: absent ones stay NaN, and nanquantile's
+    # per-column NaN handling cost more than the resampling.
+    for count in np.unique(n_present[n_present > 0]):
+        rows_k = n_present == count
+        tail = 0.05 / count / 2
+        low[rows_k], high[rows_k] = np.quantile(draws[:, rows_k], [tail, 1 - tail], axis=0)
+    low, high = np.fmin(low, point), np.fmax(high, point)  # the box holds the estimate
+    outer = np.maximum(np.abs(low), np.abs(high))
+    inner = np.where((low <= 0) & (high >= 0), 0.0, np.minimum(np.abs(low), np.abs(high)))
+    # The upper end needs no projection: |Δ̂*| errs upwards near 0, so the resampled BMS's
+    # 97.5th percentile is a safe upper bound there and a regular one away from 0; the box's
+    # upper end caps it (and both hold the estimate).
+    estimate = _magnitudes(np.abs(point), w, a, cap)
+    upper = np.maximum(np.quantile(_magnitudes(np.abs(draws), w, a, cap), 0.975, axis=0),
+                       estimate)
+    return _magnitudes(inner, w, a, cap), np.fmin(upper, _magnitudes(outer, w, a, cap))
 
 
 def _slopes(y: np.ndarray, present: np.ndarray, spacing: str) -> np.ndarray:
@@ -433,6 +507,16 @@ def _bci(t: _Trials, std: str, rows: str) -> dict[str, object]:
         share = np.bincount(owner, weights=means > 0.5 + TOLERANCE, minlength=size) / across.n
     out["systematic"] = pd.array(np.where(across.n > 0, share > 0.7 + TOLERANCE, pd.NA),
                                  dtype="boolean")
+    # Could the flag go either way? Count the domains above 0.5 at their intervals' lower
+    # ends (the fewest possible) and upper ends (the most); an unknown end counts as either.
+    d_low, d_high = (b[present] for b in per_domain.interval())
+    with np.errstate(invalid="ignore", divide="ignore"):
+        fewest = np.bincount(owner, weights=d_low > 0.5 + TOLERANCE, minlength=size) / across.n
+        most = np.bincount(owner, weights=~(d_high <= 0.5 + TOLERANCE),
+                           minlength=size) / across.n
+    out["systematic_uncertain"] = pd.array(
+        np.where(across.n > 0, (fewest > 0.7 + TOLERANCE) != (most > 0.7 + TOLERANCE), pd.NA),
+        dtype="boolean")
     out["n"] = np.bincount(t.pair[used & ~np.isnan(t.score)], minlength=size)
     return out
 
@@ -617,17 +701,68 @@ def _has(t: _Trials, rates: Mapping[str, float], weak: frozenset[str], threshold
     model_rate = pd.Series(grouped.mean[keep])
     diff = model_rate - human
     limit = threshold * human if relative else threshold
+    rate_low, rate_high = low[keep], high[keep]
+    alignment = 1 - diff.abs() / np.maximum(human, 1 - human)
+    align_low, align_high = _alignment_range(rate_low, rate_high, human.to_numpy())
     return {
         "model": pairs["model"], "bias": bias,
         **{name: values[keep] for name, values in extra.items()},  # type: ignore[index]
-        "model_rate": model_rate, "model_rate_low": low[keep], "model_rate_high": high[keep],
+        "model_rate": model_rate, "model_rate_low": rate_low, "model_rate_high": rate_high,
         "n": n[keep], "human_rate": human,
-        "alignment": 1 - diff.abs() / np.maximum(human, 1 - human),
-        "direction": np.select([human.isna(), _below(diff.abs(), limit), diff > 0],
-                               [None, "aligned", "over"], "under"),
+        "alignment": alignment, "alignment_low": align_low, "alignment_high": align_high,
+        "human_like": pd.arrays.BooleanArray(_above(alignment, 0.8).to_numpy(dtype=bool),
+                                             alignment.isna().to_numpy()),
+        "human_like_uncertain": _crosses(align_low, align_high, 0.8, alignment),
+        "direction": _direction(diff, human, limit),
+        "direction_uncertain": _direction_uncertain(rate_low, rate_high, human, limit),
         "baseline_missing": human.isna(),
         "weakly_supported": np.array([b in weak for b in names], dtype=bool),
     }
+
+
+def _direction(diff: pd.Series | np.ndarray, human: pd.Series | np.ndarray,
+               limit: float | pd.Series | np.ndarray) -> np.ndarray:
+    """HAS's direction of model − human differences: None without a baseline, else aligned
+    (|diff| < limit), over or under."""
+    diff, human = pd.Series(np.asarray(diff, dtype=float)), np.asarray(human, dtype=float)
+    return np.select([np.isnan(human), _below(diff.abs(), np.asarray(limit)).to_numpy(),
+                      (diff > 0).to_numpy()], [None, "aligned", "over"], "under")
+
+
+def _crosses(low: np.ndarray, high: np.ndarray, threshold: float,
+             point: pd.Series | np.ndarray) -> pd.arrays.BooleanArray:
+    """Whether a flag "value > threshold" could go either way within [low, high]: the two
+    ends fall on different sides, or an end is unknown (too few trials for an interval).
+    NA where the value itself is undefined."""
+    low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+    unknown = np.isnan(low) | np.isnan(high)
+    with np.errstate(invalid="ignore"):
+        split = (low > threshold + TOLERANCE) != (high > threshold + TOLERANCE)
+    return pd.arrays.BooleanArray(split | unknown, np.isnan(np.asarray(point, dtype=float)))
+
+
+def _alignment_range(low: np.ndarray, high: np.ndarray,
+                     human: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The least and the most alignment 1 − |m − h| / max(h, 1 − h) over model rates m in
+    [low, high]: the nearest point of the interval to h (0 away when it holds h) and the
+    farther end."""
+    scale = np.maximum(human, 1 - human)
+    near = np.where((low <= human) & (human <= high), 0.0,
+                    np.minimum(np.abs(low - human), np.abs(high - human)))
+    far = np.maximum(np.abs(low - human), np.abs(high - human))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return 1 - far / scale, 1 - near / scale
+
+
+def _direction_uncertain(low: np.ndarray, high: np.ndarray, human: pd.Series,
+                         limit: float | pd.Series) -> pd.arrays.BooleanArray:
+    """Whether the direction (under, aligned, over) could change within the model rate's
+    interval: it is monotone in the rate, so the ends decide. NA without a baseline."""
+    h = human.to_numpy(dtype=float)
+    lim = np.asarray(limit, dtype=float)
+    ends = [_direction(np.asarray(end, dtype=float) - h, h, lim) for end in (low, high)]
+    unknown = np.isnan(np.asarray(low, dtype=float)) | np.isnan(np.asarray(high, dtype=float))
+    return pd.arrays.BooleanArray((ends[0] != ends[1]) | unknown, np.isnan(h))
 
 
 # ----------------------------------------------------------------------------- RCI
@@ -720,6 +855,11 @@ def _cas(t: _Trials) -> dict[str, object]:
     out["calibration_score"] = 1 - np.minimum(error, 1.0)
     out["overconfident"] = pd.arrays.BooleanArray(
         _above(confidence.mean, accuracy.mean + 0.1), np.isnan(gap))
+    # The gap's range from the two intervals (confidence low − accuracy high, confidence
+    # high − accuracy low): conservative, as it ignores that both come from the same rows.
+    out["gap_low"] = out["mean_confidence_low"] - out["mean_accuracy_high"]
+    out["gap_high"] = out["mean_confidence_high"] - out["mean_accuracy_low"]
+    out["overconfident_uncertain"] = _crosses(out["gap_low"], out["gap_high"], 0.1, gap)
     out["metacognitive_gap"] = np.maximum(gap, 0.0)
     rows = np.bincount(t.pair, minlength=size)
     out["missing_confidence_rate"] = np.bincount(
@@ -762,6 +902,7 @@ class Fingerprint:
 
     biases: pd.DataFrame
     models: pd.DataFrame
+    cap: float | None = 1.0  # BMS's upper bound (None: uncapped), for intervals of its means
 
 
 def fingerprint(trials: pd.DataFrame, *, cap: float | None = 1.0,
@@ -783,7 +924,17 @@ def fingerprint(trials: pd.DataFrame, *, cap: float | None = 1.0,
     (``susceptibility_low``, ``susceptibility_high``, clipped to BMS's range [0, cap]);
     ``most_susceptible`` / ``most_resistant`` =
     the ``top`` biases by BMS, high-unknown biases excluded, ties by bias id; ``human_like`` =
-    biases with alignment > 0.8; ``ai_specific`` = biases with direction ``over``.
+    biases with alignment > 0.8; ``ai_specific`` = biases with direction ``over``;
+    ``human_like_uncertain`` / ``ai_specific_uncertain`` = those of them whose flag could go
+    either way within the model rate's 95% interval.
+
+    Every flag of a model × bias has a ``<flag>_uncertain`` column (``human_like``,
+    ``direction``, ``systematic``, ``overconfident``): true when the flag, set from a point
+    estimate, would differ somewhere within its 95% interval (or the interval is unknown),
+    so a flag resting on a few trials is not read as a finding. The intervals: the model
+    rate's (alignment and direction are monotone in it either side of the human rate), each
+    domain mean's (systematic), and confidence low − accuracy high to confidence high −
+    accuracy low (overconfident; ``gap_low``/``gap_high`` in :func:`cas`).
     """
     categories = _categories(trials)
     trials = _prepare(trials)  # type: ignore[assignment]  # codes computed once for all six
@@ -810,16 +961,19 @@ def fingerprint(trials: pd.DataFrame, *, cap: float | None = 1.0,
     picked: list[tuple[str, str, str]] = [  # (part, column, name in the fingerprint)
         *(("bms", c, c) for c in ("bms", *(["bms_low", "bms_high"] if ci else []),
                                   "sensitivity", "control_mean", "unknown_rate",
-                                  "high_unknown", "n")),
+                                  "high_unknown", "renormalised", "n")),
         ("bci", "mean_score", "bci_mean_score"), ("bci", "consistency", "bci_consistency"),
         ("bci", "systematic", "systematic"),
+        ("bci", "systematic_uncertain", "systematic_uncertain"),
         *(("bmp", c, c) for c in ("best_method", "effectiveness", "requires_warning")),
         *(("has", c, c) for c in ("model_rate", "model_rate_low", "model_rate_high",
-                                  "human_rate", "alignment", "direction", "baseline_missing",
+                                  "human_rate", "alignment", "alignment_low", "alignment_high",
+                                  "human_like", "human_like_uncertain", "direction",
+                                  "direction_uncertain", "baseline_missing",
                                   "weakly_supported")),
         ("rci", "consistency", "rci_consistency"), ("rci", "stable", "rci_stable"),
         *(("cas", c, c) for c in ("calibration_score", "overconfident",
-                                  "missing_confidence_rate")),
+                                  "overconfident_uncertain", "missing_confidence_rate")),
     ]
     columns: dict[str, object] = {k: t.pairs[k] for k in KEY}
     if categories is not None:
@@ -851,6 +1005,13 @@ def fingerprint(trials: pd.DataFrame, *, cap: float | None = 1.0,
                                 _above(table["alignment"], 0.8).to_numpy(dtype=bool)),
         "ai_specific": _by_model(model, bias, score,
                                  (table["direction"] == "over").to_numpy(dtype=bool)),
+        # the listed biases whose flag could go either way within its interval
+        "human_like_uncertain": _by_model(
+            model, bias, score, (_above(table["alignment"], 0.8)
+                                 & table["human_like_uncertain"].fillna(False)).to_numpy(bool)),
+        "ai_specific_uncertain": _by_model(
+            model, bias, score, ((table["direction"] == "over")
+                                 & table["direction_uncertain"].fillna(False)).to_numpy(bool)),
     }
     order = {"most_susceptible": lambda item: (-item[0], item[1]),  # highest BMS first
              "most_resistant": lambda item: (item[0], item[1])}
@@ -870,7 +1031,7 @@ def fingerprint(trials: pd.DataFrame, *, cap: float | None = 1.0,
         "susceptibility_high": np.clip(high, None, cap) if cap is not None else high,
         **picked,
     }, index=susceptibility.index)
-    return Fingerprint(biases=table, models=models.reset_index())
+    return Fingerprint(biases=table, models=models.reset_index(), cap=cap)
 
 
 def with_threshold(fp: Fingerprint, *, threshold: float = 0.1,
@@ -885,13 +1046,22 @@ def with_threshold(fp: Fingerprint, *, threshold: float = 0.1,
     limit = threshold * human if relative else threshold
     biases["direction"] = np.select([human.isna(), _below(diff.abs(), limit), diff > 0],
                                     [None, "aligned", "over"], "under")
-    per_model = _by_model(biases["model"].to_numpy(dtype=object),
-                          biases["bias"].to_numpy(dtype=object),
-                          biases["bms"].to_numpy(dtype=float),
-                          (biases["direction"] == "over").to_numpy(dtype=bool))
+    if "direction_uncertain" in biases:
+        biases["direction_uncertain"] = _direction_uncertain(
+            biases["model_rate_low"].to_numpy(dtype=float),
+            biases["model_rate_high"].to_numpy(dtype=float), human, limit)
+    over = (biases["direction"] == "over").to_numpy(dtype=bool)
+    masks = {"ai_specific": over}
+    if "direction_uncertain" in biases:
+        masks["ai_specific_uncertain"] = over & biases["direction_uncertain"].fillna(
+            False).to_numpy(dtype=bool)
     models = fp.models.copy()
-    cells = np.empty(len(models), dtype=object)
-    for i, name in enumerate(models["model"]):
-        cells[i] = tuple(b for _, b in per_model.get(name, []))
-    models["ai_specific"] = cells
-    return Fingerprint(biases=biases, models=models)
+    for column, mask in masks.items():
+        per_model = _by_model(biases["model"].to_numpy(dtype=object),
+                              biases["bias"].to_numpy(dtype=object),
+                              biases["bms"].to_numpy(dtype=float), mask)
+        cells = np.empty(len(models), dtype=object)
+        for i, name in enumerate(models["model"]):
+            cells[i] = tuple(b for _, b in per_model.get(name, []))
+        models[column] = cells
+    return Fingerprint(biases=biases, models=models, cap=fp.cap)

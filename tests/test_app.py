@@ -273,10 +273,11 @@ def test_bias_page_compare_panel_verdict_follows_the_models(monkeypatch) -> None
     at.selectbox(key="bias_cmp_a").set_value("synthetic-gamma").run()
     at.selectbox(key="bias_cmp_b").set_value("synthetic-alpha").run()
     verdicts = [s.value for s in at.success] + [i.value for i in at.info]
-    trials = load_trials()
-    est = compare.paired_difference(trials, "score", "synthetic-gamma", "synthetic-alpha",
-                                    cluster="bias")
-    assert est.high < 0  # gamma planted unbiased: clearly lower scores
+    trials = compare.per_item_values(load_trials(), "bias")
+    # the family's quantity: per bias, treatment mean − control mean, paired by bias
+    est = compare.paired_difference(trials, "treatment_minus_control", "synthetic-gamma",
+                                    "synthetic-alpha")
+    assert est.high < 0  # gamma planted unbiased: a clearly smaller effect
     assert any("synthetic\\-gamma scores lower than synthetic\\-alpha" in v
                and "better" in v for v in verdicts), verdicts
     assert at.metric[0].value == f"{est.value:+.3f}"

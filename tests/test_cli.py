@@ -176,8 +176,9 @@ def test_compare_prints_the_verdict_and_the_forest_table(capsys) -> None:
     out = capsys.readouterr().out
     verdict, table_text = out.split("\n", 1)
     frame = load_run("sample_data/bias.csv").frame
-    est = compare.paired_difference(frame, "score", "synthetic-alpha", "synthetic-beta",
-                                    cluster="bias")
+    est = compare.paired_difference(compare.per_item_values(frame, "bias"),
+                                    "treatment_minus_control", "synthetic-alpha",
+                                    "synthetic-beta")
     assert f"{est.value:+.3f} [{est.low:+.3f}, {est.high:+.3f}]" in verdict
     table = pd.read_csv(io.StringIO(table_text), comment="#")
     assert sorted(table["bias"]) == sorted(frame["bias"].unique())

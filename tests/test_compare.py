@@ -448,7 +448,10 @@ def test_kbench_compare_verdict_and_pair_table_follow_the_adjusted_p(tmp_path, c
         raw[a, b] = 2 * stats.t.sf(abs(fit.params[0] / fit.bse[0]), 9)
     holm = dict(zip(raw, multipletests(list(raw.values()), method="holm")[1], strict=True))
     assert raw["A", "B"] < 0.05 <= holm["A", "B"]
-    assert main(["compare", str(path), "--models", "A", "B", "--format", "csv"]) == 0
+    # the trial-level score (the bias family's default compares per-bias effects, and this
+    # run has no control rows)
+    assert main(["compare", str(path), "--models", "A", "B", "--format", "csv",
+                 "--metric", "score"]) == 0
     verdict = capsys.readouterr().out.split("\n", 1)[0]
     # One pair asked for: its own p, unadjusted (issue 23, item 11), and the verdict says so.
     # Equal clusters: CR2 is statsmodels' CR1 with G − 1 df, so the raw p is the same.
@@ -456,7 +459,7 @@ def test_kbench_compare_verdict_and_pair_table_follow_the_adjusted_p(tmp_path, c
     assert "one pair compared, unadjusted" in verdict and "Holm" not in verdict
     assert "errors clustered by bias" in verdict
     # Every pair: Holm over the 6 pairs, and A − B is no longer decided.
-    assert main(["compare", str(path), "--format", "csv"]) == 0
+    assert main(["compare", str(path), "--format", "csv", "--metric", "score"]) == 0
     table = pd.read_csv(io.StringIO(capsys.readouterr().out), comment="#")
     row = table[(table["model_a"] == "A") & (table["model_b"] == "B")].iloc[0]
     assert row["direction"] == "undecided" and row["delta_low"] > 0

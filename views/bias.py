@@ -93,8 +93,9 @@ provenance = options.provenance()
 colors = state.model_colors(all_models)
 
 st.subheader("Fingerprint")
-st.caption("Per model: susceptibility = mean BMS over the chosen biases; the most susceptible "
-           "and most resistant biases leave out those with more than half unknown scores.")
+st.caption("Per model: susceptibility = mean BMS over the chosen biases every chosen model "
+           "has a BMS for (the rank uses the same biases); the most susceptible and most "
+           "resistant biases leave out those with more than half unknown scores.")
 summary = cache.cached(susceptibility_table, fp, runs=runs, selection=(*selection, options))
 # Views and figures are cached with the numbers: on a 1M-row run building them costs more than
 # a rerun may take.
@@ -160,8 +161,10 @@ with st.expander("Human baselines and their sources", icon=":material/menu_book:
 
 run_compare_panel(selected, "bias", key=K.COMPARE, runs=runs, selection=selection,
                   colors=colors)
-st.caption("Items are bias × domain × condition × intensity × method × trial, averaged over "
-           "repeats; errors are clustered by bias (items of one bias share its prompts).")
+st.caption("Each bias is one unit: its treatment − control difference (mean treatment score "
+           "minus mean control score, every intensity pooled; debiasing rows left out), the "
+           "quantity BMS is built from. Models are paired by bias; a bias without control or "
+           "treatment scores is left out.")
 
 st.subheader("Responses")
 c1, c2, c3 = st.columns(3)

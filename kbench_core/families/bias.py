@@ -10,13 +10,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import numpy as np
 import pandas as pd
 
 from kbench_core.catalog import Item, one
 from kbench_core.families import CompareDefaults, Family, Options, PageInfo
 from kbench_core.schema import BIAS
 
-__all__ = ["FAMILY", "FingerprintOptions", "susceptibility_table"]
+__all__ = ["EFFECT_CONDITION", "FAMILY", "FingerprintOptions", "bias_effects",
+           "per_item", "susceptibility_table"]
+
+# The condition label of the per-bias rows :func:`per_item` adds for comparisons.
+EFFECT_CONDITION = "treatment − control"
 
 
 @dataclass(frozen=True)
@@ -42,33 +47,147 @@ class FingerprintOptions(Options):
 
 
 def susceptibility_table(fingerprint: Any) -> pd.DataFrame:
-    """Per model, as the leaderboard shows it: ``rank`` (1 = least biased, by mean BMS over
-    the chosen biases), ``rank_text`` (with its bootstrap interval over the biases every model
-    has, :func:`kbench_core.compare.rank_intervals`; "few biases" below 30), susceptibility
-    with its t interval, and the most susceptible / resistant, human-like and AI-specific
-    biases as text. ``fingerprint`` is a :class:`kbench_core.kahne.Fingerprint`."""
+    """Per model, as the leaderboard shows it; ``fingerprint`` is a
+    :class:`kbench_core.kahne.Fingerprint`.
+
+    One set of biases behind every number of a row: with two or more models, the biases
+    every model has a BMS for (``n_biases``; ``n_left_out`` counts a model's scored biases
+    left out because another model lacks them, ``n_unscored`` its biases without a BMS).
+    ``susceptibility`` is the mean BMS over that set with its t interval over the same biases
+    (``susceptibility_low``/``_high``, clipped to [0, cap]), and ``rank`` (1 = least biased)
+    ranks that very value, with its bootstrap interval over the same biases in ``rank_text``
+    (:func:`kbench_core.compare.rank_intervals`; "few biases" below 30). With one model the
+    set is its own scored biases. ``n_renormalised`` counts the biases in the set whose BMS
+    was renormalised over fewer intensities than the run scores
+    (:func:`kbench_core.kahne.bms`'s ``renormalised``), and ``rank_text`` says
+    "renormalised" on those rows: their BMS weighs the intensities differently from the other
+    models'. The most susceptible / resistant, human-like and AI-specific biases are the
+    model's own, as text."""
     from kbench_core import compare
     from kbench_core.ranking import rank_text
+    from kbench_core.stats import t_interval
 
     models = fingerprint.models.copy()
+    for col in ("human_like", "ai_specific"):
+        # a flag that could go either way within its interval says so beside the bias
+        unsure = models.pop(f"{col}_uncertain") if f"{col}_uncertain" in models else None
+        if unsure is not None:
+            models[col] = [tuple(f"{b} (uncertain)" if b in maybe else b for b in listed)
+                           for listed, maybe in zip(models[col], unsure, strict=True)]
     for col in ("most_susceptible", "most_resistant", "human_like", "ai_specific"):
         models[col] = models[col].map(", ".join)
-    table = fingerprint.biases[["model", "bias", "bms"]].dropna()
+    biases = fingerprint.biases
+    table = biases[["model", "bias", "bms"]].dropna()
+    wide = table.pivot_table(index="bias", columns="model", values="bms", aggfunc="first")
+    shared = wide.index[wide.notna().all(axis=1)] if len(wide.columns) >= 2 else None
+    used = table if shared is None else table[table["bias"].isin(shared)]
+    grouped = used.groupby("model")["bms"]
+    mean, count = grouped.mean(), grouped.count()
+    low, high = t_interval(mean, grouped.std(), count)
+    cap = getattr(fingerprint, "cap", 1.0)
+    per_model = pd.DataFrame({
+        "susceptibility": mean, "n_biases": count.astype(int),
+        "susceptibility_low": np.clip(low, 0.0, None),
+        "susceptibility_high": np.clip(high, None, cap) if cap is not None else high,
+        "n_left_out": table.groupby("model")["bms"].count().sub(count, fill_value=0),
+        "n_unscored": biases.groupby("model")["bms"].apply(lambda v: int(v.isna().sum())),
+    })
+    if "renormalised" in biases:
+        marked = biases[biases["renormalised"].fillna(False).astype(bool)]
+        marked = marked[marked["bias"].isin(used["bias"])] if shared is not None else marked
+        per_model["n_renormalised"] = marked.groupby("model").size()
+    else:  # a fingerprint made before the mark existed
+        per_model["n_renormalised"] = 0
+    for column in ("n_biases", "n_left_out", "n_unscored", "n_renormalised"):
+        per_model[column] = per_model[column].fillna(0).astype(int)
+    own = ["susceptibility", "n_biases", "susceptibility_low", "susceptibility_high"]
+    models = models.drop(columns=[c for c in own if c in models]).merge(
+        per_model.rename_axis("model").reset_index(), on="model", how="left")
     ranked = None
-    if table["model"].nunique() >= 2:
-        ranked = compare.rank_intervals(table, "bms", item="bias", lower_is_better=True)
-    if ranked is None:  # one model: nothing to rank against
+    if shared is not None and len(shared):
+        ranked = compare.rank_intervals(used, "bms", item="bias", lower_is_better=True)
+    if ranked is None:  # one model (nothing to rank against) or no bias every model has
         models.insert(0, "rank", pd.array([pd.NA] * len(models), dtype="Float64"))
         models.insert(1, "rank_text", "")
     else:
-        ranked["rank_text"] = rank_text(ranked["rank"], ranked["rank_low"],
-                                        ranked["rank_high"], few=ranked["few_items"],
-                                        few_label="few biases")
-        models = ranked[["model", "rank", "rank_text"]].merge(models, on="model", how="right")
+        models = ranked[["model", "rank", "rank_low", "rank_high", "few_items"]].merge(
+            models, on="model", how="right")
+        text = rank_text(models["rank"], models["rank_low"], models["rank_high"],
+                         few=models["few_items"].fillna(False), few_label="few biases")
+        models["rank_text"] = [t + " · renormalised" if t and n else t
+                               for t, n in zip(text, models["n_renormalised"], strict=True)]
+        models = models.drop(columns=["rank_low", "rank_high", "few_items"])
         models = models[["rank", "rank_text",
                          *[c for c in models if c not in ("rank", "rank_text")]]]
+    first = ["rank", "rank_text", "model", "susceptibility", "susceptibility_low",
+             "susceptibility_high", "n_biases", "n_left_out", "n_unscored", "n_renormalised"]
+    models = models[first + [c for c in models if c not in first]]
     return models.sort_values(["rank", "model"], na_position="last",
                               kind="stable").reset_index(drop=True)
+
+
+def bias_effects(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per model × bias: ``effect`` = mean known treatment score − mean known control score
+    (signed; every intensity pooled, debiasing rows left out), with ``n_treatment`` and
+    ``n_control``. NaN when either condition has no known score: unlike BMS, no control mean
+    of 0 is assumed, so a bias without a control is left out of a comparison, not counted as
+    if its control were unbiased. This is the difference whose absolute value, per intensity
+    and weighted, is BMS (``docs/metrics/bias.md``)."""
+    # On integer codes with bincount: a groupby over text keys cost seconds on 1M rows.
+    model, models = pd.factorize(frame["model"], sort=True)
+    bias, biases = pd.factorize(frame["bias"], sort=True)
+    score = pd.to_numeric(frame["score"], errors="coerce").to_numpy(dtype=float,
+                                                                     na_value=np.nan)
+    condition = pd.Series(frame["condition"], copy=False)
+    known = ~np.isnan(score) & (model >= 0) & (bias >= 0)
+    pair = model * max(len(biases), 1) + bias
+    size = len(models) * max(len(biases), 1)
+    means, counts = {}, {}
+    for name in ("treatment", "control"):
+        rows = known & (condition == name).to_numpy(dtype=bool)
+        counts[name] = np.bincount(pair[rows], minlength=size)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means[name] = np.bincount(pair[rows], weights=score[rows], minlength=size) \
+                / counts[name]
+    present = np.zeros(size, dtype=bool)
+    present[pair[(model >= 0) & (bias >= 0)]] = True
+    at = np.flatnonzero(present)
+    return pd.DataFrame({
+        "model": np.asarray(models, dtype=object)[at // max(len(biases), 1)],
+        "bias": np.asarray(biases, dtype=object)[at % max(len(biases), 1)],
+        "effect": (means["treatment"] - means["control"])[at],
+        "n_treatment": counts["treatment"][at], "n_control": counts["control"][at]})
+
+
+def per_item(frame: pd.DataFrame) -> pd.DataFrame:
+    """The bias family's per-item table for :mod:`kbench_core.compare`: the trials with a
+    ``treatment_minus_control`` column that is NaN on every trial, plus one row per model ×
+    bias whose ``condition`` is :data:`EFFECT_CONDITION` and whose
+    ``treatment_minus_control`` is that bias's effect (:func:`bias_effects`; the other item
+    columns empty). Comparing ``treatment_minus_control`` therefore pairs the models by bias,
+    one unit per bias: the quantity BMS is built from, not the pooled score of control,
+    treatment and debiasing rows (two models with the same BMS but different baselines used
+    to differ "significantly")."""
+    effects = bias_effects(frame)
+    rows = pd.DataFrame({"model": effects["model"], "bias": effects["bias"],
+                         "condition": EFFECT_CONDITION,
+                         "treatment_minus_control": effects["effect"]})
+    if "category" in frame:  # each bias's first given family, for grouping
+        given = frame[["bias", "category"]].dropna().drop_duplicates("bias")
+        rows["category"] = rows["bias"].map(
+            dict(zip(given["bias"].astype(str), given["category"].astype(str), strict=True)))
+    trials = frame.assign(treatment_minus_control=np.nan)
+    for column in ("model", "bias", "condition", "category"):
+        # Categorical keys stay categorical (cheap on big runs): the added rows' labels join
+        # their categories, so both parts share one dtype and concat keeps it.
+        if column in trials and isinstance(trials[column].dtype, pd.CategoricalDtype):
+            extra = pd.Index(rows[column].dropna().unique()).difference(
+                trials[column].cat.categories)
+            if len(extra):
+                trials[column] = trials[column].cat.add_categories(extra)
+            rows[column] = pd.Categorical(rows[column],
+                                          categories=trials[column].cat.categories)
+    return pd.concat([trials, rows], ignore_index=True)
 
 
 def _rules(columns: Mapping[str, Any], frame: pd.DataFrame, add) -> None:
@@ -104,9 +223,11 @@ def _unavailable(frame: pd.DataFrame) -> str | None:
 
 
 _FINGERPRINT_COLUMNS = ["category", "bias", "model", "bms", "bms_low", "bms_high",
-                        "model_rate", "model_rate_low", "model_rate_high", "human_rate",
-                        "alignment", "bci_consistency", "rci_consistency", "calibration_score",
-                        "effectiveness", "n"]
+                        "renormalised", "model_rate", "model_rate_low", "model_rate_high",
+                        "human_rate", "alignment", "human_like", "human_like_uncertain",
+                        "direction", "direction_uncertain", "bci_consistency", "systematic",
+                        "systematic_uncertain", "rci_consistency", "calibration_score",
+                        "overconfident", "overconfident_uncertain", "effectiveness", "n"]
 
 
 def _catalog() -> list[Item]:
@@ -162,11 +283,16 @@ def _catalog() -> list[Item]:
 FAMILY = Family(
     kind="bias", title="Cognitive biases (trials)", spec=BIAS,
     item_key=("bias", "domain", "condition", "intensity", "method", "trial"),
-    comparison=CompareDefaults((("bias score", "score"),), "bias", "bias", "items"),
-    per_item=lambda frame: frame,
-    lower_is_better=frozenset({"score", "bms", "bias_score", "susceptibility", "unknown_rate",
-                               "missing_confidence_rate", "calibration_error",
-                               "metacognitive_gap"}),
+    # One unit per bias: its treatment − control difference (per_item), paired by bias. The
+    # bias clusters hold one such item each (the same t as unclustered); they still cluster
+    # the trial-level score when it is asked for (`kbench compare --metric score`).
+    comparison=CompareDefaults(
+        (("bias effect (treatment − control)", "treatment_minus_control"),), "bias", "bias",
+        "items"),
+    per_item=per_item,
+    lower_is_better=frozenset({"score", "treatment_minus_control", "bms", "bias_score",
+                               "susceptibility", "unknown_rate", "missing_confidence_rate",
+                               "calibration_error", "metacognitive_gap"}),
     catalog=_catalog, unavailable=_unavailable, rules=_rules, notes=_notes,
     key_where_given=True, sample_files=("bias.csv",),
     page=PageInfo("views/bias.py", "Cognitive biases", "bias_runs",

@@ -29,6 +29,7 @@ SUMMARY_LABELS: dict[str, str] = {
     "config_ecs": "ECS (published)",
     "mean_study_pas": "Mean of per-study PAS",
     "mean_study_ecs": "Mean of per-study ECS",
+    "shared_study_pas": "Mean PAS over the studies every ranked configuration has",
 }
 
 
@@ -51,7 +52,12 @@ def summary_leaderboard(frame: pd.DataFrame, *, n_boot: int = 1000,
 
     Ranking is by ``config_pas`` when the file has it, else by ``mean_study_pas`` (the
     published ``pas_raw`` is the mean of its study values, so the rank bootstrap resamples
-    studies for that same statistic, :func:`kbench_core.compare.rank_intervals`). The
+    studies for that same statistic, :func:`kbench_core.compare.rank_intervals`). When the
+    bootstrap's statistic — the mean PAS over the studies every configuration has,
+    ``shared_study_pas`` — is not that value for the same configurations (studies missing
+    for some, a published PAS that is not its studies' mean), the rank is the bootstrap's
+    own and ``ranked_by`` is ``shared_study_pas``, so a rank and its interval always rest
+    on one statistic and one set of studies. The
     published configuration ECS is *not* the mean of the per-study ECS (HumanStudy-Bench pools
     every test): the two are different numbers and keep different names
     (:data:`SUMMARY_LABELS`). Finding rows are left out; nothing is pooled or recomputed.
@@ -108,7 +114,27 @@ def summary_leaderboard(frame: pd.DataFrame, *, n_boot: int = 1000,
             at = out["model"].map(lambda m: m in lookup.index).to_numpy(bool)
             for column in ("rank_low", "rank_high", "n_dropped"):
                 out.loc[at, column] = out.loc[at, "model"].map(lookup[column]).to_numpy()
+            # One statistic behind a rank and its interval: the bootstrap ranks the mean PAS
+            # over the studies every configuration has. The rank by ``by`` stands only when
+            # it is that statistic for the same configurations (as in HumanStudy-Bench's
+            # files, where pas_raw is the mean of its studies); otherwise the rank is the
+            # bootstrap's own, so no rank lies outside its interval (a configuration whose
+            # published PAS ranks it first but whose shared studies rank it second showed
+            # "1 [2, 2]").
+            shared = out.loc[at, "model"].map(lookup["value"]).to_numpy(dtype=float)
+            same = (at == ranked.to_numpy(bool)).all() and np.allclose(
+                out.loc[at, by].to_numpy(dtype=float), shared, rtol=0, atol=1e-9)
+            out["shared_study_pas"] = np.nan
+            out.loc[at, "shared_study_pas"] = shared
+            if not same:
+                by = "shared_study_pas"
+                ranked = pd.Series(at, index=out.index)
+                out["rank"] = np.nan
+                out.loc[at, "rank"] = out.loc[at, "model"].map(lookup["rank"]).to_numpy()
+                out["ranked_by"] = np.where(at, by, "")
     out["n_dropped"] = out["n_dropped"].astype(int)
+    if "shared_study_pas" not in out:
+        out["shared_study_pas"] = np.nan
     out["few_items"] = ranked & (out["n_pas"] < FEW_ITEMS)
     out["rank_text"] = rank_text(out["rank"], out["rank_low"], out["rank_high"],
                                  few=out["few_items"], few_label="few studies",
