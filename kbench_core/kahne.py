@@ -204,10 +204,14 @@ class _Stats:
 
     def interval(self, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
         """95% interval of each group mean: Wilson where every value is 0 or 1 (a proportion),
-        Student t otherwise (``docs/statistics.md``: Wilson for proportions, t for means)."""
+        Student t otherwise (``docs/statistics.md``: Wilson for proportions, t for means).
+        Every value here (a score, a confidence, a domain mean) lies in [0, 1], so equal
+        values get the Wilson-type bound of :func:`~kbench_core.stats.t_interval`, never a
+        zero-width interval (issue 23 item 7)."""
         binary = self.n_fractional == 0
         w_low, w_high = wilson(self.mean * self.n, self.n, level=level)
-        t_low, t_high = t_interval(self.mean, np.sqrt(self.var(1)), self.n, level=level)
+        t_low, t_high = t_interval(self.mean, np.sqrt(self.var(1)), self.n, level=level,
+                                   bounds=(0.0, 1.0))
         return np.where(binary, w_low, t_low), np.where(binary, w_high, t_high)
 
 

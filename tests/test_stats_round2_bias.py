@@ -201,8 +201,13 @@ def test_susceptibility_rank_and_value_rest_on_the_same_biases() -> None:
     assert board.loc["P", "rank"] == 1 and board.loc["Q", "rank"] == 2
     assert (board["n_biases"] == 5).all()
     assert board.loc["Q", "n_left_out"] == 1 and board.loc["P", "n_unscored"] == 1
-    # the interval is the t interval over those same 5 biases (all 0.35: no spread)
-    assert board.loc["Q", "susceptibility_low"] == pytest.approx(0.35)
+    # the interval is over those same 5 biases: all 0.35, no spread, so not the zero-width
+    # t interval but the Wilson-type bound of 5 values in [0, 1] (issue 23 item 7)
+    low, high = board.loc["Q", ["susceptibility_low", "susceptibility_high"]]
+    from statsmodels.stats.proportion import proportion_confint
+
+    assert low < 0.35 < high
+    assert (low, high) == pytest.approx(proportion_confint(0.35 * 5, 5, method="wilson"))
 
 
 def test_a_renormalised_bms_is_marked_in_the_fingerprint_and_the_leaderboard() -> None:
@@ -341,10 +346,12 @@ def test_overconfident_flag_is_uncertain_when_the_gap_interval_holds_0_1() -> No
     assert few["overconfident"] and many["overconfident"]
     for row, (k, n) in ((few, (7, 10)), (many, (700, 1000))):
         acc_low, acc_high = proportion_confint(k, n, method="wilson")
-        # confidence has no spread: its t interval is [0.9, 0.9]
-        assert (row["gap_low"], row["gap_high"]) == pytest.approx((0.9 - acc_high,
-                                                                   0.9 - acc_low))
-    assert few["overconfident_uncertain"]       # gap in [0.008, 0.503]
-    assert not many["overconfident_uncertain"]  # gap in [0.172, 0.229]
+        # confidence has no spread: not [0.9, 0.9] but the Wilson-type bound of n values in
+        # [0, 1] with mean 0.9 (issue 23 item 7)
+        conf_low, conf_high = proportion_confint(0.9 * n, n, method="wilson")
+        assert (row["gap_low"], row["gap_high"]) == pytest.approx((conf_low - acc_high,
+                                                                   conf_high - acc_low))
+    assert few["overconfident_uncertain"]       # gap in [-0.30, 0.59]
+    assert not many["overconfident_uncertain"]  # gap in [0.153, 0.245]
     fp = kahne.fingerprint(_one_bias("m", [0.0] * 7 + [1.0] * 3, control=0, confidence=0.9))
     assert bool(fp.biases["overconfident_uncertain"].iloc[0])

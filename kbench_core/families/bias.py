@@ -83,8 +83,11 @@ def susceptibility_table(fingerprint: Any) -> pd.DataFrame:
     used = table if shared is None else table[table["bias"].isin(shared)]
     grouped = used.groupby("model")["bms"]
     mean, count = grouped.mean(), grouped.count()
-    low, high = t_interval(mean, grouped.std(), count)
     cap = getattr(fingerprint, "cap", 1.0)
+    # BMS lies in [0, cap]: biases that all score the same get the Wilson-type bound, never a
+    # zero-width interval (issue 23 item 7); without a cap the range is open and it is NaN.
+    low, high = t_interval(mean, grouped.std(), count,
+                           bounds=None if cap is None else (0.0, cap))
     per_model = pd.DataFrame({
         "susceptibility": mean, "n_biases": count.astype(int),
         "susceptibility_low": np.clip(low, 0.0, None),
