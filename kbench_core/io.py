@@ -583,7 +583,7 @@ def run_name(name: str) -> str:
     name and link; the same rule applies when a saved run comes back from a workspace, so every
     saved run reloads under the name it was saved with.
 
-    >>> run_name("  results\u202e.csv \x00")
+    >>> run_name("  results\\u202e.csv \\x00")
     'results.csv'
     >>> run_name(" ")
     'run'
