@@ -910,12 +910,16 @@ def test_agreement_options_give_the_core_calls_and_provenance() -> None:
     options = AgreementOptions.from_mapping({"label": "type_match", "weights": "linear",
                                              "bootstrap": True, "other": 1})
     assert options == AgreementOptions("type_match", "linear", True, None)
-    assert options.summarize() == {"weights": "linear", "ci": "bootstrap"}
-    assert options.label_agreement() == {"ci_alpha": "bootstrap"}
-    assert AgreementOptions().summarize() == {"weights": None, "ci": None}
-    assert AgreementOptions(min_votes=3).consensus() == {"min_votes": 3}
+    assert options.summarize() == {"weights": "linear", "ci": "bootstrap",
+                                   "failed_as": "missing"}
+    assert options.label_agreement() == {"ci_alpha": "bootstrap", "failed_as": "missing"}
+    assert AgreementOptions().summarize() == {"weights": None, "ci": None,
+                                              "failed_as": "missing"}
+    assert AgreementOptions(min_votes=3).consensus() == {"judges": None, "min_votes": 3,
+                                                         "failed_as": "missing"}
     assert options.provenance() == {"label": "type_match", "weights": "linear",
-                                    "bootstrap": True, "min_votes": None}
+                                    "bootstrap": True, "min_votes": None, "judges": (),
+                                    "failed_as": "missing"}
     assert AgreementOptions.from_mapping(options) is options
     judged = samples.judged_samples(n_samples=10)
     s = ag.summarize(judged, options.label, **options.summarize())
