@@ -352,7 +352,7 @@ FAMILY = Family(
     sample_files=("judged.csv",),
     page=PageInfo("views/vuln.py", "Vulnerability detection", "vuln_runs",
                   dependent=("vuln_models", "vuln_judge", "vuln_drill_model",
-                             "vuln_drill_sample"),
+                             "vuln_drill_sample", "vuln_voters", "vuln_min_votes"),
                   icon=":material/security:", url="vulnerability", order=30),
 )
 
