@@ -439,3 +439,35 @@ def test_big_runs_open_the_heavy_sections_on_request_and_page_the_disagreements(
     board = table_by_key(at, "agr_consensus_table")
     assert board["model"].tolist() == agreement.consensus_leaderboard(judged).table[
         "model"].astype(str).tolist()
+
+
+def test_failed_judgements_as_not_found_and_the_majoritys_judges(monkeypatch,
+                                                                  tmp_path) -> None:
+    # Issue 23: BlockBench's published agreement counts a failed judgement as "not found";
+    # the page offers it, says which rule it uses, and chooses the majority's judges.
+    path = tmp_path / "multi_judge.json"
+    path.write_text(json.dumps(multi_judge_records()))
+    at = page(monkeypatch, f"--no-samples {path}")
+    loaded = load_run(path).frame
+    assert at.radio(key="agr_failed_as").value == "missing"
+    assert any(c.value.startswith("Failed judgements are left out") for c in at.caption)
+    at.radio(key="agr_failed_as").set_value("not_found").run()
+    assert not at.exception, [e.value for e in at.exception]
+    counted = agreement.summarize(loaded, "target_found", failed_as="not_found")
+    assert counted.fleiss.n_dropped == 0  # the failed judgement now counts as a "no"
+    assert metric(at, "Fleiss' κ") == f"{counted.fleiss.value:.3f}"
+    assert counted.fleiss.value != agreement.fleiss_kappa(loaded, "target_found").value
+    assert any("count as 'not found' (BlockBench's convention)" in c.value
+               for c in at.caption)
+    assert not any("left out (not labelled by every judge)" in c.value for c in at.caption)
+    assert at.query_params["agr_failed_as"] in ("not_found", ["not_found"])
+    # The majority of two chosen judges needs both votes by default.
+    at.multiselect(key="agr_voters").set_value(["judge-x", "judge-z"]).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.slider(key="agr_min_votes").value == 2
+    board = agreement.consensus_leaderboard(loaded, judges=["judge-x", "judge-z"],
+                                            failed_as="not_found")
+    shown = next(d.value for d in at.dataframe if "sui" in d.value)
+    assert shown["tdr"].to_numpy() == pytest.approx(board.table["tdr"].to_numpy())
+    assert any("(2 of 2 votes: judge" in c.value and "counted as 'not found'" in c.value
+               for c in at.caption)
