@@ -350,3 +350,20 @@ def test_vulnerability_page_single_judge_run_has_no_majority(monkeypatch, tmp_pa
     at = vuln_page(monkeypatch, f"--no-samples {path}")
     assert at.selectbox(key="vuln_judge").options == ["judge-one"]
     assert not [w for w in at.multiselect if w.key == "vuln_voters"]
+
+
+def test_export_zip_defaults_to_the_majority_and_records_it() -> None:
+    import zipfile
+
+    from kbench_core.bundle_export import ExportChoice, export_zip
+
+    run = load_run(ROOT / "sample_data" / "judged.csv")
+    data = export_zip([run], ExportChoice(items=("tiers",), table_formats=("csv",)))
+    archive = zipfile.ZipFile(io.BytesIO(data))
+    names = sorted(n for n in archive.namelist() if n.endswith(".csv"))
+    assert names == ["judged/tiers-judge-one.csv", "judged/tiers-judge-three.csv",
+                     "judged/tiers-judge-two.csv", "judged/tiers-majority.csv"]
+    text = archive.read("judged/tiers-majority.csv").decode()
+    assert '"consensus_judges": "all"' in text and '"min_votes": "majority"' in text
+    table = csv_rows(text)
+    assert (table["judge"] == "majority").all()

@@ -19,7 +19,8 @@ from kbench_core.families import CompareDefaults, Family, Options, PageInfo
 from kbench_core.schema import JUDGED
 
 __all__ = ["FAMILY", "MAJORITY", "ConsensusOptions", "TierOptions", "check_judges",
-           "default_judge", "fixed_versions", "judge_views", "leaderboard"]
+           "default_judge", "fixed_versions", "judge_views", "leaderboard",
+           "majority_provenance"]
 
 MAJORITY = "majority"  # = kbench_core.agreement.CONSENSUS (not imported: agreement is lazy)
 
@@ -97,6 +98,15 @@ def default_judge(judged: pd.DataFrame) -> str | None:
 
     names = vuln.judges_of(judged)
     return MAJORITY if sum(n != "human" for n in names) >= 2 else (names[0] if names else None)
+
+
+def majority_provenance(kind: str, frame: pd.DataFrame,
+                        options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """What an export of a run records of its majority: the :class:`ConsensusOptions`
+    provenance for a judged run with several LLM judges, else nothing."""
+    if kind != "judged" or default_judge(frame) != MAJORITY:
+        return {}
+    return ConsensusOptions.from_mapping(options).provenance()
 
 
 def judge_views(judged: pd.DataFrame, options: Mapping[str, Any] | None = None
