@@ -367,3 +367,17 @@ def test_export_zip_defaults_to_the_majority_and_records_it() -> None:
     assert '"consensus_judges": "all"' in text and '"min_votes": "majority"' in text
     table = csv_rows(text)
     assert (table["judge"] == "majority").all()
+
+
+def test_kappa_figure_names_the_rule_for_failed_judgements() -> None:
+    run = load_run(FORMATS / "blockbench_multi_judge_records.json")
+    item = next(i for i in catalog.items_for("judged") if i.name == "kappa_heatmap")
+    default = next(fig for _, fig in item.objects(run.frame))
+    counted = next(fig for _, fig in item.objects(run.frame, {"failed_as": "not-found"}))
+    assert "failed left out" in default.layout.title.text
+    assert "failed = not found" in counted.layout.title.text
+    # judge-z's failed record counts as "not found": its kappas use the filled frame
+    data = ag.count_failed_as_not_found(run.frame, "target_found")
+    z = np.array(counted.data[0].z, dtype=float)
+    expected = ag.pairwise_kappa(data, "target_found")["kappa"].to_numpy()
+    assert np.nanmax(z[np.triu_indices_from(z, 1)]) == pytest.approx(np.nanmax(expected))

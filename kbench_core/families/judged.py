@@ -317,8 +317,13 @@ def _catalog() -> list[Item]:
         from kbench_core.figures import agreement as agreement_figures
 
         if several_judges(frame):
+            # the rule for failed judgements (--failed-as) is named in the title
+            data, rule = agreement.labels_as_judged(
+                frame, "target_found", ConsensusOptions.from_mapping(options).failed_as)
+            said = "failed = not found" if rule == "not_found" else "failed left out"
             yield "target_found", agreement_figures.kappa_heatmap(
-                agreement.pairwise_kappa(frame, "target_found"), label="target_found")
+                agreement.pairwise_kappa(data, "target_found"),
+                label=f"target_found ({said})")
 
     def spread(frame: pd.DataFrame, options: Mapping[str, Any]):
         from kbench_core import agreement
