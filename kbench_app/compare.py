@@ -1,12 +1,13 @@
 """The Compare panel every family page shows: is model A really better than model B?
 
 Pick two models and a per-item metric; the panel shows the paired difference with its interval
-and Holm-adjusted p (over every pair of models), a plain-language verdict, a forest plot of the
-per-group differences (bias, study, prompt type), the items a claimed difference needs, every
-pair's comparison (also as a forest plot) and each model's rank interval. Every number comes
-from :mod:`kbench_core.compare` (:func:`~kbench_core.compare.compare_pair` carries the verdict,
-so this panel and ``kbench compare`` say the same), cached with :mod:`kbench_app.cache` on the
-runs and the selection the frame was cut with.
+and p (unadjusted: one pair was asked for; every pair: Holm over all), a plain-language
+verdict, a forest plot of the per-group differences (bias, study, prompt type), the items a
+claimed difference needs, every pair's comparison (also as a forest plot) and each model's rank
+interval. Every number comes from :mod:`kbench_core.compare`
+(:func:`~kbench_core.compare.compare_pair` carries the verdict, so this panel and ``kbench
+compare`` say the same), cached with :mod:`kbench_app.cache` on the runs and the selection the
+frame was cut with.
 """
 
 from __future__ import annotations
@@ -31,6 +32,18 @@ __all__ = ["cached_rank_intervals", "compare_panel", "content_hash", "rank_colum
            "rank_text", "run_compare_panel"]
 
 _RANK_TEXT = "rank_text"
+_TEST_NAMES = {"paired t": "Paired t test", "CR2 t": "Cluster-robust t test (CR2 standard "
+               "error, Bell–McCaffrey degrees of freedom)", "exact McNemar": "Exact McNemar "
+               "test on the items where exactly one model scored 1",
+               "exact sign": "Exact sign test: every shared item differs the same way"}
+_INTERVAL_HELP = {
+    "paired t": "Paired t interval on the per-item differences.",
+    "CR2 t": "t interval with errors clustered by {cluster}: CR2 cluster-robust SE with "
+             "Bell–McCaffrey degrees of freedom (wide when few clusters carry the items).",
+    "exact McNemar": "Newcombe's (1998) interval for a difference of paired proportions "
+                     "(0/1 outcomes; stays inside [−1, 1]).",
+    "exact sign": "None: every shared item differs the same way, so p is the exact sign test.",
+}
 
 
 def content_hash(frame: pd.DataFrame) -> str:
@@ -65,10 +78,15 @@ def cached_rank_intervals(frame: pd.DataFrame, value: str, *, runs: Sequence[Any
                         lower_is_better=lower_is_better, cluster=cluster)
 
 
-def rank_text(ranks: pd.DataFrame) -> pd.Series:
+def rank_text(ranks: pd.DataFrame, *, cluster: str | None = None) -> pd.Series:
     """``rank [low, high]`` per model (e.g. ``2 [1, 3]``), from :func:`rank_intervals`
-    (:func:`kbench_core.ranking.rank_text`)."""
-    return pd.Series(_rank_texts(ranks["rank"], ranks["rank_low"], ranks["rank_high"]),
+    (:func:`kbench_core.ranking.rank_text`), marked `` · few <clusters>`` when the bootstrap
+    resampled fewer than :data:`kbench_core.compare.FEW_CLUSTERS` clusters (its intervals are
+    then too narrow)."""
+    few = ranks.get("few_clusters")
+    label = f"few {plural(cluster)}" if cluster else "few clusters"
+    return pd.Series(_rank_texts(ranks["rank"], ranks["rank_low"], ranks["rank_high"],
+                                 few=few, few_label=label),
                      index=ranks.index, name=_RANK_TEXT, dtype=object)
 
 
@@ -164,7 +182,7 @@ def _ranks(ranks: pd.DataFrame, *, label: str, lower: bool, cluster: str | None,
         ranks, colors=dict(colors or {}),
         title=f"{label}: rank with its 95% bootstrap interval "
               f"({'lower' if lower else 'higher'} is better)"), key=f"{key}_rank_chart")
-    view = ranks.assign(rank_text=rank_text(ranks))
+    view = ranks.assign(rank_text=rank_text(ranks, cluster=cluster))
     view = view[["model", "rank_text", *[c for c in view if c not in ("model", "rank_text")]]]
     st.dataframe(shown(view), hide_index=True, width="stretch", key=f"{key}_ranks_table",
                  column_config=table_config(view, {"rank_text": "Rank [95%]",
@@ -177,6 +195,9 @@ def _ranks(ranks: pd.DataFrame, *, label: str, lower: bool, cluster: str | None,
             zip(dropped["model"], dropped["n_dropped"], strict=True)) + ".")
     resampled = (f"{int(ranks['n_clusters'].iloc[0]):,} {plural(cluster)} resampled"
                  if cluster else "items resampled")
+    if cluster and bool(ranks["few_clusters"].iloc[0]):
+        resampled += (f"; fewer than {compare.FEW_CLUSTERS} {plural(cluster)}, so the rank "
+                      "intervals are too narrow: two identical models can come out apart")
     st.caption(f"Ranks over the {int(ranks['n'].iloc[0]):,} {noun} every model answered "
                f"({resampled}; {'lower' if lower else 'higher'} {plain(label)} is better). "
                f"Overlapping rank intervals mean the data cannot order those models.{note}")
@@ -192,16 +213,18 @@ def _two_models(result: compare.Comparison, *, key: str, runs: Sequence[Any]) ->
     m1.metric("Difference A − B", f"{est.value:+.3f}" if np.isfinite(est.value) else "–",
               help=f"Mean paired difference {a} − {b} over shared {noun}; "
                    f"{'lower' if lower else 'higher'} is better for {label}.")
+    test = result.test
     m2.metric("95% interval", f"[{est.low:+.2f}, {est.high:+.2f}]"
               if np.isfinite(est.low) else "–",
-              help="t interval" + (f" with errors clustered by {cluster} (statsmodels' "
-                                   "cluster-robust SE, G − 1 df)"
-                                   if cluster else " on the per-item differences")
-              + ". None when every shared item differs the same way: then p is the exact "
-                "sign test.")
-    m3.metric(f"{result.correction_name}-adjusted p",
-              "–" if result.adjusted_p is None else f"{result.adjusted_p:.3g}",
-              help=f"Adjusted over all {result.n_pairs} pairs of models")
+              help=_INTERVAL_HELP.get(test or "", "No test: too few shared items or clusters.")
+              .format(cluster=cluster or ""))
+    quoted = result.adjusted_p if result.adjusted_p is not None else est.p_value
+    m3.metric(result.p_label, "–" if quoted is None else f"{quoted:.3g}",
+              help=f"{_TEST_NAMES.get(test or '', 'No test')}. "
+                   + ("One pair was asked for, so its p is not adjusted for the other pairs; "
+                      "'Every pair' adjusts over all of them (Holm)."
+                      if result.adjusted_p is None else
+                      f"{result.correction_name}-adjusted over all {result.n_pairs} pairs."))
     m4.metric(f"Shared {noun}", f"{est.n:,}",
               help=f"{est.n_dropped:,} {noun} answered by only one of the two were dropped")
     need, clustered = result.items_needed()
@@ -211,7 +234,9 @@ def _two_models(result: compare.Comparison, *, key: str, runs: Sequence[Any]) ->
                 f"{need:,} shared {noun} if they were independent")
         if clustered is not None and cluster:
             text += (f"; {noun} cluster by {plain(cluster.replace('_', ' '))} (design effect "
-                     f"{result.design_effect:.2f}), so about {clustered:,}")
+                     f"{result.design_effect:.2f}), so about {clustered:,}, i.e. about "
+                     f"{result.clusters_needed():,} {plain(plural(cluster))} of this run's "
+                     "mean size")
         st.caption(f"{text}. This run has {est.n:,}.")
     groups = result.groups
     group = groups.columns[0] if len(groups.columns) else "group"
@@ -238,8 +263,10 @@ def _pair_estimates(pairs: pd.DataFrame) -> list[tuple[Any, Estimate, float | No
     out = []
     for row in pairs.itertuples(index=False):  # one per pair: a handful, not items
         raw = float(row.p_value) if pd.notna(row.p_value) else None
-        est = Estimate(row.delta, row.delta_low, row.delta_high, int(row.n), raw,
-                       int(row.n_dropped))
+        clusters = None if pd.isna(row.n_clusters) else int(row.n_clusters)
+        est = compare.PairedEstimate(row.delta, row.delta_low, row.delta_high, int(row.n),
+                                     raw, int(row.n_dropped), test=row.test or None,
+                                     df=float(row.df), n_clusters=clusters)
         adjusted = float(row.p_adjusted) if np.isfinite(row.p_adjusted) else None
         out.append((row, est, adjusted))
     return out
@@ -262,7 +289,8 @@ def _every_pair(pairs: pd.DataFrame, *, label: str, value: str, lower: bool, key
     context = cluster.replace("_", " ") if cluster else None
     lines = ["- " + plain(compare.verdict(est, row.model_a, row.model_b, label,
                                           lower_is_better=lower, adjusted_p=adjusted,
-                                          cluster=context, noun=noun))
+                                          cluster=context, noun=noun,
+                                          n_compared=len(pairs)))
              for row, est, adjusted in estimates]
     if len(lines) <= 6:
         st.markdown("\n".join(lines))
@@ -273,10 +301,19 @@ def _every_pair(pairs: pd.DataFrame, *, label: str, value: str, lower: bool, key
 
 
 def _pairs_table(pairs: pd.DataFrame, *, value: str, key: str, runs: Sequence[Any]) -> None:
+    config = table_config(pairs, {"model_a": "Model A", "model_b": "Model B",
+                                  "delta": "A − B"})
+    config["p_adjusted"] = st.column_config.NumberColumn(
+        f"p (Holm, {len(pairs)} pairs)", format="%.3g",
+        help=f"p adjusted by Holm's step-down method over all {len(pairs)} pairs of models")
+    config["df"] = st.column_config.NumberColumn(
+        "df", format="%.1f", help="Degrees of freedom of the t test (Bell–McCaffrey with "
+        "clusters: about the number of clusters minus 1, fewer when they are unequal)")
+    config["test"] = st.column_config.TextColumn(
+        "Test", help="The test behind p: paired t, CR2 t (cluster-robust, Bell–McCaffrey df), "
+                     "exact McNemar (0/1 outcomes) or exact sign (every difference alike)")
     st.dataframe(shown(pairs), hide_index=True, width="stretch", key=f"{key}_pairs_table",
-                 column_config=table_config(pairs, {"model_a": "Model A", "model_b": "Model B",
-                                                    "delta": "A − B", "p_adjusted":
-                                                    "p (adjusted)"}))
+                 column_config=config)
     table_downloads(pairs, f"pairs-{value}", runs=runs, key=f"{key}_pairs_dl")
 
 

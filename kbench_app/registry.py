@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from kbench_core.io import Run, RunFormatError, load_run
-from kbench_core.workspace import Workspace
+from kbench_core.workspace import Workspace, WorkspaceError
 
 Loader = Callable[[str, bytes], Run]
 
@@ -66,13 +66,19 @@ class RunRegistry:
         return None
 
     def add(self, run: Run, *, persist: bool = True) -> str:
-        """Add a run under a unique name; returns that name."""
+        """Add a run under a unique name; returns that name. A run the workspace could not
+        keep stays in the session, with a warning that says so."""
         name = self.unique_name(run.name)
         if name != run.name:
             run = replace(run, name=name)
-        self.runs[name] = run
         if persist and self.workspace is not None:
-            self.workspace.save(run)
+            try:
+                saved = self.workspace.save(run)
+            except WorkspaceError as err:
+                run = replace(run, warnings=(*run.warnings, str(err)))
+            else:  # removal deletes exactly this save's files, whatever the run is called
+                run = replace(run, meta={**run.meta, "workspace_file": saved.name})
+        self.runs[name] = run
         return name
 
     def add_files(self, files: Iterable[tuple[str, bytes]], loader: Loader = default_loader,

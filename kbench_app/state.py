@@ -10,7 +10,7 @@ import streamlit as st
 from kbench_app.registry import LoadReport, RunRegistry
 from kbench_core import families
 from kbench_core.io import Problem, Run, RunFormatError, load_run
-from kbench_core.workspace import Workspace
+from kbench_core.workspace import Workspace, WorkspaceError
 
 REGISTRY = "kbench_registry"
 SEEN_UPLOADS = "kbench_seen_uploads"
@@ -142,8 +142,15 @@ def registry(argv: list[str] | None = None) -> RunRegistry:
     if REGISTRY in st.session_state:
         return st.session_state[REGISTRY]
     options = app_options(startup_argv() if argv is None else argv)
-    workspace = Workspace(Path(options.workspace)) if options.workspace else None
+    workspace, problem = None, None
+    if options.workspace:
+        try:
+            workspace = Workspace(Path(options.workspace))
+        except WorkspaceError as err:  # `kbench app` checks first; `streamlit run` does not
+            problem = f"{err}; the app runs without a workspace, so uploads are not kept"
     reg = RunRegistry(workspace=workspace)
+    if problem is not None:
+        reg.errors["workspace"] = problem
     with st.spinner("Loading runs..."):
         reg.load_workspace()
         if not options.no_samples:

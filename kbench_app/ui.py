@@ -9,6 +9,7 @@ table scrolls sideways (no column is cut off: the grid scrolls).
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Mapping
 
@@ -18,7 +19,9 @@ import streamlit as st
 
 from kbench_core.tables import SIGNIFICANT, TINY, column_kind, format_value
 
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+# ``&`` too: Markdown resolves HTML entities, so ``https&colon;&sol;&sol;evil`` would become a
+# URL (and a live link) after the escapes were checked.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&])")
 # What GitHub-flavoured Markdown turns into a link by itself (URLs, www., e-mail addresses,
 # ftp://): Streamlit applies it after escapes are resolved, so an escaped name would still be a
 # link. Inside a code span nothing is a link.
@@ -39,7 +42,7 @@ def plain(text: object) -> str:
     would autolink (a URL, ``www.``, an e-mail address). Only for Markdown: inside ``st.text``,
     ``st.code`` or a dataframe use the raw text."""
     text = str(text)
-    if _AUTOLINK.search(text):
+    if _AUTOLINK.search(text) or _AUTOLINK.search(html.unescape(text)):
         return code(text)
     return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
 

@@ -6,8 +6,11 @@ for the widget), :func:`register`\ s it, and calls :func:`publish` at the end of
 afterwards the URL follows the widgets, so copying the address bar shares the view.
 
 Values are validated, never evaluated: a list must hold offered options, a number must parse
-and lie in its range. A run named in the link that is not loaded (an upload of someone else's
-session) is reported by :func:`missing_runs` so the page can say which file to upload.
+and lie in its range. A link is a stranger's input: a widget takes at most
+:data:`MAX_LINK_VALUES` values of at most :data:`MAX_LINK_CHARS` characters each from it (the rest
+is dropped, and the page says how much), and what a link names is only ever shown as inert text.
+A run named in the link that is not loaded (an upload of someone else's session) is reported by
+:func:`missing_runs` so the page can say, in one box, which files to upload.
 """
 
 from __future__ import annotations
@@ -23,6 +26,9 @@ __all__ = ["MISSING", "Kind", "missing_runs", "publish", "register", "stop", "ur
 _SEEDED = "kbench_url_seeded"
 _KEYS = "kbench_url_keys"
 MISSING = object()  # no (valid) value in the link
+MAX_LINK_VALUES = 50  # per widget: more runs or models than any view shows at once
+MAX_LINK_CHARS = 300  # per value: longer than any name kbench gives a run (200)
+_SHOWN = 5  # names a warning lists before "and N more"
 Kind = Literal["one", "many", "bool", "float", "int", "text"]
 
 
@@ -42,8 +48,10 @@ def url_value(key: str, kind: Kind) -> Any:
     if key not in params:
         return MISSING
     if kind == "many":
-        return params.get_all(key)
+        return _capped(params.get_all(key))
     raw = params[key]
+    if len(raw) > MAX_LINK_CHARS:
+        return MISSING
     if kind in ("one", "text"):
         return raw
     if kind == "bool":
@@ -53,6 +61,11 @@ def url_value(key: str, kind: Kind) -> Any:
         return float(raw)
     except ValueError:
         return MISSING
+
+
+def _capped(values: list[str]) -> list[str]:
+    """The first :data:`MAX_LINK_VALUES` values of a link's list that are not too long."""
+    return [v for v in values if len(v) <= MAX_LINK_CHARS][:MAX_LINK_VALUES]
 
 
 def register(key: str, kind: Kind) -> None:
@@ -80,10 +93,11 @@ def publish() -> None:
 
 
 def missing_runs(loaded: Sequence[str], key: str) -> list[str]:
-    """Runs the link names under ``key`` that this session has not loaded."""
+    """Runs the link names under ``key`` that this session has not loaded (at most
+    :data:`MAX_LINK_VALUES`, each at most :data:`MAX_LINK_CHARS` characters)."""
     if key not in st.query_params:
         return []
-    return [name for name in st.query_params.get_all(key) if name not in loaded]
+    return [name for name in _capped(st.query_params.get_all(key)) if name not in loaded]
 
 
 def stop() -> None:
@@ -92,16 +106,35 @@ def stop() -> None:
     st.stop()
 
 
-def warn_missing_runs(loaded: Sequence[str], key: str) -> None:
-    """A warning for each run the link names under ``key`` that this session has not loaded
-    (someone else's upload): which file to upload again."""
-    from kbench_app.ui import plain
+def _short(name: str, limit: int = 60) -> str:
+    return name if len(name) <= limit else name[:limit - 1] + "\u2026"
 
-    for name in missing_runs(loaded, key):
-        st.warning(f"The link shows the run **{plain(name)}**, which this session has not "
-                   "loaded: upload its file again on the Runs page (uploads live only in the "
-                   "session that made them, unless the app runs with a workspace).",
-                   icon=":material/link_off:")
+
+def warn_missing_runs(loaded: Sequence[str], key: str) -> None:
+    """One warning for the runs the link names under ``key`` that this session has not loaded
+    (someone else's upload): which files to upload again. Names are code spans (never a link),
+    shortened, the first few listed; what the link held beyond the caps is counted."""
+    from kbench_app.ui import code
+
+    missing = missing_runs(loaded, key)
+    named = len(st.query_params.get_all(key)) if key in st.query_params else 0
+    dropped = named - len(_capped(st.query_params.get_all(key))) if named else 0
+    if not missing and not dropped:
+        return
+    shown = ", ".join(code(_short(name)) for name in missing[:_SHOWN])
+    more = f" and {len(missing) - _SHOWN:,} more" if len(missing) > _SHOWN else ""
+    text = ""
+    if missing:
+        one = len(missing) == 1
+        text = (f"The link shows {'the run' if one else f'{len(missing):,} runs'} {shown}{more}, "
+                f"which this session has not loaded: upload {'its file' if one else 'their files'}"
+                " again on the Runs page (uploads live only in the session that made them, "
+                "unless the app runs with a workspace).")
+    if dropped:
+        text += (f" {dropped:,} more run name{'s' * (dropped != 1)} in the link were ignored "
+                 f"(a link names at most {MAX_LINK_VALUES} runs of at most {MAX_LINK_CHARS} "
+                 "characters).")
+    st.warning(text.strip(), icon=":material/link_off:")
 
 
 def prepare(key: str, kind: Kind, default: Any, options: Sequence[Any] | None = None, *,

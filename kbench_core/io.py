@@ -38,6 +38,7 @@ Data never runs as code: JSON is parsed with :mod:`json`, tables with :mod:`pyar
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -561,10 +562,68 @@ def _finish(parsed: _Table | _Native, *, name: str, kind: Kind | None, on_error:
     spec = families.spec(detected)
     if report is not None:
         report(0.75, "validate")
+    _without_nul(spec, table, warnings)
     canonical = _validate(filename, table, spec, on_error, warnings)
     warnings.extend(_lookalikes(spec, canonical))
     meta.update(rows=len(canonical), columns=list(canonical.columns))
-    return Run(name=name, kind=detected, frame=canonical, meta=meta, warnings=tuple(warnings))
+    return Run(name=run_name(name), kind=detected, frame=canonical, meta=meta,
+               warnings=tuple(warnings))
+
+
+MAX_RUN_NAME = 200
+_NAME_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e"
+                            "\u2060-\u206f\ufeff]")
+
+
+def run_name(name: str) -> str:
+    """A run's name as kbench keeps it: control, bidi and zero-width characters removed, white
+    space trimmed, at most 200 characters, ``run`` when nothing is left.
+
+    A run's name comes from a stranger's file name and is shown in every table, legend, file
+    name and link; the same rule applies when a saved run comes back from a workspace, so every
+    saved run reloads under the name it was saved with.
+
+    >>> run_name("  results\u202e.csv \x00")
+    'results.csv'
+    >>> run_name(" ")
+    'run'
+    """
+    cleaned = _NAME_CONTROLS.sub("", str(name)).strip()
+    return cleaned[:MAX_RUN_NAME].strip() or "run"
+
+
+def _without_nul(spec: KindSpec, table: _Table, warnings: list[str]) -> None:
+    """Label columns of ``table`` with NUL characters removed, and a warning naming the first
+    row of each column that had one.
+
+    A NUL ends a string for C-based readers (spreadsheets, LaTeX, file systems), so
+    ``evil\x00model`` would show as ``evil`` in one place and as the whole name in another.
+    Checked on the distinct values only, so a million rows of a few labels cost one hash pass.
+    """
+    frame = table.frame
+    for col in spec.columns:
+        if col.type != "category" or col.name not in frame:
+            continue
+        series = frame[col.name]
+        if isinstance(series.dtype, pd.CategoricalDtype):
+            labels = series.cat.categories
+            with_nul = [isinstance(v, str) and "\x00" in v for v in labels]
+            bad = np.isin(series.cat.codes.to_numpy(), np.flatnonzero(with_nul))
+        elif series.dtype != object and not pd.api.types.is_string_dtype(series.dtype):
+            continue  # numbers as labels: no NUL to remove
+        else:  # text (Arrow-backed: vectorised) or objects, nested values among them
+            bad = series.str.contains("\x00", regex=False).fillna(False).to_numpy(dtype=bool)
+        if not bad.any():
+            continue
+        position = int(np.flatnonzero(bad)[0])
+        row = table.row_numbers[position] if len(table.row_numbers) > position else position + 1
+        count = int(bad.sum())
+        rows = "1 row" if count == 1 else f"{count:,} rows"
+        warnings.append(f"field {col.name!r}: {rows} had NUL characters (\\x00) in the "
+                        f"label, removed (first: {table.unit} {row})")
+        cleaned = series.astype(object).map(
+            lambda v: v.replace("\x00", "") if isinstance(v, str) else v)
+        frame[col.name] = cleaned
 
 
 def _lookalikes(spec: KindSpec, frame: pd.DataFrame) -> list[str]:

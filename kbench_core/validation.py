@@ -109,6 +109,13 @@ def _to_numbers(series: pd.Series, missing: np.ndarray, col: Column, out: _Colle
     if pd.api.types.is_bool_dtype(series.dtype):
         out.add(~missing, col.name, f"expected {col.expectation()}, got a true/false value")
         return np.full(len(series), np.nan)
+    # A Parquet timestamp or duration is no number: its nanoseconds would pass as one
+    # (a 2024 date as 1.7e18 "out of range", a duration of 1 s as a score of 1).
+    temporal = ("a date or time" if pd.api.types.is_datetime64_any_dtype(series.dtype)
+                else "a duration" if pd.api.types.is_timedelta64_dtype(series.dtype) else None)
+    if temporal is not None:
+        out.add(~missing, col.name, f"expected {col.expectation()}, got {temporal}")
+        return np.full(len(series), np.nan)
     if pd.api.types.is_numeric_dtype(series.dtype):
         values = series.to_numpy(dtype=float, na_value=np.nan)
     else:

@@ -10,14 +10,23 @@ SHA-256 its sidecar recorded (replaced behind kbench's back), or whose sidecar r
 refused, so exports never carry the old file's provenance for new content. The sidecar's
 ``meta`` values are checked too (sizes, texts, a report's summary), so no page that shows them
 can fail on a tampered one. Without a workspace nothing is written to disk.
+
+Several sessions may share one workspace (a demo server). Every save writes its own pair of
+files (``<slug>-<hash>-<token>``), recorded in the saved run's ``meta["workspace_file"]``, and
+removal deletes exactly that pair: two strangers who upload the same bytes each own a copy, and
+neither removes the other's. A save that fails (full disk, file-size limit) leaves no partial
+file behind and raises :class:`WorkspaceError`, so the caller can say the run is not kept.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
+import os
 import re
+import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,9 +35,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from kbench_core import families, native
-from kbench_core.io import Problem, Run, RunFormatError, load_run
+from kbench_core.io import Problem, Run, RunFormatError, load_run, run_name
 
-__all__ = ["Workspace"]
+__all__ = ["Workspace", "WorkspaceError", "check_directory"]
+
+
+class WorkspaceError(Exception):
+    """The workspace folder cannot be used, or a run could not be written to it; the message
+    says which and why, in one line."""
 
 
 MAX_SIDECAR_BYTES = 4 * 1024**2
@@ -63,8 +77,7 @@ def _read_sidecar(path: Path) -> dict[str, Any]:
                    ".".join(map(str, problem.path)) or None) from None
     if not isinstance(data, dict):
         raise _bad(name, f"workspace metadata must be a JSON object, got {type(data).__name__}")
-    if not isinstance(data.get("name"), str) or not data["name"].strip() \
-            or len(data["name"]) > 1000:
+    if not isinstance(data.get("name"), str) or len(data["name"]) > 100_000:
         raise _bad(name, "expected the run's name (text)", "name")
     if not isinstance(data.get("kind"), str) or not families.is_registered(data["kind"]):
         raise _bad(name, f"unknown run kind {str(data.get('kind'))[:40]!r}; expected one of "
@@ -82,7 +95,8 @@ def _read_sidecar(path: Path) -> dict[str, Any]:
                                  and _HEX64.fullmatch(meta["sha256"])):
         raise _bad(name, "expected a SHA-256 (64 hex digits)", "meta.sha256")
     meta = _checked_meta(name, meta)
-    return {"name": data["name"], "kind": data["kind"], "meta": meta,
+    # the loader's rule for names, so a name kbench saved always comes back as it was
+    return {"name": run_name(data["name"]), "kind": data["kind"], "meta": meta,
             "warnings": [str(w) for w in warnings], "parquet_sha256": checksum}
 
 
@@ -136,21 +150,53 @@ def _slug(name: str) -> str:
     return slug[:60] or "run"
 
 
+def check_directory(directory: str | os.PathLike[str]) -> Path:
+    """``directory`` as a usable workspace folder, created if missing; :class:`WorkspaceError`
+    with a one-line reason when it is a file, lies under a file, is a dangling link, or cannot
+    be written."""
+    path = Path(directory).expanduser()
+    if path.is_symlink() and not path.exists():
+        raise WorkspaceError(f"the workspace {str(path)!r} is a link to "
+                             f"{os.readlink(path)!r}, which does not exist")
+    if path.exists() and not path.is_dir():
+        raise WorkspaceError(f"the workspace {str(path)!r} is a file, not a folder")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise WorkspaceError(f"the workspace {str(path)!r} cannot be created: a part of its "
+                             f"path is a file, not a folder") from None
+    except OSError as exc:
+        raise WorkspaceError(f"the workspace {str(path)!r} cannot be created: "
+                             f"{exc.strerror or exc}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise WorkspaceError(f"the workspace {str(path)!r} is not writable by this user")
+    return path
+
+
+def _unlink_quietly(*paths: Path) -> None:
+    for path in paths:
+        with contextlib.suppress(OSError):
+            path.unlink(missing_ok=True)
+
+
 @dataclass(frozen=True)
 class Workspace:
-    """A folder of saved runs."""
+    """A folder of saved runs (:func:`check_directory` says why one cannot be used)."""
 
     directory: Path
 
     def __post_init__(self) -> None:
-        Path(self.directory).mkdir(parents=True, exist_ok=True)
+        object.__setattr__(self, "directory", check_directory(self.directory))
 
     def _stem(self, run: Run) -> str:
         return f"{_slug(run.name)}-{run.content_hash[:12] or 'nohash'}"
 
     def save(self, run: Run) -> Path:
-        """Write the run's frame as Parquet and its metadata as JSON; returns the Parquet path."""
-        stem = self._stem(run)
+        """Write the run's frame as Parquet and its metadata as JSON, under a name of this save
+        alone; returns the Parquet path (its name is what :meth:`remove` needs in
+        ``meta["workspace_file"]``). On failure nothing is left behind and
+        :class:`WorkspaceError` says why."""
+        stem = f"{self._stem(run)}-{secrets.token_hex(4)}"
         path = Path(self.directory) / f"{stem}.parquet"
         frame = run.frame
         try:
@@ -165,22 +211,38 @@ class Workspace:
         buffer = io.BytesIO()
         pq.write_table(table, buffer)
         data = buffer.getvalue()
-        tmp = path.with_suffix(".parquet.tmp")
-        tmp.write_bytes(data)
-        tmp.replace(path)
-        sidecar = {"name": run.name, "kind": run.kind, "meta": dict(run.meta),
+        side = path.with_suffix(".json")
+        meta = {k: v for k, v in run.meta.items() if k != "workspace_file"}
+        for key in _META_TEXT:  # the limit the reload checks (a 5,000-character file name)
+            if isinstance(meta.get(key), str) and len(meta[key]) > MAX_META_TEXT:
+                meta[key] = meta[key][:MAX_META_TEXT - 1] + "\u2026"
+        sidecar = {"name": run.name, "kind": run.kind, "meta": meta,
                    "warnings": list(run.warnings),
                    "parquet_sha256": hashlib.sha256(data).hexdigest()}
-        side = path.with_suffix(".json")
-        tmp_side = side.with_suffix(".json.tmp")
-        tmp_side.write_text(json.dumps(sidecar, indent=1, default=str), encoding="utf-8")
-        tmp_side.replace(side)
+        tmp, tmp_side = path.with_suffix(".parquet.tmp"), side.with_suffix(".json.tmp")
+        try:
+            tmp.write_bytes(data)
+            tmp_side.write_text(json.dumps(sidecar, indent=1, default=str), encoding="utf-8")
+            # the sidecar first: load_all lists runs by their Parquet file, so another session
+            # starting meanwhile never sees a run without its metadata
+            tmp_side.replace(side)
+            tmp.replace(path)
+        except OSError as exc:
+            _unlink_quietly(tmp, tmp_side, path, side)
+            raise WorkspaceError(f"run {run.name!r} could not be saved in the workspace "
+                                 f"({exc.strerror or exc}); it stays in this session only and "
+                                 f"will not come back on the next start") from None
         return path
 
     def remove(self, run: Run) -> None:
-        stem = self._stem(run)
-        for suffix in (".parquet", ".json"):
-            (Path(self.directory) / f"{stem}{suffix}").unlink(missing_ok=True)
+        """Delete exactly the files of this run's save (``meta["workspace_file"]``); a run
+        that was never saved here deletes nothing."""
+        saved = run.meta.get("workspace_file")
+        if not isinstance(saved, str) or Path(saved).name != saved \
+                or not saved.endswith(".parquet"):
+            return
+        path = Path(self.directory) / saved
+        _unlink_quietly(path, path.with_suffix(".json"))
 
     def load_all(self) -> tuple[list[Run], list[RunFormatError]]:
         """Every saved run, oldest first, and the errors of files that no longer load (a bad

@@ -207,16 +207,19 @@ def test_verdict_keeps_its_cluster_context_and_items_needed() -> None:
 
 def test_degenerate_differences_use_the_exact_sign_test() -> None:
     # The review's case: three contracts, A always right, B always wrong.
-    frame = paired_frame(np.ones(3), np.zeros(3))
+    # On 0/1 outcomes this is the exact McNemar test (tests/test_stats_round2_compare.py);
+    # per-item means that differ by the same amount everywhere are the sign test's case.
+    frame = paired_frame(np.full(3, 0.8), np.full(3, 0.3))
     est = compare.paired_difference(frame, "value", "A", "B", item="item")
-    assert est.value == 1.0 and math.isnan(est.low) and math.isnan(est.high)
+    assert est.value == pytest.approx(0.5) and math.isnan(est.low) and math.isnan(est.high)
+    assert est.test == "exact sign"
     # scipy's exact binomial test: 3 of 3 positive, p = 2 · 0.5³ = 0.25
     assert est.p_value == pytest.approx(stats.binomtest(3, 3, 0.5).pvalue) == 0.25
     text = compare.verdict(est, "A", "B", "correct", lower_is_better=False)
     assert "cannot tell" in text and "at least 6" in text and "higher" not in text
     # six such items: p = 2 · 0.5⁶ = 0.03125 < 0.05, and the verdict may name the direction
-    six = compare.paired_difference(paired_frame(np.ones(6), np.zeros(6)), "value", "A", "B",
-                                    item="item")
+    six = compare.paired_difference(paired_frame(np.full(6, 0.8), np.full(6, 0.3)), "value",
+                                    "A", "B", item="item")
     assert six.p_value == pytest.approx(0.03125)
     assert "A scores higher" in compare.verdict(six, "A", "B", "correct",
                                                 lower_is_better=False)
@@ -382,7 +385,9 @@ def test_rank_intervals_resample_clusters() -> None:
                                         lower_is_better=True)
     width = lambda r: (r["rank_high"] - r["rank_low"]).sum()  # noqa: E731
     assert width(by_cluster) > width(by_item)
-    assert (by_cluster["n_clusters"] == 10).all() and (by_item["n_clusters"] == 80).all()
+    # without a cluster there are no clusters to count: missing, never the item count
+    assert (by_cluster["n_clusters"] == 10).all() and by_item["n_clusters"].isna().all()
+    assert not by_cluster["few_clusters"].any() and not by_item["few_clusters"].any()
     # the point ranks do not depend on the resampling unit
     assert by_item["rank"].tolist() == by_cluster["rank"].tolist()
     # one item per cluster: the cluster bootstrap is the item bootstrap, draw for draw
@@ -445,8 +450,12 @@ def test_kbench_compare_verdict_and_pair_table_follow_the_adjusted_p(tmp_path, c
     assert raw["A", "B"] < 0.05 <= holm["A", "B"]
     assert main(["compare", str(path), "--models", "A", "B", "--format", "csv"]) == 0
     verdict = capsys.readouterr().out.split("\n", 1)[0]
-    assert "cannot tell A and B apart" in verdict and f"{holm['A', 'B']:.3g}" in verdict
+    # One pair asked for: its own p, unadjusted (issue 23, item 11), and the verdict says so.
+    # Equal clusters: CR2 is statsmodels' CR1 with G − 1 df, so the raw p is the same.
+    assert "A scores higher than B" in verdict and f"p = {raw['A', 'B']:.3g}" in verdict
+    assert "one pair compared, unadjusted" in verdict and "Holm" not in verdict
     assert "errors clustered by bias" in verdict
+    # Every pair: Holm over the 6 pairs, and A − B is no longer decided.
     assert main(["compare", str(path), "--format", "csv"]) == 0
     table = pd.read_csv(io.StringIO(capsys.readouterr().out), comment="#")
     row = table[(table["model_a"] == "A") & (table["model_b"] == "B")].iloc[0]

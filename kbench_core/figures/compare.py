@@ -20,15 +20,16 @@ MAX_ROWS = 25
 
 
 def forest_plot(deltas: pd.DataFrame, *, label: str = "group", title: str | None = None,
-                what: str = "A − B") -> go.Figure:
+                what: str = "A − B", correction: str = "Holm") -> go.Figure:
     """One row per group (bias, study, prompt type, ...): the paired difference with its
     interval, a zero line, rows sorted by difference.
 
     ``deltas`` has columns ``label``, ``delta``, ``delta_low``, ``delta_high``, ``n`` (and
-    optionally ``p_adjusted`` and ``direction``). A point is orange where the table's
-    ``direction`` is decided (``"lower"``/``"higher"``, on the adjusted p, as the verdicts
-    say) and grey where it is ``"undecided"``, so a difference whose unadjusted interval
-    excludes 0 but which does not survive the adjustment is never orange; without a
+    optionally ``p_adjusted``, ``test`` and ``direction``); the hover names the test and the
+    adjustment (``correction``: ``"Holm"``, ``"Benjamini–Hochberg"``). A point is orange where
+    the table's ``direction`` is decided (``"lower"``/``"higher"``, on the adjusted p, as the
+    verdicts say) and grey where it is ``"undecided"``, so a difference whose unadjusted
+    interval excludes 0 but which does not survive the adjustment is never orange; without a
     ``direction`` column, orange marks an interval that excludes 0. The subtitle names the
     colour only when there is something to tell apart: with no interval drawn (one value per
     group, e.g. fingerprint reports) it says so instead.
@@ -56,6 +57,8 @@ def forest_plot(deltas: pd.DataFrame, *, label: str = "group", title: str | None
         key = "one value per group, no intervals" + ("; orange: decided" if decided.any()
                                                       else "")
     p = data["p_adjusted"] if "p_adjusted" in data else pd.Series(np.nan, index=data.index)
+    tests = (data["test"].fillna("").astype(str) if "test" in data
+             else pd.Series("", index=data.index))
     fig = go.Figure()
     fig.add_vline(x=0, line=dict(color="#444", width=1))
     fig.add_trace(go.Scatter(
@@ -63,10 +66,13 @@ def forest_plot(deltas: pd.DataFrame, *, label: str = "group", title: str | None
         marker=dict(color=colors, size=9, symbol="square"),
         error_x=dict(type="data", symmetric=False, array=data["delta_high"] - data["delta"],
                      arrayminus=data["delta"] - data["delta_low"], color="#555", thickness=1.2),
-        customdata=np.column_stack([data["delta_low"], data["delta_high"], data["n"], p]),
+        # object columns: numbers stay numbers for the hover's formats beside the test text
+        customdata=np.column_stack([np.asarray(c, dtype=object) for c in (
+            data["delta_low"], data["delta_high"], data["n"], p, tests)]),
         hovertemplate=("<b>%{y}</b><br>" + what + " = %{x:.3f} [%{customdata[0]:.3f}, "
                        "%{customdata[1]:.3f}]<br>n = %{customdata[2]}"
-                       "<br>adjusted p = %{customdata[3]:.3g}<extra></extra>"),
+                       "<br>" + plot_text(correction) + "-adjusted p = %{customdata[3]:.3g} "
+                       "(%{customdata[4]})<extra></extra>"),
         showlegend=False))
     # Centred on zero: the axis runs from -m to +m, m the largest |bound| (5% margin), so
     # the zero line sits in the middle and the side a difference falls on is plain to see.

@@ -24,8 +24,9 @@ generator                   planted truth                        what is exact
 ==========================  ===================================  ===============================
 
 The ``big_*`` functions make runs of a requested size for benchmarks. :func:`write_samples`
-writes the bundled CSV files byte for byte reproducibly; ``python -m kbench_core.samples DIR``
-calls it.
+writes the bundled CSV files byte for byte reproducibly, on every machine: computed floats are
+written to :data:`SIGNIFICANT_DIGITS` significant digits, so a last-bit difference in a CPU's
+transcendentals does not reach the file; ``python -m kbench_core.samples DIR`` calls it.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from kbench_core.samples._common import SIGNIFICANT_DIGITS
 from kbench_core.samples.bias import (  # noqa: F401  (the public names, re-exported)
     _TAXONOMY,
     BIAS_CATEGORIES,
@@ -87,6 +89,7 @@ __all__ = [
     "REPLICATION_MODELS",
     "SAMPLE_BIASES",
     "SAMPLE_FILES",
+    "SIGNIFICANT_DIGITS",
     "SUMMARY_CONFIGS",
     "VULN_TYPES",
     "bias_reports",

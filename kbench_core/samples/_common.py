@@ -58,6 +58,31 @@ def _round_half_up(values: np.ndarray) -> np.ndarray:
     return np.floor(np.asarray(values, dtype=float) + 0.5 + 1e-9).astype(np.int64)
 
 
+SIGNIFICANT_DIGITS = 10
+"""Significant digits of every computed float the generators write.
+
+A transcendental such as ``arctanh`` may differ in its last bit between CPUs (NumPy dispatches
+to SIMD kernels, e.g. SVML on AVX-512, and libm has FMA variants), and the shortest round-trip
+form of a float shows that bit. Rounded to 10 digits, a one-ulp difference (about 1e-16 of the
+value) changes the written digits only when the value lies within 1e-16 of a rounding boundary
+(a chance of about 1e-6 per value), and the written numbers are still far more precise than any
+metric they feed.
+"""
+
+
+def _significant(values: np.ndarray | pd.Series, digits: int = SIGNIFICANT_DIGITS) -> np.ndarray:
+    """``values`` rounded to ``digits`` significant digits (NaN stays NaN).
+
+    Rounded through Python's correctly rounded float formatting (``'%.{digits}g'``), which gives
+    the same digits on every machine; a power-of-ten scale computed with ``log10`` could itself
+    differ by an ulp at a boundary.
+    """
+    flat = np.asarray(values, dtype=float).ravel()
+    spec = f"{{:.{digits}g}}"
+    rounded = np.array([float(spec.format(v)) for v in flat.tolist()], dtype=float)
+    return rounded.reshape(np.shape(values))
+
+
 def _within(group_sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For contiguous groups of the given sizes: the group of each element and its index in
     the group (0..size-1)."""

@@ -14,6 +14,7 @@ from kbench_core.samples._common import (
     _names,
     _numbered,
     _rng,
+    _significant,
     _within,
 )
 from kbench_core.schema import TEST_TYPES
@@ -28,12 +29,13 @@ _AGENT_D_SHIFT = 0.3
 
 def _d_to_effect(d: np.ndarray, test_type: np.ndarray) -> np.ndarray:
     """The native effect whose Cohen's d-equivalent (``effect_to_d``,
-    ``docs/metrics/replication.md``) is ``d``."""
+    ``docs/metrics/replication.md``) is ``d``, to :data:`SIGNIFICANT_DIGITS` significant digits
+    (``arctanh`` may differ in its last bit between CPUs; the rounded digits do not)."""
     r = d / np.sqrt(d * d + 4)  # inverse of d = 2r / sqrt(1 - r^2)
-    return np.select(
+    return _significant(np.select(
         [test_type == "correlation", test_type == "chi2", test_type == "mann_whitney",
          test_type == "binomial"],
-        [np.arctanh(r), d * math.pi / math.sqrt(3), r, 0.5 + d * math.sqrt(0.25) / 2], d)
+        [np.arctanh(r), d * math.pi / math.sqrt(3), r, 0.5 + d * math.sqrt(0.25) / 2], d))
 
 
 def _replication_design(n_studies: int, seed: int) -> pd.DataFrame:
@@ -71,8 +73,9 @@ def replication_tests(*, models: Sequence[str] = REPLICATION_MODELS, n_studies: 
     tests (36 tests for 6 studies); domains cycle Cognition, Social, Strategic over studies and
     ``test_type`` cycles over all seven types. Human d ~ U(−0.2, 1.2) and the human posterior
     π_h ~ U(0.05, 0.99) (3 decimals) are seeded and shared by every model; ``human_effect``
-    and ``agent_effect`` are the native effects whose d-equivalents are exactly (to float
-    precision) ``human_d`` and ``agent_d``.
+    and ``agent_effect`` are the native effects whose d-equivalents are ``human_d`` and
+    ``agent_d``, written to 10 significant digits (so the same bytes come out on every CPU;
+    the d-equivalents agree to about 1e-10).
 
     Model *i* follows profile *i* mod 3:
 

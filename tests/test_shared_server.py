@@ -1,0 +1,273 @@
+"""A shared demo server (issue 28): two strangers, one server, one workspace.
+
+Each test plays two sessions against the same workspace folder (two registries, as two browser
+sessions have) or opens the app with input a stranger controls. Nobody removes another session's
+run, removal removes exactly the run removed, a failed save says so and leaves nothing behind, a
+bad workspace path never stops the app, and every saved run comes back under its name.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from kbench_app import state
+from kbench_app.registry import RunRegistry
+from kbench_core.io import RunFormatError, load_run
+from kbench_core.workspace import Workspace, WorkspaceError
+
+ROOT = Path(__file__).resolve().parent.parent
+GOOD = (b"model,bias,condition,intensity,domain,score\n"
+        b"m1,anchoring_effect,treatment,weak,social,1\n"
+        b"m1,anchoring_effect,control,,social,0\n")
+OTHER = GOOD.replace(b"m1", b"m2")
+
+
+def files(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
+
+
+def session(folder: Path) -> RunRegistry:
+    """A new session on the shared workspace, as the app starts one."""
+    registry = RunRegistry(workspace=Workspace(folder))
+    assert not registry.load_workspace().errors
+    return registry
+
+
+def test_removing_a_run_renamed_on_collision_removes_exactly_it(tmp_path) -> None:
+    # two strangers each upload their own "results.csv"; a later session lists both, the
+    # second as "results (2)", and removes that one
+    session(tmp_path).add_files([("results.csv", GOOD)])
+    session(tmp_path).add_files([("results.csv", OTHER)])
+    later = session(tmp_path)
+    assert list(later.runs) == ["results", "results (2)"]
+    kept = later.runs["results"].models
+    removed = later.runs["results (2)"].models
+    later.remove("results (2)")
+    again = session(tmp_path)
+    assert list(again.runs) == ["results"] and again.runs["results"].models == kept != removed
+    assert len(files(tmp_path)) == 2  # one Parquet file and its sidecar
+
+
+def test_a_stranger_removing_the_same_bytes_does_not_remove_my_run(tmp_path) -> None:
+    alice, bob = session(tmp_path), session(tmp_path)
+    alice.add_files([("results.csv", GOOD)])
+    bob.add_files([("results.csv", GOOD)])  # the same bytes, another session
+    alice.remove("results")
+    assert list(bob.runs) == ["results"]
+    assert list(session(tmp_path).runs) == ["results"], "Bob's run is gone on the next start"
+    bob.remove("results")
+    assert files(tmp_path) == [] and list(session(tmp_path).runs) == []
+
+
+def test_a_failed_save_leaves_nothing_and_says_the_run_is_not_kept(tmp_path,
+                                                                   monkeypatch) -> None:
+    real_write_text = Path.write_text
+
+    def disk_full(self: Path, *args, **kwargs):
+        if self.name.endswith(".json.tmp"):  # the Parquet file is written, then the disk fills
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write_text(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", disk_full)
+    registry = session(tmp_path)
+    report = registry.add_files([("results.csv", GOOD)])
+    assert report.added == ["results"]  # the run stays in this session...
+    assert files(tmp_path) == []  # ...no partial file (*.parquet.tmp) is left...
+    warning = registry.runs["results"].warnings[-1]
+    assert "could not be saved in the workspace (No space left on device)" in warning
+    assert "will not come back on the next start" in warning  # ...and it says so
+    monkeypatch.undo()
+    assert list(session(tmp_path).runs) == []
+    registry.remove("results")  # removing an unsaved run deletes nothing, raises nothing
+
+
+@pytest.mark.parametrize("layout", ["file", "under a file", "dangling link"])
+def test_a_workspace_path_that_cannot_be_a_folder_is_named(tmp_path, layout) -> None:
+    (tmp_path / "plain").write_text("not a folder")
+    path = {"file": tmp_path / "plain", "under a file": tmp_path / "plain" / "ws",
+            "dangling link": tmp_path / "link"}[layout]
+    if layout == "dangling link":
+        path.symlink_to(tmp_path / "nowhere")
+    with pytest.raises(WorkspaceError, match=r"the workspace '.*' (is a file|cannot be "
+                                             r"created: a part of its path is a file|is a "
+                                             r"link to '.*nowhere', which does not exist)"):
+        Workspace(path)
+    # `kbench app` refuses to start, with one line
+    result = subprocess.run([sys.executable, "-m", "kbench_core.cli", "app", "--workspace",
+                             str(path), "--no-samples"], capture_output=True, text=True,
+                            timeout=60, cwd=ROOT)
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("kbench app: the "
+                                                                        "workspace")
+    # the app itself (started by `streamlit run`) starts without a workspace and says why
+    os.environ["KBENCH_APP_ARGS"] = f"--no-samples --workspace {path}"
+    try:
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+        at.run()
+    finally:
+        del os.environ["KBENCH_APP_ARGS"]
+    assert not at.exception, [e.value for e in at.exception]
+    registry = at.session_state[state.REGISTRY]
+    assert registry.workspace is None
+    assert "the app runs without a workspace" in registry.errors["workspace"]
+
+
+HOSTILE_NAMES = [" ", "\u202egnp.exe", "a" * 5000, "tab\there", "name\x00nul", "CON",
+                 "..", ".hidden", "%{x}", "&lt;b&gt;", "https&colon;&sol;&sol;evil.example",
+                 "x\ud800y"]
+
+
+def test_every_saved_run_reloads_under_its_name(tmp_path) -> None:
+    uploader = session(tmp_path)
+    for i, name in enumerate(HOSTILE_NAMES):
+        data = GOOD.replace(b"m1", f"model{i}".encode())
+        report = uploader.add_files([(f"{name}.csv", data)])
+        assert report.added and not report.errors, name
+    assert len(uploader.runs) == len(HOSTILE_NAMES)
+    fresh = RunRegistry(workspace=Workspace(tmp_path))
+    report = fresh.load_workspace()
+    assert not report.errors
+    assert list(fresh.runs) == list(uploader.runs)
+    for name in fresh.runs:  # no control, bidi or NUL character survives in a run's name
+        assert name.isprintable() and len(name) <= 204, repr(name)
+
+
+def test_nul_characters_in_labels_are_removed_and_the_row_named() -> None:
+    records = [{"model": "ok", "bias": "b", "condition": "control", "domain": "d", "score": 0},
+               {"model": "evil\u0000model", "bias": "b", "condition": "control", "domain": "d",
+                "score": 1}]
+    run = load_run(("nul.json", json.dumps(records).encode()))
+    assert run.models == ["evilmodel", "ok"]
+    assert run.warnings == ("field 'model': 1 row had NUL characters (\\x00) in the label, "
+                            "removed (first: record 2)",)
+
+
+# ------------------------------------------------------------------ links are input too
+
+ENTITY_URLS = ["https&colon;&sol;&sol;evil.example&sol;login", "&#119;ww.evil.example",
+               "mailto&colon;victim&commat;evil.example"]
+
+
+def live_links(markdown: str) -> list[str]:
+    """What Markdown would turn into a link in ``markdown``: code spans are literal; outside
+    them an unescaped ``&`` starts an entity (``&colon;`` is ``:``), after which a URL, www. or
+    an e-mail address is autolinked."""
+    import html
+    import re
+
+    outside = re.sub(r"(`+).*?\1", "", markdown, flags=re.S)
+    resolved = html.unescape(re.sub(r"\\&", "", outside))
+    return re.findall(r"https?://\S+|www\.\S+|\w+@\w+\.\w+", resolved)
+
+
+def rendered(at: AppTest) -> list[str]:
+    """The Markdown of every element a page shows (boxes, captions, labels, headings)."""
+    texts = [e.value for kind in ("markdown", "caption", "warning", "info", "error", "success",
+                                  "subheader", "header", "title") for e in getattr(at, kind)]
+    texts += [e.label for e in at.expander] + [e.label for e in at.button]
+    return [str(t) for t in texts]
+
+
+def open_page(page: str, params: dict[str, object], args: str = "") -> AppTest:
+    os.environ["KBENCH_APP_ARGS"] = args
+    try:
+        at = AppTest.from_file(str(ROOT / "views" / page), default_timeout=60)
+        for key, value in params.items():
+            at.query_params[key] = value
+        at.run()
+    finally:
+        del os.environ["KBENCH_APP_ARGS"]
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_a_link_naming_entity_encoded_urls_renders_no_live_link() -> None:
+    at = open_page("bias.py", {"bias_runs": ["bias", *ENTITY_URLS]})
+    boxes = [w.value for w in at.warning if "has not loaded" in w.value]
+    assert len(boxes) == 1, boxes  # named once, in one box
+    assert "3 runs" in boxes[0]
+    for text in rendered(at):
+        assert not live_links(text), text
+
+
+def test_a_long_link_is_capped_and_summarised_in_one_line() -> None:
+    names = [f"someone-elses-upload-{i:04d}" for i in range(800)] + ["x" * 30_000]
+    at = open_page("bias.py", {"bias_runs": ["bias", *names]})
+    boxes = [w.value for w in at.warning if "has not loaded" in w.value]
+    assert len(boxes) == 1
+    # the first 50 names are read ("bias" is loaded), the other 751 and the long one ignored
+    assert "49 runs" in boxes[0] and "and 44 more" in boxes[0]
+    assert "752 more run names in the link were ignored" in boxes[0]
+    assert len(at.warning) <= 3
+
+
+def test_a_run_named_like_a_url_is_inert_text_on_another_users_runs_page(tmp_path) -> None:
+    alice = session(tmp_path)
+    for i, name in enumerate(ENTITY_URLS):
+        alice.add_files([(f"{name}.csv", GOOD.replace(b"m1", f"m{i}".encode()))])
+    assert len(alice.runs) == 3
+    at = open_page("runs.py", {}, f"--no-samples --workspace {tmp_path}")
+    shown = rendered(at)
+    assert sum("evil" in t for t in shown) >= 3, shown  # Bob sees the runs...
+    for text in shown:  # ...as text
+        assert not live_links(text), text
+
+
+# ------------------------------------------------------------- unusual Parquet types
+
+
+def _parquet(**columns) -> bytes:
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    base = {"model": ["a", "a"], "bias": ["anchoring_effect"] * 2,
+            "condition": ["control", "treatment"], "intensity": [None, "weak"],
+            "domain": ["s", "s"], "score": [0.0, 1.0]}
+    sink = io.BytesIO()
+    pq.write_table(pa.table({**base, **columns}), sink)
+    return sink.getvalue()
+
+
+def test_unusual_parquet_types_load_or_are_named() -> None:
+    import datetime
+    import decimal
+
+    import pyarrow as pa
+
+    utc = datetime.UTC
+    loads = {
+        "decimal scores": _parquet(score=pa.array([decimal.Decimal("0.00"),
+                                                   decimal.Decimal("1.00")],
+                                                  pa.decimal128(5, 2))),
+        "a timestamp column beside": _parquet(when=pa.array(
+            [datetime.datetime(2024, 1, 1, tzinfo=utc)] * 2, pa.timestamp("us", tz="UTC"))),
+        "large strings": _parquet(model=pa.array(["a", "a"], pa.large_string())),
+        "dictionary-encoded integers": _parquet(model=pa.array([1, 1]).dictionary_encode()),
+    }
+    for what, data in loads.items():
+        run = load_run((f"{what}.parquet", data))
+        assert run.frame["score"].tolist() == [0.0, 1.0], what
+    named = {
+        "timestamp": (pa.array([datetime.datetime(2024, 1, 1, tzinfo=utc)] * 2,
+                               pa.timestamp("us", tz="UTC")), "got a date or time"),
+        "duration": (pa.array([0, 1], pa.duration("s")), "got a duration"),
+    }
+    for what, (scores, message) in named.items():
+        with pytest.raises(RunFormatError, match=rf"row 1, field 'score': expected a number "
+                                                 rf"in \[0, 1\], {message}"):
+            load_run((f"{what}.parquet", _parquet(score=scores)))
+    good = _parquet()
+    for data, message in [(good[:-12] + b"\0" * 8 + b"PAR1", "cannot read Parquet"),
+                          (good[:50], "cannot read Parquet")]:
+        with pytest.raises(RunFormatError, match=message):
+            load_run(("broken.parquet", data))
