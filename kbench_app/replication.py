@@ -15,8 +15,8 @@ from kbench_app.ui import interval_text, shown, table_config
 from kbench_core import replication
 from kbench_core.families.replication import ReplicationOptions
 
-__all__ = ["Keys", "cost_view", "ecs_note", "ecs_view", "finding_view", "findings_view",
-           "pas_grid_view", "pas_unavailable", "pas_view", "summary_view"]
+__all__ = ["CI_METHOD_LABELS", "Keys", "cost_view", "ecs_note", "ecs_view", "finding_view",
+           "findings_view", "pas_grid_view", "pas_unavailable", "pas_view", "summary_view"]
 
 
 class Keys:
@@ -38,8 +38,12 @@ class Keys:
 
 _HELP = {
     "ecs": "Lin's concordance correlation of agent d on human d (1 = identical effects)",
-    "ecs_ci": "95% interval: Lin's z-transform (analytic) or the cluster bootstrap over "
-              "studies (bootstrap)",
+    "ecs_ci": "95% interval, by the method in the Interval column: the jackknife over "
+              "studies where studies hold several tests (analytic), else Lin's z-transform; "
+              "or the cluster bootstrap over studies (bootstrap)",
+    "ci_method": "How the interval was computed: jackknife over studies (tests of a study "
+                 "share it, so they are not independent), Lin's z-transform (independent "
+                 "tests), or the bootstrap over studies (tests within a study per study)",
     "n": "Tests with both effect sizes",
     "n_kish": "Kish's effective n, (Σw)²/Σw², of the tests' weights: what Lin's interval "
               "rests on (= n under equal weights)",
@@ -55,9 +59,10 @@ HELP_WEIGHTING = ("structure: every study, and every finding in it, weighs the s
                   "every test weighs 1 (the published per-study ECS).")
 HELP_NORMALIZE = ("Off reproduces HumanStudy-Bench's code: weighted sums, so the "
                   "mean-difference penalty shrinks as weights grow.")
-HELP_CI = ("analytic: Lin's z-transform for ECS (Kish's effective n under structure weights), "
-           "t over studies for PAS; bootstrap: studies resampled within each model, for PAS "
-           "then findings within each drawn study (1000 resamples, cached).")
+HELP_CI = ("analytic: for ECS the delete-one-study jackknife on Fisher's z where studies hold "
+           "several tests, else Lin's z-transform (Kish's effective n under structure "
+           "weights); t over studies for PAS; bootstrap: studies resampled within each "
+           "model, for PAS then findings within each drawn study (1000 resamples, cached).")
 HELP_FINDING_WEIGHTS = ("equal: the default and the released code; n_eff: the metric "
                         "document's prose (offered when the run has an n_eff column; tests "
                         "without one are left out).")
@@ -70,6 +75,10 @@ PAS_CAPTION = ("PAS = probability that human and agent are in the same state (ef
                "effect), pooled on Fisher's z within findings and studies, then averaged over "
                "studies; 0.5 = chance. A finding whose every test was left out has no PAS and "
                "is left out of its study.")
+CI_METHOD_LABELS = {"jackknife_studies": "jackknife over studies",
+                    "jackknife_tests": "jackknife over tests", "lin": "Lin (z-transform)",
+                    "bootstrap_studies": "bootstrap over studies",
+                    "bootstrap_tests": "bootstrap over tests", "": ""}
 _FEW = st.column_config.CheckboxColumn("Few studies", help=_HELP["few_items"])
 
 
@@ -110,9 +119,11 @@ def ecs_note(options: ReplicationOptions) -> str:
     if options.ci == "analytic" and not options.normalize_weights:
         note += (" Lin's interval does not apply to the released code's unnormalised "
                  "statistic: choose bootstrap intervals to get one.")
-    elif options.ci == "analytic" and options.weighting == "structure":
-        note += (" With structure weights Lin's interval uses Kish's effective n, an "
-                 "approximation; bootstrap intervals avoid it.")
+    elif options.ci == "analytic":
+        note += (" Tests of one study are not independent, so where studies hold several "
+                 "tests the interval is the jackknife over studies (Lin's interval, which "
+                 "treats the tests as independent, is too narrow there); the Interval column "
+                 "names the method of each row.")
     return note
 
 
@@ -128,12 +139,15 @@ def ecs_view(table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object]]:
     view = table[keys].astype(str)
     view["ecs"] = table["ecs"]
     view["ecs_ci"] = interval_text(table["ecs_low"], table["ecs_high"])
+    if "ci_method" in table:
+        view["ci_method"] = table["ci_method"].map(CI_METHOD_LABELS).fillna("")
     # per study the studies column would say 1 on every row
     for column in ("n", "n_kish") + (() if "study" in table else ("n_studies",)):
         view[column] = table[column]
     config: dict[str, object] = {c: c.capitalize() for c in keys}
     config.update(ecs=_number("ECS", "ecs"),
                   ecs_ci=st.column_config.TextColumn("95% CI", help=_HELP["ecs_ci"]),
+                  ci_method=st.column_config.TextColumn("Interval", help=_HELP["ci_method"]),
                   n=_count("n", "n"), n_studies=_count("Studies", "n_studies"),
                   n_kish=_number("Effective n", "n_kish", "%.1f"))
     _with_few(view, table, config)

@@ -831,7 +831,10 @@ def fingerprint(trials: pd.DataFrame, *, cap: float | None = 1.0,
     grouped = table.groupby("model")["bms"]
     susceptibility, n_bms = grouped.mean(), grouped.count()
     # Interval over biases (t): how much the mean BMS would move with another bias sample.
-    low, high = t_interval(susceptibility, grouped.std(), n_bms)
+    # BMS lies in [0, cap]: biases that all score the same (e.g. all 0) get the Wilson-type
+    # bound of t_interval, not a zero-width interval (issue 23 item 7).
+    low, high = t_interval(susceptibility, grouped.std(), n_bms,
+                           bounds=None if cap is None else (0.0, cap))
     # The bias lists per model, in Python over the pairs (a few hundred even on 1M rows):
     # four sorted groupbys with a lambda each cost more than everything else on small runs.
     model = table["model"].to_numpy(dtype=object)

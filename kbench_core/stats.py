@@ -7,6 +7,7 @@ module computes the intervals of every model x item group in one call.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,8 +17,13 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _st
 
-__all__ = ["Estimate", "WithinGroups", "bootstrap_groups", "check_choice", "t_interval",
-           "wilson"]
+__all__ = ["SMALL_SAMPLE", "Estimate", "WithinGroups", "agreement_wilson", "bootstrap_groups",
+           "check_choice", "t_interval", "widen_small", "wilson"]
+
+SMALL_SAMPLE = 30
+"""Below this many items a large-sample (asymptotic or percentile-bootstrap) interval of an
+agreement coefficient is not trusted alone: it is widened to the Wilson-type bound
+(:func:`widen_small`, ``docs/statistics.md``, issue 23 item 7)."""
 
 
 @dataclass(frozen=True)
@@ -93,11 +99,21 @@ def _normal_isf(alpha: float) -> float:
 
 
 def t_interval(mean: np.ndarray | pd.Series | float, sd: np.ndarray | pd.Series | float,
-               n: np.ndarray | pd.Series | float, *,
-               level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+               n: np.ndarray | pd.Series | float, *, level: float = 0.95,
+               bounds: tuple[float, float] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Student-t interval of a mean from its sample standard deviation (ddof 1), elementwise.
 
     mean ± t_{n-1, (1+level)/2} · sd / √n; NaN where n < 2 (no spread can be estimated).
+
+    **Zero spread** (sd = 0: every value the same) gives no interval (NaN), never the
+    zero-width ``[m, m]``: n equal values from a discrete or bounded score (5 items all 0.5, 5
+    of 5 correct) say nothing about how far the mean could be (a 0/1 score with mean 0.9 gives
+    5 of 5 in 59% of samples). With ``bounds=(a, b)``, values known to lie in [a, b], the
+    interval is instead the Wilson score interval of the rescaled mean (m − a)/(b − a) with n
+    trials, mapped back: a variable in [a, b] with mean μ has variance at most (μ − a)(b − μ),
+    the Bernoulli variance, so the score interval for a proportion is a conservative interval
+    for the mean (Wilson 1927; the worst case is the 0/1 variable). 5 values all at b give
+    [a + 0.566(b − a), b]. A bound that is infinite on one side bounds no variance: NaN.
     """
     m = np.asarray(mean, dtype=float)
     s = np.asarray(sd, dtype=float)
@@ -107,7 +123,66 @@ def t_interval(mean: np.ndarray | pd.Series | float, sd: np.ndarray | pd.Series 
     half = np.full(m.shape, np.nan)
     if ok.any():
         half[ok] = _t_quantile((1 + level) / 2, k[ok] - 1) * s[ok] / np.sqrt(k[ok])
-    return m - half, m + half
+    low, high = m - half, m + half
+    # sd of n equal values: exactly 0, or rounding residue of the mean's size (1e-17)
+    flat = ok & (s <= 1e-12 * np.maximum(np.abs(m), 1.0))
+    if flat.any():
+        low, high = np.where(flat, np.nan, low), np.where(flat, np.nan, high)
+        if bounds is not None:
+            a, b = map(float, bounds)
+            if not b > a:
+                raise ValueError(f"bounds must be (low, high) with low < high; got {bounds!r}")
+            if not (math.isfinite(a) and math.isfinite(b)):
+                return low, high  # a half-bounded score bounds no variance: NaN stays
+            share = np.clip((m[flat] - a) / (b - a), 0.0, 1.0)
+            w_low, w_high = wilson(share * k[flat], k[flat], level=level)
+            low[flat], high[flat] = a + (b - a) * w_low, a + (b - a) * w_high
+    return low, high
+
+
+def agreement_wilson(p_o: np.ndarray | float, p_e: np.ndarray | float,
+                     n: np.ndarray | float, *,
+                     level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    r"""Wilson-type interval of a chance-corrected agreement coefficient
+    :math:`\kappa = (p_o - p_e)/(1 - p_e)` (Cohen's and Fleiss' κ, weighted κ with agreement
+    weights, nominal α's agreement): the Wilson score interval [L, U] of the observed
+    agreement :math:`p_o` over n items, carried to κ's scale with chance agreement held at its
+    observed value, :math:`((L - p_e)/(1 - p_e),\ (U - p_e)/(1 - p_e))`, clipped to [−1, 1].
+
+    κ increases with :math:`p_o` for a fixed :math:`p_e`, so the map keeps the order. Unlike
+    the large-sample κ ± z·SE, whose SE is 0 when every item agrees (κ = 1 on 5 items gave
+    [1, 1]), the score interval keeps its width at the boundary (Wilson 1927; Agresti & Coull
+    1998), and 5 of 5 items in agreement give :math:`p_o \in [0.566, 1]`. It leaves out the
+    sampling error of :math:`p_e`, small next to that of :math:`p_o` near κ = 1; simulated
+    two-judge tables (5-40 items, κ 0.5-0.97, ``tests/test_stats_round2_ecs.py``) cover
+    0.87-0.97. ``p_o`` may be a mean of per-item agreements in [0, 1] (Fleiss' :math:`\bar P`,
+    weighted agreement): a [0, 1] variable's variance is at most the Bernoulli one. Written
+    by hand (two lines over :func:`wilson`); NaN where :math:`p_e \ge 1` or n is 0.
+    """
+    po = np.asarray(p_o, dtype=float)
+    pe = np.asarray(p_e, dtype=float)
+    k = np.asarray(n, dtype=float)
+    po, pe, k = np.broadcast_arrays(po, pe, k)
+    low, high = wilson(np.clip(po, 0.0, 1.0) * k, k, level=level)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scale = np.where(pe < 1, 1 - pe, np.nan)
+        return (np.clip((low - pe) / scale, -1.0, 1.0),
+                np.clip((high - pe) / scale, -1.0, 1.0))
+
+
+def widen_small(low: np.ndarray | float, high: np.ndarray | float, w_low: np.ndarray | float,
+                w_high: np.ndarray | float, n: np.ndarray | float, *,
+                few: float = SMALL_SAMPLE) -> tuple[np.ndarray, np.ndarray]:
+    """A large-sample interval [low, high] widened to contain the Wilson-type one
+    [w_low, w_high] where it rests on fewer than ``few`` items (:data:`SMALL_SAMPLE`; 0:
+    never for that reason) or has no width (κ = 1: every item agrees), elementwise;
+    elsewhere unchanged. Where the large-sample interval is undefined but the Wilson-type
+    one is not, the Wilson-type one is used."""
+    lo, hi, wl, wh, k = np.broadcast_arrays(*(np.asarray(v, dtype=float)
+                                              for v in (low, high, w_low, w_high, n)))
+    widen = (k < few) | ~(hi - lo > 1e-12)
+    widen &= np.isfinite(wl) & np.isfinite(wh)
+    return (np.where(widen, np.fmin(lo, wl), lo), np.where(widen, np.fmax(hi, wh), hi))
 
 
 def bootstrap_groups(n_items: int, statistic: Callable[[np.ndarray], np.ndarray], *,

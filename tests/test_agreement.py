@@ -235,7 +235,11 @@ def test_perfect_agreement_with_two_values_is_one() -> None:
     frame = grid_frame(grid)
     pairs = ag.pairwise_kappa(frame, "label")
     assert (pairs["kappa"] == 1.0).all()
-    assert (pairs["kappa_low"] == 1.0).all() and (pairs["kappa_high"] == 1.0).all()
+    # No zero-width [1, 1] (issue 23 item 7): 20 of 20 items agree, Wilson's lower bound of
+    # p_o is 20/(20 + 1.96²) = 0.83887, and with p_e = 0.5, κ_low = (0.83887 − 0.5)/0.5.
+    z2 = sps.norm.isf(0.025) ** 2
+    assert pairs["kappa_low"].tolist() == pytest.approx([(20 / (20 + z2) - 0.5) / 0.5] * 3)
+    assert (pairs["kappa_high"] == 1.0).all()
     table, _ = aggregate_raters(np.asarray(grid, dtype=int))
     assert ag.fleiss_kappa(frame, "label").value == pytest.approx(sm_fleiss_kappa(table))
     assert ag.fleiss_kappa(frame, "label").value == pytest.approx(1.0)

@@ -448,7 +448,11 @@ def test_susceptibility_interval_is_t_over_biases() -> None:
     assert (alpha["susceptibility_low"], alpha["susceptibility_high"]) == pytest.approx(
         (low, high))
     gamma = fp.models.set_index("model").loc["synthetic-gamma"]
-    assert gamma["susceptibility_low"] == gamma["susceptibility_high"] == 0.0  # all BMS 0
+    # all 6 BMS 0: not the zero-width [0, 0] (issue 23 item 7) but, BMS lying in [0, 1], the
+    # Wilson interval of 0 of 6: [0, z²/(6 + z²)]
+    z2 = stats.norm.isf(0.025) ** 2
+    assert gamma["susceptibility_low"] == pytest.approx(0.0, abs=1e-12)
+    assert gamma["susceptibility_high"] == pytest.approx(z2 / (6 + z2))
 
 
 def test_susceptibility_interval_stays_in_the_range_of_bms() -> None:

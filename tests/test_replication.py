@@ -523,14 +523,22 @@ def test_lin_interval_unweighted_and_weighted() -> None:
     frame = pd.DataFrame({"model": "m", "study": [f"s{i // 3}" for i in range(30)],
                           "finding": [f"f{i // 2}" for i in range(30)],
                           "test": [f"t{i}" for i in range(30)], "human_d": x, "agent_d": y})
-    row = R.ecs(frame, weighting="equal").iloc[0]
+    # ci="lin": SPEC's interval (the default clusters by study: these studies hold 3 tests)
+    row = R.ecs(frame, weighting="equal", ci="lin").iloc[0]
     assert (row["ecs"], row["ecs_low"], row["ecs_high"]) == pytest.approx(
         lin_interval(x, y, np.ones(30)))
-    weighted = R.ecs(frame).iloc[0]
+    assert row["ci_method"] == "lin"
+    weighted = R.ecs(frame, ci="lin").iloc[0]
     w = R.structure_weights(frame)
     assert (weighted["ecs"], weighted["ecs_low"], weighted["ecs_high"]) == pytest.approx(
         lin_interval(x, y, w))
     assert math.isnan(R.ecs(frame, normalize_weights=False).iloc[0]["ecs_low"])
+    # one test per study: the tests are the independent units, and the default is Lin's
+    single = frame.assign(study=frame["test"])
+    row = R.ecs(single, weighting="equal").iloc[0]
+    assert row["ci_method"] == "lin"
+    assert (row["ecs"], row["ecs_low"], row["ecs_high"]) == pytest.approx(
+        lin_interval(x, y, np.ones(30)))
 
 
 def test_ecs_interval_under_structure_weights_covers_with_kish_n() -> None:
@@ -552,7 +560,7 @@ def test_ecs_interval_under_structure_weights_covers_with_kish_n() -> None:
         "study": np.tile(study, sims), "finding": np.tile(finding, sims),
         "test": np.tile([f"t{i}" for i in range(n)], sims),
         "human_d": x.ravel(), "agent_d": y.ravel()})
-    out = R.ecs(frame).sort_values("model")
+    out = R.ecs(frame, ci="lin").sort_values("model")
     first = out.iloc[0]
     assert (first["n"], first["n_studies"]) == (58, 10)
     assert first["n_kish"] == pytest.approx(100 / 4.525)

@@ -26,7 +26,13 @@ from kbench_core.agreement._labels import (
     _value_grid,
     judges,
 )
-from kbench_core.stats import Estimate, bootstrap_groups, check_choice
+from kbench_core.stats import (
+    Estimate,
+    agreement_wilson,
+    bootstrap_groups,
+    check_choice,
+    widen_small,
+)
 
 
 @dataclass(frozen=True)
@@ -79,6 +85,50 @@ def _coincidence_alpha(o: np.ndarray, domain: np.ndarray, level: Level) -> float
     n = n_v.sum()
     if n < 2 or (n_v > 0).sum() < 2:
         return math.nan
+    delta = _distances(n_v, domain, level)
+    expected = (np.outer(n_v, n_v) * delta).sum()
+    if expected <= 0:
+        return math.nan
+    return float(1 - (n - 1) * (o * delta).sum() / expected)
+
+
+def _alpha_wilson(d_o: float, d_e: float, d_max: float, n_units: int,
+                  ) -> tuple[float, float]:
+    r"""The Wilson-type interval of α = 1 − D_o/D_e (:func:`kbench_core.stats.agreement_wilson`):
+    with distances scaled by their largest value, :math:`p_o = 1 - D_o/\delta_{max}` is a
+    weighted mean of per-unit agreements in [0, 1] and :math:`p_e = 1 - D_e/\delta_{max}`, so
+    that α = (p_o − p_e)/(1 − p_e); the score interval of :math:`p_o` over the pairable
+    units, chance fixed. For a nominal label this is κ's bound with Krippendorff's chance."""
+    if not (d_max > 0 and d_e > 0 and n_units > 0):
+        return math.nan, math.nan
+    low, high = agreement_wilson(1 - d_o / d_max, 1 - d_e / d_max, n_units)
+    return float(low), float(high)
+
+
+def _coincidence_wilson(o: np.ndarray, domain: np.ndarray, level: Level,
+                        n_units: int) -> tuple[float, float]:
+    n_v = o.sum(axis=0)
+    n = n_v.sum()
+    if n < 2 or (n_v > 0).sum() < 2:
+        return math.nan, math.nan
+    delta = _distances(n_v, domain, level)
+    d_e = (np.outer(n_v, n_v) * delta).sum() / (n * (n - 1))
+    return _alpha_wilson((o * delta).sum() / n, d_e, float(delta.max()), n_units)
+
+
+def _interval_wilson(parts: np.ndarray, d_max: float) -> tuple[float, float]:
+    """:func:`_alpha_wilson` from the unit sums of :func:`_interval_parts` (interval α;
+    ``d_max`` the squared range of the values)."""
+    m, s1, s2, within = parts.T
+    n, t1, t2 = m.sum(), s1.sum(), s2.sum()
+    if n < 2:
+        return math.nan, math.nan
+    d_e = 2 * (n * t2 - t1 * t1) / (n * (n - 1))
+    return _alpha_wilson(within.sum() / n, d_e, d_max, parts.shape[0])
+
+
+def _distances(n_v: np.ndarray, domain: np.ndarray, level: Level) -> np.ndarray:
+    """Krippendorff's (2011) δ² between the values of ``domain`` (marginals ``n_v``)."""
     if level == "nominal":
         delta = 1.0 - np.eye(len(domain))
     elif level == "interval":
@@ -88,10 +138,7 @@ def _coincidence_alpha(o: np.ndarray, domain: np.ndarray, level: Level) -> float
         lo = np.minimum.outer(np.arange(len(n_v)), np.arange(len(n_v)))
         hi = np.maximum.outer(np.arange(len(n_v)), np.arange(len(n_v)))
         delta = (cum[hi + 1] - cum[lo] - (n_v[lo] + n_v[hi]) / 2) ** 2
-    expected = (np.outer(n_v, n_v) * delta).sum()
-    if expected <= 0:
-        return math.nan
-    return float(1 - (n - 1) * (o * delta).sum() / expected)
+    return delta
 
 
 def _pattern_coincidences(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -213,6 +260,17 @@ def _alpha_estimate(layout: _Layout, spec: _Label, level: Level,
                 return np.array([_coincidence_alpha(o, units.domain, level)])
         lo, hi = bootstrap_groups(n, statistic, n_boot=n_boot, random_state=random_state)
         low, high = float(lo[0]), float(hi[0])
+        # Every resample of units that all agree has α = 1 too: no width. Then the
+        # Wilson-type interval of the observed agreement (:func:`_alpha_wilson`).
+        if parts is not None:
+            span = float(units.domain[-1] - units.domain[0])
+            w_low, w_high = _interval_wilson(parts, span * span)
+        else:
+            within, pattern = _pattern_coincidences(units.counts)
+            o = np.tensordot(np.bincount(pattern, minlength=len(within)).astype(float),
+                             within, axes=1)
+            w_low, w_high = _coincidence_wilson(o, units.domain, level, n)
+        low, high = (float(v) for v in widen_small(low, high, w_low, w_high, n, few=0))
     return Estimate(value, low, high, n, n_dropped=units.n_dropped)
 
 

@@ -25,7 +25,13 @@ from kbench_core.agreement._labels import (
     _layout,
     _need_judges,
 )
-from kbench_core.stats import Estimate, bootstrap_groups, check_choice
+from kbench_core.stats import (
+    Estimate,
+    agreement_wilson,
+    bootstrap_groups,
+    check_choice,
+    widen_small,
+)
 
 _Z = float(_st.norm.isf(0.025))
 _PAIR_COLUMNS = ["judge_a", "judge_b", "kappa", "kappa_low", "kappa_high", "n", "n_dropped",
@@ -107,16 +113,43 @@ def _kappa_value(table: np.ndarray, weights: Weights) -> float:
         return _cohens_kappa(table, weights, variance=False)[0]
 
 
+def _agreements(table: np.ndarray, weights: Weights) -> tuple[float, float]:
+    """Observed and chance agreement (p_o, p_e) of a K × K table, with agreement weights
+    1 − w_jk for weighted κ, so that κ = (p_o − p_e)/(1 − p_e) in every case."""
+    k = table.shape[0]
+    if weights is None:
+        agree = np.eye(k)
+    else:
+        levels = np.arange(k, dtype=float)
+        dist = np.abs(levels[:, None] - levels) / max(k - 1, 1)
+        agree = 1 - (dist if weights == "linear" else dist ** 2)
+    nobs = table.sum()
+    expected = np.outer(table.sum(1), table.sum(0)) / nobs
+    return float((agree * table).sum() / nobs), float((agree * expected).sum() / nobs)
+
+
+def _wilson_kappa(table: np.ndarray, weights: Weights) -> tuple[float, float]:
+    """The Wilson-type interval of κ (:func:`kbench_core.stats.agreement_wilson`)."""
+    if table.sum() <= 0 or _chance_is_total(table):
+        return math.nan, math.nan
+    p_o, p_e = _agreements(table, weights)
+    low, high = agreement_wilson(p_o, p_e, table.sum())
+    return float(low), float(high)
+
+
 def _kappa_with_se(table: np.ndarray, weights: Weights) -> tuple[float, float, float]:
     """κ and its asymptotic 95% interval from the large-sample variance, clipped to
-    [-1, 1]."""
+    [-1, 1]; below :data:`~kbench_core.stats.SMALL_SAMPLE` items or at zero width (every
+    item agrees) widened to the Wilson-type interval (:func:`_wilson_kappa`)."""
     if table.sum() <= 0 or _chance_is_total(table):
         return math.nan, math.nan, math.nan
     with np.errstate(invalid="ignore", divide="ignore"):
         kappa, var_kappa = _cohens_kappa(table, weights)
     # Rounding can leave a variance of -1e-17 at perfect agreement: that is 0, not NaN.
     half = _Z * math.sqrt(max(var_kappa, 0.0))
-    return kappa, max(kappa - half, -1.0), min(kappa + half, 1.0)
+    low, high = widen_small(max(kappa - half, -1.0), min(kappa + half, 1.0),
+                            *_wilson_kappa(table, weights), table.sum())
+    return kappa, float(low), float(high)
 
 
 def _pair_tables(grid: np.ndarray, pairs: Sequence[tuple[int, int]], k: int,
@@ -138,8 +171,11 @@ def _kappa_frame(grid: np.ndarray, names: Sequence[str], pairs: Sequence[tuple[i
     k = len(label.categories)
     parts = _pair_tables(grid, pairs, k)
     rows = []
+    wilson_bounds = []
     for (a, b), (both, cell, one) in zip(pairs, parts, strict=True):
         table = np.bincount(cell, minlength=k * k).reshape(k, k).astype(float)
+        wilson_bounds.append(_wilson_kappa(table, weights) if ci == "bootstrap"
+                             else (math.nan, math.nan))
         if ci == "asymptotic":
             kappa, low, high = _kappa_with_se(table, weights)
         else:
@@ -167,6 +203,10 @@ def _kappa_frame(grid: np.ndarray, names: Sequence[str], pairs: Sequence[tuple[i
 
         low, high = bootstrap_groups(grid.shape[0], statistic, n_boot=n_boot,
                                      random_state=random_state)
+        # Every resample of items that all agree has κ = 1 too: [1, 1]. Few items or no
+        # width: widened to the Wilson-type interval, as the asymptotic one is.
+        w_low, w_high = np.array(wilson_bounds, dtype=float).reshape(-1, 2).T
+        low, high = widen_small(low, high, w_low, w_high, out["n"].to_numpy(float))
         out["kappa_low"], out["kappa_high"] = low, high
     return out
 
@@ -198,6 +238,13 @@ def pairwise_kappa(judged: pd.DataFrame, label: str, *, weights: Weights = None,
         ``"asymptotic"``: κ ± 1.96·SE with statsmodels' large-sample variance (Fleiss, Cohen &
         Everitt 1969; its weighted form for weighted κ); ``"bootstrap"``: percentile interval
         over ``n_boot`` resamples of the items (seeded by ``random_state``); ``None``: none.
+        Either is widened to the Wilson-type interval (the Wilson score interval of the
+        observed agreement carried to κ's scale with chance agreement fixed,
+        :func:`kbench_core.stats.agreement_wilson`) where it rests on fewer than 30 items or
+        has no width: the large-sample SE is 0 when every item agrees, and κ = 1 on 5 items
+        gave [1, 1] (now [0.13, 1] with balanced categories). Near κ = 1 with 5-40 items the
+        large-sample interval covered 0.05-0.9 of simulated tables, the widened one
+        0.87-1.0.
 
     Returns
     -------
@@ -343,7 +390,15 @@ def fleiss_kappa(judged: pd.DataFrame, label: str, *, ci: Ci = "asymptotic",
         ``"asymptotic"`` (default): κ ± t₀.₉₇₅,ₙ₋₁ · SE with Gwet's (2008) linearised standard
         error (see :func:`_fleiss_se`), which, unlike the null-hypothesis variance of Fleiss,
         Nee & Landis (1979), holds when κ ≠ 0; the upper bound is capped at 1 as in irrCAC.
-        ``"bootstrap"``: percentile interval over ``n_boot`` resamples of the items.
+        ``"bootstrap"``: percentile interval over ``n_boot`` resamples of the items. Where
+        either has no width (every judge agrees on every item: Gwet's SE is 0 and every
+        resample gives κ = 1; 5 such items gave [1, 1]) it is the Wilson-type interval of
+        :math:`\bar P` carried to κ's scale with chance agreement fixed
+        (:func:`kbench_core.stats.agreement_wilson`). Unlike Cohen's κ it is not widened
+        merely for few items: with r ≥ 3 judges :math:`\bar P` varies far less than a 0/1
+        share, so the Wilson-type bound would be much too wide (15 items, 6 judges: 0.107
+        against Gwet's 0.240); simulated near κ = 1 (0.9-0.97, 5-40 items, 3 or 6 judges)
+        the result covers 0.88-1.0 (Gwet's alone 0.08-0.96).
 
     Returns
     -------
@@ -377,6 +432,13 @@ def fleiss_kappa(judged: pd.DataFrame, label: str, *, ci: Ci = "asymptotic",
 def _fleiss_estimate(layout: _Layout, spec: _Label, ci: Ci, n_boot: int,
                      random_state: int) -> Estimate:
     table, n_dropped = _fleiss_counts(_code_grid(layout, spec), len(spec.categories))
+    kappa, low, high = _fleiss_interval(table, ci, n_boot, random_state)
+    return Estimate(kappa, low, high, table.shape[0], n_dropped=n_dropped)
+
+
+def _fleiss_interval(table: np.ndarray, ci: Ci, n_boot: int,
+                     random_state: int) -> tuple[float, float, float]:
+    """Fleiss' κ of an items × categories count table and its interval under ``ci``."""
     n = table.shape[0]
     kappa = _fleiss_value(table)
     low = high = math.nan
@@ -395,4 +457,12 @@ def _fleiss_estimate(layout: _Layout, spec: _Label, ci: Ci, n_boot: int,
 
         lo, hi = bootstrap_groups(n, statistic, n_boot=n_boot, random_state=random_state)
         low, high = float(lo[0]), float(hi[0])
-    return Estimate(kappa, low, high, n, n_dropped=n_dropped)
+    if ci is not None and n >= 1 and math.isfinite(kappa):
+        # No width (every judge agrees on every item: Gwet's SE is 0 and every resample
+        # gives 1): the Wilson-type interval of P̄.
+        r = table[0].sum()
+        p_cat = table.sum(0) / (n * r)
+        p_bar = float((((table * table).sum(1) - r) / (r * (r - 1))).mean())
+        w_low, w_high = agreement_wilson(p_bar, float(p_cat @ p_cat), n)
+        low, high = (float(v) for v in widen_small(low, high, w_low, w_high, n, few=0))
+    return kappa, low, high

@@ -22,7 +22,7 @@ from kbench_core.replication.effects import (
     prepare_tests,
     se_cohens_d,
 )
-from kbench_core.stats import WithinGroups, check_choice
+from kbench_core.stats import WithinGroups, _t_quantile, check_choice
 
 STOUFFER_CAP = 10.0  # the released ECS_Strict's stand-in for Φ⁻¹(0) and Φ⁻¹(1)
 MIN_STUDY_PAIRS = 3  # a study needs 3 valid pairs for its own ECS (``docs/metrics/replication.md``)
@@ -216,8 +216,8 @@ def _lin_interval(ccc: Array, n: Array, mom: dict[str, Array], normalize: bool,
 
 def ecs(tests: pd.DataFrame, *, level: Literal["overall", "domain", "study"] = "overall",
         weighting: Literal["structure", "equal"] = "structure", normalize_weights: bool = True,
-        ci: Literal["analytic", "bootstrap"] | None = "analytic", n_boot: int = 1000,
-        random_state: int = 0) -> pd.DataFrame:
+        ci: Literal["analytic", "lin", "jackknife", "bootstrap"] | None = "analytic",
+        n_boot: int = 1000, random_state: int = 0) -> pd.DataFrame:
     r"""Effect Consistency Score: weighted Lin's CCC (:func:`weighted_ccc`) of agent d on
     human d over the tests, per model and ``level`` (``docs/metrics/replication.md``).
 
@@ -229,26 +229,42 @@ def ecs(tests: pd.DataFrame, *, level: Literal["overall", "domain", "study"] = "
     is NaN. The published per-study ECS of HumanStudy-Bench is ``level="study",
     weighting="equal", normalize_weights=False``.
 
-    Interval (``ecs_low``, ``ecs_high``, 95%):
+    Interval (``ecs_low``, ``ecs_high``, 95%; ``ci_method`` names the method of each row):
 
-    - ``ci="analytic"``: Lin's z-transform interval. Unweighted (``weighting="equal"``) it is
-      Lin's formula exactly; **with structure weights** the weighted moments are plugged into
-      it with Kish's effective n = (Σw)²/Σw² in place of the number of pairs, an
-      approximation (see :func:`_lin_interval`). None for ``normalize_weights=False``.
+    - ``ci="analytic"`` (default, no resampling): tests of one study share its participants,
+      materials and agent run, so they are not independent. Where a study of the model ×
+      group holds two or more valid pairs, the interval is the **delete-one-study
+      jackknife** on Fisher's z (:func:`_jackknife_interval`, ``ci_method="jackknife_studies"``);
+      where every study holds one test (tests are then the independent units), or at
+      ``level="study"``, it is Lin's interval (``"lin"``). SPEC's Lin interval ignores the
+      clustering and covered 0.66 (nominal 0.95) with 10 studies × 6 tests sharing a study
+      effect; the jackknife covers 0.93-0.95 there and with unequal studies
+      (``docs/metrics/replication.md``, tests in ``tests/test_stats_round2_ecs.py``).
+    - ``ci="lin"``: Lin's z-transform interval on every row (SPEC §2.2's interval).
+      Unweighted (``weighting="equal"``) it is Lin's formula exactly; **with structure
+      weights** the weighted moments are plugged into it with Kish's effective n =
+      (Σw)²/Σw² in place of the number of pairs, an approximation (see
+      :func:`_lin_interval`). Valid only when the tests are independent.
+    - ``ci="jackknife"``: the delete-one-study jackknife on every row (at
+      ``level="study"`` delete-one-test, ``"jackknife_tests"``).
     - ``ci="bootstrap"``: a cluster bootstrap: the studies of each model × group are
       resampled with replacement (``n_boot`` times, seeded by ``random_state``) and each
-      drawn study brings all its tests; at ``level="study"`` the tests within the study are
-      resampled. Percentile interval; NaN for a group with fewer than 2 clusters.
-    - ``None``: NaN.
+      drawn study brings all its tests (``"bootstrap_studies"``); at ``level="study"`` the
+      tests within the study are resampled (``"bootstrap_tests"``). Percentile interval;
+      NaN for a group with fewer than 2 clusters.
+    - ``None``: NaN (``ci_method`` empty).
 
-    Returns ``model[, domain | study], ecs, ecs_low, ecs_high, n, n_kish, n_studies`` with n
-    the valid pairs, n_kish Kish's effective n of their weights (= n under equal weights; what
-    the analytic interval rests on) and n_studies the studies they come from; a group without
-    a valid pair is kept with NaN and n = 0.
+    With ``normalize_weights=False`` (not a CCC of a distribution) only ``ci="bootstrap"``
+    gives an interval; the others are NaN with ``ci_method`` empty.
+
+    Returns ``model[, domain | study], ecs, ecs_low, ecs_high, ci_method, n, n_kish,
+    n_studies`` with n the valid pairs, n_kish Kish's effective n of their weights (= n under
+    equal weights; what Lin's interval rests on) and n_studies the studies they come from; a
+    group without a valid pair is kept with NaN and n = 0.
     """
     check_choice("level", level, ("overall", "domain", "study"))
     check_choice("weighting", weighting, ("structure", "equal"))
-    check_choice("ci", ci, (None, "analytic", "bootstrap"))
+    check_choice("ci", ci, (None, "analytic", "lin", "jackknife", "bootstrap"))
     # Only d is needed from the preparation, so no prepared frame is built: the keys are
     # read from the tests by position.
     prepared = _prepared_columns(tests)
@@ -271,8 +287,31 @@ def ecs(tests: pd.DataFrame, *, level: Literal["overall", "domain", "study"] = "
     key = codes * span + pd.factorize(t["study"])[0]
     study_codes = np.unique(key, return_inverse=True)[1].astype(np.int64)
     n_studies = np.bincount(np.unique(key[valid]) // span, minlength=size)
-    if ci == "analytic":
-        out["ecs_low"], out["ecs_high"] = _lin_interval(value, n, mom, normalize_weights)
+    method = np.full(size, "", dtype=object)
+    if ci in ("analytic", "lin", "jackknife"):
+        # Per group: does a study hold several valid pairs (then its tests are clustered)?
+        pairs_per_study = np.bincount(study_codes[valid], minlength=int(study_codes.max(
+            initial=-1)) + 1)
+        owner = np.zeros(pairs_per_study.size, dtype=np.int64)
+        owner[study_codes] = codes
+        clustered = np.zeros(size, dtype=bool)
+        clustered[owner[pairs_per_study >= 2]] = True
+        if level == "study":
+            clustered[:] = False  # one study per row: its tests are the units
+        jack = {"analytic": clustered, "lin": np.zeros(size, dtype=bool),
+                "jackknife": np.ones(size, dtype=bool)}[ci]
+        lin_low, lin_high = _lin_interval(value, n, mom, normalize_weights)
+        jk_low = jk_high = lin_low
+        if jack.any():
+            units = np.arange(len(t), dtype=np.int64) if level == "study" else study_codes
+            jk_low, jk_high = _jackknife_interval(codes, units, x, y, w, size, value,
+                                                  normalize_weights)
+        out["ecs_low"] = np.where(jack, jk_low, lin_low)
+        out["ecs_high"] = np.where(jack, jk_high, lin_high)
+        if normalize_weights:
+            unit_name = "jackknife_tests" if level == "study" else "jackknife_studies"
+            method = np.where(jack, unit_name, "lin").astype(object)
+            method[n == 0] = ""
     elif ci == "bootstrap":
         # At study level the unit is the test: every row is one (keys are unique per model).
         units = np.arange(len(t), dtype=np.int64) if level == "study" else study_codes
@@ -282,12 +321,81 @@ def ecs(tests: pd.DataFrame, *, level: Literal["overall", "domain", "study"] = "
         defined = np.isfinite(value) & (clusters >= 2)
         out["ecs_low"] = np.where(defined, low, np.nan)
         out["ecs_high"] = np.where(defined, high, np.nan)
+        method[n > 0] = "bootstrap_tests" if level == "study" else "bootstrap_studies"
     else:
         out["ecs_low"] = out["ecs_high"] = np.full(size, np.nan)
+    out["ci_method"] = method
     out["n"] = n.astype(int)
     out["n_kish"] = np.where(n > 0, mom["kish"], 0.0)
     out["n_studies"] = n_studies
     return pd.DataFrame(out)
+
+
+MIN_JACKKNIFE_UNITS = 3  # fewer clusters leave t_{G-1} meaningless (t_1 = 12.7)
+
+
+def _jackknife_interval(codes: Array, units: Array, x: Array, y: Array, w: Array, size: int,
+                        value: Array, normalize: bool,
+                        level: float = 0.95) -> tuple[Array, Array]:
+    r"""Delete-one-cluster (grouped) jackknife interval of the CCC on Fisher's z.
+
+    For each of the G clusters (studies; tests at ``level="study"``) of a group the CCC is
+    recomputed without it, :math:`z_{(-s)} = \operatorname{atanh}\hat\rho_{c,(-s)}`, and
+
+    .. math:: \widehat{\mathrm{var}}(z) = \frac{G-1}{G}\sum_s (z_{(-s)} - \bar z)^2,\qquad
+              \tanh\bigl(\operatorname{atanh}\hat\rho_c
+              \pm t_{G-1,\,0.975}\sqrt{\widehat{\mathrm{var}}(z)}\bigr)
+
+    (Quenouille–Tukey jackknife, Efron & Tibshirani 1993 ch. 11; deleting whole clusters is
+    the grouped jackknife that stays valid when units within a cluster are correlated,
+    Cameron & Miller 2015 §VI.B; Lin's CCC on the z scale as in Lin 1989). Under structure
+    weights a study's weights do not depend on the other studies, so removing a study
+    leaves the others' weights as they are. Written by hand (no library jackknifes a
+    weighted CCC by cluster): the per-cluster moment sums are taken once and each
+    leave-one-out CCC is the group's sums minus one cluster's, all clusters at once.
+    NaN for fewer than :data:`MIN_JACKKNIFE_UNITS` clusters, where a leave-one-out CCC is
+    undefined, where the leave-one-out values do not vary (an effect profile without
+    spread) and without normalised weights; identical profiles (ρc = 1) get [1, 1] as
+    Lin's interval does.
+    """
+    nan = np.full(size, np.nan)
+    if not normalize:
+        return nan, nan.copy()
+    ok = np.isfinite(x) & np.isfinite(y) & np.isfinite(w) & (w > 0) & (codes >= 0)
+    if not ok.any():
+        return nan, nan.copy()
+    # units are dense codes already (study within group, or row): no renumbering sort
+    u, x, y, w = units[ok], x[ok], y[ok], w[ok]
+    n_units = int(units.max()) + 1
+    owner = np.zeros(n_units, dtype=np.int64)
+    owner[u] = codes[ok]
+    sums = np.stack([np.bincount(u, weights=v, minlength=n_units)
+                     for v in (w, w * x, w * y, w * x * x, w * y * y, w * x * y,
+                               np.ones_like(w))])
+    present = sums[-1] > 0  # clusters with a valid pair
+    sums, owner = sums[:, present], owner[present]
+    totals = np.stack([np.bincount(owner, weights=row, minlength=size) for row in sums])
+    loo = _ccc_from_sums(*(totals[:, owner] - sums), normalize=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        z_loo = np.arctanh(np.clip(loo, -0.999999, 0.999999))
+    g = np.bincount(owner, minlength=size).astype(float)
+    bad = np.bincount(owner, weights=~np.isfinite(z_loo), minlength=size) > 0
+    z_loo = np.where(np.isfinite(z_loo), z_loo, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.bincount(owner, weights=z_loo, minlength=size) / g
+        dev = z_loo - mean[owner]
+        var = (g - 1) / g * np.bincount(owner, weights=dev * dev, minlength=size)
+        enough = (g >= MIN_JACKKNIFE_UNITS) & ~bad & np.isfinite(value)
+        df = np.where(enough, g - 1, 1.0)
+        half = _t_quantile((1 + level) / 2, df) * np.sqrt(var)
+        z = np.arctanh(np.clip(value, -0.999999, 0.999999))
+        low, high = np.tanh(z - half), np.tanh(z + half)
+    exact = enough & (value >= 1.0)
+    # No spread among the leave-one-out values (e.g. an agent whose effects are all equal,
+    # CCC 0 however the studies are drawn) is no evidence of precision: NaN, as Lin's is.
+    enough &= var > 1e-24
+    return (np.where(exact, 1.0, np.where(enough, low, np.nan)),
+            np.where(exact, 1.0, np.where(enough, high, np.nan)))
 
 
 def _ecs_bootstrap(codes: Array, units: Array, x: Array, y: Array, w: Array, size: int,

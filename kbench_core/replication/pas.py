@@ -209,7 +209,7 @@ def pas(tests: pd.DataFrame, *, finding_weights: Literal["equal", "n_eff"] = "eq
         sd = np.sqrt(spread / (counts - 1))
     models["pas"] = mean
     if ci == "analytic":
-        low, high = t_interval(mean, sd, counts)
+        low, high = t_interval(mean, sd, counts, bounds=(0.0, 1.0))  # no [m, m] (issue 23)
         models["pas_low"], models["pas_high"] = np.clip(low, 0, 1), np.clip(high, 0, 1)
     elif ci == "bootstrap":
         # Only findings and studies with a PAS are resampled (renumbered among themselves).

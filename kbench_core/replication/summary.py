@@ -66,8 +66,9 @@ def summary_leaderboard(frame: pd.DataFrame, *, n_boot: int = 1000,
         name = f"mean_study_{metric}"
         if metric in studies:
             moments = grouped[metric].agg(["mean", "std", "count"])
-            low, high = t_interval(moments["mean"], moments["std"], moments["count"])
             bound = (0.0, 1.0) if metric == "pas" else (-1.0, 1.0)
+            low, high = t_interval(moments["mean"], moments["std"], moments["count"],
+                                   bounds=bound)
             out[name] = moments["mean"]
             out[f"{name}_low"], out[f"{name}_high"] = np.clip(low, *bound), np.clip(high,
                                                                                    *bound)

@@ -183,5 +183,5 @@ def _t(out: dict, name: str, n: np.ndarray, mean: np.ndarray, var: np.ndarray, *
     out[name] = mean
     with np.errstate(invalid="ignore", divide="ignore"):
         sd = np.sqrt(np.where(n > 1, var * n / np.maximum(n - 1, 1), np.nan))
-    low, high = t_interval(mean, sd, n)
+    low, high = t_interval(mean, sd, n, bounds=bounds)  # equal values: no [m, m]
     _interval_columns(out, name, np.clip(low, *bounds), np.clip(high, *bounds))
