@@ -18,7 +18,7 @@ import streamlit as st
 from kbench_app import cache
 from kbench_app.ui import shown, table_config
 from kbench_core import agreement, vuln
-from kbench_core.families.judged import AgreementOptions
+from kbench_core.families.judged import AgreementOptions, ConsensusOptions
 from kbench_core.io import Run
 
 
@@ -30,6 +30,8 @@ class Keys:
     WEIGHTS = "agr_weights"
     BOOTSTRAP = "agr_bootstrap"
     MIN_VOTES = "agr_min_votes"
+    VOTERS = "agr_voters"
+    FAILED_AS = "agr_failed_as"
     JUDGE_A = "agr_judge_a"
     JUDGE_B = "agr_judge_b"
     DIS_LABEL = "agr_dis_label"
@@ -40,8 +42,8 @@ class Keys:
     LABELS_SECTION = "agr_labels_open"
     TIERS_SECTION = "agr_tiers_open"
     # What depends on the run (its labels, judges, models, size): forgotten when it changes.
-    PER_RUN = (LABEL, WEIGHTS, BOOTSTRAP, MIN_VOTES, JUDGE_A, JUDGE_B, DIS_LABEL, DIS_MODELS,
-               DIS_PROMPTS, ITEM)
+    PER_RUN = (LABEL, WEIGHTS, BOOTSTRAP, MIN_VOTES, VOTERS, JUDGE_A, JUDGE_B, DIS_LABEL,
+               DIS_MODELS, DIS_PROMPTS, ITEM)
 
 
 EMPTY = ("No judged vulnerability-detection run is loaded. Add one on the Runs page; agreement "
@@ -74,6 +76,104 @@ def eligible_runs(runs: Mapping[str, Run]) -> dict[str, Run]:
             if run.kind == "judged" and len(agreement.judges(run.frame)) >= 2}
 
 
+# ---------------------------------------------------------------- the majority's controls
+
+FAILED_AS_WORDS = {"missing": "Missing (left out)",
+                   "not_found": "Not found (BlockBench)"}
+FAILED_AS_HELP = ("A failed judgement (a judge whose record could not be read, or who gave no "
+                  "value) is left out by default. BlockBench's own numbers count it as 'not "
+                  "found': that choice applies to target_found and partial_found, in the "
+                  "coefficients and in the majority's vote.")
+
+
+def failed_as_control(*, key: str, container: Any = None) -> str:
+    """The radio choosing what a failed judgement counts as (``missing`` or ``not_found``),
+    in the link like every page widget."""
+    from kbench_app import kit
+
+    return kit.radio("Failed judgements", list(FAILED_AS_WORDS), key=key, container=container,
+                     format_func=FAILED_AS_WORDS.get, horizontal=True, help=FAILED_AS_HELP)
+
+
+def voter_controls(frame: pd.DataFrame, *, voters_key: str, votes_key: str,
+                   container: Any = None, failed_as: str = "missing",
+                   judge: str | None = None) -> ConsensusOptions:
+    """The judges whose majority is taken (default: every LLM judge) and the votes it needs
+    (default: a strict majority of them), as :class:`ConsensusOptions`. Choosing other
+    judges puts the votes back to their majority. With one judge chosen there is nothing to
+    vote on: it needs its one vote."""
+    from kbench_app import kit
+
+    box = container or st
+    llm = [j for j in agreement.judges(frame) if j != agreement.HUMAN]
+    chosen = kit.multiselect("Judges of the majority", llm, key=voters_key, default=llm,
+                             resets=(votes_key,), container=box,
+                             help="The judges whose votes make the majority (e.g. the three "
+                                  "a paper published); 'human' is the reference, never a "
+                                  "voter.")
+    if not chosen:
+        box.warning("Choose at least one judge: the majority of every judge is shown.")
+        chosen = llm
+    majority = len(chosen) // 2 + 1
+    min_votes = 1
+    if len(chosen) > 1:
+        min_votes = kit.slider("Votes the majority needs", 1, len(chosen), key=votes_key,
+                               default=majority, container=box,
+                               help=f"Default: a strict majority ({majority} of "
+                                    f"{len(chosen)}). An answer without enough votes is "
+                                    "reported and not credited.")
+    voters = () if sorted(chosen) == sorted(llm) else tuple(sorted(chosen))
+    return ConsensusOptions(judge=judge, judges=voters,
+                            min_votes=None if min_votes == majority else int(min_votes),
+                            failed_as=failed_as)  # type: ignore[arg-type]
+
+
+def failed_caption(label: str, failed_as: str) -> str:
+    """What the coefficients of ``label`` counted a failed judgement as, in words."""
+    from kbench_app.ui import plain
+
+    rule = agreement.failed_rule(label, failed_as)  # type: ignore[arg-type]
+    if rule == "not_found":
+        return (f"Failed judgements of **{plain(label)}** count as 'not found' (BlockBench's "
+                "convention): every answer some judge labelled enters every coefficient.")
+    if failed_as == "not_found":
+        return (f"**{plain(label)}** has no 'not found': its failed judgements are left out "
+                "(missing), as for every label but target_found and partial_found.")
+    return ("Failed judgements are left out (missing, not 'no'). BlockBench's published "
+            "agreement counts them as 'not found': choose it under Failed judgements.")
+
+
+MAJORITY_KEYS = ("vuln_voters", "vuln_min_votes", "vuln_failed_as")  # the Vulnerability page's
+
+
+def majority_controls(frame: pd.DataFrame, judge: str, *,
+                      container: Any = None) -> ConsensusOptions | None:
+    """The Vulnerability page's choice of how the majority of several LLM judges is made
+    (voters, votes, failed judgements), in an expander under the judge; None for a run with
+    fewer than two LLM judges (no majority to make)."""
+    llm = [j for j in agreement.judges(frame) if j != agreement.HUMAN]
+    if len(llm) < 2:
+        return None
+    voters_key, votes_key, failed_key = MAJORITY_KEYS
+    box = (container or st).expander("How the majority is made", icon=":material/how_to_vote:")
+    with box:
+        failed_as = failed_as_control(key=failed_key)
+        return voter_controls(frame, voters_key=voters_key, votes_key=votes_key,
+                              failed_as=failed_as, judge=judge)
+
+
+def majority_caption(voting: ConsensusOptions, frame: pd.DataFrame) -> str:
+    """One line saying how the majority was made: its voters, the votes needed and what a
+    failed judgement counted as."""
+    from kbench_app.ui import plain
+
+    llm = [j for j in agreement.judges(frame) if j != agreement.HUMAN]
+    voters = list(voting.judges) or llm
+    needed = voting.min_votes or len(voters) // 2 + 1
+    return (f"Majority: {needed} of {len(voters)} votes ({plain(', '.join(voters))}); "
+            + agreement.FAILED_WORDS[voting.failed_as] + ".")
+
+
 # ------------------------------------------------------------------------- cached numbers
 
 
@@ -85,8 +185,8 @@ def summary(frame: pd.DataFrame, run: Run,
 
 
 def every_label(frame: pd.DataFrame, run: Run, options: AgreementOptions) -> pd.DataFrame:
-    """:func:`kbench_core.agreement.label_agreement` of the run."""
-    return cache.cached(agreement.label_agreement, frame, runs=[run],
+    """:func:`kbench_core.agreement.agreement_by_label` of the run."""
+    return cache.cached(agreement.agreement_by_label, frame, runs=[run],
                         spinner="Agreement on every label...", **options.label_agreement())
 
 

@@ -13,7 +13,14 @@ import streamlit as st
 from kbench_app import cache
 from kbench_app.ui import interval_text, shown
 from kbench_core import vuln
-from kbench_core.families.judged import TierOptions, fixed_versions, leaderboard
+from kbench_core.families.judged import (
+    MAJORITY,
+    ConsensusOptions,
+    TierOptions,
+    fixed_versions,
+    judge_views,
+    leaderboard,
+)
 from kbench_core.figures import vuln as vuln_figures
 from kbench_core.io import Run
 from kbench_core.ranking import rank_interval_text
@@ -135,22 +142,39 @@ def reliability(frame: pd.DataFrame, *, runs: Sequence[Run], selection: tuple,
 
 
 def fixed(frame: pd.DataFrame, judge: str, *, runs: Sequence[Run],
-          selection: tuple) -> pd.DataFrame:
+          selection: tuple, voting: ConsensusOptions | None = None) -> pd.DataFrame:
     """:func:`kbench_core.families.judged.fixed_versions` of the chosen judge (and the
-    consensus of several)."""
+    consensus of several, made as ``voting`` says)."""
     return cache.cached(fixed_versions, frame, runs=runs, selection=selection,
-                        judges=(judge,))
+                        judges=(judge,), consensus=voting)
+
+
+def judge_choices(frame: pd.DataFrame) -> list[str]:
+    """The Judge menu: with several LLM judges their ``majority`` first (the default view,
+    SPEC 6), then each judge (``human`` last)."""
+    from kbench_core.families.judged import default_judge
+
+    names = vuln.judges_of(frame)
+    return [MAJORITY, *names] if default_judge(frame) == MAJORITY else names
 
 
 def selected_rows(frame: pd.DataFrame, models: Sequence[str], judge: str, *,
-                  runs: Sequence[Run]) -> pd.DataFrame:
-    """The chosen detectors' answers as judged by ``judge`` (cached: on a 600k-row run the
-    filter costs more than a rerun may take)."""
+                  runs: Sequence[Run], voting: ConsensusOptions | None = None) -> pd.DataFrame:
+    """The chosen detectors' answers as judged by ``judge``, or by the majority
+    (:func:`kbench_core.agreement.consensus` as ``voting`` says) when ``judge`` is
+    ``majority`` (cached: on a 600k-row run the filter costs more than a rerun may take)."""
     def select(rows: pd.DataFrame, models: tuple[str, ...], judge: str) -> pd.DataFrame:
         return rows[rows["model"].isin(models).to_numpy() & rows_equal(rows["judge"], judge)]
 
-    return cache.cached(select, frame, runs=runs, selection=(), models=tuple(models),
-                        judge=judge)
+    def majority(rows: pd.DataFrame, voting: ConsensusOptions) -> pd.DataFrame:
+        return judge_views(rows, replace(voting, judge=MAJORITY))[0][1]
+
+    if judge == MAJORITY:  # one vote of the whole run (the items of every detector)
+        frame = cache.cached(majority, frame, runs=runs, selection=(),
+                             voting=voting or ConsensusOptions(),
+                             spinner="Taking the judges' majority...")
+    return cache.cached(select, frame, runs=runs, selection=(
+        voting if judge == MAJORITY else None), models=tuple(models), judge=judge)
 
 
 def sui_figure(table: pd.DataFrame, *, weights: tuple[tuple[str, float], ...]) -> go.Figure:
@@ -245,13 +269,13 @@ MAX_SAMPLE_OPTIONS = 2_000  # a longer list would be sent on every rerun
 
 
 def fixed_section(frame: pd.DataFrame, judge: str, *, runs: Sequence[Run],
-                  selection: tuple) -> None:
+                  selection: tuple, voting: ConsensusOptions | None = None) -> None:
     """The Fixed versions section: the chart and the table of
     :func:`kbench_core.families.judged.fixed_versions` for the chosen detectors."""
     from kbench_app import kit
 
     st.subheader("Fixed versions")
-    table = fixed(frame, judge, runs=runs, selection=selection)
+    table = fixed(frame, judge, runs=runs, selection=selection, voting=voting)
     if table.empty:
         st.info("No answer of the chosen detectors assesses a fixed contract.")
         return

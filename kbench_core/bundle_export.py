@@ -54,6 +54,8 @@ def planned_files(runs: Sequence[Run], choice: ExportChoice) -> list[tuple[Run, 
 def export_zip(runs: Sequence[Run], choice: ExportChoice,
                progress: Callable[[float, str], None] | None = None) -> bytes:
     """The ZIP file (bytes). ``progress(fraction, label)`` is called as files are written."""
+    from kbench_core.families.judged import majority_provenance
+
     jobs = []
     folders = FileNamer()
     for index, run in enumerate(runs):
@@ -77,7 +79,9 @@ def export_zip(runs: Sequence[Run], choice: ExportChoice,
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive, \
             FigureExporter() as exporter:
         for run, item, path, obj in jobs:
-            prov = provenance_of([run], what=path)
+            # a multi-judge run's tables are the majority's first: record how it was made
+            prov = provenance_of([run], what=path,
+                                 options=majority_provenance(run.kind, run.frame))
             if isinstance(obj, go.Figure):
                 outputs = [(fmt, lambda f=fmt, o=obj, p=prov: exporter.to_bytes(
                     o, f, width=choice.width, height=choice.height, scale=choice.scale,

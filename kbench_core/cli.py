@@ -131,8 +131,26 @@ def _progress(done: int, total: int, label: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
 
-def metrics(path: str, *, fmt: str, out: str | None, precision: str = "display") -> int:
-    """Print (or write) the family's main table of one run."""
+def _judges(run, judges: dict | None) -> tuple[dict, dict]:
+    """For a judged run: the judge options (``--judge``, ``--judges``, ``--min-votes``,
+    ``--failed-as``) checked against its judges, and what its exports record of them (with
+    several LLM judges: the majority's voters, votes and rule). Anything else: nothing."""
+    if run.kind != "judged":
+        return {}, {}
+    from kbench_core.families.judged import MAJORITY, check_judges, default_judge
+
+    try:
+        chosen = check_judges(run.frame, judges)
+    except ValueError as err:
+        raise SystemExit(f"kbench: {_safe(run.name)}: {_safe(err)}") from None
+    several = default_judge(run.frame) == MAJORITY
+    return dict(judges or {}), (chosen.provenance() if several else {})
+
+
+def metrics(path: str, *, fmt: str, out: str | None, precision: str = "display",
+            judges: dict | None = None) -> int:
+    """Print (or write) the family's main table of one run (of a run with several LLM
+    judges: the majority's rows first, then each judge's; ``judges``: the judge options)."""
     from kbench_core.catalog import items_for, main_table, unavailable
     from kbench_core.export import provenance_of, table_bytes
 
@@ -149,7 +167,8 @@ def metrics(path: str, *, fmt: str, out: str | None, precision: str = "display")
     import pandas as pd
 
     # One table per judge (judged runs) stacks into one; its `judge` column tells them apart.
-    tables = [t for _, t in item.objects(run.frame, meta=run.meta)]
+    options, chosen = _judges(run, judges)
+    tables = [t for _, t in item.objects(run.frame, options, meta=run.meta)]
     if not tables:
         # A valid run the main table has nothing of (HumanStudy-Bench's simple_findings.csv:
         # finding rows, no study rows): say why, and print the first table that has rows.
@@ -157,7 +176,7 @@ def metrics(path: str, *, fmt: str, out: str | None, precision: str = "display")
         for other in items_for(run.kind):
             if other.what != "table" or other is item:
                 continue
-            tables = [t for _, t in other.objects(run.frame, meta=run.meta)]
+            tables = [t for _, t in other.objects(run.frame, options, meta=run.meta)]
             if tables:
                 item = other
                 break
@@ -167,7 +186,8 @@ def metrics(path: str, *, fmt: str, out: str | None, precision: str = "display")
               file=sys.stderr)
     table = pd.concat(tables, ignore_index=True)
     data = table_bytes(table, fmt, best=item.best, caption=f"{item.title} ({run.name})",
-                       provenance=provenance_of([run], what=item.name), precision=precision)
+                       provenance=provenance_of([run], what=item.name, options=chosen),
+                       precision=precision)
     if out:
         _write(Path(out), data)
         print(f"wrote {_safe(out)} ({len(table)} rows)", file=sys.stderr)
@@ -178,7 +198,8 @@ def metrics(path: str, *, fmt: str, out: str | None, precision: str = "display")
 
 def write_figures(paths: Sequence[str], *, out: str, formats: Sequence[str],
                   width: int | None, height: int | None, scale: float,
-                  tables: bool = True, only: Sequence[str] = ()) -> list[Path]:
+                  tables: bool = True, only: Sequence[str] = (),
+                  judges: dict | None = None) -> list[Path]:
     """Every figure (and table) of each run into ``out`` as ``<run>_<item>[-<suffix>].<fmt>``;
     one kaleido render server for the whole command. ``only`` keeps the items (or file stems,
     e.g. ``bms_curves-anchoring_effect``) named."""
@@ -201,6 +222,7 @@ def write_figures(paths: Sequence[str], *, out: str, formats: Sequence[str],
                   file=sys.stderr)
             continue
         empty: dict[str, list[str]] = {}  # why -> the items it leaves empty, said once
+        options, chosen = _judges(run, judges)
         for item in items_for(run.kind):
             if item.what == "table" and not tables:
                 continue
@@ -208,25 +230,25 @@ def write_figures(paths: Sequence[str], *, out: str, formats: Sequence[str],
                                                             for o in only):
                 continue
             made = 0
-            for stem, obj in item.objects(run.frame, meta=run.meta):
+            for stem, obj in item.objects(run.frame, options, meta=run.meta):
                 made += 1
                 if only and item.name not in only and stem not in only:
                     continue
                 label = f"{run.name}_{stem}"
                 seen[label] = seen.get(label, 0) + 1
                 key = f"{index}\0{label}\0{seen[label]}"
-                jobs.append((run, item, namer.name(label, key=key), obj))
+                jobs.append((run, item, namer.name(label, key=key), obj, chosen))
             if not made and item.empty:
                 empty.setdefault(item.empty, []).append(item.name)
         for why, names in empty.items():
             print(f"kbench: {_safe(run.name)}: no {_safe(', '.join(names))}: {_safe(why)}",
                   file=sys.stderr)
-    n_files = sum(len(formats) if item.what == "figure" else 2 for _, item, _, _ in jobs)
+    n_files = sum(len(formats) if item.what == "figure" else 2 for _, item, _, _, _ in jobs)
     written: list[Path] = []
     try:
         with FigureExporter() as exporter:
-            for run, item, stem, obj in jobs:
-                prov = provenance_of([run], what=stem)
+            for run, item, stem, obj, chosen in jobs:
+                prov = provenance_of([run], what=stem, options=chosen)
                 if item.what == "figure":
                     for fmt in formats:
                         path = folder / f"{stem}.{fmt}"
@@ -253,7 +275,8 @@ def write_figures(paths: Sequence[str], *, out: str, formats: Sequence[str],
 
 
 def compare_command(path: str, *, metric: str | None, models: Sequence[str],
-                    judge: str | None, fmt: str, correction: str | None) -> int:
+                    judge: str | None, fmt: str, correction: str | None,
+                    judges: dict | None = None) -> int:
     """Print the paired comparison of two models (or every pair) for a paper."""
     from kbench_core import compare
     from kbench_core.export import provenance_of, table_bytes
@@ -266,15 +289,19 @@ def compare_command(path: str, *, metric: str | None, models: Sequence[str],
     if metric == "target_found" and run.kind == "judged":
         metric = "target_found_vulnerable"  # a target can only be found on a vulnerable sample
     value = metric or value
-    frame = compare.per_item_values(run.frame, run.kind)
+    voting: dict = {}
     if run.kind == "judged":
-        judges = sorted(map(str, frame["judge"].unique()))
-        chosen = judge or judges[0]
-        if chosen not in judges:
-            raise SystemExit(f"kbench: no judge {_safe(repr(chosen))}; the run has "
-                             f"{_safe(', '.join(judges))}")
-        frame = frame[frame["judge"].astype(str) == chosen]
+        # One judge's answers: the majority of several LLM judges unless --judge says.
+        from kbench_core.families.judged import default_judge, judge_views
+
+        options, voting = _judges(run, {**(judges or {}), "judge": judge})
+        options["judge"] = judge or default_judge(run.frame)
+        ((chosen, rows),) = judge_views(run.frame, options)
+        frame = compare.per_item_values(rows, run.kind)
+        voting = {**voting, "judge": chosen} if voting else {"judge": chosen}
         print(f"# judge: {_safe(chosen)}", file=sys.stderr)
+    else:
+        frame = compare.per_item_values(run.frame, run.kind)
     if value not in frame.columns:
         raise SystemExit(f"kbench: no per-item column {_safe(repr(value))} in this run")
     known = sorted(map(str, frame["model"].unique()))
@@ -300,18 +327,24 @@ def compare_command(path: str, *, metric: str | None, models: Sequence[str],
             print(f"# p_adjusted: {name} over all {len(table)} pairs", file=sys.stderr)
     prov = provenance_of([run], what=f"compare {value}",
                          options={"models": list(models), "cluster": cluster,
-                                  "correction": correction})
+                                  "correction": correction, **voting})
     _emit(table_bytes(table, fmt, provenance=prov).decode())
     return 0
 
 
-def report(paths: Sequence[str], *, out: str) -> int:
+def report(paths: Sequence[str], *, out: str, judges: dict | None = None) -> int:
     from kbench_core.report import report_html
 
     _check_out_file(Path(out))
     runs = _load_all(paths)
-    text = report_html(runs, progress=lambda label: print(f"  {_safe(label)}",
-                                                          file=sys.stderr))
+    recorded: dict = {}
+    for run in runs:  # every judged run's judges checked before the long work
+        recorded.update(_judges(run, judges)[1])
+    # The judge options go to every item (other families ignore them); the report records
+    # the majority's choice when a judged run has one.
+    options = {k: v for k, v in (judges or {}).items() if v is not None} if recorded else {}
+    text = report_html(runs, options=options or None,
+                       progress=lambda label: print(f"  {_safe(label)}", file=sys.stderr))
     _write(Path(out), text.encode("utf-8"))
     print(f"wrote {_safe(out)} ({len(text.encode()) / 1024**2:.1f} MB, opens offline)",
           file=sys.stderr)
@@ -337,8 +370,33 @@ def app_command(files: Sequence[str], *, workspace: str | None, port: int | None
     return cmd + (["--", *app_args] if app_args else [])
 
 
-_COMPARE_OPTIONS = ("--metric", "--models", "--model", "--judge", "--correction", "--format",
-                    "-h", "--help")
+_COMPARE_OPTIONS = ("--metric", "--models", "--model", "--judge", "--judges", "--min-votes",
+                    "--failed-as", "--correction", "--format", "-h", "--help")
+
+
+def _judge_arguments(parser: argparse.ArgumentParser, *, judge: bool = True) -> None:
+    """``--judge``, ``--judges``, ``--min-votes`` and ``--failed-as``: which judge a judged run
+    with several LLM judges is shown by, and how their majority is made (SPEC 6)."""
+    group = parser.add_argument_group("judged runs with several judges")
+    if judge:
+        group.add_argument("--judge", default=None, metavar="majority|NAME",
+                           help="only this judge's rows: 'majority' (the consensus) or a "
+                                "judge's name (default: the majority first, then each judge)")
+    group.add_argument("--judges", default=None, metavar="A,B,C",
+                       help="the judges whose majority is taken (default: every judge "
+                            "other than 'human')")
+    group.add_argument("--min-votes", type=int, default=None, metavar="K",
+                       help="votes a value needs (default: a strict majority of --judges)")
+    group.add_argument("--failed-as", choices=["missing", "not-found"], default="missing",
+                       help="a failed judgement is missing (default) or counts as 'not "
+                            "found' (BlockBench's convention)")
+
+
+def _judge_choice(args: argparse.Namespace) -> dict:
+    """The judge options given on the command line, as :class:`~kbench_core.families.judged.
+    ConsensusOptions` reads them."""
+    return {"judge": getattr(args, "judge", None), "judges": args.judges,
+            "min_votes": args.min_votes, "failed_as": args.failed_as.replace("-", "_")}
 
 
 def _models_argv(argv: list[str]) -> list[str]:
@@ -420,6 +478,7 @@ def _main(argv: list[str]) -> int:
     met.add_argument("--precision", choices=["display", "full"], default="display",
                      help="CSV numbers to 4 significant digits (display, the default) or "
                           "every digit (full)")
+    _judge_arguments(met)
 
     fig = sub.add_parser("figures", help="write every figure (and table) of each run")
     fig.add_argument("files", nargs="+")
@@ -435,6 +494,7 @@ def _main(argv: list[str]) -> int:
     fig.add_argument("--items", default="",
                      help="comma-separated item names or file stems to keep, e.g. "
                           "fingerprint_heatmap,bms_curves-anchoring_effect (default: all)")
+    _judge_arguments(fig)
 
     cmp_ = sub.add_parser("compare", help="paired comparison of models, for papers")
     cmp_.add_argument("file")
@@ -445,27 +505,33 @@ def _main(argv: list[str]) -> int:
                            "(names may start with '-')")
     cmp_.add_argument("--model", action="append", dest="models", metavar="NAME",
                       help="one model (repeat for two); --model=NAME for any name")
-    cmp_.add_argument("--judge", default=None, help="judged runs: which judge (default first)")
+    cmp_.add_argument("--judge", default=None, metavar="majority|NAME",
+                      help="judged runs: which judge (default: the majority of several LLM "
+                           "judges, else the only judge)")
+    _judge_arguments(cmp_, judge=False)
     cmp_.add_argument("--correction", choices=["holm", "fdr_bh", "none"], default="holm")
     cmp_.add_argument("--format", choices=["csv", "latex", "markdown"], default="markdown")
 
     rep = sub.add_parser("report", help="one self-contained interactive HTML report")
     rep.add_argument("files", nargs="+")
     rep.add_argument("--out", metavar="FILE", default="report.html")
+    _judge_arguments(rep)
 
     args = parser.parse_args(_models_argv(argv))
     if args.command == "validate":
         return validate(args.files, max_mb=args.max_mb)
     if args.command == "metrics":
-        return metrics(args.file, fmt=args.format, out=args.out, precision=args.precision)
+        return metrics(args.file, fmt=args.format, out=args.out, precision=args.precision,
+                       judges=_judge_choice(args))
     if args.command == "report":
-        return report(args.files, out=args.out)
+        return report(args.files, out=args.out, judges=_judge_choice(args))
     if args.command == "compare":
         if len(args.models) not in (0, 2):
             parser.error("--models takes two models (or none for every pair)")
         return compare_command(args.file, metric=args.metric, models=args.models,
                                judge=args.judge, fmt=args.format,
-                               correction=None if args.correction == "none" else args.correction)
+                               correction=None if args.correction == "none" else args.correction,
+                               judges=_judge_choice(args))
     if args.command == "figures":
         from kbench_core.export import FIGURE_FORMATS, PAPER_SIZES
 
@@ -479,7 +545,8 @@ def _main(argv: list[str]) -> int:
         written = write_figures(args.files, out=args.out, formats=formats,
                                 width=args.width or width, height=args.height or height,
                                 scale=args.scale, tables=not args.no_tables,
-                                only=[i.strip() for i in args.items.split(",") if i.strip()])
+                                only=[i.strip() for i in args.items.split(",") if i.strip()],
+                                judges=_judge_choice(args))
         print(f"wrote {len(written)} files to {args.out}", file=sys.stderr)
         return 0
     missing = [f for f in args.files if not Path(f).exists()]

@@ -519,7 +519,7 @@ def test_consensus_yes_no_with_three_judges() -> None:
     safe = ag.consensus(consensus_frame(votes, vulnerable=False))
     # On a safe contract the wrong verdict is "vulnerable".
     assert safe["said_vulnerable"].tolist() == [True, False, True, True, True]
-    assert (out["judge"] == "consensus").all()
+    assert (out["judge"] == "majority").all()
 
 
 def test_consensus_ties_with_four_judges_and_min_votes() -> None:
@@ -575,7 +575,7 @@ def test_consensus_feeds_vuln_tiers_and_reproduces_the_planted_majority() -> Non
     for metric in ("tp", "tn", "fp", "fn", "tdr", "lucky_guess_rate", "finding_precision",
                    "sui", "tus", "lgi", "location_accuracy"):
         assert tiers[metric].to_numpy() == pytest.approx(planted[metric].to_numpy()), metric
-    assert (tiers["judge"] == "consensus").all() and (tiers["n_missing"] == 0).all()
+    assert (tiers["judge"] == "majority").all() and (tiers["n_missing"] == 0).all()
 
 
 # ---------------------------------------------------------------------------- items
@@ -633,7 +633,7 @@ def test_judge_spread_is_tiers_per_judge() -> None:
     judged = samples.judged_samples(n_samples=20)
     spread = ag.judge_spread(judged, by=("model", "prompt_type"))
     assert list(spread["judge"].cat.categories) == ["judge-one", "judge-three", "judge-two",
-                                                    "consensus"]
+                                                    "majority"]
     for name in ("judge-one", "judge-three"):
         direct = vuln.tiers(judged, judge=name, by=("model", "prompt_type"))
         mine = spread[spread["judge"] == name].reset_index(drop=True)
@@ -721,7 +721,7 @@ def test_spread_chart_has_one_marker_trace_per_judge_and_panel() -> None:
     fig = figures.judge_spread_chart(spread, ("tdr", "sui"))
     markers = [t for t in fig.data if t.type == "scatter"]
     assert [t.name for t in markers] == ["judge-one", "judge-three", "judge-two",
-                                         "consensus"] * 2
+                                         "majority"] * 2
     sharp = spread[(spread["judge"] == "judge-three")
                    & (spread["model"] == "synthetic-detector-sharp")]["tdr"].iloc[0]
     # models down the side (y), the metric along x
@@ -905,7 +905,7 @@ def test_judge_tiers_equal_judge_spread_and_the_leaderboard() -> None:
     pd.testing.assert_frame_equal(both.consensus.table, alone.table)
     assert both.consensus == dataclasses.replace(alone, table=both.consensus.table)
     assert list(both.spread["judge"].cat.categories) == [
-        "judge-one", "judge-three", "judge-two", "human", "consensus"]
+        "judge-one", "judge-three", "judge-two", "human", "majority"]
 
 
 def test_agreement_options_give_the_core_calls_and_provenance() -> None:
@@ -914,12 +914,16 @@ def test_agreement_options_give_the_core_calls_and_provenance() -> None:
     options = AgreementOptions.from_mapping({"label": "type_match", "weights": "linear",
                                              "bootstrap": True, "other": 1})
     assert options == AgreementOptions("type_match", "linear", True, None)
-    assert options.summarize() == {"weights": "linear", "ci": "bootstrap"}
-    assert options.label_agreement() == {"ci_alpha": "bootstrap"}
-    assert AgreementOptions().summarize() == {"weights": None, "ci": None}
-    assert AgreementOptions(min_votes=3).consensus() == {"min_votes": 3}
+    assert options.summarize() == {"weights": "linear", "ci": "bootstrap",
+                                   "failed_as": "missing"}
+    assert options.label_agreement() == {"ci_alpha": "bootstrap", "failed_as": "missing"}
+    assert AgreementOptions().summarize() == {"weights": None, "ci": None,
+                                              "failed_as": "missing"}
+    assert AgreementOptions(min_votes=3).consensus() == {"judges": None, "min_votes": 3,
+                                                         "failed_as": "missing"}
     assert options.provenance() == {"label": "type_match", "weights": "linear",
-                                    "bootstrap": True, "min_votes": None}
+                                    "bootstrap": True, "min_votes": None, "judges": (),
+                                    "failed_as": "missing"}
     assert AgreementOptions.from_mapping(options) is options
     judged = samples.judged_samples(n_samples=10)
     s = ag.summarize(judged, options.label, **options.summarize())

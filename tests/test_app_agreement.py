@@ -143,7 +143,7 @@ def test_disagreement_filters_and_drill_down(monkeypatch) -> None:
     assert list(record.columns) == ["field", "judge-one", "judge-three", "judge-two"]
     found = record.set_index("field").loc["target_found"]
     assert found["judge-one"] != found["judge-three"]
-    at.selectbox(key="agr_dis_label").set_value("said_vulnerable").run()
+    at.selectbox(key="agr_dis_label").set_value("n_bonus_valid").run()
     assert not at.exception
     assert any(c.value.startswith("0 answers") for c in at.caption)
 
@@ -195,8 +195,8 @@ def test_view_lives_in_the_url(monkeypatch) -> None:
     assert at.selectbox(key="agr_label").value == "type_match"
     assert at.radio(key="agr_weights").value == "linear"
     assert at.slider(key="agr_min_votes").value == 2
-    at.selectbox(key="agr_label").set_value("said_vulnerable").run()
-    assert at.query_params["agr_label"] in ("said_vulnerable", ["said_vulnerable"])
+    at.selectbox(key="agr_label").set_value("rcir").run()
+    assert at.query_params["agr_label"] in ("rcir", ["rcir"])
 
 
 def multi_judge_records() -> list[dict]:
@@ -313,7 +313,7 @@ def assert_widgets_in_use(at: AppTest, frames: dict[str, pd.DataFrame]) -> dict:
         assert card.startswith(f"{page_module.interval_text(est.low, est.high)} · n = "
                                f"{est.n:,} items")
     board = agreement.consensus_leaderboard(frame, min_votes=shown["min_votes"])
-    assert any(f"({board.min_votes} of {board.n_llm} votes)" in c.value for c in at.caption)
+    assert any(f"({board.min_votes} of {board.n_llm} votes: " in c.value for c in at.caption)
     page_board = table_by_key(at, "agr_consensus_table")
     assert page_board["model"].tolist() == board.table["model"].astype(str).tolist()
     assert page_board["tdr"].to_numpy() == pytest.approx(board.table["tdr"].to_numpy())
@@ -351,7 +351,7 @@ def test_widgets_show_the_values_in_use_from_a_link_and_after_the_run_changes(
     at = AppTest.from_file(PAGE, default_timeout=120)
     link = {"agr_run": "judged", "agr_label": "type_match", "agr_weights": "quadratic",
             "agr_bootstrap": "0", "agr_min_votes": "3", "agr_judge_a": "judge-two",
-            "agr_judge_b": "judge-one", "agr_dis_label": "said_vulnerable",
+            "agr_judge_b": "judge-one", "agr_dis_label": "n_bonus_valid",
             "agr_dis_models": ["synthetic-detector-timid", "synthetic-detector-sharp"],
             "agr_dis_prompts": ["direct"], "agr_dis_missing": "1"}
     for key, value in link.items():
@@ -362,7 +362,7 @@ def test_widgets_show_the_values_in_use_from_a_link_and_after_the_run_changes(
                                   "judge_b", "dis_label", "dis_models", "dis_prompts",
                                   "dis_missing")} == {
         "label": "type_match", "weights": "quadratic", "bootstrap": False, "min_votes": 3,
-        "judge_a": "judge-two", "judge_b": "judge-one", "dis_label": "said_vulnerable",
+        "judge_a": "judge-two", "judge_b": "judge-one", "dis_label": "n_bonus_valid",
         "dis_models": ["synthetic-detector-timid", "synthetic-detector-sharp"],
         "dis_prompts": ["direct"], "dis_missing": True}
     assert at.query_params["agr_min_votes"] in ("3", ["3"])
@@ -439,3 +439,35 @@ def test_big_runs_open_the_heavy_sections_on_request_and_page_the_disagreements(
     board = table_by_key(at, "agr_consensus_table")
     assert board["model"].tolist() == agreement.consensus_leaderboard(judged).table[
         "model"].astype(str).tolist()
+
+
+def test_failed_judgements_as_not_found_and_the_majoritys_judges(monkeypatch,
+                                                                  tmp_path) -> None:
+    # Issue 23: BlockBench's published agreement counts a failed judgement as "not found";
+    # the page offers it, says which rule it uses, and chooses the majority's judges.
+    path = tmp_path / "multi_judge.json"
+    path.write_text(json.dumps(multi_judge_records()))
+    at = page(monkeypatch, f"--no-samples {path}")
+    loaded = load_run(path).frame
+    assert at.radio(key="agr_failed_as").value == "missing"
+    assert any(c.value.startswith("Failed judgements are left out") for c in at.caption)
+    at.radio(key="agr_failed_as").set_value("not_found").run()
+    assert not at.exception, [e.value for e in at.exception]
+    counted = agreement.summarize(loaded, "target_found", failed_as="not_found")
+    assert counted.fleiss.n_dropped == 0  # the failed judgement now counts as a "no"
+    assert metric(at, "Fleiss' κ") == f"{counted.fleiss.value:.3f}"
+    assert counted.fleiss.value != agreement.fleiss_kappa(loaded, "target_found").value
+    assert any("count as 'not found' (BlockBench's convention)" in c.value
+               for c in at.caption)
+    assert not any("left out (not labelled by every judge)" in c.value for c in at.caption)
+    assert at.query_params["agr_failed_as"] in ("not_found", ["not_found"])
+    # The majority of two chosen judges needs both votes by default.
+    at.multiselect(key="agr_voters").set_value(["judge-x", "judge-z"]).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.slider(key="agr_min_votes").value == 2
+    board = agreement.consensus_leaderboard(loaded, judges=["judge-x", "judge-z"],
+                                            failed_as="not_found")
+    shown = next(d.value for d in at.dataframe if "sui" in d.value)
+    assert shown["tdr"].to_numpy() == pytest.approx(board.table["tdr"].to_numpy())
+    assert any("(2 of 2 votes: judge" in c.value and "counted as 'not found'" in c.value
+               for c in at.caption)

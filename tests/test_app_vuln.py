@@ -149,7 +149,8 @@ def test_multi_judge_upload_and_judge_choice(monkeypatch) -> None:
           "application/json")]).run()
     at.switch_page("views/vuln.py").run()
     assert not at.exception
-    assert at.selectbox(key="vuln_judge").options == ["judge-x", "judge-y", "judge-z", "human"]
+    assert at.selectbox(key="vuln_judge").options == ["majority", "judge-x", "judge-y",
+                                                      "judge-z", "human"]
     at.selectbox(key="vuln_judge").set_value("human").run()
     assert leaderboard(at).index.tolist() == ["detector_a"]
 
@@ -232,13 +233,16 @@ def test_fixed_versions_section_on_multi_judge_records(monkeypatch) -> None:
     at = open_page(monkeypatch, f"--no-samples {path}")
     assert any(s.value == "Fixed versions" for s in at.subheader)
     view = next(d.value for d in at.dataframe if "fixed_claim_rate" in d.value.columns)
+    assert ("detector_a", "majority") in view.set_index(["model", "judge"]).index  # default
+    at.selectbox(key="vuln_judge").set_value("judge-x").run()
+    view = next(d.value for d in at.dataframe if "fixed_claim_rate" in d.value.columns)
     # judge-x: detector_a still claims the fixed bug on df_tc_001 (1 of 1); consensus has no
     # majority on it (only judge-x judged it): 0 readable claims
     row = view.set_index(["model", "judge"]).loc[("detector_a", "judge-x")]
     assert (row["n_fixed"], row["fixed_claim_rate"]) == (1, 1.0)
     low, high = proportion_confint(1, 1, method="wilson")  # 0.2065, 1: 4 significant digits
     assert row["fixed_claim_ci"] == f"[{low:.4g}, {high:.4g}]".replace(", 1]", ", 1.000]")
-    assert ("detector_a", "consensus") in view.set_index(["model", "judge"]).index
+    assert ("detector_a", "majority") in view.set_index(["model", "judge"]).index
 
 
 def test_widgets_show_the_values_in_use_after_the_run_changes(monkeypatch, tmp_path) -> None:
@@ -265,8 +269,11 @@ def test_widgets_show_the_values_in_use_after_the_run_changes(monkeypatch, tmp_p
         assert at.slider(key="vuln_bins").value == 7
         assert at.query_params["vuln_bins"] in ("7", ["7"])
         assert at.selectbox(key="vuln_prompt_metric").value == "f2"
+        from kbench_core import agreement
+
         judge = at.selectbox(key="vuln_judge").value
-        rows = run_frame[run_frame["judge"].astype(str) == judge]
+        rows = (agreement.consensus(run_frame) if judge == "majority"
+                else run_frame[run_frame["judge"].astype(str) == judge])
         by = ["model", "prompt_type"] if split else ["model"]
         expected = vuln.tiers(rows, n_bins=7, by=by).set_index(by)["ece"]
         shown = table(at, "leaderboard").set_index(by)["ece"]

@@ -154,7 +154,9 @@ def test_metrics_of_a_judged_run_stack_one_table_per_judge(capsys) -> None:
     assert main(["metrics", "sample_data/judged.csv", "--precision", "full"]) == 0
     table = pd.read_csv(io.StringIO(capsys.readouterr().out), comment="#")
     frame = load_run("sample_data/judged.csv").frame
-    assert len(table) == frame["model"].nunique() * frame["judge"].nunique()
+    # the majority of the three judges, then each judge (SPEC 6)
+    assert len(table) == frame["model"].nunique() * (frame["judge"].nunique() + 1)
+    assert table["judge"].iloc[0] == "majority"
     one = vuln.tiers(frame, judge="judge-two").set_index("model")
     mine = table[table["judge"] == "judge-two"].set_index("model")
     np.testing.assert_allclose(mine["sui"], one.loc[mine.index, "sui"])

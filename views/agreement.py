@@ -15,7 +15,7 @@ from kbench_core.figures import agreement as agreement_figures
 K = page.Keys
 
 st.title("Judge agreement")
-c0, c1, c2, c3 = st.columns([3, 2, 3, 2])
+c0, c1, c2, c3, c4 = st.columns([3, 2, 3, 2, 3])
 shown = kit.open_runs(
     None, ["judged"], key=K.RUN, single=True, resets=K.PER_RUN, container=c0,
     eligible=page.eligible_runs, empty=page.EMPTY, none_eligible=page.NONE_ELIGIBLE)
@@ -40,11 +40,14 @@ bootstrap = kit.toggle("Bootstrap α", key=K.BOOTSTRAP, container=c3,
                        help="Krippendorff's α has no standard analytic interval: 1000 resamples "
                             "of the items (cached, so only the first view waits; on by default "
                             f"up to {page.BOOTSTRAP_BY_DEFAULT_ROWS:,} rows).")
-options = AgreementOptions(label=label, weights=weights, bootstrap=bootstrap)
+failed_as = page.failed_as_control(key=K.FAILED_AS, container=c4)
+options = AgreementOptions(label=label, weights=weights, bootstrap=bootstrap,
+                           failed_as=failed_as)
 st.caption(f"{len(llm)} LLM judge{'s' * (len(llm) != 1)}: {plain(', '.join(llm))}"
            + (" · expert labels (`human`): the reference, left out of Fleiss' κ, α and the "
               "consensus" if agreement.HUMAN in judges else "")
            + f" · level of **{plain(label)}**: {level}")
+st.caption(page.failed_caption(label, failed_as))
 try:
     summary = page.summary(frame, run, options)
 except ValueError as exc:
@@ -104,12 +107,9 @@ box, open_ = kit.lazy_section("How much the judge moves the score", key=K.TIERS_
                                lazy=big, what="The tiers of every judge and of the consensus")
 if open_:
     with box:
-        majority = len(llm) // 2 + 1
-        min_votes = kit.slider("Votes the consensus needs", 1, len(llm), key=K.MIN_VOTES,
-                               default=majority,
-                               help=f"Default: a strict majority ({majority} of {len(llm)}). "
-                                    "An item without a majority is reported and not credited.")
-        options = replace(options, min_votes=min_votes)
+        voting = page.voter_controls(frame, voters_key=K.VOTERS, votes_key=K.MIN_VOTES,
+                                     failed_as=failed_as)
+        options = replace(options, judges=voting.judges, min_votes=voting.min_votes)
         try:
             tiers = page.judge_tiers(frame, run, options)
         except ValueError as exc:
@@ -126,7 +126,9 @@ if open_:
         st.subheader("Consensus leaderboard")
         board = tiers.consensus
         st.caption(f"Tiers of the majority-vote judge ({board.min_votes} of {board.n_llm} "
-                   f"votes), ranked by SUI. {board.n_undecided:,} of {board.n_items:,} answers "
+                   f"votes: {plain(', '.join(board.judges))}; "
+                   f"{agreement.FAILED_WORDS[board.failed_as]}), ranked by SUI. "
+                   f"{board.n_undecided:,} of {board.n_items:,} answers "
                    "had no majority on some label ("
                    + ", ".join(f"{plain(k)}: {v:,}" for k, v in board.no_majority)
                    + "); a target without a yes majority counts as not found, an undecided "

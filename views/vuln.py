@@ -3,6 +3,7 @@ fixed versions, prompt types and a drill-down to one sample's findings."""
 
 import streamlit as st
 
+from kbench_app import agreement as agreement_page
 from kbench_app import cache, kit, state
 from kbench_app import vuln as page
 from kbench_app.compare import run_compare_panel
@@ -15,19 +16,21 @@ K = page.Keys
 
 shown = kit.open_runs(
     "Vulnerability detection", ["judged"], key=K.RUNS,
-    resets=(K.MODELS, K.JUDGE, K.DRILL_MODEL, K.DRILL_SAMPLE),
+    resets=(K.MODELS, K.JUDGE, K.DRILL_MODEL, K.DRILL_SAMPLE, *agreement_page.MAJORITY_KEYS[:2]),
     empty="No judged vulnerability-detection run is loaded. Add one on the Runs page (a judged "
           "CSV, a BlockBench judge-output folder as .zip/.tar.gz, or a list of multi-judge "
           "records).")
 runs, frame = shown.runs, shown.frame
-judges = vuln.judges_of(frame)
+judges = page.judge_choices(frame)  # the majority of several LLM judges first (SPEC 6)
 all_models = sorted(map(str, frame["model"].unique()))
 has_prompts = "prompt_type" in frame and frame["prompt_type"].notna().any()
 
 left, middle, right = st.columns([2, 4, 2])
 judge = kit.select("Judge", judges, key=K.JUDGE, container=left,
-                   help="Tiers are computed one judge at a time; the Judge agreement page "
-                        "compares judges. 'human' marks expert labels.")
+                   help="Tiers are computed one judge at a time; 'majority' is the consensus "
+                        "of the LLM judges. The Judge agreement page compares judges. "
+                        "'human' marks expert labels.")
+voting = agreement_page.majority_controls(frame, judge, container=left)
 models = kit.multiselect("Detector models", all_models, key=K.MODELS, default=all_models,
                          container=middle)
 split = kit.toggle("Split by prompt type", key=K.SPLIT, container=right,
@@ -75,9 +78,10 @@ n_bins = kit.slider("Number of bins", 2, 30, key=K.BINS, default=10, container=c
 options = TierOptions(partial_credit=partial_credit, severity_weighted=severity,
                       zero_division=zero, bootstrap=bootstrap, n_bins=n_bins, binning=binning,
                       sui_weights=tuple(weights.items()))
-provenance = {**options.provenance(), "judge": judge}
-selection = (tuple(models), judge)
-selected = page.selected_rows(frame, models, judge, runs=runs)
+provenance = {**options.provenance(), "judge": judge,
+              **(voting.provenance() if voting else {})}
+selection = (tuple(models), judge, voting)
+selected = page.selected_rows(frame, models, judge, runs=runs, voting=voting)
 table = page.tiers(selected, runs=runs, selection=selection, options=options)
 big = len(selected) > kit.BIG_RUN_ROWS  # sections that cost seconds wait until opened
 
@@ -98,6 +102,8 @@ with board_section:
     st.caption(f"Judge **{plain(judge)}** · {len(selected):,} answers · ranked by SUI (rank 1 "
                "= best)" + (f" · {missing:,} failed judgements left out (missing, not 'no')"
                             if missing else "") + ". Click a column header to sort.")
+    if voting is not None and judge == "majority":
+        st.caption(agreement_page.majority_caption(voting, frame))
     # Views and figures are cached too: on a big run they cost more than a rerun may take.
     where = dict(runs=runs, selection=(selection, options, split))
     headline, config = cache.cached(page.tier_view, board, **where, metrics=page.HEADLINE,
@@ -155,7 +161,7 @@ c2.caption("A detector that says 'vulnerable' to everything is often right witho
 
 if "claims_fixed_target" in frame and frame["claims_fixed_target"].notna().any():
     page.fixed_section(frame[frame["model"].astype(str).isin(models).to_numpy()], judge,
-                       runs=runs, selection=selection)
+                       runs=runs, selection=selection, voting=voting)
 
 if has_prompts:
     box, open_ = kit.lazy_section("By prompt type", key="vuln_prompt_open",

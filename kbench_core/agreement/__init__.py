@@ -9,7 +9,10 @@ row per sample × detector × prompt type × judge, see :mod:`kbench_core.io`) a
   every judge read;
 * a **label** as any judged column: ``target_found``, ``said_vulnerable``, ``type_match``,
   ``rcir``, ``confidence``, the finding counts, ...;
-* a **failed judgement** (no row for the judge, or a missing value) as missing, never as "no";
+* a **failed judgement** (no row for the judge, or a missing value) as missing, never as "no"
+  (BlockBench's convention, a failed judgement counts as "not found", is the option
+  ``failed_as="not_found"`` of :func:`consensus`, :func:`summarize` and
+  :func:`agreement_by_label`);
 * the judge named ``human`` as the expert reference: it is left out of Fleiss' κ,
   Krippendorff's α, percent agreement and the consensus, and each LLM judge's κ against it is
   reported by :func:`human_agreement`.
@@ -25,6 +28,8 @@ function                           what                                interval 
 :func:`pairwise_alpha`             α per pair (numeric labels)         bootstrap over items
 :func:`label_agreement`            κ, α, % for several labels          as above
 :func:`consensus`                  majority-vote judge for ``tiers``   —
+:func:`count_failed_as_not_found`  BlockBench's "failed = not found"   —
+:func:`agreement_by_label`         ``label_agreement`` + ``failed_as`` as above
 :func:`disagreements`              items where judges differ           —
 :func:`judge_spread`               ``vuln.tiers`` per judge            those of ``tiers``
 :func:`summarize`                  all of one label (the page's top)   as above
@@ -51,6 +56,9 @@ import sys
 from kbench_core.agreement._labels import (  # noqa: F401  (the module's other names, as before)
     CONSENSUS,
     DEFAULT_LABELS,
+    DETECTOR_FIELDS,
+    FAILED_AS,
+    FOUND_LABELS,
     HUMAN,
     ITEM_KEY,
     JUDGED_COLUMNS,
@@ -62,12 +70,17 @@ from kbench_core.agreement._labels import (  # noqa: F401  (the module's other n
     REPORTED,
     TRUTH_COLUMNS,
     Ci,
+    FailedAs,
     Level,
     Weights,
+    check_min_votes,
+    count_failed_as_not_found,
     default_level,
+    failed_rule,
     interpret,
     judged_labels,
     judges,
+    voters,
 )
 from kbench_core.agreement.alpha import krippendorff_alpha, pairwise_alpha
 from kbench_core.agreement.consensus import consensus
@@ -80,21 +93,26 @@ from kbench_core.agreement.differences import (
 from kbench_core.agreement.kappa import fleiss_kappa, human_agreement, pairwise_kappa
 from kbench_core.agreement.overview import label_agreement, percent_agreement
 from kbench_core.agreement.summary import (
+    FAILED_WORDS,
     AgreementSummary,
     ConsensusLeaderboard,
     JudgeTiers,
+    agreement_by_label,
     consensus_leaderboard,
     judge_tiers,
+    labels_as_judged,
     summarize,
 )
 
 __all__ = [
-    "CONSENSUS", "DEFAULT_LABELS", "HUMAN", "LANDIS_KOCH", "AgreementSummary",
-    "ConsensusLeaderboard", "JudgeTiers", "Level", "Weights", "confusion", "consensus",
-    "consensus_leaderboard", "default_level", "disagreements", "fleiss_kappa",
-    "human_agreement", "interpret", "judge_spread", "judge_tiers", "judged_labels", "judges",
-    "krippendorff_alpha", "label_agreement", "pairwise_alpha", "pairwise_kappa",
-    "percent_agreement", "spread_summary", "summarize",
+    "CONSENSUS", "DEFAULT_LABELS", "DETECTOR_FIELDS", "FAILED_AS", "FAILED_WORDS",
+    "FOUND_LABELS", "HUMAN", "LANDIS_KOCH", "AgreementSummary", "ConsensusLeaderboard",
+    "FailedAs", "JudgeTiers", "Level", "Weights", "agreement_by_label", "check_min_votes",
+    "confusion", "consensus", "consensus_leaderboard", "count_failed_as_not_found",
+    "default_level", "disagreements", "failed_rule", "fleiss_kappa", "human_agreement",
+    "interpret", "judge_spread", "judge_tiers", "judged_labels", "judges",
+    "krippendorff_alpha", "label_agreement", "labels_as_judged", "pairwise_alpha",
+    "pairwise_kappa", "percent_agreement", "spread_summary", "summarize", "voters",
 ]
 
 # doctest.testmod(kbench_core.agreement) sees only what is defined here; hand it the examples

@@ -4,6 +4,7 @@ out on an items × judges grid with each label coded once (:class:`_Layout`, :cl
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal
@@ -14,14 +15,20 @@ import pandas as pd
 from kbench_core.schema import FINDING_COUNTS, TYPE_MATCHES
 
 HUMAN = "human"
-CONSENSUS = "consensus"
+# The judge label of the consensus rows (SPEC 6: a multi-judge run's main table is theirs).
+CONSENSUS = "majority"
 ITEM_KEY: tuple[str, ...] = ("sample", "model", "prompt_type")
 # Ground truth of the item, the same whichever judge read the answer: copied, never voted on.
 TRUTH_COLUMNS: tuple[str, ...] = ("is_vulnerable", "severity", "vuln_type", "true_lines")
 REASONING: tuple[str, ...] = ("rcir", "ava", "fsv")
 ORDERED_LABELS: dict[str, tuple[str, ...]] = {"type_match": TYPE_MATCHES}
-DEFAULT_LABELS: tuple[str, ...] = ("said_vulnerable", "target_found", "type_match", "rcir",
-                                   "ava", "fsv", "confidence")
+# What the detector itself said (its verdict and stated confidence): every judge copies it
+# from the same answer, so agreement on it measures parsing, not judgement. Left out of the
+# labels offered for agreement (still accepted when named).
+DETECTOR_FIELDS: tuple[str, ...] = ("said_vulnerable", "confidence")
+DEFAULT_LABELS: tuple[str, ...] = ("target_found", "type_match", "rcir", "ava", "fsv")
+# Labels a failed judgement can count as "not found" (BlockBench's convention, failed_as).
+FOUND_LABELS: tuple[str, ...] = ("target_found", "partial_found")
 JUDGED_COLUMNS: tuple[str, ...] = ("said_vulnerable", "target_found", "partial_found",
                                    "type_match", "confidence", "rcir", "ava", "fsv",
                                    *FINDING_COUNTS, "claimed_lines")
@@ -39,6 +46,8 @@ MISSING = "(missing)"
 Level = Literal["nominal", "ordinal", "interval"]
 Weights = Literal["linear", "quadratic"] | None
 Ci = Literal["asymptotic", "bootstrap"] | None
+FailedAs = Literal["missing", "not_found"]
+FAILED_AS: tuple[str, ...] = ("missing", "not_found")
 
 
 def _check_boot(n_boot: int, random_state: int) -> None:
@@ -56,11 +65,15 @@ def judges(judged: pd.DataFrame) -> list[str]:
     return [n for n in names if n != HUMAN] + [n for n in names if n == HUMAN]
 
 
-def judged_labels(judged: pd.DataFrame) -> list[str]:
+def judged_labels(judged: pd.DataFrame, *, detector: bool = False) -> list[str]:
     """Columns of ``judged`` that judges fill in and that hold at least one value: the SPEC's
-    judged columns first, then any extra column that is neither a key nor ground truth."""
-    reserved = {*ITEM_KEY, "judge", *TRUTH_COLUMNS, "run"}
-    known = [c for c in JUDGED_COLUMNS if c in judged]
+    judged columns first, then any extra column that is neither a key nor ground truth.
+
+    The detector's own fields (:data:`DETECTOR_FIELDS`: ``said_vulnerable``, ``confidence``)
+    are left out unless ``detector``: each judge copies them from the same answer."""
+    reserved = {*ITEM_KEY, "judge", *TRUTH_COLUMNS, "run",
+                *(() if detector else DETECTOR_FIELDS)}
+    known = [c for c in JUDGED_COLUMNS if c in judged and c not in reserved]
     extra = [c for c in judged.columns if c not in reserved and c not in JUDGED_COLUMNS]
     return [c for c in (*known, *extra) if judged[c].notna().any()]
 
@@ -286,3 +299,91 @@ def _code_grid(layout: _Layout, label: _Label) -> np.ndarray:
 def _value_grid(layout: _Layout, label: _Label) -> np.ndarray:
     assert label.values is not None
     return layout.grid(label.values[layout.rows], np.nan)
+
+
+def voters(judged: pd.DataFrame, chosen: Sequence[str] | None = None) -> list[str]:
+    """The LLM judges that vote in a consensus: ``chosen`` (checked against the frame), or every
+    judge other than ``human``; sorted by name.
+
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"judge": ["b", "a", "human", "c"]})
+    >>> voters(frame), voters(frame, ["c", "a"])
+    (['a', 'b', 'c'], ['a', 'c'])
+    """
+    llm = [j for j in judges(judged) if j != HUMAN]
+    if chosen is None:
+        return llm
+    if isinstance(chosen, str):
+        chosen = [chosen]
+    names = [str(j) for j in chosen]
+    if not names:
+        raise ValueError("judges must name at least one judge; the run's judges other than "
+                         f"'human': {', '.join(llm) or 'none'}")
+    if HUMAN in names:
+        raise ValueError("'human' is the reference, not a voter: the consensus is made of the "
+                         f"LLM judges ({', '.join(llm) or 'none'})")
+    unknown = [n for n in dict.fromkeys(names) if n not in llm]
+    if unknown:
+        raise ValueError(f"no judge {', '.join(map(repr, unknown))} in this run; its judges "
+                         f"other than 'human': {', '.join(llm) or 'none'}")
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ValueError(f"judges names {', '.join(map(repr, repeated))} more than once")
+    return sorted(names)
+
+
+def check_min_votes(min_votes: int | None, n_judges: int) -> int:
+    """``min_votes`` checked against the ``n_judges`` voting (default: a strict majority of
+    them, ⌊J/2⌋ + 1)."""
+    if min_votes is None:
+        return n_judges // 2 + 1
+    if isinstance(min_votes, bool) or not isinstance(min_votes, int | np.integer) \
+            or not 1 <= min_votes <= n_judges:
+        raise ValueError(f"min_votes must be a whole number from 1 to {n_judges} (the judges "
+                         f"that vote); got {min_votes!r}")
+    return int(min_votes)
+
+
+def failed_rule(label: str, failed_as: FailedAs) -> FailedAs:
+    """The rule actually applied to ``label``'s failed judgements: ``not_found`` only for the
+    found labels (:data:`FOUND_LABELS`); any other label keeps them missing."""
+    if failed_as not in FAILED_AS:
+        raise ValueError(f"failed_as must be one of {', '.join(map(repr, FAILED_AS))}; "
+                         f"got {failed_as!r}")
+    return "not_found" if failed_as == "not_found" and label in FOUND_LABELS else "missing"
+
+
+def count_failed_as_not_found(judged: pd.DataFrame, label: str) -> pd.DataFrame:
+    """The judgements of ``label`` with every failed LLM judgement counted as "not found".
+
+    A failed judgement is an item (sample × detector × prompt type) that some judge labelled
+    and another did not: no row for that judge (BlockBench's reader leaves failed records
+    out) or a missing value. BlockBench's own agreement and consensus count it as a "no"
+    (``docs/metrics/agreement.md``); kbench's default keeps it missing. Returns a long frame
+    (the item key, ``judge``, ``label``) with every LLM judge's value on every item, ``human``
+    rows as they were, so that any coefficient of the package can be computed from it
+    unchanged. Only the found labels (:data:`FOUND_LABELS`) have a "not found"; others raise.
+
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"sample": ["s1", "s1", "s2"], "model": "m",
+    ...                       "judge": ["a", "b", "a"], "target_found": [True, None, True]})
+    >>> count_failed_as_not_found(frame, "target_found")["target_found"].tolist()
+    [True, False, True, False]
+    """
+    if label not in FOUND_LABELS:
+        raise ValueError(f"only {', '.join(FOUND_LABELS)} can count a failed judgement as "
+                         f"'not found'; {label!r} cannot")
+    spec = _label(judged, label)
+    if not spec.boolean:
+        raise ValueError(f"label {label!r} must be yes/no to count failures as 'not found'")
+    layout = _layout(judged, human=True)
+    grid = _code_grid(layout, spec)
+    llm = np.array([j != HUMAN for j in layout.judges])
+    no = spec.categories.index(False)
+    grid = np.where((grid < 0) & llm[None, :], no, grid)
+    item, judge = np.nonzero(grid >= 0)  # row-major: each item's judges in order
+    codes = grid[item, judge]
+    out = layout.items.iloc[item].reset_index(drop=True)
+    out["judge"] = np.array(layout.judges, dtype=object)[judge]
+    out[label] = pd.array(codes == 1, dtype="boolean")
+    return out

@@ -3,6 +3,7 @@ item, to feed :func:`kbench_core.vuln.tiers` like any single judge."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -10,17 +11,23 @@ import pandas as pd
 
 from kbench_core.agreement._labels import (
     CONSENSUS,
+    FAILED_AS,
+    FOUND_LABELS,
     ORDERED_LABELS,
     REASONING,
     REPORTED,
     TRUTH_COLUMNS,
+    FailedAs,
     _code_grid,
     _Label,
     _label,
     _Layout,
     _layout,
     _value_grid,
+    check_min_votes,
+    voters,
 )
+from kbench_core.stats import check_choice
 
 _BATCH_ROWS = 1 << 15  # items x numeric labels up to which their medians share one sort
 
@@ -90,26 +97,37 @@ def _first_present(frame: pd.DataFrame, layout: _Layout, column: str) -> pd.Seri
     return pd.Series(values.array.take(layout.rows[pick]))
 
 
-def consensus(judged: pd.DataFrame, *, min_votes: int | None = None) -> pd.DataFrame:
+def consensus(judged: pd.DataFrame, *, judges: Sequence[str] | None = None,
+              min_votes: int | None = None, failed_as: FailedAs = "missing") -> pd.DataFrame:
     r"""One judge made of the LLM judges' votes: a single-judge frame that ``vuln.tiers``
-    accepts (``judge`` = ``"consensus"``), one row per item.
+    accepts (``judge`` = ``"majority"``), one row per item.
 
     Parameters
     ----------
     judged : DataFrame
         A validated ``judged`` frame; ``human`` rows are left out.
+    judges : sequence of str, optional
+        The judges that vote (e.g. the three a paper published); default every judge other
+        than ``human``. An unknown name, ``human`` or a repeated name is an error naming the
+        run's judges.
     min_votes : int, optional
-        Votes a value needs; default a strict majority of the J LLM judges in the run,
-        ⌊J/2⌋ + 1 (2 of 3, 3 of 4 or 5).
+        Votes a value needs, from 1 to the J judges that vote; default a strict majority of
+        them, ⌊J/2⌋ + 1 (2 of 3, 3 of 4 or 5).
+    failed_as : {"missing", "not_found"}
+        A failed judgement (a voter without a row for the item, or without a value) is missing
+        by default: it votes for nothing. ``"not_found"`` counts it as a "no" on the found
+        labels (``target_found``, ``partial_found``), BlockBench's own convention; the other
+        labels keep it missing.
 
     Returns
     -------
     DataFrame
-        The frame's columns, one row per item (sample, model, prompt type), plus
-        ``n_judges`` (judgements present) and ``no_majority`` (the labels of
-        ``said_vulnerable, target_found, partial_found, type_match`` that found no majority,
-        comma-separated; empty when all did). ``attrs["no_majority"]`` counts the items per
-        label and ``attrs["min_votes"]`` records the threshold.
+        The frame's columns, one row per item (sample, model, prompt type) that at least one
+        voter labelled, plus ``n_judges`` (judgements present) and ``no_majority`` (the labels
+        of ``said_vulnerable, target_found, partial_found, type_match`` that found no majority,
+        comma-separated; empty when all did). ``attrs`` records the choice:
+        ``no_majority`` (items per label), ``min_votes``, ``judges`` (the voters) and
+        ``failed_as``.
 
     Notes
     -----
@@ -129,17 +147,36 @@ def consensus(judged: pd.DataFrame, *, min_votes: int | None = None) -> pd.DataF
       they can be halves with an even number of judgements.
     * Ground truth (``is_vulnerable``, ``severity``, ``vuln_type``, ``true_lines``) is
       copied from the first judge that has it.
+
+    Examples
+    --------
+    Three judges on one vulnerable answer: one finds the target, one does not, the third
+    failed (no value).
+
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"sample": "s1", "model": "m", "prompt_type": "direct",
+    ...                       "judge": ["a", "b", "c"], "is_vulnerable": True,
+    ...                       "said_vulnerable": True, "target_found": [True, False, None]})
+    >>> voted = consensus(frame)                       # 1 yes, 1 no, 1 missing: 2 of 3 needed
+    >>> bool(voted["target_found"].iloc[0]), voted["no_majority"].iloc[0]
+    (False, 'target_found')
+    >>> voted = consensus(frame, failed_as="not_found")   # 1 yes, 2 no
+    >>> bool(voted["target_found"].iloc[0]), voted["no_majority"].iloc[0]
+    (False, '')
+    >>> bool(consensus(frame, judges=["a", "c"], min_votes=1)["target_found"].iloc[0])
+    True
     """
+    check_choice("failed_as", failed_as, FAILED_AS)
+    chosen = voters(judged, judges)
+    if not chosen:
+        raise ValueError("consensus needs at least one judge other than 'human'")
+    if judges is not None:
+        # Only the voters' rows: an item none of them labelled is not an item of theirs.
+        judged = judged[judged["judge"].astype(str).isin(chosen).to_numpy()]
     layout = _layout(judged, human=False)
     n_judges = len(layout.judges)
-    if n_judges == 0:
-        raise ValueError("consensus needs at least one judge other than 'human'")
-    if min_votes is None:
-        min_votes = n_judges // 2 + 1
-    if isinstance(min_votes, bool) or not isinstance(min_votes, int | np.integer) \
-            or not 1 <= min_votes <= n_judges:
-        raise ValueError(f"min_votes must be a whole number from 1 to {n_judges} (the judges "
-                         f"other than 'human'); got {min_votes!r}")
+    min_votes = check_min_votes(min_votes, n_judges)
+    not_found = failed_as == "not_found"
     keys = list(layout.keys)
     out: dict[str, Any] = {}
     for c in keys:
@@ -172,6 +209,8 @@ def consensus(judged: pd.DataFrame, *, min_votes: int | None = None) -> pd.DataF
                 numeric[column] = values
                 continue
             codes = _code_grid(layout, spec)
+            if not_found and column in FOUND_LABELS and spec.boolean:
+                codes = np.where(codes < 0, spec.categories.index(False), codes)
             winner, voted = _votes(codes, int(min_votes))
             none = voted & (winner < 0)
             if column in REPORTED:
@@ -225,4 +264,6 @@ def consensus(judged: pd.DataFrame, *, min_votes: int | None = None) -> pd.DataF
                                               "n_judges", "no_majority"]})
     frame.attrs["no_majority"] = {c: int(v.sum()) for c, v in undecided.items()}
     frame.attrs["min_votes"] = int(min_votes)
+    frame.attrs["judges"] = list(layout.judges)
+    frame.attrs["failed_as"] = failed_as
     return frame

@@ -18,8 +18,8 @@ from kbench_core.agreement._labels import (
     _label,
     _layout,
     _value_grid,
-    judges,
 )
+from kbench_core.agreement._labels import judges as judges_of
 from kbench_core.agreement.consensus import _row_median, _vote_counts, _votes, consensus
 
 
@@ -100,7 +100,7 @@ def confusion(judged: pd.DataFrame, label: str, judge_a: str, judge_b: str, *,
     (in their order; numbers by distinct value), with ``"(missing)"`` for a failed judgement
     when ``include_missing``. ``human`` may be one of the two judges.
     """
-    names = judges(judged)
+    names = judges_of(judged)
     for name in (judge_a, judge_b):
         if name not in names:
             raise ValueError(f"judge {name!r} is not in the frame; judges: {', '.join(names)}")
@@ -136,21 +136,23 @@ def confusion(judged: pd.DataFrame, label: str, judge_a: str, judge_b: str, *,
 
 
 def judge_spread(judged: pd.DataFrame, *, include_consensus: bool = True,
-                 min_votes: int | None = None, **tier_options: Any) -> pd.DataFrame:
+                 judges: Sequence[str] | None = None, min_votes: int | None = None,
+                 failed_as: str = "missing", **tier_options: Any) -> pd.DataFrame:
     """``vuln.tiers`` computed once per judge, stacked: how much a headline number depends on
     who judged.
 
-    Every judge (LLM judges by name, then ``human``, then ``consensus`` when
-    ``include_consensus``) gets the same ``tier_options`` (``by``, ``sui_weights``,
-    ``partial_credit``, ...). Returns the tiers' columns with ``judge`` an ordered categorical
-    in that order, so ``spread.pivot(index="model", columns="judge", values="tdr")`` puts the
-    judges side by side.
+    Every judge (LLM judges by name, then ``human``, then the consensus ``majority`` when
+    ``include_consensus``, made by ``judges`` with ``min_votes`` and ``failed_as`` as in
+    :func:`~kbench_core.agreement.consensus`) gets the same ``tier_options`` (``by``,
+    ``sui_weights``, ``partial_credit``, ...). Returns the tiers' columns with ``judge`` an
+    ordered categorical in that order, so ``spread.pivot(index="model", columns="judge",
+    values="tdr")`` puts the judges side by side.
     """
     from kbench_core import vuln
 
     if "judge" in tier_options:
         raise ValueError("judge_spread computes every judge; do not pass judge=")
-    names = judges(judged)
+    names = judges_of(judged)
     if not names:
         raise ValueError("judge_spread needs a judge column with at least one judge")
     judge_text = judged["judge"].astype(str).to_numpy()
@@ -158,7 +160,9 @@ def judge_spread(judged: pd.DataFrame, *, include_consensus: bool = True,
              for name in names]
     order = list(names)
     if include_consensus and any(n != HUMAN for n in names):
-        parts.append(vuln.tiers(consensus(judged, min_votes=min_votes), **tier_options))
+        voted = consensus(judged, judges=judges, min_votes=min_votes,
+                          failed_as=failed_as)  # type: ignore[arg-type]
+        parts.append(vuln.tiers(voted, **tier_options))
         order.append(CONSENSUS)
     spread = pd.concat(parts, ignore_index=True)
     spread["judge"] = pd.Categorical(spread["judge"].astype(str), categories=order,

@@ -13,6 +13,7 @@ package's other modules, so a page, a report and a test get the same numbers fro
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -20,22 +21,43 @@ import pandas as pd
 
 from kbench_core.agreement._labels import (
     CONSENSUS,
+    DEFAULT_LABELS,
     HUMAN,
+    FailedAs,
     Level,
     Weights,
+    count_failed_as_not_found,
     default_level,
+    failed_rule,
     interpret,
-    judges,
 )
+from kbench_core.agreement._labels import judges as judges_of
 from kbench_core.agreement.alpha import krippendorff_alpha, pairwise_alpha
 from kbench_core.agreement.consensus import consensus
 from kbench_core.agreement.differences import judge_spread, spread_summary
 from kbench_core.agreement.kappa import fleiss_kappa, human_agreement, pairwise_kappa
-from kbench_core.agreement.overview import percent_agreement
+from kbench_core.agreement.overview import label_agreement, percent_agreement
 from kbench_core.stats import Estimate, check_choice
 
-__all__ = ["AgreementSummary", "ConsensusLeaderboard", "JudgeTiers", "consensus_leaderboard",
-           "judge_tiers", "summarize"]
+__all__ = ["FAILED_WORDS", "AgreementSummary", "ConsensusLeaderboard", "JudgeTiers",
+           "agreement_by_label", "consensus_leaderboard", "judge_tiers", "labels_as_judged",
+           "summarize"]
+
+# How each rule for failed judgements reads in a caption or an export.
+FAILED_WORDS = {"missing": "failed judgements left out (missing, not 'no')",
+                "not_found": "failed judgements counted as 'not found' (BlockBench's "
+                             "convention)"}
+
+
+def labels_as_judged(judged: pd.DataFrame, label: str,
+                     failed_as: FailedAs = "missing") -> tuple[pd.DataFrame, FailedAs]:
+    """The judgements every coefficient of ``label`` is computed from, and the rule applied
+    to failed judgements: the frame itself (``missing``), or with every failed LLM judgement
+    of a found label counted as "not found" (:func:`~kbench_core.agreement.
+    count_failed_as_not_found`). Other labels keep their failures missing whatever
+    ``failed_as`` says: they have no "not found"."""
+    rule = failed_rule(label, failed_as)
+    return (count_failed_as_not_found(judged, label) if rule == "not_found" else judged), rule
 
 # A leaderboard row resting on fewer samples than this is marked "few samples"
 # (docs/statistics.md).
@@ -72,6 +94,8 @@ class AgreementSummary:
     human : DataFrame or None
         :func:`~kbench_core.agreement.human_agreement` with the Landis & Koch ``band`` of each
         κ; None for numbers or without a ``human`` judge.
+    failed_as : {"missing", "not_found"}
+        What a failed judgement counted as (``not_found`` only for the found labels).
     """
 
     label: str
@@ -84,6 +108,7 @@ class AgreementSummary:
     alpha: Estimate | None
     percent: Estimate | None
     human: pd.DataFrame | None
+    failed_as: FailedAs = "missing"
 
     @property
     def pair_value(self) -> Literal["kappa", "alpha"]:
@@ -98,7 +123,7 @@ class AgreementSummary:
 
 def summarize(judged: pd.DataFrame, label: str, *, weights: Weights = None,
               ci: Literal["bootstrap"] | None = None, n_boot: int = 1000,
-              random_state: int = 0) -> AgreementSummary:
+              random_state: int = 0, failed_as: FailedAs = "missing") -> AgreementSummary:
     """Every coefficient of ``label``: what the Judge agreement page shows at its top.
 
     Parameters
@@ -116,6 +141,12 @@ def summarize(judged: pd.DataFrame, label: str, *, weights: Weights = None,
         ``"bootstrap"``; κ and percent agreement always have their analytic intervals.
     n_boot, random_state : int
         The bootstrap's resamples and seed.
+    failed_as : {"missing", "not_found"}
+        A failed judgement (a judge without a row or a value for an item) is left out by
+        default; ``"not_found"`` counts it as "not found" on ``target_found`` and
+        ``partial_found`` (BlockBench's published convention), so every item enters Fleiss'
+        κ. Other labels keep failures missing (:attr:`AgreementSummary.failed_as` says which
+        rule was applied).
 
     Returns
     -------
@@ -131,10 +162,11 @@ def summarize(judged: pd.DataFrame, label: str, *, weights: Weights = None,
     """
     check_choice("ci", ci, (None, "bootstrap"))
     check_choice("weights", weights, (None, "linear", "quadratic"))
+    judged, rule = labels_as_judged(judged, label, failed_as)
     level = default_level(judged, label)
     numeric = level == "interval"
     used: Weights = weights if level == "ordinal" else None
-    n_llm = sum(j != HUMAN for j in judges(judged))
+    n_llm = sum(j != HUMAN for j in judges_of(judged))
     pairs = fleiss = alpha = percent = None
     if n_llm >= 2:
         boot = dict(n_boot=n_boot, random_state=random_state)
@@ -144,13 +176,40 @@ def summarize(judged: pd.DataFrame, label: str, *, weights: Weights = None,
         alpha = krippendorff_alpha(judged, label, level=level, ci=ci, **boot)
         percent = percent_agreement(judged, label)
     human = None
-    if not numeric and HUMAN in judges(judged):
+    if not numeric and HUMAN in judges_of(judged):
         table = human_agreement(judged, label, weights=used)
         if len(table):
             human = table.assign(band=interpret(table["kappa"].to_numpy(dtype=float)))
     return AgreementSummary(label=label, level=level, numeric=numeric, n_llm=n_llm,
                             weights=used, pairs=pairs, fleiss=fleiss, alpha=alpha,
-                            percent=percent, human=human)
+                            percent=percent, human=human, failed_as=rule)
+
+
+def agreement_by_label(judged: pd.DataFrame, labels: Sequence[str] | None = None, *,
+                       failed_as: FailedAs = "missing", **options: Any) -> pd.DataFrame:
+    """:func:`~kbench_core.agreement.label_agreement` with the rule for failed judgements
+    applied label by label, and a ``failed_as`` column saying which rule each row used.
+
+    ``labels`` defaults to those of :data:`DEFAULT_LABELS` the frame holds (the detector's
+    own ``said_vulnerable`` and ``confidence`` are not among them); ``options`` go to
+    ``label_agreement`` (``ci_alpha``, ``n_boot``, ``random_state``)."""
+    if labels is None:
+        labels = [c for c in DEFAULT_LABELS if c in judged and judged[c].notna().any()]
+    parts, plain = [], []
+    for name in labels:
+        data, rule = labels_as_judged(judged, name, failed_as)
+        if rule == "missing":
+            plain.append(name)
+        else:
+            parts.append((name, label_agreement(data, [name], **options).assign(
+                failed_as=rule)))
+    if plain or not parts:  # the labels without a "not found" in one call (one layout)
+        parts.append(("", label_agreement(judged, plain, **options).assign(
+            failed_as="missing")))
+    order = {name: i for i, name in enumerate(labels)}
+    table = pd.concat([p for _, p in parts], ignore_index=True)
+    return table.iloc[table["label"].map(order).to_numpy().argsort(kind="stable")].reset_index(
+        drop=True)
 
 
 @dataclass(frozen=True)
@@ -168,6 +227,10 @@ class ConsensusLeaderboard:
         Votes a value needed.
     n_llm : int
         The LLM judges that voted.
+    judges : tuple of str
+        Their names.
+    failed_as : {"missing", "not_found"}
+        What a failed judgement counted as in the vote.
     n_items : int
         Answers (sample × detector × prompt type).
     n_undecided : int
@@ -182,6 +245,8 @@ class ConsensusLeaderboard:
     n_items: int
     n_undecided: int
     no_majority: tuple[tuple[str, int], ...]
+    judges: tuple[str, ...] = ()
+    failed_as: FailedAs = "missing"
 
 
 def _ranked(tiers: pd.DataFrame) -> pd.DataFrame:
@@ -194,10 +259,12 @@ def _board(voted: pd.DataFrame, tiers: pd.DataFrame, n_llm: int) -> ConsensusLea
     return ConsensusLeaderboard(
         table=_ranked(tiers), min_votes=int(voted.attrs["min_votes"]), n_llm=n_llm,
         n_items=len(voted), n_undecided=int((voted["no_majority"] != "").sum()),
-        no_majority=tuple((str(k), int(v)) for k, v in voted.attrs["no_majority"].items()))
+        no_majority=tuple((str(k), int(v)) for k, v in voted.attrs["no_majority"].items()),
+        judges=tuple(voted.attrs["judges"]), failed_as=voted.attrs["failed_as"])
 
 
-def consensus_leaderboard(judged: pd.DataFrame, *, min_votes: int | None = None,
+def consensus_leaderboard(judged: pd.DataFrame, *, judges: Sequence[str] | None = None,
+                          min_votes: int | None = None, failed_as: FailedAs = "missing",
                           **tier_options: Any) -> ConsensusLeaderboard:
     """The tiers of the majority-vote judge (:func:`~kbench_core.agreement.consensus`),
     ranked by SUI.
@@ -206,8 +273,9 @@ def consensus_leaderboard(judged: pd.DataFrame, *, min_votes: int | None = None,
     ----------
     judged : DataFrame
         A validated ``judged`` frame with at least one LLM judge.
-    min_votes : int, optional
-        Votes the consensus needs (default: a strict majority of the LLM judges).
+    judges, min_votes, failed_as
+        The consensus's voters, the votes it needs (default: a strict majority of them) and
+        what a failed judgement counts as (:func:`~kbench_core.agreement.consensus`).
     **tier_options
         Keyword arguments of :func:`kbench_core.vuln.tiers` (``partial_credit``, ``ci``, ...).
 
@@ -220,9 +288,8 @@ def consensus_leaderboard(judged: pd.DataFrame, *, min_votes: int | None = None,
     """
     from kbench_core import vuln
 
-    voted = consensus(judged, min_votes=min_votes)
-    n_llm = sum(j != HUMAN for j in judges(judged))
-    return _board(voted, vuln.tiers(voted, **tier_options), n_llm)
+    voted = consensus(judged, judges=judges, min_votes=min_votes, failed_as=failed_as)
+    return _board(voted, vuln.tiers(voted, **tier_options), len(voted.attrs["judges"]))
 
 
 @dataclass(frozen=True)
@@ -246,26 +313,28 @@ class JudgeTiers:
     consensus: ConsensusLeaderboard
 
 
-def judge_tiers(judged: pd.DataFrame, *, min_votes: int | None = None,
+def judge_tiers(judged: pd.DataFrame, *, judges: Sequence[str] | None = None,
+                min_votes: int | None = None, failed_as: FailedAs = "missing",
                 metrics: tuple[str, ...] = ("tdr", "sui"),
                 **tier_options: Any) -> JudgeTiers:
     """How much the judge moves the score: the spread of ``metrics`` across the judges and
     the consensus leaderboard, with the consensus built once for both.
 
-    Same numbers as ``judge_spread(judged, min_votes=...)``, its ``spread_summary`` and
-    :func:`consensus_leaderboard`; ``tier_options`` go to every :func:`kbench_core.vuln.tiers`.
+    Same numbers as ``judge_spread(judged, judges=..., min_votes=..., failed_as=...)``, its
+    ``spread_summary`` and :func:`consensus_leaderboard`; ``tier_options`` go to every
+    :func:`kbench_core.vuln.tiers`. Every judge's own tiers are shown (a judge left out of
+    the vote still has its row).
     """
     from kbench_core import vuln
 
-    names = judges(judged)
-    llm = [n for n in names if n != HUMAN]
-    if not llm:
+    names = judges_of(judged)
+    if not any(n != HUMAN for n in names):
         raise ValueError("judge_tiers needs at least one judge other than 'human'")
-    voted = consensus(judged, min_votes=min_votes)
+    voted = consensus(judged, judges=judges, min_votes=min_votes, failed_as=failed_as)
     voted_tiers = vuln.tiers(voted, **tier_options)
     each = judge_spread(judged, include_consensus=False, **tier_options)
     spread = pd.concat([each.astype({"judge": str}), voted_tiers], ignore_index=True)
     spread["judge"] = pd.Categorical(spread["judge"].astype(str),
                                      categories=[*names, CONSENSUS], ordered=True)
     return JudgeTiers(spread=spread, summary=spread_summary(spread, metrics),
-                      consensus=_board(voted, voted_tiers, len(llm)))
+                      consensus=_board(voted, voted_tiers, len(voted.attrs["judges"])))

@@ -18,7 +18,122 @@ from kbench_core.catalog import RELIABILITY_PAGE, Item, split_pages
 from kbench_core.families import CompareDefaults, Family, Options, PageInfo
 from kbench_core.schema import JUDGED
 
-__all__ = ["FAMILY", "TierOptions", "fixed_versions", "leaderboard"]
+__all__ = ["FAMILY", "MAJORITY", "ConsensusOptions", "TierOptions", "check_judges",
+           "default_judge", "fixed_versions", "judge_views", "leaderboard",
+           "majority_provenance"]
+
+MAJORITY = "majority"  # = kbench_core.agreement.CONSENSUS (not imported: agreement is lazy)
+
+
+@dataclass(frozen=True)
+class ConsensusOptions(Options):
+    """Which judge a multi-judge run is shown by, and how its majority is made (SPEC 6).
+
+    ``judge`` is ``"majority"`` (the consensus; the default for several LLM judges) or one
+    judge's name; None shows the majority first, then every judge. ``judges`` are the
+    voters (empty: every LLM judge), ``min_votes`` the votes needed (None: a strict majority
+    of them), ``failed_as`` what a failed judgement counts as (``"missing"`` or
+    ``"not_found"``, BlockBench's convention). :meth:`consensus` gives the keyword arguments
+    of :func:`kbench_core.agreement.consensus`; :meth:`provenance` what an export records.
+    """
+
+    judge: str | None = None
+    judges: tuple[str, ...] = ()
+    min_votes: int | None = None
+    failed_as: Literal["missing", "not_found"] = "missing"
+
+    @classmethod
+    def from_mapping(cls, options: Mapping[str, Any] | None) -> ConsensusOptions:
+        """The options named in ``options`` (others ignored); ``judges`` may come as a list
+        or as comma-separated text, ``failed_as`` as ``not-found``."""
+        if isinstance(options, ConsensusOptions):
+            return options
+        given = dict(options or {})
+        if isinstance(given.get("judges"), str):
+            given["judges"] = tuple(j.strip() for j in given["judges"].split(",") if j.strip())
+        elif given.get("judges") is not None:
+            given["judges"] = tuple(map(str, given["judges"]))
+        else:
+            given.pop("judges", None)
+        if isinstance(given.get("failed_as"), str):
+            given["failed_as"] = given["failed_as"].replace("-", "_")
+        return super().from_mapping(given)
+
+    def consensus(self) -> dict[str, Any]:
+        """Keyword arguments of :func:`kbench_core.agreement.consensus`."""
+        return dict(judges=list(self.judges) or None, min_votes=self.min_votes,
+                    failed_as=self.failed_as)
+
+    def provenance(self) -> dict[str, Any]:
+        """The choice as an exported file records it (the voters spelled out)."""
+        return {"judge": self.judge or MAJORITY, "consensus_judges": list(self.judges) or "all",
+                "min_votes": self.min_votes if self.min_votes is not None else "majority",
+                "failed_as": self.failed_as}
+
+
+def check_judges(judged: pd.DataFrame, options: Mapping[str, Any] | None) -> ConsensusOptions:
+    """The :class:`ConsensusOptions` in ``options``, checked against the run before any work:
+    ValueError naming the run's judges for an unknown ``judge`` or voter, or ``min_votes``
+    out of range."""
+    from kbench_core import agreement, vuln
+
+    chosen = ConsensusOptions.from_mapping(options)
+    agreement.failed_rule("target_found", chosen.failed_as)
+    names = vuln.judges_of(judged)
+    llm = [n for n in names if n != "human"]
+    offered = [MAJORITY, *names] if len(llm) >= 2 else names
+    if chosen.judge is not None and chosen.judge not in offered:
+        raise ValueError(f"no judge {chosen.judge!r} in this run; choose one of "
+                         f"{', '.join(offered)}")
+    if llm:
+        voting = agreement.voters(judged, list(chosen.judges) or None)
+        agreement.check_min_votes(chosen.min_votes, len(voting))
+    return chosen
+
+
+def default_judge(judged: pd.DataFrame) -> str | None:
+    """The judge a judged run is shown by: ``majority`` with several LLM judges, else its
+    first judge (None without any)."""
+    from kbench_core import vuln
+
+    names = vuln.judges_of(judged)
+    return MAJORITY if sum(n != "human" for n in names) >= 2 else (names[0] if names else None)
+
+
+def majority_provenance(kind: str, frame: pd.DataFrame,
+                        options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """What an export of a run records of its majority: the :class:`ConsensusOptions`
+    provenance for a judged run with several LLM judges, else nothing."""
+    if kind != "judged" or default_judge(frame) != MAJORITY:
+        return {}
+    return ConsensusOptions.from_mapping(options).provenance()
+
+
+def judge_views(judged: pd.DataFrame, options: Mapping[str, Any] | None = None
+                ) -> list[tuple[str, pd.DataFrame]]:
+    """``(judge, rows)`` of a judged frame as its tables and figures show it: with several
+    LLM judges the consensus ``majority`` first (:func:`kbench_core.agreement.consensus` with
+    the :class:`ConsensusOptions` given), then each judge by name (``human`` last); with one,
+    that judge. A ``judge`` option keeps only that one (``majority`` or a name).
+
+    Raises ValueError naming the judges when a chosen judge, voter or ``min_votes`` does not
+    fit the run."""
+    from kbench_core import vuln
+
+    chosen = check_judges(judged, options)
+    names = vuln.judges_of(judged)
+    offered = [MAJORITY, *names] if default_judge(judged) == MAJORITY else names
+    wanted = offered if chosen.judge is None else [chosen.judge]
+    text = judged["judge"].astype(str).to_numpy() if names else np.array([])
+    views = []
+    for name in wanted:
+        if name == MAJORITY:
+            from kbench_core.agreement import consensus
+
+            views.append((name, consensus(judged, **chosen.consensus())))
+        else:
+            views.append((name, judged[text == name]))
+    return views
 
 
 @dataclass(frozen=True)
@@ -82,21 +197,25 @@ def leaderboard(tiers: pd.DataFrame) -> pd.DataFrame:
     return rank_by(tiers, "sui", few_label="few samples")
 
 
-def fixed_versions(judged: pd.DataFrame, *, judges: Sequence[str] | None = None) -> pd.DataFrame:
-    """:func:`kbench_core.vuln.fixed_claims` of each of ``judges`` (default: every judge) and,
-    with several LLM judges in ``judged``, of their consensus
-    (:func:`kbench_core.agreement.consensus`); empty when no answer assesses a fixed
+def fixed_versions(judged: pd.DataFrame, *, judges: Sequence[str] | None = None,
+                   consensus: Mapping[str, Any] | None = None) -> pd.DataFrame:
+    """:func:`kbench_core.vuln.fixed_claims` of, with several LLM judges in ``judged``, their
+    consensus ``majority`` (:func:`kbench_core.agreement.consensus` with the
+    :class:`ConsensusOptions` ``consensus``) first, then each of ``judges`` (default: every
+    judge; ``majority`` among them is the consensus); empty when no answer assesses a fixed
     contract."""
     from kbench_core import vuln
 
     every = vuln.judges_of(judged)
-    parts = [vuln.fixed_claims(judged, judge=judge)
-             for judge in (every if judges is None else judges)]
+    parts = []
     llm = [j for j in every if j != "human"]
     if len(llm) > 1:
-        from kbench_core.agreement import consensus
+        from kbench_core.agreement import consensus as vote
 
-        parts.append(vuln.fixed_claims(consensus(judged)))
+        parts.append(vuln.fixed_claims(vote(judged, **ConsensusOptions.from_mapping(
+            consensus).consensus())))
+    parts += [vuln.fixed_claims(judged, judge=judge)
+              for judge in (every if judges is None else judges) if judge != MAJORITY]
     kept = [p for p in parts if len(p)]
     return pd.concat(kept, ignore_index=True) if kept else parts[0]
 
@@ -129,15 +248,16 @@ def _catalog() -> list[Item]:
     from kbench_core import vuln
     from kbench_core.figures import vuln as vuln_figures
 
-    def per_judge(frame: pd.DataFrame) -> Iterator[tuple[str, pd.DataFrame]]:
-        for judge in vuln.judges_of(frame):
-            yield judge, frame[frame["judge"].astype(str) == judge]
+    def per_judge(frame: pd.DataFrame,
+                  options: Mapping[str, Any]) -> Iterator[tuple[str, pd.DataFrame]]:
+        # The majority of several LLM judges first, then each judge (SPEC 6).
+        yield from judge_views(frame, options)
 
     def tier_table(rows: pd.DataFrame, options: Mapping[str, Any]) -> pd.DataFrame:
         return vuln.tiers(rows, **TierOptions.from_mapping(options).tiers())
 
     def tiers(frame: pd.DataFrame, options: Mapping[str, Any]):
-        for judge, rows in per_judge(frame):
+        for judge, rows in per_judge(frame, options):
             table = leaderboard(tier_table(rows, options))
             keep = [c for c in table.columns
                     if c in _TIER_COLUMNS or (c.removesuffix("_low").removesuffix("_high")
@@ -147,7 +267,7 @@ def _catalog() -> list[Item]:
     def fixed_table(frame: pd.DataFrame, options: Mapping[str, Any]):
         if "claims_fixed_target" not in frame:
             return
-        table = fixed_versions(frame)
+        table = fixed_versions(frame, consensus=options)
         if len(table):
             yield "", table
 
@@ -157,7 +277,7 @@ def _catalog() -> list[Item]:
 
     def reliability(frame: pd.DataFrame, options: Mapping[str, Any]):
         chosen = TierOptions.from_mapping(options)
-        for judge, rows in per_judge(frame):
+        for judge, rows in per_judge(frame, options):
             table = vuln.reliability(rows, n_bins=chosen.n_bins, binning=chosen.binning)
             models = sorted(map(str, table["model"].unique()))
             pages = split_pages(models, RELIABILITY_PAGE)
@@ -169,7 +289,7 @@ def _catalog() -> list[Item]:
                     + (f", page {k} of {len(pages)}" if len(pages) > 1 else ""))
 
     def sui(frame: pd.DataFrame, options: Mapping[str, Any]):
-        for judge, rows in per_judge(frame):
+        for judge, rows in per_judge(frame, options):
             table = tier_table(rows, options)
             yield judge, vuln_figures.tier_leaderboard(
                 table, vuln.sui_contributions(
@@ -177,15 +297,16 @@ def _catalog() -> list[Item]:
                 title=f"Security Understanding Index (SUI) and what it is made of ({judge})")
 
     def lucky(frame: pd.DataFrame, options: Mapping[str, Any]):
-        for judge, rows in per_judge(frame):
+        for judge, rows in per_judge(frame, options):
             yield judge, vuln_figures.lucky_guess_chart(tier_table(rows, options))
 
     def prompt_types(frame: pd.DataFrame, options: Mapping[str, Any]):
         if "prompt_type" not in frame or not frame["prompt_type"].notna().any():
             return
-        for judge, rows in per_judge(frame):
+        for judge, rows in per_judge(frame, options):
             yield judge, vuln_figures.prompt_type_chart(
-                vuln.tiers(rows, by=("model", "prompt_type"), **options),
+                vuln.tiers(rows, by=("model", "prompt_type"),
+                           **TierOptions.from_mapping(options).tiers()),
                 title=f"Target detection rate by prompt type ({judge})")
 
     def several_judges(frame: pd.DataFrame) -> bool:
@@ -196,20 +317,27 @@ def _catalog() -> list[Item]:
         from kbench_core.figures import agreement as agreement_figures
 
         if several_judges(frame):
+            # the rule for failed judgements (--failed-as) is named in the title
+            data, rule = agreement.labels_as_judged(
+                frame, "target_found", ConsensusOptions.from_mapping(options).failed_as)
+            said = "failed = not found" if rule == "not_found" else "failed left out"
             yield "target_found", agreement_figures.kappa_heatmap(
-                agreement.pairwise_kappa(frame, "target_found"), label="target_found")
+                agreement.pairwise_kappa(data, "target_found"),
+                label=f"target_found ({said})")
 
     def spread(frame: pd.DataFrame, options: Mapping[str, Any]):
         from kbench_core import agreement
         from kbench_core.figures import agreement as agreement_figures
 
         if several_judges(frame):
-            yield "", agreement_figures.judge_spread_chart(agreement.judge_spread(frame))
+            yield "", agreement_figures.judge_spread_chart(agreement.judge_spread(
+                frame, **ConsensusOptions.from_mapping(options).consensus()))
 
     best = {m: "min" if m in vuln.LOWER_IS_BETTER else "max"
             for m in vuln.HIGHER_IS_BETTER | vuln.LOWER_IS_BETTER}
     return [
-        Item("tiers", "The seven tiers per detector, one table per judge", "table", tiers,
+        Item("tiers", "The seven tiers per detector, one table per judge (the majority of "
+             "several judges first)", "table", tiers,
              best=best, main=True),
         Item("sui_chart", "SUI and what it is made of, per judge", "figure", sui),
         Item("reliability", "Reliability diagram, per judge", "figure", reliability),
@@ -239,7 +367,7 @@ FAMILY = Family(
     sample_files=("judged.csv",),
     page=PageInfo("views/vuln.py", "Vulnerability detection", "vuln_runs",
                   dependent=("vuln_models", "vuln_judge", "vuln_drill_model",
-                             "vuln_drill_sample"),
+                             "vuln_drill_sample", "vuln_voters", "vuln_min_votes"),
                   icon=":material/security:", url="vulnerability", order=30),
 )
 
@@ -253,30 +381,36 @@ class AgreementOptions(Options):
 
     ``label`` is the judged column compared; ``weights`` the κ weights of ordered labels
     (``"none"``, ``"linear"``, ``"quadratic"``); ``bootstrap`` gives Krippendorff's α its
-    interval; ``min_votes`` is what the consensus needs (None: a strict majority).
-    :meth:`summarize`, :meth:`label_agreement` and :meth:`consensus` give the keyword
-    arguments of :func:`kbench_core.agreement.summarize`, ``label_agreement`` and
-    ``judge_tiers`` / ``consensus_leaderboard``.
+    interval; ``min_votes`` is what the consensus needs (None: a strict majority of its
+    ``judges``, empty: every LLM judge); ``failed_as`` what a failed judgement counts as in the
+    coefficients of the found labels and in the consensus (``"missing"``, or ``"not_found"``:
+    BlockBench's convention). :meth:`summarize`, :meth:`label_agreement` and :meth:`consensus`
+    give the keyword arguments of :func:`kbench_core.agreement.summarize`,
+    ``agreement_by_label`` and ``judge_tiers`` / ``consensus_leaderboard``.
     """
 
     label: str = "target_found"
     weights: Literal["none", "linear", "quadratic"] = "none"
     bootstrap: bool = False
     min_votes: int | None = None
+    judges: tuple[str, ...] = ()
+    failed_as: Literal["missing", "not_found"] = "missing"
 
     def summarize(self) -> dict[str, Any]:
         """Keyword arguments of :func:`kbench_core.agreement.summarize` (after the label)."""
         return dict(weights=None if self.weights == "none" else self.weights,
-                    ci="bootstrap" if self.bootstrap else None)
+                    ci="bootstrap" if self.bootstrap else None, failed_as=self.failed_as)
 
     def label_agreement(self) -> dict[str, Any]:
-        """Keyword arguments of :func:`kbench_core.agreement.label_agreement`."""
-        return dict(ci_alpha="bootstrap" if self.bootstrap else None)
+        """Keyword arguments of :func:`kbench_core.agreement.agreement_by_label`."""
+        return dict(ci_alpha="bootstrap" if self.bootstrap else None,
+                    failed_as=self.failed_as)
 
     def consensus(self) -> dict[str, Any]:
         """Keyword arguments of :func:`kbench_core.agreement.judge_tiers` and
         :func:`kbench_core.agreement.consensus_leaderboard`."""
-        return dict(min_votes=self.min_votes)
+        return dict(judges=list(self.judges) or None, min_votes=self.min_votes,
+                    failed_as=self.failed_as)
 
 
 __all__ += ["AgreementOptions"]
