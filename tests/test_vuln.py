@@ -323,8 +323,15 @@ def test_bad_options(kwargs, message) -> None:
 
 def test_wilson_and_t_intervals() -> None:
     m = row(vuln.tiers(small()))
+    # One answer per sample: every answer-level rate is the plain Wilson interval. Findings
+    # are clustered by sample: finding precision (valid findings 2, 1, 0, 0, 0, 1 of 2, 1, 2,
+    # 2, 1, 2 in s1, s2, s3, s5, s7, s8; p = 4/10) has residuals y_c - p n_c = 1.2, .6, -.8,
+    # -.8, -.4, .2, so V_cl = 3.28 / 10² = .0328 against p(1 - p)/10 = .024: deff = 1.36667,
+    # Wilson on 4/deff of 10/deff. (Hallucinations: V_cl = 1.12/100 < .16/10, deff 1.)
+    deff = 0.0328 / 0.024
     for metric, (count, n) in {"accuracy": (6, 8), "precision": (4, 5), "tdr": (3, 5),
-                               "lucky_guess_rate": (1, 4), "finding_precision": (4, 10),
+                               "lucky_guess_rate": (1, 4),
+                               "finding_precision": (4 / deff, 10 / deff),
                                "hallucination_rate": (2, 10), "fpr": (1, 3),
                                "overconfidence_rate": (1, 3), "exact_match_rate": (1, 3),
                                "underconfidence_rate": (2, 2)}.items():
@@ -656,7 +663,10 @@ def test_bounded_means_keep_their_intervals_in_range() -> None:
     from scipy import stats as st
 
     rows = samples.judged_samples(n_samples=6, judges=("judge-one",))
-    rows = rows[rows["model"] == rows["model"].iloc[0]].head(3).copy()
+    rows = rows[rows["model"] == rows["model"].iloc[0]]
+    # one answer of each of three samples (three answers of one sample would be one cluster,
+    # whose interval is undefined)
+    rows = rows.drop_duplicates("sample").head(3).copy()
     rows["said_vulnerable"] = rows["is_vulnerable"]
     rows["confidence"] = [0.1, 0.9, 0.9]
     terms = np.array([0.81, 0.01, 0.01])

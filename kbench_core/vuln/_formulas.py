@@ -1,6 +1,7 @@
 """The formulas shared by :func:`~kbench_core.vuln.tiers` and its bootstrap: guarded ratios,
-F-beta, the composites (SUI, TUS, LGI) from per-group sums (:func:`_core`), and the helpers that
-write a rate with its Wilson interval or a mean with its t interval into an output table."""
+F-beta, the composites (SUI, TUS, LGI) from per-group sums (:func:`_core`), the design effect
+of answers clustered by sample (:class:`Clusters`), and the helpers that write a rate with its
+Wilson interval or a mean with its t interval into an output table."""
 
 from __future__ import annotations
 
@@ -125,6 +126,106 @@ def _products(parts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return tus, geometric, (k > 0) & (k < parts.shape[1])
 
 
+@dataclass(frozen=True)
+class Clusters:
+    r"""Answers clustered by sample within each group: a contract's prompt types (and a
+    consensus' items) share the contract's difficulty, so they are not independent answers.
+
+    Every rate of the tiers is a ratio :math:`\hat p = \sum_i y_i / \sum_i n_i` over the
+    answers i of a group. Summed per cell c (group × sample), its linearised variance is the
+    ratio estimator's (Cochran 1977, *Sampling Techniques*, §6.4; the same sandwich as a
+    cluster-robust variance of a mean):
+
+    .. math:: \hat V_\mathrm{cl} = \frac{\sum_c (y_c - \hat p\, n_c)^2}{(\sum_c n_c)^2},
+              \qquad \mathrm{deff} = \max\Bigl(1, \frac{\hat V_\mathrm{cl}}
+              {\hat p(1-\hat p)/U}\Bigr)
+
+    (U the answers, or findings, the rate counts; Kish 1965, *Survey Sampling*, §8.2). The
+    Wilson interval is then computed on the effective number ``U / deff`` (successes
+    ``p̂ · U / deff``): one answer per sample gives deff = 1 exactly (the plain Wilson
+    interval, unchanged), k identical answers per sample give deff = k (Wilson on the
+    samples). At p̂ = 0 or 1 the data cannot show the correlation, so the bound of full
+    correlation is used, deff = Σ u_c² / U (Kish's effective number of clusters, U² / Σ u_c²).
+    Never below 1: an interval is never narrower than the unclustered one. Written by hand:
+    statsmodels' cluster-robust covariance fits one regression per group and rate; this does
+    every group and rate with a few ``bincount`` calls.
+    """
+
+    cell: np.ndarray        # per answer, its (group, sample) cell
+    cell_group: np.ndarray  # per cell, its group
+    size: int               # groups
+    singletons: bool        # one answer per cell (the design effects are all 1)
+    starts: np.ndarray      # first cell of each group that has cells (cells are group-major)
+    filled: np.ndarray      # those groups
+
+    @classmethod
+    def of(cls, gid: np.ndarray, sample: np.ndarray, n_samples: int, size: int) -> Clusters:
+        key = gid.astype(np.int64) * max(n_samples, 1) + sample
+        cells, cell = np.unique(key, return_inverse=True)
+        cell_group = cells // max(n_samples, 1)
+        filled, starts = np.unique(cell_group, return_index=True)
+        return cls(cell=cell.ravel(), cell_group=cell_group, size=size,
+                   singletons=cells.size == key.size, starts=starts, filled=filled)
+
+    def per_group(self, cell_values: np.ndarray) -> np.ndarray:
+        # Cells are sorted by group: contiguous segment sums (reduceat) cost less than a
+        # weighted bincount.
+        out = np.zeros(self.size)
+        if self.starts.size:
+            out[self.filled] = np.add.reduceat(np.asarray(cell_values, dtype=float),
+                                               self.starts)
+        return out
+
+    def per_cell(self, values: np.ndarray) -> np.ndarray:
+        return np.bincount(self.cell, weights=values, minlength=self.cell_group.size)
+
+    def n_clusters(self, used: np.ndarray | None = None) -> np.ndarray:
+        """Samples with at least one (used) answer, per group."""
+        ones = np.ones(self.cell.size) if used is None else used.astype(float)
+        return self.per_group(self.per_cell(ones) > 0)
+
+    def deff(self, y_c: np.ndarray, n_c: np.ndarray,
+             u_c: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(Σ num, Σ units, design effect ≥ 1) per group of the ratio Σ num / Σ den, from
+        their sums per cell (:meth:`per_cell`); ``u_c`` the units the Wilson n counts
+        (default the denominator's). The design effect is 1 where the group has no unit."""
+        u_c = n_c if u_c is None else u_c
+        y, n = self.per_group(y_c), self.per_group(n_c)
+        u = n if u_c is n_c else self.per_group(u_c)
+        if self.singletons and not (u_c > 1).any():  # one unit per cell: no clusters
+            return y, u, np.ones(self.size)
+        p = _ratio(y, n, np.nan)
+        resid = y_c - np.nan_to_num(p)[self.cell_group] * n_c
+        with np.errstate(invalid="ignore", divide="ignore"):
+            v_cluster = self.per_group(resid * resid) / (n * n)
+            v_simple = p * (1 - p) / u
+            ratio = v_cluster / v_simple
+            full = self.per_group(u_c * u_c) / u  # p̂ at 0 or 1: full correlation
+        deff = np.where((p > 0) & (p < 1) & (v_simple > 0), ratio, full)
+        # One answer per sample gives exactly 1 up to rounding: keep the plain interval.
+        return y, u, np.where(np.isfinite(deff) & (deff > 1 + 1e-9), deff, 1.0)
+
+    def mean_se(self, values: np.ndarray, used: np.ndarray, n: np.ndarray, mean: np.ndarray,
+                var: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        r"""(clusters G, standard error) of a mean of ``values[used]`` per group: the larger
+        of the cluster-robust :math:`\sqrt{\tfrac{G}{G-1}\sum_c r_c^2}/n` (r_c the
+        cell's summed deviations from the group mean; CR1, Cameron & Miller 2015, §II.C)
+        and the usual s/√n, so one answer per sample gives s/√n exactly."""
+        if self.singletons:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                se = np.sqrt(var / np.maximum(n - 1, 1))
+            return n, np.where(n > 1, se, np.nan)
+        mean_of_row = np.nan_to_num(mean)[self.cell_group[self.cell]]
+        resid_c = self.per_cell(np.where(used, values - mean_of_row, 0.0))
+        clusters = self.n_clusters(used)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            v_cluster = (self.per_group(resid_c * resid_c) / (n * n)
+                         * clusters / np.maximum(clusters - 1, 1))
+            v_simple = var / np.maximum(n - 1, 1)  # s²/n with s² = var · n/(n − 1)
+            se = np.sqrt(np.fmax(np.where(clusters > 1, v_cluster, np.nan), v_simple))
+        return clusters, np.where(n > 1, se, np.nan)
+
+
 def _interval_columns(out: dict, name: str, low: np.ndarray, high: np.ndarray) -> None:
     out[f"{name}_low"], out[f"{name}_high"] = low, high
 
@@ -153,9 +254,14 @@ class _Columns(dict):
 
 
 def _rate(out: dict, name: str, num: np.ndarray, den: np.ndarray,
-          zero_division: float, value: np.ndarray | None = None) -> None:
-    """A proportion with its Wilson interval (NaN interval when the denominator is 0)."""
+          zero_division: float, value: np.ndarray | None = None,
+          deff: np.ndarray | None = None) -> None:
+    """A proportion with its Wilson interval (NaN interval when the denominator is 0); with a
+    design effect (:meth:`Clusters.deff`) the interval is Wilson's on the effective numbers
+    ``num / deff`` of ``den / deff``."""
     out[name] = _ratio(num, den, zero_division) if value is None else value
+    if deff is not None:
+        num, den = np.asarray(num, float) / deff, np.asarray(den, float) / deff
     if isinstance(out, _Columns):  # place the interval columns now, fill them in finish()
         _interval_columns(out, name, None, None)
         out.pending.append((name, np.broadcast_to(num, np.shape(out[name])),
@@ -176,11 +282,19 @@ def _mean_sd(gid: np.ndarray, values: np.ndarray, used: np.ndarray,
 
 
 def _t(out: dict, name: str, n: np.ndarray, mean: np.ndarray, var: np.ndarray, *,
-       bounds: tuple[float, float] = (0.0, 1.0)) -> None:
+       bounds: tuple[float, float] = (0.0, 1.0),
+       clustered: tuple[np.ndarray, np.ndarray] | None = None) -> None:
     """Mean with its t interval (sample SD from the population variance), clipped to the
     values the quantity can take (``bounds``): with few answers a t interval on a Brier score
-    or a reasoning score would otherwise reach below 0."""
+    or a reasoning score would otherwise reach below 0. ``clustered`` = (G, se) of
+    :meth:`Clusters.mean_se` gives mean ± t(G − 1) · se instead."""
     out[name] = mean
+    if clustered is not None:
+        clusters, se = clustered
+        # t_interval(m, sd, k) is m ± t(k − 1)·sd/√k: sd = se·√G gives t(G − 1)·se.
+        low, high = t_interval(mean, se * np.sqrt(clusters), clusters)
+        _interval_columns(out, name, np.clip(low, *bounds), np.clip(high, *bounds))
+        return
     with np.errstate(invalid="ignore", divide="ignore"):
         sd = np.sqrt(np.where(n > 1, var * n / np.maximum(n - 1, 1), np.nan))
     low, high = t_interval(mean, sd, n)
