@@ -324,11 +324,13 @@ def test_bad_options(kwargs, message) -> None:
 def test_wilson_and_t_intervals() -> None:
     m = row(vuln.tiers(small()))
     # One answer per sample: every answer-level rate is the plain Wilson interval. Findings
-    # are clustered by sample: finding precision (valid findings 2, 1, 0, 0, 0, 1 of 2, 1, 2,
-    # 2, 1, 2 in s1, s2, s3, s5, s7, s8; p = 4/10) has residuals y_c - p n_c = 1.2, .6, -.8,
-    # -.8, -.4, .2, so V_cl = 3.28 / 10² = .0328 against p(1 - p)/10 = .024: deff = 1.36667,
-    # Wilson on 4/deff of 10/deff. (Hallucinations: V_cl = 1.12/100 < .16/10, deff 1.)
-    deff = 0.0328 / 0.024
+    # are clustered by sample: finding precision (valid 2, 1, 0, 0, 0, 1 of 2, 1, 2, 2, 1, 2
+    # findings in s1, s2, s3, s5, s7, s8; p = 4/10) has the leave-one-sample-out values
+    # 2/8, 3/9, 4/8, 4/8, 4/9, 3/8, jackknife variance (5/6)·Σ(p_(-c) - mean)² = .041286
+    # against p(1 - p)/10 = .024: deff = 1.7203, Wilson on 4/deff of 10/deff.
+    left = np.array([2 / 8, 3 / 9, 4 / 8, 4 / 8, 4 / 9, 3 / 8])
+    deff = 5 / 6 * ((left - left.mean()) ** 2).sum() / 0.024
+    assert deff == pytest.approx(1.7203, abs=1e-4)
     for metric, (count, n) in {"accuracy": (6, 8), "precision": (4, 5), "tdr": (3, 5),
                                "lucky_guess_rate": (1, 4),
                                "finding_precision": (4 / deff, 10 / deff),

@@ -128,34 +128,37 @@ def _products(parts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 @dataclass(frozen=True)
 class Clusters:
-    r"""Answers clustered by sample within each group: a contract's prompt types (and a
-    consensus' items) share the contract's difficulty, so they are not independent answers.
+    r"""Answers clustered by sample within each group: a contract's prompt types share the
+    contract's difficulty, so they are not independent answers (``docs/statistics.md``,
+    "Round 2 (issue 23): vulnerability tiers").
 
-    Every rate of the tiers is a ratio :math:`\hat p = \sum_i y_i / \sum_i n_i` over the
-    answers i of a group. Summed per cell c (group × sample), its linearised variance is the
-    ratio estimator's (Cochran 1977, *Sampling Techniques*, §6.4; the same sandwich as a
-    cluster-robust variance of a mean):
+    Every rate of the tiers is a ratio :math:`\hat p = Y/N = \sum_c y_c / \sum_c n_c` over
+    the cells c (group × sample) of a group. Its variance is the delete-one-sample jackknife
+    (Quenouille 1956; for ratio estimators Cochran 1977, *Sampling Techniques*, §6.17; the
+    CR3 cluster-robust variance of Cameron & Miller 2015, §VI.B):
 
-    .. math:: \hat V_\mathrm{cl} = \frac{\sum_c (y_c - \hat p\, n_c)^2}{(\sum_c n_c)^2},
-              \qquad \mathrm{deff} = \max\Bigl(1, \frac{\hat V_\mathrm{cl}}
-              {\hat p(1-\hat p)/U}\Bigr)
+    .. math:: \hat V_J = \frac{G-1}{G}\sum_c (\hat p_{(-c)} - \bar p_{(\cdot)})^2,\qquad
+              \hat p_{(-c)} = \frac{Y - y_c}{N - n_c}
 
-    (U the answers, or findings, the rate counts; Kish 1965, *Survey Sampling*, §8.2). The
-    Wilson interval is then computed on the effective number ``U / deff`` (successes
-    ``p̂ · U / deff``): one answer per sample gives deff = 1 exactly (the plain Wilson
-    interval, unchanged), k identical answers per sample give deff = k (Wilson on the
-    samples). At p̂ = 0 or 1 the data cannot show the correlation, so the bound of full
-    correlation is used, deff = Σ u_c² / U (Kish's effective number of clusters, U² / Σ u_c²).
-    Never below 1: an interval is never narrower than the unclustered one. Written by hand:
-    statsmodels' cluster-robust covariance fits one regression per group and rate; this does
-    every group and rate with a few ``bincount`` calls.
+    over the G samples with a unit in the denominator. Unlike the plain sandwich it does not
+    shrink the residual of a sample holding most answers, so a design with one large and
+    many small samples keeps its coverage. The design effect (Kish 1965, *Survey Sampling*,
+    §8.2) is :math:`\mathrm{deff} = \max(1, \hat V_J / (\hat p(1-\hat p)/U))`, U the units
+    the rate counts (answers, or findings for the pooled finding rates), and the rate's
+    interval is Wilson's on the effective number U/deff with p̂·U/deff successes: a
+    Wilson-type interval on the effective n. One answer per sample leaves every interval
+    exactly as before (deff = 1); k identical answers per sample give Wilson on the samples.
+    At p̂ = 0 or 1, or with one sample, the data cannot show the correlation, so the bound of
+    full correlation is used: deff = Σ u_c² / U (U / deff is Kish's effective number of
+    clusters). Written by hand: statsmodels' cluster-robust covariances fit one regression
+    per group and rate; this does every group and rate with a few sums over cells.
     """
 
     cell: np.ndarray        # per answer, its (group, sample) cell
-    cell_group: np.ndarray  # per cell, its group
+    cell_group: np.ndarray  # per cell, its group (cells are sorted by group)
     size: int               # groups
-    singletons: bool        # one answer per cell (the design effects are all 1)
-    starts: np.ndarray      # first cell of each group that has cells (cells are group-major)
+    singletons: bool        # one answer per cell
+    starts: np.ndarray      # first cell of each group that has cells
     filled: np.ndarray      # those groups
 
     @classmethod
@@ -168,8 +171,8 @@ class Clusters:
                    singletons=cells.size == key.size, starts=starts, filled=filled)
 
     def per_group(self, cell_values: np.ndarray) -> np.ndarray:
-        # Cells are sorted by group: contiguous segment sums (reduceat) cost less than a
-        # weighted bincount.
+        # Cells are sorted by group: contiguous segment sums (reduceat) cost a twentieth of
+        # a weighted bincount.
         out = np.zeros(self.size)
         if self.starts.size:
             out[self.filled] = np.add.reduceat(np.asarray(cell_values, dtype=float),
@@ -184,6 +187,21 @@ class Clusters:
         ones = np.ones(self.cell.size) if used is None else used.astype(float)
         return self.per_group(self.per_cell(ones) > 0)
 
+    def jackknife(self, y_c: np.ndarray, n_c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(G, V_J) per group of the ratio Σ y_c / Σ n_c: the samples with n_c > 0 and the
+        delete-one-sample jackknife variance (NaN with fewer than two such samples)."""
+        g = self.cell_group
+        y, n = self.per_group(y_c), self.per_group(n_c)
+        present = n_c > 0
+        k = self.per_group(present)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            left = np.where(present, (y[g] - y_c) / (n[g] - n_c), 0.0)
+            left = np.where(np.isfinite(left), left, 0.0)
+            mean_left = self.per_group(left) / k
+            dev = np.where(present, left - mean_left[g], 0.0)
+            v = (k - 1) / k * self.per_group(dev * dev)
+        return k, np.where(k >= 2, v, np.nan)
+
     def deff(self, y_c: np.ndarray, n_c: np.ndarray,
              u_c: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(Σ num, Σ units, design effect ≥ 1) per group of the ratio Σ num / Σ den, from
@@ -192,38 +210,33 @@ class Clusters:
         u_c = n_c if u_c is None else u_c
         y, n = self.per_group(y_c), self.per_group(n_c)
         u = n if u_c is n_c else self.per_group(u_c)
-        if self.singletons and not (u_c > 1).any():  # one unit per cell: no clusters
+        if self.singletons and not (u_c > 1).any():  # one unit per sample: unclustered
             return y, u, np.ones(self.size)
         p = _ratio(y, n, np.nan)
-        resid = y_c - np.nan_to_num(p)[self.cell_group] * n_c
+        k, v_cluster = self.jackknife(y_c, n_c)
         with np.errstate(invalid="ignore", divide="ignore"):
-            v_cluster = self.per_group(resid * resid) / (n * n)
             v_simple = p * (1 - p) / u
             ratio = v_cluster / v_simple
-            full = self.per_group(u_c * u_c) / u  # p̂ at 0 or 1: full correlation
-        deff = np.where((p > 0) & (p < 1) & (v_simple > 0), ratio, full)
-        # One answer per sample gives exactly 1 up to rounding: keep the plain interval.
+            full = self.per_group(u_c * u_c) / u  # full correlation
+        inner = (p > 0) & (p < 1) & (v_simple > 0) & (k >= 2)
+        deff = np.where(inner, ratio, full)
+        # One answer per sample gives 1 up to rounding: keep the plain interval then.
         return y, u, np.where(np.isfinite(deff) & (deff > 1 + 1e-9), deff, 1.0)
 
-    def mean_se(self, values: np.ndarray, used: np.ndarray, n: np.ndarray, mean: np.ndarray,
+    def mean_se(self, values: np.ndarray, used: np.ndarray, n: np.ndarray,
                 var: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        r"""(clusters G, standard error) of a mean of ``values[used]`` per group: the larger
-        of the cluster-robust :math:`\sqrt{\tfrac{G}{G-1}\sum_c r_c^2}/n` (r_c the
-        cell's summed deviations from the group mean; CR1, Cameron & Miller 2015, §II.C)
-        and the usual s/√n, so one answer per sample gives s/√n exactly."""
-        if self.singletons:
-            with np.errstate(invalid="ignore", divide="ignore"):
-                se = np.sqrt(var / np.maximum(n - 1, 1))
-            return n, np.where(n > 1, se, np.nan)
-        mean_of_row = np.nan_to_num(mean)[self.cell_group[self.cell]]
-        resid_c = self.per_cell(np.where(used, values - mean_of_row, 0.0))
-        clusters = self.n_clusters(used)
+        """(G, standard error) of the mean of ``values[used]`` per group: the larger of the
+        jackknife over samples (:meth:`jackknife` of Σx / Σ1) and the usual s/√n (s² =
+        var·n/(n − 1)); one answer per sample gives s/√n and n − 1 degrees of freedom
+        exactly, k identical answers per sample the t interval of the sample means."""
         with np.errstate(invalid="ignore", divide="ignore"):
-            v_cluster = (self.per_group(resid_c * resid_c) / (n * n)
-                         * clusters / np.maximum(clusters - 1, 1))
-            v_simple = var / np.maximum(n - 1, 1)  # s²/n with s² = var · n/(n − 1)
-            se = np.sqrt(np.fmax(np.where(clusters > 1, v_cluster, np.nan), v_simple))
-        return clusters, np.where(n > 1, se, np.nan)
+            v_simple = var / np.maximum(n - 1, 1)
+        if self.singletons:
+            return n, np.where(n > 1, np.sqrt(v_simple), np.nan)
+        k, v_cluster = self.jackknife(self.per_cell(np.where(used, values, 0.0)),
+                                      self.per_cell(used.astype(float)))
+        se = np.sqrt(np.fmax(v_cluster, v_simple))
+        return k, np.where((n > 1) & (k >= 2), se, np.nan)
 
 
 def _interval_columns(out: dict, name: str, low: np.ndarray, high: np.ndarray) -> None:

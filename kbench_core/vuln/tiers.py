@@ -255,7 +255,7 @@ class _Totals:
         returns the count behind it."""
         n, mean, var = self.mean_sd(values, used)
         _t(out, name, n, mean, var, bounds=bounds,
-           clustered=self.clusters.mean_se(values, used, n, mean, var))
+           clustered=self.clusters.mean_se(values, used, n, var))
         return n
 
 

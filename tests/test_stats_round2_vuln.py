@@ -1,0 +1,118 @@
+"""Issue 23 items 4 and 10, issue 24 item 4: tier intervals clustered by sample (coverage by
+simulation), the debiased ECE and its interval, and BlockBench's difficulty tiers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sps
+from statsmodels.stats.proportion import proportion_confint
+
+from kbench_core import vuln
+
+# ------------------------------------------------------------------ simulated designs
+
+
+def design(reps: int, sizes: list[int], p: float, *, identical: bool = True,
+           seed: int = 0) -> pd.DataFrame:
+    """``reps`` independent replicates (one "model" each) of a run whose contracts have
+    ``sizes`` prompt types; every contract is vulnerable and each answer is right (said
+    vulnerable, target found) with probability ``p``: the same verdict for all of a
+    contract's prompt types (``identical``) or independent ones. ``rcir`` is a score in
+    [0, 1] with mean 0.5 shared by the contract's found answers (or independent)."""
+    rng = np.random.default_rng(seed)
+    sizes_a = np.asarray(sizes)
+    per_rep = int(sizes_a.sum())
+    model = np.repeat(np.arange(reps), per_rep)
+    contract = np.tile(np.repeat(np.arange(sizes_a.size), sizes_a), reps)
+    prompt = np.tile(np.concatenate([np.arange(k) for k in sizes_a]), reps)
+    if identical:
+        right = (rng.random((reps, sizes_a.size)) < p)[model, contract]
+        score = rng.random((reps, sizes_a.size))[model, contract]
+    else:
+        right = rng.random(model.size) < p
+        score = rng.random(model.size)
+    return pd.DataFrame({
+        "model": pd.Categorical([f"m{m:04d}" for m in model]),
+        "sample": [f"c{c:03d}" for c in contract], "prompt_type": [f"p{k}" for k in prompt],
+        "judge": "j", "is_vulnerable": True, "said_vulnerable": right, "target_found": right,
+        "rcir": np.where(right, score, np.nan)})
+
+
+def covers(table: pd.DataFrame, metric: str, truth: float) -> float:
+    return float(((table[f"{metric}_low"] <= truth) & (truth <= table[f"{metric}_high"]))
+                 .mean())
+
+
+# ------------------------------------------------------------------ item 4: clustered rates
+
+
+def test_identical_prompt_types_are_one_answer_per_contract() -> None:
+    # 40 contracts x 3 prompt types with identical verdicts: the jackknife over contracts of
+    # the rate (Y - 3 z_c) / 117 is p(1 - p)/39, so the effective n is 39 (not 120): Wilson
+    # on 39 answers. Was Wilson on 120 (a third too narrow: coverage 77 %).
+    frame = design(1, [3] * 40, 0.7, seed=5)
+    table = vuln.tiers(frame).iloc[0]
+    p = table["accuracy"]
+    assert p == pytest.approx(frame.groupby("sample")["said_vulnerable"].first().mean())
+    low, high = proportion_confint(p * 39, 39, method="wilson")
+    assert (table["accuracy_low"], table["accuracy_high"]) == pytest.approx((low, high))
+    assert (table["tdr_low"], table["tdr_high"]) == pytest.approx((low, high))
+    # The mean reasoning score: the t interval of the contract means (scipy), G - 1 = df.
+    means = frame[frame["target_found"]].groupby("sample")["rcir"].mean()
+    low, high = sps.t.interval(0.95, len(means) - 1, loc=means.mean(), scale=sps.sem(means))
+    assert table["mean_rcir"] == pytest.approx(means.mean())
+    assert (table["mean_rcir_low"], table["mean_rcir_high"]) == pytest.approx(
+        (max(low, 0.0), min(high, 1.0)))
+
+
+def test_one_answer_per_contract_keeps_the_plain_intervals() -> None:
+    frame = design(1, [1] * 50, 0.6, seed=2)
+    table = vuln.tiers(frame).iloc[0]
+    k = int(frame["said_vulnerable"].sum())
+    assert (table["accuracy_low"], table["accuracy_high"]) == pytest.approx(
+        proportion_confint(k, 50, method="wilson"))
+    scores = frame["rcir"].dropna()
+    low, high = sps.t.interval(0.95, len(scores) - 1, loc=scores.mean(),
+                               scale=sps.sem(scores))
+    assert (table["mean_rcir_low"], table["mean_rcir_high"]) == pytest.approx(
+        (max(low, 0.0), min(high, 1.0)))
+
+
+@pytest.mark.parametrize(("sizes", "p", "identical", "least"), [
+    ([3] * 40, 0.7, True, 0.92),        # the issue's design (was 0.77)
+    ([3] * 40, 0.7, False, 0.92),       # independent prompt types: as before
+    ([1] * 120, 0.7, True, 0.91),       # one answer per contract: the same intervals
+    ([3] * 40, 0.03, True, 0.92),       # near 0 (was 0.89)
+    ([3] * 40, 0.97, True, 0.92),       # near 1
+    ([3] * 8, 0.5, True, 0.88),         # few contracts (was 0.67)
+    ([40] + [2] * 9, 0.5, True, 0.90),  # one contract with most answers (was 0.00)
+    (list(range(1, 6)) * 8, 0.6, True, 0.92),  # unequal sizes 1..5 (was 0.70)
+])
+def test_rate_intervals_cover_when_answers_share_a_contract(sizes, p, identical,
+                                                            least) -> None:
+    table = vuln.tiers(design(300, sizes, p, identical=identical, seed=1))
+    for metric in ("accuracy", "tdr", "recall"):
+        assert covers(table, metric, p) >= least, (metric, covers(table, metric, p))
+
+
+def test_mean_intervals_cover_when_answers_share_a_contract() -> None:
+    for sizes in ([3] * 40, list(range(1, 6)) * 8):
+        table = vuln.tiers(design(300, sizes, 0.8, seed=3))
+        assert covers(table, "mean_rcir", 0.5) >= 0.90  # was 0.75 and 0.69
+
+
+def test_fixed_claims_are_clustered_by_sample() -> None:
+    # 30 fixed contracts x 3 prompt types with identical claims: Wilson on 29 (the jackknife
+    # of identical triples, as above with 30 contracts), not on 90 answers.
+    rng = np.random.default_rng(0)
+    claims = np.repeat(rng.random(30) < 0.4, 3)
+    frame = pd.DataFrame({"model": "m", "judge": "j", "sample": np.repeat(
+        [f"f{i}" for i in range(30)], 3), "prompt_type": ["a", "b", "c"] * 30,
+        "is_vulnerable": False, "said_vulnerable": claims, "target_found": False,
+        "claims_fixed_target": claims})
+    row = vuln.fixed_claims(frame).iloc[0]
+    p = claims.mean()
+    assert (row["fixed_claim_rate_low"], row["fixed_claim_rate_high"]) == pytest.approx(
+        proportion_confint(p * 29, 29, method="wilson"))
