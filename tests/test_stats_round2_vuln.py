@@ -116,3 +116,119 @@ def test_fixed_claims_are_clustered_by_sample() -> None:
     p = claims.mean()
     assert (row["fixed_claim_rate_low"], row["fixed_claim_rate_high"]) == pytest.approx(
         proportion_confint(p * 29, 29, method="wilson"))
+
+
+# ------------------------------------------------------------------ issue 24 item 4: difficulty
+
+
+def test_reader_sets_difficulty_from_sample_ids() -> None:
+    from kbench_core.native.blockbench import difficulty
+
+    ids = pd.Series(["ds_t1_001", "ds_t4_014", "df_tc_001", "tc_001", "gs_t2", "ds_t12_003"])
+    assert difficulty(ids).tolist() == ["t1", "t4", None, None, None, "t12"]
+    assert difficulty(pd.Series(["tc_001", "gs_002"])) is None  # no column then
+
+
+def test_multi_judge_records_carry_difficulty() -> None:
+    from pathlib import Path
+
+    from kbench_core.io import load_run
+
+    path = Path(__file__).parent / "data" / "formats" / "blockbench_multi_judge_records.json"
+    frame = load_run(path).frame
+    by_sample = frame.drop_duplicates("sample").set_index("sample")["difficulty"]
+    assert by_sample.to_dict() == {"ds_t1_001": "t1", "ds_t2_002": "t2", "df_tc_001": None}
+
+
+def difficulty_run() -> pd.DataFrame:
+    """Two detectors on tiers t1 (4 vulnerable contracts) and t2 (2), one prompt type: "a"
+    finds 4/4 and 1/2, "b" finds 2/4 and 2/2."""
+    found = {"a": [1, 1, 1, 1, 1, 0], "b": [1, 1, 0, 0, 1, 1]}
+    samples_ = ["ds_t1_001", "ds_t1_002", "ds_t1_003", "ds_t1_004", "ds_t2_001", "ds_t2_002"]
+    rows = [dict(model=m, sample=s, judge="j", difficulty=s.split("_")[1],
+                 is_vulnerable=True, said_vulnerable=True, target_found=bool(f))
+            for m, values in found.items() for s, f in zip(samples_, values, strict=True)]
+    return pd.DataFrame(rows)
+
+
+def test_tiers_by_difficulty_and_their_mean() -> None:
+    frame = difficulty_run()
+    per = vuln.tiers(frame, by=("model", "difficulty")).set_index(["model", "difficulty"])
+    assert per["tdr"].to_dict() == {("a", "t1"): 1.0, ("a", "t2"): 0.5, ("b", "t1"): 0.5,
+                                    ("b", "t2"): 1.0}
+    table = vuln.tiers(frame).set_index("model")
+    # pooled over answers: a 5/6, b 4/6; mean of the tiers: a (1 + .5)/2, b (.5 + 1)/2
+    assert table["tdr"].to_dict() == pytest.approx({"a": 5 / 6, "b": 4 / 6})
+    assert table["tdr_difficulty_mean"].to_dict() == {"a": 0.75, "b": 0.75}
+    assert table["n_difficulties"].tolist() == [2, 2]
+    cols = list(table.columns)
+    assert cols.index("tdr_difficulty_mean") == cols.index("tdr_high") + 1
+    assert "tdr_difficulty_mean" not in vuln.tiers(frame.drop(columns="difficulty"))
+
+
+def test_difficulty_mean_skips_a_tier_where_the_rate_is_undefined() -> None:
+    frame = difficulty_run()
+    extra = frame[frame["sample"] == "ds_t2_001"].assign(sample="ds_t3_001", difficulty="t3",
+                                                         is_vulnerable=False,
+                                                         said_vulnerable=False,
+                                                         target_found=False)
+    table = vuln.tiers(pd.concat([frame, extra], ignore_index=True)).set_index("model")
+    assert table["tdr_difficulty_mean"].to_dict() == {"a": 0.75, "b": 0.75}  # t3 has no TDR
+    assert table["n_difficulties"].tolist() == [3, 3]
+
+
+# The paper's DS "Avg" (mean of the four majority tier TDRs), from the real gen-2 records when
+# they are present: in $KBENCH_REAL_DATA, sample_data/real or ../shared/data/real, a folder
+# whose name holds "blockbench" with multi-judge records (JSON lists, optionally .gz).
+PUBLISHED_DS_AVG = {("claude",): 86.5, ("gemini",): 73.9,
+                    ("gpt-5.2", "gpt-5-2", "gpt_5_2", "gpt52"): 62.9}
+
+
+def _gen2_files() -> list:
+    import os
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    bases = [os.environ.get("KBENCH_REAL_DATA", ""), root / "sample_data" / "real",
+             root.parent / "shared" / "data" / "real"]
+    found = []
+    for base in bases:
+        if base and Path(base).is_dir():
+            for folder in Path(base).iterdir():
+                if folder.is_dir() and "blockbench" in folder.name.lower():
+                    found += sorted(p for p in folder.rglob("*")
+                                    if p.name.endswith((".json", ".json.gz")))
+    return found
+
+
+@pytest.mark.skipif(not _gen2_files(), reason="the real BlockBench gen-2 records are not here")
+def test_real_gen2_difficulty_mean_is_the_papers_ds_avg() -> None:
+    import inspect
+
+    from kbench_core.agreement import consensus
+    from kbench_core.io import RunFormatError, load_run
+
+    frames = []
+    for path in _gen2_files():
+        try:
+            run = load_run(path)
+        except (RunFormatError, ValueError, OSError):
+            continue
+        if run.kind == "judged" and "difficulty" in run.frame:
+            frames.append(run.frame)
+    assert frames, "no gen-2 DS records loaded"
+    judged = pd.concat(frames, ignore_index=True)
+    judged = judged[judged["difficulty"].notna()]
+    conventions = {"missing": {}}
+    if "failed_as" in inspect.signature(consensus).parameters:
+        conventions["not_found"] = {"failed_as": "not_found"}
+    reproduced = {}
+    for name, options in conventions.items():
+        table = vuln.tiers(consensus(judged, **options))
+        means = dict(zip(table["model"].astype(str).str.lower(),
+                         100 * table["tdr_difficulty_mean"], strict=True))
+        reproduced[name] = all(
+            any(round(value, 1) == published for model, value in means.items()
+                if any(k in model for k in keys))
+            for keys, published in PUBLISHED_DS_AVG.items())
+    assert any(reproduced.values()), reproduced

@@ -16,6 +16,10 @@ OVERCONFIDENT_ABOVE = 0.8
 FEW_SAMPLES = 30  # a leaderboard marks a detector judged on fewer samples than this
 UNDERCONFIDENT_BELOW = 0.5
 REASONING: tuple[str, ...] = ("rcir", "ava", "fsv")
+# Rates whose mean over difficulty tiers (``<rate>_difficulty_mean``) tiers() adds when the
+# run has a ``difficulty`` column: BlockBench reports its DS results per tier and their mean.
+DIFFICULTY_MEAN_RATES: tuple[str, ...] = ("accuracy", "precision", "recall", "f1", "f2", "tdr",
+                                          "lucky_guess_rate", "finding_precision")
 
 TIERS: dict[str, tuple[str, ...]] = {
     "1 detection": ("tp", "tn", "fp", "fn", "accuracy", "precision", "recall", "f1", "f2",

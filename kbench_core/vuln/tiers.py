@@ -30,6 +30,7 @@ from kbench_core.vuln.definitions import (
     _EXACT,
     _PARTIAL,
     _SEMANTIC,
+    DIFFICULTY_MEAN_RATES,
     FEW_SAMPLES,
     OVERCONFIDENT_ABOVE,
     REASONING,
@@ -153,7 +154,35 @@ def tiers(judged: pd.DataFrame, *, by: Sequence[str] = ("model",),
     if ci == "bootstrap":
         _bootstrap(table, prep, weights, zero_division, n_bins, binning, n_boot, random_state,
                    no_target_reasoning)
+    if "difficulty" in frame and "difficulty" not in by and frame["difficulty"].notna().any():
+        _difficulty_means(table, frame, by, dict(
+            sui_weights=weights, partial_credit=partial_credit, severity_weights=severity,
+            n_bins=n_bins, binning=binning, no_target_reasoning=no_target_reasoning))
     return table
+
+
+def _difficulty_means(table: pd.DataFrame, frame: pd.DataFrame, by: tuple[str, ...],
+                      options: dict) -> None:
+    """``<rate>_difficulty_mean``: the unweighted mean over the difficulty tiers of each rate
+    of :data:`DIFFICULTY_MEAN_RATES` (BlockBench's "Avg" over its four DS tiers), beside the
+    rate pooled over answers, and ``n_difficulties``. A tier where the rate is undefined
+    (no vulnerable answer, say) is left out of the mean rather than counted as 0; answers
+    without a difficulty are in the pooled rate only. No interval (it is a descriptive
+    summary of the per-tier rates, which have theirs)."""
+    per = tiers(frame, by=(*by, "difficulty"), zero_division=np.nan, **options)
+    per = per[per["difficulty"].notna()]
+    key = (lambda t: pd.MultiIndex.from_frame(t[list(by)].astype(str))) if by else (
+        lambda t: pd.Index(np.zeros(len(t), dtype=int)))
+    grouped = per.set_axis(key(per)).groupby(level=list(range(len(by))) if by else 0)
+    means = grouped[list(DIFFICULTY_MEAN_RATES)].mean()
+    counts = grouped["difficulty"].nunique()
+    where = key(table)
+    for rate in DIFFICULTY_MEAN_RATES:
+        after = f"{rate}_high" if f"{rate}_high" in table else rate
+        position = table.columns.get_loc(after) + 1
+        table.insert(position, f"{rate}_difficulty_mean",
+                     means[rate].reindex(where).to_numpy(dtype=float))
+    table["n_difficulties"] = counts.reindex(where).fillna(0).to_numpy(dtype=np.int64)
 
 
 # ------------------------------------------------------------------------------ the steps
