@@ -232,3 +232,63 @@ def test_real_gen2_difficulty_mean_is_the_papers_ds_avg() -> None:
                 if any(k in model for k in keys))
             for keys, published in PUBLISHED_DS_AVG.items())
     assert any(reproduced.values()), reproduced
+
+
+# ------------------------------------------------------------------ item 10: debiased ECE
+
+
+def kumar_l2_squared(conf: np.ndarray, correct: np.ndarray, n_bins: int = 10) -> float:
+    """Kumar, Liang & Ma (2019)'s unbiased_square_ce, one bin at a time as their library
+    writes it (bins right-closed, 0 in the first)."""
+    edges = np.linspace(0, 1, n_bins + 1)
+    bins = np.searchsorted(edges[1:-1], conf, side="left")
+    total = 0.0
+    for b in range(n_bins):
+        y, c = correct[bins == b], conf[bins == b]
+        if len(y) < 2:
+            continue
+        total += len(y) / len(conf) * ((y.mean() - c.mean()) ** 2
+                                       - y.mean() * (1 - y.mean()) / (len(y) - 1))
+    return total
+
+
+def calibrated_run(groups: int, n: int, seed: int, gap: float = 0.0) -> pd.DataFrame:
+    """``groups`` detectors of ``n`` answers each (one per contract), confidence uniform on
+    [0.5, 1], right with probability confidence − ``gap`` (0: calibrated)."""
+    rng = np.random.default_rng(seed)
+    conf = rng.uniform(0.5, 1.0, (groups, n))
+    right = rng.random((groups, n)) < conf - gap
+    return pd.DataFrame({
+        "model": np.repeat([f"m{g:03d}" for g in range(groups)], n),
+        "sample": [f"s{g}_{i}" for g in range(groups) for i in range(n)], "judge": "j",
+        "is_vulnerable": True, "said_vulnerable": right.ravel(), "target_found": False,
+        "confidence": conf.ravel()})
+
+
+def test_ece_l2_debiased_is_kumars_estimator() -> None:
+    from kbench_core import calibration
+
+    rng = np.random.default_rng(4)
+    conf = rng.uniform(0, 1, 300)
+    correct = (rng.random(300) < conf ** 1.5).astype(float)
+    squared = kumar_l2_squared(conf, correct)
+    est = calibration.ece_l2_debiased(conf, correct)
+    assert float(est) == pytest.approx(np.sign(squared) * np.sqrt(abs(squared)))
+    frame = calibrated_run(1, 300, 4)
+    frame["confidence"], frame["said_vulnerable"] = conf, correct.astype(bool)
+    table = vuln.tiers(frame)
+    assert table["ece_l2_debiased"].iloc[0] == pytest.approx(float(est))
+    assert table["ece"].iloc[0] == pytest.approx(float(calibration.ece(conf, correct)))
+
+
+@pytest.mark.parametrize(("gap", "least"), [(0.0, 0.90), (0.1, 0.90)])
+def test_debiased_interval_covers_a_calibrated_detector(gap, least) -> None:
+    # 150 detectors of 500 answers in 10 bins; the truth is the gap itself (every bin's gap
+    # is `gap`, so the l2 and l1 errors are both `gap`). The plug-in ECE's interval misses a
+    # calibrated detector every time; the debiased one covers it.
+    table = vuln.tiers(calibrated_run(150, 500, 11, gap), ci="bootstrap", n_boot=200)
+    debiased = covers(table, "ece_l2_debiased", gap)
+    assert debiased >= least, debiased
+    if gap == 0.0:
+        assert covers(table, "ece", 0.0) == 0.0  # the plug-in: what the issue found
+        assert table["ece"].mean() > 0.02 > abs(table["ece_l2_debiased"].mean())

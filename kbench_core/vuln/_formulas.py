@@ -45,6 +45,7 @@ class _Core:
     avg_reasoning: np.ndarray
     composite_reasoning: np.ndarray
     ece: np.ndarray
+    ece_l2_debiased: np.ndarray
     mce: np.ndarray
     sui: np.ndarray
     sui_renormalised: np.ndarray
@@ -94,6 +95,7 @@ def _core(sums: np.ndarray, binned: Binned, sui_weights: Mapping[str, float],
                  f2=f2, tdr=tdr, finding_precision=finding_precision,
                  invalid_rate=invalid_rate, means=means, avg_reasoning=avg_reasoning,
                  composite_reasoning=reasoning, ece=ece,
+                 ece_l2_debiased=binned.ece_l2_debiased(),
                  mce=binned.mce(), sui=sui, sui_renormalised=sui_flag, tus=tus,
                  tus_geometric=tus_geometric, tus_renormalised=tus_flag, lgi=accuracy - tdr)
 

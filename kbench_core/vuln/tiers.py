@@ -393,7 +393,9 @@ def _calibration(out: dict, g: _Totals) -> None:
     conf, correct = g.rows["confidence"], g.rows["correct"]
     stated = ~np.isnan(conf)
     out["n_confidence"] = g.count(stated).astype(np.int64)
-    out["ece"], out["mce"] = g.core.ece, g.core.mce
+    out["ece"] = g.core.ece  # the plug-in (BlockBench's; biased upward)
+    out["ece_l2_debiased"] = g.core.ece_l2_debiased
+    out["mce"] = g.core.mce
     g.mean_t(out, "brier", (conf - correct) ** 2, stated)
     with np.errstate(invalid="ignore"):
         high, low = stated & (conf > OVERCONFIDENT_ABOVE), stated & (conf < UNDERCONFIDENT_BELOW)
