@@ -59,7 +59,19 @@ def test_page_shows_the_tiers_of_the_sample_run(monkeypatch) -> None:
     # ranked by SUI, best first, with Wilson intervals beside the rates
     assert board["rank"].tolist() == [1, 2, 3]
     assert board.index[0] == "synthetic-detector-sharp"
-    low, high = proportion_confint(84, 120, method="wilson")  # eager: 0.7 of 120 answers
+    # eager: 0.7 of 120 answers on 40 samples x 3 prompt types, clustered by sample: Wilson on
+    # the effective n = 120 / deff, deff from the delete-one-sample jackknife (issue 23.4)
+    rows = samples.judged_samples()
+    rows = rows[(rows["judge"] == "judge-one") & (rows["model"] == "synthetic-detector-eager")]
+    right = (rows["said_vulnerable"] == rows["is_vulnerable"]).groupby(rows["sample"]).agg(
+        ["sum", "count"])
+    big_y, big_n = right["sum"].sum(), right["count"].sum()
+    left = (big_y - right["sum"]) / (big_n - right["count"])
+    jackknife = (len(left) - 1) / len(left) * ((left - left.mean()) ** 2).sum()
+    p = big_y / big_n
+    deff = max(1.0, jackknife / (p * (1 - p) / big_n))
+    assert (big_y, big_n) == (84, 120) and deff > 1
+    low, high = proportion_confint(84 / deff, 120 / deff, method="wilson")
     # 4 significant digits (kbench_core.tables)
     assert board.loc["synthetic-detector-eager", "accuracy_ci"] == f"[{low:#.4g}, {high:#.4g}]"
     # one tab per tier with all its metrics

@@ -38,6 +38,14 @@ _COMPONENT_COLORS = {"f2": "#0072B2", "tdr": "#009E73", "finding_precision": "#E
                      "reasoning": "#CC79A7", "calibration": "#56B4E9"}
 
 
+
+def _debiased(rows: pd.DataFrame) -> str:
+    """The debiased ℓ2 calibration error beside the plug-in ECE (biased upward), when the
+    reliability table carries it."""
+    if "ece_l2_debiased" not in rows or not np.isfinite(rows["ece_l2_debiased"].iat[0]):
+        return " (plug-in)"
+    return f" (plug-in; ℓ2 debiased {rows['ece_l2_debiased'].iat[0]:.3f})"
+
 def _errors(frame: pd.DataFrame, metric: str, color: str) -> dict | None:
     low, high = f"{metric}_low", f"{metric}_high"
     if low not in frame or high not in frame or frame[low].isna().all():
@@ -91,7 +99,7 @@ def reliability_diagram(table: pd.DataFrame, *, colors: dict[str, str] | None = 
                                  hoverinfo="skip", showlegend=False, legendgroup=group),
                       row=1, col=1)
         ece, mce, n = rows["ece"].iat[0], rows["mce"].iat[0], int(rows["n"].iat[0])
-        name = f"{model} · ECE {ece:.3f} · MCE {mce:.3f} (n = {n:,})"
+        name = f"{model} · ECE {ece:.3f}{_debiased(rows)} · MCE {mce:.3f} (n = {n:,})"
         labels.append(name)
         fig.add_trace(go.Scatter(
             x=x, y=rows["accuracy"], mode="lines+markers", fill="tonexty",
@@ -156,7 +164,8 @@ def _reliability_panels(table: pd.DataFrame, models: list[str], styles: dict,
         fig.update_xaxes(range=[-0.02, 1.03], nticks=3, row=1, col=i)
         fig.update_yaxes(range=[0, 1.04], nticks=3, row=1, col=i)
         ece, n = rows["ece"].iat[0], int(rows["n"].iat[0])
-        titles.append(f"{model}<br>ECE {ece:.3f}, n = {n:,}")  # wrap keeps "n = 60" whole
+        # wrap keeps "n = 60" whole
+        titles.append(f"{model}<br>ECE {ece:.3f}{_debiased(rows)}, n = {n:,}")
     apply_layout(fig, heading, barmode="overlay",
                  subtitle=f"{len(models)} models, one panel each on the same axes")
     meta = dict(fig.layout.meta)
