@@ -316,3 +316,18 @@ def test_page_leaderboard_equals_the_catalog_table(monkeypatch) -> None:
     for metric in ("sui", "tus", "lgi", "accuracy", "f2", "tdr", "ece", "brier"):
         assert page[metric].to_numpy() == pytest.approx(table_[metric].to_numpy(), abs=1e-12,
                                                         nan_ok=True), metric
+
+
+def test_difficulty_section_shows_each_tier_and_their_mean(monkeypatch) -> None:
+    # The multi-judge records' ids ds_t1_001 and ds_t2_002 carry tiers t1 and t2. Judge-x:
+    # detector_a finds both targets (1, 1: mean 1), detector_b only the t1 one (1, 0: mean 0.5).
+    path = FORMATS / "blockbench_multi_judge_records.json"
+    at = open_page(monkeypatch, f"--no-samples {path}")
+    assert any(s.value == "By difficulty tier" for s in at.subheader)
+    view = next(d.value for d in at.dataframe if "tdr_t1" in d.value.columns)
+    view = view.set_index("model")
+    assert view[["tdr_t1", "tdr_t2", "tdr_difficulty_mean"]].to_dict("index") == {
+        "detector_a": {"tdr_t1": 1.0, "tdr_t2": 1.0, "tdr_difficulty_mean": 1.0},
+        "detector_b": {"tdr_t1": 1.0, "tdr_t2": 0.0, "tdr_difficulty_mean": 0.5}}
+    board = leaderboard(at)
+    assert {"ece", "ece_l2_debiased", "tdr_difficulty_mean"} <= set(board.columns)

@@ -292,3 +292,20 @@ def test_debiased_interval_covers_a_calibrated_detector(gap, least) -> None:
     if gap == 0.0:
         assert covers(table, "ece", 0.0) == 0.0  # the plug-in: what the issue found
         assert table["ece"].mean() > 0.02 > abs(table["ece_l2_debiased"].mean())
+
+
+def test_difficulty_table_of_the_page_and_exports() -> None:
+    from kbench_core import catalog
+    from kbench_core.families.judged import difficulty_tdr
+
+    frame = difficulty_run()
+    table = difficulty_tdr(vuln.tiers(frame), vuln.tiers(frame, by=("model", "difficulty")))
+    row = table.set_index("model").loc["a"]
+    assert (row["tdr_t1"], row["tdr_t2"], row["n_vulnerable_t1"], row["n_vulnerable_t2"]) == (
+        1.0, 0.5, 4, 2)
+    assert row["tdr_difficulty_mean"] == 0.75 and row["tdr"] == pytest.approx(5 / 6)
+    item = next(i for i in catalog.items_for("judged") if i.name == "difficulty")
+    [(stem, exported)] = list(item.objects(frame))
+    assert stem.endswith("j") and exported["tdr_difficulty_mean"].tolist() == [0.75, 0.75]
+    assert list(next(i for i in catalog.items_for("judged") if i.name == "difficulty")
+                .objects(frame.drop(columns="difficulty"))) == []
