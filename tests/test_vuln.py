@@ -560,7 +560,10 @@ def test_figures_draw_the_tables() -> None:
     for curve in curves:
         model = curve.name.split(" · ")[0]
         rows = reliability[reliability["model"] == model]
-        assert f"ECE {rows['ece'].iat[0]:.3f} · MCE {rows['mce'].iat[0]:.3f}" in curve.name
+        # the plug-in ECE with the debiased l2 error beside it (the subtitle says which)
+        assert (f"ECE {rows['ece'].iat[0]:.3f} (deb. {rows['ece_l2_debiased'].iat[0]:.3f}) · "
+                f"MCE {rows['mce'].iat[0]:.3f}") in curve.name
+        assert "biased" in fig.layout.meta["kbench_subtitle"]
         np.testing.assert_allclose(curve.x, rows.sort_values("mean_confidence")[
             "mean_confidence"])
         assert curve.fill == "tonexty"            # gap shading to the diagonal

@@ -175,10 +175,10 @@ class Clusters:
     def per_group(self, cell_values: np.ndarray) -> np.ndarray:
         # Cells are sorted by group: contiguous segment sums (reduceat) cost a twentieth of
         # a weighted bincount.
-        out = np.zeros(self.size)
+        values = np.asarray(cell_values, dtype=float)
+        out = np.zeros((self.size, *values.shape[1:]))
         if self.starts.size:
-            out[self.filled] = np.add.reduceat(np.asarray(cell_values, dtype=float),
-                                               self.starts)
+            out[self.filled] = np.add.reduceat(values, self.starts, axis=0)
         return out
 
     def per_cell(self, values: np.ndarray) -> np.ndarray:
@@ -208,12 +208,15 @@ class Clusters:
              u_c: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(Σ num, Σ units, design effect ≥ 1) per group of the ratio Σ num / Σ den, from
         their sums per cell (:meth:`per_cell`); ``u_c`` the units the Wilson n counts
-        (default the denominator's). The design effect is 1 where the group has no unit."""
+        (default the denominator's). The design effect is 1 where the group has no unit.
+        Several rates at once: arrays (cells, rates) give (groups, rates)."""
         u_c = n_c if u_c is None else u_c
         y, n = self.per_group(y_c), self.per_group(n_c)
         u = n if u_c is n_c else self.per_group(u_c)
-        if self.singletons and not (u_c > 1).any():  # one unit per sample: unclustered
-            return y, u, np.ones(self.size)
+        # One unit per sample (per rate): nothing is clustered, the plain interval stays.
+        plain = self.singletons & ~(u_c > 1).any(axis=0)
+        if np.all(plain):
+            return y, u, np.ones(y.shape)
         p = _ratio(y, n, np.nan)
         k, v_cluster = self.jackknife(y_c, n_c)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -223,7 +226,8 @@ class Clusters:
         inner = (p > 0) & (p < 1) & (v_simple > 0) & (k >= 2)
         deff = np.where(inner, ratio, full)
         # One answer per sample gives 1 up to rounding: keep the plain interval then.
-        return y, u, np.where(np.isfinite(deff) & (deff > 1 + 1e-9), deff, 1.0)
+        deff = np.where(np.isfinite(deff) & (deff > 1 + 1e-9), deff, 1.0)
+        return y, u, np.where(plain, 1.0, deff)
 
     def mean_se(self, values: np.ndarray, used: np.ndarray, n: np.ndarray,
                 var: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -19,8 +19,8 @@ from kbench_core.vuln._formulas import (
     _Columns,
     _Core,
     _core,
+    _interval_columns,
     _mean_sd,
-    _rate,
     _ratio,
     _t,
 )
@@ -150,6 +150,7 @@ def tiers(judged: pd.DataFrame, *, by: Sequence[str] = ("model",),
     for tier in (_detection, _target, _findings, _reasoning, _type_match, _calibration,
                  _composite, _location):
         tier(out, groups)
+    groups.flush(out)
     table = pd.DataFrame(out.finish())
     if ci == "bootstrap":
         _bootstrap(table, prep, weights, zero_division, n_bins, binning, n_boot, random_state,
@@ -227,6 +228,7 @@ class _Totals:
     zero_division: float
     clusters: Clusters
     cell_sums: dict[str, np.ndarray] = field(default_factory=dict)
+    pending: list = field(default_factory=list)  # rates whose design effects are due
 
     @property
     def size(self) -> int:
@@ -270,13 +272,28 @@ class _Totals:
         numbers; ``den`` may name a shared one) with its Wilson interval clustered by sample
         (:class:`~kbench_core.vuln._formulas.Clusters`); ``units`` per answer are what the
         interval's n counts (default ``den``)."""
-        y, total, deff = self.clusters.deff(
-            self.cells(num), self.cells(den), None if units is None else self.cells(units))
+        y_c, n_c = self.cells(num), self.cells(den)
+        u_c = n_c if units is None else self.cells(units)
+        total = self.clusters.per_group(u_c)
         zero = self.zero_division if zero_division is None else zero_division
         if value is None:
-            value = _ratio(y, total, zero)
-        successes = np.where(total > 0, value * total, 0.0)
-        _rate(out, name, successes, total, zero, value, deff=deff)
+            value = _ratio(self.clusters.per_group(y_c), total, zero)
+        out[name] = value
+        _interval_columns(out, name, None, None)  # the columns' place; filled in flush()
+        self.pending.append((name, y_c, n_c, u_c, np.where(total > 0, value * total, 0.0),
+                             total))
+
+    def flush(self, out: _Columns) -> None:
+        """The design effects of every pending rate in one pass over the cells (a matrix of
+        cells × rates), then their Wilson intervals on the effective numbers (computed
+        together in ``out.finish()``)."""
+        if not self.pending:
+            return
+        stacked = [np.column_stack([p[k] for p in self.pending]) for k in (1, 2, 3)]
+        _, _, deff = self.clusters.deff(*stacked)
+        for j, (name, _, _, _, successes, total) in enumerate(self.pending):
+            out.pending.append((name, successes / deff[:, j], total / deff[:, j]))
+        self.pending.clear()
 
     def mean_t(self, out: dict, name: str, values: np.ndarray, used: np.ndarray, *,
                bounds: tuple[float, float] = (0.0, 1.0)) -> np.ndarray:
