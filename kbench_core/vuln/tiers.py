@@ -272,27 +272,29 @@ class _Totals:
         numbers; ``den`` may name a shared one) with its Wilson interval clustered by sample
         (:class:`~kbench_core.vuln._formulas.Clusters`); ``units`` per answer are what the
         interval's n counts (default ``den``)."""
-        y_c, n_c = self.cells(num), self.cells(den)
-        u_c = n_c if units is None else self.cells(units)
+        u_c = self.cells(den if units is None else units)
         total = self.clusters.per_group(u_c)
         zero = self.zero_division if zero_division is None else zero_division
         if value is None:
-            value = _ratio(self.clusters.per_group(y_c), total, zero)
+            value = _ratio(self.clusters.per_group(self.cells(num)), total, zero)
         out[name] = value
         _interval_columns(out, name, None, None)  # the columns' place; filled in flush()
-        self.pending.append((name, y_c, n_c, u_c, np.where(total > 0, value * total, 0.0),
-                             total))
+        self.pending.append((name, num, den, units,
+                             np.where(total > 0, value * total, 0.0), total))
 
     def flush(self, out: _Columns) -> None:
-        """The design effects of every pending rate in one pass over the cells (a matrix of
-        cells × rates), then their Wilson intervals on the effective numbers (computed
+        """The design effects of the pending rates, several at a time (a matrix of cells ×
+        rates, at most about 131,072 numbers, so small runs pay one pass and big ones
+        no large copies), then their Wilson intervals on the effective numbers (computed
         together in ``out.finish()``)."""
-        if not self.pending:
-            return
-        stacked = [np.column_stack([p[k] for p in self.pending]) for k in (1, 2, 3)]
-        _, _, deff = self.clusters.deff(*stacked)
-        for j, (name, _, _, _, successes, total) in enumerate(self.pending):
-            out.pending.append((name, successes / deff[:, j], total / deff[:, j]))
+        per_chunk = max(1, (1 << 17) // max(self.clusters.cell_group.size, 1))
+        for at in range(0, len(self.pending), per_chunk):
+            chunk = self.pending[at:at + per_chunk]
+            sums = [np.column_stack([self.cells(p[k] if k < 3 or p[3] is not None else p[2])
+                                     for p in chunk]) for k in (1, 2, 3)]
+            _, _, deff = self.clusters.deff(*sums)
+            for j, (name, *_, successes, total) in enumerate(chunk):
+                out.pending.append((name, successes / deff[:, j], total / deff[:, j]))
         self.pending.clear()
 
     def mean_t(self, out: dict, name: str, values: np.ndarray, used: np.ndarray, *,
