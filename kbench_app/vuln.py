@@ -17,6 +17,7 @@ from kbench_core.families.judged import (
     MAJORITY,
     ConsensusOptions,
     TierOptions,
+    difficulty_tdr,
     fixed_versions,
     judge_views,
     leaderboard,
@@ -50,9 +51,9 @@ class Keys:
 
 
 BOOTSTRAP_BY_DEFAULT_ROWS = 100_000  # larger runs bootstrap on request (seconds, not instant)
-HEADLINE = ("sui", "tus", "tus_geometric", "lgi", "accuracy", "f2", "tdr", "lucky_guess_rate",
-            "finding_precision", "hallucination_rate", "avg_reasoning", "ece", "brier",
-            "location_accuracy")
+HEADLINE = ("sui", "tus", "tus_geometric", "lgi", "accuracy", "f2", "tdr", "tdr_difficulty_mean",
+            "lucky_guess_rate", "finding_precision", "hallucination_rate", "avg_reasoning",
+            "ece", "ece_l2_debiased", "brier", "location_accuracy")
 _HELP = {
     "sui": "Security Understanding Index: weighted mean of F2, TDR, finding precision, mean "
            "reasoning and 1 − ECE",
@@ -65,7 +66,18 @@ _HELP = {
     "bonus_discovery_rate": "Answers with more valid findings than the target found",
     "finding_precision": "Valid findings (target, partial, bonus) / all findings",
     "over_flagging": "Invalid findings per answer",
-    "ece": "Expected calibration error of the stated confidence",
+    "ece": "Expected calibration error of the stated confidence, the plug-in Σ (n_b/N)·|gap| "
+           "as BlockBench computes it (and as SUI uses it). Biased upward: noise alone makes "
+           "it positive (about 0.03 for a perfectly calibrated detector with 500 answers in "
+           "10 bins), and its interval does not cover a calibrated detector's 0. See the "
+           "debiased calibration error beside it",
+    "ece_l2_debiased": "Debiased calibration error (Kumar, Liang & Ma 2019): the root-mean-"
+                       "square (ℓ2) gap with each bin's noise subtracted, as a signed root. "
+                       "About 0 (or below) for a calibrated detector; its interval covers a "
+                       "calibrated detector's 0",
+    "tdr_difficulty_mean": "Mean of the TDRs of the difficulty tiers (each tier weighs "
+                           "alike: BlockBench's DS 'Avg'); TDR beside it weighs every answer "
+                           "alike",
     "mce": "Largest calibration gap over the bins",
     "location_accuracy": "|claimed ∩ true lines| / |true lines|, over found targets",
     "n": "Answers (samples × prompt types) behind the row",
@@ -132,6 +144,12 @@ def tiers(selected: pd.DataFrame, *, runs: Sequence[Run], selection: tuple,
                                  binning=options.binning)
         table = vuln.reweight_sui(table, options.weights())
     return leaderboard(table)
+
+
+def difficulty_table(table: pd.DataFrame, by_difficulty: pd.DataFrame) -> pd.DataFrame:
+    """TDR per difficulty tier beside their mean and the pooled TDR
+    (:func:`kbench_core.families.judged.difficulty_tdr`)."""
+    return difficulty_tdr(table, by_difficulty)
 
 
 def reliability(frame: pd.DataFrame, *, runs: Sequence[Run], selection: tuple,
@@ -241,6 +259,31 @@ def tier_view(table: pd.DataFrame, metrics: Sequence[str], *,
         config["renormalised"] = st.column_config.CheckboxColumn(
             "Renormalised", help="A composite (SUI or TUS) had an undefined component and was "
                                  "computed over the others with their weights renormalised")
+    return shown(view.reset_index(drop=True)), config
+
+
+def difficulty_view(table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object]]:
+    """The by-difficulty table (:func:`kbench_core.families.judged.difficulty_tdr`) for
+    display: TDR per tier, their mean, and the pooled TDR with its interval as text."""
+    tiers_ = [c.removeprefix("tdr_") for c in table.columns
+              if c.startswith("tdr_") and c.removeprefix("tdr_")[:1] == "t"
+              and c != "tdr_difficulty_mean"]
+    view = table[["model"]].copy()
+    config: dict[str, object] = {"model": st.column_config.TextColumn("Detector", pinned=True)}
+    for tier in tiers_:
+        view[f"tdr_{tier}"] = table[f"tdr_{tier}"]
+        config[f"tdr_{tier}"] = st.column_config.NumberColumn(
+            f"TDR {tier}", format="%.3f",
+            help=f"Targets found / vulnerable answers on difficulty tier {tier} "
+                 f"(n = vulnerable answers: see the export)")
+    view["tdr_difficulty_mean"] = table["tdr_difficulty_mean"]
+    config["tdr_difficulty_mean"] = st.column_config.NumberColumn(
+        "Mean over tiers", format="%.3f", help=_HELP["tdr_difficulty_mean"])
+    view["tdr"] = table["tdr"]
+    config["tdr"] = st.column_config.NumberColumn(
+        "TDR (pooled)", format="%.3f", help="Targets found / vulnerable answers, all tiers")
+    view["tdr_ci"] = interval_text(table["tdr_low"], table["tdr_high"])
+    config["tdr_ci"] = st.column_config.TextColumn("TDR 95% CI")
     return shown(view.reset_index(drop=True)), config
 
 

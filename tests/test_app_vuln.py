@@ -59,7 +59,19 @@ def test_page_shows_the_tiers_of_the_sample_run(monkeypatch) -> None:
     # ranked by SUI, best first, with Wilson intervals beside the rates
     assert board["rank"].tolist() == [1, 2, 3]
     assert board.index[0] == "synthetic-detector-sharp"
-    low, high = proportion_confint(84, 120, method="wilson")  # eager: 0.7 of 120 answers
+    # eager: 0.7 of 120 answers on 40 samples x 3 prompt types, clustered by sample: Wilson on
+    # the effective n = 120 / deff, deff from the delete-one-sample jackknife (issue 23.4)
+    rows = samples.judged_samples()
+    rows = rows[(rows["judge"] == "judge-one") & (rows["model"] == "synthetic-detector-eager")]
+    right = (rows["said_vulnerable"] == rows["is_vulnerable"]).groupby(rows["sample"]).agg(
+        ["sum", "count"])
+    big_y, big_n = right["sum"].sum(), right["count"].sum()
+    left = (big_y - right["sum"]) / (big_n - right["count"])
+    jackknife = (len(left) - 1) / len(left) * ((left - left.mean()) ** 2).sum()
+    p = big_y / big_n
+    deff = max(1.0, jackknife / (p * (1 - p) / big_n))
+    assert (big_y, big_n) == (84, 120) and deff > 1
+    low, high = proportion_confint(84 / deff, 120 / deff, method="wilson")
     # 4 significant digits (kbench_core.tables)
     assert board.loc["synthetic-detector-eager", "accuracy_ci"] == f"[{low:#.4g}, {high:#.4g}]"
     # one tab per tier with all its metrics
@@ -311,3 +323,18 @@ def test_page_leaderboard_equals_the_catalog_table(monkeypatch) -> None:
     for metric in ("sui", "tus", "lgi", "accuracy", "f2", "tdr", "ece", "brier"):
         assert page[metric].to_numpy() == pytest.approx(table_[metric].to_numpy(), abs=1e-12,
                                                         nan_ok=True), metric
+
+
+def test_difficulty_section_shows_each_tier_and_their_mean(monkeypatch) -> None:
+    # The multi-judge records' ids ds_t1_001 and ds_t2_002 carry tiers t1 and t2. Judge-x:
+    # detector_a finds both targets (1, 1: mean 1), detector_b only the t1 one (1, 0: mean 0.5).
+    path = FORMATS / "blockbench_multi_judge_records.json"
+    at = open_page(monkeypatch, f"--no-samples {path}")
+    assert any(s.value == "By difficulty tier" for s in at.subheader)
+    view = next(d.value for d in at.dataframe if "tdr_t1" in d.value.columns)
+    view = view.set_index("model")
+    assert view[["tdr_t1", "tdr_t2", "tdr_difficulty_mean"]].to_dict("index") == {
+        "detector_a": {"tdr_t1": 1.0, "tdr_t2": 1.0, "tdr_difficulty_mean": 1.0},
+        "detector_b": {"tdr_t1": 1.0, "tdr_t2": 0.0, "tdr_difficulty_mean": 0.5}}
+    board = leaderboard(at)
+    assert {"ece", "ece_l2_debiased", "tdr_difficulty_mean"} <= set(board.columns)

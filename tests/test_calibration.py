@@ -266,3 +266,21 @@ def test_bad_values_are_named() -> None:
         brier([0.5, 0.2], [1])
     with pytest.raises(ValueError, match="ci must be None or 'bootstrap'"):
         brier([0.5], [1], ci="wilson")
+
+
+def test_ece_l2_debiased_by_hand_and_its_interval_covers_calibration() -> None:
+    # One bin: four answers at 0.9, three right: Ê² = 0.15² - 0.75·0.25/3 = -0.04 → -0.2.
+    # Two bins: (0.2, 0.2 | 0, 1) has accuracy 0.5, gap 0.3: 0.3² - 0.25/1 = -0.16;
+    # (0.8, 0.8 | 1, 1) gap 0.2: 0.2² - 0 = 0.04; Ê² = (-0.16 + 0.04)/2 = -0.06.
+    assert float(calibration.ece_l2_debiased([0.9] * 4, [1, 1, 1, 0], n_bins=2)) == \
+        pytest.approx(-0.2)
+    assert float(calibration.ece_l2_debiased([0.2, 0.2, 0.8, 0.8], [0, 1, 1, 1],
+                                             n_bins=2)) == pytest.approx(-np.sqrt(0.06))
+    rng = np.random.default_rng(8)
+    hits = 0
+    for _ in range(40):  # calibrated detectors of 300 answers
+        conf = rng.uniform(0.5, 1, 300)
+        est = calibration.ece_l2_debiased(conf, rng.random(300) < conf, ci="bootstrap",
+                                          n_boot=150, random_state=int(rng.integers(1000)))
+        hits += est.low <= 0.0 <= est.high
+    assert hits >= 35  # 90 %; the plug-in ECE's interval covers 0 never

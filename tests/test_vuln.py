@@ -323,8 +323,17 @@ def test_bad_options(kwargs, message) -> None:
 
 def test_wilson_and_t_intervals() -> None:
     m = row(vuln.tiers(small()))
+    # One answer per sample: every answer-level rate is the plain Wilson interval. Findings
+    # are clustered by sample: finding precision (valid 2, 1, 0, 0, 0, 1 of 2, 1, 2, 2, 1, 2
+    # findings in s1, s2, s3, s5, s7, s8; p = 4/10) has the leave-one-sample-out values
+    # 2/8, 3/9, 4/8, 4/8, 4/9, 3/8, jackknife variance (5/6)·Σ(p_(-c) - mean)² = .041286
+    # against p(1 - p)/10 = .024: deff = 1.7203, Wilson on 4/deff of 10/deff.
+    left = np.array([2 / 8, 3 / 9, 4 / 8, 4 / 8, 4 / 9, 3 / 8])
+    deff = 5 / 6 * ((left - left.mean()) ** 2).sum() / 0.024
+    assert deff == pytest.approx(1.7203, abs=1e-4)
     for metric, (count, n) in {"accuracy": (6, 8), "precision": (4, 5), "tdr": (3, 5),
-                               "lucky_guess_rate": (1, 4), "finding_precision": (4, 10),
+                               "lucky_guess_rate": (1, 4),
+                               "finding_precision": (4 / deff, 10 / deff),
                                "hallucination_rate": (2, 10), "fpr": (1, 3),
                                "overconfidence_rate": (1, 3), "exact_match_rate": (1, 3),
                                "underconfidence_rate": (2, 2)}.items():
@@ -551,7 +560,10 @@ def test_figures_draw_the_tables() -> None:
     for curve in curves:
         model = curve.name.split(" · ")[0]
         rows = reliability[reliability["model"] == model]
-        assert f"ECE {rows['ece'].iat[0]:.3f} · MCE {rows['mce'].iat[0]:.3f}" in curve.name
+        # the plug-in ECE with the debiased l2 error beside it (the subtitle says which)
+        assert (f"ECE {rows['ece'].iat[0]:.3f} (deb. {rows['ece_l2_debiased'].iat[0]:.3f}) · "
+                f"MCE {rows['mce'].iat[0]:.3f}") in curve.name
+        assert "biased" in fig.layout.meta["kbench_subtitle"]
         np.testing.assert_allclose(curve.x, rows.sort_values("mean_confidence")[
             "mean_confidence"])
         assert curve.fill == "tonexty"            # gap shading to the diagonal
@@ -656,7 +668,10 @@ def test_bounded_means_keep_their_intervals_in_range() -> None:
     from scipy import stats as st
 
     rows = samples.judged_samples(n_samples=6, judges=("judge-one",))
-    rows = rows[rows["model"] == rows["model"].iloc[0]].head(3).copy()
+    rows = rows[rows["model"] == rows["model"].iloc[0]]
+    # one answer of each of three samples (three answers of one sample would be one cluster,
+    # whose interval is undefined)
+    rows = rows.drop_duplicates("sample").head(3).copy()
     rows["said_vulnerable"] = rows["is_vulnerable"]
     rows["confidence"] = [0.1, 0.9, 0.9]
     terms = np.array([0.81, 0.01, 0.01])

@@ -134,9 +134,12 @@ rel_frame = (selected if prompt_filter == "all"
              else selected[page.rows_equal(selected["prompt_type"], prompt_filter)])
 reliability = page.reliability(rel_frame, runs=runs, selection=(*selection, prompt_filter),
                                options=options)
-controls.caption("ECE = Σ (n_b/N)·|accuracy_b − confidence_b|; MCE = the largest gap. "
+controls.caption("ECE = Σ (n_b/N)·|accuracy_b − confidence_b| (the plug-in, as BlockBench "
+                 "computes it: biased upward, about 0.03 for a calibrated detector with 500 "
+                 "answers); ℓ2 debiased = the root-mean-square gap with each bin's noise "
+                 "removed (Kumar et al. 2019; ≈ 0 when calibrated). MCE = the largest gap. "
                  "Shaded: the gap to the diagonal. Beneath: where the answers' confidences "
-                 "lie. These bins also give the leaderboard's ECE and MCE.")
+                 "lie. These bins also give the leaderboard's ECE, ℓ2 debiased and MCE.")
 if reliability.empty:
     diagram.info("No answer in this selection states a confidence.")
 else:
@@ -158,6 +161,19 @@ c2.caption("A detector that says 'vulnerable' to everything is often right witho
            "understanding. Accuracy above the diagonal (LGI = accuracy − TDR > 0) is credit "
            "for verdicts whose target the detector did not find; the lucky-guess rate is the "
            "share of true positives without the target.")
+
+if "difficulty" in selected and selected["difficulty"].notna().any():
+    st.subheader("By difficulty tier")
+    by_difficulty = page.tiers(selected, runs=runs, selection=selection, options=options,
+                               by=("model", "difficulty"))
+    difficulty = cache.cached(page.difficulty_table, table, by_difficulty, runs=runs,
+                              selection=(selection, options))
+    view, config = page.difficulty_view(difficulty)
+    kit.table(difficulty, "vuln_difficulty", view=view, config=config, runs=runs,
+              key="vuln_difficulty_table", options=provenance)
+    st.caption("TDR on each difficulty tier (from the sample ids, e.g. ds_t1_001), their "
+               "mean (each tier weighs alike, as BlockBench's DS 'Avg') and the TDR pooled "
+               "over every answer (each answer weighs alike), by the chosen judge.")
 
 if "claims_fixed_target" in frame and frame["claims_fixed_target"].notna().any():
     page.fixed_section(frame[frame["model"].astype(str).isin(models).to_numpy()], judge,

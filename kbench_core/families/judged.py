@@ -19,7 +19,7 @@ from kbench_core.families import CompareDefaults, Family, Options, PageInfo
 from kbench_core.schema import JUDGED
 
 __all__ = ["FAMILY", "MAJORITY", "ConsensusOptions", "TierOptions", "check_judges",
-           "default_judge", "fixed_versions", "judge_views", "leaderboard",
+           "default_judge", "difficulty_tdr", "fixed_versions", "judge_views", "leaderboard",
            "majority_provenance"]
 
 MAJORITY = "majority"  # = kbench_core.agreement.CONSENSUS (not imported: agreement is lazy)
@@ -197,6 +197,25 @@ def leaderboard(tiers: pd.DataFrame) -> pd.DataFrame:
     return rank_by(tiers, "sui", few_label="few samples")
 
 
+def difficulty_tdr(tiers: pd.DataFrame, by_difficulty: pd.DataFrame) -> pd.DataFrame:
+    """One row per detector (and judge): TDR per difficulty tier (``tdr_t1`` …, with
+    ``n_vulnerable_t1`` …), the unweighted mean over the tiers ``tdr_difficulty_mean``
+    (BlockBench's DS "Avg") and the TDR pooled over answers with its interval, from
+    :func:`kbench_core.vuln.tiers` by model and by (model, difficulty)."""
+    per = by_difficulty[by_difficulty["difficulty"].notna()].copy()
+    per["model"] = per["model"].astype(str)
+    per["difficulty"] = per["difficulty"].astype(str)
+    wide = per.pivot(index="model", columns="difficulty", values=["tdr", "n_vulnerable"])
+    wide.columns = [f"{name}_{tier}" for name, tier in wide.columns]
+    tiers_ = sorted(per["difficulty"].unique())
+    order = [c for tier in tiers_ for c in (f"tdr_{tier}", f"n_vulnerable_{tier}")]
+    base = tiers.assign(model=tiers["model"].astype(str))
+    keep = [c for c in ("model", "judge", "tdr_difficulty_mean", "n_difficulties", "tdr",
+                        "tdr_low", "tdr_high", "n_vulnerable", "n_samples", "few_items")
+            if c in base]
+    return base[keep].merge(wide[order].reset_index(), on="model", how="left")
+
+
 def fixed_versions(judged: pd.DataFrame, *, judges: Sequence[str] | None = None,
                    consensus: Mapping[str, Any] | None = None) -> pd.DataFrame:
     """:func:`kbench_core.vuln.fixed_claims` of, with several LLM judges in ``judged``, their
@@ -238,9 +257,12 @@ def _lower() -> frozenset[str]:
     return LOWER_IS_BETTER | {"false_positive_rate", "fixed_claim_rate"}
 
 
+# ``ece`` is the plug-in (biased upward) and travels with the debiased ℓ2 error beside it;
+# ``tdr_difficulty_mean`` (BlockBench's DS "Avg") exists only for runs with difficulty tiers.
 _TIER_COLUMNS = ["rank", "rank_text", "model", "judge", "n", "n_samples", "few_items",
-                 "accuracy", "f2", "tdr", "lucky_guess_rate", "finding_precision",
-                 "hallucination_rate", "avg_reasoning", "ece", "brier", "sui", "tus", "lgi",
+                 "accuracy", "f2", "tdr", "tdr_difficulty_mean", "n_difficulties",
+                 "lucky_guess_rate", "finding_precision", "hallucination_rate",
+                 "avg_reasoning", "ece", "ece_l2_debiased", "brier", "sui", "tus", "lgi",
                  "renormalised"]
 
 
@@ -263,6 +285,15 @@ def _catalog() -> list[Item]:
                     if c in _TIER_COLUMNS or (c.removesuffix("_low").removesuffix("_high")
                     in _TIER_COLUMNS and c.endswith(("_low", "_high")))]
             yield judge, table[keep]
+
+    def difficulty_table(frame: pd.DataFrame, options: Mapping[str, Any]):
+        if "difficulty" not in frame or not frame["difficulty"].notna().any():
+            return
+        for judge, rows in per_judge(frame, options):
+            if "difficulty" not in rows:  # a view that lost the column has no tiers to show
+                continue
+            yield judge, difficulty_tdr(tier_table(rows, options), vuln.tiers(
+                rows, by=("model", "difficulty"), **TierOptions.from_mapping(options).tiers()))
 
     def fixed_table(frame: pd.DataFrame, options: Mapping[str, Any]):
         if "claims_fixed_target" not in frame:
@@ -340,6 +371,8 @@ def _catalog() -> list[Item]:
              "several judges first)", "table", tiers,
              best=best, main=True),
         Item("sui_chart", "SUI and what it is made of, per judge", "figure", sui),
+        Item("difficulty", "Target detection rate per difficulty tier and their mean, beside "
+             "the pooled TDR, per judge", "table", difficulty_table),
         Item("reliability", "Reliability diagram, per judge", "figure", reliability),
         Item("fixed_versions", "Fixed versions: still claims the fixed bug, beside TDR (per "
              "judge and by consensus)", "table", fixed_table,

@@ -38,6 +38,14 @@ _COMPONENT_COLORS = {"f2": "#0072B2", "tdr": "#009E73", "finding_precision": "#E
                      "reasoning": "#CC79A7", "calibration": "#56B4E9"}
 
 
+
+def _debiased(rows: pd.DataFrame) -> str:
+    """The debiased ℓ2 calibration error beside the plug-in ECE (biased upward; the
+    figure's subtitle says so), when the reliability table carries it."""
+    if "ece_l2_debiased" not in rows or not np.isfinite(rows["ece_l2_debiased"].iat[0]):
+        return ""
+    return f" (deb. {rows['ece_l2_debiased'].iat[0]:.3f})"
+
 def _errors(frame: pd.DataFrame, metric: str, color: str) -> dict | None:
     low, high = f"{metric}_low", f"{metric}_high"
     if low not in frame or high not in frame or frame[low].isna().all():
@@ -91,7 +99,7 @@ def reliability_diagram(table: pd.DataFrame, *, colors: dict[str, str] | None = 
                                  hoverinfo="skip", showlegend=False, legendgroup=group),
                       row=1, col=1)
         ece, mce, n = rows["ece"].iat[0], rows["mce"].iat[0], int(rows["n"].iat[0])
-        name = f"{model} · ECE {ece:.3f} · MCE {mce:.3f} (n = {n:,})"
+        name = f"{model} · ECE {ece:.3f}{_debiased(rows)} · MCE {mce:.3f} (n {n:,})"
         labels.append(name)
         fig.add_trace(go.Scatter(
             x=x, y=rows["accuracy"], mode="lines+markers", fill="tonexty",
@@ -116,7 +124,8 @@ def reliability_diagram(table: pd.DataFrame, *, colors: dict[str, str] | None = 
                            "%{customdata[1]:.3f}]<br>%{y:.1%} of answers "
                            "(n = %{customdata[2]})<extra></extra>")),
             row=2, col=1)
-    apply_layout(fig, heading, barmode="overlay", height=560, margin=dict(r=30))
+    apply_layout(fig, heading, barmode="overlay", height=560, margin=dict(r=30),
+                 subtitle="ECE is the plug-in (biased upward); deb. the debiased ℓ2 error")
     with_legend_below(fig, labels, int(fig.layout.height))
     # A little room beyond [0, 1], so points at 0 and 1 are not cut in half.
     fig.update_xaxes(range=[-0.02, 1.03], row=1, col=1)
@@ -151,14 +160,19 @@ def _reliability_panels(table: pd.DataFrame, models: list[str], styles: dict,
             x=rows["mean_confidence"], y=rows["accuracy"], mode="lines+markers",
             line=dict(color=color, width=2), marker=dict(size=6, color=color),
             error_y=_errors(rows, "accuracy", color), showlegend=False,
-            hovertemplate=(f"<b>{model}</b><br>mean confidence %{{x:.3f}}"
+            hovertemplate=(f"<b>{model}</b> (n = {int(rows['n'].iat[0]):,})<br>"
+                           "mean confidence %{x:.3f}"
                            "<br>accuracy %{y:.3f}<extra></extra>")), row=1, col=i)
         fig.update_xaxes(range=[-0.02, 1.03], nticks=3, row=1, col=i)
         fig.update_yaxes(range=[0, 1.04], nticks=3, row=1, col=i)
         ece, n = rows["ece"].iat[0], int(rows["n"].iat[0])
-        titles.append(f"{model}<br>ECE {ece:.3f}, n = {n:,}")  # wrap keeps "n = 60" whole
+        deb = rows["ece_l2_debiased"].iat[0] if "ece_l2_debiased" in rows else np.nan
+        # n moves to the hover when the debiased error joins the title (a page's height)
+        titles.append(f"{model}<br>ECE {ece:.3f}, deb. {deb:.3f}" if np.isfinite(deb)
+                      else f"{model}<br>ECE {ece:.3f}, n = {n:,}")
     apply_layout(fig, heading, barmode="overlay",
-                 subtitle=f"{len(models)} models, one panel each on the same axes")
+                 subtitle=f"{len(models)} models, one panel each; ECE plug-in (biased "
+                          "up), deb. debiased ℓ2")
     meta = dict(fig.layout.meta)
     meta.update(kbench_x_title="Confidence", kbench_y_title="Accuracy",
                 kbench_panels=dict(min_width=120, square=True))

@@ -35,6 +35,11 @@ vulnerability_type, vulnerable_location.line_numbers``  vuln_type, true_lines``
 
 The findings themselves are kept as JSON text in ``findings`` for drill-downs.
 
+**Difficulty.** BlockBench's difficulty-stratified ("DS") sample ids carry their tier,
+``<set>_t<k>_<nnn>`` (``ds_t1_001``): the reader sets the optional ``difficulty`` column to
+``t<k>`` for them (empty for other ids; the column is left out when no id carries a tier), so
+``vuln.tiers(..., by=("model", "difficulty"))`` gives the paper's per-tier rates.
+
 **Messy records, as real judges write them.** Judge output always holds some failed or
 malformed judgements; they are judge noise, never a load error (only canonical files raise). A
 record that cannot be read as a judgement (:func:`judgement_problem`: an ``error`` field, an
@@ -73,7 +78,7 @@ import pandas as pd
 from kbench_core.native import Converted, JsonProblem, NativeError, NativeFormat, load_json
 from kbench_core.schema import FINDING_COUNTS, TYPE_MATCHES
 
-__all__ = ["FORMATS", "parse_lines"]
+__all__ = ["FORMATS", "difficulty", "parse_lines"]
 
 CLASSIFICATION_COLUMNS: dict[str, str] = {
     "TARGET_MATCH": "n_target_match", "PARTIAL_MATCH": "n_partial_match",
@@ -448,8 +453,22 @@ def _unknown_note(unknown: dict[str, int]) -> str:
            f"(n_other_invalid): {listed}"
 
 
+_DIFFICULTY = re.compile(r"^[A-Za-z][A-Za-z0-9]*_(t\d+)_\d+$")
+
+
+def difficulty(samples: pd.Series) -> pd.Series | None:
+    """The difficulty tier ``t<k>`` of each BlockBench sample id ``<set>_t<k>_<nnn>``
+    (e.g. ``ds_t3_014`` → ``t3``), missing for other ids; None when no id carries one."""
+    tiers = samples.astype(str).str.extract(_DIFFICULTY, expand=False)
+    return tiers.astype(object).where(tiers.notna(), None) if tiers.notna().any() else None
+
+
 def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     frame = pd.DataFrame.from_records(rows)
+    if "sample" in frame and "difficulty" not in frame:
+        tiers = difficulty(frame["sample"])
+        if tiers is not None:
+            frame["difficulty"] = tiers
     for optional in ("partial_found", "claims_fixed_target", "findings"):
         if optional in frame and frame[optional].isna().all():
             frame = frame.drop(columns=optional)

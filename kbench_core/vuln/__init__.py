@@ -28,6 +28,12 @@ undefined ratios                 ``zero_division=np.nan``      0 (finding precis
 A failed judgement (``said_vulnerable``, ``target_found`` or ``is_vulnerable`` missing) is left
 out of every metric and counted in ``n_missing``: it is never a "no".
 
+Intervals of rates and means are clustered by sample (a contract's prompt types are not
+independent answers; :class:`~kbench_core.vuln._formulas.Clusters`). ``ece`` is the plug-in
+(biased upward); ``ece_l2_debiased`` the debiased ℓ2 calibration error beside it. A run with a
+``difficulty`` column gets ``<rate>_difficulty_mean`` (the mean over difficulty tiers) beside
+the rates of :data:`DIFFICULTY_MEAN_RATES`.
+
 The package's modules, all re-exported here:
 
 ==========================  ======================================================================
@@ -46,6 +52,7 @@ module                      holds
 
 from kbench_core.vuln._prepare import judges_of
 from kbench_core.vuln.definitions import (  # noqa: F401  (the module's other names, as before)
+    DIFFICULTY_MEAN_RATES,
     FEW_SAMPLES,
     HIGHER_IS_BETTER,
     LOWER_IS_BETTER,
@@ -66,6 +73,7 @@ from kbench_core.vuln.sui import SUI_COMPONENTS, reweight_sui, sui_contributions
 from kbench_core.vuln.tiers import tiers
 
 __all__ = [
+    "DIFFICULTY_MEAN_RATES",
     "HIGHER_IS_BETTER",
     "LOWER_IS_BETTER",
     "METRIC_LABELS",

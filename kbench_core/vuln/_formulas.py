@@ -1,6 +1,7 @@
 """The formulas shared by :func:`~kbench_core.vuln.tiers` and its bootstrap: guarded ratios,
-F-beta, the composites (SUI, TUS, LGI) from per-group sums (:func:`_core`), and the helpers that
-write a rate with its Wilson interval or a mean with its t interval into an output table."""
+F-beta, the composites (SUI, TUS, LGI) from per-group sums (:func:`_core`), the design effect
+of answers clustered by sample (:class:`Clusters`), and the helpers that write a rate with its
+Wilson interval or a mean with its t interval into an output table."""
 
 from __future__ import annotations
 
@@ -44,6 +45,7 @@ class _Core:
     avg_reasoning: np.ndarray
     composite_reasoning: np.ndarray
     ece: np.ndarray
+    ece_l2_debiased: np.ndarray
     mce: np.ndarray
     sui: np.ndarray
     sui_renormalised: np.ndarray
@@ -93,6 +95,7 @@ def _core(sums: np.ndarray, binned: Binned, sui_weights: Mapping[str, float],
                  f2=f2, tdr=tdr, finding_precision=finding_precision,
                  invalid_rate=invalid_rate, means=means, avg_reasoning=avg_reasoning,
                  composite_reasoning=reasoning, ece=ece,
+                 ece_l2_debiased=binned.ece_l2_debiased(),
                  mce=binned.mce(), sui=sui, sui_renormalised=sui_flag, tus=tus,
                  tus_geometric=tus_geometric, tus_renormalised=tus_flag, lgi=accuracy - tdr)
 
@@ -125,6 +128,123 @@ def _products(parts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return tus, geometric, (k > 0) & (k < parts.shape[1])
 
 
+@dataclass(frozen=True)
+class Clusters:
+    r"""Answers clustered by sample within each group: a contract's prompt types share the
+    contract's difficulty, so they are not independent answers (``docs/statistics.md``,
+    "Round 2 (issue 23): vulnerability tiers").
+
+    Every rate of the tiers is a ratio :math:`\hat p = Y/N = \sum_c y_c / \sum_c n_c` over
+    the cells c (group × sample) of a group. Its variance is the delete-one-sample jackknife
+    (Quenouille 1956; for ratio estimators Cochran 1977, *Sampling Techniques*, §6.17; the
+    CR3 cluster-robust variance of Cameron & Miller 2015, §VI.B):
+
+    .. math:: \hat V_J = \frac{G-1}{G}\sum_c (\hat p_{(-c)} - \bar p_{(\cdot)})^2,\qquad
+              \hat p_{(-c)} = \frac{Y - y_c}{N - n_c}
+
+    over the G samples with a unit in the denominator. Unlike the plain sandwich it does not
+    shrink the residual of a sample holding most answers, so a design with one large and
+    many small samples keeps its coverage. The design effect (Kish 1965, *Survey Sampling*,
+    §8.2) is :math:`\mathrm{deff} = \max(1, \hat V_J / (\hat p(1-\hat p)/U))`, U the units
+    the rate counts (answers, or findings for the pooled finding rates), and the rate's
+    interval is Wilson's on the effective number U/deff with p̂·U/deff successes: a
+    Wilson-type interval on the effective n. One answer per sample leaves every interval
+    exactly as before (deff = 1); k identical answers per sample give Wilson on the samples.
+    At p̂ = 0 or 1, or with one sample, the data cannot show the correlation, so the bound of
+    full correlation is used: deff = Σ u_c² / U (U / deff is Kish's effective number of
+    clusters). Written by hand: statsmodels' cluster-robust covariances fit one regression
+    per group and rate; this does every group and rate with a few sums over cells.
+    """
+
+    cell: np.ndarray        # per answer, its (group, sample) cell
+    cell_group: np.ndarray  # per cell, its group (cells are sorted by group)
+    size: int               # groups
+    singletons: bool        # one answer per cell
+    starts: np.ndarray      # first cell of each group that has cells
+    filled: np.ndarray      # those groups
+
+    @classmethod
+    def of(cls, gid: np.ndarray, sample: np.ndarray, n_samples: int, size: int) -> Clusters:
+        key = gid.astype(np.int64) * max(n_samples, 1) + sample
+        cells, cell = np.unique(key, return_inverse=True)
+        cell_group = cells // max(n_samples, 1)
+        filled, starts = np.unique(cell_group, return_index=True)
+        return cls(cell=cell.ravel(), cell_group=cell_group, size=size,
+                   singletons=cells.size == key.size, starts=starts, filled=filled)
+
+    def per_group(self, cell_values: np.ndarray) -> np.ndarray:
+        # Cells are sorted by group: contiguous segment sums (reduceat) cost a twentieth of
+        # a weighted bincount.
+        values = np.asarray(cell_values, dtype=float)
+        out = np.zeros((self.size, *values.shape[1:]))
+        if self.starts.size:
+            out[self.filled] = np.add.reduceat(values, self.starts, axis=0)
+        return out
+
+    def per_cell(self, values: np.ndarray) -> np.ndarray:
+        return np.bincount(self.cell, weights=values, minlength=self.cell_group.size)
+
+    def n_clusters(self, used: np.ndarray | None = None) -> np.ndarray:
+        """Samples with at least one (used) answer, per group."""
+        ones = np.ones(self.cell.size) if used is None else used.astype(float)
+        return self.per_group(self.per_cell(ones) > 0)
+
+    def jackknife(self, y_c: np.ndarray, n_c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(G, V_J) per group of the ratio Σ y_c / Σ n_c: the samples with n_c > 0 and the
+        delete-one-sample jackknife variance (NaN with fewer than two such samples)."""
+        g = self.cell_group
+        y, n = self.per_group(y_c), self.per_group(n_c)
+        present = n_c > 0
+        k = self.per_group(present)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            left = np.where(present, (y[g] - y_c) / (n[g] - n_c), 0.0)
+            left = np.where(np.isfinite(left), left, 0.0)
+            mean_left = self.per_group(left) / k
+            dev = np.where(present, left - mean_left[g], 0.0)
+            v = (k - 1) / k * self.per_group(dev * dev)
+        return k, np.where(k >= 2, v, np.nan)
+
+    def deff(self, y_c: np.ndarray, n_c: np.ndarray,
+             u_c: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(Σ num, Σ units, design effect ≥ 1) per group of the ratio Σ num / Σ den, from
+        their sums per cell (:meth:`per_cell`); ``u_c`` the units the Wilson n counts
+        (default the denominator's). The design effect is 1 where the group has no unit.
+        Several rates at once: arrays (cells, rates) give (groups, rates)."""
+        u_c = n_c if u_c is None else u_c
+        y, n = self.per_group(y_c), self.per_group(n_c)
+        u = n if u_c is n_c else self.per_group(u_c)
+        # One unit per sample (per rate): nothing is clustered, the plain interval stays.
+        plain = self.singletons & ~(u_c > 1).any(axis=0)
+        if np.all(plain):
+            return y, u, np.ones(y.shape)
+        p = _ratio(y, n, np.nan)
+        k, v_cluster = self.jackknife(y_c, n_c)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            v_simple = p * (1 - p) / u
+            ratio = v_cluster / v_simple
+            full = self.per_group(u_c * u_c) / u  # full correlation
+        inner = (p > 0) & (p < 1) & (v_simple > 0) & (k >= 2)
+        deff = np.where(inner, ratio, full)
+        # One answer per sample gives 1 up to rounding: keep the plain interval then.
+        deff = np.where(np.isfinite(deff) & (deff > 1 + 1e-9), deff, 1.0)
+        return y, u, np.where(plain, 1.0, deff)
+
+    def mean_se(self, values: np.ndarray, used: np.ndarray, n: np.ndarray,
+                var: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(G, standard error) of the mean of ``values[used]`` per group: the larger of the
+        jackknife over samples (:meth:`jackknife` of Σx / Σ1) and the usual s/√n (s² =
+        var·n/(n − 1)); one answer per sample gives s/√n and n − 1 degrees of freedom
+        exactly, k identical answers per sample the t interval of the sample means."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            v_simple = var / np.maximum(n - 1, 1)
+        if self.singletons:
+            return n, np.where(n > 1, np.sqrt(v_simple), np.nan)
+        k, v_cluster = self.jackknife(self.per_cell(np.where(used, values, 0.0)),
+                                      self.per_cell(used.astype(float)))
+        se = np.sqrt(np.fmax(v_cluster, v_simple))
+        return k, np.where((n > 1) & (k >= 2), se, np.nan)
+
+
 def _interval_columns(out: dict, name: str, low: np.ndarray, high: np.ndarray) -> None:
     out[f"{name}_low"], out[f"{name}_high"] = low, high
 
@@ -153,9 +273,14 @@ class _Columns(dict):
 
 
 def _rate(out: dict, name: str, num: np.ndarray, den: np.ndarray,
-          zero_division: float, value: np.ndarray | None = None) -> None:
-    """A proportion with its Wilson interval (NaN interval when the denominator is 0)."""
+          zero_division: float, value: np.ndarray | None = None,
+          deff: np.ndarray | None = None) -> None:
+    """A proportion with its Wilson interval (NaN interval when the denominator is 0); with a
+    design effect (:meth:`Clusters.deff`) the interval is Wilson's on the effective numbers
+    ``num / deff`` of ``den / deff``."""
     out[name] = _ratio(num, den, zero_division) if value is None else value
+    if deff is not None:
+        num, den = np.asarray(num, float) / deff, np.asarray(den, float) / deff
     if isinstance(out, _Columns):  # place the interval columns now, fill them in finish()
         _interval_columns(out, name, None, None)
         out.pending.append((name, np.broadcast_to(num, np.shape(out[name])),
@@ -176,11 +301,19 @@ def _mean_sd(gid: np.ndarray, values: np.ndarray, used: np.ndarray,
 
 
 def _t(out: dict, name: str, n: np.ndarray, mean: np.ndarray, var: np.ndarray, *,
-       bounds: tuple[float, float] = (0.0, 1.0)) -> None:
+       bounds: tuple[float, float] = (0.0, 1.0),
+       clustered: tuple[np.ndarray, np.ndarray] | None = None) -> None:
     """Mean with its t interval (sample SD from the population variance), clipped to the
     values the quantity can take (``bounds``): with few answers a t interval on a Brier score
-    or a reasoning score would otherwise reach below 0."""
+    or a reasoning score would otherwise reach below 0. ``clustered`` = (G, se) of
+    :meth:`Clusters.mean_se` gives mean ± t(G − 1) · se instead."""
     out[name] = mean
+    if clustered is not None:
+        clusters, se = clustered
+        # t_interval(m, sd, k) is m ± t(k − 1)·sd/√k: sd = se·√G gives t(G − 1)·se.
+        low, high = t_interval(mean, se * np.sqrt(clusters), clusters)
+        _interval_columns(out, name, np.clip(low, *bounds), np.clip(high, *bounds))
+        return
     with np.errstate(invalid="ignore", divide="ignore"):
         sd = np.sqrt(np.where(n > 1, var * n / np.maximum(n - 1, 1), np.nan))
     low, high = t_interval(mean, sd, n, bounds=bounds)  # equal values: no [m, m]

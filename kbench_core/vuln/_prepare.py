@@ -269,8 +269,7 @@ class _Prepared:
 
 
 def _prepare(judged: pd.DataFrame, by: Sequence[str], partial_credit: float,
-             severity_weights: Mapping[str, float] | None, *,
-             samples: bool = False) -> tuple[_Prepared, dict]:
+             severity_weights: Mapping[str, float] | None) -> tuple[_Prepared, dict]:
     gid_all, keys, n_groups = _group_keys(judged, by)
     vulnerable, miss_v = _bools(judged["is_vulnerable"])
     said, miss_s = _bools(judged["said_vulnerable"])
@@ -331,13 +330,15 @@ def _prepare(judged: pd.DataFrame, by: Sequence[str], partial_credit: float,
     conf_rows = np.flatnonzero(~np.isnan(confidence))
     conf, corr = confidence[conf_rows], correct[conf_rows]
     order = np.lexsort((conf, gid[conf_rows]))
-    if samples:  # only the bootstrap needs them
-        sample_codes, _ = _label_codes(frame["sample"])
-        distinct, sample = np.unique(sample_codes, return_inverse=True)
-        sample, n_samples = sample.ravel().astype(np.int64), int(distinct.size)
-    else:
-        sample, n_samples = np.zeros(0, dtype=np.int64), 0
-    prepared = _Prepared(keys=keys, size=n_groups, gid=gid, sample=sample, n_samples=n_samples, q=q,
+    # Every interval is clustered by sample (a contract's prompt types share its verdicts),
+    # so the sample codes are always needed, not only by the bootstrap.
+    # Codes in the samples' text order, so a bootstrap replicate draws the same samples
+    # whatever order the rows came in.
+    sample_codes, _ = _label_codes(frame["sample"])
+    distinct, sample = np.unique(sample_codes, return_inverse=True)
+    sample, n_samples = sample.ravel().astype(np.int64), int(distinct.size)
+    prepared = _Prepared(keys=keys, size=n_groups, gid=gid, sample=sample, n_samples=n_samples,
+                         q=q,
                          conf_rows=conf_rows, confidence=conf, correct=corr,
                          conf_order=order, missing=missing)
     lines = (_line_overlap(frame["claimed_lines"], frame["true_lines"], found)

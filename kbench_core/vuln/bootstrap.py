@@ -15,7 +15,8 @@ from kbench_core.stats import bootstrap_groups
 from kbench_core.vuln._formulas import _core
 from kbench_core.vuln._prepare import _Q, _Prepared
 
-_BOOTSTRAPPED = ("sui", "tus", "tus_geometric", "lgi", "ece", "mce", "f1", "f2")
+_BOOTSTRAPPED = ("sui", "tus", "tus_geometric", "lgi", "ece", "ece_l2_debiased", "mce", "f1",
+                 "f2")
 
 
 def _bootstrap(table: pd.DataFrame, prep: _Prepared, weights: Mapping[str, float],

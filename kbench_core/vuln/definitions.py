@@ -16,6 +16,10 @@ OVERCONFIDENT_ABOVE = 0.8
 FEW_SAMPLES = 30  # a leaderboard marks a detector judged on fewer samples than this
 UNDERCONFIDENT_BELOW = 0.5
 REASONING: tuple[str, ...] = ("rcir", "ava", "fsv")
+# Rates whose mean over difficulty tiers (``<rate>_difficulty_mean``) tiers() adds when the
+# run has a ``difficulty`` column: BlockBench reports its DS results per tier and their mean.
+DIFFICULTY_MEAN_RATES: tuple[str, ...] = ("accuracy", "precision", "recall", "f1", "f2", "tdr",
+                                          "lucky_guess_rate", "finding_precision")
 
 TIERS: dict[str, tuple[str, ...]] = {
     "1 detection": ("tp", "tn", "fp", "fn", "accuracy", "precision", "recall", "f1", "f2",
@@ -25,13 +29,14 @@ TIERS: dict[str, tuple[str, ...]] = {
     "4 reasoning": ("mean_rcir", "mean_ava", "mean_fsv", "std_rcir", "std_ava", "std_fsv",
                     "avg_reasoning"),
     "5 type match": ("exact_match_rate", "semantic_match_rate", "partial_match_rate"),
-    "6 calibration": ("ece", "mce", "brier", "overconfidence_rate", "underconfidence_rate"),
+    "6 calibration": ("ece", "ece_l2_debiased", "mce", "brier", "overconfidence_rate",
+                      "underconfidence_rate"),
     "7 composite": ("sui", "tus", "tus_geometric", "lgi"),
     "location": ("location_accuracy",),
 }
 LOWER_IS_BETTER: frozenset[str] = frozenset({
     "fp", "fn", "fpr", "fnr", "lucky_guess_rate", "invalid_rate", "hallucination_rate",
-    "over_flagging", "std_rcir", "std_ava", "std_fsv", "ece", "mce", "brier",
+    "over_flagging", "std_rcir", "std_ava", "std_fsv", "ece", "ece_l2_debiased", "mce", "brier",
     "overconfidence_rate", "underconfidence_rate", "lgi"})
 HIGHER_IS_BETTER: frozenset[str] = frozenset(
     m for metrics in TIERS.values() for m in metrics) - LOWER_IS_BETTER
@@ -45,7 +50,9 @@ METRIC_LABELS: dict[str, str] = {
     "mean_ava": "Mean AVA", "mean_fsv": "Mean FSV", "std_rcir": "SD RCIR", "std_ava": "SD AVA",
     "std_fsv": "SD FSV", "avg_reasoning": "Mean reasoning", "exact_match_rate": "Exact type",
     "semantic_match_rate": "Exact or semantic type", "partial_match_rate": "Partial type",
-    "ece": "ECE", "mce": "MCE", "brier": "Brier", "overconfidence_rate": "Overconfidence",
+    "ece": "ECE (plug-in, biased upward)",
+    "ece_l2_debiased": "Calibration error, debiased (ℓ2)", "mce": "MCE", "brier": "Brier",
+    "overconfidence_rate": "Overconfidence",
     "underconfidence_rate": "Underconfidence", "sui": "SUI", "tus": "TUS",
     "tus_geometric": "TUS (geometric)", "lgi": "Lucky-guess indicator (LGI)",
     "location_accuracy": "Location accuracy",

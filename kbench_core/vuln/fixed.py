@@ -8,8 +8,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from kbench_core.vuln._formulas import _rate
-from kbench_core.vuln._prepare import _bools, _groups, _one_judge
+from kbench_core.vuln._formulas import Clusters, _rate
+from kbench_core.vuln._prepare import _bools, _groups, _label_codes, _one_judge
 
 
 def fixed_claims(judged: pd.DataFrame, *, by: Sequence[str] = ("model",),
@@ -24,7 +24,9 @@ def fixed_claims(judged: pd.DataFrame, *, by: Sequence[str] = ("model",),
     .. math:: \mathrm{fixed\_claim\_rate} = \frac{\#\{\text{fixed, claims the fixed
               target}\}}{n_\mathrm{fixed}}
 
-    with its Wilson 95% interval (``fixed_claim_rate_low``/``_high``, statsmodels), ``n_fixed``
+    with its Wilson 95% interval on the effective n of answers clustered by sample
+    (:class:`~kbench_core.vuln._formulas.Clusters`; one answer per sample: statsmodels'
+    Wilson interval), ``n_fixed``
     (fixed contracts with a readable claim), ``n_fixed_unknown`` (fixed contracts whose judge
     gave no readable claim: left out, never a "no"), and ``tdr`` (targets found / vulnerable
     answers, Wilson) with ``n_vulnerable`` from the same rows. The two are unpaired: a fixed
@@ -52,15 +54,22 @@ def fixed_claims(judged: pd.DataFrame, *, by: Sequence[str] = ("model",),
     def count(mask: np.ndarray) -> np.ndarray:
         return np.bincount(gid[mask], minlength=size).astype(float)
 
+    sample_codes, _ = _label_codes(frame["sample"])
+    clusters = Clusters.of(gid, sample_codes, int(sample_codes.max(initial=-1)) + 2, size)
+
+    def deff(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+        return clusters.deff(clusters.per_cell(num.astype(float)),
+                             clusters.per_cell(den.astype(float)))[2]
+
     out: dict[str, object] = {c: keys[c].to_numpy() for c in by}
     out["judge"] = np.full(size, judge_name, dtype=object)
     n_fixed, n_claims = count(known), count(known & claims)
     out["n_fixed"], out["fixed_claims"] = n_fixed.astype(np.int64), n_claims.astype(np.int64)
-    _rate(out, "fixed_claim_rate", n_claims, n_fixed, np.nan)
+    _rate(out, "fixed_claim_rate", n_claims, n_fixed, np.nan, deff=deff(known & claims, known))
     out["n_fixed_unknown"] = count(fixed & miss_c).astype(np.int64)
     n_vul, n_found = count(vul), count(vul & found)
     out["n_vulnerable"], out["targets_found"] = n_vul.astype(np.int64), n_found.astype(np.int64)
-    _rate(out, "tdr", n_found, n_vul, np.nan)
+    _rate(out, "tdr", n_found, n_vul, np.nan, deff=deff(vul & found, vul))
     table = pd.DataFrame(out)
     return table[table["n_fixed"] + table["n_fixed_unknown"] > 0][columns].reset_index(
         drop=True)

@@ -57,7 +57,8 @@ def reliability(judged: pd.DataFrame, *, by: Sequence[str] = ("model",), n_bins:
         "hi": binned.edges[group, bins + 1], "count": n.astype(np.int64),
         "mean_confidence": mean_conf, "accuracy": accuracy, "accuracy_low": low,
         "accuracy_high": high, "gap": mean_conf - accuracy,
-        "ece": binned.ece()[group], "mce": binned.mce()[group],
+        "ece": binned.ece()[group], "ece_l2_debiased": binned.ece_l2_debiased()[group],
+        "mce": binned.mce()[group],
         "n": binned.n[group].astype(np.int64)})
     return pd.concat([table, extra], axis=1)
 
@@ -75,9 +76,11 @@ def rebin(table: pd.DataFrame, judged: pd.DataFrame, *, by: Sequence[str] = ("mo
     lookup = {tuple(map(str, key)): k for k, key in enumerate(keys.itertuples(index=False))}
     rows = np.array([lookup[tuple(map(str, key))]
                      for key in table[list(by)].itertuples(index=False)], dtype=np.int64)
-    out = table.drop(columns=[c for c in ("ece_low", "ece_high", "mce_low", "mce_high",
+    out = table.drop(columns=[c for c in ("ece_low", "ece_high", "ece_l2_debiased_low",
+                                          "ece_l2_debiased_high", "mce_low", "mce_high",
                                           "sui_low", "sui_high", "sui_rank_low",
                                           "sui_rank_high") if c in table])
     out["ece"] = binned.ece()[rows]
+    out["ece_l2_debiased"] = binned.ece_l2_debiased()[rows]
     out["mce"] = binned.mce()[rows]
     return out

@@ -5,7 +5,7 @@ judge's answers, sums them per group, then writes each tier's columns in a named
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -14,13 +14,23 @@ import pandas as pd
 from kbench_core.calibration import bin_calibration
 from kbench_core.schema import SEVERITIES
 from kbench_core.stats import check_choice
-from kbench_core.vuln._formulas import _Columns, _Core, _core, _mean_sd, _rate, _t
-from kbench_core.vuln._prepare import _Q, _QI, _bools, _one_judge, _prepare, _Prepared, _weights
+from kbench_core.vuln._formulas import (
+    Clusters,
+    _Columns,
+    _Core,
+    _core,
+    _interval_columns,
+    _mean_sd,
+    _ratio,
+    _t,
+)
+from kbench_core.vuln._prepare import _Q, _QI, _one_judge, _prepare, _Prepared, _weights
 from kbench_core.vuln.bootstrap import _bootstrap
 from kbench_core.vuln.definitions import (
     _EXACT,
     _PARTIAL,
     _SEMANTIC,
+    DIFFICULTY_MEAN_RATES,
     FEW_SAMPLES,
     OVERCONFIDENT_ABOVE,
     REASONING,
@@ -28,23 +38,6 @@ from kbench_core.vuln.definitions import (
     UNDERCONFIDENT_BELOW,
     Binning,
 )
-
-
-def _distinct_samples(frame: pd.DataFrame, prep: _Prepared, size: int) -> np.ndarray:
-    """Distinct samples (contracts) behind each group: the units a rank rests on."""
-    answered = frame
-    if len(prep.gid) != len(frame):  # failed judgements were left out of the groups
-        _, miss_s = _bools(frame["said_vulnerable"])
-        _, miss_v = _bools(frame["is_vulnerable"])
-        _, miss_f = _bools(frame["target_found"])
-        answered = frame[~(miss_s | miss_v | miss_f)]
-    column = answered["sample"].array
-    # Category codes already tell samples apart (factorize would hash every row again).
-    codes = (column.codes.astype(np.int64) if isinstance(column, pd.Categorical)
-             else pd.factorize(answered["sample"])[0].astype(np.int64))
-    pairs = np.unique(prep.gid * (int(codes.max(initial=0)) + 1) + codes)
-    return np.bincount(pairs // (int(codes.max(initial=0)) + 1), minlength=size).astype(
-        np.int64)
 
 
 def tiers(judged: pd.DataFrame, *, by: Sequence[str] = ("model",),
@@ -151,18 +144,46 @@ def tiers(judged: pd.DataFrame, *, by: Sequence[str] = ("model",),
                                          no_target_reasoning)
     zero_division = float(zero_division)
     frame, judge_name = _one_judge(judged, judge)
-    prep, rows = _prepare(frame, by, float(partial_credit), severity,
-                          samples=ci == "bootstrap")
+    prep, rows = _prepare(frame, by, float(partial_credit), severity)
     groups = _totals(prep, rows, weights, n_bins, binning, zero_division, no_target_reasoning)
     out = _identity(frame, groups, by, judge_name)
     for tier in (_detection, _target, _findings, _reasoning, _type_match, _calibration,
                  _composite, _location):
         tier(out, groups)
+    groups.flush(out)
     table = pd.DataFrame(out.finish())
     if ci == "bootstrap":
         _bootstrap(table, prep, weights, zero_division, n_bins, binning, n_boot, random_state,
                    no_target_reasoning)
+    if "difficulty" in frame and "difficulty" not in by and frame["difficulty"].notna().any():
+        _difficulty_means(table, frame, by, dict(
+            sui_weights=weights, partial_credit=partial_credit, severity_weights=severity,
+            n_bins=n_bins, binning=binning, no_target_reasoning=no_target_reasoning))
     return table
+
+
+def _difficulty_means(table: pd.DataFrame, frame: pd.DataFrame, by: tuple[str, ...],
+                      options: dict) -> None:
+    """``<rate>_difficulty_mean``: the unweighted mean over the difficulty tiers of each rate
+    of :data:`DIFFICULTY_MEAN_RATES` (BlockBench's "Avg" over its four DS tiers), beside the
+    rate pooled over answers, and ``n_difficulties``. A tier where the rate is undefined
+    (no vulnerable answer, say) is left out of the mean rather than counted as 0; answers
+    without a difficulty are in the pooled rate only. No interval (it is a descriptive
+    summary of the per-tier rates, which have theirs)."""
+    per = tiers(frame, by=(*by, "difficulty"), zero_division=np.nan, **options)
+    per = per[per["difficulty"].notna()]
+    key = (lambda t: pd.MultiIndex.from_frame(t[list(by)].astype(str))) if by else (
+        lambda t: pd.Index(np.zeros(len(t), dtype=int)))
+    grouped = per.set_axis(key(per)).groupby(level=list(range(len(by))) if by else 0)
+    means = grouped[list(DIFFICULTY_MEAN_RATES)].mean()
+    counts = grouped["difficulty"].nunique()
+    where = key(table)
+    for rate in DIFFICULTY_MEAN_RATES:
+        after = f"{rate}_high" if f"{rate}_high" in table else rate
+        position = table.columns.get_loc(after) + 1
+        table.insert(position, f"{rate}_difficulty_mean",
+                     means[rate].reindex(where).to_numpy(dtype=float))
+    table["n_difficulties"] = counts.reindex(where).fillna(0).to_numpy(dtype=np.int64)
 
 
 # ------------------------------------------------------------------------------ the steps
@@ -205,6 +226,9 @@ class _Totals:
     s: dict[str, np.ndarray]
     core: _Core
     zero_division: float
+    clusters: Clusters
+    cell_sums: dict[str, np.ndarray] = field(default_factory=dict)
+    pending: list = field(default_factory=list)  # rates whose design effects are due
 
     @property
     def size(self) -> int:
@@ -222,6 +246,66 @@ class _Totals:
                 used: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return _mean_sd(self.prep.gid, values, used, self.size)
 
+    def q(self, name: str) -> np.ndarray:
+        """One column of the per-answer quantity matrix."""
+        return self.prep.q[:, _QI[name]]
+
+    def cells(self, values: np.ndarray | str) -> np.ndarray:
+        """Sums per (group, sample) cell of a per-answer quantity, or of a named one (a
+        denominator several rates share, summed once)."""
+        if not isinstance(values, str):
+            return self.clusters.per_cell(np.asarray(values, dtype=float))
+        if values not in self.cell_sums:
+            if values == "answers":
+                column = np.ones(self.prep.gid.size)
+            elif values in _QI:
+                column = self.q(values)
+            else:
+                column = self.rows[values]
+            self.cell_sums[values] = self.clusters.per_cell(np.asarray(column, dtype=float))
+        return self.cell_sums[values]
+
+    def rate(self, out: dict, name: str, num: np.ndarray, den: np.ndarray | str, *,
+             zero_division: float | None = None, value: np.ndarray | None = None,
+             units: np.ndarray | str | None = None) -> None:
+        """The rate Σ num / Σ den per group (per-answer ``num`` and ``den``, bools or
+        numbers; ``den`` may name a shared one) with its Wilson interval clustered by sample
+        (:class:`~kbench_core.vuln._formulas.Clusters`); ``units`` per answer are what the
+        interval's n counts (default ``den``)."""
+        u_c = self.cells(den if units is None else units)
+        total = self.clusters.per_group(u_c)
+        zero = self.zero_division if zero_division is None else zero_division
+        if value is None:
+            value = _ratio(self.clusters.per_group(self.cells(num)), total, zero)
+        out[name] = value
+        _interval_columns(out, name, None, None)  # the columns' place; filled in flush()
+        self.pending.append((name, num, den, units,
+                             np.where(total > 0, value * total, 0.0), total))
+
+    def flush(self, out: _Columns) -> None:
+        """The design effects of the pending rates, several at a time (a matrix of cells ×
+        rates, at most about 131,072 numbers, so small runs pay one pass and big ones
+        no large copies), then their Wilson intervals on the effective numbers (computed
+        together in ``out.finish()``)."""
+        per_chunk = max(1, (1 << 17) // max(self.clusters.cell_group.size, 1))
+        for at in range(0, len(self.pending), per_chunk):
+            chunk = self.pending[at:at + per_chunk]
+            sums = [np.column_stack([self.cells(p[k] if k < 3 or p[3] is not None else p[2])
+                                     for p in chunk]) for k in (1, 2, 3)]
+            _, _, deff = self.clusters.deff(*sums)
+            for j, (name, *_, successes, total) in enumerate(chunk):
+                out.pending.append((name, successes / deff[:, j], total / deff[:, j]))
+        self.pending.clear()
+
+    def mean_t(self, out: dict, name: str, values: np.ndarray, used: np.ndarray, *,
+               bounds: tuple[float, float] = (0.0, 1.0)) -> np.ndarray:
+        """The mean of ``values[used]`` per group with its t interval clustered by sample;
+        returns the count behind it."""
+        n, mean, var = self.mean_sd(values, used)
+        _t(out, name, n, mean, var, bounds=bounds,
+           clustered=self.clusters.mean_se(values, used, n, var))
+        return n
+
 
 def _totals(prep: _Prepared, rows: dict, weights: Mapping[str, float], n_bins: int,
             binning: str, zero_division: float, no_target_reasoning: str) -> _Totals:
@@ -234,7 +318,8 @@ def _totals(prep: _Prepared, rows: dict, weights: Mapping[str, float], n_bins: i
                              order=prep.conf_order)
     core = _core(sums, binned, weights, zero_division, no_target_reasoning)
     return _Totals(prep=prep, rows=rows, s={name: sums[:, i] for name, i in _QI.items()},
-                   core=core, zero_division=zero_division)
+                   core=core, zero_division=zero_division,
+                   clusters=Clusters.of(prep.gid, prep.sample, prep.n_samples, size))
 
 
 def _identity(frame: pd.DataFrame, g: _Totals, by: tuple[str, ...],
@@ -245,7 +330,7 @@ def _identity(frame: pd.DataFrame, g: _Totals, by: tuple[str, ...],
     out["judge"] = np.full(g.size, judge_name, dtype=object)
     out["n"] = g.s["n"].astype(np.int64)
     out["n_missing"] = g.prep.missing.astype(np.int64)
-    n_samples = _distinct_samples(frame, g.prep, g.size)
+    n_samples = g.clusters.n_clusters().astype(np.int64)
     out["n_samples"] = n_samples
     out["few_items"] = n_samples < FEW_SAMPLES
     return out
@@ -253,16 +338,18 @@ def _identity(frame: pd.DataFrame, g: _Totals, by: tuple[str, ...],
 
 def _detection(out: dict, g: _Totals) -> None:
     """Tier 1: the confusion counts and the rates built on them."""
-    s, core, zero_division = g.s, g.core, g.zero_division
+    s, core = g.s, g.core
     tp, fp, fn, tn = s["tp"], s["fp"], s["fn"], s["tn"]
     for name, values in (("tp", tp), ("tn", tn), ("fp", fp), ("fn", fn)):
         out[name] = values.astype(np.int64)
-    _rate(out, "accuracy", tp + tn, s["n"], np.nan, core.accuracy)
-    _rate(out, "precision", tp, tp + fp, zero_division)
-    _rate(out, "recall", tp, tp + fn, zero_division)
+    vulnerable, said = g.rows["vulnerable"], g.rows["said"]
+    g.rate(out, "accuracy", said == vulnerable, "answers", zero_division=np.nan,
+           value=core.accuracy)
+    g.rate(out, "precision", "tp", said)
+    g.rate(out, "recall", "tp", "vulnerable")
     out["f1"], out["f2"] = core.f1, core.f2
-    _rate(out, "fpr", fp, fp + tn, zero_division)
-    _rate(out, "fnr", fn, fn + tp, zero_division)
+    g.rate(out, "fpr", "fp", ~vulnerable)
+    g.rate(out, "fnr", "fn", "vulnerable")
 
 
 def _target(out: dict, g: _Totals) -> None:
@@ -270,28 +357,28 @@ def _target(out: dict, g: _Totals) -> None:
     n_vulnerable = g.count(g.rows["vulnerable"])
     out["n_vulnerable"] = n_vulnerable.astype(np.int64)
     out["targets_found"] = g.count(g.rows["found"]).astype(np.int64)
-    # Weighted or partial TDR: Wilson on the equivalent count (TDR x vulnerable answers).
-    _rate(out, "tdr", g.core.tdr * n_vulnerable, n_vulnerable, g.zero_division, g.core.tdr)
-    lucky = g.count(g.rows["lucky"])
-    out["lucky_guesses"] = lucky.astype(np.int64)
-    _rate(out, "lucky_guess_rate", lucky, g.s["tp"], g.zero_division)
-    _rate(out, "bonus_discovery_rate", g.count(g.rows["bonus"]), g.s["n"], g.zero_division)
+    # Weighted or partial TDR: Wilson on the equivalent count (TDR x vulnerable answers),
+    # whose design effect carries the weights' (Kish) as well as the samples'.
+    g.rate(out, "tdr", "credit_weight", "vul_weight", value=g.core.tdr, units="vulnerable")
+    out["lucky_guesses"] = g.count(g.rows["lucky"]).astype(np.int64)
+    g.rate(out, "lucky_guess_rate", "lucky", "tp")
+    g.rate(out, "bonus_discovery_rate", "bonus", "answers")
 
 
 def _findings(out: dict, g: _Totals) -> None:
     """Tier 3, pooled over findings: precision, invalid and hallucination rates,
     over-flagging."""
-    findings, zero_division = g.s["findings"], g.zero_division
+    findings = g.s["findings"]
     out["total_findings"] = findings.astype(np.int64)
     out["valid_findings"] = g.count(g.every(), g.rows["valid"]).astype(np.int64)
     out["invalid_findings"] = g.s["invalid"].astype(np.int64)
     hallucinated = g.count(g.every(), g.rows["hallucinated"])
     out["hallucinated_findings"] = hallucinated.astype(np.int64)
-    _rate(out, "finding_precision", g.s["valid_credit"], findings, zero_division,
-          g.core.finding_precision)
-    _rate(out, "invalid_rate", g.s["invalid"], findings, zero_division, g.core.invalid_rate)
-    _rate(out, "hallucination_rate", hallucinated, findings, zero_division)
-    _t(out, "over_flagging", *g.mean_sd(g.rows["invalid"], g.every()), bounds=(0.0, np.inf))
+    g.rate(out, "finding_precision", "valid_credit", "findings",
+           value=g.core.finding_precision)
+    g.rate(out, "invalid_rate", "invalid", "findings", value=g.core.invalid_rate)
+    g.rate(out, "hallucination_rate", "hallucinated", "findings")
+    g.mean_t(out, "over_flagging", g.rows["invalid"], g.every(), bounds=(0.0, np.inf))
 
 
 def _reasoning(out: dict, g: _Totals) -> None:
@@ -299,7 +386,7 @@ def _reasoning(out: dict, g: _Totals) -> None:
     that found the target, their mean, and the value the composites used."""
     out["n_reasoning"] = g.count(g.rows["found"]).astype(np.int64)
     for name in REASONING:
-        _t(out, f"mean_{name}", *g.mean_sd(*g.rows["scores"][name]))
+        g.mean_t(out, f"mean_{name}", *g.rows["scores"][name])
     for name in REASONING:
         out[f"std_{name}"] = np.sqrt(g.mean_sd(*g.rows["scores"][name])[2])
     out["avg_reasoning"] = g.core.avg_reasoning
@@ -313,13 +400,10 @@ def _type_match(out: dict, g: _Totals) -> None:
     typed = g.rows["found"] & (type_match >= 0)
     n_typed = g.count(typed)
     out["n_type_match"] = n_typed.astype(np.int64)
-    _rate(out, "exact_match_rate", g.count(typed & (type_match == _EXACT)), n_typed,
-          g.zero_division)
-    _rate(out, "semantic_match_rate",
-          g.count(typed & ((type_match == _EXACT) | (type_match == _SEMANTIC))), n_typed,
-          g.zero_division)
-    _rate(out, "partial_match_rate", g.count(typed & (type_match == _PARTIAL)), n_typed,
-          g.zero_division)
+    g.rate(out, "exact_match_rate", typed & (type_match == _EXACT), typed)
+    g.rate(out, "semantic_match_rate",
+           typed & ((type_match == _EXACT) | (type_match == _SEMANTIC)), typed)
+    g.rate(out, "partial_match_rate", typed & (type_match == _PARTIAL), typed)
 
 
 def _calibration(out: dict, g: _Totals) -> None:
@@ -328,14 +412,14 @@ def _calibration(out: dict, g: _Totals) -> None:
     conf, correct = g.rows["confidence"], g.rows["correct"]
     stated = ~np.isnan(conf)
     out["n_confidence"] = g.count(stated).astype(np.int64)
-    out["ece"], out["mce"] = g.core.ece, g.core.mce
-    _t(out, "brier", *g.mean_sd((conf - correct) ** 2, stated))
+    out["ece"] = g.core.ece  # the plug-in (BlockBench's; biased upward)
+    out["ece_l2_debiased"] = g.core.ece_l2_debiased
+    out["mce"] = g.core.mce
+    g.mean_t(out, "brier", (conf - correct) ** 2, stated)
     with np.errstate(invalid="ignore"):
         high, low = stated & (conf > OVERCONFIDENT_ABOVE), stated & (conf < UNDERCONFIDENT_BELOW)
-    _rate(out, "overconfidence_rate", g.count(high & (correct == 0)), g.count(high),
-          g.zero_division)
-    _rate(out, "underconfidence_rate", g.count(low & (correct == 1)), g.count(low),
-          g.zero_division)
+    g.rate(out, "overconfidence_rate", high & (correct == 0), high)
+    g.rate(out, "underconfidence_rate", low & (correct == 1), low)
 
 
 def _composite(out: dict, g: _Totals) -> None:
@@ -351,6 +435,6 @@ def _composite(out: dict, g: _Totals) -> None:
 def _location(out: dict, g: _Totals) -> None:
     """Location accuracy: mean line overlap over the found targets with known lines."""
     location = g.rows["location"]
-    n_loc, mean_loc, var_loc = g.mean_sd(location, ~np.isnan(location))
+    n_loc, _, _ = g.mean_sd(location, ~np.isnan(location))
     out["n_location"] = n_loc.astype(np.int64)
-    _t(out, "location_accuracy", n_loc, mean_loc, var_loc)
+    g.mean_t(out, "location_accuracy", location, ~np.isnan(location))
