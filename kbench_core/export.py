@@ -201,7 +201,11 @@ class FigureExporter:
                  height: int | None = None, scale: float = 1.0,
                  provenance: Provenance | None = None) -> bytes:
         """The figure in ``fmt`` (png, svg or pdf), ``width`` × ``height`` CSS pixels (default:
-        the figure's own size, else 900 × 520), PNG pixels multiplied by ``scale``."""
+        the figure's own size, else 900 × 520), PNG pixels multiplied by ``scale``.
+
+        ``scale`` is a PNG's pixel density only: an SVG is ``width`` CSS pixels wide and a PDF
+        ``width`` × 0.75 pt (96 CSS px = 1 in = 72 pt), so a one-column figure (336 px) is
+        3.5 in = 252 pt wide whatever the density asked for its PNG."""
         if fmt not in FIGURE_FORMATS:
             raise ValueError(f"format must be one of {', '.join(FIGURE_FORMATS)}; got {fmt!r}")
         import kaleido
@@ -213,7 +217,8 @@ class FigureExporter:
         layout = fig.layout
         opts = {"format": fmt, "width": width or layout.width or PAPER_SIZES["screen"][0],
                 "height": height or layout.height or PAPER_SIZES["screen"][1],
-                "scale": scale}
+                # kaleido multiplies vector sizes by scale too: a paper size must stay one
+                "scale": scale if fmt == "png" else 1}
         if self._started:
             data = kaleido.calc_fig_sync(fig, opts=opts)
         else:

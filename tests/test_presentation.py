@@ -1,0 +1,66 @@
+"""Round 2 of real use (issue 24): what a figure, a table and a report show a reader.
+
+Items 5 (bold best values only among comparable rows), 6 (paper sizes of vector exports),
+7 (one display name per model), 9 (figures that show what they say), 10 (words) and 11 (the
+HTML report opens on its contents and headline figures).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+
+import pandas as pd
+import pytest
+
+from kbench_core import export
+from tests.conftest import in_ci
+
+
+# ------------------------------------------------------------------ 6: paper sizes
+
+@pytest.fixture(scope="module")
+def exporter():
+    if not shutil.which("chromium"):
+        if in_ci():
+            pytest.fail("CI: Debian's chromium is needed for static figure export")
+        pytest.skip("static export needs Debian's chromium on the PATH")
+    with export.FigureExporter() as ex:
+        yield ex
+
+
+def _small_figure():
+    import plotly.graph_objects as go
+
+    from kbench_core.figures.base import apply_layout
+
+    fig = go.Figure(go.Scatter(x=[1, 2, 3], y=[0.2, 0.5, 0.4], name="model-a"))
+    return apply_layout(fig, "A figure for one column")
+
+
+@pytest.mark.parametrize(("size", "points"), [("one-column", 252), ("two-column", 504)])
+def test_vector_exports_have_the_paper_width_whatever_the_png_scale(exporter, size, points,
+                                                                     tmp_path) -> None:
+    """3.5 in = 252 pt (one column), 7 in = 504 pt (two columns); ``scale`` (PNG density,
+    the CLI's default 2) must not double a PDF or an SVG."""
+    from pypdf import PdfReader
+
+    width_px = export.PAPER_SIZES[size][0]
+    pdf = exporter.to_bytes(_small_figure(), "pdf", width=width_px, scale=2.0)
+    box = PdfReader(io.BytesIO(pdf)).pages[0].mediabox
+    assert float(box.width) == pytest.approx(points, abs=1)
+    path = tmp_path / "f.pdf"
+    path.write_bytes(pdf)
+    if shutil.which("pdfinfo"):  # poppler agrees
+        info = subprocess.run(["pdfinfo", str(path)], capture_output=True, text=True,
+                              check=True, timeout=60).stdout
+        found = re.search(r"Page size:\s+([\d.]+) x ([\d.]+) pts", info)
+        assert found and float(found.group(1)) == pytest.approx(points, abs=1)
+    svg = exporter.to_bytes(_small_figure(), "svg", width=width_px, scale=2.0)
+    root = ET.fromstring(svg)
+    assert float(root.get("width")) == pytest.approx(width_px, abs=0.5)  # CSS px = 1/96 in
+    png = exporter.to_bytes(_small_figure(), "png", width=width_px, scale=2.0)
+    assert int.from_bytes(png[16:20], "big") == 2 * width_px  # the PNG keeps its density
