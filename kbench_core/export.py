@@ -268,15 +268,11 @@ def _interval_columns(frame: pd.DataFrame) -> dict[str, tuple[str, str]]:
 
 
 def _best_rows(frame: pd.DataFrame, best: Mapping[str, str]) -> dict[str, set[int]]:
-    marks: dict[str, set[int]] = {}
-    for column, direction in best.items():
-        if column not in frame or not pd.api.types.is_numeric_dtype(frame[column]):
-            continue
-        values = frame[column].astype(float)
-        if values.notna().any():
-            target = values.max() if direction == "max" else values.min()
-            marks[column] = set(np.flatnonzero(np.isclose(values, target)))
-    return marks
+    """Rows to bold: the best among comparable rows, never a few-samples row
+    (:func:`kbench_core.tables.best_marks`)."""
+    from kbench_core.tables import best_marks
+
+    return best_marks(frame, dict(best))
 
 
 _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
@@ -306,7 +302,9 @@ def to_latex(frame: pd.DataFrame, *, best: Mapping[str, str] | None = None, digi
              caption: str | None = None, label: str | None = None,
              provenance: Provenance | None = None) -> str:
     """A booktabs LaTeX table: intervals as ``0.62 [0.55, 0.69]`` (from ``<col>_low`` and
-    ``<col>_high``), the best value of each column in ``best`` (``"max"`` or ``"min"``) in bold,
+    ``<col>_high``), the best value of each column in ``best`` (``"max"`` or ``"min"``) in bold
+    among comparable rows (one judge, one bias, ...; never a few-samples row:
+    :func:`kbench_core.tables.best_marks`),
     every cell escaped. Needs ``\\usepackage{booktabs}``; a table of more than
     :data:`LATEX_WIDE_COLUMNS` columns is scaled to the text width with ``\\resizebox``
     (``\\usepackage{graphicx}``), so it never runs into the margin."""

@@ -19,7 +19,6 @@ import pytest
 from kbench_core import export
 from tests.conftest import in_ci
 
-
 # ------------------------------------------------------------------ 6: paper sizes
 
 @pytest.fixture(scope="module")
@@ -64,3 +63,48 @@ def test_vector_exports_have_the_paper_width_whatever_the_png_scale(exporter, si
     assert float(root.get("width")) == pytest.approx(width_px, abs=0.5)  # CSS px = 1/96 in
     png = exporter.to_bytes(_small_figure(), "png", width=width_px, scale=2.0)
     assert int.from_bytes(png[16:20], "big") == 2 * width_px  # the PNG keeps its density
+
+
+# ------------------------------------------------------------------ 5: bold best values
+
+def _judged_board() -> pd.DataFrame:
+    """7 detectors × 3 judges; grok-4 (5 samples, "few samples") has the highest TDR of all,
+    judge "c" is the most lenient, so a single crown over 21 rows would go to judge c."""
+    models = [f"model-{k}" for k in range(6)] + ["grok-4"]
+    rows = []
+    for j, judge in enumerate(["a", "b", "c"]):
+        for k, model in enumerate(models):
+            few = model == "grok-4"
+            rows.append({"model": model, "judge": judge, "n_samples": 5 if few else 120,
+                         "few_items": few, "tdr": 0.99 if few else 0.30 + 0.05 * k + 0.2 * j,
+                         "fpr": 0.0 if few else 0.40 - 0.03 * k + 0.01 * j})
+    return pd.DataFrame(rows)
+
+
+def test_bold_marks_the_best_per_judge_and_never_a_few_samples_row() -> None:
+    board = _judged_board()
+    tex = export.to_latex(board, best={"tdr": "max", "fpr": "min"})
+    lines = [line for line in tex.splitlines() if line.endswith(r"\\") and "&" in line][1:]
+    assert len(lines) == 21
+    bold_tdr = [(row.model, row.judge) for row, line in zip(board.itertuples(), lines,
+                                                            strict=True)
+                if re.search(r"\\textbf\{0\.\d+\}", line.split("&")[4])]
+    # by hand: within each judge the highest TDR of the 6 ranked detectors is model-5
+    assert bold_tdr == [("model-5", "a"), ("model-5", "b"), ("model-5", "c")]
+    assert not any("textbf" in line for line in lines if line.startswith("grok-4"))
+    md = export.to_markdown(board, best={"tdr": "max"})
+    bold = [line.split("|")[1].strip() + "/" + line.split("|")[2].strip()
+            for line in md.splitlines() if "**" in line]
+    assert bold == ["model-5/a", "model-5/b", "model-5/c"]
+
+
+def test_bold_per_bias_in_a_fingerprint_table() -> None:
+    table = pd.DataFrame({"model": ["x", "y", "x", "y"],
+                          "bias": ["anchoring"] * 2 + ["framing"] * 2,
+                          "bms": [0.2, 0.1, 0.9, 0.5]})
+    from kbench_core.tables import best_marks
+
+    # lowest BMS per bias: y for anchoring (0.1 < 0.2) and y for framing (0.5 < 0.9)
+    assert best_marks(table, {"bms": "min"}) == {"bms": {1, 3}}
+    with pytest.raises(ValueError, match="'highest'"):
+        best_marks(table, {"bms": "highest"})
