@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
 
 import pandas as pd
 import pytest
@@ -108,3 +109,74 @@ def test_bold_per_bias_in_a_fingerprint_table() -> None:
     assert best_marks(table, {"bms": "min"}) == {"bms": {1, 3}}
     with pytest.raises(ValueError, match="'highest'"):
         best_marks(table, {"bms": "highest"})
+
+
+# ------------------------------------------------------------------ 11: the HTML report
+
+class _Outline(HTMLParser):
+    """Headings, links, plotly figures and table sizes of a report, in document order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.events: list[tuple[str, str]] = []
+        self.ids: set[str] = set()
+        self.links: list[str] = []
+        self._heading: str | None = None
+        self._rows = 0
+        self._in_nav = False
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if attrs.get("id"):
+            self.ids.add(attrs["id"])
+        if tag == "nav":
+            self._in_nav = True
+        if tag == "a" and self._in_nav and attrs.get("href", "").startswith("#"):
+            self.links.append(attrs["href"][1:])
+        if tag in ("h2", "h3"):
+            self._heading = ""
+        if tag == "div" and "plotly-graph-div" in (attrs.get("class") or ""):
+            self.events.append(("figure", ""))
+        if tag == "table":
+            self._rows = 0
+        if tag == "tr":
+            self._rows += 1
+
+    def handle_endtag(self, tag):
+        if tag == "nav":
+            self._in_nav = False
+        if tag in ("h2", "h3") and self._heading is not None:
+            self.events.append((tag, self._heading.strip()))
+            self._heading = None
+        if tag == "table":
+            self.events.append(("table", str(self._rows - 1)))
+
+    def handle_data(self, data):
+        if self._heading is not None:
+            self._heading += data
+
+
+@pytest.fixture(scope="module")
+def kahnebench_report() -> str:
+    from kbench_core.io import load_run
+    from kbench_core.report import report_html
+
+    return report_html([load_run("sample_data/real/kahnebench")])
+
+
+def test_report_opens_on_contents_then_headline_figures(kahnebench_report) -> None:
+    outline = _Outline()
+    outline.feed(kahnebench_report)
+    events = outline.events
+    assert events[0] == ("h2", "Contents")  # the first thing after the title
+    assert outline.links and set(outline.links) <= outline.ids  # every entry leads somewhere
+    assert len(outline.links) >= 6  # the run and its items
+    # the 165-row model × bias table is not what the report opens on: a figure and the
+    # 11-row model ranking come first, and every figure comes before the long table
+    first_content = next(e for e in events if e[0] in ("figure", "table"))
+    assert first_content in (("table", "11"), ("figure", ""))
+    long_at = next(i for i, e in enumerate(events) if e[0] == "table" and int(e[1]) > 30)
+    first_figure = next(i for i, e in enumerate(events) if e[0] == "figure")
+    last_figure = max(i for i, e in enumerate(events) if e[0] == "figure")
+    assert first_figure < long_at and last_figure < long_at
+    assert '<details id="run-0-fingerprint">' in kahnebench_report  # folded, still there
