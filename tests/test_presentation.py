@@ -180,3 +180,70 @@ def test_report_opens_on_contents_then_headline_figures(kahnebench_report) -> No
     last_figure = max(i for i, e in enumerate(events) if e[0] == "figure")
     assert first_figure < long_at and last_figure < long_at
     assert '<details id="run-0-fingerprint">' in kahnebench_report  # folded, still there
+
+
+# ------------------------------------------------------------------ 7: one display name per model
+
+def test_display_names_drop_dates_and_keep_provider_family_version() -> None:
+    from kbench_core.text import display_names
+
+    names = display_names(["claude-sonnet-4-5-20250929", "gpt-5.2-2025-12-11", "claude-haiku-4-5",
+                           "mistralai_mistral_small_creative_temp0.5_v3-human-plus-demo",
+                           "gpt-4o-2024-05-13", "gpt-4o-2024-08-06", "x_ai_grok_4.1_fast"])
+    assert names["claude-sonnet-4-5-20250929"] == "claude-sonnet-4-5"
+    assert names["gpt-5.2-2025-12-11"] == "gpt-5.2"
+    assert names["claude-haiku-4-5"] == "claude-haiku-4-5"
+    assert names["mistralai_mistral_small_creative_temp0.5_v3-human-plus-demo"] == \
+        "mistral_small_creative_temp0.5_v3-human-plus-demo"  # the provider said once
+    # two snapshots of one model would read the same: both keep their dates
+    assert names["gpt-4o-2024-05-13"] == "gpt-4o-2024-05-13"
+    assert names["gpt-4o-2024-08-06"] == "gpt-4o-2024-08-06"
+    assert names["x_ai_grok_4.1_fast"] == "x_ai_grok_4.1_fast"
+
+
+def _shown_labels(fig) -> set[str]:
+    labels = set()
+    for name in fig.layout:
+        if name.startswith(("xaxis", "yaxis")) and fig.layout[name].ticktext:
+            labels |= set(fig.layout[name].ticktext)
+    labels |= {a.text.split("<br>")[0] for a in fig.layout.annotations if a.text}
+    labels |= {t.name for t in fig.data if t.name}
+    return labels
+
+
+def test_every_kahnebench_figure_names_a_model_the_same_recognisable_way() -> None:
+    """At one column (336 px) and in the app, each of the 11 KahneBench models reads as its
+    display name wherever a figure names it: legend, tick label, panel title."""
+    import plotly.graph_objects as go
+
+    from kbench_core.catalog import items_for
+    from kbench_core.figures.base import fit_to_width
+    from kbench_core.io import load_run
+    from kbench_core.text import display_names
+
+    run = load_run("sample_data/real/kahnebench")
+    models = sorted(map(str, run.frame["model"].unique()))
+    shown = display_names(models)
+    assert shown["gpt-5.2-2025-12-11"] == "gpt-5.2"
+    def cut_of(label: str, name: str) -> bool:  # "c-hai-4-5" is a cut of "claude-haiku-4-5"
+        have, full = re.split(r"[-_.]", label), re.split(r"[-_.]", name)
+        return len(have) == len(full) and all(f.startswith(h) for h, f in
+                                              zip(have, full, strict=True))
+
+    seen: dict[str, set[str]] = {}
+    for item in items_for(run.kind):
+        if item.what != "figure":
+            continue
+        for _, fig in item.objects(run.frame, meta=run.meta):
+            for width in (None, 336):
+                drawn = fig if width is None else fit_to_width(go.Figure(fig), width)
+                for label in _shown_labels(drawn):
+                    for model in models:
+                        if label == model or cut_of(label, shown[model]) or cut_of(label, model):
+                            seen.setdefault(model, set()).add(label)
+    assert set(seen) == set(models)  # every model is named
+    for model, labels in seen.items():
+        if model == "grok-4-1-fast-reasoning":  # 23 characters: cut at one column
+            assert labels - {shown[model]} <= {"gro-4-1-f-reasoning"}
+            continue
+        assert labels == {shown[model]}, (model, labels)
