@@ -230,7 +230,14 @@ def test_every_kahnebench_figure_names_a_model_the_same_recognisable_way() -> No
         return len(have) == len(full) and all(f.startswith(h) for h, f in
                                               zip(have, full, strict=True))
 
-    seen: dict[str, set[str]] = {}
+    def readable_cut(label: str, name: str) -> bool:
+        """The provider or family (first word) keeps 3 letters and every version number
+        stays whole: "cla-opus-4-7", "gro-4-1-f-reasoning"; never "c-hai-4-5"."""
+        have, full = re.split(r"[-_.]", label), re.split(r"[-_.]", name)
+        return cut_of(label, name) and len(have[0]) >= min(3, len(full[0])) and all(
+            h == f for h, f in zip(have, full, strict=True) if f.isdigit())
+
+    seen: dict[int | None, dict[str, set[str]]] = {None: {}, 336: {}}
     for item in items_for(run.kind):
         if item.what != "figure":
             continue
@@ -240,10 +247,121 @@ def test_every_kahnebench_figure_names_a_model_the_same_recognisable_way() -> No
                 for label in _shown_labels(drawn):
                     for model in models:
                         if label == model or cut_of(label, shown[model]) or cut_of(label, model):
-                            seen.setdefault(model, set()).add(label)
-    assert set(seen) == set(models)  # every model is named
-    for model, labels in seen.items():
-        if model == "grok-4-1-fast-reasoning":  # 23 characters: cut at one column
-            assert labels - {shown[model]} <= {"gro-4-1-f-reasoning"}
-            continue
+                            seen[width].setdefault(model, set()).add(label)
+    assert set(seen[None]) == set(models)  # every model is named
+    for model, labels in seen[None].items():  # in the app: the display name, whole
         assert labels == {shown[model]}, (model, labels)
+    for model, labels in seen[336].items():  # one column: whole, or cut but readable
+        assert all(label == shown[model] or readable_cut(label, shown[model])
+                   for label in labels), (model, labels)
+
+
+# ------------------------------------------------------------------ 9: figures show what they say
+
+def _kahnebench():
+    from kbench_core.io import load_run
+
+    return load_run("sample_data/real/kahnebench")
+
+
+def test_has_chart_promises_intervals_only_with_intervals_and_names_each_model() -> None:
+    from kbench_core import bias_reports, figures
+
+    run = _kahnebench()
+    fig = figures.has_chart(bias_reports.alignment_table(run.frame))
+    assert "CI" not in fig.layout.yaxis.title.text  # the reports publish no trials
+    assert "no intervals" in fig.layout.title.text
+    dots = [t for t in fig.data if t.mode == "markers"]
+    assert sum(len(t.x) for t in dots) == 165  # 11 models × 15 biases
+    assert all(t.error_y.array is None for t in dots)
+    # one series per model, named by its display name: each dot says whose it is
+    from kbench_core.text import display_names
+
+    names = display_names(sorted(map(str, run.frame["model"].unique())))
+    assert sorted(t.name for t in dots) == sorted(names.values())
+    looks = {(t.marker.color, t.marker.symbol) for t in dots}
+    assert len(looks) == 11
+
+
+def test_has_chart_with_trials_draws_its_intervals() -> None:
+    from kbench_core import figures, kahne
+    from kbench_core.io import load_run
+
+    frame = load_run("sample_data/bias.csv").frame
+    fig = figures.has_chart(kahne.has(frame))
+    assert "95% CI" in fig.layout.yaxis.title.text
+    assert all(t.error_y.array is not None for t in fig.data if t.mode == "markers")
+
+
+def test_intensity_curves_of_eleven_models_are_small_multiples_without_pale_yellow() -> None:
+    from kbench_core import bias_reports, figures
+
+    table = bias_reports.intensity_table(_kahnebench().frame)
+    rows = table[table["bias"] == "anchoring_effect"]
+    fig = figures.bms_curves(rows, y="mean", title="anchoring")
+    assert fig.layout.meta["kbench_panels"]["n"] == 11  # one panel per model
+    colors = {t.line.color for t in fig.data if t.mode and "lines" in t.mode}
+    assert "#F0E442" not in colors  # Okabe & Ito's yellow is unreadable as a thin line
+    # each panel: its model in one strong colour, the ten others in grey behind
+    highlighted = [t for t in fig.data if t.mode == "lines+markers"]
+    assert len(highlighted) == 11 and {t.line.color for t in highlighted} == {"#0072B2"}
+    six = figures.bms_curves(rows[rows["model"].isin(sorted(rows["model"])[:6])], y="mean")
+    assert "kbench_panels" not in six.layout.meta  # up to six still share one plot
+
+
+def test_effect_scatter_legend_marks_no_study_off_scale_and_repeats_no_colour() -> None:
+    import numpy as np
+
+    from kbench_core.figures import replication as rep_figures
+
+    rng = np.random.default_rng(3)
+    rows = []
+    for s in range(12):
+        for t in range(5):
+            d_h = rng.uniform(-1, 1.5)
+            # the first test of four studies lies beyond the axes (|d| > 4)
+            d_a = 6.0 if (s < 4 and t == 0) else d_h + rng.normal(0, 0.2)
+            rows.append({"model": "m", "study": f"study_{s:02d}", "finding": "f",
+                         "test": f"t{s}-{t}", "d_h": d_h, "d_a": d_a})
+    fig = rep_figures.effect_scatter(pd.DataFrame(rows))
+    studies = [t for t in fig.data if t.showlegend is not False and t.mode == "markers"
+               and str(t.name).startswith("study_")]
+    assert len(studies) == 12
+    for trace in studies:  # the legend shows a trace's first marker
+        symbols = trace.marker.symbol
+        first = symbols if isinstance(symbols, str) else symbols[0]
+        assert "open" not in first, trace.name
+    assert len({t.marker.color for t in studies}) == 12
+    assert any(t.name and "beyond the axes" in t.name for t in fig.data)
+    off = [t for t in fig.data if t.showlegend is False and t.mode == "markers"
+           and t.marker.symbol == "triangle-up-open"]
+    assert sum(len(t.x) for t in off) == 4  # the four off-scale tests, at the edge
+
+
+def test_pas_heatmap_is_ranked_by_score_not_alphabet() -> None:
+    from kbench_core.figures import replication as rep_figures
+
+    table = pd.DataFrame({"model": ["a-model", "b-model", "c-model"] * 2,
+                          "study": ["s1"] * 3 + ["s2"] * 3,
+                          "pas": [0.2, 0.9, 0.5, 0.4, 0.7, 0.6]})
+    fig = rep_figures.study_heatmap(table, value="pas")
+    heat = fig.data[0]
+    # mean PAS by hand: b 0.80, c 0.55, a 0.30; studies s2 0.5667 over s1 0.5333
+    models, studies = list(heat.x), list(heat.y)
+    if models[0].startswith("s"):
+        models, studies = studies, models
+    assert models == ["b-model", "c-model", "a-model"]
+    assert studies == ["s2", "s1"]
+
+
+def test_humanstudy_heatmap_hover_names_each_study_by_its_title() -> None:
+    from kbench_core import replication
+    from kbench_core.figures import replication as rep_figures
+    from kbench_core.io import load_run
+
+    run = load_run("sample_data/real/humanstudy-bench/simple_results.json")
+    studies = replication.study_rows(run.frame)
+    fig = rep_figures.study_heatmap(studies.head(40), value="pas")
+    cells = [str(c) for row in fig.data[0].customdata for c in row]
+    assert any("Measures of Anchoring in Estimation Tasks" in c for c in cells)
+    assert "%{customdata}" in fig.data[0].hovertemplate

@@ -309,6 +309,10 @@ def set_panels(fig: go.Figure, n: int, columns: int, *, panel_height: int, heade
     columns = max(1, min(columns, n))
     rows = math.ceil(n / columns)
     height = header + rows * panel_height
+    if titles:  # a model's panel is titled with its display name, as its legend entry is
+        heads = display_labels([t.split("<br>")[0] for t in titles])
+        titles = ["<br>".join([head, *t.split("<br>")[1:]])
+                  for head, t in zip(heads, titles, strict=True)]
     # between rows: the lower panels' titles and the upper panels' tick labels
     lines = max((t.count("<br>") + 1 for t in titles), default=0) if titles else 0
     # (the plot area is the height less the header and about 60 px of x-axis title below)
