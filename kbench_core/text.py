@@ -41,6 +41,7 @@ import pandas as pd
 
 __all__ = [
     "FileNamer",
+    "count_noun",
     "csv_cell",
     "display_name",
     "display_names",
@@ -459,3 +460,13 @@ def display_names(model_ids: Iterable[Any]) -> dict[str, str]:
     literal = set(ids)
     return {m: (name if taken[name] == 1 and (name == m or name not in literal) else m)
             for m, name in shown.items()}
+
+
+def count_noun(count: int, noun: str) -> str:
+    """``count`` and its noun, singular for one (``1 model``, ``3 models``, ``1 study``,
+    ``2 studies``), never ``model(s)`` or ``1 models``.
+
+    >>> count_noun(1, "model"), count_noun(3, "model"), count_noun(2, "study"), count_noun(0, "run")
+    ('1 model', '3 models', '2 studies', '0 runs')
+    """
+    return f"{count:,} {noun.replace('_', ' ') if count == 1 else plural(noun)}"

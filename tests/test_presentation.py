@@ -365,3 +365,69 @@ def test_humanstudy_heatmap_hover_names_each_study_by_its_title() -> None:
     cells = [str(c) for row in fig.data[0].customdata for c in row]
     assert any("Measures of Anchoring in Estimation Tasks" in c for c in cells)
     assert "%{customdata}" in fig.data[0].hovertemplate
+
+
+# ------------------------------------------------------------------ 10: words
+
+INTERNAL = re.compile(r"critique|\(seed\b|\bseed's|review's|\breview B\d|\w\(s\)|"
+                      r"\b1 (?:models|runs|"
+                      r"files|warnings|answers)\b|no intervals and no bootstrap", re.I)
+
+
+def _page_words(monkeypatch, view: str) -> list[str]:
+    """Every text a page shows (Markdown, captions, boxes, headings, expander and widget
+    labels, their help and options), rendered headless by AppTest on the bundled runs
+    (the real KahneBench reports and HumanStudy-Bench results among them)."""
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    from kbench_app import state
+
+    monkeypatch.setenv("KBENCH_APP_ARGS", "")
+    state._cached_load.clear()
+    root = Path(__file__).resolve().parent.parent
+    at = AppTest.from_file(str(root / "views" / f"{view}.py"), default_timeout=120)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    words = []
+    for kind in ("markdown", "caption", "info", "warning", "success", "error", "subheader",
+                 "header", "title", "text", "expander"):
+        for element in getattr(at, kind, []):
+            words.append(str(getattr(element, "value", None) or getattr(element, "label", "")))
+    for kind in ("selectbox", "multiselect", "radio", "toggle", "checkbox", "slider",
+                 "number_input"):
+        for element in getattr(at, kind, []):
+            options = getattr(element, "options", None) or []
+            words.append(" | ".join([str(element.label), str(element.help or ""),
+                                     *map(str, options)]))
+    return words
+
+
+@pytest.mark.parametrize("view", ["bias", "vuln", "runs"])
+def test_pages_speak_to_users_not_to_the_developers(monkeypatch, view) -> None:
+    words = _page_words(monkeypatch, view)
+    assert words
+    found = [w[max(0, m.start() - 60):m.end() + 30] for w in words
+             for m in INTERNAL.finditer(w)]
+    assert not found, found
+
+
+def test_count_noun_is_singular_for_one() -> None:
+    from kbench_core.text import count_noun
+
+    assert [count_noun(n, "model") for n in (0, 1, 2)] == ["0 models", "1 model", "2 models"]
+    assert count_noun(1, "study") == "1 study" and count_noun(12, "study") == "12 studies"
+    assert count_noun(1_234, "warning") == "1,234 warnings"
+
+
+def test_validate_says_one_model(tmp_path, capsys) -> None:
+    from kbench_core.cli import main
+
+    path = tmp_path / "one.csv"
+    path.write_text("model,bias,condition,intensity,domain,score\n"
+                    "m1,anchoring_effect,treatment,weak,social,1\n"
+                    "m1,anchoring_effect,control,,social,0\n")
+    assert main(["validate", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "1 model (" in out and "1 models" not in out
