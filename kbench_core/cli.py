@@ -101,7 +101,7 @@ def validate(paths: Sequence[str], *, max_mb: float) -> int:
             continue
         size = f"{_size(int(run.meta['bytes']))}, " if run.meta.get("bytes") else ""
         models = ", ".join(_safe(m) for m in run.models[:6])
-        print(f"ok      {_safe(path)}: {run.kind}, {len(run):,} rows, "
+        print(f"ok      {_safe(path)}: {run.kind}, {count_noun(len(run), 'row')}, "
               f"{count_noun(len(run.models), 'model')} "
               f"({models}{', ...' if len(run.models) > 6 else ''}), "
               f"{size}format {_safe(run.meta['format'])}")
