@@ -431,3 +431,18 @@ def test_validate_says_one_model(tmp_path, capsys) -> None:
     assert main(["validate", str(path)]) == 0
     out = capsys.readouterr().out
     assert "1 model (" in out and "1 models" not in out
+
+
+def test_figures_command_one_column_pdf_is_252_points_wide(exporter, tmp_path) -> None:
+    """`kbench figures --size one-column` (default --scale 2): PDF 252 pt, SVG 336 px."""
+    from pypdf import PdfReader
+
+    from kbench_core.cli import main
+
+    out = tmp_path / "figs"
+    assert main(["figures", "sample_data/bias.csv", "--out", str(out), "--size", "one-column",
+                 "--format", "pdf,svg", "--items", "has_chart", "--no-tables"]) == 0
+    pdf = next(out.glob("*.pdf"))
+    assert float(PdfReader(str(pdf)).pages[0].mediabox.width) == pytest.approx(252, abs=1)
+    svg = ET.fromstring(next(out.glob("*.svg")).read_bytes())
+    assert float(svg.get("width")) == pytest.approx(336, abs=0.5)
