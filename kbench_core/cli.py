@@ -424,7 +424,8 @@ def _main(argv: list[str]) -> int:
                      help="paper size preset (overridden by --width/--height)")
     fig.add_argument("--width", type=int, default=None, help="CSS pixels (96 per inch)")
     fig.add_argument("--height", type=int, default=None)
-    fig.add_argument("--scale", type=float, default=2.0, help="PNG pixel density (default 2)")
+    fig.add_argument("--scale", type=float, default=2.0,
+                     help="PNG pixel density (default 2); PDF and SVG keep the paper size")
     fig.add_argument("--no-tables", action="store_true", help="figures only")
     fig.add_argument("--items", default="",
                      help="comma-separated item names or file stems to keep, e.g. "
