@@ -350,6 +350,8 @@ def set_panels(fig: go.Figure, n: int, columns: int, *, panel_height: int, heade
     meta["kbench_panels"] = dict(n=n, columns=columns, panel_height=panel_height, header=header,
                                  titles=list(titles) if titles else None,
                                  square=bool(before.get("square")),
+                                 **{k: before[k] for k in ("fit_page", "min_panel_px")
+                                    if k in before},
                                  min_width=meta.get("kbench_panels", {}).get("min_width", 240)
                                  if isinstance(meta.get("kbench_panels"), Mapping) else 240)
     # the narrowest width this grid holds at (the app shows it in a column at least as wide)
@@ -384,7 +386,12 @@ def _regrid(fig: go.Figure, width: int, panels: Mapping) -> int:
 
     def panel_px(cols: int) -> int:
         if not panels.get("square"):  # rows of categories: their height is their content
-            return int(panels["panel_height"])
+            px = int(panels["panel_height"])
+            if panels.get("fit_page"):  # curves, not categories: shorter panels fit a page
+                rows = math.ceil(n / cols)
+                px = max(int(panels.get("min_panel_px", 100)),
+                         min(px, (PAGE_PX - EXPORT_SLACK - header) // rows))
+            return px
         titles = titles_for(cols) or []
         lines = max((t.count("<br>") + 1 for t in titles), default=0)
         # the plot about as tall as wide, plus its title lines and the tick labels above them

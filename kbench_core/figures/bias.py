@@ -32,6 +32,7 @@ MAX_OVERLAID = 6  # models drawn on one plot; beyond, one panel per model (the o
 PANEL_COLUMNS = 4
 HIGHLIGHT = PALETTE[0]  # the panel's own model: one strong colour in every panel
 CONTEXT = "#c8c8c8"  # the other models, behind it
+_SHORT_LEVELS = {"moderate": "mod.", "adversarial": "adv."}
 
 
 def bms_curves(table: pd.DataFrame, *, y: str = "magnitude",
@@ -149,18 +150,21 @@ def _curve_panels(table: pd.DataFrame, x: list[str], *, y: str, prefix: str, yla
             line=dict(color=HIGHLIGHT, width=2.5), marker=dict(size=7, color=HIGHLIGHT),
             hovertemplate=(f"<b>{model}</b><br>%{{x}}: %{{y:.3f}}"
                            "<br>n = %{customdata}<extra></extra>")), row=1, col=k)
-        fig.update_xaxes(type="category", categoryorder="array", categoryarray=x, row=1, col=k)
+        # level ticks (abbreviated: three fit a narrow panel unturned); the hover names them
+        fig.update_xaxes(type="category", categoryorder="array", categoryarray=x,
+                         tickmode="array", tickvals=x, tickangle=0,
+                         ticktext=[_SHORT_LEVELS.get(i, i) for i in x], row=1, col=k)
         fig.update_yaxes(range=[0, 1.05] if y == "mean" else [0, None], nticks=4,
                          row=1, col=k)
-    apply_layout(fig, title, subtitle=f"{len(models)} models, one panel each; the others "
-                 "in grey behind it")
+    apply_layout(fig, title, subtitle=f"{len(models)} models, one panel each, the others in grey")
     meta = dict(fig.layout.meta)
     meta.update(kbench_x_title="Trigger intensity",
                 kbench_y_title="Mean score" if y == "mean" else "Magnitude",
-                kbench_shared_y=True, kbench_panels=dict(min_width=150, square=True))
+                kbench_shared_y=True,
+                kbench_panels=dict(min_width=150, fit_page=True, min_panel_px=100))
     fig.update_layout(meta=meta)
     header = 90 + TITLE_LINE_PX * fig.layout.title.text.count("<br>")
-    set_panels(fig, len(models), PANEL_COLUMNS, panel_height=230, header=header,
+    set_panels(fig, len(models), PANEL_COLUMNS, panel_height=200, header=header,
                titles=models)
     with_legend_below(fig, ["the panel's model", "other models", "control mean",
                             "95% interval"], int(fig.layout.height))
