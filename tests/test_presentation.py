@@ -446,3 +446,19 @@ def test_figures_command_one_column_pdf_is_252_points_wide(exporter, tmp_path) -
     assert float(PdfReader(str(pdf)).pages[0].mediabox.width) == pytest.approx(252, abs=1)
     svg = ET.fromstring(next(out.glob("*.svg")).read_bytes())
     assert float(svg.get("width")) == pytest.approx(336, abs=0.5)
+
+
+def test_per_test_runs_name_humanstudy_studies_by_their_published_titles() -> None:
+    """A per-test run (HumanStudy-Bench effect data) has study ids only: the bundled study
+    list of the published benchmark titles them in the hover; unknown ids stay as they are."""
+    from kbench_core.figures import replication as rep_figures
+
+    tests = pd.DataFrame({"model": "m", "study": ["study_002", "study_002", "my_study"],
+                          "finding": "f", "test": ["t1", "t2", "t3"],
+                          "d_h": [0.1, 0.5, 0.9], "d_a": [0.2, 0.4, 0.8]})
+    assert rep_figures.study_titles(tests) == {
+        "study_002": "Measures of Anchoring in Estimation Tasks"}
+    fig = rep_figures.effect_scatter(tests)
+    hover = {str(row[1]) for t in fig.data if t.customdata is not None for row in t.customdata}
+    assert "study_002 (Measures of Anchoring in Estimation Tasks)" in hover
+    assert "my_study" in hover

@@ -25,7 +25,7 @@ from kbench_core.figures.base import (
 )
 from kbench_core.text import plot_text
 
-__all__ = ["effect_scatter", "study_heatmap", "summary_leaderboard"]
+__all__ = ["effect_scatter", "study_heatmap", "study_titles", "summary_leaderboard"]
 
 WEBGL_ABOVE = 5_000  # points per figure beyond which traces switch to WebGL
 MAX_LEGEND_GROUPS = 20  # beyond this, colour encodes the group without a legend entry each
@@ -99,6 +99,7 @@ def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *
     clamped = out_h | out_a
     data = data.assign(d_h=d_h, d_a=d_a, _clamped=clamped)
     groups = sorted(map(str, data[color_by].unique()))
+    titled = {k: f"{k} ({v})" for k, v in study_titles(data).items()}  # hover: the paper
     many = len(groups) > MAX_LEGEND_GROUPS or (not panels and len(groups) > len(PALETTE))
     # one colour per group: Okabe & Ito's eight, beyond them plotly's Dark24 (no colour twice
     # up to MAX_LEGEND_GROUPS; the marker shape stays a second cue)
@@ -155,7 +156,8 @@ def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *
                                     if not isinstance(symbol, str) else symbol),
                                 line=dict(color="white", width=0.5)),
                     customdata=np.column_stack([sub["model"].astype(str),
-                                                sub["study"].astype(str),
+                                                sub["study"].astype(str).map(titled)
+                                                .fillna(sub["study"].astype(str)),
                                                 sub["finding"].astype(str),
                                                 sub["test"].astype(str)]),
                     hovertemplate=("<b>%{customdata[3]}</b><br>%{customdata[1]} · "
@@ -222,6 +224,27 @@ def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *
     return fig
 
 
+def study_titles(table: pd.DataFrame) -> dict[str, str]:
+    """Each study's title: the run's own ``title`` column (HumanStudy-Bench's
+    ``simple_studies.csv`` and ``simple_results.json`` carry one), else HumanStudy-Bench's
+    published study list bundled with kbench (``kbench_core/data/humanstudy_studies.json``,
+    its 12 studies) for the ids it names (``study_001``); other studies have none."""
+    import json
+    from importlib import resources
+
+    titles: dict[str, str] = {}
+    if "study" not in table:
+        return titles
+    ids = set(map(str, table["study"].dropna().unique()))
+    bundled = json.loads(resources.files("kbench_core").joinpath(
+        "data/humanstudy_studies.json").read_text(encoding="utf-8"))["titles"]
+    titles.update({k: plot_text(v) for k, v in bundled.items() if k in ids})
+    if "title" in table:
+        named = table[["study", "title"]].dropna().drop_duplicates("study")
+        titles.update(zip(named["study"].astype(str), named["title"].astype(str), strict=True))
+    return titles
+
+
 def _weighted_fit(part: pd.DataFrame, weight: pd.Series) -> tuple[float, float] | None:
     x, y, w = (part["d_h"].to_numpy(float), part["d_a"].to_numpy(float),
                weight.to_numpy(float))
@@ -264,10 +287,7 @@ def study_heatmap(table: pd.DataFrame, *, value: str = "pas", title: str | None 
         grid = grid.T
         counts = None if counts is None else counts.T
         hover = "%{y} · %{x}<br>" + value.upper() + " %{z:.3f}"
-    titles = {}
-    if "title" in table:  # HumanStudy-Bench names its studies: the hover says which paper
-        named = table[["study", "title"]].dropna().drop_duplicates("study")
-        titles = dict(zip(named["study"].astype(str), named["title"].astype(str), strict=True))
+    titles = study_titles(table)  # the hover says which paper a study replicates
     if titles or counts is not None:
         study_of = (np.broadcast_to(np.asarray(grid.index, dtype=object)[:, None], grid.shape)
                     if rows_are[0] == "study" else
