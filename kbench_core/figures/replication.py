@@ -156,8 +156,8 @@ def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *
                                     if not isinstance(symbol, str) else symbol),
                                 line=dict(color="white", width=0.5)),
                     customdata=np.column_stack([sub["model"].astype(str),
-                                                sub["study"].astype(str).map(titled)
-                                                .fillna(sub["study"].astype(str)),
+                                                sub["study"].astype(object).astype(str)
+                                                .replace(titled),
                                                 sub["finding"].astype(str),
                                                 sub["test"].astype(str)]),
                     hovertemplate=("<b>%{customdata[3]}</b><br>%{customdata[1]} · "
