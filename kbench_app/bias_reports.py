@@ -22,6 +22,7 @@ from kbench_core import bias_reports as reports
 from kbench_core import figures
 from kbench_core.io import Run
 from kbench_core.ranking import rank_text
+from kbench_core.text import count_noun
 
 K = bias_view.Keys
 
@@ -29,8 +30,9 @@ __all__ = ["render", "summaries_of"]
 
 NO_TRIALS = ("These are KahneBench fingerprint reports: each number is the report's own, as "
              "KahneBench computed it from trials that are not in the file. There are no "
-             "per-trial data, so no intervals and no bootstrap; kbench does not recompute "
-             "anything. Upload the trial results (KahneBench's results JSON) for intervals, "
+             "per-trial data, so the scores have no intervals (the rank intervals come from "
+             "resampling biases); kbench does not recompute the scores. Upload the trial "
+             "results (KahneBench's results JSON) for intervals, "
              "drill-downs and options.")
 
 
@@ -165,6 +167,6 @@ def render() -> None:
         for run in chosen_runs:
             # st.text shows text as is: a Markdown escape there would show its backslashes.
             st.text(f"{run.name}: {run.meta.get('format', '')}, "
-                    f"{len(run.models)} model(s)")
+                    f"{count_noun(len(run.models), 'model')}")
             for warning in run.warnings:
                 st.caption(plain(warning))

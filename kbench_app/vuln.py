@@ -25,6 +25,7 @@ from kbench_core.families.judged import (
 from kbench_core.figures import vuln as vuln_figures
 from kbench_core.io import Run
 from kbench_core.ranking import rank_interval_text
+from kbench_core.text import count_noun
 
 
 class Keys:
@@ -58,7 +59,7 @@ _HELP = {
     "sui": "Security Understanding Index: weighted mean of F2, TDR, finding precision, mean "
            "reasoning and 1 − ECE",
     "tus": "True Understanding Score: TDR × mean reasoning × (1 − invalid rate)",
-    "tus_geometric": "Cube root of TUS (the critique's remedy for multiplicative collapse)",
+    "tus_geometric": "Cube root of TUS (one low factor no longer collapses the product)",
     "lgi": "Lucky-guess indicator: accuracy − TDR",
     "tdr": "Targets found / vulnerable answers",
     "lucky_guess_rate": "Said vulnerable on a vulnerable contract without finding the target, "
@@ -117,7 +118,7 @@ def weight_sliders() -> dict[str, float]:
                            help="F2 .25, TDR .25, finding precision .15, reasoning .25, "
                                 "calibration .10")
         st.caption("SUI divides by the sum of the weights, so they need not add up to 1. The "
-                   "seed's weights are not derived from data (critique §1): try others.")
+                   "default weights are not derived from data: try others.")
     return weights
 
 
@@ -357,8 +358,9 @@ def drill_down(selected: pd.DataFrame, models: Sequence[str], judge: str) -> Non
     if len(sample_ids) > MAX_SAMPLE_OPTIONS:
         c2.caption(f"The first {MAX_SAMPLE_OPTIONS:,} are listed; search to find the others.")
     answers = of_model[rows_equal(of_model["sample"], sample)]
-    st.caption(f"{len(answers)} answer(s) of **{plain(model)}** on **{plain(sample)}** as "
-               f"judged by **{plain(judge)}**; text is shown exactly as uploaded.")
+    st.caption(f"{count_noun(len(answers), 'answer')} of **{plain(model)}** on "
+               f"**{plain(sample)}** as judged by **{plain(judge)}**; text is shown exactly as "
+               "uploaded.")
     st.dataframe(answers[[c for c in DRILL_COLUMNS + FINDING_COUNTS if c in answers]],
                  hide_index=True, width="stretch", key="vuln_drill_answers")
     findings = vuln.sample_findings(answers)

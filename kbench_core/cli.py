@@ -23,7 +23,7 @@ from pathlib import Path
 
 from kbench_core import __version__
 from kbench_core.io import DEFAULT_MAX_BYTES, RunFormatError, load_run
-from kbench_core.text import escape_controls
+from kbench_core.text import count_noun, escape_controls
 
 APP_PATH = Path(__file__).resolve().parent.parent / "app.py"
 
@@ -101,7 +101,8 @@ def validate(paths: Sequence[str], *, max_mb: float) -> int:
             continue
         size = f"{_size(int(run.meta['bytes']))}, " if run.meta.get("bytes") else ""
         models = ", ".join(_safe(m) for m in run.models[:6])
-        print(f"ok      {_safe(path)}: {run.kind}, {len(run):,} rows, {len(run.models)} models "
+        print(f"ok      {_safe(path)}: {run.kind}, {count_noun(len(run), 'row')}, "
+              f"{count_noun(len(run.models), 'model')} "
               f"({models}{', ...' if len(run.models) > 6 else ''}), "
               f"{size}format {_safe(run.meta['format'])}")
         for warning in run.warnings:
@@ -489,7 +490,8 @@ def _main(argv: list[str]) -> int:
                      help="paper size preset (overridden by --width/--height)")
     fig.add_argument("--width", type=int, default=None, help="CSS pixels (96 per inch)")
     fig.add_argument("--height", type=int, default=None)
-    fig.add_argument("--scale", type=float, default=2.0, help="PNG pixel density (default 2)")
+    fig.add_argument("--scale", type=float, default=2.0,
+                     help="PNG pixel density (default 2); PDF and SVG keep the paper size")
     fig.add_argument("--no-tables", action="store_true", help="figures only")
     fig.add_argument("--items", default="",
                      help="comma-separated item names or file stems to keep, e.g. "

@@ -201,7 +201,11 @@ class FigureExporter:
                  height: int | None = None, scale: float = 1.0,
                  provenance: Provenance | None = None) -> bytes:
         """The figure in ``fmt`` (png, svg or pdf), ``width`` × ``height`` CSS pixels (default:
-        the figure's own size, else 900 × 520), PNG pixels multiplied by ``scale``."""
+        the figure's own size, else 900 × 520), PNG pixels multiplied by ``scale``.
+
+        ``scale`` is a PNG's pixel density only: an SVG is ``width`` CSS pixels wide and a PDF
+        ``width`` × 0.75 pt (96 CSS px = 1 in = 72 pt), so a one-column figure (336 px) is
+        3.5 in = 252 pt wide whatever the density asked for its PNG."""
         if fmt not in FIGURE_FORMATS:
             raise ValueError(f"format must be one of {', '.join(FIGURE_FORMATS)}; got {fmt!r}")
         import kaleido
@@ -213,7 +217,8 @@ class FigureExporter:
         layout = fig.layout
         opts = {"format": fmt, "width": width or layout.width or PAPER_SIZES["screen"][0],
                 "height": height or layout.height or PAPER_SIZES["screen"][1],
-                "scale": scale}
+                # kaleido multiplies vector sizes by scale too: a paper size must stay one
+                "scale": scale if fmt == "png" else 1}
         if self._started:
             data = kaleido.calc_fig_sync(fig, opts=opts)
         else:
@@ -263,15 +268,11 @@ def _interval_columns(frame: pd.DataFrame) -> dict[str, tuple[str, str]]:
 
 
 def _best_rows(frame: pd.DataFrame, best: Mapping[str, str]) -> dict[str, set[int]]:
-    marks: dict[str, set[int]] = {}
-    for column, direction in best.items():
-        if column not in frame or not pd.api.types.is_numeric_dtype(frame[column]):
-            continue
-        values = frame[column].astype(float)
-        if values.notna().any():
-            target = values.max() if direction == "max" else values.min()
-            marks[column] = set(np.flatnonzero(np.isclose(values, target)))
-    return marks
+    """Rows to bold: the best among comparable rows, never a few-samples row
+    (:func:`kbench_core.tables.best_marks`)."""
+    from kbench_core.tables import best_marks
+
+    return best_marks(frame, dict(best))
 
 
 _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
@@ -301,7 +302,9 @@ def to_latex(frame: pd.DataFrame, *, best: Mapping[str, str] | None = None, digi
              caption: str | None = None, label: str | None = None,
              provenance: Provenance | None = None) -> str:
     """A booktabs LaTeX table: intervals as ``0.62 [0.55, 0.69]`` (from ``<col>_low`` and
-    ``<col>_high``), the best value of each column in ``best`` (``"max"`` or ``"min"``) in bold,
+    ``<col>_high``), the best value of each column in ``best`` (``"max"`` or ``"min"``) in bold
+    among comparable rows (one judge, one bias, ...; never a few-samples row:
+    :func:`kbench_core.tables.best_marks`),
     every cell escaped. Needs ``\\usepackage{booktabs}``; a table of more than
     :data:`LATEX_WIDE_COLUMNS` columns is scaled to the text width with ``\\resizebox``
     (``\\usepackage{graphicx}``), so it never runs into the margin."""

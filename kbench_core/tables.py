@@ -15,13 +15,15 @@ with the same significant digits and trailing zeros unless the full precision is
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["SIGNIFICANT", "TINY", "ColumnKind", "column_kind", "cost_decimals", "csv_frame",
-           "format_frame", "format_value", "round_frame", "round_significant"]
+__all__ = ["COMPARABLE_WITHIN", "SIGNIFICANT", "TINY", "ColumnKind", "best_marks", "column_kind",
+           "cost_decimals", "csv_frame", "format_frame", "format_value", "round_frame",
+           "round_significant"]
 
 SIGNIFICANT = 4
 TINY = 1e-12  # below this in absolute value a number is a floating-point residue: shown as 0
@@ -200,3 +202,50 @@ def round_frame(frame: pd.DataFrame, *, digits: int = SIGNIFICANT) -> pd.DataFra
         else:
             out[column] = rounded
     return out
+
+
+# Rows are compared (for the bold "best" value) only with rows that share every one of these
+# columns: a TDR under one judge is not comparable with a TDR under another, nor a bias's BMS
+# with another bias's, nor a domain's ECS with another domain's.
+COMPARABLE_WITHIN: tuple[str, ...] = (
+    "judge", "judges", "consensus", "difficulty", "prompt_type", "category", "bias", "domain",
+    "study", "finding", "level", "group", "split", "intensity", "condition")
+
+
+def best_marks(frame: pd.DataFrame, best: dict[str, str] | None, *,
+               within: Sequence[str] | None = None) -> dict[str, set[int]]:
+    """For each column of ``best`` (``"max"`` or ``"min"``), the positions of the rows holding
+    the best value among comparable rows (those sharing every column of ``within``, default
+    the columns of :data:`COMPARABLE_WITHIN` the frame has). A row marked ``few_items`` (a
+    "few samples" row) is never best and does not take part: a value resting on 5 samples
+    does not crown, nor does it stop another row from being crowned. Ties are all marked;
+    a group with a single comparable row marks nothing (best among one is no news).
+
+    >>> t = pd.DataFrame({"model": list("abab"), "judge": list("xxyy"), "tdr": [.5, .7, .9, .6],
+    ...                   "few_items": [False, False, False, True]})
+    >>> best_marks(t, {"tdr": "max"})
+    {'tdr': {1}}
+    """
+    for column, direction in (best or {}).items():
+        if direction not in ("max", "min"):
+            raise ValueError(f"best[{column!r}] must be 'max' or 'min'; got {direction!r}")
+    keys = [c for c in (COMPARABLE_WITHIN if within is None else within) if c in frame]
+    eligible = np.ones(len(frame), dtype=bool)
+    if "few_items" in frame:
+        eligible &= ~frame["few_items"].fillna(False).astype(bool).to_numpy()
+    group = (frame[keys].astype(str).agg("\x1f".join, axis=1) if keys
+             else pd.Series("", index=frame.index))
+    sizes = pd.Series(eligible, index=frame.index).groupby(group.to_numpy()).transform("sum")
+    marks: dict[str, set[int]] = {}
+    for column, direction in (best or {}).items():
+        if column not in frame or not pd.api.types.is_numeric_dtype(frame[column]) \
+                or pd.api.types.is_bool_dtype(frame[column]):
+            continue
+        values = frame[column].astype(float).where(eligible)
+        grouped = values.groupby(group.to_numpy())
+        target = grouped.transform("max" if direction == "max" else "min")
+        hit = np.isclose(values, target) & values.notna() & (sizes.to_numpy() > 1)
+        found = set(np.flatnonzero(hit.to_numpy()).tolist())
+        if found:
+            marks[column] = found
+    return marks

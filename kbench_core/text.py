@@ -41,7 +41,10 @@ import pandas as pd
 
 __all__ = [
     "FileNamer",
+    "count_noun",
     "csv_cell",
+    "display_name",
+    "display_names",
     "escape_controls",
     "json_quote",
     "lookalike_warnings",
@@ -407,3 +410,63 @@ def plural(noun: str) -> str:
     if word.endswith(("s", "x", "ch", "sh")):
         return word + "es"
     return word + "s"
+
+
+# ------------------------------------------------------------------------------ model names
+
+# A release date at the end of a model id: -20250929, -2025-12-11, _2024_08_06, @20240620,
+# -2024-08 (the date a provider stamps on a snapshot; the family and version stay).
+_DATE_SUFFIX = re.compile(r"[-_@.](?:20\d{2}[-_.]?[01]\d[-_.]?[0-3]\d|20\d{2}[-_.][01]\d)$")
+
+
+def display_name(model_id: Any) -> str:
+    """The name a figure shows for one model id, alone (:func:`display_names` makes a set of
+    them unique): the release date at the end dropped (``claude-sonnet-4-5-20250929`` →
+    ``claude-sonnet-4-5``, ``gpt-5.2-2025-12-11`` → ``gpt-5.2``), and a provider token that
+    the family repeats said once (``mistralai_mistral_small`` → ``mistral_small``,
+    ``deepseek_deepseek_v3.2`` → ``deepseek_v3.2``, ``qwen_qwen3_next`` → ``qwen3_next``);
+    provider, family and version otherwise stay as written.
+
+    >>> display_name("claude-sonnet-4-5-20250929"), display_name("anthropic_claude_haiku_4.5")
+    ('claude-sonnet-4-5', 'anthropic_claude_haiku_4.5')
+    """
+    text = str(model_id)
+    shorter = _DATE_SUFFIX.sub("", text)
+    text = shorter if shorter else text
+    parts = re.split(r"([_/:-])", text, maxsplit=2)
+    if len(parts) >= 3 and parts[0] and parts[2]:
+        provider, family = parts[0].lower(), parts[2].lower()
+        stem = provider.removesuffix("ai") if len(provider) > 4 else provider
+        if family.startswith(stem) and len(stem) >= 4:
+            text = "".join(parts[2:])
+    return text
+
+
+def display_names(model_ids: Iterable[Any]) -> dict[str, str]:
+    """One display name per model id, the same in every figure (legends, ticks, panel titles):
+    :func:`display_name` of each, unless two ids would read the same (two snapshots of one
+    model, ``gpt-4o-2024-05-13`` and ``gpt-4o-2024-08-06``): those keep their full ids. Tables
+    and hovers show the full id. Hand-written: no library names model ids.
+
+    >>> display_names(["gpt-4o-2024-05-13", "gpt-4o-2024-08-06", "gpt-5.2-2025-12-11"])
+    {'gpt-4o-2024-05-13': 'gpt-4o-2024-05-13', 'gpt-4o-2024-08-06': 'gpt-4o-2024-08-06', \
+'gpt-5.2-2025-12-11': 'gpt-5.2'}
+    """
+    ids = [str(m) for m in dict.fromkeys(model_ids) if m is not None]
+    shown = {m: display_name(m) for m in ids}
+    taken: dict[str, int] = {}
+    for name in shown.values():
+        taken[name] = taken.get(name, 0) + 1
+    literal = set(ids)
+    return {m: (name if taken[name] == 1 and (name == m or name not in literal) else m)
+            for m, name in shown.items()}
+
+
+def count_noun(count: int, noun: str) -> str:
+    """``count`` and its noun, singular for one (``1 model``, ``3 models``, ``1 study``,
+    ``2 studies``), never ``model(s)`` or ``1 models``.
+
+    >>> count_noun(1, "model"), count_noun(3, "model"), count_noun(2, "study"), count_noun(0, "run")
+    ('1 model', '3 models', '2 studies', '0 runs')
+    """
+    return f"{count:,} {noun.replace('_', ' ') if count == 1 else plural(noun)}"

@@ -22,7 +22,7 @@ def test_validate_prints_kind_and_size(tmp_path, capsys) -> None:
     path.write_text(GOOD)
     assert main(["validate", str(path)]) == 0
     out = capsys.readouterr().out
-    assert "good.csv: bias, 1 rows, 1 models (m1)" in out and "format csv" in out
+    assert "good.csv: bias, 1 row, 1 model (m1)" in out and "format csv" in out
 
 
 def test_validate_exit_status_one_on_any_error(tmp_path, capsys) -> None:

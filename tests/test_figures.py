@@ -217,12 +217,14 @@ def test_effect_scatter_draws_outliers_at_the_edge_and_counts_them() -> None:
                           "test": ["t1", "t2", "t3"], "d_h": [0.2, 0.5, 10.0],
                           "d_a": [0.1, -9.0, 0.4]})
     fig = rep_figures.effect_scatter(tests)
-    points = [t for t in fig.data if t.mode == "markers"]
+    # (the "beyond the axes" legend entry has no point: x = [None])
+    points = [t for t in fig.data if t.mode == "markers" and t.x[0] is not None]
     x = np.concatenate([np.asarray(t.x, float) for t in points])
     y = np.concatenate([np.asarray(t.y, float) for t in points])
     limit = rep_figures.AXIS_LIMIT
     assert x.max() == limit and y.min() == -limit  # 10 and -9 drawn at the edge
-    symbols = [s for t in points for s in t.marker.symbol]
+    symbols = [s for t in points for s in (
+        [t.marker.symbol] * len(t.x) if isinstance(t.marker.symbol, str) else t.marker.symbol)]
     assert symbols.count("triangle-up-open") == 2
     assert "2 tests outside [-4, 4]" in fig.layout.title.text
 

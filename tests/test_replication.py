@@ -827,9 +827,14 @@ def test_heat_table_and_leaderboard() -> None:
     fig = rep_figures.study_heatmap(result.study, value="pas")
     heat = fig.data[0]
     grid = result.study.pivot_table(index="study", columns="model", values="pas",
-                                    observed=True).sort_index()  # first study on top
+                                    observed=True).sort_index().sort_index(axis=1)
+    # ranked (issue 24): best study on top, best model on the left, by mean PAS
+    grid = grid.loc[grid.mean(axis=1).sort_values(ascending=False, kind="stable").index]
+    grid = grid[grid.mean(axis=0).sort_values(ascending=False, kind="stable").index]
     np.testing.assert_allclose(np.asarray(heat.z, float), grid.to_numpy())
-    assert "n = " in heat.hovertemplate and np.asarray(heat.customdata).shape == grid.shape
+    assert "%{customdata}" in heat.hovertemplate
+    assert np.asarray(heat.customdata).shape == grid.shape
+    assert str(np.asarray(heat.customdata)[0, 0]).startswith("n = ")
     board = R.summary_leaderboard(samples.replication_summary())
     lead = rep_figures.summary_leaderboard(board)
     names = {t.name for t in lead.data}

@@ -52,12 +52,12 @@ biases = kit.multiselect(f"Biases ({len(offered)}; type to search)", offered, ke
 with st.expander("Metric options", icon=":material/tune:"):
     c1, c2, c3, c4, c5 = st.columns(5)
     options = FingerprintOptions(
-        capped=kit.toggle("Cap magnitudes at 1 (seed)", key=K.CAP, default=True, container=c1,
+        capped=kit.toggle("Cap magnitudes at 1 (KahneBench)", key=K.CAP, default=True, container=c1,
                           help="KahneBench caps each intensity's magnitude at 1; lift the cap "
-                               "to tell strong biases apart (review B2)."),
+                               "to tell strong biases apart."),
         std=kit.radio("BCI standard deviation", ["population", "sample"], key=K.STD,
                       container=c2,
-                      help="Population is the review's fix; sample reproduces the seed."),
+                      help="Population: the corrected formula; sample: KahneBench's own."),
         relative=kit.toggle("HAS threshold relative to the human rate", key=K.RELATIVE,
                             container=c3),
         threshold=kit.slider("HAS threshold", 0.01, 0.5, key=K.THRESHOLD, default=0.1,
@@ -157,7 +157,7 @@ with st.expander("Human baselines and their sources", icon=":material/menu_book:
                  column_config={"human_rate": st.column_config.NumberColumn("Human rate",
                                                                             format="%.2f")})
     st.caption("KahneBench's HUMAN_BASELINES (MIT). Sources and assessments are those of the "
-               "metrics review's plausibility check; rates without a source are uncited there.")
+               "plausibility check in docs/metrics/bias.md; rates without a source are uncited.")
 
 run_compare_panel(selected, "bias", key=K.COMPARE, runs=runs, selection=selection,
                   colors=colors)

@@ -8,6 +8,7 @@ from kbench_core.bundle_export import ExportChoice, export_zip, planned_files
 from kbench_core.catalog import items_for, unavailable
 from kbench_core.export import PAPER_SIZES
 from kbench_core.report import report_html
+from kbench_core.text import count_noun
 
 st.title("Export")
 st.caption("Paper figures and tables of the loaded runs, made by the same functions as the "
@@ -47,8 +48,8 @@ scale = kit.slider("PNG scale", 1.0, 4.0, key="export_scale", default=2.0, step=
                    container=c4)
 
 plan = planned_files(chosen_runs, ExportChoice(items=tuple(items)))
-st.caption(f"{len(plan)} items from {len(chosen_runs)} run(s); items that make one figure per "
-           "bias or model (BMS curves, domain heatmaps) expand when exported.")
+st.caption(f"{len(plan)} items from {count_noun(len(chosen_runs), 'run')}; items that make "
+           "one figure per bias or model (BMS curves, domain heatmaps) expand when exported.")
 if not plan:
     kit.stop()
 

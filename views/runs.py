@@ -5,6 +5,7 @@ import streamlit as st
 from kbench_app import state
 from kbench_app.ui import code, plain
 from kbench_core.io import DEFAULT_MAX_BYTES
+from kbench_core.text import count_noun
 
 UPLOAD_TYPES = ["csv", "tsv", "tab", "txt", "json", "jsonl", "ndjson", "parquet", "pq", "gz",
                 "zip", "tar", "tgz"]
@@ -70,7 +71,7 @@ new_files = [f for f in uploads or [] if f.file_id not in seen]
 if new_files:
     # Seen before loading: whatever one file does, no rerun loads (or reports) it again.
     seen.update(f.file_id for f in new_files)
-    bar = st.progress(0.0, text=f"Loading {len(new_files)} file(s)...")
+    bar = st.progress(0.0, text=f"Loading {count_noun(len(new_files), 'file')}...")
     report = state.add_uploads(registry, new_files, progress=lambda fraction, text: bar.progress(
         fraction, text=plain(text)))
     bar.empty()
@@ -89,7 +90,7 @@ if new_files:
 just_added = [n for n in state.just_added() if n in registry.runs]
 if just_added:
     with st.container(border=True):
-        st.markdown(f"**{len(just_added)} run(s) loaded.** Open one on its page:")
+        st.markdown(f"**{count_noun(len(just_added), 'run')} loaded.** Open one on its page:")
         with st.container(horizontal=True):
             for name in just_added:
                 if st.button(plain(name), key=f"open::{name}", icon=":material/open_in_new:"):
@@ -123,13 +124,14 @@ else:
         },
     )
     for name, run in list(registry.runs.items()):
-        label = f"{plain(name)} · {run.kind} · {len(run):,} rows · {len(run.models)} models"
+        label = (f"{plain(name)} · {run.kind} · {len(run):,} rows · "
+                 f"{count_noun(len(run.models), 'model')}")
         with st.expander(label):
             st.text(f"Run: {name}\nModels: {', '.join(run.models)}\n"
                     f"Source: {run.meta.get('source', '')} ({run.meta.get('format', '')})\n"
                     f"SHA-256: {run.content_hash}")
             if run.warnings:
-                st.warning(f"{len(run.warnings)} warning(s)", icon=":material/warning:")
+                st.warning(f"{count_noun(len(run.warnings), 'warning')}", icon=":material/warning:")
                 st.code("\n".join(run.warnings), language=None, wrap_lines=True)
             st.dataframe(run.frame.head(100), hide_index=True, width="stretch")
             st.button("Remove run", key=f"remove::{name}", on_click=registry.remove,

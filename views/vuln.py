@@ -35,19 +35,19 @@ models = kit.multiselect("Detector models", all_models, key=K.MODELS, default=al
                          container=middle)
 split = kit.toggle("Split by prompt type", key=K.SPLIT, container=right,
                    disabled=not has_prompts, help="One leaderboard row per model × prompt type.")
-with st.expander("Metric options (the critique's improvements)", icon=":material/tune:"):
+with st.expander("Metric options (beyond BlockBench's rules)", icon=":material/tune:"):
     c1, c2, c3, c4 = st.columns(4)
     partial_credit = kit.slider(
         "Credit for a partial match", 0.0, 1.0, key=K.PARTIAL, default=1.0, step=0.05,
         container=c1,
-        help="1.0 is BlockBench's rule (a PARTIAL_MATCH counts as fully valid); the critique "
-             "suggests 0.5. Applies to finding precision and to targets found only partially "
+        help="1.0 is BlockBench's rule (a PARTIAL_MATCH counts as fully valid); 0.5 counts "
+             "it as half. Applies to finding precision and to targets found only partially "
              "in TDR.")
     severity = kit.toggle("Severity-weighted TDR", key=K.SEVERITY, container=c2,
-                          help="Critical 3×, high 2×, medium and low 1× (the critique's "
-                               "suggestion); a target without severity weighs 1.")
+                          help="Critical 3×, high 2×, medium and low 1×; a target "
+                               "without severity weighs 1.")
     zero = kit.radio("Undefined ratios", ["seed", "nan"], key=K.ZERO, container=c3,
-                     format_func={"seed": "0 (seed; finding precision 1.0)",
+                     format_func={"seed": "0 (BlockBench; finding precision 1.0)",
                                   "nan": "NaN (undefined)"}.get)
     bootstrap = kit.toggle("Bootstrap composite intervals", key=K.BOOTSTRAP, container=c4,
                            default=len(frame) <= page.BOOTSTRAP_BY_DEFAULT_ROWS,
@@ -69,7 +69,7 @@ board_section, calibration_section = st.container(), st.container()
 calibration_section.subheader("Calibration of the stated confidence")
 controls, diagram = calibration_section.columns([1, 3])
 binning = kit.radio("Bins", ["uniform", "quantile"], key=K.BINNING, container=controls,
-                    format_func={"uniform": "Equal width (seed)",
+                    format_func={"uniform": "Equal width (BlockBench)",
                                  "quantile": "Equal mass"}.get,
                     help="Equal-mass bins put the edges at the percentiles of the "
                          "confidences, so crowded confidences (0.9–1.0) do not leave most "

@@ -157,7 +157,15 @@ def apply_layout(fig: go.Figure, title: str, *, subtitle: str | None = None,
                  **kwargs: object) -> go.Figure:
     """The kbench template and a left-aligned title, wrapped to :data:`APP_WIDTH`, that pushes
     the top margin rather than overlap the plot; ``kwargs`` go to ``update_layout``. The raw
-    title is kept in ``layout.meta`` for :func:`fit_to_width`."""
+    title is kept in ``layout.meta`` for :func:`fit_to_width`. Legend entries show each model
+    by its display name (:func:`display_labels`, as tick labels and panel titles do); the hover
+    keeps the full id."""
+    named = [t for t in fig.data if isinstance(t.name, str) and t.name]
+    if named:
+        shown = dict(zip((t.name for t in named), display_labels([t.name for t in named]),
+                         strict=True))
+        for trace in named:
+            trace.name = shown[trace.name]
     meta = dict(fig.layout.meta) if isinstance(fig.layout.meta, Mapping) else {}
     meta.update(kbench_title=title, kbench_subtitle=subtitle)
     fig.update_layout(template="kbench", title=_title(title, APP_WIDTH, subtitle), meta=meta,
@@ -301,6 +309,10 @@ def set_panels(fig: go.Figure, n: int, columns: int, *, panel_height: int, heade
     columns = max(1, min(columns, n))
     rows = math.ceil(n / columns)
     height = header + rows * panel_height
+    if titles:  # a model's panel is titled with its display name, as its legend entry is
+        heads = display_labels([t.split("<br>")[0] for t in titles])
+        titles = ["<br>".join([head, *t.split("<br>")[1:]])
+                  for head, t in zip(heads, titles, strict=True)]
     # between rows: the lower panels' titles and the upper panels' tick labels
     lines = max((t.count("<br>") + 1 for t in titles), default=0) if titles else 0
     # (the plot area is the height less the header and about 60 px of x-axis title below)
@@ -338,6 +350,8 @@ def set_panels(fig: go.Figure, n: int, columns: int, *, panel_height: int, heade
     meta["kbench_panels"] = dict(n=n, columns=columns, panel_height=panel_height, header=header,
                                  titles=list(titles) if titles else None,
                                  square=bool(before.get("square")),
+                                 **{k: before[k] for k in ("fit_page", "min_panel_px")
+                                    if k in before},
                                  min_width=meta.get("kbench_panels", {}).get("min_width", 240)
                                  if isinstance(meta.get("kbench_panels"), Mapping) else 240)
     # the narrowest width this grid holds at (the app shows it in a column at least as wide)
@@ -372,7 +386,12 @@ def _regrid(fig: go.Figure, width: int, panels: Mapping) -> int:
 
     def panel_px(cols: int) -> int:
         if not panels.get("square"):  # rows of categories: their height is their content
-            return int(panels["panel_height"])
+            px = int(panels["panel_height"])
+            if panels.get("fit_page"):  # curves, not categories: shorter panels fit a page
+                rows = math.ceil(n / cols)
+                px = max(int(panels.get("min_panel_px", 100)),
+                         min(px, (PAGE_PX - EXPORT_SLACK - header) // rows))
+            return px
         titles = titles_for(cols) or []
         lines = max((t.count("<br>") + 1 for t in titles), default=0)
         # the plot about as tall as wide, plus its title lines and the tick labels above them
@@ -459,7 +478,9 @@ def _abbreviate(label: str, budget: int, counts: Mapping[str, int]) -> str:
         for i in shared:
             if len("".join(parts)) <= budget:
                 return "".join(parts)
-            parts[i] = parts[i][:keep]
+            # the first word (provider or family: "claude", "mistral") keeps three letters,
+            # so a cut name still says whose model it is ("cla-hai-4-5", never "c-hai-4-5")
+            parts[i] = parts[i][:max(keep, 3 if i == 0 else keep)]
     # then the label's own words but its last word, from the left (the vendor before the
     # model), so its tail (a number, a version) stays whole
     own = [i for i in range(0, len(parts) - 1, 2) if len(parts[i]) > 3
@@ -468,7 +489,7 @@ def _abbreviate(label: str, budget: int, counts: Mapping[str, int]) -> str:
         for i in own:
             if len("".join(parts)) <= budget:
                 return "".join(parts)
-            parts[i] = parts[i][:keep]
+            parts[i] = parts[i][:max(keep, 3 if i == 0 else keep)]
     return _middle_cut("".join(parts), budget)
 
 
@@ -503,7 +524,8 @@ def shorten(labels: Sequence[str], max_chars: int) -> list[str]:
     keeps a readable head and its tail (``head…tail``). Where two would read the same, the
     budget grows until they differ (else the full names); the full names stay in the hover.
     Hand-written: plotly has no label abbreviation."""
-    labels = [str(label) for label in labels]
+    full = [str(label) for label in labels]
+    labels = display_labels(full)
     max_chars = max(6, max_chars)
     composite = any(COMPOSITE in label for label in labels)
 
@@ -537,6 +559,25 @@ def shorten(labels: Sequence[str], max_chars: int) -> list[str]:
     return out
 
 
+MIN_LABEL_CHARS = 16  # a tick label is never cut below this: "claude-haiku-4-5" stays whole
+
+
+def display_labels(labels: Sequence[str]) -> list[str]:
+    """``labels`` with every model id in its display name
+    (:func:`kbench_core.text.display_names`: release dates dropped, a repeated provider said
+    once), each part of a composite label (``model · judge``) on its own; the labels
+    unchanged when two would then read the same."""
+    from kbench_core.text import display_names
+
+    labels = [str(label) for label in labels]
+    split = [label.split(COMPOSITE) for label in labels]
+    width = max((len(parts) for parts in split), default=0)
+    names = [display_names(parts[k] for parts in split if len(parts) > k)
+             for k in range(width)]
+    out = [COMPOSITE.join(names[k][part] for k, part in enumerate(parts)) for parts in split]
+    return out if len(set(out)) == len(set(labels)) else labels
+
+
 def category_ticks(fig: go.Figure, axis: str, labels: Sequence[str], *, share: float = 0.5,
                    width: int = APP_WIDTH, size: float = FONT_SIZE - 1,
                    row_px: float | None = None) -> None:
@@ -544,7 +585,7 @@ def category_ticks(fig: go.Figure, axis: str, labels: Sequence[str], *, share: f
     figure ``width``; :func:`fit_to_width` recuts them for an export width. ``row_px``: the
     height of one row (y categories), for :func:`row_pages`."""
     labels = [str(label) for label in labels]
-    budget = int(share * width / (CHAR_EM * size))
+    budget = max(MIN_LABEL_CHARS, int(share * width / (CHAR_EM * size)))
     fig.layout[axis].update(tickmode="array", tickvals=labels, ticktext=shorten(labels, budget),
                             tickfont=dict(size=size))
     meta = dict(fig.layout.meta) if isinstance(fig.layout.meta, Mapping) else {}
@@ -567,7 +608,7 @@ def _recut_ticks(fig: go.Figure, width: int) -> None:
         if spec.get("cells"):  # heatmap rows: what the cells (28 px and up) leave over
             other = 60 if width < NARROW else 150  # margins (and a standing colour bar)
             share = min(0.6, max(share, 1 - (28 * spec["cells"] + other) / width))
-        budget = int(share * width / (CHAR_EM * size))
+        budget = max(MIN_LABEL_CHARS, int(share * width / (CHAR_EM * size)))
         fig.layout[axis].update(ticktext=shorten(spec["labels"], budget),
                                 tickfont=dict(size=size))
 

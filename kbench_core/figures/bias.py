@@ -5,14 +5,18 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 from kbench_core.figures.base import (
+    PALETTE,
+    TITLE_LINE_PX,
     apply_layout,
     category_ticks,
     distinct_styles,
     heatmap_figure,
     legend_below,
     rgba,
+    set_panels,
     with_legend_below,
 )
 from kbench_core.schema import INTENSITIES
@@ -24,6 +28,11 @@ __all__ = ["bci_heatmap", "bms_curves", "cas_bars", "fingerprint_heatmap", "has_
            "mitigation_chart"]
 
 MAX_CURVES = 12  # models drawn as lines; beyond, the curves become a heatmap
+MAX_OVERLAID = 6  # models drawn on one plot; beyond, one panel per model (the others grey)
+PANEL_COLUMNS = 4
+HIGHLIGHT = PALETTE[0]  # the panel's own model: one strong colour in every panel
+CONTEXT = "#c8c8c8"  # the other models, behind it
+_SHORT_LEVELS = {"moderate": "mod.", "adversarial": "adv."}
 
 
 def bms_curves(table: pd.DataFrame, *, y: str = "magnitude",
@@ -57,6 +66,9 @@ def bms_curves(table: pd.DataFrame, *, y: str = "magnitude",
                 f"{len(grid)} models, most biased on top; {ylabel.lower()}"),
             zmin=0, zmax=1, colorbar_title="magnitude" if y == "magnitude" else "mean score",
             hovertemplate="%{y}<br>%{x}: %{z:.3f}")
+    if table["model"].nunique() > MAX_OVERLAID:
+        return _curve_panels(table, x, y=y, prefix=prefix, ylabel=ylabel,
+                             title=title or "Bias by trigger intensity")
     styles = distinct_styles(sorted(map(str, table["model"].unique())), colors)
     fig = go.Figure()
     for _, row in table.sort_values("model").iterrows():
@@ -95,6 +107,70 @@ def bms_curves(table: pd.DataFrame, *, y: str = "magnitude",
     return fig
 
 
+def _curve_panels(table: pd.DataFrame, x: list[str], *, y: str, prefix: str, ylabel: str,
+                  title: str) -> go.Figure:
+    """Small multiples of :func:`bms_curves` for more than :data:`MAX_OVERLAID` models: one
+    panel per model on shared axes, its curve (and band, and control line) in one strong
+    colour over the other models' curves in light grey, so each model reads on its own and
+    against the field; seven or more overlaid lines could only be told apart by a legend."""
+    rows = table.assign(model=table["model"].astype(str)).sort_values("model")
+    models = rows["model"].tolist()
+    values = {m: [r.get(f"{prefix}{i}", np.nan) for i in x] for m, (_, r) in
+              zip(models, rows.iterrows(), strict=True)}
+    fig = make_subplots(rows=1, cols=len(models))
+    for k, (model, (_, row)) in enumerate(zip(models, rows.iterrows(), strict=True), start=1):
+        first = k == 1
+        for other in models:  # the field, behind
+            if other == model:
+                continue
+            fig.add_trace(go.Scatter(
+                x=x, y=values[other], mode="lines", line=dict(color=CONTEXT, width=1),
+                name="other models", legendgroup="others",
+                showlegend=first and other == next(m for m in models if m != model),
+                hovertemplate=f"{other}<br>%{{x}}: %{{y:.3f}}<extra></extra>"), row=1, col=k)
+        if y == "mean" and f"mean_{x[0]}_low" in row:
+            low = [row.get(f"mean_{i}_low", np.nan) for i in x]
+            high = [row.get(f"mean_{i}_high", np.nan) for i in x]
+            if np.isfinite(np.asarray(low + high, dtype=float)).any():
+                fig.add_trace(go.Scatter(
+                    x=x + x[::-1], y=high + low[::-1], fill="toself", line=dict(width=0),
+                    fillcolor=rgba(HIGHLIGHT, 0.18), hoverinfo="skip", name="95% interval",
+                    legendgroup="band", showlegend=first), row=1, col=k)
+        if y == "mean" and pd.notna(row.get("control_mean", np.nan)):
+            fig.add_trace(go.Scatter(
+                x=[x[0], x[-1]], y=[row["control_mean"]] * 2, mode="lines",
+                line=dict(color="#222", dash="dot", width=1.5), name="control mean",
+                legendgroup="control", showlegend=first,
+                hovertemplate=f"{model} control: %{{y:.3f}}<extra></extra>"), row=1, col=k)
+        counts = [f"{int(v):,}" if pd.notna(v := row.get(f"n_{i}", np.nan)) else "–"
+                  for i in x]
+        fig.add_trace(go.Scatter(
+            x=x, y=values[model], mode="lines+markers", name="the panel's model",
+            legendgroup="model", showlegend=first, customdata=counts,
+            line=dict(color=HIGHLIGHT, width=2.5), marker=dict(size=7, color=HIGHLIGHT),
+            hovertemplate=(f"<b>{model}</b><br>%{{x}}: %{{y:.3f}}"
+                           "<br>n = %{customdata}<extra></extra>")), row=1, col=k)
+        # level ticks (abbreviated: three fit a narrow panel unturned); the hover names them
+        fig.update_xaxes(type="category", categoryorder="array", categoryarray=x,
+                         tickmode="array", tickvals=x, tickangle=0,
+                         ticktext=[_SHORT_LEVELS.get(i, i) for i in x], row=1, col=k)
+        fig.update_yaxes(range=[0, 1.05] if y == "mean" else [0, None], nticks=4,
+                         row=1, col=k)
+    apply_layout(fig, title, subtitle=f"{len(models)} models, one panel each, the others in grey")
+    meta = dict(fig.layout.meta)
+    meta.update(kbench_x_title="Trigger intensity",
+                kbench_y_title="Mean score" if y == "mean" else "Magnitude",
+                kbench_shared_y=True,
+                kbench_panels=dict(min_width=150, fit_page=True, min_panel_px=100))
+    fig.update_layout(meta=meta)
+    header = 90 + TITLE_LINE_PX * fig.layout.title.text.count("<br>")
+    set_panels(fig, len(models), PANEL_COLUMNS, panel_height=200, header=header,
+               titles=models)
+    with_legend_below(fig, ["the panel's model", "other models", "control mean",
+                            "95% interval"], int(fig.layout.height))
+    return fig
+
+
 def bci_heatmap(domain_means: pd.DataFrame, *, rows: str = "bias",
                 title: str | None = None) -> go.Figure:
     """Domains × biases (or models) heatmap of the mean treatment score.
@@ -122,37 +198,73 @@ def bci_heatmap(domain_means: pd.DataFrame, *, rows: str = "bias",
 _DIRECTION_COLORS = {"over": "#D55E00", "under": "#0072B2", "aligned": "#009E73"}
 
 
+MAX_HAS_MODELS = 12  # models told apart by colour and shape in the HAS chart
+
+
 def has_chart(table: pd.DataFrame, *, title: str | None = None) -> go.Figure:
-    """Model rate against the human baseline per bias, with y = x (perfect alignment)."""
+    """Model rate against the human baseline per bias, with y = x (perfect alignment).
+
+    Up to :data:`MAX_HAS_MODELS` models, each model is one series (colour and marker shape;
+    a legend click isolates it), so every dot says whose it is; beyond, dots are coloured by
+    direction (more or less biased than humans). Error bars are the model rate's 95%
+    interval where the table has one, and the axis promises intervals only then (reports
+    publish no trials: the subtitle says the dots have none). The hover names bias, model,
+    direction, both rates, alignment and n."""
     table, title = plot_text(table), plot_text(title)  # labels from data show literally
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="y = x (human-like)",
                              line=dict(color="#888", dash="dash"), hoverinfo="skip"))
     data = table[table["human_rate"].notna()]
-    for direction, color in _DIRECTION_COLORS.items():
-        part = data[data["direction"] == direction]
+    has_ci = all(c in data for c in ("model_rate_low", "model_rate_high")) and bool(
+        np.isfinite(data[["model_rate_low", "model_rate_high"]].to_numpy(float)).any())
+    words = {"over": "more biased than humans", "under": "less biased than humans",
+             "aligned": "aligned"}
+    models = sorted(map(str, data["model"].unique()))
+    by_model = 1 < len(models) <= MAX_HAS_MODELS
+    styles = distinct_styles(models) if by_model else {}
+    series = ([(m, data[data["model"].astype(str) == m]) for m in models] if by_model else
+              [(d, data[data["direction"] == d]) for d in _DIRECTION_COLORS])
+    for key, part in series:
         if part.empty:
             continue
+        color = styles[key].color if by_model else _DIRECTION_COLORS[key]
+        error = None
+        if has_ci:
+            error = dict(type="data", symmetric=False, color=color, thickness=1,
+                         array=part["model_rate_high"] - part["model_rate"],
+                         arrayminus=part["model_rate"] - part["model_rate_low"])
         fig.add_trace(go.Scatter(
             x=part["human_rate"], y=part["model_rate"], mode="markers",
-            name={"over": "more biased than humans", "under": "less biased than humans",
-                  "aligned": "aligned"}[direction],
-            marker=dict(color=color, size=10, line=dict(color="white", width=1)),
-            error_y=dict(type="data", symmetric=False, color=color, thickness=1,
-                         array=part["model_rate_high"] - part["model_rate"],
-                         arrayminus=part["model_rate"] - part["model_rate_low"]),
-            customdata=np.column_stack([part["model"].astype(str), part["bias"].astype(str),
-                                        part["alignment"], part["n"]]),
-            hovertemplate=("<b>%{customdata[1]}</b> · %{customdata[0]}<br>human %{x:.2f}, "
-                           "model %{y:.3f}<br>alignment %{customdata[2]:.3f}"
+            name=key if by_model else words[key],
+            marker=dict(color=color, size=9 if by_model else 10,
+                        symbol=styles[key].symbol if by_model else "circle",
+                        line=dict(color="white", width=1)),
+            error_y=error,
+            customdata=np.column_stack([
+                part["model"].astype(str), part["bias"].astype(str), part["alignment"],
+                part["n"] if "n" in part else np.full(len(part), np.nan),
+                part["direction"].map(words).fillna("–").astype(str)]),
+            hovertemplate=("<b>%{customdata[1]}</b> · %{customdata[0]}<br>"
+                           "%{customdata[4]}<br>human %{x:.2f}, model %{y:.3f}"
+                           "<br>alignment %{customdata[2]:.3f}"
                            "<br>n = %{customdata[3]}<extra></extra>")))
+    subtitle = None if has_ci else "no intervals: the reports publish no per-trial data"
+    if by_model:
+        subtitle = " · ".join(t for t in ("one colour and shape per model; above the line: "
+                                          "more biased than humans", subtitle) if t)
     apply_layout(fig, title or "Model bias rate against the human baseline",
-            xaxis=dict(title="Human susceptibility rate", range=[0, 1]),
-            yaxis=dict(title="Model treatment rate (95% CI)", range=[0, 1.02]),
-            legend=legend_below(), height=520)
-    meta = dict(fig.layout.meta)
-    meta["kbench_legend_rows"] = 1
-    fig.update_layout(meta=meta)
+                 subtitle=subtitle,
+                 xaxis=dict(title="Human susceptibility rate", range=[0, 1]),
+                 yaxis=dict(title="Model treatment rate" + (" (95% CI)" if has_ci else ""),
+                            range=[0, 1.02]),
+                 legend=legend_below(itemclick="toggleothers", itemdoubleclick="toggle"),
+                 height=520)
+    if by_model:
+        with_legend_below(fig)
+    else:
+        meta = dict(fig.layout.meta)
+        meta["kbench_legend_rows"] = 1
+        fig.update_layout(meta=meta)
     return fig
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
 from kbench_core.figures.base import (
@@ -24,7 +25,7 @@ from kbench_core.figures.base import (
 )
 from kbench_core.text import plot_text
 
-__all__ = ["effect_scatter", "study_heatmap", "summary_leaderboard"]
+__all__ = ["effect_scatter", "study_heatmap", "study_titles", "summary_leaderboard"]
 
 WEBGL_ABOVE = 5_000  # points per figure beyond which traces switch to WebGL
 MAX_LEGEND_GROUPS = 20  # beyond this, colour encodes the group without a legend entry each
@@ -98,8 +99,12 @@ def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *
     clamped = out_h | out_a
     data = data.assign(d_h=d_h, d_a=d_a, _clamped=clamped)
     groups = sorted(map(str, data[color_by].unique()))
+    titled = {k: f"{k} ({v})" for k, v in study_titles(data).items()}  # hover: the paper
     many = len(groups) > MAX_LEGEND_GROUPS or (not panels and len(groups) > len(PALETTE))
-    group_styles = distinct_styles(groups)
+    # one colour per group: Okabe & Ito's eight, beyond them plotly's Dark24 (no colour twice
+    # up to MAX_LEGEND_GROUPS; the marker shape stays a second cue)
+    group_styles = distinct_styles(groups, None if len(groups) <= len(PALETTE) else {
+        g: qualitative.Dark24[i % len(qualitative.Dark24)] for i, g in enumerate(groups)})
     dense = len(data) > MAX_POINTS
     line_colors = model_colors(models)
     symbols = {m: SYMBOLS[i % len(SYMBOLS)] for i, m in enumerate(models)}
@@ -130,21 +135,36 @@ def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *
                 symbol = "circle"
             else:
                 symbol = group_styles[group].symbol
-            symbol = np.where(rows["_clamped"].to_numpy(), "triangle-up-open",
-                              symbol).tolist()
-            fig.add_trace(scatter(
-                x=rows["d_h"], y=rows["d_a"], mode="markers",
-                name=f"{len(groups)} {color_by} values" if group is None else group,
-                legendgroup=group or "all", showlegend=first,
-                marker=dict(color=color, colorscale="Viridis" if group is None else None,
-                            size=size.loc[rows.index], opacity=0.8, symbol=symbol,
-                            line=dict(color="white", width=0.5)),
-                customdata=np.column_stack([rows["model"].astype(str), rows["study"].astype(str),
-                                            rows["finding"].astype(str),
-                                            rows["test"].astype(str)]),
-                hovertemplate=("<b>%{customdata[3]}</b><br>%{customdata[1]} · %{customdata[2]}"
-                               "<br>%{customdata[0]}<br>human d %{x:.3f} · agent d %{y:.3f}"
-                               "<extra></extra>")), row=row, col=col)
+            # Off-scale tests are a trace of their own (open triangles, no legend entry of
+            # their own group): a legend shows a trace's first marker, so one clamped test
+            # would mark its whole study as off-scale. One "beyond the axes" entry names them.
+            off = rows["_clamped"].to_numpy()
+            for clamped_part in (False, True):
+                mask = off if clamped_part else ~off
+                if not mask.any():
+                    continue
+                sub = rows[mask]
+                fig.add_trace(scatter(
+                    x=sub["d_h"], y=sub["d_a"], mode="markers",
+                    name=f"{len(groups)} {color_by} values" if group is None else group,
+                    legendgroup=group or "all", showlegend=first and not clamped_part,
+                    marker=dict(color=color[mask] if group is None else color,
+                                colorscale="Viridis" if group is None else None,
+                                size=size.loc[sub.index], opacity=0.8,
+                                symbol="triangle-up-open" if clamped_part else (
+                                    np.asarray(symbol, dtype=object)[mask].tolist()
+                                    if not isinstance(symbol, str) else symbol),
+                                line=dict(color="white", width=0.5)),
+                    customdata=np.column_stack([sub["model"].astype(str),
+                                                sub["study"].astype(object).astype(str)
+                                                .replace(titled),
+                                                sub["finding"].astype(str),
+                                                sub["test"].astype(str)]),
+                    hovertemplate=("<b>%{customdata[3]}</b><br>%{customdata[1]} · "
+                                   "%{customdata[2]}<br>%{customdata[0]}<br>human d %{x:.3f}"
+                                   " · agent d %{y:.3f}" + (" (beyond the axes: drawn at "
+                                                            "the edge)" if clamped_part else "")
+                                   + "<extra></extra>")), row=row, col=col)
         # One weighted fit per model: in its own panel, or in the model's colour when overlaid
         # (one pooled fit when too many models are overlaid for their lines to be told apart).
         per_model = not panels and len(models) <= MAX_FIT_LINES
@@ -167,6 +187,11 @@ def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *
                 row=row, col=col)
         fig.update_xaxes(title_text="Human effect (d)", range=[lo, hi], row=row, col=col)
         fig.update_yaxes(title_text="Agent effect (d)", range=[lo, hi], row=row, col=col)
+    if clamped.any() and not dense:  # one legend entry for every off-scale marker
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name="beyond the axes "
+                                 "(drawn at the edge)", legendgroup="off-scale",
+                                 marker=dict(symbol="triangle-up-open", color="#444", size=10),
+                                 xaxis="x", yaxis="y", hoverinfo="skip"))
     # The y = x line is named in the legend (a label on the plot sat on the lines).
     fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name="y = x (agreement)",
                              line=dict(color="#888", dash="dash", width=1.5), xaxis="x",
@@ -199,6 +224,27 @@ def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *
     return fig
 
 
+def study_titles(table: pd.DataFrame) -> dict[str, str]:
+    """Each study's title: the run's own ``title`` column (HumanStudy-Bench's
+    ``simple_studies.csv`` and ``simple_results.json`` carry one), else HumanStudy-Bench's
+    published study list bundled with kbench (``kbench_core/data/humanstudy_studies.json``,
+    its 12 studies) for the ids it names (``study_001``); other studies have none."""
+    import json
+    from importlib import resources
+
+    titles: dict[str, str] = {}
+    if "study" not in table:
+        return titles
+    ids = set(map(str, table["study"].dropna().unique()))
+    bundled = json.loads(resources.files("kbench_core").joinpath(
+        "data/humanstudy_studies.json").read_text(encoding="utf-8"))["titles"]
+    titles.update({k: plot_text(v) for k, v in bundled.items() if k in ids})
+    if "title" in table:
+        named = table[["study", "title"]].dropna().drop_duplicates("study")
+        titles.update(zip(named["study"].astype(str), named["title"].astype(str), strict=True))
+    return titles
+
+
 def _weighted_fit(part: pd.DataFrame, weight: pd.Series) -> tuple[float, float] | None:
     x, y, w = (part["d_h"].to_numpy(float), part["d_a"].to_numpy(float),
                weight.to_numpy(float))
@@ -214,15 +260,24 @@ def study_heatmap(table: pd.DataFrame, *, value: str = "pas", title: str | None 
     (63 configurations × 12 studies puts the configurations in rows), cells sized from the
     grid's shape and annotated while legible; the hover names study, model, value and, when
     ``table`` has an ``n`` column, the count it rests on. Beyond
-    :data:`~kbench_core.figures.base.MAX_HEAT_ROWS` rows the catalog splits it into pages."""
+    :data:`~kbench_core.figures.base.MAX_HEAT_ROWS` rows the catalog splits it into pages.
+    Rows and columns are ranked by their mean value, best first (not alphabetical)."""
     table, title = plot_text(table), plot_text(title)  # labels from data show literally
     grid = table.pivot_table(index="study", columns="model", values=value, observed=True,
-                             dropna=False).sort_index()
+                             dropna=False)
     grid.index = [str(i) for i in grid.index]
     grid.columns = [str(c) for c in grid.columns]
+    # ranked, not alphabetical: the best row on top and the best column on the left (each by
+    # its mean over the cells it has; ties alphabetical), rows and columns without scores last
+    grid = grid.sort_index().sort_index(axis=1)
+    grid = grid.loc[grid.mean(axis=1).sort_values(ascending=False, kind="stable",
+                                                  na_position="last").index]
+    grid = grid[grid.mean(axis=0).sort_values(ascending=False, kind="stable",
+                                              na_position="last").index]
     counts = None
     if "n" in table:
-        counts = (table.pivot_table(index="study", columns="model", values="n", observed=True,
+        frame = table.assign(study=table["study"].astype(str), model=table["model"].astype(str))
+        counts = (frame.pivot_table(index="study", columns="model", values="n", observed=True,
                                     dropna=False).reindex(index=grid.index, columns=grid.columns)
                   .to_numpy(dtype=float))
     hover = "%{y} · %{x}<br>" + value.upper() + " %{z:.3f}"
@@ -232,8 +287,18 @@ def study_heatmap(table: pd.DataFrame, *, value: str = "pas", title: str | None 
         grid = grid.T
         counts = None if counts is None else counts.T
         hover = "%{y} · %{x}<br>" + value.upper() + " %{z:.3f}"
-    if counts is not None:
-        hover += "<br>n = %{customdata}"
+    titles = study_titles(table)  # the hover says which paper a study replicates
+    if titles or counts is not None:
+        study_of = (np.broadcast_to(np.asarray(grid.index, dtype=object)[:, None], grid.shape)
+                    if rows_are[0] == "study" else
+                    np.broadcast_to(np.asarray(grid.columns, dtype=object)[None, :], grid.shape))
+        n_text = (np.full(grid.shape, "", dtype=object) if counts is None else np.where(
+            np.isfinite(counts), np.char.add("n = ", np.nan_to_num(counts).astype(int)
+                                             .astype(str)), "").astype(object))
+        detail = np.vectorize(lambda study, n: "<br>".join(
+            t for t in (titles.get(study, ""), n) if t))(study_of, n_text)
+        counts = detail
+        hover += "<br>%{customdata}"
     rows_empty, cols_empty = grid.isna().all(axis=1), grid.isna().all(axis=0)
     grid.index = [f"{name} (no scores)" if none else name
                   for name, none in zip(grid.index, rows_empty, strict=True)]
@@ -241,6 +306,8 @@ def study_heatmap(table: pd.DataFrame, *, value: str = "pas", title: str | None 
                     for name, none in zip(grid.columns, cols_empty, strict=True)]
     return heatmap_figure(grid, title=title or f"{value.upper()} per {rows_are[0]} (rows) "
                           f"and {rows_are[1]}",
+                          subtitle=f"best {rows_are[0]} on top, best {rows_are[1]} on the left "
+                          f"(mean {value.upper()})",
                           zmin=zmin, zmax=zmax, colorbar_title=value.upper(),
                           customdata=counts, hovertemplate=hover, missing="–")
 
