@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 
 import streamlit as st
@@ -54,11 +57,79 @@ def app_options(argv: list[str]) -> argparse.Namespace:
     return options
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
-def _cached_load(filename: str, sha256: str, _data: bytes, _progress=None) -> Run:
-    # Keyed on the content hash; cache_resource keeps the object itself (no pickling). Only
-    # the file being loaded waits on its key: other sessions' loads go on.
-    return load_run((filename, _data), progress=_progress)
+LOADED_RUNS = 64  # parsed uploads kept for every session (most recently used first)
+
+
+class _RunCache:
+    """Parsed runs by ``(filename, SHA-256)``, shared by every session of the server.
+
+    Data only: a load's progress bar belongs to the session that asked for it, so the cache
+    never records (and never replays) Streamlit elements. ``st.cache_resource`` did record the
+    progress calls a load made into the first session's bar, and replaying them in another
+    session (a second browser, or the same one after F5) raised ``CacheReplayClosureError``
+    until the server restarted. A lock per key makes a second session wait for a load already
+    under way instead of parsing the same bytes twice; other files load meanwhile.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.runs: OrderedDict[tuple[str, str], Run] = OrderedDict()
+        self.loading: dict[tuple[str, str], threading.Lock] = {}
+        self.lock = threading.Lock()
+
+    def _get(self, key: tuple[str, str]) -> Run | None:
+        with self.lock:
+            if key in self.runs:
+                self.runs.move_to_end(key)
+                return self.runs[key]
+            return None
+
+    def __call__(self, filename: str, sha256: str, data: bytes,
+                 progress: Callable[[float, str], None] | None = None) -> Run:
+        key = (filename, sha256)
+        if (run := self._get(key)) is not None:
+            return run
+        with self.lock:
+            key_lock = self.loading.setdefault(key, threading.Lock())
+        with key_lock:
+            if (run := self._get(key)) is not None:  # loaded by another session meanwhile
+                return run
+            try:
+                run = load_run((filename, data), progress=progress)
+            finally:
+                with self.lock:
+                    self.loading.pop(key, None)
+            with self.lock:
+                self.runs[key] = run
+                while len(self.runs) > self.size:
+                    self.runs.popitem(last=False)
+            return run
+
+    def clear(self) -> None:
+        """Forget every parsed run (tests)."""
+        with self.lock:
+            self.runs.clear()
+
+
+@st.cache_resource(show_spinner=False)
+def _run_cache() -> _RunCache:
+    # The one store of the server (kept across reruns and sessions); it draws nothing.
+    return _RunCache(LOADED_RUNS)
+
+
+class _CachedLoad:
+    """``_cached_load(filename, sha256, data, progress)``: a load through the shared cache,
+    with ``clear()`` for tests (a name tests patch to inject failures)."""
+
+    def __call__(self, filename: str, sha256: str, data: bytes,
+                 progress: Callable[[float, str], None] | None = None) -> Run:
+        return _run_cache()(filename, sha256, data, progress)
+
+    def clear(self) -> None:
+        _run_cache().clear()
+
+
+_cached_load = _CachedLoad()
 
 
 def combined_runs(runs: list[Run]):

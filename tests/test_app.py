@@ -72,6 +72,28 @@ def test_bad_file_later_keeps_loaded_runs_and_can_be_dismissed(monkeypatch) -> N
     assert not at.error and list(registry(at).runs) == ["good_run"]
 
 
+def test_the_same_bytes_load_in_every_session(monkeypatch) -> None:
+    # Issue 24.1: a second session (another browser, or F5) uploading bytes a first session
+    # had uploaded got "Could not load ... (CacheReplayClosureError)" until a restart.
+    data = GOOD + b"m9,framing_effect,control,,risk,0\n"
+    first = start(monkeypatch)
+    first.file_uploader(key="runs_uploader").set_value([("same.csv", data, "text/csv")]).run()
+    assert list(registry(first).runs) == ["same"]
+    for _ in range(2):  # the cache is not cleared between these sessions
+        other = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+        other.run()
+        assert registry(other).runs == {}  # a new session starts without the others' runs
+        other.file_uploader(key="runs_uploader").set_value(
+            [("same.csv", data, "text/csv")]).run()
+        assert not other.exception, [e.value for e in other.exception]
+        assert registry(other).errors == {}
+        assert list(registry(other).runs) == ["same"]
+        assert other.title[0].value == "Cognitive biases"
+        # Loaded once: every session holds the parsed run from the shared cache.
+        assert registry(other).runs["same"].frame is registry(first).runs["same"].frame
+    assert list(registry(first).runs) == ["same"]
+
+
 def test_remove_a_run(monkeypatch, tmp_path) -> None:
     path = tmp_path / "from_cli.csv"
     path.write_bytes(GOOD)
