@@ -72,3 +72,14 @@ def test_the_same_file_loads_in_two_sessions_and_after_a_reload(app_server, brow
     finally:
         for context in contexts:
             context.close()
+
+
+def test_a_link_to_the_runs_page_opens_it(app_server, page) -> None:
+    # Issue 24.12: /runs (the Runs page's own address) said "Page not found".
+    page.goto(f"{app_server.url}/runs")
+    wait_for_app(page)
+    assert page.get_by_role("heading", name="Runs", exact=True).is_visible()
+    assert page.get_by_text("Page not found").count() == 0
+    assert page.locator('[data-testid="stFileUploader"]').count() == 1
+    screenshot(page, "runs_deep_link")
+    assert page.js_errors == []
