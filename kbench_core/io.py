@@ -328,7 +328,7 @@ def _load(source: Source, *, name: str | None, kind: Kind | None, on_error: OnEr
                        on_error=on_error,
                        columns=columns, warnings=warnings, report=report,
                        meta={"source": folder.name, "format": f"{parsed.format.name} (folder)",
-                             "bytes": None, "sha256": _folder_hash(folder)})
+                             "bytes": _folder_bytes(folder), "sha256": _folder_hash(folder)})
     if not isinstance(source, tuple):
         run = _load_file_streamed(source, name=name, kind=kind, on_error=on_error,
                                   columns=columns, max_bytes=max_bytes, report=report)
@@ -456,6 +456,12 @@ def _load_file_streamed(source: str | Path, *, name: str | None, kind: Kind | No
             "format": _sniff_format(filename, suffix, head)}
     return _finish(parsed, name=name or stem, kind=kind, on_error=on_error, columns=columns,
                    warnings=warnings, meta=meta, report=report)
+
+
+def _folder_bytes(folder: Path) -> int:
+    """A folder's size: the bytes of the files :func:`_folder_hash` reads."""
+    return sum(path.stat().st_size for path in folder.rglob("*")
+               if path.is_file() and not path.is_symlink())
 
 
 def _folder_hash(folder: Path) -> str:

@@ -94,6 +94,16 @@ def test_the_same_bytes_load_in_every_session(monkeypatch) -> None:
     assert list(registry(first).runs) == ["same"]
 
 
+def test_a_folder_run_lists_its_size(monkeypatch) -> None:
+    # Issue 24.12: the Runs table showed size "None" for a run loaded from a folder.
+    folder = ROOT / "sample_data" / "real" / "kahnebench"
+    at = start(monkeypatch, f"--no-samples {folder}")
+    summary = at.dataframe[0].value
+    size = sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
+    assert summary["name"].tolist() == ["kahnebench"]
+    assert summary["size_kb"].tolist() == [round(size / 1024, 1)]
+
+
 def test_remove_a_run(monkeypatch, tmp_path) -> None:
     path = tmp_path / "from_cli.csv"
     path.write_bytes(GOOD)
