@@ -22,6 +22,7 @@ LAST_REPORT = "kbench_last_report"
 DEMO = "kbench_demo"
 JUST_ADDED = "kbench_just_added"  # runs of the last upload batch, offered as page links
 EXPORT_ZIP = "kbench_export_zip"  # the last ZIP the Export page built
+SAMPLES = "kbench_sample_runs"  # names of the bundled sample runs this session opened with
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_DIR = ROOT / "sample_data"
@@ -73,11 +74,11 @@ class _RunCache:
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self.runs: OrderedDict[tuple[str, str], Run] = OrderedDict()
-        self.loading: dict[tuple[str, str], threading.Lock] = {}
+        self.runs: OrderedDict[tuple[str, ...], Run] = OrderedDict()
+        self.loading: dict[tuple[str, ...], threading.Lock] = {}
         self.lock = threading.Lock()
 
-    def _get(self, key: tuple[str, str]) -> Run | None:
+    def _get(self, key: tuple[str, ...]) -> Run | None:
         with self.lock:
             if key in self.runs:
                 self.runs.move_to_end(key)
@@ -86,7 +87,11 @@ class _RunCache:
 
     def __call__(self, filename: str, sha256: str, data: bytes,
                  progress: Callable[[float, str], None] | None = None) -> Run:
-        key = (filename, sha256)
+        return self.load((filename, sha256),
+                         lambda: load_run((filename, data), progress=progress))
+
+    def load(self, key: tuple[str, ...], make: Callable[[], Run]) -> Run:
+        """The run kept under ``key``, else ``make()`` (kept when it succeeds)."""
         if (run := self._get(key)) is not None:
             return run
         with self.lock:
@@ -95,7 +100,7 @@ class _RunCache:
             if (run := self._get(key)) is not None:  # loaded by another session meanwhile
                 return run
             try:
-                run = load_run((filename, data), progress=progress)
+                run = make()
             finally:
                 with self.lock:
                     self.loading.pop(key, None)
@@ -156,31 +161,59 @@ def cached_loader(filename: str, data: bytes, progress=None) -> Run:
                                                             f"({type(exc).__name__})")]) from None
 
 
-def add_uploads(registry: RunRegistry, files, progress=None) -> LoadReport:
-    """Load a batch of uploaded files into ``registry``, one file at a time: a file that
-    fails (in any way) becomes one error box naming it; the others load.
-    ``progress(fraction, text)`` follows the batch, stage by stage of each file (sized by
+def cached_group_loader(files: list[tuple[str, bytes]], progress=None) -> Run:
+    """:func:`kbench_core.io.load_files` (files of one format as one run) through the
+    session-shared cache; any failure comes back as a :class:`RunFormatError`."""
+    from kbench_core.io import batch_hash, batch_name, load_files
+
+    try:
+        return _run_cache().load(("files", batch_hash(files)),
+                                 lambda: load_files(files, progress=progress))
+    except RunFormatError:
+        raise
+    except Exception as exc:
+        raise RunFormatError(batch_name(files), [Problem(
+            None, None, f"could not be loaded ({type(exc).__name__})")]) from None
+
+
+def add_uploads(registry: RunRegistry, files, progress=None, *,
+                group: bool = True) -> LoadReport:
+    """Load a batch of uploaded files into ``registry``, one run at a time: a file that
+    fails (in any way) becomes one error box naming it; the others load. With ``group``,
+    files of one multi-file benchmark format (:func:`kbench_core.io.batch_groups`: the
+    reports a folder would hold) make one run, as their folder would.
+    ``progress(fraction, text)`` follows the batch, stage by stage of each run (sized by
     its bytes), for a progress bar."""
+    from kbench_core.io import batch_groups, batch_name
+
     report = LoadReport()
-    sizes = [max(upload.size, 1) for upload in files]
+    pairs = [(upload.name, upload.getvalue()) for upload in files]
+    groups = batch_groups(pairs) if group else [[i] for i in range(len(pairs))]
+    sizes = [max(sum(files[i].size for i in members), 1) for members in groups]
     total, done = float(sum(sizes)), 0.0
-    for upload, size in zip(files, sizes, strict=True):
-        def loader(filename: str, data: bytes, start: float = done,
-                   share: float = size / total) -> Run:
-            def stage(fraction: float, what: str) -> None:
-                if progress is not None:
-                    progress(min(1.0, start + share * fraction), f"{filename}: {what}")
-            return cached_loader(filename, data, stage)
+    for members, size in zip(groups, sizes, strict=True):
+        chosen = [pairs[i] for i in members]
+        label = chosen[0][0] if len(chosen) == 1 else batch_name(chosen)
+
+        def stage(fraction: float, what: str, start: float = done,
+                  share: float = size / total, label: str = label) -> None:
+            if progress is not None:
+                progress(min(1.0, start + share * fraction), f"{label}: {what}")
 
         done += size / total
         try:
-            part = registry.add_files([(upload.name, upload.getvalue())], loader)
+            if len(chosen) == 1:
+                part = registry.add_files(chosen, lambda filename, data, stage=stage:
+                                          cached_loader(filename, data, stage))
+            else:
+                part = registry.add_group(chosen, lambda batch, stage=stage:
+                                          cached_group_loader(batch, stage))
         except Exception as exc:  # e.g. the workspace cannot write: report, go on
-            message = RunFormatError(upload.name, [Problem(
+            message = RunFormatError(label, [Problem(
                 None, None, f"could not be added ({type(exc).__name__}: "
                             f"{str(exc)[:200]})")])
-            registry.errors[upload.name] = str(message)
-            report.errors[upload.name] = str(message)
+            registry.errors[label] = str(message)
+            report.errors[label] = str(message)
             continue
         report.added += part.added
         report.duplicates += part.duplicates
@@ -222,6 +255,7 @@ def registry(argv: list[str] | None = None) -> RunRegistry:
     reg = RunRegistry(workspace=workspace)
     if problem is not None:
         reg.errors["workspace"] = problem
+    samples_added: list[str] = []
     with st.spinner("Loading runs..."):
         reg.load_workspace()
         if not options.no_samples:
@@ -230,9 +264,10 @@ def registry(argv: list[str] | None = None) -> RunRegistry:
             for group in groups:  # in this order, so the pages' defaults follow it
                 samples = [SAMPLE_DIR / f for f in group if (SAMPLE_DIR / f).exists()]
                 # Samples ship with the code: the workspace keeps only what the user added.
-                reg.add_paths(samples, cached_loader, persist=False)
+                samples_added += reg.add_paths(samples, cached_loader, persist=False).added
         reg.add_paths(options.files, cached_loader)
     st.session_state[REGISTRY] = reg
+    st.session_state[SAMPLES] = frozenset(samples_added)
     st.session_state[DEMO] = bool(options.demo)
     st.session_state[SEEN_UPLOADS] = set()
     return reg
@@ -251,6 +286,11 @@ def model_colors(models) -> dict[str, str]:
         if model not in assigned:
             assigned[model] = PALETTE[len(assigned) % len(PALETTE)]
     return {str(m): assigned[str(m)] for m in models}
+
+
+def sample_names() -> frozenset[str]:
+    """The bundled sample runs this session started with (not the user's own runs)."""
+    return st.session_state.get(SAMPLES, frozenset())
 
 
 def seen_uploads() -> set[str]:

@@ -104,6 +104,46 @@ def test_a_folder_run_lists_its_size(monkeypatch) -> None:
     assert summary["size_kb"].tolist() == [round(size / 1024, 1)]
 
 
+def _reports() -> list[tuple[str, bytes, str]]:
+    folder = ROOT / "sample_data" / "real" / "kahnebench"
+    return [(p.name, p.read_bytes(), "application/json")
+            for p in sorted(folder.glob("fingerprint_*.json"))]
+
+
+def test_the_reports_of_a_folder_uploaded_together_are_one_run(monkeypatch) -> None:
+    # Issue 24.8: the 11 KahneBench fingerprint reports uploaded at once made 11 runs and
+    # the bias page opened on one of them.
+    at = start(monkeypatch)
+    at.file_uploader(key="runs_uploader").set_value(_reports()).run()
+    assert not at.exception, [e.value for e in at.exception]
+    (run,) = registry(at).runs.values()
+    assert run.name == "fingerprint" and len(run.models) == 11
+    assert run.meta["format"] == "KahneBench fingerprint reports (11 files)"
+    assert at.title[0].value == "Cognitive biases"  # one run: its page opens on it
+    at.switch_page("views/runs.py").run()
+    assert "1 run loaded" in at.subheader[0].value
+    assert at.dataframe[0].value["source"].tolist() == ["11 files"]
+
+
+def test_the_reports_can_be_kept_as_separate_runs(monkeypatch) -> None:
+    at = start(monkeypatch)
+    at.toggle(key="runs_group_uploads").set_value(False).run()
+    at.file_uploader(key="runs_uploader").set_value(_reports()).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert len(registry(at).runs) == 11
+    assert at.toggle(key="runs_group_uploads").value is False
+
+
+def test_a_family_page_opens_on_every_run_of_its_kinds(monkeypatch, tmp_path) -> None:
+    # Issue 24.8: a family page chose only the first loaded run.
+    other = tmp_path / "other.csv"
+    other.write_bytes(GOOD.replace(b"m1", b"m2"))
+    at = start(monkeypatch, f"--no-samples {ROOT / 'sample_data' / 'bias.csv'} {other}")
+    at.switch_page("views/bias.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.multiselect(key="bias_runs").value == ["bias", "other"]
+
+
 def test_remove_a_run(monkeypatch, tmp_path) -> None:
     path = tmp_path / "from_cli.csv"
     path.write_bytes(GOOD)
@@ -290,7 +330,11 @@ def test_a_model_keeps_its_colour_when_runs_are_added(monkeypatch, tmp_path) -> 
     other = tmp_path / "later.csv"
     other.write_text("model,bias,condition,intensity,domain,score\n"
                      "aaa-first-in-order,anchoring_effect,control,,d,0\n")
-    at = bias_page(monkeypatch, f"{other}")
+    monkeypatch.setenv("KBENCH_APP_ARGS", f"{other}")
+    at = AppTest.from_file(str(ROOT / "views" / "bias.py"), default_timeout=60)
+    at.session_state["bias_runs"] = ["bias"]  # the sample alone first
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
     before = dict(at.session_state[state.COLORS])
     at.multiselect(key="bias_runs").set_value(["bias", "later"]).run()
     after = at.session_state[state.COLORS]

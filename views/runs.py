@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from kbench_app import state
+from kbench_app import kit, state
 from kbench_app.ui import code, plain
 from kbench_core.io import DEFAULT_MAX_BYTES
 
@@ -66,16 +66,23 @@ uploads = st.file_uploader(
     help="Several files at once. A file that fails validation is reported by name, row and "
          "field; the runs already loaded stay.",
 )
+group = kit.toggle(
+    "Files of one format make one run", key="runs_group_uploads", default=True, in_url=False,
+    help="Several files of a benchmark that writes one file per model (KahneBench "
+         "fingerprint reports), uploaded together, are loaded as one run, as their folder "
+         "would be. Switch off before uploading to load each file as a run of its own.")
 new_files = [f for f in uploads or [] if f.file_id not in seen]
 if new_files:
     # Seen before loading: whatever one file does, no rerun loads (or reports) it again.
     seen.update(f.file_id for f in new_files)
     bar = st.progress(0.0, text=f"Loading {len(new_files)} file(s)...")
     report = state.add_uploads(registry, new_files, progress=lambda fraction, text: bar.progress(
-        fraction, text=plain(text)))
+        fraction, text=plain(text)), group=group)
     bar.empty()
     for name in report.added:
-        st.toast(f"Loaded {plain(name)}", icon=":material/check_circle:")
+        files = registry.runs[name].meta.get("files", ()) if name in registry.runs else ()
+        together = f" ({len(files)} files as one run)" if len(files) > 1 else ""
+        st.toast(f"Loaded {plain(name)}{together}", icon=":material/check_circle:")
     for message in report.duplicates:
         # File and run names are a stranger's text: no Markdown link or image from them.
         st.info(plain(message), icon=":material/content_copy:")
