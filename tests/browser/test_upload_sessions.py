@@ -11,7 +11,7 @@ import uuid
 
 import pytest
 
-from tests.browser.conftest import screenshot, wait_for_app
+from tests.browser.conftest import ROOT, screenshot, wait_for_app
 
 pytestmark = pytest.mark.browser
 
@@ -82,4 +82,27 @@ def test_a_link_to_the_runs_page_opens_it(app_server, page) -> None:
     assert page.get_by_text("Page not found").count() == 0
     assert page.locator('[data-testid="stFileUploader"]').count() == 1
     screenshot(page, "runs_deep_link")
+    assert page.js_errors == []
+
+
+def test_a_folder_of_reports_uploaded_as_files_is_one_run(app_server, page) -> None:
+    # Issue 24.8: the 11 KahneBench fingerprint reports, chosen together in the file dialog,
+    # made 11 runs and the bias page opened on one of them.
+    reports = sorted((ROOT / "sample_data" / "real" / "kahnebench").glob("fingerprint_*.json"))
+    page.goto(app_server.url)
+    wait_for_app(page)
+    uploader = page.locator('[data-testid="stFileUploader"] input[type="file"]')
+    uploader.set_input_files([str(p) for p in reports])
+    page.get_by_role("heading", name="Cognitive biases").wait_for(state="visible")
+    wait_for_app(page)
+    runs = page.locator('[data-testid="stMultiSelect"]').nth(0).inner_text()
+    assert "fingerprint" in runs
+    screenshot(page, "upload_reports_as_one_run")
+    page.get_by_role("link", name="Runs").first.click()
+    rows = page.locator('[data-testid="stExpander"] summary')
+    rows.get_by_text(re.compile(r"^fingerprint · ")).wait_for(state="visible")
+    wait_for_app(page)
+    assert rows.get_by_text(re.compile(r"^fingerprint_")).count() == 0  # no run per file
+    assert "11 models" in rows.get_by_text(re.compile(r"^fingerprint · ")).inner_text()
+    screenshot(page, "runs_reports_as_one_run")
     assert page.js_errors == []
