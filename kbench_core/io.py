@@ -530,8 +530,10 @@ def batch_groups(files: Sequence[tuple[str, bytes]]) -> list[list[int]]:
     """
     groups: list[list[int]] = []
     by_format: dict[str, list[int]] = {}
+    # Parsing a file to look at it costs: only when two or more could make a group.
+    several = sum(str(name).lower().endswith(".json") for name, _ in files) >= 2
     for index, (filename, data) in enumerate(files):
-        fmt = _format_alone(_clean_name(str(filename)), bytes(data))
+        fmt = _format_alone(_clean_name(str(filename)), bytes(data)) if several else None
         group = by_format.get(fmt.name) if fmt is not None else None
         taken = {_clean_name(str(files[i][0])) for i in group or ()}
         if group is not None and _clean_name(str(filename)) not in taken:
