@@ -22,6 +22,7 @@ LAST_REPORT = "kbench_last_report"
 DEMO = "kbench_demo"
 JUST_ADDED = "kbench_just_added"  # runs of the last upload batch, offered as page links
 EXPORT_ZIP = "kbench_export_zip"  # the last ZIP the Export page built
+GROUPED = "kbench_grouped_uploads"  # run name -> the uploaded files it was made of
 SAMPLES = "kbench_sample_runs"  # names of the bundled sample runs this session opened with
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -208,6 +209,8 @@ def add_uploads(registry: RunRegistry, files, progress=None, *,
             else:
                 part = registry.add_group(chosen, lambda batch, stage=stage:
                                           cached_group_loader(batch, stage))
+                for added in part.added:  # kept so the run can be split again
+                    st.session_state.setdefault(GROUPED, {})[added] = chosen
         except Exception as exc:  # e.g. the workspace cannot write: report, go on
             message = RunFormatError(label, [Problem(
                 None, None, f"could not be added ({type(exc).__name__}: "
@@ -218,6 +221,29 @@ def add_uploads(registry: RunRegistry, files, progress=None, *,
         report.added += part.added
         report.duplicates += part.duplicates
         report.errors.update(part.errors)
+    return report
+
+
+def grouped_files(name: str, run: Run) -> list[tuple[str, bytes]]:
+    """The uploaded files the run ``name`` was made of, when several files of one format
+    made it in this session (kept to split it again), else ``[]``."""
+    files = list(st.session_state.get(GROUPED, {}).get(name, []))
+    # Only for the very run they made (not a later run under a freed name).
+    same = [filename for filename, _ in files] == list(run.meta.get("files", ()))
+    return files if same else []
+
+
+def split_group(registry: RunRegistry, name: str) -> LoadReport:
+    """Replace the run ``name`` (several uploaded files loaded as one) by one run per file."""
+    files = st.session_state.get(GROUPED, {}).pop(name, [])
+    registry.remove(name)
+    report = LoadReport()
+    for filename, data in files:
+        part = registry.add_files([(filename, data)], cached_loader)
+        report.added += part.added
+        report.duplicates += part.duplicates
+        report.errors.update(part.errors)
+    just_added(report.added)
     return report
 
 

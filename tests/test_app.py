@@ -134,6 +134,19 @@ def test_the_reports_can_be_kept_as_separate_runs(monkeypatch) -> None:
     assert at.toggle(key="runs_group_uploads").value is False
 
 
+def test_a_run_of_files_uploaded_together_can_be_split(monkeypatch) -> None:
+    at = start(monkeypatch)
+    at.file_uploader(key="runs_uploader").set_value(_reports()).run()
+    at.switch_page("views/runs.py").run()
+    assert list(registry(at).runs) == ["fingerprint"]
+    at.button(key="split::fingerprint").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    names = list(registry(at).runs)
+    assert len(names) == 11 and names[0] == "fingerprint_fable5"
+    assert all(len(run.models) == 1 for run in registry(at).runs.values())
+    assert "11 runs loaded" in at.subheader[0].value
+
+
 def test_a_family_page_opens_on_every_run_of_its_kinds(monkeypatch, tmp_path) -> None:
     # Issue 24.8: a family page chose only the first loaded run.
     other = tmp_path / "other.csv"

@@ -139,5 +139,9 @@ else:
                 st.warning(f"{len(run.warnings)} warning(s)", icon=":material/warning:")
                 st.code("\n".join(run.warnings), language=None, wrap_lines=True)
             st.dataframe(run.frame.head(100), hide_index=True, width="stretch")
+            if parts := state.grouped_files(name, run):  # files uploaded together as one run
+                st.button(f"Load its {len(parts)} files as separate runs",
+                          key=f"split::{name}", icon=":material/call_split:",
+                          on_click=state.split_group, args=(registry, name))
             st.button("Remove run", key=f"remove::{name}", on_click=registry.remove,
                       args=(name,), icon=":material/delete:")
