@@ -63,6 +63,13 @@ def test_models_that_answered_disjoint_biases_still_export() -> None:
                          f"{model},{bias},treatment,strong,{domain},1",
                          f"{model},{bias},treatment,weak,{domain},0.5"]
     run = load_run(("disjoint.csv", "\n".join(rows).encode()))
+    from kbench_core import kahne
+    from kbench_core.families.bias import susceptibility_table
+
+    # No bias is shared, so no model has a susceptibility over a common set, nor a rank.
+    board = susceptibility_table(kahne.fingerprint(run.frame)).set_index("model")
+    assert board["susceptibility"].isna().all() and board["rank"].isna().all()
+    assert board["n_biases"].tolist() == [0, 0] and board["n_left_out"].tolist() == [2, 2]
     chosen = ("fingerprint", "susceptibility", "cas_bars")
     data = export_zip([run], ExportChoice(items=chosen, figure_formats=("svg",),
                                           table_formats=("csv",)))
