@@ -25,9 +25,19 @@ PAGE_TABLE = [
     ("agreement.py", "Judge agreement", ":material/groups:", "agreement"),
     ("export.py", "Export", ":material/download:", "export"),
 ]
-PAGES = [st.Page(f"views/{file}", title=title, icon=icon, url_path=url, default=file == "runs.py")
+# The Runs page is the default one, served at "/". Streamlit still reserves a default page's
+# url_path, so it gets one nobody types and /runs is a hidden page that sends a link on to "/".
+DEFAULT_PAGE_PATH = "start"
+PAGES = [st.Page(f"views/{file}", title=title, icon=icon, default=file == "runs.py",
+                 url_path=DEFAULT_PAGE_PATH if file == "runs.py" else url)
          for file, title, icon, url in PAGE_TABLE if (VIEWS / file).exists()]
 
+
+def _to_runs_page() -> None:
+    st.switch_page(PAGES[0])
+
+
+PAGES.append(st.Page(_to_runs_page, title="Runs", url_path="runs", visibility="hidden"))
 navigation = st.navigation(PAGES)
 registry = state.registry()
 navigation.run()

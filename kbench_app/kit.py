@@ -257,7 +257,8 @@ def open_runs(title: str | None, kinds: Sequence[str], *, key: str, empty: str,
         chosen = [select("Run", names, key=key, resets=resets, container=container)]
     else:
         chosen = multiselect(
-            "Runs", names, key=key, default=names[:1], resets=resets, container=container,
+            "Runs", names, key=key, default=_default_runs(names), resets=resets,
+            container=container,
             help="Several runs are viewed together; a model name found in more than one run "
                  "is shown as 'model (run)'.")
     if not chosen:
@@ -266,6 +267,15 @@ def open_runs(title: str | None, kinds: Sequence[str], *, key: str, empty: str,
     picked = tuple(runs[name] for name in chosen)
     load_warnings(picked)
     return PageRuns(picked, state.combined_runs(list(picked)))
+
+
+def _default_runs(names: list[str]) -> list[str]:
+    """What a family page shows first: every run of its kinds the user loaded (uploads,
+    files given to ``kbench app``, the workspace), all at once; when only bundled samples
+    are loaded, the first of them (the demo puts the real released runs first)."""
+    samples = state.sample_names()
+    own = [name for name in names if name not in samples]
+    return own or names[:1]
 
 
 def load_warnings(runs: Sequence[Run]) -> None:

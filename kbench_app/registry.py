@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from kbench_core.io import Run, RunFormatError, load_run
+from kbench_core.io import Run, RunFormatError, load_files, load_run
 from kbench_core.workspace import Workspace, WorkspaceError
 
 Loader = Callable[[str, bytes], Run]
+GroupLoader = Callable[[list[tuple[str, bytes]]], Run]
 
 
 def _size_kb(value: object) -> float | None:
@@ -32,6 +33,10 @@ def _size_kb(value: object) -> float | None:
 
 def default_loader(filename: str, data: bytes) -> Run:
     return load_run((filename, data))
+
+
+def default_group_loader(files: list[tuple[str, bytes]]) -> Run:
+    return load_files(files)
 
 
 @dataclass
@@ -101,6 +106,29 @@ class RunRegistry:
                 continue
             self.errors.pop(filename, None)
             report.added.append(self.add(run, persist=persist))
+        return report
+
+    def add_group(self, files: list[tuple[str, bytes]],
+                  loader: GroupLoader = default_group_loader, *,
+                  persist: bool = True) -> LoadReport:
+        """Load files of one native format as one run (:func:`kbench_core.io.load_files`),
+        as the folder holding them would be; a failure is reported under the run's name."""
+        from kbench_core.io import batch_hash, batch_name
+
+        report = LoadReport()
+        label = batch_name(files)
+        existing = self.find_hash(batch_hash(files))
+        if existing is not None:
+            report.duplicates.append(f"these {len(files)} files ({label}) are already loaded "
+                                     f"as '{existing}'")
+            return report
+        try:
+            run = loader(files)
+        except RunFormatError as err:
+            report.errors[label] = self.errors[label] = str(err)
+            return report
+        self.errors.pop(label, None)
+        report.added.append(self.add(run, persist=persist))
         return report
 
     def add_paths(self, paths: Iterable[str | Path], loader: Loader = default_loader,

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 
 import streamlit as st
@@ -19,6 +22,8 @@ LAST_REPORT = "kbench_last_report"
 DEMO = "kbench_demo"
 JUST_ADDED = "kbench_just_added"  # runs of the last upload batch, offered as page links
 EXPORT_ZIP = "kbench_export_zip"  # the last ZIP the Export page built
+GROUPED = "kbench_grouped_uploads"  # run name -> the uploaded files it was made of
+SAMPLES = "kbench_sample_runs"  # names of the bundled sample runs this session opened with
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_DIR = ROOT / "sample_data"
@@ -54,11 +59,83 @@ def app_options(argv: list[str]) -> argparse.Namespace:
     return options
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
-def _cached_load(filename: str, sha256: str, _data: bytes, _progress=None) -> Run:
-    # Keyed on the content hash; cache_resource keeps the object itself (no pickling). Only
-    # the file being loaded waits on its key: other sessions' loads go on.
-    return load_run((filename, _data), progress=_progress)
+LOADED_RUNS = 64  # parsed uploads kept for every session (most recently used first)
+
+
+class _RunCache:
+    """Parsed runs by ``(filename, SHA-256)``, shared by every session of the server.
+
+    Data only: a load's progress bar belongs to the session that asked for it, so the cache
+    never records (and never replays) Streamlit elements. ``st.cache_resource`` did record the
+    progress calls a load made into the first session's bar, and replaying them in another
+    session (a second browser, or the same one after F5) raised ``CacheReplayClosureError``
+    until the server restarted. A lock per key makes a second session wait for a load already
+    under way instead of parsing the same bytes twice; other files load meanwhile.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.runs: OrderedDict[tuple[str, ...], Run] = OrderedDict()
+        self.loading: dict[tuple[str, ...], threading.Lock] = {}
+        self.lock = threading.Lock()
+
+    def _get(self, key: tuple[str, ...]) -> Run | None:
+        with self.lock:
+            if key in self.runs:
+                self.runs.move_to_end(key)
+                return self.runs[key]
+            return None
+
+    def __call__(self, filename: str, sha256: str, data: bytes,
+                 progress: Callable[[float, str], None] | None = None) -> Run:
+        return self.load((filename, sha256),
+                         lambda: load_run((filename, data), progress=progress))
+
+    def load(self, key: tuple[str, ...], make: Callable[[], Run]) -> Run:
+        """The run kept under ``key``, else ``make()`` (kept when it succeeds)."""
+        if (run := self._get(key)) is not None:
+            return run
+        with self.lock:
+            key_lock = self.loading.setdefault(key, threading.Lock())
+        with key_lock:
+            if (run := self._get(key)) is not None:  # loaded by another session meanwhile
+                return run
+            try:
+                run = make()
+            finally:
+                with self.lock:
+                    self.loading.pop(key, None)
+            with self.lock:
+                self.runs[key] = run
+                while len(self.runs) > self.size:
+                    self.runs.popitem(last=False)
+            return run
+
+    def clear(self) -> None:
+        """Forget every parsed run (tests)."""
+        with self.lock:
+            self.runs.clear()
+
+
+@st.cache_resource(show_spinner=False)
+def _run_cache() -> _RunCache:
+    # The one store of the server (kept across reruns and sessions); it draws nothing.
+    return _RunCache(LOADED_RUNS)
+
+
+class _CachedLoad:
+    """``_cached_load(filename, sha256, data, progress)``: a load through the shared cache,
+    with ``clear()`` for tests (a name tests patch to inject failures)."""
+
+    def __call__(self, filename: str, sha256: str, data: bytes,
+                 progress: Callable[[float, str], None] | None = None) -> Run:
+        return _run_cache()(filename, sha256, data, progress)
+
+    def clear(self) -> None:
+        _run_cache().clear()
+
+
+_cached_load = _CachedLoad()
 
 
 def combined_runs(runs: list[Run]):
@@ -85,35 +162,88 @@ def cached_loader(filename: str, data: bytes, progress=None) -> Run:
                                                             f"({type(exc).__name__})")]) from None
 
 
-def add_uploads(registry: RunRegistry, files, progress=None) -> LoadReport:
-    """Load a batch of uploaded files into ``registry``, one file at a time: a file that
-    fails (in any way) becomes one error box naming it; the others load.
-    ``progress(fraction, text)`` follows the batch, stage by stage of each file (sized by
+def cached_group_loader(files: list[tuple[str, bytes]], progress=None) -> Run:
+    """:func:`kbench_core.io.load_files` (files of one format as one run) through the
+    session-shared cache; any failure comes back as a :class:`RunFormatError`."""
+    from kbench_core.io import batch_hash, batch_name, load_files
+
+    try:
+        return _run_cache().load(("files", batch_hash(files)),
+                                 lambda: load_files(files, progress=progress))
+    except RunFormatError:
+        raise
+    except Exception as exc:
+        raise RunFormatError(batch_name(files), [Problem(
+            None, None, f"could not be loaded ({type(exc).__name__})")]) from None
+
+
+def add_uploads(registry: RunRegistry, files, progress=None, *,
+                group: bool = True) -> LoadReport:
+    """Load a batch of uploaded files into ``registry``, one run at a time: a file that
+    fails (in any way) becomes one error box naming it; the others load. With ``group``,
+    files of one multi-file benchmark format (:func:`kbench_core.io.batch_groups`: the
+    reports a folder would hold) make one run, as their folder would.
+    ``progress(fraction, text)`` follows the batch, stage by stage of each run (sized by
     its bytes), for a progress bar."""
+    from kbench_core.io import batch_groups, batch_name
+
     report = LoadReport()
-    sizes = [max(upload.size, 1) for upload in files]
+    pairs = [(upload.name, upload.getvalue()) for upload in files]
+    groups = batch_groups(pairs) if group else [[i] for i in range(len(pairs))]
+    sizes = [max(sum(files[i].size for i in members), 1) for members in groups]
     total, done = float(sum(sizes)), 0.0
-    for upload, size in zip(files, sizes, strict=True):
-        def loader(filename: str, data: bytes, start: float = done,
-                   share: float = size / total) -> Run:
-            def stage(fraction: float, what: str) -> None:
-                if progress is not None:
-                    progress(min(1.0, start + share * fraction), f"{filename}: {what}")
-            return cached_loader(filename, data, stage)
+    for members, size in zip(groups, sizes, strict=True):
+        chosen = [pairs[i] for i in members]
+        label = chosen[0][0] if len(chosen) == 1 else batch_name(chosen)
+
+        def stage(fraction: float, what: str, start: float = done,
+                  share: float = size / total, label: str = label) -> None:
+            if progress is not None:
+                progress(min(1.0, start + share * fraction), f"{label}: {what}")
 
         done += size / total
         try:
-            part = registry.add_files([(upload.name, upload.getvalue())], loader)
+            if len(chosen) == 1:
+                part = registry.add_files(chosen, lambda filename, data, stage=stage:
+                                          cached_loader(filename, data, stage))
+            else:
+                part = registry.add_group(chosen, lambda batch, stage=stage:
+                                          cached_group_loader(batch, stage))
+                for added in part.added:  # kept so the run can be split again
+                    st.session_state.setdefault(GROUPED, {})[added] = chosen
         except Exception as exc:  # e.g. the workspace cannot write: report, go on
-            message = RunFormatError(upload.name, [Problem(
+            message = RunFormatError(label, [Problem(
                 None, None, f"could not be added ({type(exc).__name__}: "
                             f"{str(exc)[:200]})")])
-            registry.errors[upload.name] = str(message)
-            report.errors[upload.name] = str(message)
+            registry.errors[label] = str(message)
+            report.errors[label] = str(message)
             continue
         report.added += part.added
         report.duplicates += part.duplicates
         report.errors.update(part.errors)
+    return report
+
+
+def grouped_files(name: str, run: Run) -> list[tuple[str, bytes]]:
+    """The uploaded files the run ``name`` was made of, when several files of one format
+    made it in this session (kept to split it again), else ``[]``."""
+    files = list(st.session_state.get(GROUPED, {}).get(name, []))
+    # Only for the very run they made (not a later run under a freed name).
+    same = [filename for filename, _ in files] == list(run.meta.get("files", ()))
+    return files if same else []
+
+
+def split_group(registry: RunRegistry, name: str) -> LoadReport:
+    """Replace the run ``name`` (several uploaded files loaded as one) by one run per file."""
+    files = st.session_state.get(GROUPED, {}).pop(name, [])
+    registry.remove(name)
+    report = LoadReport()
+    for filename, data in files:
+        part = registry.add_files([(filename, data)], cached_loader)
+        report.added += part.added
+        report.duplicates += part.duplicates
+        report.errors.update(part.errors)
+    just_added(report.added)
     return report
 
 
@@ -151,6 +281,7 @@ def registry(argv: list[str] | None = None) -> RunRegistry:
     reg = RunRegistry(workspace=workspace)
     if problem is not None:
         reg.errors["workspace"] = problem
+    samples_added: list[str] = []
     with st.spinner("Loading runs..."):
         reg.load_workspace()
         if not options.no_samples:
@@ -159,9 +290,10 @@ def registry(argv: list[str] | None = None) -> RunRegistry:
             for group in groups:  # in this order, so the pages' defaults follow it
                 samples = [SAMPLE_DIR / f for f in group if (SAMPLE_DIR / f).exists()]
                 # Samples ship with the code: the workspace keeps only what the user added.
-                reg.add_paths(samples, cached_loader, persist=False)
+                samples_added += reg.add_paths(samples, cached_loader, persist=False).added
         reg.add_paths(options.files, cached_loader)
     st.session_state[REGISTRY] = reg
+    st.session_state[SAMPLES] = frozenset(samples_added)
     st.session_state[DEMO] = bool(options.demo)
     st.session_state[SEEN_UPLOADS] = set()
     return reg
@@ -180,6 +312,11 @@ def model_colors(models) -> dict[str, str]:
         if model not in assigned:
             assigned[model] = PALETTE[len(assigned) % len(PALETTE)]
     return {str(m): assigned[str(m)] for m in models}
+
+
+def sample_names() -> frozenset[str]:
+    """The bundled sample runs this session started with (not the user's own runs)."""
+    return st.session_state.get(SAMPLES, frozenset())
 
 
 def seen_uploads() -> set[str]:

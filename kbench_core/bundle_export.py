@@ -22,7 +22,7 @@ from kbench_core.export import FigureExporter, provenance_of, table_bytes
 from kbench_core.io import Run
 from kbench_core.text import FileNamer
 
-__all__ = ["ExportChoice", "export_zip", "planned_files"]
+__all__ = ["ExportChoice", "export_zip", "not_made", "planned_files"]
 
 _TABLE_SUFFIX = {"csv": "csv", "latex": "tex", "markdown": "md"}
 
@@ -53,10 +53,15 @@ def planned_files(runs: Sequence[Run], choice: ExportChoice) -> list[tuple[Run, 
 
 def export_zip(runs: Sequence[Run], choice: ExportChoice,
                progress: Callable[[float, str], None] | None = None) -> bytes:
-    """The ZIP file (bytes). ``progress(fraction, label)`` is called as files are written."""
+    """The ZIP file (bytes). ``progress(fraction, label)`` is called as files are written.
+
+    An item that cannot be made from a run's data (a ``ValueError`` of the core: e.g. a
+    ranking when no bias was answered by every model) is left out and listed, with why, under
+    ``not_made`` in ``provenance.json`` (:func:`not_made`); the other files are written."""
     from kbench_core.families.judged import majority_provenance
 
     jobs = []
+    not_made: list[dict[str, str]] = []
     folders = FileNamer()
     for index, run in enumerate(runs):
         if unavailable(run.kind, run.frame):
@@ -67,7 +72,14 @@ def export_zip(runs: Sequence[Run], choice: ExportChoice,
         for item in items_for(run.kind):
             if choice.items and item.name not in choice.items:
                 continue
-            for stem, obj in item.objects(run.frame, meta=run.meta):
+            try:
+                made = list(item.objects(run.frame, meta=run.meta))
+            except ValueError as exc:
+                # Valid data a statistic cannot use (models that share no bias to rank on):
+                # that one item is left out and said so, the rest of the ZIP is made.
+                not_made.append({"run": run.name, "item": item.name, "why": str(exc)[:300]})
+                continue
+            for stem, obj in made:
                 seen[stem] = seen.get(stem, 0) + 1
                 key = stem if seen[stem] == 1 else f"{stem}\0{seen[stem]}"
                 jobs.append((run, item, f"{folder}/{names.name(stem, key=key)}", obj))
@@ -99,5 +111,14 @@ def export_zip(runs: Sequence[Run], choice: ExportChoice,
                     progress(done / total, name)
         manifest = provenance_of(runs, what="export").to_dict()
         manifest["files"] = listing
+        manifest["not_made"] = not_made
         archive.writestr("provenance.json", json.dumps(manifest, indent=1))
     return buffer.getvalue()
+
+
+def not_made(data: bytes) -> list[dict[str, str]]:
+    """The items an :func:`export_zip` ZIP left out (``run``, ``item``, ``why``), from its
+    ``provenance.json``."""
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        manifest = json.loads(archive.read("provenance.json"))
+    return list(manifest.get("not_made", []))

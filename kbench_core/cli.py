@@ -371,6 +371,63 @@ def app_command(files: Sequence[str], *, workspace: str | None, port: int | None
     return cmd + (["--", *app_args] if app_args else [])
 
 
+STOP_SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP")  # those present on the platform are forwarded
+STOP_GRACE_S = 10.0  # after a forwarded signal, the dashboard's time to stop before a kill
+
+
+def run_app(cmd: Sequence[str], *, cwd: Path, env: dict[str, str],
+            grace: float = STOP_GRACE_S) -> int:
+    """Run the dashboard (``cmd``) as a child process that stops when kbench is told to stop.
+
+    A stop signal sent to kbench (``kill``, a container or service manager's SIGTERM, Ctrl-C)
+    is passed on to the child, and kbench waits for it to exit, killing it after ``grace``
+    seconds: Streamlit re-parented and still serving the port is what a bare
+    ``subprocess.call`` left behind on SIGTERM. Returns the child's exit status, ``128 + N``
+    when a signal N ended it (the shell's convention).
+    """
+    import contextlib
+    import signal
+    import threading
+    import time
+
+    received: list[int] = []
+    started: list[subprocess.Popen] = []
+
+    def forward(signum: int, _frame: object) -> None:
+        received.append(signum)
+        if started and started[0].poll() is None:
+            started[0].send_signal(signum)
+
+    previous = {}
+    if threading.current_thread() is threading.main_thread():  # handlers live there only
+        for name in STOP_SIGNALS:
+            if hasattr(signal, name):
+                number = getattr(signal, name)
+                previous[number] = signal.signal(number, forward)
+    try:
+        child = subprocess.Popen(list(cmd), cwd=cwd, env=env)
+        started.append(child)
+        if received:  # told to stop while the child was starting
+            child.send_signal(received[0])
+        deadline = None
+        while (status := child.poll()) is None:
+            if received and deadline is None:
+                deadline = time.monotonic() + grace
+            if deadline is not None and time.monotonic() > deadline:
+                child.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                child.wait(timeout=0.2)
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        if started and started[0].poll() is None:  # kbench failed: never leave it running
+            started[0].kill()
+            started[0].wait()
+    if status < 0:
+        return 128 - status
+    return 130 if status == 0 and signal.SIGINT in received else status
+
+
 _COMPARE_OPTIONS = ("--metric", "--models", "--model", "--judge", "--judges", "--min-votes",
                     "--failed-as", "--correction", "--format", "-h", "--help")
 
@@ -569,10 +626,7 @@ def _main(argv: list[str]) -> int:
                       no_samples=args.no_samples, headless=args.headless, demo=args.demo)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         p for p in (str(APP_PATH.parent), os.environ.get("PYTHONPATH", "")) if p)}
-    try:
-        return subprocess.call(cmd, cwd=APP_PATH.parent, env=env)
-    except KeyboardInterrupt:
-        return 130
+    return run_app(cmd, cwd=APP_PATH.parent, env=env)
 
 
 if __name__ == "__main__":

@@ -72,6 +72,91 @@ def test_bad_file_later_keeps_loaded_runs_and_can_be_dismissed(monkeypatch) -> N
     assert not at.error and list(registry(at).runs) == ["good_run"]
 
 
+def test_the_same_bytes_load_in_every_session(monkeypatch) -> None:
+    # Issue 24.1: a second session (another browser, or F5) uploading bytes a first session
+    # had uploaded got "Could not load ... (CacheReplayClosureError)" until a restart.
+    data = GOOD + b"m9,framing_effect,control,,risk,0\n"
+    first = start(monkeypatch)
+    first.file_uploader(key="runs_uploader").set_value([("same.csv", data, "text/csv")]).run()
+    assert list(registry(first).runs) == ["same"]
+    for _ in range(2):  # the cache is not cleared between these sessions
+        other = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+        other.run()
+        assert registry(other).runs == {}  # a new session starts without the others' runs
+        other.file_uploader(key="runs_uploader").set_value(
+            [("same.csv", data, "text/csv")]).run()
+        assert not other.exception, [e.value for e in other.exception]
+        assert registry(other).errors == {}
+        assert list(registry(other).runs) == ["same"]
+        assert other.title[0].value == "Cognitive biases"
+        # Loaded once: every session holds the parsed run from the shared cache.
+        assert registry(other).runs["same"].frame is registry(first).runs["same"].frame
+    assert list(registry(first).runs) == ["same"]
+
+
+def test_a_folder_run_lists_its_size(monkeypatch) -> None:
+    # Issue 24.12: the Runs table showed size "None" for a run loaded from a folder.
+    folder = ROOT / "sample_data" / "real" / "kahnebench"
+    at = start(monkeypatch, f"--no-samples {folder}")
+    summary = at.dataframe[0].value
+    size = sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
+    assert summary["name"].tolist() == ["kahnebench"]
+    assert summary["size_kb"].tolist() == [round(size / 1024, 1)]
+
+
+def _reports() -> list[tuple[str, bytes, str]]:
+    folder = ROOT / "sample_data" / "real" / "kahnebench"
+    return [(p.name, p.read_bytes(), "application/json")
+            for p in sorted(folder.glob("fingerprint_*.json"))]
+
+
+def test_the_reports_of_a_folder_uploaded_together_are_one_run(monkeypatch) -> None:
+    # Issue 24.8: the 11 KahneBench fingerprint reports uploaded at once made 11 runs and
+    # the bias page opened on one of them.
+    at = start(monkeypatch)
+    at.file_uploader(key="runs_uploader").set_value(_reports()).run()
+    assert not at.exception, [e.value for e in at.exception]
+    (run,) = registry(at).runs.values()
+    assert run.name == "fingerprint" and len(run.models) == 11
+    assert run.meta["format"] == "KahneBench fingerprint reports (11 files)"
+    assert at.title[0].value == "Cognitive biases"  # one run: its page opens on it
+    at.switch_page("views/runs.py").run()
+    assert "1 run loaded" in at.subheader[0].value
+    assert at.dataframe[0].value["source"].tolist() == ["11 files"]
+
+
+def test_the_reports_can_be_kept_as_separate_runs(monkeypatch) -> None:
+    at = start(monkeypatch)
+    at.toggle(key="runs_group_uploads").set_value(False).run()
+    at.file_uploader(key="runs_uploader").set_value(_reports()).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert len(registry(at).runs) == 11
+    assert at.toggle(key="runs_group_uploads").value is False
+
+
+def test_a_run_of_files_uploaded_together_can_be_split(monkeypatch) -> None:
+    at = start(monkeypatch)
+    at.file_uploader(key="runs_uploader").set_value(_reports()).run()
+    at.switch_page("views/runs.py").run()
+    assert list(registry(at).runs) == ["fingerprint"]
+    at.button(key="split::fingerprint").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    names = list(registry(at).runs)
+    assert len(names) == 11 and names[0] == "fingerprint_fable5"
+    assert all(len(run.models) == 1 for run in registry(at).runs.values())
+    assert "11 runs loaded" in at.subheader[0].value
+
+
+def test_a_family_page_opens_on_every_run_of_its_kinds(monkeypatch, tmp_path) -> None:
+    # Issue 24.8: a family page chose only the first loaded run.
+    other = tmp_path / "other.csv"
+    other.write_bytes(GOOD.replace(b"m1", b"m2"))
+    at = start(monkeypatch, f"--no-samples {ROOT / 'sample_data' / 'bias.csv'} {other}")
+    at.switch_page("views/bias.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.multiselect(key="bias_runs").value == ["bias", "other"]
+
+
 def test_remove_a_run(monkeypatch, tmp_path) -> None:
     path = tmp_path / "from_cli.csv"
     path.write_bytes(GOOD)
@@ -258,7 +343,11 @@ def test_a_model_keeps_its_colour_when_runs_are_added(monkeypatch, tmp_path) -> 
     other = tmp_path / "later.csv"
     other.write_text("model,bias,condition,intensity,domain,score\n"
                      "aaa-first-in-order,anchoring_effect,control,,d,0\n")
-    at = bias_page(monkeypatch, f"{other}")
+    monkeypatch.setenv("KBENCH_APP_ARGS", f"{other}")
+    at = AppTest.from_file(str(ROOT / "views" / "bias.py"), default_timeout=60)
+    at.session_state["bias_runs"] = ["bias"]  # the sample alone first
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
     before = dict(at.session_state[state.COLORS])
     at.multiselect(key="bias_runs").set_value(["bias", "later"]).run()
     after = at.session_state[state.COLORS]

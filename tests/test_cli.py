@@ -55,6 +55,116 @@ def test_app_command_passes_files_and_workspace(tmp_path) -> None:
     assert demo[demo.index("--") + 1:] == ["--demo"]
 
 
+def _children(pid: int) -> list[int]:
+    """Live processes whose parent is ``pid`` (from /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _answers(url: str) -> bool:
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=1) as reply:
+            return reply.status == 200
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+@pytest.mark.parametrize("signum", ["SIGTERM", "SIGINT"])
+def test_a_signal_to_kbench_app_stops_the_dashboard(tmp_path, signum) -> None:
+    # Issue 24.2: `kill` of `kbench app` left Streamlit (its child) serving the port, so a
+    # container or a service manager could not stop kbench.
+    import os
+    import signal
+    import socket
+    import time
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    health = f"http://127.0.0.1:{port}/_stcore/health"
+    parent = subprocess.Popen(
+        [sys.executable, "-m", "kbench_core.cli", "app", "--port", str(port), "--headless",
+         "--no-samples"], cwd=Path(__file__).resolve().parent.parent,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    children: list[int] = []
+    try:
+        deadline = time.monotonic() + 60
+        while not _answers(health):
+            assert parent.poll() is None and time.monotonic() < deadline, "no dashboard"
+            time.sleep(0.3)
+        children = _children(parent.pid)
+        assert children, "kbench app runs the dashboard as a child process"
+        parent.send_signal(getattr(signal, signum))
+        parent.wait(timeout=15)
+        deadline = time.monotonic() + 5
+        while (_answers(health) or any(map(_alive, children))) \
+                and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not _answers(health), f"the port still answers after {signum}"
+        assert not any(map(_alive, children)), "a child of kbench app outlived it"
+    finally:
+        for pid in children:  # only the processes this test started
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait()
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+def test_a_dashboard_that_ignores_the_signal_is_killed_after_the_grace(tmp_path) -> None:
+    import os
+    import signal
+    import time
+
+    ready = tmp_path / "child.pid"
+    stubborn = ("import os, signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+                f"open({str(ready)!r}, 'w').write(str(os.getpid())); time.sleep(120)")
+    wrapper = ("import sys; from pathlib import Path; from kbench_core.cli import run_app; "
+               f"sys.exit(run_app([sys.executable, '-c', {stubborn!r}], cwd=Path('.'), "
+               "env=None, grace=1.0))")
+    parent = subprocess.Popen([sys.executable, "-c", wrapper],
+                              cwd=Path(__file__).resolve().parent.parent)
+    child = None
+    try:
+        deadline = time.monotonic() + 30
+        while not ready.exists() or not ready.read_text():
+            assert time.monotonic() < deadline and parent.poll() is None
+            time.sleep(0.05)
+        child = int(ready.read_text())
+        started = time.monotonic()
+        parent.send_signal(signal.SIGTERM)
+        status = parent.wait(timeout=10)
+        took = time.monotonic() - started
+        assert 1.0 <= took < 5.0, took  # waited out the grace, then killed the child
+        assert status == 128 + signal.SIGKILL
+        assert not _alive(child)
+    finally:
+        if child is not None and _alive(child):
+            os.kill(child, signal.SIGKILL)
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait()
+
+
 def test_console_script_is_installed() -> None:
     out = subprocess.run([sys.executable, "-m", "kbench_core.cli", "--version"],
                          capture_output=True, text=True, check=True)

@@ -4,7 +4,7 @@ import streamlit as st
 
 from kbench_app import kit, state
 from kbench_app.ui import plain
-from kbench_core.bundle_export import ExportChoice, export_zip, planned_files
+from kbench_core.bundle_export import ExportChoice, export_zip, not_made, planned_files
 from kbench_core.catalog import items_for, unavailable
 from kbench_core.export import PAPER_SIZES
 from kbench_core.report import report_html
@@ -63,6 +63,9 @@ if st.button("Build the ZIP", type="primary", icon=":material/folder_zip:", key=
     bar.empty()
     state.export_zip(data)
 if (data := state.export_zip()) is not None:
+    for left in not_made(data):
+        st.warning(f"**{plain(left['item'])}** of **{plain(left['run'])}** is not in the ZIP: "
+                   f"{plain(left['why'])}", icon=":material/warning:")
     st.download_button(f"Download kbench-export.zip ({len(data) / 1024:,.0f} KB)", data,
                        file_name="kbench-export.zip", mime="application/zip",
                        icon=":material/download:", key="export_download", on_click="ignore")

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from kbench_app import state
+from kbench_app import kit, state
 from kbench_app.ui import code, plain
 from kbench_core.io import DEFAULT_MAX_BYTES
 from kbench_core.text import count_noun
@@ -67,16 +67,23 @@ uploads = st.file_uploader(
     help="Several files at once. A file that fails validation is reported by name, row and "
          "field; the runs already loaded stay.",
 )
+group = kit.toggle(
+    "Files of one format make one run", key="runs_group_uploads", default=True, in_url=False,
+    help="Several files of a benchmark that writes one file per model (KahneBench "
+         "fingerprint reports), uploaded together, are loaded as one run, as their folder "
+         "would be. Switch off before uploading to load each file as a run of its own.")
 new_files = [f for f in uploads or [] if f.file_id not in seen]
 if new_files:
     # Seen before loading: whatever one file does, no rerun loads (or reports) it again.
     seen.update(f.file_id for f in new_files)
     bar = st.progress(0.0, text=f"Loading {count_noun(len(new_files), 'file')}...")
     report = state.add_uploads(registry, new_files, progress=lambda fraction, text: bar.progress(
-        fraction, text=plain(text)))
+        fraction, text=plain(text)), group=group)
     bar.empty()
     for name in report.added:
-        st.toast(f"Loaded {plain(name)}", icon=":material/check_circle:")
+        files = registry.runs[name].meta.get("files", ()) if name in registry.runs else ()
+        together = f" ({len(files)} files as one run)" if len(files) > 1 else ""
+        st.toast(f"Loaded {plain(name)}{together}", icon=":material/check_circle:")
     for message in report.duplicates:
         # File and run names are a stranger's text: no Markdown link or image from them.
         st.info(plain(message), icon=":material/content_copy:")
@@ -134,5 +141,9 @@ else:
                 st.warning(f"{count_noun(len(run.warnings), 'warning')}", icon=":material/warning:")
                 st.code("\n".join(run.warnings), language=None, wrap_lines=True)
             st.dataframe(run.frame.head(100), hide_index=True, width="stretch")
+            if parts := state.grouped_files(name, run):  # files uploaded together as one run
+                st.button(f"Load its {len(parts)} files as separate runs",
+                          key=f"split::{name}", icon=":material/call_split:",
+                          on_click=state.split_group, args=(registry, name))
             st.button("Remove run", key=f"remove::{name}", on_click=registry.remove,
                       args=(name,), icon=":material/delete:")

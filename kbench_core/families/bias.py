@@ -86,8 +86,10 @@ def susceptibility_table(fingerprint: Any) -> pd.DataFrame:
     cap = getattr(fingerprint, "cap", 1.0)
     # BMS lies in [0, cap]: biases that all score the same get the Wilson-type bound, never a
     # zero-width interval (issue 23 item 7); without a cap the range is open and it is NaN.
-    low, high = t_interval(mean, grouped.std(), count,
-                           bounds=None if cap is None else (0.0, cap))
+    # As Series on the models of the set: with no bias shared by every model the set is
+    # empty, and each model's row is then all missing (not a length mismatch).
+    low, high = (pd.Series(bound, index=mean.index, dtype=float) for bound in t_interval(
+        mean, grouped.std(), count, bounds=None if cap is None else (0.0, cap)))
     per_model = pd.DataFrame({
         "susceptibility": mean, "n_biases": count.astype(int),
         "susceptibility_low": np.clip(low, 0.0, None),
