@@ -27,6 +27,8 @@ import json
 import os
 import re
 import secrets
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -143,6 +145,37 @@ def _checked_meta(name: str, meta: dict[str, Any]) -> dict[str, Any]:
         if notes:  # a field the importer never writes: the sidecar was edited
             raise _bad(name, notes[0], "meta.summary")
     return out
+
+
+# Runs validated once per process, by the SHA-256 of their Parquet bytes and their kind: every
+# session of a shared server starts by reading the workspace, and validating 1,500 saved runs
+# cell by cell costs tens of seconds each time. The bytes are hashed on every start, so a file
+# changed behind kbench's back is validated (and checked against its sidecar) again.
+_VALIDATED: OrderedDict[tuple[str, str], Run] = OrderedDict()
+_VALIDATED_LOCK = threading.Lock()
+MAX_VALIDATED_BYTES = 512 * 1024**2  # frames kept at most (the oldest go first)
+
+
+def _validated(path: Path, name: str, kind: str) -> Run:
+    """:func:`~kbench_core.io.load_run` of a saved run, or the run validated earlier from the
+    same bytes."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise _bad(path.name, f"cannot read the saved run ({exc.strerror or exc})") from None
+    key = (hashlib.sha256(data).hexdigest(), kind)
+    with _VALIDATED_LOCK:
+        if key in _VALIDATED:
+            _VALIDATED.move_to_end(key)
+            return _VALIDATED[key]
+    run = load_run((path.name, data), name=name, kind=kind)  # type: ignore[arg-type]
+    with _VALIDATED_LOCK:
+        _VALIDATED[key] = run
+        total = sum(int(r.frame.memory_usage(deep=False).sum()) for r in _VALIDATED.values())
+        while total > MAX_VALIDATED_BYTES and len(_VALIDATED) > 1:
+            _, dropped = _VALIDATED.popitem(last=False)
+            total -= int(dropped.frame.memory_usage(deep=False).sum())
+    return run
 
 
 def _slug(name: str) -> str:
@@ -268,7 +301,7 @@ class Workspace:
                                "file, so its content cannot be checked against what was "
                                "saved and its provenance cannot be trusted; remove it and "
                                "upload the run again", "parquet_sha256")
-                loaded = load_run(path, name=sidecar["name"], kind=sidecar["kind"])
+                loaded = _validated(path, sidecar["name"], sidecar["kind"])
             except RunFormatError as err:
                 errors.append(err)
                 continue

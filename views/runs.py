@@ -7,6 +7,8 @@ from kbench_app.ui import code, plain
 from kbench_core.io import DEFAULT_MAX_BYTES
 from kbench_core.text import count_noun
 
+RUNS_PER_PAGE = 20  # expanders drawn at once
+
 UPLOAD_TYPES = ["csv", "tsv", "tab", "txt", "json", "jsonl", "ndjson", "parquet", "pq", "gz",
                 "zip", "tar", "tgz"]
 
@@ -130,7 +132,24 @@ else:
             "source": st.column_config.TextColumn("File"),
         },
     )
-    for name, run in list(registry.runs.items()):
+    names = list(registry.runs)
+    if len(names) > RUNS_PER_PAGE:
+        # One expander per run costs a page draw per run (1,500 runs: two minutes): a filter
+        # and pages of RUNS_PER_PAGE.
+        with st.container(horizontal=True, vertical_alignment="bottom"):
+            needle = kit.text("Find a run", key="runs_find", placeholder="part of a name",
+                              help="Shows the runs whose name holds this text.")
+            if needle:
+                names = [n for n in names if needle.lower() in n.lower()]
+            pages = max(1, -(-len(names) // RUNS_PER_PAGE))
+            page = kit.select("Page", list(range(1, pages + 1)), key="runs_page", default=1,
+                              in_url=False)
+        first = (min(int(page), pages) - 1) * RUNS_PER_PAGE
+        st.caption(f"Runs {first + 1:,}–{min(first + RUNS_PER_PAGE, len(names)):,} of "
+                   f"{count_noun(len(names), 'run')}" if names else "No run matches.")
+        names = names[first:first + RUNS_PER_PAGE]
+    for name in names:
+        run = registry.runs[name]
         label = (f"{plain(name)} · {run.kind} · {len(run):,} rows · "
                  f"{count_noun(len(run.models), 'model')}")
         with st.expander(label):
