@@ -5,6 +5,7 @@ page with hundreds of models opens on the top and bottom of its leaderboard."""
 from __future__ import annotations
 
 from itertools import combinations
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -12,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import stats
+from streamlit.testing.v1 import AppTest
 
 from kbench_core import compare
 from kbench_core.compare import _adjust, _item_means, _paired_values
@@ -174,10 +176,12 @@ def test_directions_match_claims_direction_row_by_row(correction, alpha):
         out = compare.compare_models(frame, "score", item=["item"], cluster=cluster,
                                      correction=correction, alpha=alpha)
         pd.testing.assert_series_equal(out["direction"],
-                                       _directions_per_row(out, correction, alpha))
+                                       _directions_per_row(out, correction, alpha),
+                                       check_names=False)
     groups = compare.group_differences(frame.assign(g=frame["item"] % 4), "score", "m00",
                                        "m03", "g", item=["item"], correction=correction)
-    pd.testing.assert_series_equal(groups["direction"], _directions_per_row(groups, correction))
+    pd.testing.assert_series_equal(groups["direction"], _directions_per_row(groups, correction),
+                                   check_names=False)
 
 
 def test_chunks_of_pairs_give_the_same_table(monkeypatch):
@@ -240,3 +244,71 @@ def test_shuffling_the_rows_changes_nothing(case, seed):
     shuffled = frame.sample(frac=1, random_state=seed % 2**31).reset_index(drop=True)
     _same(compare.compare_models(shuffled, "score", item=["item"], cluster=cluster),
           compare.compare_models(frame, "score", item=["item"], cluster=cluster))
+
+
+# --- pages -------------------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_a_600_model_bias_run_opens_on_the_ends_of_the_leaderboard(tmp_path, monkeypatch):
+    """Fails before issue 29: the page selected all 600 models (and compared 179,700 pairs)."""
+    from kbench_app import state
+
+    frame = _issue_run(600)
+    path = tmp_path / "many600.csv"
+    frame.to_csv(path, index=False)
+    monkeypatch.setenv("KBENCH_APP_ARGS", f"--no-samples {path}")
+    state._cached_load.clear()
+    at = AppTest.from_file(str(ROOT / "views" / "bias.py"), default_timeout=300)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    chosen = at.multiselect(key="bias_models").value
+    assert len(chosen) <= 10
+    # the 5 lowest and the 5 highest mean bias scores (lower is better), ties by name
+    means = frame.groupby("model")["score"].mean().reset_index()
+    board = means.sort_values(["score", "model"], kind="stable")["model"].tolist()
+    assert list(chosen) == board[:5] + board[-5:]
+    assert any("600 models: showing the 5 best and 5 worst by mean bias score" in c.value
+               for c in at.caption)
+    assert len(at.multiselect(key="bias_models").options) == 600
+
+
+def _panel(frame: pd.DataFrame, **session) -> AppTest:
+    """The Compare panel alone (tests/apps/compare_panel_app.py) on a bias-like ``frame``."""
+    frame = frame.assign(domain="d", condition="treatment", trial=frame["item"])
+    at = AppTest.from_file(str(ROOT / "tests" / "apps" / "compare_panel_app.py"),
+                           default_timeout=120)
+    at.session_state["cmp_frame"] = frame.to_csv(index=False)
+    for name, value in session.items():
+        at.session_state[name] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_every_pair_of_many_models_waits_for_a_request():
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({"model": np.repeat([f"m{m:02d}" for m in range(40)], 12),
+                          "bias": np.tile(np.repeat(["a", "b", "c"], 4), 40),
+                          "item": np.tile(np.arange(12), 40),
+                          "score": rng.integers(0, 2, 480).astype(float)})
+    at = _panel(frame)
+    at.radio(key="cmp_mode").set_value("Every pair").run()
+    assert not at.exception
+    assert not at.dataframe and not at.get("plotly_chart")  # nothing computed yet
+    at.toggle(key="cmp_all").set_value(True).run()
+    assert not at.exception
+    assert [len(t.value) for t in at.dataframe] == [40 * 39 // 2]
+    assert not at.get("plotly_chart")  # 780 pairs: no forest plot, a caption instead
+    assert any("Too many pairs to draw" in c.value for c in at.caption)
+
+
+def test_a_few_models_still_compare_every_pair_at_once():
+    frame = pd.DataFrame({"model": np.repeat(["x", "y", "z"], 6), "bias": "a",
+                          "item": np.tile(np.arange(6), 3),
+                          "score": np.tile([0.0, 1, 1, 0, 1, 0], 3)})
+    at = _panel(frame)
+    assert not at.get("toggle") or "cmp_all" not in [t.key for t in at.toggle]
+    at.radio(key="cmp_mode").set_value("Every pair").run()
+    assert [len(t.value) for t in at.dataframe] == [3]
