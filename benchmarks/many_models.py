@@ -98,6 +98,18 @@ def main() -> None:
             again = _timed(at.run)
             print(f"{n:4d} models: bias page first render {first:6.2f} s (load included), "
                   f"rerun {again:5.2f} s, {chosen} models selected{error}", flush=True)
+            if at.exception or n != max(sizes) \
+                    or "def model_picker" not in (root / "kbench_app" / "kit.py").read_text():
+                continue
+            picker = at.multiselect(key="bias_models")
+            every = _timed(lambda p=picker: p.set_value(list(p.options)).run())
+            mode = _timed(lambda a=at: a.radio(key="bias_cmp_mode").set_value("Every pair")
+                          .run())
+            pairs = _timed(lambda a=at: a.toggle(key="bias_cmp_all").set_value(True).run())
+            error = f"  EXCEPTION {at.exception[0].value[:120]}" if at.exception else ""
+            print(f"{n:4d} models, all selected by hand: rerun {every:6.2f} s; 'Every pair' "
+                  f"{mode:5.2f} s (not computed yet); on request {pairs:6.2f} s{error}",
+                  flush=True)
 
 
 if __name__ == "__main__":
