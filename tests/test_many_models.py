@@ -312,3 +312,36 @@ def test_a_few_models_still_compare_every_pair_at_once():
     assert not at.get("toggle") or "cmp_all" not in [t.key for t in at.toggle]
     at.radio(key="cmp_mode").set_value("Every pair").run()
     assert [len(t.value) for t in at.dataframe] == [3]
+
+
+def test_the_ends_of_a_judged_leaderboard_are_its_most_and_least_correct_models():
+    from kbench_app import kit
+    from kbench_core.samples import judged_samples
+
+    frame = judged_samples(models=[f"d{i:02d}" for i in range(40)], seed=3)
+    ends, label = kit.leaderboard_ends(frame, "judged")
+    # correct verdict = said_vulnerable == is_vulnerable, unknown when no verdict; higher is
+    # better, ties by name
+    said = frame["said_vulnerable"]
+    correct = (said.astype(float) == frame["is_vulnerable"].astype(float)).astype(float)
+    correct[said.isna()] = np.nan
+    means = correct.groupby(frame["model"].astype(str)).mean()
+    board = pd.DataFrame({"model": means.index, "key": -means.to_numpy()}).sort_values(
+        ["key", "model"])["model"].tolist()
+    assert label == "correct verdict"
+    assert ends == board[:5] + board[-5:]
+
+
+def test_models_without_a_known_value_come_last():
+    from kbench_app import kit
+
+    frame = _issue_run(40)
+    unknown = frame["model"].isin([f"model-{m:03d}" for m in range(34)])
+    frame.loc[unknown, "score"] = np.nan  # 6 models with scores, 34 without
+    ends, _ = kit.leaderboard_ends(frame, "bias")
+    known = frame[~unknown].groupby("model")["score"].mean().reset_index().sort_values(
+        ["score", "model"])["model"].tolist()
+    # the 5 best known, then the last known and the first 4 unknown (by name) as the "worst"
+    assert ends == known[:5] + known[5:] + [f"model-{m:03d}" for m in range(4)]
+    small = _issue_run(8)
+    assert sorted(kit.leaderboard_ends(small, "bias")[0]) == sorted(small["model"].unique())
