@@ -489,7 +489,7 @@ def paired_difference(frame: pd.DataFrame, value: str, a: str, b: str, *,
     return _paired_values(means[:, names.index(a)], means[:, names.index(b)], codes, level)
 
 
-_PAIR_CELLS = 2_000_000  # pairs × items per chunk of compare_models (≈ 16 MB per array)
+_PAIR_CELLS = 1_000_000  # pairs × items per chunk of compare_models (8 MB per float array)
 
 
 def _sign_p(positive: np.ndarray, negative: np.ndarray) -> np.ndarray:
