@@ -87,7 +87,8 @@ def render() -> None:
                           resets=(K.REPORT_MODELS,))
     chosen_runs, frame = list(shown.runs), shown.frame
     all_models = sorted(map(str, frame["model"].unique()))
-    models = kit.multiselect("Models", all_models, key=K.REPORT_MODELS, default=all_models)
+    models = kit.model_picker("Models", all_models, key=K.REPORT_MODELS, frame=frame,
+                              kind="bias_summary")
     if not models:
         st.warning("Choose at least one model.")
         kit.stop()

@@ -32,6 +32,8 @@ __all__ = ["cached_rank_intervals", "compare_panel", "content_hash", "rank_colum
            "rank_text", "run_compare_panel"]
 
 _RANK_TEXT = "rank_text"
+# the every-pair forest plot and verdicts: up to the pairs of MANY_MODELS models
+_DRAWN_PAIRS = kit.MANY_MODELS * (kit.MANY_MODELS - 1) // 2
 _TEST_NAMES = {"paired t": "Paired t test", "CR2 t": "Cluster-robust t test (CR2 standard "
                "error, Bell–McCaffrey degrees of freedom)", "exact McNemar": "Exact McNemar "
                "test on the items where exactly one model scored 1",
@@ -149,12 +151,23 @@ def compare_panel(frame: pd.DataFrame, *, values: Mapping[str, str], group: str,
         label = kit.select("Metric (per item)", labels, key=f"{key}_metric")
     value = values[label]
     lower = compare.is_lower_better(value)
-    pairs = cache.cached(compare.compare_models, frame, **where,
-                         spinner="Comparing every pair of models...", value=value,
-                         cluster=cluster)
+    n_pairs = len(models) * (len(models) - 1) // 2
+
+    def every_pair() -> pd.DataFrame | None:
+        """Every pair's table; with many models only once asked for (a toggle)."""
+        if len(models) > kit.MANY_MODELS and not kit.toggle(
+                f"Compare all {n_pairs:,} pairs of the {len(models):,} models", key=f"{key}_all",
+                help="Computed on request: with many models every pair is a long table."):
+            return None
+        return cache.cached(compare.compare_models, frame, **where,
+                            spinner="Comparing every pair of models...", value=value,
+                            cluster=cluster)
+
     if mode == modes[1]:
-        _every_pair(pairs, label=label, value=value, lower=lower, key=key, runs=runs,
-                    cluster=cluster, noun=noun)
+        pairs = every_pair()
+        if pairs is not None:
+            _every_pair(pairs, label=label, value=value, lower=lower, key=key, runs=runs,
+                        cluster=cluster, noun=noun)
     else:
         if a == b:
             st.warning("Choose two different models, or compare every pair.")
@@ -163,8 +176,10 @@ def compare_panel(frame: pd.DataFrame, *, values: Mapping[str, str], group: str,
                                   spinner="Comparing the two models...", value=value, a=a,
                                   b=b, group=group, cluster=cluster, label=label, noun=noun)
             _two_models(result, key=key, runs=runs)
-        with st.expander(f"Every pair of models ({len(pairs)})", icon=":material/table:"):
-            _pairs_table(pairs, value=value, key=key, runs=runs)
+        with st.expander(f"Every pair of models ({n_pairs:,})", icon=":material/table:"):
+            pairs = every_pair()
+            if pairs is not None:
+                _pairs_table(pairs, value=value, key=key, runs=runs)
     unit = plural(cluster) if cluster else noun
     with st.expander(f"Rank intervals (bootstrap over {unit})", icon=":material/leaderboard:"):
         if kit.toggle("Compute rank intervals (1000 resamples; cached)", key=f"{key}_ranks"):
@@ -275,10 +290,16 @@ def _pair_estimates(pairs: pd.DataFrame) -> list[tuple[Any, Estimate, float | No
 def _every_pair(pairs: pd.DataFrame, *, label: str, value: str, lower: bool, key: str,
                 runs: Sequence[Any], cluster: str | None, noun: str) -> None:
     """Every pair of models: forest plot of the differences, one verdict each, the table."""
+    decided = int((pairs["direction"] != "undecided").sum())
+    if len(pairs) > _DRAWN_PAIRS:  # a forest of thousands of rows and a verdict each: unreadable
+        st.caption(f"{decided:,} of {len(pairs):,} pairs differ after Holm's adjustment "
+                   f"({'lower' if lower else 'higher'} is better). Too many pairs to draw "
+                   f"or to word one by one (more than {_DRAWN_PAIRS:,}): the table and its "
+                   "downloads hold every pair; 'Two models' words one.")
+        _pairs_table(pairs, value=value, key=key, runs=runs)
+        return
     shown = pairs.assign(pair=pairs["model_a"] + " − " + pairs["model_b"])
     estimates = _pair_estimates(pairs)
-    decided = sum(compare.claims_direction(est, adjusted_p=adjusted)
-                  for _, est, adjusted in estimates)
     if shown["delta"].notna().any():
         forest = compare_figures.forest_plot(
             shown, label="pair", what="A − B",

@@ -33,14 +33,20 @@ from kbench_app.downloads import figure_downloads, table_downloads
 from kbench_core.io import Run
 
 BIG_RUN_ROWS = 100_000  # beyond this, sections that cost seconds compute when opened
+MANY_MODELS = 30  # beyond this, model pickers open on the ends of the leaderboard
+ENDS = 5  # ... the best ENDS and the worst ENDS models
 
 __all__ = [
     "BIG_RUN_ROWS",
+    "ENDS",
+    "MANY_MODELS",
     "PageRuns",
     "chart",
     "done",
     "forget",
     "lazy_section",
+    "leaderboard_ends",
+    "model_picker",
     "multiselect",
     "open_runs",
     "radio",
@@ -175,6 +181,52 @@ def multiselect(label: str, options: Sequence[Any], *, key: str, default: Sequen
     options = list(options)
     _declare(key, "many", list(default), options, resets=resets, in_url=in_url)
     return (container or st).multiselect(label, options, key=key, **kwargs)
+
+
+def leaderboard_ends(frame: pd.DataFrame, kind: str, *,
+                     ends: int = ENDS) -> tuple[list[str], str]:
+    """The ``ends`` best and ``ends`` worst models of ``frame`` (best first, then the worst,
+    worst last) by the mean of the family's first per-item metric
+    (:data:`kbench_core.compare.COMPARISONS`, e.g. the bias score; the metric's own direction),
+    and the metric's label. One grouped mean over the rows: cheap enough for every rerun of a
+    page with hundreds of models. Models without a known value come after the others."""
+    from kbench_core import compare
+
+    label, value = next(iter(compare.COMPARISONS[kind].options.items()))
+    data = frame if value in frame.columns else compare.per_item_values(frame, kind)
+    means = (pd.to_numeric(data[value], errors="coerce")
+             .groupby(data["model"].astype(str).to_numpy()).mean())
+    lower = compare.is_lower_better(value)
+    board = pd.DataFrame({"model": means.index.astype(str),
+                          "key": means.to_numpy() if lower else -means.to_numpy()})
+    board = board.sort_values(["key", "model"], na_position="last", kind="stable")
+    ranked = board["model"].tolist()
+    if len(ranked) <= 2 * ends:
+        return ranked, label
+    known = int(board["key"].notna().sum())
+    worst = ranked[max(ends, known - ends):max(known, 2 * ends)]
+    return ranked[:ends] + worst, label
+
+
+def model_picker(label: str, options: Sequence[str], *, key: str, frame: pd.DataFrame,
+                 kind: str, resets: Sequence[str] = (), container: Any = None,
+                 **kwargs: Any) -> list[str]:
+    """The model multiselect of a family page: every model by default, or with more than
+    :data:`MANY_MODELS` the top and bottom of the leaderboard (:func:`leaderboard_ends`), said
+    in a caption under it. Each chosen model costs the page (its figures, every pair of the
+    Compare panel): 600 models opened at once took minutes (issue 29)."""
+    options = list(options)
+    note = ""
+    default = options
+    if len(options) > MANY_MODELS:
+        default, metric = leaderboard_ends(frame, kind)
+        note = (f"{len(options):,} models: showing the {ENDS} best and {ENDS} worst by mean "
+                f"{metric} (add others here).")
+    chosen = multiselect(label, options, key=key, default=default, resets=resets,
+                         container=container, **kwargs)
+    if note:
+        (container or st).caption(note)
+    return chosen
 
 
 def toggle(label: str, *, key: str, default: bool = False, resets: Sequence[str] = (),

@@ -27,7 +27,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import combinations
 from typing import Literal
 
 import numpy as np
@@ -490,6 +489,102 @@ def paired_difference(frame: pd.DataFrame, value: str, a: str, b: str, *,
     return _paired_values(means[:, names.index(a)], means[:, names.index(b)], codes, level)
 
 
+_PAIR_CELLS = 1_000_000  # pairs × items per chunk of compare_models (8 MB per float array)
+
+
+def _sign_p(positive: np.ndarray, negative: np.ndarray) -> np.ndarray:
+    """Exact two-sided sign test (:func:`sign_test`) from the counts of positive and negative
+    differences, elementwise: for p = ½ the binomial is symmetric, so binomtest's p is
+    min(1, 2·P(X ≤ min(k, m − k))), and 1 when m = 0."""
+    m = positive + negative
+    return np.where(m > 0, np.minimum(1.0, 2 * stats.binom.cdf(
+        np.minimum(positive, negative), np.maximum(m, 1), 0.5)), 1.0)
+
+
+def _pairs_paired(values: np.ndarray, first: np.ndarray, second: np.ndarray,
+                  cluster: np.ndarray | None, level: float) -> pd.DataFrame:
+    """:func:`_paired_values` for many pairs of models at once (``values``: models × items,
+    NaN = not answered; pair k is ``first[k]`` − ``second[k]``): the same rules, tests and
+    numbers, each computed with numpy over a pairs × items array (and, with ``cluster``, the
+    per-pair cluster sums from one ``np.bincount`` over pair-and-cluster codes), and each scipy
+    distribution called once on arrays. The columns of :func:`compare_models` from ``delta``
+    on."""
+    a, b = values[first], values[second]
+    size = first.size
+    known_a, known_b = ~np.isnan(a), ~np.isnan(b)
+    both = known_a & known_b
+    n = both.sum(axis=1)
+    dropped = (known_a | known_b).sum(axis=1) - n
+    diff = np.where(both, a - b, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = diff.sum(axis=1) / n
+        resid = np.where(both, diff - mean[:, None], 0.0)
+        se_items = np.sqrt((resid**2).sum(axis=1) / (n - 1)) / np.sqrt(n)
+    scale = np.abs(diff).max(axis=1, initial=0.0)
+    binary = ~(both & ~(_is_binary(a) & _is_binary(b))).any(axis=1)
+    positive, negative = (both & (diff > 0)).sum(axis=1), (both & (diff < 0)).sum(axis=1)
+    ones = (both & (a == 1) & (b == 1)).sum(axis=1)
+    two = n >= 2
+    if cluster is None:
+        n_groups = None
+        independent = np.ones(size, dtype=bool)
+        one_cluster = np.zeros(size, dtype=bool)
+        se, df = se_items, (n - 1).astype(float)
+        unit_positive, unit_negative = positive, negative
+    else:
+        groups = int(cluster.max()) + 1 if cluster.size else 1
+        cells = (np.arange(size)[:, None] * groups + cluster[None, :])[both]
+        sizes = np.bincount(cells, minlength=size * groups).reshape(size, groups)
+        sums = np.bincount(cells, weights=resid[both], minlength=size * groups).reshape(
+            size, groups)
+        n_groups = (sizes > 0).sum(axis=1)
+        independent = n_groups == n
+        one_cluster = n_groups < 2
+        # cr2_mean on every pair: empty clusters add 0 to each sum (share 0, weight 1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            share = sizes / n[:, None]
+            weight = 1.0 / (1.0 - share)
+            variance = (weight * sums**2).sum(axis=1) / n.astype(float) ** 2
+            df = 1.0 / ((weight**2 * share**2 * (1 - 2 * share)).sum(axis=1)
+                        + (weight * share**2).sum(axis=1) ** 2)
+            se = np.sqrt(np.maximum(variance, 0.0))
+        # the sign test's units with clusters: each cluster's mean difference
+        totals = np.bincount(cells, weights=diff[both], minlength=size * groups).reshape(
+            size, groups)
+        present = sizes > 0
+        unit_positive = (present & (totals > 0)).sum(axis=1)
+        unit_negative = (present & (totals < 0)).sum(axis=1)
+    mcnemar = two & binary & independent
+    no_test = ~two | (~mcnemar & one_cluster)
+    with np.errstate(invalid="ignore"):
+        degenerate = ~no_test & ~mcnemar & ((se <= 1e-12 * scale) | (scale == 0))
+    t_test = ~no_test & ~mcnemar & ~degenerate
+    t_df = np.where(t_test, df, 1.0)
+    t_crit = stats.t.ppf((1 + level) / 2, t_df)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p_t = 2 * stats.t.sf(np.abs(mean / se), t_df)
+    t_low, t_high = mean - t_crit * se, mean + t_crit * se
+    t_low = np.where(binary, np.maximum(t_low, -1.0), t_low)
+    t_high = np.where(binary, np.minimum(t_high, 1.0), t_high)
+    nc_low, nc_high = newcombe_paired(ones, positive, negative,
+                                      n - ones - positive - negative, level=level)
+    p_items = _sign_p(positive, negative)
+    p_units = _sign_p(unit_positive, unit_negative)
+    p_value = np.select([mcnemar, degenerate, t_test], [p_items, p_units, p_t], np.nan)
+    test = np.select([mcnemar, degenerate, t_test],
+                     ["exact McNemar", "exact sign", "paired t" if cluster is None else "CR2 t"],
+                     "")
+    clusters = (pd.array([pd.NA] * size, dtype="Int64") if n_groups is None
+                else pd.array(n_groups, dtype="Int64"))
+    return pd.DataFrame({
+        "delta": np.where(n >= 1, mean, np.nan),
+        "delta_low": np.select([mcnemar, t_test], [nc_low, t_low], np.nan),
+        "delta_high": np.select([mcnemar, t_test], [nc_high, t_high], np.nan),
+        "p_value": p_value.astype(float), "test": test.astype(object),
+        "df": np.where(t_test, df, np.nan), "n": n.astype(np.int64), "n_clusters": clusters,
+        "n_dropped": dropped.astype(np.int64)})
+
+
 def _adjust(p_values: pd.Series, correction: Correction) -> np.ndarray:
     """p adjusted over the defined ones (statsmodels' ``multipletests``); NaN stays NaN."""
     p = p_values.astype(float).to_numpy()
@@ -524,15 +619,17 @@ def compare_models(frame: pd.DataFrame, value: str, *,
     means, models, keys, arrays = _item_means(frame, value, item, cluster)
     codes = pd.factorize(arrays[keys.index(cluster)])[0] if cluster is not None else None
     order = np.argsort(models, kind="stable")
-    rows = []
-    for i, j in combinations(order, 2):  # one per pair; each test is vectorised over items
-        est = _paired_values(means[:, i], means[:, j], codes, level)
-        rows.append((models[i], models[j], est.value, est.low, est.high, est.p_value,
-                     est.test or "", est.df, est.n, est.n_clusters, est.n_dropped))
-    out = pd.DataFrame(rows, columns=["model_a", "model_b", "delta", "delta_low", "delta_high",
-                                      "p_value", "test", "df", "n", "n_clusters", "n_dropped"])
-    out["p_value"] = out["p_value"].astype(float)
-    out["n_clusters"] = out["n_clusters"].astype("Int64")  # missing without clusters
+    first, second = np.triu_indices(order.size, 1)  # every pair, in combinations' order
+    first, second = order[first], order[second]
+    # All pairs at once, in chunks of pairs × items cells that bound the memory
+    chunk = max(1, _PAIR_CELLS // max(means.shape[0], 1))
+    values = means.T.copy()  # models × items: one model's items are contiguous
+    parts = [_pairs_paired(values, first[s:s + chunk], second[s:s + chunk], codes, level)
+             for s in range(0, first.size, chunk)]
+    out = pd.concat(parts, ignore_index=True) if parts else _pairs_paired(
+        values, first, second, codes, level)
+    out.insert(0, "model_a", models[first].tolist())
+    out.insert(1, "model_b", models[second].tolist())
     out.insert(6, "p_adjusted", _adjust(out["p_value"], correction))
     out["direction"] = _directions(out, correction, alpha)
     return out
@@ -541,17 +638,23 @@ def compare_models(frame: pd.DataFrame, value: str, *,
 def _directions(table: pd.DataFrame, correction: Correction,
                 alpha: float = 0.05) -> pd.Series:
     """Per row of a differences table, what :func:`verdict` would claim on the adjusted p:
-    ``"lower"``/``"higher"`` (first model than second), else ``"undecided"``."""
-    directions = []
-    for row in table.itertuples(index=False):  # one per pair or group, not per item
-        p = float(row.p_value) if pd.notna(row.p_value) else None
-        est = Estimate(row.delta, row.delta_low, row.delta_high, int(row.n), p)
-        adjusted = float(row.p_adjusted) if pd.notna(row.p_adjusted) else None
-        claimed = claims_direction(est, adjusted_p=adjusted if correction else None,
-                                   alpha=alpha)
-        directions.append(("lower" if row.delta < 0 else "higher") if claimed
-                          else "undecided")
-    return pd.Series(directions, index=table.index, dtype=object)
+    ``"lower"``/``"higher"`` (first model than second), else ``"undecided"``.
+
+    :func:`claims_direction` on every row at once: the quoted p (the adjusted one where an
+    adjustment is in force and defined, else the raw one) below ``alpha``, a finite non-zero
+    difference, and an interval, where one is shown, that excludes 0."""
+    delta = table["delta"].to_numpy(dtype=float, na_value=np.nan)
+    low = table["delta_low"].to_numpy(dtype=float, na_value=np.nan)
+    high = table["delta_high"].to_numpy(dtype=float, na_value=np.nan)
+    raw = table["p_value"].to_numpy(dtype=float, na_value=np.nan)
+    adjusted = table["p_adjusted"].to_numpy(dtype=float, na_value=np.nan)
+    quoted = np.where(~np.isnan(adjusted), adjusted, raw) if correction else raw
+    shown = np.isfinite(low) & np.isfinite(high)
+    with np.errstate(invalid="ignore"):
+        claimed = (np.isfinite(quoted) & (quoted < alpha) & np.isfinite(delta) & (delta != 0)
+                   & (~shown | (low > 0) | (high < 0)))
+    directions = np.where(claimed, np.where(delta < 0, "lower", "higher"), "undecided")
+    return pd.Series(directions.astype(object), index=table.index, dtype=object)
 
 
 def _ranks(values: np.ndarray, lower: bool) -> np.ndarray:
@@ -842,13 +945,10 @@ def _grouped_paired(a: np.ndarray, b: np.ndarray, codes: np.ndarray, size: int,
     t_crit = stats.t.ppf((1 + level) / 2, df)
     with np.errstate(invalid="ignore", divide="ignore"):
         p_t = 2 * stats.t.sf(np.abs(mean / se), df)
-    # Exact two-sided sign test of the non-zero differences: for p = ½ the binomial is
-    # symmetric, so binomtest's p is min(1, 2·P(X ≤ min(k, m − k))), and 1 when m = 0.
+    # Exact two-sided sign test of the non-zero differences (_sign_p)
     positive = np.bincount(g[diff > 0], minlength=size)
     negative = np.bincount(g[diff < 0], minlength=size)
-    m = positive + negative
-    p_sign = np.where(m > 0, np.minimum(1.0, 2 * stats.binom.cdf(
-        np.minimum(positive, negative), np.maximum(m, 1), 0.5)), 1.0)
+    p_sign = _sign_p(positive, negative)
     # 0/1 outcomes within a group: exact McNemar (the sign test of the discordant items, as
     # p_sign) and Newcombe's interval, never a t interval that leaves [-1, 1].
     a_both, b_both = a[both], b[both]

@@ -35,7 +35,7 @@ shown = kit.open_runs(None, ["bias"], key=K.RUNS, empty=EMPTY,
 runs, trials = shown.runs, shown.frame
 all_models = sorted(map(str, trials["model"].unique()))
 left, middle, right = st.columns([2, 2, 3])
-models = kit.multiselect("Models", all_models, key=K.MODELS, default=all_models,
+models = kit.model_picker("Models", all_models, key=K.MODELS, frame=trials, kind="bias",
                          container=left)
 if "category" in trials and trials["category"].notna().any():
     all_categories = sorted(map(str, trials["category"].dropna().unique()))

@@ -81,8 +81,8 @@ with tests_box:
     tests = cache.cached(replication.prepare_tests, shown.frame, runs=runs,
                          spinner="Preparing the tests...")
     all_models = sorted(map(str, tests["model"].unique()))
-    models = kit.multiselect("Models (agent configurations)", all_models, key=K.MODELS,
-                             default=all_models)
+    models = kit.model_picker("Models (agent configurations)", all_models, key=K.MODELS,
+                              frame=tests, kind="replication")
     with st.expander("Metric options", icon=":material/tune:"):
         c1, c2, c3, c4, c5 = st.columns(5)
         options = ReplicationOptions(

@@ -31,7 +31,7 @@ judge = kit.select("Judge", judges, key=K.JUDGE, container=left,
                         "of the LLM judges. The Judge agreement page compares judges. "
                         "'human' marks expert labels.")
 voting = agreement_page.majority_controls(frame, judge, container=left)
-models = kit.multiselect("Detector models", all_models, key=K.MODELS, default=all_models,
+models = kit.model_picker("Detector models", all_models, key=K.MODELS, frame=frame, kind="judged",
                          container=middle)
 split = kit.toggle("Split by prompt type", key=K.SPLIT, container=right,
                    disabled=not has_prompts, help="One leaderboard row per model × prompt type.")
