@@ -321,13 +321,14 @@ def _load(source: Source, *, name: str | None, kind: Kind | None, on_error: OnEr
             and not Path(source).is_symlink():
         folder = Path(source)
         report(0.3, "parse")
-        parsed = _parse_bundle(folder.name, "folder", lambda: bundles.read_folder(
-            folder, max_decompressed), options)
+        read: list[bundles.Members] = []  # hashed as read: skipped files are never opened
+        parsed = _parse_bundle(folder.name, "folder", lambda: read.append(bundles.read_folder(
+            folder, max_decompressed)) or read[0], options)
         return _finish(parsed, name=name or _clean_name(folder.name), kind=kind,
                        on_error=on_error,
                        columns=columns, warnings=warnings, report=report,
                        meta={"source": folder.name, "format": f"{parsed.format.name} (folder)",
-                             "bytes": None, "sha256": _folder_hash(folder)})
+                             "bytes": None, "sha256": _folder_hash(read[0])})
     if not isinstance(source, tuple):
         run = _load_file_streamed(source, name=name, kind=kind, on_error=on_error,
                                   columns=columns, max_bytes=max_bytes, report=report)
@@ -457,13 +458,13 @@ def _load_file_streamed(source: str | Path, *, name: str | None, kind: Kind | No
                    warnings=warnings, meta=meta, report=report)
 
 
-def _folder_hash(folder: Path) -> str:
-    """A content hash of a folder: paths and bytes of its files, in path order."""
+def _folder_hash(files: Mapping[str, bytes]) -> str:
+    """A content hash of a folder: paths and bytes of the files read (the ones within the
+    size limit; hidden and unrelated files are skipped unread), in path order."""
     digest = hashlib.sha256()
-    for path in sorted(folder.rglob("*")):
-        if path.is_file() and not path.is_symlink():
-            digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
-            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    for path in sorted(files):
+        digest.update(path.encode("utf-8", "surrogateescape") + b"\0")
+        digest.update(hashlib.sha256(files[path]).digest())
     return digest.hexdigest()
 
 

@@ -276,8 +276,9 @@ def skipped_note(files: Mapping[str, bytes]) -> str | None:
     shown = ", ".join(repr(p.encode("unicode_escape").decode("ascii")[:120])
                       for p in skipped[:5])
     more = f" and {len(skipped) - 5:,} more" if len(skipped) > 5 else ""
-    return (f"skipped {len(skipped):,} hidden or macOS resource-fork member(s) "
-            f"(names starting with '.', __MACOSX/): {shown}{more}")
+    return (f"skipped {len(skipped):,} hidden, macOS resource-fork or unrelated member(s) "
+            "(names starting with '.', __MACOSX/, files other than JSON, CSV, TSV, text or "
+            f"Markdown), unread: {shown}{more}")
 
 
 def check_labels(converted: Converted) -> Converted:
