@@ -80,6 +80,8 @@ from kbench_core.readers import (
     _parse_json,
     _parse_jsonl,
     _parse_parquet,
+    _parse_records_stream,
+    _pieces,
     _read_source,
     _sniff_format,
     _split_name,
@@ -382,6 +384,9 @@ def _load(source: Source, *, name: str | None, kind: Kind | None, on_error: OnEr
             parsed = _parse_parquet(filename, data, max_decompressed)
         elif fmt in ("csv", "tsv"):
             parsed = _parse_delimited(filename, data, "\t" if fmt == "tsv" else ",", warnings)
+        elif len(data) >= _STREAM_HEAD and (fast := _parse_records_stream(
+                filename, fmt, _pieces(data), warnings, max_decompressed)) is not None:
+            parsed = fast  # a big JSON (Lines) file of flat records, parsed in batches
         elif fmt == "json":
             parsed = _parse_json(filename, _decode(filename, data, warnings), options,
                                  raw=data, limit=max_decompressed)
@@ -413,10 +418,16 @@ def _stream_table(filename: str, suffix: str, head: bytes,
     if len(head) < _STREAM_HEAD or not head[:4096].strip() or bundles.is_archive(head):
         return None
     fmt = _sniff_format(filename, suffix, head)
+    seen: list[str] = []
+    if fmt in ("json", "jsonl"):
+        report(0.3, "parse")
+        parsed = _parse_records_stream(filename, fmt, chunks(), seen)
+        if parsed is not None:
+            warnings.extend(seen)
+        return parsed
     if fmt not in ("csv", "tsv"):
         return None
     report(0.3, "parse")
-    seen: list[str] = []
     parsed = _parse_delimited_stream(filename, head, chunks(), "\t" if fmt == "tsv" else ",",
                                      seen, reread)
     if parsed is not None:

@@ -182,7 +182,10 @@ def load_json(text: str, *, raw: bytes | bytearray | None = None) -> Any:
         raise JsonProblem(f"{what}: {exc.msg} (column {exc.colno})", line=exc.lineno) from None
     except RecursionError:
         raise JsonProblem(deep) from None
-    if _bracket_depth(text if raw is None else raw) > MAX_JSON_DEPTH:
+    # Counting brackets is a bound too, and costs nothing on a short text (one JSON Lines
+    # line): the vectorised walk only for texts that may be deep.
+    if text.count("[") + text.count("{") > MAX_JSON_DEPTH \
+            and _bracket_depth(text if raw is None else raw) > MAX_JSON_DEPTH:
         path = _depth_at(payload, MAX_JSON_DEPTH)
         if path is not None:
             raise JsonProblem(deep, path=path)
