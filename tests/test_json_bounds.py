@@ -145,3 +145,129 @@ def test_json_lines_cost_what_the_same_json_array_costs() -> None:
 
     array, lines = seconds("t.json", as_json), seconds("t.jsonl", as_lines)
     assert lines <= 1.5 * array + 0.5, (lines, array)
+
+
+# ------------------------------------------------------------------ the batch reader = strict
+
+
+def _load_both(monkeypatch, name: str, data: bytes):
+    """(batch reader's outcome, strict reader's outcome): the batch reader is tried on every
+    file (not only those over 1 MB) when ``_STREAM_HEAD`` is 0."""
+    import kbench_core.io as kio
+
+    def outcome():
+        try:
+            run = load_run((name, data))
+        except RunFormatError as err:
+            return str(err)
+        return run.frame, run.warnings, run.kind
+
+    batched: list[bool] = []
+    reader = kio._parse_records_stream
+
+    def spy(*args, **kwargs):
+        table = reader(*args, **kwargs)
+        batched.append(table is not None)
+        return table
+
+    monkeypatch.setattr(kio, "_parse_records_stream", spy)
+    monkeypatch.setattr(kio, "_STREAM_HEAD", 0)
+    fast = outcome()
+    monkeypatch.setattr(kio, "_STREAM_HEAD", 1 << 40)
+    strict = outcome()
+    _load_both.batched = batched == [True]  # type: ignore[attr-defined]
+    return fast, strict
+
+
+_BASE = ('{"model": "m", "bias": "anchoring_effect", "condition": "control", '
+         '"domain": "social", "score": 0.5%s}')
+_CASES = {
+    "clean": [_BASE % "", _BASE % ', "trial": 3, "note": "x\\"y\\\\"'],
+    "null and missing": [_BASE % ', "extra": null', _BASE % ', "extra": "t"'],
+    "NaN token": [_BASE % "", _BASE.replace("0.5", "NaN") % ""],
+    "big integer": [_BASE % "", _BASE.replace("0.5", "9" * 25) % ""],
+    "duplicate key": [_BASE % "", _BASE % ', "model": "n"'],
+    "nested": [_BASE % ', "meta": {"a": 1}', _BASE % ""],
+    "list value": [_BASE % ', "meta": [1, 2]', _BASE % ""],
+    "bool score": [_BASE.replace("0.5", "true") % "", _BASE % ""],
+    "number label": [_BASE.replace('"m"', "7") % "", _BASE % ""],
+    "text score": [_BASE.replace("0.5", '"yes"') % "", _BASE % ""],
+    "lone surrogate": [_BASE.replace('"m"', '"m\\ud800"') % "", _BASE % ""],
+    "date text": [_BASE % ', "when": "2024-01-01"', _BASE % ', "when": "2024-01-02"'],
+    "mixed int float": [_BASE % ', "x": 1', _BASE % ', "x": 1.5'],
+}
+
+
+_BATCHED = {"clean", "null and missing", "date text", "mixed int float"}
+
+
+@pytest.mark.parametrize("case", sorted(_CASES))
+@pytest.mark.parametrize("fmt", ["json", "jsonl", "json-indented"])
+def test_the_batch_reader_gives_the_strict_readers_result(monkeypatch, case, fmt) -> None:
+    records = _CASES[case]
+    if fmt == "jsonl":
+        name, text = "r.jsonl", "\n".join(records) + "\n"
+    elif fmt == "json":
+        name, text = "r.json", "[" + ", ".join(records) + "]"
+    else:
+        name, text = "r.json", "[\n  " + ",\n  ".join(records) + "\n]\n"
+    fast, strict = _load_both(monkeypatch, name, text.encode())
+    # the files pyarrow reads as the strict reader does are read in batches
+    assert _load_both.batched == (case in _BATCHED), case  # type: ignore[attr-defined]
+    if isinstance(strict, str):
+        assert fast == strict
+        return
+    assert not isinstance(fast, str), fast
+    assert fast[1:] == strict[1:]
+    import pandas as pd
+
+    known = [c for c in strict[0].columns if c not in ("note", "extra", "x", "when", "trial")]
+    pd.testing.assert_frame_equal(fast[0][known], strict[0][known])
+    def values(frame, column):
+        series = frame[column].astype(object)
+        return series.where(series.notna(), None).tolist()
+
+    for column in set(strict[0].columns) - set(known):  # extras: same values
+        assert values(fast[0], column) == values(strict[0], column)
+
+
+@pytest.mark.parametrize("text", [
+    "[" + _BASE % "" + ",]", "[" + _BASE % "" + ",," + _BASE % "" + "]", "[]",
+    "[" + _BASE % "", "[" + _BASE % "" + "] x", _BASE % "",
+    "\n\n" + _BASE % "" + "\n\n   \n" + _BASE % "" + "\n",
+    "[" + _BASE % "" + ",\n" + _BASE.replace('"m"', '"a\nb"') % "" + "]",
+])
+def test_broken_arrays_and_blank_lines_get_the_strict_readers_result(monkeypatch, text) -> None:
+    for name in ("r.json", "r.jsonl"):
+        fast, strict = _load_both(monkeypatch, name, text.encode())
+        if isinstance(strict, str):
+            assert fast == strict
+        else:
+            assert not isinstance(fast, str), fast
+            assert fast[0].equals(strict[0]) and fast[1:] == strict[1:]
+
+
+def test_the_array_splitter_cuts_at_top_level_commas_only() -> None:
+    """Random arrays with escapes, brackets and commas inside strings, fed in random chunks:
+    one line per record, each the record."""
+    import random
+
+    from kbench_core.readers.streamed import _ArraySplitter
+
+    rng = random.Random(1)
+    alphabet = ["a", '"', "\\", ",", "[", "]", "{", "}", " ", "\n", "é", "\\\\", '\\"']
+    for _ in range(1500):
+        records = [{"k" + "".join(rng.choices(alphabet, k=3)):
+                    "".join(rng.choices(alphabet, k=rng.randint(0, 8))),
+                    "n": rng.choice([1, 2.5, None, True]), "l": [1, {"x": "],"}]}
+                   for _ in range(rng.randint(1, 6))]
+        text = json.dumps(records, indent=rng.choice([None, 2]),
+                          ensure_ascii=rng.random() < 0.5).encode()
+        splitter, out, i = _ArraySplitter(), b"", 0
+        while i < len(text):
+            step = rng.randint(1, 40)
+            out += splitter.feed(text[i:i + step])
+            i += step
+        lines = out.split(b"\n")
+        assert splitter.closed and splitter.commas == len(records) - 1
+        assert [json.loads(line) for line in lines] == records
