@@ -24,8 +24,10 @@ every archive entry (see :mod:`kbench_core.bundles`) and :data:`MAX_CELL_CHARS` 
 
 Memory (at most 3x the frame, ``benchmarks/README.md``): a CSV/TSV over 1 MB, uncompressed on disk
 or gzipped, is parsed as its bytes come (pyarrow's streaming reader), never held whole beside the
-table; label columns are read as dictionaries. A file the streaming parser would have to look at
-more closely (a parse error, odd quotes, UTF-16, ...) is parsed whole, with the same result.
+table; label columns are read as dictionaries. A JSON array or JSON Lines file of flat records
+over 1 MB is parsed the same way, in batches (:mod:`kbench_core.readers.streamed`). A file the
+streaming parser would have to look at more closely (a parse error, odd quotes, UTF-16, nested
+or NaN values, ...) is parsed whole, with the same result.
 
 Parsers do not lose data: a quote that runs to the end of a CSV file is an error naming its
 line, JSON Lines are split on ``\n`` only, and JSON is parsed strictly
