@@ -379,6 +379,9 @@ def _parse_records_stream(filename: str, fmt: Format, chunks: Iterable[bytes],
                 _labels(col) if name in label_columns and pa.types.is_string(col.type)
                 else col for name, col in zip(table.column_names, table.columns, strict=True)],
                 names=table.column_names))
+            del table
+            # the parser's buffers go back to the system batch by batch, not at the end
+            pa.default_memory_pool().release_unused()
     except _GiveUp:
         return None
     if rows > MAX_ROWS:
