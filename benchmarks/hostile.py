@@ -1,11 +1,13 @@
 """Cost of refusing hostile uploads (issue 19): time and peak memory of each denial-of-service
 case, and the peak memory of loading a big gzipped CSV against the frame it gives (the targets:
-memory <= 3x the frame).
+memory <= 3x the frame). Issue 29's cases follow: a JSON object with two record lists (rows
+lost), a gzipped JSON array of 3.1 M flat records (300 MB), a folder with a big hidden file,
+2 M tiny JSON Lines, and the same 200 k bias trials as a JSON array and as JSON Lines.
 
 Each case runs in a fresh interpreter, so its peak resident memory (``VmHWM``, minus the
 resident size after imports, the family registry included) is its own: ``ru_maxrss`` would
 start at the parent's high-water mark, since Linux keeps it across ``exec``.
-Run: ``python benchmarks/hostile.py [--quick]``.
+Run: ``python benchmarks/hostile.py [--quick] [--only TEXT]``.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from __future__ import annotations
 import argparse
 import gzip
 import io
+import json
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -50,7 +54,7 @@ try:
     outcome = f"loaded {len(run):,} rows"
     frame_mb = run.frame.memory_usage(deep=True).sum() / 1024**2
 except RunFormatError as err:
-    outcome, frame_mb = "refused: " + str(err).split(": ", 1)[1][:70], 0.0
+    outcome, frame_mb = "refused: " + str(err).split(": ", 1)[1][:70].replace(chr(10), " "), 0.0
 wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
 peak = rss("VmHWM:") - base
 print(f"{wall:.2f}|{cpu:.2f}|{peak:.0f}|{frame_mb:.0f}|{outcome}")
@@ -125,10 +129,57 @@ def _gzip_csv(path: Path, rows: int) -> None:
                                    compresslevel=1))
 
 
+def _flat_records(n: int) -> list[dict]:
+    from kbench_core.samples import big_bias_trials
+
+    frame = big_bias_trials(n)
+    frame = frame[frame["condition"] != "debiasing"][
+        ["model", "bias", "condition", "intensity", "domain", "score"]]
+    return json.loads(frame.to_json(orient="records"))
+
+
+def _gzip_json(path: Path, n: int) -> None:
+    """Flat bias records as one JSON array (the red team's 300 MB, 1.5 MB gzipped, file)."""
+    path.write_bytes(gzip.compress(json.dumps(_flat_records(n)).encode(), compresslevel=9))
+
+
+def _bias_records(path: Path, n: int, lines: bool) -> None:
+    """Full bias trials (prompts, responses, 16 fields) as a JSON array or JSON Lines."""
+    from kbench_core.samples import big_bias_trials
+
+    path.write_text(big_bias_trials(n).to_json(orient="records", lines=lines))
+
+
+def _empty_lines(path: Path, n: int) -> None:
+    path.write_bytes(gzip.compress(b'{"x": 0}\n' * n, compresslevel=9))
+
+
+def _two_lists(path: Path) -> None:
+    record = {"model": "m", "bias": "anchoring_effect", "condition": "control",
+              "domain": "social", "score": 0.5}
+    path.write_text(json.dumps({"records": [record] * 4, "data": [record] * 4}))
+
+
+def _hidden_folder(path: Path, mb: int) -> None:
+    """40 KahneBench reports and one hidden file of ``mb`` MB (a cache, an editor's swap)."""
+    path.mkdir()
+    reports = sorted((ROOT / "sample_data" / "real" / "kahnebench").glob("fingerprint_*"))
+    for i in range(40):
+        data = reports[i % len(reports)].read_bytes()
+        (path / f"fingerprint_m{i}.json").write_bytes(
+            data.replace(b'"model_id": "', f'"model_id": "m{i}-'.encode(), 1))
+    block = np.random.default_rng(0).bytes(1 << 20)
+    with open(path / ".cache.bin", "wb") as handle:
+        for _ in range(mb):
+            handle.write(block)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="smaller cases")
-    quick = parser.parse_args().quick
+    parser.add_argument("--only", default="", help="run the cases whose label has this text")
+    args = parser.parse_args()
+    quick = args.quick
     cases = [
         ("8,000-column CSV", "wide.csv", lambda p: _wide_csv(p, 8_000)),
         ("50,000-column CSV", "wider.csv", lambda p: _wide_csv(p, 50_000)),
@@ -144,19 +195,33 @@ def main() -> None:
          lambda p: _text_gzip_csv(p, 360_000 if quick else 3_600_000)),
         ("Parquet dictionary bomb", "bomb.parquet",
          lambda p: _dictionary_bomb(p, 200_000 if quick else 2_000_000)),
+        # issue 29
+        ("JSON, two record lists", "two.json", _two_lists),
+        ("gzip JSON, 3.1 M flat records", "flat.json.gz",
+         lambda p: _gzip_json(p, 440_000 if quick else 4_400_000)),
+        ("folder, 40 reports + hidden", "reports",
+         lambda p: _hidden_folder(p, 100 if quick else 1_000)),
+        ("gzip JSONL, 2 M tiny lines", "tiny.jsonl.gz",
+         lambda p: _empty_lines(p, 200_000 if quick else 2_000_000)),
+        ("JSON, 200 k bias trials", "trials.json",
+         lambda p: _bias_records(p, 20_000 if quick else 200_000, lines=False)),
+        ("JSONL, 200 k bias trials", "trials.jsonl",
+         lambda p: _bias_records(p, 20_000 if quick else 200_000, lines=True)),
     ]
+    cases = [case for case in cases if args.only.lower() in case[0].lower()]
     print(f"{'case':28} {'file':>9} {'wall s':>7} {'CPU s':>6} {'peak MB':>8} "
           f"{'x frame':>8}  outcome")
     with tempfile.TemporaryDirectory() as tmp:
         for label, name, make in cases:
             path = Path(tmp) / name
             make(path)
-            size = path.stat().st_size / 1024**2
+            size = sum(p.stat().st_size for p in path.rglob("*")) if path.is_dir() \
+                else path.stat().st_size
             wall, cpu, peak, frame, outcome = _measure(path)
             ratio = f"{peak / frame:.2f}" if frame else "-"
-            print(f"{label:28} {size:7.2f}MB {wall:7.2f} {cpu:6.2f} {peak:8.0f} {ratio:>8}  "
-                  f"{outcome}", flush=True)
-            path.unlink()
+            print(f"{label:28} {size / 1024**2:7.2f}MB {wall:7.2f} {cpu:6.2f} {peak:8.0f} "
+                  f"{ratio:>8}  {outcome}", flush=True)
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
 
 
 if __name__ == "__main__":

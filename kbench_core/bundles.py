@@ -12,9 +12,10 @@ devices: each costs a header to parse) are looked at; a zip's entry count is rea
 central directory before :mod:`zipfile` parses a single entry. Two members with one name are an
 error (which one is meant?), not a silent "last one wins". A member whose path leaves the
 archive (a ``..`` part, an absolute or drive path) is an error naming it: no benchmark writes one,
-so it is a crafted archive, and dropping it would silently lose a file. Hidden files and macOS
-resource forks (``__MACOSX/``, ``._x``) are skipped and listed in :attr:`Members.skipped`, which
-the native converters turn into a warning of the run.
+so it is a crafted archive, and dropping it would silently lose a file. Hidden files, macOS
+resource forks (``__MACOSX/``, ``._x``) and unrelated files (not JSON, CSV, TSV, text or
+Markdown: images, logs, weights) are skipped before they are read and listed in
+:attr:`Members.skipped`, which the native converters turn into a warning of the run.
 """
 
 from __future__ import annotations
@@ -65,9 +66,16 @@ def _check(path: str) -> None:
                           "the file. Rename the member")
 
 
+# What a benchmark's output tree holds: the folder formats read JSON, and recognise their
+# CSV, text and Markdown companions by name. Anything else (images, logs, model weights, a
+# cache) is unrelated: skipped before it is read, and named in the run's warnings.
+_RELATED_SUFFIXES = frozenset({".json", ".jsonl", ".ndjson", ".csv", ".tsv", ".txt", ".md"})
+
+
 def _skipped(path: str) -> bool:
     parts = PurePosixPath(path).parts
-    return any(p.startswith(".") or p == "__MACOSX" for p in parts)
+    return (any(p.startswith(".") or p == "__MACOSX" for p in parts)
+            or PurePosixPath(path).suffix.lower() not in _RELATED_SUFFIXES)
 
 
 def _mb(n: int) -> str:
@@ -207,8 +215,12 @@ def read_folder(folder: Path, limit: int) -> Members:
         if _skipped(relative):
             files.skipped.append(relative)
             continue
-        budget.take(path.stat().st_size)
-        files[relative] = path.read_bytes()
+        size = path.stat().st_size
+        budget.take(size)
+        with path.open("rb") as handle:  # a file that grew since stat counts as it is read
+            content = handle.read(budget.limit - budget.used + size + 1)
+        budget.take(len(content) - size)
+        files[relative] = content
     if not files:
         raise BundleError("the folder holds no files")
     return files

@@ -24,8 +24,10 @@ every archive entry (see :mod:`kbench_core.bundles`) and :data:`MAX_CELL_CHARS` 
 
 Memory (at most 3x the frame, ``benchmarks/README.md``): a CSV/TSV over 1 MB, uncompressed on disk
 or gzipped, is parsed as its bytes come (pyarrow's streaming reader), never held whole beside the
-table; label columns are read as dictionaries. A file the streaming parser would have to look at
-more closely (a parse error, odd quotes, UTF-16, ...) is parsed whole, with the same result.
+table; label columns are read as dictionaries. A JSON array or JSON Lines file of flat records
+over 1 MB is parsed the same way, in batches (:mod:`kbench_core.readers.streamed`). A file the
+streaming parser would have to look at more closely (a parse error, odd quotes, UTF-16, nested
+or NaN values, ...) is parsed whole, with the same result.
 
 Parsers do not lose data: a quote that runs to the end of a CSV file is an error naming its
 line, JSON Lines are split on ``\n`` only, and JSON is parsed strictly
@@ -81,6 +83,8 @@ from kbench_core.readers import (
     _parse_json,
     _parse_jsonl,
     _parse_parquet,
+    _parse_records_stream,
+    _pieces,
     _read_source,
     _sniff_format,
     _split_name,
@@ -326,13 +330,15 @@ def _load(source: Source, *, name: str | None, kind: Kind | None, on_error: OnEr
             and not Path(source).is_symlink():
         folder = Path(source)
         report(0.3, "parse")
-        parsed = _parse_bundle(folder.name, "folder", lambda: bundles.read_folder(
-            folder, max_decompressed), options)
+        read: list[bundles.Members] = []  # hashed as read: skipped files are never opened
+        parsed = _parse_bundle(folder.name, "folder", lambda: read.append(bundles.read_folder(
+            folder, max_decompressed)) or read[0], options)
         return _finish(parsed, name=name or _clean_name(folder.name), kind=kind,
                        on_error=on_error,
                        columns=columns, warnings=warnings, report=report,
                        meta={"source": folder.name, "format": f"{parsed.format.name} (folder)",
-                             "bytes": _folder_bytes(folder), "sha256": _folder_hash(folder)})
+                             "bytes": sum(map(len, read[0].values())),
+                             "sha256": _folder_hash(read[0])})
     if not isinstance(source, tuple):
         run = _load_file_streamed(source, name=name, kind=kind, on_error=on_error,
                                   columns=columns, max_bytes=max_bytes, report=report)
@@ -386,6 +392,9 @@ def _load(source: Source, *, name: str | None, kind: Kind | None, on_error: OnEr
             parsed = _parse_parquet(filename, data, max_decompressed)
         elif fmt in ("csv", "tsv"):
             parsed = _parse_delimited(filename, data, "\t" if fmt == "tsv" else ",", warnings)
+        elif len(data) >= _STREAM_HEAD and (fast := _parse_records_stream(
+                filename, fmt, _pieces(data), warnings, max_decompressed)) is not None:
+            parsed = fast  # a big JSON (Lines) file of flat records, parsed in batches
         elif fmt == "json":
             parsed = _parse_json(filename, _decode(filename, data, warnings), options,
                                  raw=data, limit=max_decompressed)
@@ -417,10 +426,16 @@ def _stream_table(filename: str, suffix: str, head: bytes,
     if len(head) < _STREAM_HEAD or not head[:4096].strip() or bundles.is_archive(head):
         return None
     fmt = _sniff_format(filename, suffix, head)
+    seen: list[str] = []
+    if fmt in ("json", "jsonl"):
+        report(0.3, "parse")
+        parsed = _parse_records_stream(filename, fmt, chunks(), seen)
+        if parsed is not None:
+            warnings.extend(seen)
+        return parsed
     if fmt not in ("csv", "tsv"):
         return None
     report(0.3, "parse")
-    seen: list[str] = []
     parsed = _parse_delimited_stream(filename, head, chunks(), "\t" if fmt == "tsv" else ",",
                                      seen, reread)
     if parsed is not None:
@@ -462,19 +477,13 @@ def _load_file_streamed(source: str | Path, *, name: str | None, kind: Kind | No
                    warnings=warnings, meta=meta, report=report)
 
 
-def _folder_bytes(folder: Path) -> int:
-    """A folder's size: the bytes of the files :func:`_folder_hash` reads."""
-    return sum(path.stat().st_size for path in folder.rglob("*")
-               if path.is_file() and not path.is_symlink())
-
-
-def _folder_hash(folder: Path) -> str:
-    """A content hash of a folder: paths and bytes of its files, in path order."""
+def _folder_hash(files: Mapping[str, bytes]) -> str:
+    """A content hash of a folder: paths and bytes of the files read (the ones within the
+    size limit; hidden and unrelated files are skipped unread), in path order."""
     digest = hashlib.sha256()
-    for path in sorted(folder.rglob("*")):
-        if path.is_file() and not path.is_symlink():
-            digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
-            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    for path in sorted(files):
+        digest.update(path.encode("utf-8", "surrogateescape") + b"\0")
+        digest.update(hashlib.sha256(files[path]).digest())
     return digest.hexdigest()
 
 

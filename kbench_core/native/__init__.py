@@ -182,7 +182,10 @@ def load_json(text: str, *, raw: bytes | bytearray | None = None) -> Any:
         raise JsonProblem(f"{what}: {exc.msg} (column {exc.colno})", line=exc.lineno) from None
     except RecursionError:
         raise JsonProblem(deep) from None
-    if _bracket_depth(text if raw is None else raw) > MAX_JSON_DEPTH:
+    # Counting brackets is a bound too, and costs nothing on a short text (one JSON Lines
+    # line): the vectorised walk only for texts that may be deep.
+    if text.count("[") + text.count("{") > MAX_JSON_DEPTH \
+            and _bracket_depth(text if raw is None else raw) > MAX_JSON_DEPTH:
         path = _depth_at(payload, MAX_JSON_DEPTH)
         if path is not None:
             raise JsonProblem(deep, path=path)
@@ -276,8 +279,9 @@ def skipped_note(files: Mapping[str, bytes]) -> str | None:
     shown = ", ".join(repr(p.encode("unicode_escape").decode("ascii")[:120])
                       for p in skipped[:5])
     more = f" and {len(skipped) - 5:,} more" if len(skipped) > 5 else ""
-    return (f"skipped {len(skipped):,} hidden or macOS resource-fork member(s) "
-            f"(names starting with '.', __MACOSX/): {shown}{more}")
+    return (f"skipped {len(skipped):,} hidden, macOS resource-fork or unrelated member(s) "
+            "(names starting with '.', __MACOSX/, files other than JSON, CSV, TSV, text or "
+            f"Markdown), unread: {shown}{more}")
 
 
 def check_labels(converted: Converted) -> Converted:

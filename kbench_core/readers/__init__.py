@@ -5,7 +5,8 @@ decoding, and the CSV/TSV, Parquet, JSON and JSON Lines parsers (with the native
 record; the limits of :mod:`kbench_core.problems` are checked before the work they bound.
 
 Modules: ``sources`` (bytes in, gzip, sniffing, decoding), ``delimited`` (CSV/TSV),
-``parquet``, ``records`` (JSON, JSON Lines) and ``_common`` (the table shapes and limits).
+``parquet``, ``records`` (JSON, JSON Lines), ``streamed`` (big JSON and JSON Lines of flat
+records, in batches) and ``_common`` (the table shapes and limits).
 """
 
 from kbench_core.readers._common import (
@@ -31,11 +32,12 @@ from kbench_core.readers.sources import (
     _sniff_format,
     _split_name,
 )
+from kbench_core.readers.streamed import _parse_records_stream, _pieces
 
 __all__ = [
     "_Native", "_Table", "_clean_name", "_decode", "_decode_labels", "_file_chunks",
     "_from_native", "_gunzip", "_gunzip_chunks", "_gunzip_head", "_gunzip_prefix",
     "_open_file", "_parse_delimited", "_parse_delimited_stream", "_parse_json", "_parse_jsonl",
-    "_parse_parquet", "_read_source", "_sniff_format", "_split_name", "_too_many_columns",
-    "_too_many_rows",
+    "_parse_parquet", "_parse_records_stream", "_pieces", "_read_source", "_sniff_format",
+    "_split_name", "_too_many_columns", "_too_many_rows",
 ]

@@ -109,14 +109,29 @@ def _native_json(filename: str, payload: Any,
     return None
 
 
+_RECORD_KEYS = ("results", "records", "rows", "data")
+
+
 def _payload_records(payload: Any) -> list[Any] | None:
     if isinstance(payload, list):
         return payload
     if isinstance(payload, dict):
-        for key in ("results", "records", "rows", "data"):
+        for key in _RECORD_KEYS:
             if isinstance(payload.get(key), list):
                 return payload[key]
     return None
+
+
+def _ambiguous_lists(filename: str, payload: dict[str, Any]) -> RunFormatError | None:
+    """An object holding more than one record list (``{"records": [...], "data": [...]}``):
+    which one is the run? Reading the first would drop the others' rows without a word."""
+    lists = [key for key in _RECORD_KEYS if isinstance(payload.get(key), list)]
+    if len(lists) < 2:
+        return None
+    named = " and ".join(f"{key!r} ({len(payload[key]):,} records)" for key in lists)
+    return _fail(filename, f"the object holds {len(lists)} record lists, {named}; kbench "
+                           "reads one list of records per file, and taking one would drop the "
+                           "other's rows. Keep one list (or save each as its own file)")
 
 
 def _parse_json(filename: str, text: str, options: Mapping[str, Any] | None = None, *,
@@ -135,6 +150,9 @@ def _parse_json(filename: str, text: str, options: Mapping[str, Any] | None = No
     if advice is not None:  # a benchmark artefact kbench does not read: say what to upload
         raise _fail(filename, advice)
     if isinstance(payload, dict):
+        ambiguous = _ambiguous_lists(filename, payload)
+        if ambiguous is not None:
+            raise ambiguous
         if records is None or ("results" in payload and payload.get("results") is records):
             raise _fail(filename, "expected a JSON list of records (or an object with a "
                                   "'records' list); got an object with keys "
