@@ -170,7 +170,7 @@ def fixed(frame: pd.DataFrame, judge: str, *, runs: Sequence[Run],
 
 def judge_choices(frame: pd.DataFrame) -> list[str]:
     """The Judge menu: with several LLM judges their ``majority`` first (the default view,
-    SPEC 6), then each judge (``human`` last)."""
+    docs/metrics/agreement.md), then each judge (``human`` last)."""
     from kbench_core.families.judged import default_judge
 
     names = vuln.judges_of(frame)

@@ -434,7 +434,8 @@ _COMPARE_OPTIONS = ("--metric", "--models", "--model", "--judge", "--judges", "-
 
 def _judge_arguments(parser: argparse.ArgumentParser, *, judge: bool = True) -> None:
     """``--judge``, ``--judges``, ``--min-votes`` and ``--failed-as``: which judge a judged run
-    with several LLM judges is shown by, and how their majority is made (SPEC 6)."""
+    with several LLM judges is shown by, and how their majority is made
+    (docs/metrics/agreement.md)."""
     group = parser.add_argument_group("judged runs with several judges")
     if judge:
         group.add_argument("--judge", default=None, metavar="majority|NAME",

@@ -151,7 +151,8 @@ def _checked_meta(name: str, meta: dict[str, Any]) -> dict[str, Any]:
 # session of a shared server starts by reading the workspace, and validating 1,500 saved runs
 # cell by cell costs tens of seconds each time. The bytes are hashed on every start, so a file
 # changed behind kbench's back is validated (and checked against its sidecar) again.
-_VALIDATED: OrderedDict[tuple[str, str], Run] = OrderedDict()
+_VALIDATED: OrderedDict[tuple[str, str], tuple[Run, int]] = OrderedDict()  # run, frame bytes
+_VALIDATED_BYTES = 0
 _VALIDATED_LOCK = threading.Lock()
 MAX_VALIDATED_BYTES = 512 * 1024**2  # frames kept at most (the oldest go first)
 
@@ -167,14 +168,17 @@ def _validated(path: Path, name: str, kind: str) -> Run:
     with _VALIDATED_LOCK:
         if key in _VALIDATED:
             _VALIDATED.move_to_end(key)
-            return _VALIDATED[key]
+            return _VALIDATED[key][0]
     run = load_run((path.name, data), name=name, kind=kind)  # type: ignore[arg-type]
+    size = int(run.frame.memory_usage(deep=False).sum())
+    global _VALIDATED_BYTES
     with _VALIDATED_LOCK:
-        _VALIDATED[key] = run
-        total = sum(int(r.frame.memory_usage(deep=False).sum()) for r in _VALIDATED.values())
-        while total > MAX_VALIDATED_BYTES and len(_VALIDATED) > 1:
-            _, dropped = _VALIDATED.popitem(last=False)
-            total -= int(dropped.frame.memory_usage(deep=False).sum())
+        if key not in _VALIDATED:
+            _VALIDATED[key] = (run, size)
+            _VALIDATED_BYTES += size
+        while _VALIDATED_BYTES > MAX_VALIDATED_BYTES and len(_VALIDATED) > 1:
+            _, (_, dropped) = _VALIDATED.popitem(last=False)
+            _VALIDATED_BYTES -= dropped
     return run
 
 

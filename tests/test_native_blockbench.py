@@ -481,3 +481,13 @@ def test_broken_judge_records_never_crash_and_never_count_as_no(data) -> None:
     assert len(run) in (len(original), len(original) - 1)
     if len(run) < len(original):
         assert any(f"record {victim + 1} (" in w for w in run.warnings)
+
+
+def test_an_empty_first_record_does_not_hide_the_judge_records() -> None:
+    """The format was told from the first record alone: an empty object there made the whole
+    file 'cannot tell the run kind' (found by the property test above)."""
+    records = json.loads(MULTI.read_bytes())
+    records[0] = {}
+    run = load_run(("records.json", json.dumps(records).encode()))
+    assert len(run) == len(load_run(MULTI)) - 1 or len(run) == len(load_run(MULTI))
+    assert any("record 1 (" in w for w in run.warnings)

@@ -21,7 +21,8 @@ shown = kit.open_runs(
           "CSV, a BlockBench judge-output folder as .zip/.tar.gz, or a list of multi-judge "
           "records).")
 runs, frame = shown.runs, shown.frame
-judges = page.judge_choices(frame)  # the majority of several LLM judges first (SPEC 6)
+# the majority of several LLM judges first (docs/metrics/agreement.md)
+judges = page.judge_choices(frame)
 all_models = sorted(map(str, frame["model"].unique()))
 has_prompts = "prompt_type" in frame and frame["prompt_type"].notna().any()
 

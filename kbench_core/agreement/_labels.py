@@ -15,7 +15,8 @@ import pandas as pd
 from kbench_core.schema import FINDING_COUNTS, TYPE_MATCHES
 
 HUMAN = "human"
-# The judge label of the consensus rows (SPEC 6: a multi-judge run's main table is theirs).
+# The judge label of the consensus rows (a multi-judge run's main table is theirs:
+# docs/metrics/agreement.md).
 CONSENSUS = "majority"
 ITEM_KEY: tuple[str, ...] = ("sample", "model", "prompt_type")
 # Ground truth of the item, the same whichever judge read the answer: copied, never voted on.

@@ -27,7 +27,8 @@ MAJORITY = "majority"  # = kbench_core.agreement.CONSENSUS (not imported: agreem
 
 @dataclass(frozen=True)
 class ConsensusOptions(Options):
-    """Which judge a multi-judge run is shown by, and how its majority is made (SPEC 6).
+    """Which judge a multi-judge run is shown by, and how its majority is made
+    (docs/metrics/agreement.md).
 
     ``judge`` is ``"majority"`` (the consensus; the default for several LLM judges) or one
     judge's name; None shows the majority first, then every judge. ``judges`` are the
@@ -272,7 +273,7 @@ def _catalog() -> list[Item]:
 
     def per_judge(frame: pd.DataFrame,
                   options: Mapping[str, Any]) -> Iterator[tuple[str, pd.DataFrame]]:
-        # The majority of several LLM judges first, then each judge (SPEC 6).
+        # The majority of several LLM judges first, then each judge (docs/metrics/agreement.md).
         yield from judge_views(frame, options)
 
     def tier_table(rows: pd.DataFrame, options: Mapping[str, Any]) -> pd.DataFrame:

@@ -638,8 +638,11 @@ def _matches_json(payload: Any) -> bool:
     records = _multi_records(payload)
     if not records:
         return False
-    first = next((r for r in records if isinstance(r, dict)), None)
-    return first is not None and set(first) >= _MULTI_SIGNATURE
+    # The first records that are objects, not the first alone: one broken record (an empty
+    # object, a judge's stray output) must not hide a file of judge records (it is then a
+    # failed judgement, named in the warnings)
+    head = [set(r) >= _MULTI_SIGNATURE for r in records[:20] if isinstance(r, dict)]
+    return bool(head) and 2 * sum(head) >= len(head)
 
 
 def _from_json(filename: str, payload: Any, options: Mapping[str, Any]) -> Converted:

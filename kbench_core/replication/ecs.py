@@ -236,11 +236,12 @@ def ecs(tests: pd.DataFrame, *, level: Literal["overall", "domain", "study"] = "
       group holds two or more valid pairs, the interval is the **delete-one-study
       jackknife** on Fisher's z (:func:`_jackknife_interval`, ``ci_method="jackknife_studies"``);
       where every study holds one test (tests are then the independent units), or at
-      ``level="study"``, it is Lin's interval (``"lin"``). SPEC's Lin interval ignores the
-      clustering and covered 0.66 (nominal 0.95) with 10 studies × 6 tests sharing a study
-      effect; the jackknife covers 0.93-0.95 there and with unequal studies
+      ``level="study"``, it is Lin's interval (``"lin"``). Lin's interval (the previous
+      default) ignores the clustering and covered 0.66 (nominal 0.95) with 10 studies × 6
+      tests sharing a study effect; the jackknife covers 0.93-0.95 there and with unequal
+      studies
       (``docs/metrics/replication.md``, tests in ``tests/test_stats_round2_ecs.py``).
-    - ``ci="lin"``: Lin's z-transform interval on every row (SPEC §2.2's interval).
+    - ``ci="lin"``: Lin's z-transform interval on every row (the previous default).
       Unweighted (``weighting="equal"``) it is Lin's formula exactly; **with structure
       weights** the weighted moments are plugged into it with Kish's effective n =
       (Σw)²/Σw² in place of the number of pairs, an approximation (see
