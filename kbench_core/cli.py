@@ -352,6 +352,23 @@ def report(paths: Sequence[str], *, out: str, judges: dict | None = None) -> int
     return 0
 
 
+def _bounded(kind: type, low: float, high: float):
+    """An argparse type: a number of ``kind`` from ``low`` to ``high``. A size of 0 or less
+    wrote empty figure files; a huge one asks the renderer for gigabytes."""
+
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        if not (low <= value <= high):  # NaN fails too
+            raise argparse.ArgumentTypeError(f"expected {low:g} to {high:,g}, got {text}")
+        return value
+
+    parse.__name__ = kind.__name__  # argparse names the type in its messages
+    return parse
+
+
 def app_command(files: Sequence[str], *, workspace: str | None, port: int | None,
                 no_samples: bool, headless: bool, demo: bool = False) -> list[str]:
     """The ``streamlit run`` command line that ``kbench app`` executes."""
@@ -546,10 +563,13 @@ def _main(argv: list[str]) -> int:
                      help="comma-separated: pdf, svg, png (default %(default)s)")
     fig.add_argument("--size", choices=["one-column", "two-column", "screen"], default=None,
                      help="paper size preset (overridden by --width/--height)")
-    fig.add_argument("--width", type=int, default=None, help="CSS pixels (96 per inch)")
-    fig.add_argument("--height", type=int, default=None)
-    fig.add_argument("--scale", type=float, default=2.0,
-                     help="PNG pixel density (default 2); PDF and SVG keep the paper size")
+    fig.add_argument("--width", type=_bounded(int, 50, 10_000), default=None,
+                     help="CSS pixels (96 per inch), 50 to 10,000")
+    fig.add_argument("--height", type=_bounded(int, 50, 10_000), default=None,
+                     help="CSS pixels, 50 to 10,000")
+    fig.add_argument("--scale", type=_bounded(float, 0.1, 10.0), default=2.0,
+                     help="PNG pixel density, 0.1 to 10 (default 2); PDF and SVG keep the "
+                          "paper size")
     fig.add_argument("--no-tables", action="store_true", help="figures only")
     fig.add_argument("--items", default="",
                      help="comma-separated item names or file stems to keep, e.g. "

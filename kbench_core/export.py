@@ -129,9 +129,12 @@ def provenance_of(runs: Sequence[Any], *, what: str = "",
 
 
 def safe_name(text: str) -> str:
-    """A file-name-safe version of a label (letters, digits, ``._-``; the rest become ``_``)."""
-    cleaned = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in str(text))
-    return cleaned.strip("._") or "item"
+    """A file-name-safe version of a label: letters, digits, ``._-`` (the rest become ``_``),
+    at most 120 bytes (a longer label keeps 8 hex digits of its hash), never a name Windows
+    reserves (:class:`kbench_core.text.FileNamer`, the rule of every export)."""
+    from kbench_core.text import FileNamer
+
+    return FileNamer().name(str(text))
 
 
 # ------------------------------------------------------------------------------ figures

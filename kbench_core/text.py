@@ -61,6 +61,7 @@ _CONTROL_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u00ad\u061c\u115f\u1160\u180e\u200b-\u200f"
                      "\u2028-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\ufff9-\ufffb"
                      "\ud800-\udfff\U000e0000-\U000e007f]")
+_BIDI_CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _UNSAFE_OR_BACKSLASH = re.compile(_UNSAFE.pattern[:-1] + "\\\\]")
 
 
@@ -174,7 +175,10 @@ def csv_cell(value: Any) -> Any:
     :mod:`csv`). Only text is touched."""
     value = neutralise_cell(value)
     if isinstance(value, str) and "\x00" in value:
-        return value.replace("\x00", "\\x00")
+        value = value.replace("\x00", "\\x00")
+    if isinstance(value, str) and _BIDI_CONTROLS.search(value):
+        # a right-to-left override shows the rest of the row reversed in a spreadsheet
+        value = _BIDI_CONTROLS.sub(lambda m: _escape_char(m.group()), value)
     return value
 
 
@@ -190,7 +194,11 @@ def restore_cell(value: Any) -> Any:
 
 
 def _plot_str(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    # Controls and bidi overrides as visible escapes (a U+202E would reverse the rest of a
+    # legend), markup as entities, and "%{" as "%&#123;" so that a name inside a hover
+    # template is never read as a placeholder (plotly shows the entity as "{").
+    return (escape_controls(text).replace("&", "&amp;").replace("<", "&lt;")
+            .replace(">", "&gt;").replace("%{", "%&#123;"))
 
 
 def plot_text(value: Any, columns: Iterable[str] | None = None) -> Any:
@@ -356,17 +364,27 @@ def lookalike_warnings(field: str, labels: Iterable[Any], *, limit: int = 5) -> 
 _NAME_BYTES = 120  # far below NAME_MAX (255 bytes) even with a suffix and a hash
 
 
+# Names Windows reserves for devices, whatever the extension (``CON.csv`` cannot be created
+# or extracted there).
+_RESERVED = frozenset({"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$",
+                       *(f"{dev}{n}" for dev in ("COM", "LPT") for n in "0123456789¹²³")})
+
+
 def _safe_stem(text: str) -> str:
     cleaned = "".join(ch if (ch.isalnum() and ch.isprintable()) or ch in "._-" else "_"
                       for ch in unicodedata.normalize("NFC", str(text)))
-    return cleaned.strip("._-") or "item"
+    cleaned = cleaned.strip("._-") or "item"
+    if cleaned.split(".", 1)[0].rstrip(" ").upper() in _RESERVED:
+        cleaned = f"_{cleaned}"
+    return cleaned
 
 
 class FileNamer:
     """Unique file names for one export (a folder or a ZIP).
 
     ``name(label)`` keeps letters, digits and ``._-`` of the label (the rest become ``_``),
-    cuts it to 120 UTF-8 bytes, and appends ``-`` and 8 hex digits of the label's SHA-256 when
+    puts ``_`` before a name Windows reserves (``CON``, ``NUL``, ``COM1``), cuts it to 120
+    UTF-8 bytes, and appends ``-`` and 8 hex digits of the label's SHA-256 when
     it was cut or when another label already took the name, so ``x/y``, ``x y`` and ``x_y``
     give three files and a 300-character id gives a short name. The same label always gets
     the same name within one namer; names are compared case-insensitively (macOS and Windows

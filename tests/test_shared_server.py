@@ -271,3 +271,61 @@ def test_unusual_parquet_types_load_or_are_named() -> None:
                           (good[:50], "cannot read Parquet")]:
         with pytest.raises(RunFormatError, match=message):
             load_run(("broken.parquet", data))
+
+
+# ------------------------------------------------------------------ exports (issue 29)
+
+
+@pytest.mark.parametrize("option, value", [("--scale", "0"), ("--scale", "-1"),
+                                           ("--scale", "nan"), ("--width", "0"),
+                                           ("--height", "-5"), ("--width", "100000")])
+def test_figure_sizes_must_be_positive_and_sane(tmp_path, option, value) -> None:
+    from kbench_core.cli import main
+
+    with pytest.raises(SystemExit) as done:
+        main(["figures", str(ROOT / "sample_data" / "bias.csv"), "--out", str(tmp_path),
+              option, value])
+    assert done.value.code == 2 and not list(tmp_path.iterdir())  # no empty files
+
+
+def test_export_names_are_short_and_never_reserved_by_windows() -> None:
+    from kbench_core.export import safe_name
+
+    for reserved in ("CON", "nul", "COM1", "lpt9.csv", "AUX "):
+        assert safe_name(reserved).startswith("_"), reserved
+    long = safe_name("m" * 475)
+    assert len(long.encode()) <= 130 and long != safe_name("m" * 474)
+    assert "\u202e" not in safe_name("gpt\u202e4")
+
+
+def test_the_export_zip_has_no_folder_windows_cannot_extract() -> None:
+    import io
+    import zipfile
+
+    from kbench_core.bundle_export import ExportChoice, export_zip
+
+    run = load_run(("CON.csv", GOOD))
+    data = export_zip([run], ExportChoice(items=("fingerprint",), figure_formats=(),
+                                          table_formats=("csv",)))
+    names = zipfile.ZipFile(io.BytesIO(data)).namelist()
+    folders = {n.split("/")[0] for n in names if "/" in n}
+    assert folders and all(f.upper().split(".")[0] not in {"CON", "NUL", "PRN", "AUX"}
+                           for f in folders), names
+
+
+def test_a_name_never_becomes_a_hover_placeholder_or_reverses_a_legend() -> None:
+    import json as json_
+
+    from kbench_core.catalog import items_for
+
+    evil = "zz%{y}zz\u202e"
+    run = load_run(("evil.csv", GOOD.replace(b"m1", evil.encode())))
+    seen = 0
+    for item in items_for(run.kind):
+        for _, obj in item.objects(run.frame, meta=run.meta):
+            if hasattr(obj, "to_plotly_json"):
+                text = json_.dumps(obj.to_plotly_json(), default=str)
+                seen += "zz" in text
+                assert "zz%{y}zz" not in text and "\\u202e" not in text.replace(
+                    "\\\\u202e", ""), item.name
+    assert seen  # the figures do show the model
