@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import streamlit as st
@@ -71,20 +73,31 @@ class _RunCache:
     session (a second browser, or the same one after F5) raised ``CacheReplayClosureError``
     until the server restarted. A lock per key makes a second session wait for a load already
     under way instead of parsing the same bytes twice; other files load meanwhile.
+
+    The cache holds no frame: it keeps a run's name, kind, meta and warnings and a *weak*
+    reference to its frame, so a frame lives exactly as long as some session still holds a run
+    of it. Removing the run (in every session holding it) or the end of those sessions releases
+    its memory (issue 29: a removed upload stayed referenced by the cache, up to 64 uploads of
+    all users); the entries themselves are at most ``size`` small records.
     """
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self.runs: OrderedDict[tuple[str, ...], Run] = OrderedDict()
+        self.runs: OrderedDict[tuple[str, ...], tuple[Run, weakref.ref]] = OrderedDict()
         self.loading: dict[tuple[str, ...], threading.Lock] = {}
         self.lock = threading.Lock()
 
     def _get(self, key: tuple[str, ...]) -> Run | None:
         with self.lock:
-            if key in self.runs:
-                self.runs.move_to_end(key)
-                return self.runs[key]
-            return None
+            if key not in self.runs:
+                return None
+            shell, frame_ref = self.runs[key]
+            frame = frame_ref()
+            if frame is None:  # every session let it go
+                del self.runs[key]
+                return None
+            self.runs.move_to_end(key)
+        return replace(shell, frame=frame, meta=dict(shell.meta))
 
     def __call__(self, filename: str, sha256: str, data: bytes,
                  progress: Callable[[float, str], None] | None = None) -> Run:
@@ -105,11 +118,18 @@ class _RunCache:
             finally:
                 with self.lock:
                     self.loading.pop(key, None)
+            # the shell keeps an empty frame of the same columns, never the data
+            shell = replace(run, frame=run.frame.iloc[:0], meta=dict(run.meta))
             with self.lock:
-                self.runs[key] = run
+                self.runs[key] = (shell, weakref.ref(run.frame))
                 while len(self.runs) > self.size:
                     self.runs.popitem(last=False)
             return run
+
+    def live(self) -> int:
+        """How many cached runs some session still holds (tests)."""
+        with self.lock:
+            return sum(ref() is not None for _, ref in self.runs.values())
 
     def clear(self) -> None:
         """Forget every parsed run (tests)."""

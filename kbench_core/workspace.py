@@ -182,6 +182,14 @@ def _validated(path: Path, name: str, kind: str) -> Run:
     return run
 
 
+def _forget_validated(digest: str | None) -> None:
+    """Drop the validated runs of these Parquet bytes (the run was removed)."""
+    global _VALIDATED_BYTES
+    with _VALIDATED_LOCK:
+        for key in [k for k in _VALIDATED if k[0] == digest]:
+            _VALIDATED_BYTES -= _VALIDATED.pop(key)[1]
+
+
 def _slug(name: str) -> str:
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._")
     return slug[:60] or "run"
@@ -279,6 +287,11 @@ class Workspace:
                 or not saved.endswith(".parquet"):
             return
         path = Path(self.directory) / saved
+        try:  # the validated copy goes too (other sessions keep their own runs)
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError:
+            digest = None
+        _forget_validated(digest)
         _unlink_quietly(path, path.with_suffix(".json"))
 
     def load_all(self) -> tuple[list[Run], list[RunFormatError]]:

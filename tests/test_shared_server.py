@@ -329,3 +329,31 @@ def test_a_name_never_becomes_a_hover_placeholder_or_reverses_a_legend() -> None
                 assert "zz%{y}zz" not in text and "\\u202e" not in text.replace(
                     "\\\\u202e", ""), item.name
     assert seen  # the figures do show the model
+
+
+# ------------------------------------------------------------------ memory (issue 29)
+
+
+def test_a_removed_upload_is_released_from_the_shared_cache(monkeypatch) -> None:
+    """The cache shared by every session keeps no frame of its own: once the run is removed
+    (and no other session holds it) its memory goes; a second session still gets the first
+    one's parse while the first holds it."""
+    import gc
+
+    monkeypatch.setenv("KBENCH_APP_ARGS", "--no-samples")
+    state._cached_load.clear()
+    first = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    first.run()
+    payload = GOOD.replace(b"m1", b"memory-probe")
+    first.file_uploader(key="runs_uploader").set_value([("probe.csv", payload, "text/csv")]).run()
+    assert not first.exception, [e.value for e in first.exception]
+    cache = state._run_cache()
+    assert cache.live() == 1
+    held = first.session_state[state.REGISTRY].runs["probe"]
+    second = state._cached_load("probe.csv", __import__("hashlib").sha256(payload).hexdigest(),
+                                payload)
+    assert second.frame is held.frame  # shared while held
+    del second, held
+    first.session_state[state.REGISTRY].remove("probe")
+    gc.collect()
+    assert cache.live() == 0, "the removed run's frame is still referenced"
