@@ -647,7 +647,9 @@ def _parse_bundle(filename: str, what: str, read: Callable[[], dict[str, bytes]]
     if chosen is not None:
         return _Native(chosen, _from_native(
             filename, lambda f=chosen: f.from_files(filename, files, options)))
-    shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+    # a path of a deep archive tree runs to kilobytes: its last 80 characters are enough
+    shown = ", ".join(p if len(p) <= 80 else "\u2026" + p[-79:] for p in paths[:5]) + (
+        f" and {len(paths) - 5} more" if len(paths) > 5 else "")
     known = ", ".join(sorted({f.name for f in native.formats()
                               if f.matches_files and not f.advice})) or "none"
     raise _fail(filename, f"the {what} holds no benchmark output kbench knows ({shown}); "

@@ -357,3 +357,15 @@ def test_a_removed_upload_is_released_from_the_shared_cache(monkeypatch) -> None
     first.session_state[state.REGISTRY].remove("probe")
     gc.collect()
     assert cache.live() == 0, "the removed run's frame is still referenced"
+
+
+def test_a_deep_archive_tree_is_named_in_one_short_line(tmp_path) -> None:
+    import io
+    import zipfile
+
+    sink = io.BytesIO()
+    with zipfile.ZipFile(sink, "w") as archive:
+        archive.writestr("/".join(["d"] * 200) + "/x.csv", GOOD)
+    with pytest.raises(RunFormatError) as err:
+        load_run(("deep.zip", sink.getvalue()))
+    assert len(str(err.value)) < 400 and "\u2026d/d/d" in str(err.value)
