@@ -309,3 +309,25 @@ def test_difficulty_table_of_the_page_and_exports() -> None:
     assert stem.endswith("j") and exported["tdr_difficulty_mean"].tolist() == [0.75, 0.75]
     assert list(next(i for i in catalog.items_for("judged") if i.name == "difficulty")
                 .objects(frame.drop(columns="difficulty"))) == []
+
+
+def test_a_composite_bootstrap_never_prints_a_zero_width_interval() -> None:
+    """The sample's perfect detector: every bootstrap replicate gives SUI 0.94 and TUS 0.8,
+    and the percentile interval was [0.94, 0.94] (issue 23 item 7). It is now the Wilson-type
+    bound of a value in [0, 1] on its 40 samples, computed here with statsmodels."""
+    from pathlib import Path
+
+    from kbench_core import agreement
+    from kbench_core.io import load_run
+
+    run = load_run(Path(__file__).resolve().parent.parent / "sample_data" / "judged.csv")
+    table = vuln.tiers(agreement.consensus(run.frame), ci="bootstrap", n_boot=200)
+    sharp = table.set_index("model").loc["synthetic-detector-sharp"]
+    for name in ("sui", "tus"):
+        low, high = sharp[f"{name}_low"], sharp[f"{name}_high"]
+        assert low < sharp[name] < high, name
+        assert (low, high) == pytest.approx(proportion_confint(sharp[name] * 40, 40,
+                                                               method="wilson")), name
+    for name in ("sui", "tus", "tus_geometric", "lgi", "ece", "mce", "f1", "f2"):
+        width = table[f"{name}_high"] - table[f"{name}_low"]
+        assert not (width <= 1e-12).any(), (name, width.tolist())

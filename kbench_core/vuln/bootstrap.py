@@ -11,12 +11,35 @@ from scipy import sparse
 from scipy.stats import rankdata
 
 from kbench_core.calibration import Binned, bin_calibration, sort_answers
-from kbench_core.stats import bootstrap_groups
+from kbench_core.stats import bootstrap_groups, t_interval
 from kbench_core.vuln._formulas import _core
 from kbench_core.vuln._prepare import _Q, _Prepared
 
 _BOOTSTRAPPED = ("sui", "tus", "tus_geometric", "lgi", "ece", "ece_l2_debiased", "mce", "f1",
                  "f2")
+
+
+# The range of each bootstrapped metric (the debiased ECE, a signed root, has none).
+_RANGES = {"sui": (0.0, 1.0), "tus": (0.0, 1.0), "tus_geometric": (0.0, 1.0),
+           "lgi": (-1.0, 1.0), "ece": (0.0, 1.0), "mce": (0.0, 1.0), "f1": (0.0, 1.0),
+           "f2": (0.0, 1.0)}
+
+
+def _with_width(value: np.ndarray, low: np.ndarray, high: np.ndarray, n: np.ndarray,
+                bounds: tuple[float, float] | None) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile intervals, except where every replicate gave the same value (a detector
+    right on all of 40 samples: SUI [0.94, 0.94]): there the Wilson-type bound of a value in
+    its range on n samples (:func:`kbench_core.stats.t_interval` at zero spread), or NaN for
+    a metric without a range. A zero-width interval would claim certainty the samples do not
+    give (``docs/statistics.md``, zero-width intervals)."""
+    flat = np.isfinite(low) & np.isfinite(high) & ~(high - low > 1e-12)
+    if not flat.any():
+        return low, high
+    if bounds is None:
+        return np.where(flat, np.nan, low), np.where(flat, np.nan, high)
+    w_low, w_high = t_interval(value, np.zeros_like(value), n, bounds=bounds)
+    return np.where(flat, np.fmin(w_low, value), low), np.where(flat, np.fmax(w_high, value),
+                                                                  high)
 
 
 def _bootstrap(table: pd.DataFrame, prep: _Prepared, weights: Mapping[str, float],
@@ -83,10 +106,14 @@ def _bootstrap(table: pd.DataFrame, prep: _Prepared, weights: Mapping[str, float
 
     low, high = bootstrap_groups(max(prep.n_samples, 1), statistic, n_boot=n_boot,
                                  random_state=random_state)
+    samples = (table["n_samples"].to_numpy(dtype=float) if "n_samples" in table
+               else np.full(size, float(prep.n_samples)))
     for k, name in enumerate(_BOOTSTRAPPED):
         position = table.columns.get_loc(name) + 1
-        table.insert(position, f"{name}_low", low[k * size:(k + 1) * size])
-        table.insert(position + 1, f"{name}_high", high[k * size:(k + 1) * size])
+        lo, hi = _with_width(table[name].to_numpy(dtype=float), low[k * size:(k + 1) * size],
+                             high[k * size:(k + 1) * size], samples, _RANGES.get(name))
+        table.insert(position, f"{name}_low", lo)
+        table.insert(position + 1, f"{name}_high", hi)
     k = len(_BOOTSTRAPPED)
     table["sui_rank_low"] = low[k * size:(k + 1) * size]
     table["sui_rank_high"] = high[k * size:(k + 1) * size]
