@@ -99,7 +99,9 @@ def reliability_diagram(table: pd.DataFrame, *, colors: dict[str, str] | None = 
                                  hoverinfo="skip", showlegend=False, legendgroup=group),
                       row=1, col=1)
         ece, mce, n = rows["ece"].iat[0], rows["mce"].iat[0], int(rows["n"].iat[0])
-        name = f"{model} · ECE {ece:.3f}{_debiased(rows)} · MCE {mce:.3f} (n {n:,})"
+        # MCE and n in the hover: with the debiased ECE beside the plug-in, the entry must
+        # still fit a one-column legend
+        name = f"{model} · ECE {ece:.3f}{_debiased(rows)}"
         labels.append(name)
         fig.add_trace(go.Scatter(
             x=x, y=rows["accuracy"], mode="lines+markers", fill="tonexty",
@@ -111,7 +113,9 @@ def reliability_diagram(table: pd.DataFrame, *, colors: dict[str, str] | None = 
             hovertemplate=(f"<b>{model}</b><br>bin (%{{customdata[0]:.3f}}, "
                            "%{customdata[1]:.3f}]<br>mean confidence %{x:.3f}"
                            "<br>accuracy %{y:.3f}<br>confidence − accuracy "
-                           "%{customdata[3]:+.3f}<br>n = %{customdata[2]}<extra></extra>")),
+                           "%{customdata[3]:+.3f}<br>n = %{customdata[2]}"
+                           f"<br>ECE {ece:.3f} · MCE {mce:.3f} · {n:,} answers"
+                           "<extra></extra>")),
             row=1, col=1)
         share = rows["count"] / rows["n"]
         fig.add_trace(go.Bar(

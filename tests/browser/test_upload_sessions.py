@@ -88,7 +88,10 @@ def test_a_link_to_the_runs_page_opens_it(app_server, page) -> None:
 def test_a_folder_of_reports_uploaded_as_files_is_one_run(app_server, page) -> None:
     # Issue 24.8: the 11 KahneBench fingerprint reports, chosen together in the file dialog,
     # made 11 runs and the bias page opened on one of them.
+    # Ten of them: all eleven are the bundled kahnebench folder's own bytes (the same content
+    # hash, since a folder's hash covers the files read), which the app reports as a duplicate.
     reports = sorted((ROOT / "sample_data" / "real" / "kahnebench").glob("fingerprint_*.json"))
+    reports = reports[:10]
     page.goto(app_server.url)
     wait_for_app(page)
     uploader = page.locator('[data-testid="stFileUploader"] input[type="file"]')
@@ -103,6 +106,6 @@ def test_a_folder_of_reports_uploaded_as_files_is_one_run(app_server, page) -> N
     rows.get_by_text(re.compile(r"^fingerprint · ")).wait_for(state="visible")
     wait_for_app(page)
     assert rows.get_by_text(re.compile(r"^fingerprint_")).count() == 0  # no run per file
-    assert "11 models" in rows.get_by_text(re.compile(r"^fingerprint · ")).inner_text()
+    assert "10 models" in rows.get_by_text(re.compile(r"^fingerprint · ")).inner_text()
     screenshot(page, "runs_reports_as_one_run")
     assert page.js_errors == []
