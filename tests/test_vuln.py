@@ -569,8 +569,11 @@ def test_figures_draw_the_tables() -> None:
         model = curve.name.split(" · ")[0]
         rows = reliability[reliability["model"] == model]
         # the plug-in ECE with the debiased l2 error beside it (the subtitle says which)
-        assert (f"ECE {rows['ece'].iat[0]:.3f} (deb. {rows['ece_l2_debiased'].iat[0]:.3f}) · "
-                f"MCE {rows['mce'].iat[0]:.3f}") in curve.name
+        assert (f"ECE {rows['ece'].iat[0]:.3f} (deb. {rows['ece_l2_debiased'].iat[0]:.3f})"
+                ) in curve.name
+        # MCE and the number of answers in the hover (the legend fits one column)
+        assert (f"ECE {rows['ece'].iat[0]:.3f} · MCE {rows['mce'].iat[0]:.3f} · "
+                f"{int(rows['n'].iat[0]):,} answers") in curve.hovertemplate
         assert "biased" in fig.layout.meta["kbench_subtitle"]
         np.testing.assert_allclose(curve.x, rows.sort_values("mean_confidence")[
             "mean_confidence"])
