@@ -116,9 +116,10 @@ def warn_missing_runs(loaded: Sequence[str], key: str) -> None:
     shortened, the first few listed; what the link held beyond the caps is counted."""
     from kbench_app.ui import code
 
-    missing = missing_runs(loaded, key)
-    named = len(st.query_params.get_all(key)) if key in st.query_params else 0
-    dropped = named - len(_capped(st.query_params.get_all(key))) if named else 0
+    named = st.query_params.get_all(key) if key in st.query_params else []
+    kept = _capped(named)
+    missing = [name for name in kept if name not in loaded]  # missing_runs, read once
+    dropped = len(named) - len(kept)
     if not missing and not dropped:
         return
     shown = ", ".join(code(_short(name)) for name in missing[:_SHOWN])

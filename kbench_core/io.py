@@ -40,7 +40,6 @@ Data never runs as code: JSON is parsed with :mod:`json`, tables with :mod:`pyar
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -93,7 +92,7 @@ from kbench_core.readers import (
     _too_many_rows,
 )
 from kbench_core.schema import Kind, KindSpec
-from kbench_core.text import lookalike_warnings
+from kbench_core.text import lookalike_warnings, strip_controls
 from kbench_core.validation import _validate
 
 __all__ = [
@@ -739,8 +738,6 @@ def _finish(parsed: _Table | _Native, *, name: str, kind: Kind | None, on_error:
 
 
 MAX_RUN_NAME = 200
-_NAME_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e"
-                            "\u2060-\u206f\ufeff]")
 
 
 def run_name(name: str) -> str:
@@ -756,7 +753,7 @@ def run_name(name: str) -> str:
     >>> run_name(" ")
     'run'
     """
-    cleaned = _NAME_CONTROLS.sub("", str(name)).strip()
+    cleaned = strip_controls(name).strip()
     return cleaned[:MAX_RUN_NAME].strip() or "run"
 
 

@@ -51,6 +51,7 @@ __all__ = [
     "neutralise_cell",
     "plot_text",
     "restore_cell",
+    "strip_controls",
     "unescape_controls",
 ]
 
@@ -61,7 +62,6 @@ _CONTROL_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u00ad\u061c\u115f\u1160\u180e\u200b-\u200f"
                      "\u2028-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\ufff9-\ufffb"
                      "\ud800-\udfff\U000e0000-\U000e007f]")
-_BIDI_CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _UNSAFE_OR_BACKSLASH = re.compile(_UNSAFE.pattern[:-1] + "\\\\]")
 
 
@@ -78,6 +78,16 @@ def _escape_char(ch: str) -> str:
     if code < 0x10000:
         return f"\\u{code:04x}"
     return f"\\U{code:08x}"
+
+
+def strip_controls(text: Any) -> str:
+    """``text`` without the characters :func:`escape_controls` would escape (controls, bidi
+    and zero-width characters, line separators): for names, where an escape is no better.
+
+    >>> strip_controls("gpt\\u202e4\\x00")
+    'gpt4'
+    """
+    return _UNSAFE.sub("", str(text))
 
 
 def escape_controls(text: Any, *, reversible: bool = False) -> str:
@@ -287,6 +297,7 @@ def _confusables(text: str) -> list[dict[str, Any]]:
 
 
 _BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+_BIDI_CONTROLS = re.compile("[" + "".join(sorted(_BIDI)) + "]")
 
 
 def _skeleton(label: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+import shutil
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if BROWSER_DIR in Path(str(item.path)).parents:
             item.add_marker(pytest.mark.browser)
+
+
+@pytest.fixture(scope="module")
+def exporter():
+    """One static-figure exporter (kaleido driving Debian's chromium) per test module."""
+    from kbench_core import export
+
+    if not shutil.which("chromium"):
+        if in_ci():
+            pytest.fail("CI: Debian's chromium is needed for static figure export")
+        pytest.skip("static export needs Debian's chromium on the PATH")
+    with export.FigureExporter() as ex:
+        yield ex
 
 
 @pytest.fixture(scope="session")

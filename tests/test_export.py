@@ -19,15 +19,6 @@ RUN = load_run("sample_data/bias.csv")
 PROV = export.provenance_of([RUN], what="test figure", options={"cap": 1.0, "biases": ("a",)})
 
 
-@pytest.fixture(scope="module")
-def exporter():
-    if not shutil.which("chromium"):
-        if in_ci():
-            pytest.fail("CI: Debian's chromium is needed for static figure export")
-        pytest.skip("static export needs Debian's chromium on the PATH")
-    with export.FigureExporter() as ex:
-        yield ex
-
 
 @pytest.fixture(scope="module")
 def figure():

@@ -18,18 +18,8 @@ import pandas as pd
 import pytest
 
 from kbench_core import export
-from tests.conftest import in_ci
 
 # ------------------------------------------------------------------ 6: paper sizes
-
-@pytest.fixture(scope="module")
-def exporter():
-    if not shutil.which("chromium"):
-        if in_ci():
-            pytest.fail("CI: Debian's chromium is needed for static figure export")
-        pytest.skip("static export needs Debian's chromium on the PATH")
-    with export.FigureExporter() as ex:
-        yield ex
 
 
 def _small_figure():

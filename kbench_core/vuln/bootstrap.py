@@ -11,7 +11,7 @@ from scipy import sparse
 from scipy.stats import rankdata
 
 from kbench_core.calibration import Binned, bin_calibration, sort_answers
-from kbench_core.stats import bootstrap_groups, t_interval
+from kbench_core.stats import bootstrap_groups, t_interval, widen_small
 from kbench_core.vuln._formulas import _core
 from kbench_core.vuln._prepare import _Q, _Prepared
 
@@ -38,8 +38,7 @@ def _with_width(value: np.ndarray, low: np.ndarray, high: np.ndarray, n: np.ndar
     if bounds is None:
         return np.where(flat, np.nan, low), np.where(flat, np.nan, high)
     w_low, w_high = t_interval(value, np.zeros_like(value), n, bounds=bounds)
-    return np.where(flat, np.fmin(w_low, value), low), np.where(flat, np.fmax(w_high, value),
-                                                                  high)
+    return widen_small(low, high, w_low, w_high, n, few=0)
 
 
 def _bootstrap(table: pd.DataFrame, prep: _Prepared, weights: Mapping[str, float],
