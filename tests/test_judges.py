@@ -381,3 +381,17 @@ def test_kappa_figure_names_the_rule_for_failed_judgements() -> None:
     z = np.array(counted.data[0].z, dtype=float)
     expected = ag.pairwise_kappa(data, "target_found")["kappa"].to_numpy()
     assert np.nanmax(z[np.triu_indices_from(z, 1)]) == pytest.approx(np.nanmax(expected))
+
+
+def test_a_judge_called_majority_is_refused_by_name(tmp_path) -> None:
+    """A judge named like the consensus would print as a second ``majority`` block beside the
+    real one; its rows are refused with the reason (and skipped when loading with skip)."""
+    frame = pd.read_csv(Path(__file__).parents[1] / "sample_data" / "judged.csv")
+    frame.loc[frame["judge"] == "judge-one", "judge"] = " Majority"
+    path = tmp_path / "named.csv"
+    frame.to_csv(path, index=False)
+    with pytest.raises(Exception, match="the name kbench gives the judges' consensus"):
+        load_run(path)
+    run = load_run(path, on_error="skip")
+    assert set(run.frame["judge"].astype(str)) == {"judge-two", "judge-three"}
+    assert any("field 'judge'" in w and "rename this judge" in w for w in run.warnings)

@@ -388,6 +388,17 @@ def _catalog() -> list[Item]:
     ]
 
 
+def _rules(columns: Mapping[str, Any], frame: pd.DataFrame, add) -> None:
+    """No judge may be called ``majority``: that is the consensus's label, and a judge of that
+    name would print as a second consensus beside the real one."""
+    if "judge" not in columns:  # the file-level pass: nothing to check
+        return
+    judge = columns["judge"].astype("string").str.strip().str.casefold()
+    add((judge == MAJORITY).fillna(False).to_numpy(dtype=bool), "judge",
+        f"'{MAJORITY}' is the name kbench gives the judges' consensus; rename this judge "
+        "(e.g. 'majority-judge')")
+
+
 # ------------------------------------------------------------------------------ replication
 
 
@@ -397,7 +408,7 @@ FAMILY = Family(
     comparison=CompareDefaults((("correct verdict", "correct"),
                            ("target found (vulnerable samples)", "target_found_vulnerable")),
                           "prompt_type", "sample", "answers"),
-    per_item=_per_item, lower_is_better=_lower(), catalog=_catalog,
+    per_item=_per_item, lower_is_better=_lower(), catalog=_catalog, rules=_rules,
     sample_files=("judged.csv",),
     page=PageInfo("views/vuln.py", "Vulnerability detection", "vuln_runs",
                   dependent=("vuln_models", "vuln_judge", "vuln_drill_model",
