@@ -1,0 +1,123 @@
+"""Is model A really better than model B? Paired differences, clustered errors, adjusted p,
+rank intervals and sample-size planning (``docs/statistics.md``).
+
+Models in one run answer the same items, so every comparison is paired: a per-item value (a
+bias score, a correct verdict, an effect-size gap) is averaged within each item for each model,
+items present for both models are kept (the others are dropped and counted, never imputed), and
+the statistics are computed on the per-item differences.
+
+- :func:`paired_difference` — mean difference with its interval and p-value, the test named
+  (:class:`PairedEstimate`): the paired t; the exact McNemar test with Newcombe's interval on
+  0/1 outcomes; with ``cluster`` (items grouped by bias, study or contract) the CR2
+  cluster-robust standard error with Bell–McCaffrey degrees of freedom (:func:`cr2_mean`).
+- :func:`compare_models` — every pair, with raw and adjusted p (Holm or Benjamini–Hochberg,
+  statsmodels' ``multipletests``) and the test behind each.
+- :func:`compare_pair` — one pair with everything a paper quotes; its p is adjusted only over
+  the comparisons asked for (one pair: unadjusted).
+- :func:`rank_intervals` — each model's rank and its 95% bootstrap interval over items (or
+  clusters, marked when fewer than :data:`FEW_CLUSTERS`).
+- :func:`samples_needed` — items needed to detect a paired difference.
+- :func:`verdict` — the plain-language sentence a paper can quote, claiming a direction only
+  when the p it quotes (adjusted for multiplicity when an adjustment is in force) is below α
+  and its interval excludes zero (:func:`claims_direction`).
+
+The package's modules, all re-exported here:
+
+================  ====================================================================
+module            holds
+================  ====================================================================
+``items``         per-item values (:func:`item_values`), metric directions
+``paired``        :class:`PairedEstimate`, :func:`paired_difference`, :func:`cr2_mean`,
+                  :func:`newcombe_paired`, :func:`sign_test`
+``multiplicity``  :func:`compare_models` (adjusted p), :func:`group_differences`
+``ranks``         :func:`rank_intervals`
+``verdicts``      :func:`samples_needed`, :func:`claims_direction`, :func:`verdict`
+``pair``          :class:`Comparison`, :func:`compare_pair`
+================  ====================================================================
+"""
+
+from __future__ import annotations
+
+from .items import (  # noqa: F401  (re-exported: the names of the old module)
+    COMPARISONS,
+    FEW_ITEMS,
+    ITEM_KEYS,
+    Correction,
+    _ByKind,
+    _item_columns,
+    _item_means,
+    _label_codes,
+    direction,
+    is_lower_better,
+    item_values,
+    lower_is_better_metrics,
+    per_item_values,
+)
+from .multiplicity import (  # noqa: F401  (re-exported: the names of the old module)
+    _PAIR_CELLS,
+    _adjust,
+    _grouped_paired,
+    _pairs_paired,
+    _sign_p,
+    compare_models,
+    group_differences,
+)
+from .pair import (  # noqa: F401  (re-exported: the names of the old module)
+    _CORRECTION_NAMES,
+    Comparison,
+    Family,
+    compare_pair,
+)
+from .paired import (  # noqa: F401  (re-exported: the names of the old module)
+    _TEST_TEXT,
+    FEW_CLUSTERS,
+    PairedEstimate,
+    TestName,
+    _is_binary,
+    _paired,
+    _paired_values,
+    cr2_mean,
+    newcombe_paired,
+    paired_difference,
+    sign_test,
+)
+from .ranks import (  # noqa: F401  (re-exported: the names of the old module)
+    _directions,
+    _ranks,
+    rank_intervals,
+)
+from .verdicts import (  # noqa: F401  (re-exported: the names of the old module)
+    _family_text,
+    _needed_text,
+    _test_of,
+    claims_direction,
+    min_items_sign_test,
+    samples_needed,
+    verdict,
+)
+
+__all__ = [
+    "COMPARISONS",
+    "FEW_CLUSTERS",
+    "FEW_ITEMS",
+    "ITEM_KEYS",
+    "Comparison",
+    "PairedEstimate",
+    "claims_direction",
+    "compare_models",
+    "compare_pair",
+    "cr2_mean",
+    "direction",
+    "group_differences",
+    "is_lower_better",
+    "item_values",
+    "lower_is_better_metrics",
+    "min_items_sign_test",
+    "newcombe_paired",
+    "paired_difference",
+    "per_item_values",
+    "rank_intervals",
+    "samples_needed",
+    "sign_test",
+    "verdict",
+]
