@@ -153,7 +153,7 @@ def test_json_lines_cost_what_the_same_json_array_costs() -> None:
 def _load_both(monkeypatch, name: str, data: bytes):
     """(batch reader's outcome, strict reader's outcome): the batch reader is tried on every
     file (not only those over 1 MB) when ``_STREAM_HEAD`` is 0."""
-    import kbench_core.io as kio
+    import kbench_core.io.load as kio
 
     def outcome():
         try:
