@@ -1,0 +1,68 @@
+"""Heat tables as figures: :func:`heatmap_figure` and its cells."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from .labels import category_ticks, shorten
+from .layout import _heatmap_text, apply_layout, text_width
+from .style import APP_WIDTH, CHAR_EM
+
+MAX_HEAT_ROWS = 64  # a heatmap with more rows is split into pages (see catalog)
+
+
+def heat_cell(rows: int) -> tuple[int, int]:
+    """Row height and tick-font size of a heatmap with ``rows`` rows."""
+    if rows <= 12:
+        return 30, 12
+    if rows <= 24:
+        return 22, 11
+    return 16, 10
+
+
+def heatmap_figure(grid, *, title: str, zmin: float, zmax: float, colorbar_title: str,
+                   colorscale: str = "Cividis", customdata=None, hovertemplate: str = "",
+                   digits: int = 2, missing: str = "", zmid: float | None = None,
+                   subtitle: str | None = None) -> go.Figure:
+    """A heatmap of ``grid`` (a DataFrame: rows × columns, first row on top) sized from its
+    shape: every row and column labelled (long labels cut, see :func:`category_ticks`), the
+    row height and font from the number of rows, numbers in the cells while they fit, the
+    colour bar titled on its side (clear of its ticks)."""
+    import numpy as np
+
+    rows = [str(r) for r in grid.index]
+    cols = [str(c) for c in grid.columns]
+    z = grid.to_numpy(dtype=float)
+    cell, font = heat_cell(len(rows))
+    text = np.vectorize(lambda v: missing if np.isnan(v) else f"{v:.{digits}f}")(z) \
+        if z.size else None
+    annotate = len(rows) <= 32 and len(cols) <= 16
+    fig = go.Figure(go.Heatmap(
+        z=z, x=cols, y=rows, zmin=zmin, zmax=zmax, zmid=zmid, colorscale=colorscale,
+        colorbar=dict(title=dict(text=colorbar_title, side="right"), thickness=12,
+                      lenmode="pixels", len=min(220, max(80, cell * len(rows))),
+                      yanchor="top", y=1),
+        customdata=customdata, text=text if annotate else None,
+        texttemplate="%{text}" if annotate else None, textfont=dict(size=font - 1),
+        hovertemplate=hovertemplate + "<extra></extra>", xgap=1, ygap=1))
+    longest_col = max((len(c) for c in cols), default=0)
+    bottom = 40 + int(min(longest_col, 24) * CHAR_EM * font * 0.8)
+    height = 70 + bottom + cell * len(rows)
+    apply_layout(fig, title, subtitle=subtitle, height=height,
+                 xaxis=dict(title="", showgrid=False, type="category",
+                            autotickangles=[0, 90], ticks=""),
+                 yaxis=dict(title="", showgrid=False, type="category", autorange="reversed",
+                            ticks=""),
+                 margin=dict(t=50, b=bottom, r=20))
+    category_ticks(fig, "yaxis", rows, share=0.4, size=font, row_px=cell)  # cells: the rest
+    category_ticks(fig, "xaxis", cols, share=0.45, size=font)  # turned: costs height only
+    fig.layout.meta["kbench_ticks"]["yaxis"]["cells"] = len(cols)
+    meta = dict(fig.layout.meta)
+    label_px = max((text_width(r, font) for r in shorten(rows, int(0.4 * APP_WIDTH / (
+        CHAR_EM * font)))), default=0)
+    meta["kbench_heatmap"] = dict(columns=len(cols), label_px=label_px,
+                                  text_px=(digits + 3) * CHAR_EM * (font - 1) + 4)
+    fig.update_layout(meta=meta)
+    if annotate:
+        _heatmap_text(fig, APP_WIDTH, meta["kbench_heatmap"])
+    return fig

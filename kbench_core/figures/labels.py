@@ -1,0 +1,175 @@
+"""Short, readable axis labels: abbreviated composite names and category ticks."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import plotly.graph_objects as go
+
+from .style import APP_WIDTH, CHAR_EM, FONT_SIZE
+
+# Word separators of model and configuration names; a dot before a digit is part of a
+# number (``temp0.1``, ``4.5``), not a separator.
+SEPARATORS = r"((?:[_\-/ :]|\.(?!\d))+)"
+COMPOSITE = " · "  # joins the parts of a composite label (model · judge, category · bias)
+
+
+def _word_counts(labels: Sequence[str]) -> dict[str, int]:
+    """In how many labels each word occurs: a word most labels share tells them apart least."""
+    import re
+
+    counts: dict[str, int] = {}
+    for label in labels:
+        for word in set(re.split(SEPARATORS, label)[::2]):
+            counts[word.lower()] = counts.get(word.lower(), 0) + 1
+    return counts
+
+
+def _middle_cut(text: str, budget: int) -> str:
+    """``head…tail`` in ``budget`` characters: a readable head (at least 45% of the budget,
+    never fewer than 4 characters) and the tail, where numbered names differ."""
+    if len(text) <= budget:
+        return text
+    if budget < 8:  # too short for both ends: the head
+        return text[:budget - 1] + "…"
+    head = max(4, int(0.45 * (budget - 1)))
+    return text[:head] + "…" + text[len(text) - (budget - 1 - head):]
+
+
+def _abbreviate(label: str, budget: int, counts: Mapping[str, int]) -> str:
+    """``label`` in at most ``budget`` characters: first the words most labels share are cut
+    to three letters, then to one (``synthetic-detector-07`` → ``syn-det-07`` → ``s-d-07``),
+    most shared first, so the words that tell the labels apart stay whole; what is still too
+    long is cut in the middle (:func:`_middle_cut`)."""
+    import re
+
+    if len(label) <= budget:
+        return label
+    parts = re.split(SEPARATORS, label)
+    # the label's rarest word (its own name among the others) is never abbreviated
+    rarest = min(counts.get(w.lower(), 0) for w in parts[::2])
+    shared = sorted((i for i in range(0, len(parts), 2)
+                     if len(parts[i]) > 3 and counts.get(parts[i].lower(), 0) >= 2
+                     and counts.get(parts[i].lower(), 0) > rarest),
+                    key=lambda i: (-counts[parts[i].lower()], -len(parts[i]), i))
+    for keep in (3, 1):
+        for i in shared:
+            if len("".join(parts)) <= budget:
+                return "".join(parts)
+            # the first word (provider or family: "claude", "mistral") keeps three letters,
+            # so a cut name still says whose model it is ("cla-hai-4-5", never "c-hai-4-5")
+            parts[i] = parts[i][:max(keep, 3 if i == 0 else keep)]
+    # then the label's own words but its last word, from the left (the vendor before the
+    # model), so its tail (a number, a version) stays whole
+    own = [i for i in range(0, len(parts) - 1, 2) if len(parts[i]) > 3
+           and counts.get(parts[i].lower(), 0) == rarest]
+    for keep in (3, 1):
+        for i in own:
+            if len("".join(parts)) <= budget:
+                return "".join(parts)
+            parts[i] = parts[i][:max(keep, 3 if i == 0 else keep)]
+    return _middle_cut("".join(parts), budget)
+
+
+def _shorten_composite(labels: list[str], max_chars: int) -> list[str]:
+    """Composite labels (``model · judge``): the part with fewer distinct values (the less
+    informative one) is cut first, down to a few characters, then the other part."""
+    split = [label.split(COMPOSITE) for label in labels]
+    width = max(len(parts) for parts in split)
+    split = [parts + [""] * (width - len(parts)) for parts in split]
+    distinct = [len({parts[k] for parts in split}) for k in range(width)]
+    # cut order: least informative position first
+    order = sorted(range(width), key=lambda k: (distinct[k], k))
+    counts = [_word_counts([parts[k] for parts in split]) for k in range(width)]
+    out = []
+    for parts in split:
+        parts = list(parts)
+        for k in order:
+            over = len(COMPOSITE.join(p for p in parts if p)) - max_chars
+            if over <= 0:
+                break
+            keep = max(4, len(parts[k]) - over) if k != order[-1] else \
+                len(parts[k]) - over
+            parts[k] = _abbreviate(parts[k], max(4, keep), counts[k])
+        out.append(COMPOSITE.join(p for p in parts if p))
+    return out
+
+
+def shorten(labels: Sequence[str], max_chars: int) -> list[str]:
+    """Labels shortened to ``max_chars`` so that what tells them apart stays readable: words
+    most labels share are abbreviated first (:func:`_abbreviate`), a composite label
+    (``model · judge``) gives up its less informative part first, and what is still too long
+    keeps a readable head and its tail (``head…tail``). Where two would read the same, the
+    budget grows until they differ (else the full names); the full names stay in the hover.
+    Hand-written: plotly has no label abbreviation."""
+    full = [str(label) for label in labels]
+    labels = display_labels(full)
+    max_chars = max(6, max_chars)
+    composite = any(COMPOSITE in label for label in labels)
+
+    def attempt(budget: int) -> list[str]:
+        if composite:
+            return _shorten_composite(labels, budget)
+        counts = _word_counts(labels)
+        return [_abbreviate(label, budget, counts) for label in labels]
+
+    out = attempt(max_chars)
+    clashes: dict[str, list[int]] = {}
+    for i, text in enumerate(out):
+        clashes.setdefault(text, []).append(i)
+    for group in (g for g in clashes.values() if len(g) > 1):
+        names = [labels[i] for i in group]
+        if len(set(names)) < len(names):
+            continue  # equal names stay equal
+        budget = max_chars
+        while True:
+            budget += 2
+            trial = attempt(budget)
+            texts = [trial[i] for i in group]
+            if len(set(texts)) == len(texts) or budget > max(map(len, names)):
+                if len(set(texts)) < len(texts):
+                    texts = names
+                for i, text in zip(group, texts, strict=True):
+                    out[i] = text
+                break
+    if len(set(out)) < len(set(labels)):  # a grown label met another one: names in full
+        out = labels
+    return out
+
+
+MIN_LABEL_CHARS = 16  # a tick label is never cut below this: "claude-haiku-4-5" stays whole
+
+
+def display_labels(labels: Sequence[str]) -> list[str]:
+    """``labels`` with every model id in its display name
+    (:func:`kbench_core.text.display_names`: release dates dropped, a repeated provider said
+    once), each part of a composite label (``model · judge``) on its own; the labels
+    unchanged when two would then read the same."""
+    from kbench_core.text import display_names
+
+    labels = [str(label) for label in labels]
+    split = [label.split(COMPOSITE) for label in labels]
+    width = max((len(parts) for parts in split), default=0)
+    names = [display_names(parts[k] for parts in split if len(parts) > k)
+             for k in range(width)]
+    out = [COMPOSITE.join(names[k][part] for k, part in enumerate(parts)) for parts in split]
+    return out if len(set(out)) == len(set(labels)) else labels
+
+
+def category_ticks(fig: go.Figure, axis: str, labels: Sequence[str], *, share: float = 0.5,
+                   width: int = APP_WIDTH, size: float = FONT_SIZE - 1,
+                   row_px: float | None = None) -> None:
+    """Label every category of ``axis`` (``"yaxis"``, ``"xaxis2"``), cut to ``share`` (half) of the
+    figure ``width``; :func:`fit_to_width` recuts them for an export width. ``row_px``: the
+    height of one row (y categories), for :func:`row_pages`."""
+    labels = [str(label) for label in labels]
+    budget = max(MIN_LABEL_CHARS, int(share * width / (CHAR_EM * size)))
+    fig.layout[axis].update(tickmode="array", tickvals=labels, ticktext=shorten(labels, budget),
+                            tickfont=dict(size=size))
+    meta = dict(fig.layout.meta) if isinstance(fig.layout.meta, Mapping) else {}
+    ticks = dict(meta.get("kbench_ticks") or {})
+    ticks[axis] = dict(labels=labels, share=share, size=size)
+    meta["kbench_ticks"] = ticks
+    if row_px is not None and axis == "yaxis":
+        meta["kbench_row_px"] = row_px
+    fig.update_layout(meta=meta)

@@ -1,0 +1,382 @@
+"""Layout helpers of every figure: wrapped titles, legends, small-multiple grids and
+:func:`fit_to_width` for export widths."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import plotly.graph_objects as go
+
+from .labels import MIN_LABEL_CHARS, display_labels, shorten
+from .style import (
+    APP_WIDTH,
+    CHAR_EM,
+    EXPORT_SLACK,
+    FONT_SIZE,
+    LEGEND_SIDE_MAX,
+    PAGE_PX,
+    TITLE_SIZE,
+)
+
+
+def text_width(text: str, size: float = FONT_SIZE) -> float:
+    """Estimated width in px of one line of ``text`` at ``size`` px (HTML tags ignored).
+
+    An estimate (mean advance :data:`CHAR_EM` em), used to size margins and decide layouts;
+    the browser check measures the real glyphs."""
+    import re
+
+    plain = re.sub(r"<[^>]+>", "", text)
+    return CHAR_EM * size * max((len(line) for line in plain.split("\n")), default=0)
+
+
+def wrap(text: str, width_px: float, size: float = TITLE_SIZE) -> str:
+    """``text`` with ``<br>`` line breaks so each line fits ``width_px`` (existing breaks
+    kept; a word longer than a line stays whole; ``n = 36`` is never broken around its
+    ``=``)."""
+    chars = max(8, int(width_px / (CHAR_EM * size)))
+    lines = []
+    for part in text.split("<br>"):
+        line = ""
+        for word in part.replace(" = ", "\u2060=\u2060").split(" "):
+            word = word.replace("\u2060", " ")
+            if line and len(line) + 1 + len(word) > chars:
+                lines.append(line)
+                line = word
+            else:
+                line = f"{line} {word}" if line else word
+        lines.append(line)
+    return "<br>".join(lines)
+
+
+def _title(text: str, width: int, subtitle: str | None = None) -> dict:
+    shown = wrap(text, width - 24)
+    if subtitle:  # a second, smaller line (plotly's own subtitle does not push the margin)
+        lines = wrap(subtitle, width - 24, FONT_SIZE - 1).split("<br>")
+        shown += "".join(f"<br><span style='font-size:{FONT_SIZE - 1}px;color:#555'>{line}"
+                         "</span>" for line in lines)
+    return dict(text=shown, x=0, xanchor="left", xref="container", y=1, yanchor="bottom",
+                yref="paper", pad=dict(l=10, b=14), automargin=True)
+
+
+def _title_lines(fig: go.Figure) -> int:
+    text = fig.layout.title.text or ""
+    return text.count("<br>") + 1 if text else 0
+
+
+TITLE_LINE_PX = 20
+
+
+def apply_layout(fig: go.Figure, title: str, *, subtitle: str | None = None,
+                 **kwargs: object) -> go.Figure:
+    """The kbench template and a left-aligned title, wrapped to :data:`APP_WIDTH`, that pushes
+    the top margin rather than overlap the plot; ``kwargs`` go to ``update_layout``. The raw
+    title is kept in ``layout.meta`` for :func:`fit_to_width`. Legend entries show each model
+    by its display name (:func:`display_labels`, as tick labels and panel titles do); the hover
+    keeps the full id."""
+    named = [t for t in fig.data if isinstance(t.name, str) and t.name]
+    if named:
+        shown = dict(zip((t.name for t in named), display_labels([t.name for t in named]),
+                         strict=True))
+        for trace in named:
+            trace.name = shown[trace.name]
+    meta = dict(fig.layout.meta) if isinstance(fig.layout.meta, Mapping) else {}
+    meta.update(kbench_title=title, kbench_subtitle=subtitle)
+    fig.update_layout(template="kbench", title=_title(title, APP_WIDTH, subtitle), meta=meta,
+                      **kwargs)
+    if fig.layout.height:  # heights are set for a one-line title: room for the others
+        fig.update_layout(height=fig.layout.height + TITLE_LINE_PX * (_title_lines(fig) - 1))
+    return fig
+
+
+def legend_below(**extra: object) -> dict:
+    """A horizontal legend under the figure (anchored to the container's bottom, so it pushes
+    the bottom margin instead of covering the x-axis title)."""
+    return dict(orientation="h", x=0, xanchor="left", xref="container", y=0, yanchor="bottom",
+                yref="container", traceorder="normal", **extra)
+
+
+def legend_rows(labels: Sequence[str], width: int, size: float = FONT_SIZE) -> int:
+    """Rows a horizontal legend of ``labels`` needs at ``width`` px."""
+    rows, used = 1, 0.0
+    for label in labels:
+        lines = label.count("<br>") + 1
+        w = max(text_width(part, size) for part in label.split("<br>")) + 50
+        if used and used + w > width - 20:
+            rows, used = rows + 1, 0.0
+        used += w
+        rows += lines - 1
+    return rows
+
+
+def with_legend_below(fig: go.Figure, labels: Sequence[str] | None = None,
+                      height: int | None = None) -> int:
+    """Put the legend under the figure and grow the figure by its rows (at the app's width;
+    :func:`fit_to_width` regrows it for an export width); returns the new height."""
+    labels = list(labels) if labels is not None else _legend_labels(fig)
+    height = int(height or fig.layout.height or 520)
+    rows = legend_rows(labels, APP_WIDTH)
+    meta = dict(fig.layout.meta) if isinstance(fig.layout.meta, Mapping) else {}
+    meta["kbench_legend_rows"] = rows
+    fig.update_layout(legend=legend_below(), meta=meta, height=height + 22 * rows)
+    return height + 22 * rows
+
+
+def _legend_labels(fig: go.Figure) -> list[str]:
+    seen, labels = set(), []
+    for trace in fig.data:
+        if trace.showlegend is False or not trace.name:
+            continue
+        group = trace.legendgroup or id(trace)
+        if group in seen:
+            continue
+        seen.add(group)
+        labels.append(str(trace.name))
+    return labels
+
+
+def fit_to_width(fig: go.Figure, width: int) -> go.Figure:
+    """A copy of ``fig`` laid out for ``width`` px: the title re-wrapped; a side legend wider
+    than :data:`LEGEND_SIDE_MAX` of the width moved below (the figure grows by its rows);
+    small multiples re-gridded to the columns that fit (``meta["kbench_panels"]``)."""
+    fig = go.Figure(fig)
+    meta = fig.layout.meta if isinstance(fig.layout.meta, Mapping) else {}
+    height = int(fig.layout.height or 520)
+    grown = 0  # px the title grew by (re-wrapped for a narrower width)
+    if meta.get("kbench_title") is not None:
+        before = _title_lines(fig)
+        fig.update_layout(title=_title(str(meta["kbench_title"]), width,
+                                       meta.get("kbench_subtitle")))
+        grown = TITLE_LINE_PX * (_title_lines(fig) - before)
+        height += grown
+    _recut_ticks(fig, width)
+    if meta.get("kbench_heatmap"):
+        if width < NARROW:
+            height += _flat_colorbars(fig, width)
+            meta = dict(meta)
+            meta["kbench_heatmap"] = {**meta["kbench_heatmap"], "colorbar_px": 0}
+        _heatmap_text(fig, width, meta["kbench_heatmap"])
+    regridded = bool(meta.get("kbench_panels"))
+    if regridded:
+        panels = dict(meta["kbench_panels"])
+        panels["header"] = int(panels["header"]) + max(grown, 0)
+        height = _regrid(fig, width, panels)  # the grid's height: the legend comes on top
+    for trace in fig.data:  # a legend entry wider than the figure wraps
+        if trace.name and text_width(str(trace.name)) > width - 80:
+            trace.name = wrap(str(trace.name), width - 80, FONT_SIZE)
+    labels = _legend_labels(fig)
+    legend = fig.layout.legend
+    side = legend.orientation in (None, "v") and (legend.x is None or legend.x >= 1)
+    if labels and fig.layout.showlegend is not False and side:
+        needed = max(text_width(label) for label in labels) + 60
+        if needed > LEGEND_SIDE_MAX * width:
+            rows = legend_rows(labels, width)
+            fig.update_layout(legend=legend_below(title_side="top left"))
+            height += 22 * rows
+    elif labels and legend.orientation == "h" and meta.get("kbench_legend_rows") is not None:
+        rows = legend_rows(labels, width)
+        height += (22 * rows if regridded
+                   else 20 * max(0, rows - int(meta["kbench_legend_rows"])))
+    fig.update_layout(height=height)
+    return fig
+
+
+def _heatmap_text(fig: go.Figure, width: int, spec: Mapping) -> None:
+    """Numbers in heatmap cells only while a cell is wide enough for them."""
+    plot = width - min(0.4 * width, spec["label_px"]) - spec.get("colorbar_px", 90)
+    cell = plot / max(int(spec["columns"]), 1)
+    for trace in fig.data:
+        if trace.type == "heatmap" and trace.text is not None:
+            if cell < spec["text_px"] and spec.get("short") is not None:
+                # a shorter text (the value without its interval) while that fits
+                trace.text = spec["short"]
+                trace.texttemplate = "%{text}" if cell >= spec["short_px"] else ""
+            else:
+                trace.texttemplate = "%{text}" if cell >= spec["text_px"] else ""
+
+
+def panel_grid(n: int, columns: int, *, gap_x: float = 0.06, gap_y: float = 0.12,
+               ) -> list[tuple[tuple[float, float], tuple[float, float]]]:
+    """(x domain, y domain) of panel ``i`` of ``n`` laid out ``columns`` to a row, top first."""
+    columns = max(1, min(columns, n))
+    rows = math.ceil(n / columns)
+    width = (1 - gap_x * (columns - 1)) / columns
+    height = (1 - gap_y * (rows - 1)) / rows if rows > 1 else 1.0
+    out = []
+    for i in range(n):
+        r, c = divmod(i, columns)
+        x0 = c * (width + gap_x)
+        y1 = 1 - r * (height + gap_y)
+        out.append(((x0, min(1.0, x0 + width)), (max(0.0, y1 - height), y1)))
+    return out
+
+
+def _axis_name(kind: str, i: int) -> str:
+    return f"{kind}axis" if i == 1 else f"{kind}axis{i}"
+
+
+def set_panels(fig: go.Figure, n: int, columns: int, *, panel_height: int, header: int,
+               titles: Sequence[str] | None = None) -> int:
+    """Lay out ``n`` panels (axes ``x``/``y`` … ``x{n}``/``y{n}``) ``columns`` to a row; the
+    panel titles become annotations over their panels; returns (and sets) the height. Inner
+    panels show their tick labels only where no neighbour shares the axis."""
+    columns = max(1, min(columns, n))
+    rows = math.ceil(n / columns)
+    height = header + rows * panel_height
+    if titles:  # a model's panel is titled with its display name, as its legend entry is
+        heads = display_labels([t.split("<br>")[0] for t in titles])
+        titles = ["<br>".join([head, *t.split("<br>")[1:]])
+                  for head, t in zip(heads, titles, strict=True)]
+    # between rows: the lower panels' titles and the upper panels' tick labels
+    lines = max((t.count("<br>") + 1 for t in titles), default=0) if titles else 0
+    # (the plot area is the height less the header and about 60 px of x-axis title below)
+    gap_y = (min(0.4, (52 + 16 * lines) / max(rows * panel_height - 60, 1)) if rows > 1
+             else 0.0)
+    grid = panel_grid(n, columns, gap_x=0.08 if columns > 1 else 0.0, gap_y=gap_y)
+    keep = [a for a in fig.layout.annotations if not (a.name or "").startswith("panel-")]
+    annotations = list(keep)
+    for i, ((x0, x1), (y0, y1)) in enumerate(grid, start=1):
+        c = (i - 1) % columns
+        fig.layout[_axis_name("x", i)].update(domain=[x0, x1])
+        fig.layout[_axis_name("y", i)].update(domain=[y0, y1])
+        last_row = i + columns > n
+        fig.layout[_axis_name("x", i)].update(showticklabels=True)
+        title_x = fig.layout[_axis_name("x", i)].title
+        if title_x is not None and fig.layout.meta and "kbench_x_title" in fig.layout.meta:
+            fig.layout[_axis_name("x", i)].title.text = (
+                fig.layout.meta["kbench_x_title"] if last_row else None)
+        if fig.layout.meta and fig.layout.meta.get("kbench_shared_y"):
+            fig.layout[_axis_name("y", i)].update(showticklabels=c == 0)
+        if fig.layout.meta and "kbench_y_title" in fig.layout.meta:
+            fig.layout[_axis_name("y", i)].title.text = (
+                fig.layout.meta["kbench_y_title"] if c == 0 else None)
+        if titles:
+            annotations.append(go.layout.Annotation(
+                text=titles[i - 1], name=f"panel-{i}", x=(x0 + x1) / 2, y=y1, xref="paper",
+                yref="paper", xanchor="center", yanchor="bottom", showarrow=False,
+                font=dict(size=FONT_SIZE - 1)))
+    fig.layout.annotations = annotations
+    if titles:  # the figure's title clears the first row's panel titles
+        lines = max(t.count("<br>") + 1 for t in titles)
+        fig.layout.title.pad.b = 14 + 16 * lines
+    meta = dict(fig.layout.meta) if isinstance(fig.layout.meta, Mapping) else {}
+    before = meta.get("kbench_panels") if isinstance(meta.get("kbench_panels"), Mapping) else {}
+    meta["kbench_panels"] = dict(n=n, columns=columns, panel_height=panel_height, header=header,
+                                 titles=list(titles) if titles else None,
+                                 square=bool(before.get("square")),
+                                 **{k: before[k] for k in ("fit_page", "min_panel_px")
+                                    if k in before},
+                                 min_width=meta.get("kbench_panels", {}).get("min_width", 240)
+                                 if isinstance(meta.get("kbench_panels"), Mapping) else 240)
+    # the narrowest width this grid holds at (the app shows it in a column at least as wide)
+    meta["kbench_min_width"] = columns * int(meta["kbench_panels"]["min_width"]) + 80
+    fig.update_layout(meta=meta, height=height)
+    return height
+
+
+def _regrid(fig: go.Figure, width: int, panels: Mapping) -> int:
+    """Re-lay small multiples for ``width``: as many columns as panels of ``min_width`` fit;
+    panel titles are cut (names: :func:`shorten`) and wrapped (the rest) to their panel rather
+    than dropping to fewer columns, while a name keeps at least 12 characters. A grid taller
+    than a page (:data:`PAGE_PX` less :data:`EXPORT_SLACK`) takes more, narrower columns while
+    a panel keeps 100 px, and a square panel (``square``) is never much taller than wide."""
+    n = int(panels["n"])
+    header = int(panels["header"])
+    columns = max(1, min(int(panels["columns"]),
+                         int((width - 80) // int(panels.get("min_width", 240)))))
+    original = panels.get("titles")
+    size = FONT_SIZE - 1
+
+    def budget(cols: int) -> int:
+        return int(((width - 80) / cols - 16) / (CHAR_EM * size))
+
+    def titles_for(cols: int) -> list[str] | None:
+        if not original:
+            return None
+        room = (width - 80) / cols - 16
+        names = shorten([t.split("<br>")[0] for t in original], budget(cols))
+        return ["<br>".join([name, *(wrap(rest, room, size) for rest in t.split("<br>")[1:])])
+                for name, t in zip(names, original, strict=True)]
+
+    def panel_px(cols: int) -> int:
+        if not panels.get("square"):  # rows of categories: their height is their content
+            px = int(panels["panel_height"])
+            if panels.get("fit_page"):  # curves, not categories: shorter panels fit a page
+                rows = math.ceil(n / cols)
+                px = max(int(panels.get("min_panel_px", 100)),
+                         min(px, (PAGE_PX - EXPORT_SLACK - header) // rows))
+            return px
+        titles = titles_for(cols) or []
+        lines = max((t.count("<br>") + 1 for t in titles), default=0)
+        # the plot about as tall as wide, plus its title lines and the tick labels above them
+        return min(int(panels["panel_height"]) + 16 * lines,
+                   int((width - 80) / cols + 30 + 16 * lines))
+
+    def tall(cols: int) -> int:
+        return header + math.ceil(n / cols) * panel_px(cols)
+
+    if original:
+        while budget(columns) < 12 and columns > 1:
+            columns -= 1
+    while (tall(columns) > PAGE_PX - EXPORT_SLACK and columns < n
+           and (width - 80) / (columns + 1) >= 100
+           and (not original or budget(columns + 1) >= 8)):
+        columns += 1
+    return set_panels(fig, n, columns, panel_height=panel_px(columns), header=header,
+                      titles=titles_for(columns))
+
+
+def edge_clamp(values, low: float, high: float):
+    """``values`` clipped to ``[low, high]`` and the mask of those that were outside: drawn at
+    the edge with a distinct marker, and counted in a note (see :func:`clamp_note`)."""
+    import numpy as np
+
+    array = np.asarray(values, dtype=float)
+    outside = np.isfinite(array) & ((array < low) | (array > high))
+    return np.clip(array, low, high), outside
+
+
+def clamp_note(count: int, low: float, high: float, what: str = "values") -> str:
+    """The note under a figure with points drawn at its edge."""
+    if not count:
+        return ""
+    return (f"{count} {what if count != 1 else what.rstrip('s')} outside [{low:g}, {high:g}] "
+            "drawn at the edge (open triangles)")
+
+
+NARROW = 500  # px: below this width, tick labels get a smaller font and colour bars lie flat
+
+
+def _recut_ticks(fig: go.Figure, width: int) -> None:
+    meta = fig.layout.meta if isinstance(fig.layout.meta, Mapping) else {}
+    for axis, spec in (meta.get("kbench_ticks") or {}).items():
+        size = spec["size"] - (1 if width < NARROW else 0)
+        share = min(spec["share"], 0.4) if width < NARROW else spec["share"]
+        if spec.get("cells"):  # heatmap rows: what the cells (28 px and up) leave over
+            other = 60 if width < NARROW else 150  # margins (and a standing colour bar)
+            share = min(0.6, max(share, 1 - (28 * spec["cells"] + other) / width))
+        budget = max(MIN_LABEL_CHARS, int(share * width / (CHAR_EM * size)))
+        fig.layout[axis].update(ticktext=shorten(spec["labels"], budget),
+                                tickfont=dict(size=size))
+
+
+def _flat_colorbars(fig: go.Figure, width: int) -> int:
+    """Colour bars laid flat under the figure (a narrow figure cannot spare their width);
+    returns the height they need."""
+    added = 0
+    for trace in fig.data:
+        if trace.type == "heatmap" and trace.showscale is not False:
+            title = trace.colorbar.title.text if trace.colorbar.title else None
+            trace.colorbar = dict(orientation="h", x=0, xanchor="left", xref="container",
+                                  y=0, yanchor="bottom", yref="container", thickness=10,
+                                  ypad=8, lenmode="pixels", len=min(240, 0.7 * width),
+                                  title=dict(text=title, side="right",
+                                             font=dict(size=FONT_SIZE - 1)))
+            if trace.zmin is not None and trace.zmax is not None:  # both ends labelled
+                ends = [trace.zmin, (trace.zmin + trace.zmax) / 2, trace.zmax]
+                trace.colorbar.update(tickmode="array", tickvals=ends,
+                                      ticktext=[f"{v:g}" for v in ends],
+                                      ticklabeloverflow="allow")  # the end labels too
+            added = 70
+    return added
