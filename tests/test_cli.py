@@ -514,7 +514,7 @@ FORMULAS = ['=HYPERLINK("https://evil.example","x")', "\uff1dcmd", "\x00@SUM(A1)
 
 
 def test_report_out_is_checked_before_any_run_is_loaded(tmp_path, monkeypatch) -> None:
-    import kbench_core.cli as cli
+    import kbench_core.cli.html_report as cli  # where `report` looks up _load_all
 
     def never(*args, **kwargs):
         raise AssertionError("the runs were loaded before --out was checked")

@@ -1,0 +1,81 @@
+"""``kbench metrics``: the main table of a run."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ._common import (
+    _check_out_file,
+    _emit,
+    _judge_arguments,
+    _judge_choice,
+    _judges,
+    _load_all,
+    _safe,
+    _write,
+)
+
+
+def metrics(path: str, *, fmt: str, out: str | None, precision: str = "display",
+            judges: dict | None = None) -> int:
+    """Print (or write) the family's main table of one run (of a run with several LLM
+    judges: the majority's rows first, then each judge's; ``judges``: the judge options)."""
+    from kbench_core.catalog import items_for, main_table, unavailable
+    from kbench_core.export import provenance_of, table_bytes
+
+    if out:
+        _check_out_file(Path(out))
+    (run,) = _load_all([path])
+    why = unavailable(run.kind, run.frame)
+    if why:
+        raise SystemExit(f"kbench: {run.name}: no metrics to print. {why}")
+    try:
+        item = main_table(run.kind)
+    except ValueError as err:
+        raise SystemExit(f"kbench: {err}") from None
+    import pandas as pd
+
+    # One table per judge (judged runs) stacks into one; its `judge` column tells them apart.
+    options, chosen = _judges(run, judges)
+    tables = [t for _, t in item.objects(run.frame, options, meta=run.meta)]
+    if not tables:
+        # A valid run the main table has nothing of (HumanStudy-Bench's simple_findings.csv:
+        # finding rows, no study rows): say why, and print the first table that has rows.
+        note = f"{run.name}: no {item.name} table" + (f": {item.empty}" if item.empty else "")
+        for other in items_for(run.kind):
+            if other.what != "table" or other is item:
+                continue
+            tables = [t for _, t in other.objects(run.frame, options, meta=run.meta)]
+            if tables:
+                item = other
+                break
+        if not tables:
+            raise SystemExit(f"kbench: {_safe(note)}")
+        print(f"kbench: {_safe(note)}. Printing {_safe(item.title.lower())} instead.",
+              file=sys.stderr)
+    table = pd.concat(tables, ignore_index=True)
+    data = table_bytes(table, fmt, best=item.best, caption=f"{item.title} ({run.name})",
+                       provenance=provenance_of([run], what=item.name, options=chosen),
+                       precision=precision)
+    if out:
+        _write(Path(out), data)
+        print(f"wrote {_safe(out)} ({len(table)} rows)", file=sys.stderr)
+    else:
+        _emit(data.decode())
+    return 0
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    met = sub.add_parser("metrics", help="the main table of a run (fingerprint, ECS/PAS, tiers)")
+    met.add_argument("file")
+    met.add_argument("--format", choices=["csv", "latex", "markdown"], default="csv")
+    met.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
+    met.add_argument("--precision", choices=["display", "full"], default="display",
+                     help="CSV numbers to 4 significant digits (display, the default) or "
+                          "every digit (full)")
+    _judge_arguments(met)
+    met.set_defaults(run=lambda args, parser: metrics(
+        args.file, fmt=args.format, out=args.out, precision=args.precision,
+        judges=_judge_choice(args)))
