@@ -198,7 +198,7 @@ def selected_rows(frame: pd.DataFrame, models: Sequence[str], judge: str, *,
 
 def sui_figure(table: pd.DataFrame, *, weights: tuple[tuple[str, float], ...]) -> go.Figure:
     """The SUI composition chart of a leaderboard computed with these SUI ``weights``."""
-    return vuln_figures.tier_leaderboard(table, vuln.sui_contributions(
+    return vuln_figures.sui_leaderboard(table, vuln.sui_contributions(
         table, sui_weights=dict(weights)))
 
 

@@ -323,7 +323,7 @@ def _catalog() -> list[Item]:
     def sui(frame: pd.DataFrame, options: Mapping[str, Any]):
         for judge, rows in per_judge(frame, options):
             table = tier_table(rows, options)
-            yield judge, vuln_figures.tier_leaderboard(
+            yield judge, vuln_figures.sui_leaderboard(
                 table, vuln.sui_contributions(
                     table, sui_weights=TierOptions.from_mapping(options).weights()),
                 title=f"Security Understanding Index (SUI) and what it is made of ({judge})")

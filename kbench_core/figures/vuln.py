@@ -27,7 +27,7 @@ from kbench_core.text import plot_text
 from kbench_core.vuln import METRIC_LABELS
 
 __all__ = ["fixed_claims_chart", "lucky_guess_chart", "prompt_type_chart", "reliability_diagram",
-           "tier_leaderboard"]
+           "sui_leaderboard", "tier_leaderboard"]
 
 MAX_LABELLED = 12  # lucky-guess scatter up to this many models; beyond, a ranked dumbbell
 MAX_OVERLAID = 3  # reliability curves drawn on one pair of axes; beyond, one panel each
@@ -189,8 +189,8 @@ def _reliability_panels(table: pd.DataFrame, models: list[str], styles: dict,
     return fig
 
 
-def tier_leaderboard(tiers: pd.DataFrame, contributions: pd.DataFrame, *,
-                     title: str | None = None) -> go.Figure:
+def sui_leaderboard(tiers: pd.DataFrame, contributions: pd.DataFrame, *,
+                    title: str | None = None) -> go.Figure:
     """SUI per model as stacked bars of its weighted components, best on top.
 
     ``tiers`` is :func:`kbench_core.vuln.tiers` output (one row per model; ``sui_low`` /
@@ -429,3 +429,6 @@ def _fixed_scatter(data: pd.DataFrame, heading: str, several: bool) -> go.Figure
     if several:
         with_legend_below(fig)
     return fig
+
+
+tier_leaderboard = sui_leaderboard  # the chart's old name, kept for callers that use it
