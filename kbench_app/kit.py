@@ -30,6 +30,7 @@ import streamlit as st
 
 from kbench_app import state, urlstate
 from kbench_app.downloads import figure_downloads, table_downloads
+from kbench_app.state import _VALUE, _shadow, forget, set_value  # noqa: F401  (the kit's API)
 from kbench_core.io import Run
 
 BIG_RUN_ROWS = 100_000  # beyond this, sections that cost seconds compute when opened
@@ -61,30 +62,12 @@ __all__ = [
     "value_of",
 ]
 
-_VALUE = "kbench_value:"
 _MISSING = urlstate.MISSING
-
-
-def _shadow(key: str) -> str:
-    return _VALUE + key
 
 
 def value_of(key: str, default: Any = None) -> Any:
     """The value in use of the widget ``key`` (its last declared value), else ``default``."""
     return st.session_state.get(_shadow(key), default)
-
-
-def forget(*keys: str) -> None:
-    """Drop the values of these widgets: they start from their defaults when next drawn."""
-    for key in keys:
-        st.session_state.pop(key, None)
-        st.session_state.pop(_shadow(key), None)
-
-
-def set_value(key: str, value: Any) -> None:
-    """Make ``value`` the value of widget ``key`` on its next drawing (validated then)."""
-    st.session_state[_shadow(key)] = value
-    st.session_state[key] = value
 
 
 def _valid(value: Any, kind: urlstate.Kind, options: Sequence[Any] | None,

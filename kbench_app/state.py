@@ -9,6 +9,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import streamlit as st
 
@@ -26,6 +27,44 @@ JUST_ADDED = "kbench_just_added"  # runs of the last upload batch, offered as pa
 EXPORT_ZIP = "kbench_export_zip"  # the last ZIP the Export page built
 GROUPED = "kbench_grouped_uploads"  # run name -> the uploaded files it was made of
 SAMPLES = "kbench_sample_runs"  # names of the bundled sample runs this session opened with
+
+# A widget's value kept while the widget is not drawn (the kit's rule, :mod:`kbench_app.kit`);
+# here because selecting a run from the Runs page sets a page's widgets.
+_VALUE = "kbench_value:"
+
+
+def _shadow(key: str) -> str:
+    return _VALUE + key
+
+
+def forget(*keys: str) -> None:
+    """Drop the values of these widgets: they start from their defaults when next drawn."""
+    for key in keys:
+        st.session_state.pop(key, None)
+        st.session_state.pop(_shadow(key), None)
+
+
+def set_value(key: str, value: Any) -> None:
+    """Make ``value`` the value of widget ``key`` on its next drawing (validated then)."""
+    st.session_state[_shadow(key)] = value
+    st.session_state[key] = value
+
+
+def session_get(name: str, default: Any = None) -> Any:
+    """``st.session_state[name]``, else ``default``: the one way other app modules (the link,
+    :mod:`kbench_app.urlstate`) read the session."""
+    return st.session_state.get(name, default)
+
+
+def session_setdefault(name: str, default: Any) -> Any:
+    """``st.session_state.setdefault(name, default)``."""
+    return st.session_state.setdefault(name, default)
+
+
+def session_set(name: str, value: Any) -> None:
+    """``st.session_state[name] = value``."""
+    st.session_state[name] = value
+
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_DIR = ROOT / "sample_data"
@@ -272,13 +311,11 @@ def select_run(run: Run) -> str | None:
     path, or None for a kind without a page."""
     if not families.is_registered(run.kind) or families.get(run.kind).page is None:
         return None
-    from kbench_app import kit
-
     page = families.get(run.kind).page
-    kit.forget(*page.dependent)
-    kit.set_value(page.run_key, run.name if page.single else [run.name])
+    forget(*page.dependent)
+    set_value(page.run_key, run.name if page.single else [run.name])
     for name, value in page.extra.items():
-        kit.set_value(name, value)
+        set_value(name, value)
     return page.path
 
 

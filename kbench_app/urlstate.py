@@ -20,6 +20,8 @@ from typing import Any, Literal
 
 import streamlit as st
 
+from kbench_app import state
+
 __all__ = ["MISSING", "Kind", "missing_runs", "publish", "register", "stop", "url_value",
            "warn_missing_runs"]
 
@@ -33,7 +35,7 @@ Kind = Literal["one", "many", "bool", "float", "int", "text"]
 
 
 def _seeded() -> set[str]:
-    return st.session_state.setdefault(_SEEDED, set())
+    return state.session_setdefault(_SEEDED, set())
 
 
 def url_value(key: str, kind: Kind) -> Any:
@@ -70,7 +72,7 @@ def _capped(values: list[str]) -> list[str]:
 
 def register(key: str, kind: Kind) -> None:
     """Put widget ``key`` in the link that :func:`publish` writes at the end of the page."""
-    st.session_state.setdefault(_KEYS, {})[key] = kind
+    state.session_setdefault(_KEYS, {})[key] = kind
 
 
 def _encode(value: Any) -> str | list[str]:
@@ -83,13 +85,14 @@ def _encode(value: Any) -> str | list[str]:
 
 def publish() -> None:
     """Write the current value of every seeded widget of this page into the URL."""
-    keys: dict[str, Kind] = st.session_state.get(_KEYS, {})
-    wanted = {k: _encode(st.session_state[k]) for k in keys if k in st.session_state}
+    keys: dict[str, Kind] = state.session_get(_KEYS, {})
+    wanted = {k: _encode(value) for k in keys
+              if (value := state.session_get(k, MISSING)) is not MISSING}
     current = {k: (st.query_params.get_all(k) if isinstance(v, list) else st.query_params[k])
                for k, v in wanted.items() if k in st.query_params}
     if current != wanted or set(st.query_params) - set(wanted):
         st.query_params.from_dict(wanted)
-    st.session_state[_KEYS] = {}
+    state.session_set(_KEYS, {})
 
 
 def missing_runs(loaded: Sequence[str], key: str) -> list[str]:
@@ -136,12 +139,3 @@ def warn_missing_runs(loaded: Sequence[str], key: str) -> None:
                  f"(a link names at most {MAX_LINK_VALUES} runs of at most {MAX_LINK_CHARS} "
                  "characters).")
     st.warning(text.strip(), icon=":material/link_off:")
-
-
-def prepare(key: str, kind: Kind, default: Any, options: Sequence[Any] | None = None, *,
-            low: float | None = None, high: float | None = None) -> None:
-    """Settle widget ``key``'s value before the widget is created without a default (the
-    kit's rule, :func:`kbench_app.kit._declare`)."""
-    from kbench_app import kit
-
-    kit._declare(key, kind, default, options, low=low, high=high)
