@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
-from kbench_core.native import FilesConverter, NativeError, NativeFormat
+from kbench_core.native._base import FilesConverter, NativeError, NativeFormat
 
 __all__ = ["FOLDER_ADVICE", "advise_columns", "advise_files", "advise_json"]
 

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kbench_core.native import MAX_LABEL_CHARS, Converted, NativeError, NativeFormat
+from kbench_core.native._base import MAX_LABEL_CHARS, Converted, NativeError, NativeFormat
 
 __all__ = ["FORMATS"]
 

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kbench_core.native import Converted, NativeError, NativeFormat
+from kbench_core.native._base import Converted, NativeError, NativeFormat
 
 __all__ = ["FORMATS"]
 

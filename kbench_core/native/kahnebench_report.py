@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kbench_core.native import Converted, JsonProblem, NativeError, NativeFormat, load_json
+from kbench_core.native._base import Converted, JsonProblem, NativeError, NativeFormat, load_json
 from kbench_core.schema import DIRECTIONS_STD
 
 __all__ = ["FORMATS"]

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from kbench_core.native import Converted, NativeError, NativeFormat
+from kbench_core.native._base import Converted, NativeError, NativeFormat
 
 from .lines import _MULTI_SIGNATURE, _loads, _text
 from .rows import (

@@ -6,7 +6,7 @@ import re
 import zlib
 from typing import Any
 
-from kbench_core.native import JsonProblem, NativeError, load_json
+from kbench_core.native._base import JsonProblem, NativeError, load_json
 
 CLASSIFICATION_COLUMNS: dict[str, str] = {
     "TARGET_MATCH": "n_target_match", "PARTIAL_MATCH": "n_partial_match",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kbench_core.native import NativeError
+from kbench_core.native._base import NativeError
 
 from .lines import _gunzip, _loads, _lower
 
