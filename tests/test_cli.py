@@ -171,12 +171,6 @@ def test_console_script_is_installed() -> None:
     assert out.stdout.startswith("kbench ")
 
 
-def test_kbench_core_never_imports_streamlit() -> None:
-    code = ("import sys, kbench_core.io, kbench_core.cli, kbench_core.workspace, "
-            "kbench_core.schema; assert 'streamlit' not in sys.modules")
-    subprocess.run([sys.executable, "-c", code], check=True)
-
-
 def test_metrics_prints_the_main_table(capsys) -> None:
     from kbench_core import kahne
     from kbench_core.io import load_run
