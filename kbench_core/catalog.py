@@ -15,8 +15,9 @@ from typing import Any, Literal
 import pandas as pd
 import plotly.graph_objects as go
 
-# safe_name lives in export now; catalog uses it and still offers it (old import path).
-from kbench_core.export import safe_name
+# safe_name lives in text (below every module that names files); catalog and export use it
+# and still offer it (old import paths).
+from kbench_core.text import safe_name
 
 __all__ = ["Item", "heat_pages", "items_for", "main_table", "one", "paged", "safe_name",
            "split_pages", "unavailable"]

@@ -40,7 +40,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 import kbench_core
-from kbench_core.text import csv_cell, escape_controls, json_quote, json_safe
+from kbench_core.text import csv_cell, escape_controls, json_quote, json_safe, safe_name
 
 __all__ = [
     "FIGURE_FORMATS",
@@ -126,15 +126,6 @@ def provenance_of(runs: Sequence[Any], *, what: str = "",
     """Provenance of an export made from ``runs`` (:class:`kbench_core.io.Run` objects)."""
     return Provenance(runs=tuple((str(r.name), str(r.content_hash)) for r in runs),
                       options=dict(options or {}), what=what)
-
-
-def safe_name(text: str) -> str:
-    """A file-name-safe version of a label: letters, digits, ``._-`` (the rest become ``_``),
-    at most 120 bytes (a longer label keeps 8 hex digits of its hash), never a name Windows
-    reserves (:class:`kbench_core.text.FileNamer`, the rule of every export)."""
-    from kbench_core.text import FileNamer
-
-    return FileNamer().name(str(text))
 
 
 # ------------------------------------------------------------------------------ figures

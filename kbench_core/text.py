@@ -51,6 +51,7 @@ __all__ = [
     "neutralise_cell",
     "plot_text",
     "restore_cell",
+    "safe_name",
     "strip_controls",
     "unescape_controls",
 ]
@@ -499,3 +500,10 @@ def count_noun(count: int, noun: str) -> str:
     ('1 model', '3 models', '2 studies', '0 runs')
     """
     return f"{count:,} {noun.replace('_', ' ') if count == 1 else plural(noun)}"
+
+
+def safe_name(text: str) -> str:
+    """A file-name-safe version of a label: letters, digits, ``._-`` (the rest become ``_``),
+    at most 120 bytes (a longer label keeps 8 hex digits of its hash), never a name Windows
+    reserves (:class:`kbench_core.text.FileNamer`, the rule of every export)."""
+    return FileNamer().name(str(text))

@@ -167,3 +167,19 @@ def test_what_families_are_built_from_never_imports_a_family() -> None:
     found = sorted(f"{name} imports {target}" for name in below for target in graph[name]
                    if target in _family_modules())
     assert below and found == []
+
+
+# The core's outputs: they read runs and draw them, nothing below them imports them.
+OUTPUTS = ("kbench_core.cli", "kbench_core.report", "kbench_core.export",
+           "kbench_core.bundle_export", "kbench_core.workspace")
+
+
+def _is_output(name: str) -> bool:
+    return any(name == o or name.startswith(o + ".") for o in OUTPUTS)
+
+
+def test_nothing_below_the_outputs_imports_them() -> None:
+    found = sorted(f"{name} imports {target}" for name, targets in _graph().items()
+                   if _top(name) == "kbench_core" and not _is_output(name)
+                   for target in targets if _is_output(target))
+    assert found == []
