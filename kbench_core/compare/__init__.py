@@ -38,6 +38,8 @@ module            holds
 
 from __future__ import annotations
 
+from scipy import stats  # noqa: F401  (the old module's attribute: tests patch scipy by it)
+
 from .items import (  # noqa: F401  (re-exported: the names of the old module)
     COMPARISONS,
     FEW_ITEMS,
