@@ -22,6 +22,7 @@ The rule (``canonical_id``), written by hand because it is kbench's own conventi
 
 from __future__ import annotations
 
+import itertools
 import re
 import tomllib
 from collections.abc import Iterable, Mapping
@@ -58,8 +59,10 @@ def canonical_id(raw: str) -> str:
 
     >>> canonical_id("claude_haiku_4.5"), canonical_id("claude-haiku-4-5")
     ('claude-haiku-4.5', 'claude-haiku-4.5')
-    >>> canonical_id("openai/GPT-5.2-2025-12-11"), canonical_id("anthropic_claude_3_5_sonnet_20241022")
-    ('gpt-5.2', 'claude-3.5-sonnet')
+    >>> canonical_id("openai/GPT-5.2-2025-12-11")
+    'gpt-5.2'
+    >>> canonical_id("anthropic_claude_3_5_sonnet_20241022")
+    'claude-3.5-sonnet'
     >>> canonical_id("x_ai_grok_4.1_fast"), canonical_id("meta-llama/Llama-3-70b")
     ('grok-4.1-fast', 'llama-3-70b')
     """
@@ -78,7 +81,7 @@ def canonical_id(raw: str) -> str:
     if not tokens:
         return text
     out = tokens[0]
-    for before, token in zip(tokens, tokens[1:], strict=False):
+    for before, token in itertools.pairwise(tokens):
         out += ("." if before[-1].isdigit() and token.isdigit() else "-") + token
     return out
 

@@ -9,7 +9,8 @@ profile never disagrees with them:
 - KahneBench reports (``bias_summary``): the published ``overall_bias_susceptibility``
   (``published_susceptibility``, no interval: a report has no trials) and kbench's mean of the
   reported per-bias BMS over the biases every model has (``mean_bms``, t interval over biases
-  from :func:`kbench_core.stats.t_interval`), ranked by :func:`kbench_core.bias_reports.leaderboard`.
+  from :func:`kbench_core.stats.t_interval`), ranked by
+  :func:`kbench_core.bias_reports.leaderboard`.
 - Bias trials (``bias``): ``susceptibility`` of
   :func:`kbench_core.families.bias.susceptibility_table` and its rank interval.
 - HumanStudy-Bench results (``replication_summary``): the published ``config_pas`` and
@@ -321,4 +322,4 @@ def newest(table: pd.DataFrame, order: Sequence[str]) -> pd.DataFrame:
     last = data.drop_duplicates(keys, keep="last").set_index(keys)
     last["others"] = [", ".join(r for r in runs.loc[k] if r != last.loc[k, "run"])
                       for k in last.index]
-    return last.drop(columns="_when").reset_index()[table.columns.tolist() + ["others"]]
+    return last.drop(columns="_when").reset_index()[[*table.columns.tolist(), "others"]]
