@@ -14,7 +14,7 @@ The rule (``canonical_id``), written by hand because it is kbench's own conventi
    known provider followed by ``_`` (``anthropic_``, ``mistralai_``, ``x_ai_``);
 3. drop date suffixes, repeatedly: ``-2025-12-11``, ``-20250929``, ``_20241022``,
    ``@20240620`` and the four-digit ``-0613`` (MMDD) snapshots;
-4. split on ``-``, ``_``, ``.`` and white space and join again with ``.`` between a token ending
+4. split on ``-``, ``_``, ``.``, ``/`` and white space and join again with ``.`` between a token ending
    in a digit and an all-digit token (a version number: ``4_5`` → ``4.5``, ``llama3-1`` →
    ``llama3.1``) and ``-`` everywhere else, so ``claude_haiku_4.5``, ``claude-haiku-4-5`` and
    ``claude-haiku-4.5`` are all ``claude-haiku-4.5``.
@@ -48,7 +48,7 @@ _MONTH = r"(?:0[1-9]|1[0-2])"
 _DAY = r"(?:0[1-9]|[12]\d|3[01])"
 # A date at the end, after a separator: 2025-12-11, 20250929, 2024_10_22, and MMDD (0613).
 _DATE = re.compile(rf"[-_.@\s](?:20\d\d[-_.]?{_MONTH}[-_.]?{_DAY}|{_MONTH}{_DAY})$")
-_SEPARATORS = re.compile(r"[-_.\s]+")
+_SEPARATORS = re.compile(r"[-_./\s]+")
 # HumanStudy-Bench's configurations end in the prompt version: "_v1-empty", "_v4-background",
 # "_v1", "_example-v4".
 _CONFIGURATION = re.compile(r"_((?:[a-z0-9]+-)?v\d+(?:-[a-z0-9-]+)?)$")
