@@ -177,7 +177,7 @@ def test_bad_aliases_files_are_named(tmp_path, text, message) -> None:
 
 
 def test_missing_file_and_app_additions(tmp_path) -> None:
-    with pytest.raises(AliasError, match="nowhere.toml: cannot read"):
+    with pytest.raises(AliasError, match=r"nowhere\.toml: cannot read"):
         load_aliases(tmp_path / "nowhere.toml", name="nowhere.toml")
     table = AliasTable().with_alias("my-haiku", "claude-haiku-4.5")
     assert table.canonical("MY-HAIKU") == "claude-haiku-4.5" and table.source == "the app"

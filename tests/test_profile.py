@@ -1,0 +1,267 @@
+"""One model across benchmarks: kbench_core.profile and ``kbench profile`` on the bundled
+KahneBench reports, HumanStudy-Bench results and a small BlockBench run made here."""
+
+from __future__ import annotations
+
+import io as _io
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from statsmodels.stats.proportion import proportion_confint
+
+from kbench_core import bias_reports, replication
+from kbench_core.aliases import load_aliases
+from kbench_core.io import Run, load_run
+from kbench_core.profile import (
+    COLUMNS,
+    EXTRA,
+    coverage,
+    headline_rows,
+    mean_bms_interval,
+    newest,
+    profile,
+)
+from kbench_core.profile_command import main as profile_main
+
+ROOT = Path(__file__).resolve().parents[1]
+REAL = ROOT / "sample_data" / "real"
+REPORTS = REAL / "kahnebench"
+RESULTS = REAL / "humanstudy-bench" / "simple_results.json"
+MULTI = Path("/work/shared/formats/blockbench_multi_judge_records.json")
+if not MULTI.exists():  # the repository's own copy of the format example, when present
+    MULTI = ROOT / "tests" / "data" / "formats" / "blockbench_multi_judge_records.json"
+
+
+@pytest.fixture(scope="module")
+def real_runs() -> list[Run]:
+    return [load_run(REPORTS), load_run(RESULTS)]
+
+
+def blockbench_run(tmp_path: Path, *, judge: str | None = "judge-x") -> Path:
+    """BlockBench multi-judge records whose detectors are named as providers name them."""
+    records = json.loads(MULTI.read_bytes())
+    names = {"detector_a": "anthropic/claude-haiku-4-5-20251001", "detector_b": "openai/gpt-5.2"}
+    for record in records:
+        record["detector_model"] = names[record["detector_model"]]
+    if judge is not None:
+        records = [r for r in records if r["judge_model"] == judge]
+    path = tmp_path / "blockbench_records.json"
+    path.write_text(json.dumps(records))
+    return path
+
+
+def cli_csv(capsys, *argv: str) -> pd.DataFrame:
+    assert profile_main(list(argv)) == 0
+    text = capsys.readouterr().out
+    return pd.read_csv(_io.StringIO(text), comment="#", keep_default_na=False,
+                       na_values=[""])
+
+
+def test_kbench_profile_joins_claude_haiku_across_families(capsys) -> None:
+    table = cli_csv(capsys, str(REPORTS), str(RESULTS))
+    assert table.columns.tolist() == COLUMNS + EXTRA   # no cross-family mean column
+    haiku = table[table["model"] == "claude-haiku-4.5"]
+    assert set(haiku["family"]) == {"bias", "replication"}
+    bias = haiku[haiku["family"] == "bias"].set_index("metric")
+    # the published number, read from the report itself, under its own name
+    report = json.loads((REPORTS / "fingerprint_haiku45.json").read_text())
+    assert bias.loc["published_susceptibility", "value"] == pytest.approx(
+        report["summary"]["overall_bias_susceptibility"], abs=5e-5)
+    assert np.isnan(bias.loc["published_susceptibility", "value_low"])
+    # kbench's mean BMS: the mean of the report's 15 per-bias magnitudes, t interval (scipy)
+    bms = np.array([v["overall_magnitude"] for v in report["magnitude_scores"].values()])
+    low, high = stats.t.interval(0.95, len(bms) - 1, loc=bms.mean(), scale=stats.sem(bms))
+    # 15 biases (< 30): widened to contain the Wilson interval of the mean as a proportion
+    w_low, w_high = proportion_confint(bms.mean() * len(bms), len(bms), method="wilson")
+    low, high = min(low, w_low), max(high, w_high)
+    row = bias.loc["mean_bms"]
+    assert row["value"] == pytest.approx(bms.mean(), abs=5e-5)
+    assert (row["value_low"], row["value_high"]) == pytest.approx((low, high), abs=5e-5)
+    # the least susceptible is best: haiku's mean BMS is the highest of the 11 → rank 11
+    means = {}
+    for path in REPORTS.glob("fingerprint_*.json"):
+        data = json.loads(path.read_text())
+        means[data["model_id"]] = np.mean([v["overall_magnitude"]
+                                           for v in data["magnitude_scores"].values()])
+    assert max(means, key=means.get) == "claude-haiku-4-5"
+    assert (row["rank"], row["n_models"], row["n"]) == (11, 11, 15)
+    assert row["rank_low"] <= row["rank"] <= row["rank_high"] <= 11
+    assert (row["run"], row["source"], row["raw_ids"]) == ("kahnebench", "kahnebench",
+                                                           "claude-haiku-4-5")
+    # HumanStudy-Bench: each configuration a row of its own, the published PAS as published
+    results = json.loads(RESULTS.read_text())["configs"]
+    pas = haiku[haiku["metric"] == "config_pas"].set_index("configuration")
+    assert sorted(pas.index) == ["v1-empty", "v2-human", "v3-human-plus-demo",
+                                 "v4-background"]
+    for configuration, published in pas.iterrows():
+        raw = f"anthropic_claude_haiku_4.5_{configuration}"
+        assert published["raw_ids"] == raw and published["source"] == "simple_results.json"
+        assert published["value"] == pytest.approx(results[raw]["pas_raw"], abs=5e-5)
+        assert published["n_models"] == 63
+        assert published["rank_low"] <= published["rank"] <= published["rank_high"]
+        # the mean of the per-study PAS and its t interval over the 12 studies (scipy)
+        studies = np.array([s["pas_raw"] for s in results[raw]["studies"]])
+        mean = haiku[(haiku["metric"] == "mean_study_pas")
+                     & (haiku["configuration"] == configuration)].iloc[0]
+        low, high = stats.t.interval(0.95, len(studies) - 1, loc=studies.mean(),
+                                     scale=stats.sem(studies))
+        assert (mean["value_low"], mean["value_high"]) == pytest.approx(
+            (max(low, 0.0), min(high, 1.0)), abs=5e-5)
+        assert np.isnan(mean["rank"])          # the rank sits beside the value it ranks
+
+
+def test_profile_matches_the_family_leaderboards(real_runs) -> None:
+    table = profile(real_runs)
+    reports, results = real_runs
+    board = bias_reports.leaderboard(reports.frame, reports.meta.get("summary")).set_index(
+        "model")
+    bms = table[table["metric"] == "mean_bms"].set_index("raw_ids")
+    for column in ("rank", "rank_low", "rank_high", "mean_bms"):
+        ours = bms["value" if column == "mean_bms" else column]
+        assert np.allclose(ours.sort_index(), board[column].sort_index(), equal_nan=True)
+    summary = replication.summary_leaderboard(results.frame).set_index("model")
+    pas = table[table["metric"] == "config_pas"].set_index("raw_ids")
+    assert len(pas) == len(summary) == 63
+    for column in ("rank", "rank_low", "rank_high"):
+        assert np.allclose(pas[column].sort_index(), summary[column].sort_index(),
+                           equal_nan=True)
+
+
+def test_a_blockbench_run_joins_too(tmp_path, capsys) -> None:
+    path = blockbench_run(tmp_path)
+    table = cli_csv(capsys, str(REPORTS), str(RESULTS), str(path))
+    haiku = table[table["model"] == "claude-haiku-4.5"]
+    assert set(haiku["family"]) == {"bias", "replication", "vulnerability"}
+    tdr = haiku[haiku["metric"] == "tdr"].iloc[0]
+    assert tdr["raw_ids"] == "anthropic/claude-haiku-4-5-20251001"
+    assert tdr["judge"] == "judge-x" and tdr["n_models"] == 2
+    # TDR by hand: judge-x found the target of both vulnerable contracts of detector_a
+    # (ds_t1_001 complete, ds_t2_002 complete); the fixed contract is not vulnerable
+    frame = load_run(path).frame
+    rows = frame[(frame["model"].astype(str) == tdr["raw_ids"])
+                 & frame["is_vulnerable"].astype(bool)]
+    found = rows["target_found"].astype(float)
+    assert tdr["value"] == pytest.approx(found.mean(), abs=5e-5)
+    assert tdr["n"] == len(rows)
+    wilson = proportion_confint(int(found.sum()), len(found), method="wilson")
+    assert tdr["value_low"] <= wilson[0] + 1e-9 or tdr["value_low"] == pytest.approx(
+        wilson[0], abs=5e-5)
+    assert "gpt-5.2" in set(table["model"])                          # openai/gpt-5.2
+
+
+def test_several_judges_are_profiled_by_their_majority(tmp_path) -> None:
+    run = load_run(blockbench_run(tmp_path, judge=None))
+    table = profile([run])
+    assert set(table["judge"]) == {"majority"}
+    assert set(table["metric"]) == {"tdr", "sui"}
+
+
+def test_aliases_join_what_the_rule_cannot(tmp_path, real_runs) -> None:
+    path = tmp_path / "aliases.toml"
+    path.write_text('[aliases]\n"grok-4.1-fast" = ["grok-4-1-fast-reasoning", '
+                    '"x_ai_grok_4.1_fast_none"]\n')
+    table = profile(real_runs, aliases=load_aliases(path))
+    grok = table[table["model"] == "grok-4.1-fast"]
+    assert set(grok["family"]) == {"bias", "replication"}
+    # every join shown, and how it was made: x_ai_grok_4.1_fast is grok-4.1-fast by rule
+    how = grok.drop_duplicates("raw_ids").set_index("raw_ids")["joined_by"]
+    assert how.pop("x_ai_grok_4.1_fast_v1-empty") == "rule"
+    assert (how == "alias").all()
+    assert set(grok["raw_ids"]) == {"grok-4-1-fast-reasoning", "x_ai_grok_4.1_fast_v1-empty",
+                                    "x_ai_grok_4.1_fast_none_v1-empty",
+                                    "x_ai_grok_4.1_fast_none_v2-human",
+                                    "x_ai_grok_4.1_fast_none_v3-human-plus-demo",
+                                    "x_ai_grok_4.1_fast_none_v4-background"}
+    # without the aliases the rule keeps them apart
+    plain = profile(real_runs)
+    assert "grok-4.1-fast" not in set(plain[plain["family"] == "bias"]["model"])
+
+
+def test_bias_trials_rank_as_the_susceptibility_table() -> None:
+    from kbench_core import kahne
+    from kbench_core.families.bias import FingerprintOptions, susceptibility_table
+
+    run = load_run(ROOT / "sample_data" / "bias.csv")
+    table = profile([run]).set_index("raw_ids")
+    board = susceptibility_table(kahne.fingerprint(
+        run.frame, **FingerprintOptions().fingerprint())).set_index("model")
+    assert np.allclose(table["rank"].sort_index(), board["rank"].astype(float).sort_index())
+    assert np.allclose(table["value"].sort_index(), board["susceptibility"].sort_index())
+    assert (table["rank_low"] <= table["rank"]).all() and (table["rank"]
+                                                           <= table["rank_high"]).all()
+    # the rank text the page shows says the same interval
+    for model, row in table.iterrows():
+        text = board.loc[model, "rank_text"]
+        assert text.startswith(f"{row['rank']:g} [{row['rank_low']:g}, {row['rank_high']:g}]")
+
+
+def test_coverage_and_newest(real_runs) -> None:
+    reports, results = real_runs
+    again = Run(name="kahnebench-2", kind=reports.kind, frame=reports.frame, meta=reports.meta)
+    table = profile([reports, results, again])
+    cover = coverage(table).table.set_index("model")
+    assert cover.loc["claude-haiku-4.5", "bias"] == 2            # two runs hold it
+    assert cover.loc["claude-haiku-4.5", "replication"] == 1
+    assert bool(cover.loc["claude-haiku-4.5", "complete"])
+    assert not cover.loc["claude-opus-4.7", "complete"]          # no replication result
+    assert cover["complete"].sum() == 1
+    latest = newest(table, [reports.name, results.name, again.name])
+    haiku = latest[(latest["model"] == "claude-haiku-4.5") & (latest["metric"] == "mean_bms")]
+    assert haiku["run"].tolist() == ["kahnebench-2"] and haiku["others"].tolist() == [
+        "kahnebench"]
+    pas = latest[latest["metric"] == "config_pas"]
+    assert (pas["others"] == "").all()
+    heads = headline_rows(table)
+    assert set(heads["metric"]) == {"mean_bms", "config_pas"}
+
+
+def test_mean_bms_interval_covers() -> None:
+    # The interval profile prints beside mean_bms (t over biases, widened to the Wilson-type
+    # bound below 30 biases) covers the true mean BMS: few biases, a mean near 0 or 1, and
+    # many biases. The t interval alone covered 86 % at 4 biases of Beta(0.5, 20).
+    rng = np.random.default_rng(3)
+    reps = 2000  # each replicate a "model" of one call: vectorised
+    for n_biases, a, b in ((15, 2.0, 6.0), (4, 0.5, 20.0), (4, 20.0, 0.5), (2, 1.0, 1.0),
+                           (40, 0.5, 5.0)):
+        truth = a / (a + b)
+        frame = pd.DataFrame({"model": np.repeat(np.arange(reps), n_biases).astype(str),
+                              "bias": np.tile(np.arange(n_biases), reps).astype(str),
+                              "bms": rng.beta(a, b, reps * n_biases)})
+        got = mean_bms_interval(frame)
+        assert len(got) == reps and (got["n"] == n_biases).all()
+        hits = ((got["mean_bms_low"] <= truth) & (truth <= got["mean_bms_high"])).mean()
+        assert hits >= 0.93, (n_biases, a, b, hits)
+    # and through profile, the same numbers
+    frame = frame[frame["model"].isin(["0", "1"])]
+    rows = profile([Run(name="sim", kind="bias_summary", frame=frame)])
+    rows = rows[rows["metric"] == "mean_bms"].set_index("raw_ids")
+    assert rows.loc["0", "value_low"] == pytest.approx(got.set_index("model").loc[
+        "0", "mean_bms_low"])
+
+
+def test_kinds_without_a_profile_and_empty_input(tmp_path) -> None:
+    assert profile([]).columns.tolist() == COLUMNS + EXTRA
+    with pytest.raises(SystemExit, match="no run given has a profile"):
+        finding_rows = tmp_path / "simple_findings.csv"
+        finding_rows.write_bytes((REAL / "humanstudy-bench" / "simple_findings.csv")
+                                 .read_bytes())
+        profile_main([str(finding_rows)])
+
+
+def test_command_formats_out_and_bad_aliases(tmp_path, capsys) -> None:
+    out = tmp_path / "profile.tex"
+    assert profile_main([str(REPORTS), "--format", "latex", "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "claude-haiku-4.5" in text and "\\begin{tabular}" in text
+    assert profile_main([str(REPORTS), "--format", "markdown"]) == 0
+    shown = capsys.readouterr().out
+    assert "| claude-haiku-4.5 | bias | kahnebench |" in shown
+    assert "0.2668 [0.1006, 0.5197]" in shown and "11 [8, 11]" in shown
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[aliases]\n"a" = ["x"]\n"b" = ["x"]\n')
+    with pytest.raises(SystemExit, match=r"bad\.toml: raw id 'x' is claimed by two"):
+        profile_main([str(REPORTS), "--aliases", str(bad)])
