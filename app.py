@@ -22,6 +22,7 @@ VIEWS = Path(__file__).resolve().parent / "views"
 PAGE_TABLE = [
     ("runs.py", "Runs", ":material/table_view:", "runs"),
     *((Path(page.path).name, page.title, page.icon, page.url) for page in families.pages()),
+    ("models.py", "Models", ":material/person_search:", "models"),
     ("agreement.py", "Judge agreement", ":material/groups:", "agreement"),
     ("export.py", "Export", ":material/download:", "export"),
 ]
