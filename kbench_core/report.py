@@ -19,7 +19,7 @@ from kbench_core.catalog import items_for, unavailable
 from kbench_core.export import provenance_of
 from kbench_core.io import Run
 
-__all__ = ["report_html"]
+__all__ = ["profile_table", "report_html"]
 
 _STYLE = """
 body { font-family: "Source Sans Pro", Helvetica, Arial, sans-serif; color: #222;
@@ -107,6 +107,17 @@ def _built_sections(run: Run, options: Mapping[str, Any] | None,
     return built, notes
 
 
+def profile_table(runs: Sequence[Run]) -> pd.DataFrame | None:
+    """The headline rows of the profile of ``runs`` (:mod:`kbench_core.profile`) when they
+    span several benchmark families, else None (one family: its own leaderboard says it)."""
+    from kbench_core.profile import FAMILY_OF, headline_rows, profile
+
+    if len({FAMILY_OF[r.kind] for r in runs if r.kind in FAMILY_OF}) < 2:
+        return None
+    table = headline_rows(profile(runs))
+    return table[[c for c in table.columns if c not in ("kind", "source")]]
+
+
 def report_html(runs: Sequence[Run], *, options: Mapping[str, Any] | None = None,
                 progress: Callable[[str], None] | None = None) -> str:
     """The report of ``runs`` as one HTML document (a string): a table of contents, then per
@@ -133,6 +144,9 @@ def report_html(runs: Sequence[Run], *, options: Mapping[str, Any] | None = None
                 f"</a>{' <small>(table)</small>' if item.what == 'table' else ''}</li>"
                 for item, _ in built) + "</ol>")
         toc.append("</li>")
+    joined = profile_table(runs)
+    if joined is not None:
+        toc.append('<li><a href="#profile">Profile: each model across benchmarks</a></li>')
     toc.append("</ol></nav>")
     parts += toc
     first_figure = True
@@ -166,6 +180,12 @@ def report_html(runs: Sequence[Run], *, options: Mapping[str, Any] | None = None
             parts.append(f"<p>{html.escape(notes[0])}</p>")
             notes = notes[1:]
         parts += [f'<p class="meta">{html.escape(note)}</p>' for note in notes]
+    if joined is not None:
+        parts.append('<h2 id="profile">Profile: each model across benchmarks</h2>')
+        parts.append('<p class="meta">Models joined by canonical id (raw ids in raw_ids); '
+                     "each run's headline metric with its interval and the model's rank among "
+                     "that run's models. No mean across benchmarks: their metrics differ.</p>")
+        parts.append(_table_html(joined))
     parts.append('<p class="meta"><a href="#contents">Back to the contents</a></p>')
     parts.append(f"<footer>{'<br>'.join(html.escape(line) for line in prov.lines())}</footer>")
     parts.append("</body></html>")

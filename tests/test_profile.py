@@ -265,3 +265,34 @@ def test_command_formats_out_and_bad_aliases(tmp_path, capsys) -> None:
     bad.write_text('[aliases]\n"a" = ["x"]\n"b" = ["x"]\n')
     with pytest.raises(SystemExit, match=r"bad\.toml: raw id 'x' is claimed by two"):
         profile_main([str(REPORTS), "--aliases", str(bad)])
+
+
+def test_report_and_export_zip_hold_the_profile(real_runs) -> None:
+    import zipfile
+
+    from kbench_core.bundle_export import ExportChoice, export_zip
+    from kbench_core.report import profile_table, report_html
+
+    reports, results = real_runs
+    assert profile_table([reports]) is None                 # one family: no profile section
+    joined = profile_table([reports, results])
+    assert set(joined["metric"]) == {"mean_bms", "config_pas"}
+    # the report of two small runs of two families (the real ones take half a minute)
+    small = [load_run(ROOT / "sample_data" / "bias_summary.csv"),
+             load_run(ROOT / "sample_data" / "replication_summary.csv")]
+    page = report_html(small)
+    assert '<h2 id="profile">' in page and 'href="#profile"' in page
+    shown = profile_table(small)
+    assert len(shown) and all(f"<td>{m}</td>" in page for m in shown["model"])
+    assert '<h2 id="profile">' not in report_html(small[:1])
+    data = export_zip([reports, results], ExportChoice(items=("profile",),
+                                                       table_formats=("csv",)))
+    archive = zipfile.ZipFile(_io.BytesIO(data))
+    assert sorted(archive.namelist()) == ["profile.csv", "provenance.json"]
+    table = pd.read_csv(_io.BytesIO(archive.read("profile.csv")), comment="#")
+    assert table.columns.tolist() == COLUMNS + EXTRA
+    assert set(table[table["model"] == "claude-haiku-4.5"]["family"]) == {"bias",
+                                                                          "replication"}
+    one = zipfile.ZipFile(_io.BytesIO(export_zip([reports], ExportChoice(
+        items=("profile",), table_formats=("csv",)))))
+    assert "profile.csv" not in one.namelist()
