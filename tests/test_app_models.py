@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from kbench_app import state
@@ -115,3 +116,16 @@ def test_hostile_model_ids_stay_inert(monkeypatch, tmp_path) -> None:
     assert not any("](http" in t for t in texts), texts   # no live link from the data
     joined = frame_with(at, "raw id", "joined by")
     assert hostile in set(joined["raw id"])                 # shown, as text
+
+
+@pytest.mark.parametrize(("model", "family"), [
+    ("synthetic-detector-sharp", "vulnerability"), ("synthetic-agent-mirror", "replication"),
+    ("synthetic-alpha", "bias")])
+def test_every_family_card_draws(monkeypatch, model, family) -> None:
+    at = open_page(monkeypatch)
+    at.selectbox(key="models_model").set_value(model).run()
+    assert not at.exception, [e.value for e in at.exception]
+    charts = [c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")]
+    assert any(c.startswith(f"models_card_{family}_") for c in charts), charts
+    heads = [m.label for m in at.metric]
+    assert heads, "no headline metric"

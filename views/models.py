@@ -5,7 +5,7 @@ import streamlit as st
 
 from kbench_app import cache, kit
 from kbench_app import models as page
-from kbench_app.ui import plain
+from kbench_app.ui import plain, shown, table_config
 from kbench_core import profile as profiles
 from kbench_core.aliases import AliasError, AliasTable, load_aliases
 
@@ -105,7 +105,8 @@ for family in sorted(heads["family"].unique()):
                           key=f"models_card_{family}_{chosen.index(run)}")
 
 with st.expander(f"Every metric of {plain(model)}", icon=":material/table:"):
-    kit.table(mine, f"profile_{model}", runs=chosen, key="models_profile_table")
+    kit.table(mine, f"profile_{model}", runs=chosen, key="models_profile_table",
+              view=shown(mine), config=table_config(mine))
 
 st.subheader("Coverage")
 coverage = profiles.coverage(table)
@@ -120,7 +121,8 @@ st.subheader("Newest result per model and benchmark")
 latest = profiles.newest(profiles.headline_rows(table), list(runs))
 st.caption("Where several runs hold a model's result for a benchmark, the run loaded last is "
            "shown and the others are listed.")
-kit.table(latest, "newest", runs=chosen, key="models_newest_table",
-          view=latest[["model", "family", "configuration", "metric", "value", "value_low",
-                       "value_high", "rank", "n_models", "run", "others"]])
+view = shown(latest[["model", "family", "configuration", "metric", "value", "value_low",
+                     "value_high", "rank", "n_models", "run", "others"]])
+kit.table(latest, "newest", runs=chosen, key="models_newest_table", view=view,
+          config=table_config(view))
 kit.done()
