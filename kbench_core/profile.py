@@ -302,9 +302,21 @@ def profile(runs: Sequence[Run], *, aliases: AliasTable | None = None) -> pd.Dat
 
 
 def headline_rows(table: pd.DataFrame) -> pd.DataFrame:
-    """The rows of a :func:`profile` table whose metric is their run kind's
-    :data:`HEADLINE`."""
-    return table[table["metric"] == table["kind"].map(HEADLINE)].reset_index(drop=True)
+    """One row per model × run × configuration of a :func:`profile` table: the row of its run
+    kind's :data:`HEADLINE` metric, else (a file without it, e.g. HumanStudy-Bench's
+    ``simple_studies.csv`` has no published configuration PAS) its first ranked metric, else
+    its first metric."""
+    if not len(table):
+        return table.copy()
+    keys = ["model", "family", "run", "configuration", "raw_ids"]
+    order = {metric: k for k, metric in enumerate(METRIC_LABELS)}
+    ranked = table.assign(_other=(table["metric"] != table["kind"].map(HEADLINE)),
+                          _unranked=table["rank"].isna(),
+                          _order=table["metric"].map(order).fillna(len(order)),
+                          _at=np.arange(len(table)))
+    ranked = ranked.sort_values([*keys, "_other", "_unranked", "_order"], kind="stable")
+    first = ranked.drop_duplicates(keys).sort_values("_at")
+    return first.drop(columns=["_other", "_unranked", "_order", "_at"]).reset_index(drop=True)
 
 
 @dataclass(frozen=True)

@@ -296,3 +296,19 @@ def test_report_and_export_zip_hold_the_profile(real_runs) -> None:
     one = zipfile.ZipFile(_io.BytesIO(export_zip([reports], ExportChoice(
         items=("profile",), table_formats=("csv",)))))
     assert "profile.csv" not in one.namelist()
+
+
+def test_headline_without_the_published_pas() -> None:
+    # a HumanStudy-Bench study table without configuration-level values whose studies differ
+    # between configurations: the leaderboard ranks the mean PAS over the shared studies, and
+    # that ranked statistic heads the rows, under its own name
+    run = load_run(ROOT / "sample_data" / "replication_summary.csv")
+    table = profile([run])
+    assert "config_pas" not in set(table["metric"])
+    heads = headline_rows(table)
+    assert set(heads["metric"]) == {"shared_study_pas"}
+    assert len(heads) == run.frame["model"].nunique()
+    assert heads["rank"].notna().all()
+    board = replication.summary_leaderboard(run.frame).set_index("model")
+    assert np.allclose(heads.set_index("raw_ids")["rank"].sort_index(),
+                       board["rank"].sort_index())
