@@ -14,10 +14,10 @@ The rule (``canonical_id``), written by hand because it is kbench's own conventi
    known provider followed by ``_`` (``anthropic_``, ``mistralai_``, ``x_ai_``);
 3. drop date suffixes, repeatedly: ``-2025-12-11``, ``-20250929``, ``_20241022``,
    ``@20240620`` and the four-digit ``-0613`` (MMDD) snapshots;
-4. split on ``-``, ``_``, ``.``, ``/`` and white space and join again with ``.`` between a token ending
-   in a digit and an all-digit token (a version number: ``4_5`` → ``4.5``, ``llama3-1`` →
-   ``llama3.1``) and ``-`` everywhere else, so ``claude_haiku_4.5``, ``claude-haiku-4-5`` and
-   ``claude-haiku-4.5`` are all ``claude-haiku-4.5``.
+4. split on ``-``, ``_``, ``.``, ``/`` and white space and join again with ``.`` between a
+   token ending in a digit and an all-digit token (a version number: ``4_5`` → ``4.5``,
+   ``llama3-1`` → ``llama3.1``) and ``-`` everywhere else, so ``claude_haiku_4.5``,
+   ``claude-haiku-4-5`` and ``claude-haiku-4.5`` are all ``claude-haiku-4.5``.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from kbench_core import bias_reports, replication
 from kbench_core.aliases import load_aliases
+from kbench_core.cli import main as cli_main
 from kbench_core.io import Run, load_run
 from kbench_core.profile import (
     COLUMNS,
@@ -25,7 +26,6 @@ from kbench_core.profile import (
     newest,
     profile,
 )
-from kbench_core.profile_command import main as profile_main
 
 ROOT = Path(__file__).resolve().parents[1]
 REAL = ROOT / "sample_data" / "real"
@@ -52,6 +52,11 @@ def blockbench_run(tmp_path: Path, *, judge: str | None = "judge-x") -> Path:
     path = tmp_path / "blockbench_records.json"
     path.write_text(json.dumps(records))
     return path
+
+
+def profile_main(argv: list[str]) -> int:
+    """``kbench profile ARGV...``"""
+    return cli_main(["profile", *argv])
 
 
 def cli_csv(capsys, *argv: str) -> pd.DataFrame:

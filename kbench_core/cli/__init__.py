@@ -1,4 +1,5 @@
-"""The ``kbench`` command line: ``app``, ``validate``, ``metrics``, ``figures`` and ``report``.
+"""The ``kbench`` command line: ``app``, ``validate``, ``metrics``, ``figures``, ``compare``,
+``report`` and ``profile``.
 
 The dashboard runs in its own Streamlit process; this module only builds its command line, so
 ``kbench_core`` stays importable without Streamlit. ``metrics``, ``figures`` and ``report`` use
@@ -12,10 +13,10 @@ a terminal raw: control and bidi characters are printed as ````-style escapes.
 option of ``compare`` can be given as ``--model=NAME``.
 
 One module per subcommand (``app``, ``check`` = validate, ``tables`` = metrics, ``figures``,
-``compare``, ``html_report`` = report), each with ``add_parser(sub)``; ``entry`` holds
-:func:`main` and the list of subcommands (``COMMANDS``), ``_common`` the shared helpers. Adding
-a subcommand is a new module and one entry in ``entry.COMMANDS``. Every name of the old
-``cli.py`` is re-exported here; ``python -m kbench_core.cli`` runs :func:`main`.
+``compare``, ``html_report`` = report, ``profiles`` = profile), each with ``add_parser(sub)``;
+``entry`` holds :func:`main` and the list of subcommands (``COMMANDS``), ``_common`` the shared
+helpers. Adding a subcommand is a new module and one entry in ``entry.COMMANDS``. Every name
+of the old ``cli.py`` is re-exported here; ``python -m kbench_core.cli`` runs :func:`main`.
 """
 
 from __future__ import annotations
