@@ -1,8 +1,13 @@
-"""The canonical columns of each run kind (``docs/formats.md``).
+"""What a run kind's columns are made of (``docs/formats.md``).
 
 One :class:`Column` per documented column: its type, whether it is required, the values it may
-take and its range. :mod:`kbench_core.io` validates every row against these specs; the sample
-generator writes frames that satisfy them; the docs and the app's error messages quote them.
+take and its range; a :class:`KindSpec` gathers a kind's columns, key and detection signature.
+Each family declares its own spec next to the rest of it (``kbench_core/families/<kind>.py``),
+and the registry (:func:`kbench_core.families.kinds`) is the list of kinds: nothing here names
+a kind. The vocabularies several modules share (intensities, severities, ...) stay here.
+
+``BIAS``, ``JUDGED``, ``SPECS``, ``KINDS``, ... are still importable from here: they are looked
+up in the registry on first use (:func:`__getattr__`).
 """
 
 from __future__ import annotations
@@ -10,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal
 
+# The built-in kinds, for type hints only: a registered kind is any string the registry holds,
+# and nothing checks a kind against this list.
 Kind = Literal["bias", "bias_summary", "replication", "replication_summary", "judged"]
-KINDS: tuple[Kind, ...] = ("bias", "bias_summary", "replication", "replication_summary",
-                          "judged")
 
 ColumnType = Literal["text", "category", "float", "int", "bool", "lines"]
 
@@ -77,7 +82,7 @@ class KindSpec:
     ``signature_any`` (when given) and none of ``signature_none``.
     """
 
-    kind: Kind
+    kind: str
     columns: tuple[Column, ...]
     key: tuple[str, ...]
     signature: frozenset[str]
@@ -115,195 +120,36 @@ class KindSpec:
         return tuple(col.name for col in self.columns if col.required)
 
 
-def _unit(name: str, meaning: str = "", required: bool | Literal["column"] = False) -> Column:
+def unit_column(name: str, meaning: str = "",
+                required: bool | Literal["column"] = False) -> Column:
+    """A number in [0, 1] (a rate, a probability, a score)."""
     return Column(name, "float", required, low=0.0, high=1.0, meaning=meaning)
 
 
-BIAS = KindSpec(
-    kind="bias",
-    columns=(
-        Column("model", "category", True, meaning="model under test"),
-        Column("bias", "category", True, meaning="bias id, e.g. anchoring_effect"),
-        Column("condition", "category", True, allowed=CONDITIONS),
-        Column("intensity", "category", allowed=INTENSITIES,
-               meaning="trigger intensity; required on treatment rows"),
-        Column("method", "category", meaning="debiasing method; required on debiasing rows"),
-        Column("method_kind", "category", allowed=METHOD_KINDS),
-        Column("domain", "category", True, meaning="ecological domain"),
-        Column("trial", "int", low=0.0, meaning="repetition index"),
-        Column("category", "category", meaning="bias family"),
-        _unit("score", "1 = fully biased, 0 = unbiased, empty = unknown", "column"),
-        _unit("confidence", "confidence the model stated"),
-        Column("id", "text"),
-        Column("prompt", "text"),
-        Column("response", "text"),
-        Column("answer", "text"),
-        Column("response_ms", "float", low=0.0),
-    ),
-    key=("id",),
-    signature=frozenset({"model", "bias", "condition", "score"}),
-    description="cognitive-bias trials, one row per model response",
-)
+# The specs each built-in family used to keep here, by their old names.
+_SPEC_NAMES = {"BIAS": "bias", "BIAS_SUMMARY": "bias_summary", "REPLICATION": "replication",
+               "REPLICATION_SUMMARY": "replication_summary", "JUDGED": "judged"}
 
-REPLICATION = KindSpec(
-    kind="replication",
-    columns=(
-        Column("model", "category", True, meaning="agent configuration"),
-        Column("study", "category", True),
-        Column("finding", "category", True),
-        Column("test", "text", True),
-        Column("domain", "category"),
-        Column("test_type", "category", allowed=TEST_TYPES,
-               meaning="required with human_effect/agent_effect"),
-        Column("human_effect", "float", meaning="native effect size of the human study"),
-        Column("agent_effect", "float", meaning="native effect size of the agent"),
-        Column("human_d", "float", meaning="Cohen's d-equivalent, human"),
-        Column("agent_d", "float", meaning="Cohen's d-equivalent, agent"),
-        _unit("human_pi", "posterior probability that the human effect exists"),
-        _unit("agent_pi", "posterior probability that the agent effect exists"),
-        Column("human_bf10", "float", low=0.0, low_open=True),
-        Column("agent_bf10", "float", low=0.0, low_open=True),
-        Column("human_significant", "bool"),
-        Column("n_eff", "float", low=0.0, low_open=True, meaning="effective sample size"),
-        Column("human_n", "float", low=0.0, low_open=True,
-               meaning="sample size of the human test (for ECS_Strict's standard error)"),
-        Column("agent_n", "float", low=0.0, low_open=True,
-               meaning="sample size of the agent test (for ECS_Strict's standard error)"),
-    ),
-    key=("model", "study", "finding", "test"),
-    signature=frozenset({"model", "study", "finding", "test"}),
-    description="human-vs-agent replication tests, one row per model x statistical test",
-)
 
-# A replication run needs at least one complete pair of these.
-REPLICATION_PAIRS: tuple[tuple[str, str], ...] = (
-    ("human_effect", "agent_effect"),
-    ("human_d", "agent_d"),
-    ("human_pi", "agent_pi"),
-    ("human_bf10", "agent_bf10"),
-)
+def __getattr__(name: str) -> object:
+    """The old names, read from the registry (imported here, not at the top: the registry and
+    the family modules import this module; by the time a name is asked for, it is loaded)."""
+    from kbench_core import families
 
-REPLICATION_SUMMARY = KindSpec(
-    kind="replication_summary",
-    columns=(
-        Column("model", "category", True, meaning="configuration"),
-        Column("study", "category", True),
-        Column("title", "text"),
-        _unit("pas", "published PAS of the study (study rows)"),
-        Column("ecs", "float", low=-1.0, high=1.0,
-               meaning="published ECS of the study (study rows)"),
-        Column("tokens", "float", low=0.0, meaning="tokens used (as published)"),
-        Column("cost", "float", low=0.0, meaning="cost in US dollars (as published)"),
-        _unit("config_pas", "published configuration-level PAS (pas_raw), on each of its rows"),
-        Column("config_ecs", "float", low=-1.0, high=1.0,
-               meaning="published configuration-level ECS, on each of its rows"),
-        Column("finding", "category",
-               meaning="finding id (finding rows: sub_study_id/finding_id)"),
-        _unit("finding_score", "published finding score (finding rows)"),
-        Column("n_tests", "int", low=0.0, meaning="tests behind the finding (finding rows)"),
-    ),
-    key=("model", "study", "finding"),
-    signature=frozenset({"model", "study"}),
-    signature_any=frozenset({"pas", "ecs", "finding_score"}),
-    signature_none=frozenset({"test", "bias"}),
-    description=("published results, one row per configuration x study (pas, ecs) or per "
-                 "configuration x study x finding (finding_score, n_tests)"),
-)
+    if name in _SPEC_NAMES:
+        return families.spec(_SPEC_NAMES[name])
+    if name == "SPECS":
+        return {family.kind: family.spec for family in families.all_families()}
+    if name == "KINDS":
+        return tuple(families.kinds())
+    if name == "ALIASES":
+        return {family.kind: dict(family.aliases) for family in families.all_families()
+                if family.aliases}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 # The human-alignment direction as KahneBench reports spell it, mapped to kbench's words.
 DIRECTIONS_STD: dict[str, str] = {
     "under": "under", "aligned": "aligned", "over": "over",
     "super-human": "under", "human": "aligned", "worse than human": "over",
-}
-
-BIAS_SUMMARY = KindSpec(
-    kind="bias_summary",
-    columns=(
-        Column("model", "category", True, meaning="model under test"),
-        Column("bias", "category", True, meaning="bias id, e.g. anchoring_effect"),
-        Column("category", "category", meaning="bias family"),
-        _unit("bms", "overall magnitude (BMS)"),
-        Column("sensitivity", "float", meaning="intensity sensitivity (slope)"),
-        _unit("control_mean", "mean control score"),
-        *(_unit(f"mean_{level}", f"mean treatment score, {level} trigger")
-          for level in INTENSITIES),
-        _unit("unknown_rate", "share of responses whose score is unknown"),
-        _unit("bci_consistency", "consistency over domains (BCI)"),
-        _unit("bci_mean_score", "mean of the domain scores"),
-        Column("bci_std", "float", low=0.0, meaning="standard deviation of the domain scores"),
-        Column("systematic", "bool", meaning="biased in most domains"),
-        _unit("bmp_baseline", "treatment mean before debiasing"),
-        Column("best_method", "category", meaning="most effective debiasing method"),
-        _unit("effectiveness", "mitigation effectiveness (BMP)"),
-        Column("requires_warning", "bool", meaning="warnings beat chain-of-thought"),
-        _unit("model_rate", "model bias rate (HAS)"),
-        _unit("human_rate", "human baseline rate"),
-        Column("alignment", "float", high=1.0, meaning="human alignment score (HAS)"),
-        Column("direction", "text", meaning="direction as the report writes it"),
-        Column("direction_std", "category", allowed=("under", "aligned", "over"),
-               meaning="direction as under / aligned / over"),
-        _unit("rci_consistency", "response consistency (RCI)"),
-        _unit("rci_mean", "mean response"),
-        Column("rci_variance", "float", low=0.0, meaning="response variance"),
-        Column("rci_stable", "bool", meaning="stable across trials"),
-        Column("rci_trials", "int", low=0.0, meaning="trials behind RCI"),
-        _unit("calibration_score", "calibration score (CAS)"),
-        _unit("cas_error", "|mean confidence - accuracy|"),
-        _unit("cas_confidence", "mean stated confidence"),
-        _unit("cas_accuracy", "accuracy (1 - score)"),
-        Column("overconfident", "bool", meaning="confidence above accuracy + 0.1"),
-        _unit("metacognitive_gap", "max(0, confidence - accuracy)"),
-        Column("cas_insufficient", "bool", meaning="too little confidence data for CAS"),
-    ),
-    key=("model", "bias"),
-    signature=frozenset({"model", "bias"}),
-    prefixed=(_unit("domain_", "mean score in one domain (BCI)"),
-              _unit("debias_", "mean score under one debiasing method (BMP)")),
-    signature_any=frozenset({"bms", "bci_consistency", "alignment", "rci_consistency",
-                             "calibration_score"}),
-    signature_none=frozenset({"condition"}),
-    description="KahneBench fingerprint reports, one row per model x bias (no trials)",
-)
-
-JUDGED = KindSpec(
-    kind="judged",
-    columns=(
-        Column("sample", "category", True, meaning="contract / item id"),
-        Column("model", "category", True, meaning="detector model"),
-        Column("judge", "category", True, meaning="judge model; 'human' for expert labels"),
-        Column("prompt_type", "category"),
-        Column("is_vulnerable", "bool", True, meaning="ground truth"),
-        Column("severity", "category", allowed=SEVERITIES),
-        Column("vuln_type", "category"),
-        Column("said_vulnerable", "bool", True, meaning="the detector's verdict"),
-        _unit("confidence", "confidence the detector expressed"),
-        Column("target_found", "bool", True),
-        Column("type_match", "category", allowed=TYPE_MATCHES),
-        _unit("rcir", "root-cause score"),
-        _unit("ava", "attack-vector score"),
-        _unit("fsv", "fix-suggestion score"),
-        *(Column(name, "int", low=0.0, meaning="findings by judge classification")
-          for name in FINDING_COUNTS),
-        Column("claimed_lines", "lines"),
-        Column("true_lines", "lines"),
-        Column("claims_fixed_target", "bool",
-               meaning="fixed contracts: the detector still claims the fixed vulnerability"),
-    ),
-    key=("sample", "model", "prompt_type", "judge"),
-    signature=frozenset({"sample", "model", "judge", "said_vulnerable"}),
-    description=(
-        "LLM-judged vulnerability detection, one row per sample x detector x prompt x judge"
-    ),
-)
-
-SPECS: dict[Kind, KindSpec] = {
-    spec.kind: spec for spec in (BIAS, BIAS_SUMMARY, REPLICATION, REPLICATION_SUMMARY, JUDGED)
-}
-
-# Other names for canonical columns, by kind (HumanStudy-Bench's simple_studies.csv).
-ALIASES: dict[Kind, dict[str, str]] = {
-    "replication_summary": {
-        "config": "model", "study_id": "study", "pas_raw": "pas",
-        "total_tokens": "tokens", "total_cost": "cost",
-    },
 }

@@ -20,10 +20,9 @@ from typing import TYPE_CHECKING, Any, Self
 
 import pandas as pd
 
-from kbench_core.schema import KindSpec
-
-if TYPE_CHECKING:  # only for annotations: the catalog imports the registry at run time
+if TYPE_CHECKING:  # only for annotations: the catalog and the schema import the registry
     from kbench_core.catalog import Item
+    from kbench_core.schema import KindSpec
 
 __all__ = ["BUILTIN", "CompareDefaults", "Family", "Options", "PageInfo", "all_families",
            "detect", "get", "is_registered", "kinds", "lower_is_better", "pages", "register",

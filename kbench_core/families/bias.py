@@ -15,13 +15,41 @@ import pandas as pd
 
 from kbench_core.catalog import Item, one
 from kbench_core.families import CompareDefaults, Family, Options, PageInfo
-from kbench_core.schema import BIAS
+from kbench_core.schema import CONDITIONS, INTENSITIES, METHOD_KINDS, Column, KindSpec, unit_column
 
 __all__ = ["EFFECT_CONDITION", "FAMILY", "FingerprintOptions", "bias_effects",
            "per_item", "susceptibility_table"]
 
 # The condition label of the per-bias rows :func:`per_item` adds for comparisons.
 EFFECT_CONDITION = "treatment − control"
+
+
+# The columns of this run kind (docs/formats.md): they belong with the family.
+BIAS = KindSpec(
+    kind="bias",
+    columns=(
+        Column("model", "category", True, meaning="model under test"),
+        Column("bias", "category", True, meaning="bias id, e.g. anchoring_effect"),
+        Column("condition", "category", True, allowed=CONDITIONS),
+        Column("intensity", "category", allowed=INTENSITIES,
+               meaning="trigger intensity; required on treatment rows"),
+        Column("method", "category", meaning="debiasing method; required on debiasing rows"),
+        Column("method_kind", "category", allowed=METHOD_KINDS),
+        Column("domain", "category", True, meaning="ecological domain"),
+        Column("trial", "int", low=0.0, meaning="repetition index"),
+        Column("category", "category", meaning="bias family"),
+        unit_column("score", "1 = fully biased, 0 = unbiased, empty = unknown", "column"),
+        unit_column("confidence", "confidence the model stated"),
+        Column("id", "text"),
+        Column("prompt", "text"),
+        Column("response", "text"),
+        Column("answer", "text"),
+        Column("response_ms", "float", low=0.0),
+    ),
+    key=("id",),
+    signature=frozenset({"model", "bias", "condition", "score"}),
+    description="cognitive-bias trials, one row per model response",
+)
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,60 @@ import pandas as pd
 
 from kbench_core.catalog import Item, one
 from kbench_core.families import CompareDefaults, Family, PageInfo
-from kbench_core.schema import BIAS_SUMMARY
+from kbench_core.schema import INTENSITIES, Column, KindSpec, unit_column
 
 __all__ = ["FAMILY"]
+
+
+# The columns of this run kind (docs/formats.md): they belong with the family.
+BIAS_SUMMARY = KindSpec(
+    kind="bias_summary",
+    columns=(
+        Column("model", "category", True, meaning="model under test"),
+        Column("bias", "category", True, meaning="bias id, e.g. anchoring_effect"),
+        Column("category", "category", meaning="bias family"),
+        unit_column("bms", "overall magnitude (BMS)"),
+        Column("sensitivity", "float", meaning="intensity sensitivity (slope)"),
+        unit_column("control_mean", "mean control score"),
+        *(unit_column(f"mean_{level}", f"mean treatment score, {level} trigger")
+          for level in INTENSITIES),
+        unit_column("unknown_rate", "share of responses whose score is unknown"),
+        unit_column("bci_consistency", "consistency over domains (BCI)"),
+        unit_column("bci_mean_score", "mean of the domain scores"),
+        Column("bci_std", "float", low=0.0, meaning="standard deviation of the domain scores"),
+        Column("systematic", "bool", meaning="biased in most domains"),
+        unit_column("bmp_baseline", "treatment mean before debiasing"),
+        Column("best_method", "category", meaning="most effective debiasing method"),
+        unit_column("effectiveness", "mitigation effectiveness (BMP)"),
+        Column("requires_warning", "bool", meaning="warnings beat chain-of-thought"),
+        unit_column("model_rate", "model bias rate (HAS)"),
+        unit_column("human_rate", "human baseline rate"),
+        Column("alignment", "float", high=1.0, meaning="human alignment score (HAS)"),
+        Column("direction", "text", meaning="direction as the report writes it"),
+        Column("direction_std", "category", allowed=("under", "aligned", "over"),
+               meaning="direction as under / aligned / over"),
+        unit_column("rci_consistency", "response consistency (RCI)"),
+        unit_column("rci_mean", "mean response"),
+        Column("rci_variance", "float", low=0.0, meaning="response variance"),
+        Column("rci_stable", "bool", meaning="stable across trials"),
+        Column("rci_trials", "int", low=0.0, meaning="trials behind RCI"),
+        unit_column("calibration_score", "calibration score (CAS)"),
+        unit_column("cas_error", "|mean confidence - accuracy|"),
+        unit_column("cas_confidence", "mean stated confidence"),
+        unit_column("cas_accuracy", "accuracy (1 - score)"),
+        Column("overconfident", "bool", meaning="confidence above accuracy + 0.1"),
+        unit_column("metacognitive_gap", "max(0, confidence - accuracy)"),
+        Column("cas_insufficient", "bool", meaning="too little confidence data for CAS"),
+    ),
+    key=("model", "bias"),
+    signature=frozenset({"model", "bias"}),
+    prefixed=(unit_column("domain_", "mean score in one domain (BCI)"),
+              unit_column("debias_", "mean score under one debiasing method (BMP)")),
+    signature_any=frozenset({"bms", "bci_consistency", "alignment", "rci_consistency",
+                             "calibration_score"}),
+    signature_none=frozenset({"condition"}),
+    description="KahneBench fingerprint reports, one row per model x bias (no trials)",
+)
 
 
 def _catalog() -> list[Item]:

@@ -16,13 +16,53 @@ import pandas as pd
 
 from kbench_core.catalog import RELIABILITY_PAGE, Item, split_pages
 from kbench_core.families import CompareDefaults, Family, Options, PageInfo
-from kbench_core.schema import JUDGED
+from kbench_core.schema import (
+    FINDING_COUNTS,
+    SEVERITIES,
+    TYPE_MATCHES,
+    Column,
+    KindSpec,
+    unit_column,
+)
 
 __all__ = ["FAMILY", "MAJORITY", "ConsensusOptions", "TierOptions", "check_judges",
            "default_judge", "difficulty_tdr", "fixed_versions", "judge_views", "leaderboard",
            "majority_provenance"]
 
 MAJORITY = "majority"  # = kbench_core.agreement.CONSENSUS (not imported: agreement is lazy)
+
+
+# The columns of this run kind (docs/formats.md): they belong with the family.
+JUDGED = KindSpec(
+    kind="judged",
+    columns=(
+        Column("sample", "category", True, meaning="contract / item id"),
+        Column("model", "category", True, meaning="detector model"),
+        Column("judge", "category", True, meaning="judge model; 'human' for expert labels"),
+        Column("prompt_type", "category"),
+        Column("is_vulnerable", "bool", True, meaning="ground truth"),
+        Column("severity", "category", allowed=SEVERITIES),
+        Column("vuln_type", "category"),
+        Column("said_vulnerable", "bool", True, meaning="the detector's verdict"),
+        unit_column("confidence", "confidence the detector expressed"),
+        Column("target_found", "bool", True),
+        Column("type_match", "category", allowed=TYPE_MATCHES),
+        unit_column("rcir", "root-cause score"),
+        unit_column("ava", "attack-vector score"),
+        unit_column("fsv", "fix-suggestion score"),
+        *(Column(name, "int", low=0.0, meaning="findings by judge classification")
+          for name in FINDING_COUNTS),
+        Column("claimed_lines", "lines"),
+        Column("true_lines", "lines"),
+        Column("claims_fixed_target", "bool",
+               meaning="fixed contracts: the detector still claims the fixed vulnerability"),
+    ),
+    key=("sample", "model", "prompt_type", "judge"),
+    signature=frozenset({"sample", "model", "judge", "said_vulnerable"}),
+    description=(
+        "LLM-judged vulnerability detection, one row per sample x detector x prompt x judge"
+    ),
+)
 
 
 @dataclass(frozen=True)

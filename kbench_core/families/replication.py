@@ -15,7 +15,7 @@ import pandas as pd
 
 from kbench_core.catalog import Item
 from kbench_core.families import CompareDefaults, Family, Options, PageInfo
-from kbench_core.schema import REPLICATION, REPLICATION_PAIRS
+from kbench_core.schema import TEST_TYPES, Column, KindSpec, unit_column
 
 if TYPE_CHECKING:
     from kbench_core.replication import PasResult
@@ -24,6 +24,46 @@ __all__ = ["FAMILY", "ReplicationOptions", "ecs_tables", "pas_models", "pas_resu
            "pas_study_grid"]
 
 ECS_LEVELS = ("overall", "domain", "study")
+
+
+# A replication run needs at least one complete pair of these.
+REPLICATION_PAIRS: tuple[tuple[str, str], ...] = (
+    ("human_effect", "agent_effect"),
+    ("human_d", "agent_d"),
+    ("human_pi", "agent_pi"),
+    ("human_bf10", "agent_bf10"),
+)
+
+# The columns of this run kind (docs/formats.md): they belong with the family.
+REPLICATION = KindSpec(
+    kind="replication",
+    columns=(
+        Column("model", "category", True, meaning="agent configuration"),
+        Column("study", "category", True),
+        Column("finding", "category", True),
+        Column("test", "text", True),
+        Column("domain", "category"),
+        Column("test_type", "category", allowed=TEST_TYPES,
+               meaning="required with human_effect/agent_effect"),
+        Column("human_effect", "float", meaning="native effect size of the human study"),
+        Column("agent_effect", "float", meaning="native effect size of the agent"),
+        Column("human_d", "float", meaning="Cohen's d-equivalent, human"),
+        Column("agent_d", "float", meaning="Cohen's d-equivalent, agent"),
+        unit_column("human_pi", "posterior probability that the human effect exists"),
+        unit_column("agent_pi", "posterior probability that the agent effect exists"),
+        Column("human_bf10", "float", low=0.0, low_open=True),
+        Column("agent_bf10", "float", low=0.0, low_open=True),
+        Column("human_significant", "bool"),
+        Column("n_eff", "float", low=0.0, low_open=True, meaning="effective sample size"),
+        Column("human_n", "float", low=0.0, low_open=True,
+               meaning="sample size of the human test (for ECS_Strict's standard error)"),
+        Column("agent_n", "float", low=0.0, low_open=True,
+               meaning="sample size of the agent test (for ECS_Strict's standard error)"),
+    ),
+    key=("model", "study", "finding", "test"),
+    signature=frozenset({"model", "study", "finding", "test"}),
+    description="human-vs-agent replication tests, one row per model x statistical test",
+)
 
 
 @dataclass(frozen=True)

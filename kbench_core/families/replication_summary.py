@@ -15,9 +15,39 @@ import pandas as pd
 
 from kbench_core.catalog import Item, heat_pages
 from kbench_core.families import Family, PageInfo
-from kbench_core.schema import REPLICATION_SUMMARY
+from kbench_core.schema import Column, KindSpec, unit_column
 
 __all__ = ["FAMILY"]
+
+
+# The columns of this run kind (docs/formats.md): they belong with the family.
+REPLICATION_SUMMARY = KindSpec(
+    kind="replication_summary",
+    columns=(
+        Column("model", "category", True, meaning="configuration"),
+        Column("study", "category", True),
+        Column("title", "text"),
+        unit_column("pas", "published PAS of the study (study rows)"),
+        Column("ecs", "float", low=-1.0, high=1.0,
+               meaning="published ECS of the study (study rows)"),
+        Column("tokens", "float", low=0.0, meaning="tokens used (as published)"),
+        Column("cost", "float", low=0.0, meaning="cost in US dollars (as published)"),
+        unit_column("config_pas",
+                    "published configuration-level PAS (pas_raw), on each of its rows"),
+        Column("config_ecs", "float", low=-1.0, high=1.0,
+               meaning="published configuration-level ECS, on each of its rows"),
+        Column("finding", "category",
+               meaning="finding id (finding rows: sub_study_id/finding_id)"),
+        unit_column("finding_score", "published finding score (finding rows)"),
+        Column("n_tests", "int", low=0.0, meaning="tests behind the finding (finding rows)"),
+    ),
+    key=("model", "study", "finding"),
+    signature=frozenset({"model", "study"}),
+    signature_any=frozenset({"pas", "ecs", "finding_score"}),
+    signature_none=frozenset({"test", "bias"}),
+    description=("published results, one row per configuration x study (pas, ecs) or per "
+                 "configuration x study x finding (finding_score, n_tests)"),
+)
 
 
 def _rules(columns: Mapping[str, Any], frame: pd.DataFrame, add) -> None:
