@@ -8,6 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from kbench_app import state
+from kbench_core import families
 from kbench_core.io import load_run
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,13 +34,18 @@ def registry(at: AppTest):
 def test_opens_on_the_bundled_sample_runs(monkeypatch) -> None:
     at = start(monkeypatch, "")
     names = list(registry(at).runs)
-    assert names == ["bias", "bias_summary", "replication", "replication_summary", "judged",
-                     "kahnebench", "simple_results"]
+    # one synthetic run per registered family's sample file (registry order), then the real
+    # benchmark outputs
+    by_file = {name: family.kind for family in families.all_families()
+               for name in family.sample_files}
+    expected = [Path(name).stem for name in state.SAMPLE_FILES]
+    assert names == [*expected, "kahnebench", "simple_results"]
     kinds = [run.kind for run in registry(at).runs.values()]
-    assert kinds == ["bias", "bias_summary", "replication", "replication_summary", "judged",
+    assert kinds == [*(by_file[name] for name in state.SAMPLE_FILES),
                      "bias_summary", "replication_summary"]
     assert at.title[0].value == "Runs"
-    assert "7 runs loaded" in at.subheader[0].value
+    total = len(state.SAMPLE_FILES) + len(state.REAL_SAMPLES)
+    assert f"{total} runs loaded" in at.subheader[0].value
 
 
 def test_upload_good_and_bad_file_together(monkeypatch) -> None:

@@ -22,17 +22,21 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kbench_core import samples
-from kbench_core.schema import CONDITIONS, INTENSITIES, SPECS, KindSpec
+from kbench_core import families, samples
+from kbench_core.schema import CONDITIONS, INTENSITIES, KindSpec
 
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_data"
-KINDS = {"bias.csv": "bias", "bias_summary.csv": "bias_summary", "replication.csv": "replication",
-         "replication_summary.csv": "replication_summary", "judged.csv": "judged"}
+# Every bundled sample file and its kind, from the registry (a family names its files).
+KINDS = {name: family.kind for family in families.all_families()
+         for name in family.sample_files}
+SPECS = {family.kind: family.spec for family in families.all_families()}
 REGENERATE = "regenerate with `python -m kbench_core.samples sample_data` and commit the result"
 BIAS_CELL = ["model", "bias", "domain", "condition", "intensity", "method"]
 
 
 def generated() -> dict[str, pd.DataFrame]:
+    """The built-in generators' frames by kind (the planted-truth tests below are per family;
+    :func:`test_every_family_with_a_sample_has_its_generator_here` keeps this complete)."""
     return {"bias": samples.bias_trials(), "bias_summary": samples.bias_reports(),
             "replication": samples.replication_tests(),
             "replication_summary": samples.replication_summary(),
@@ -40,6 +44,16 @@ def generated() -> dict[str, pd.DataFrame]:
 
 
 # ----------------------------------------------------------------------- (1) bundled files
+
+
+def test_every_family_with_a_sample_has_its_generator_here() -> None:
+    assert sorted(generated()) == sorted(set(KINDS.values()))
+
+
+def test_the_sample_files_come_from_the_registry() -> None:
+    assert list(samples.SAMPLE_FILES) == families.sample_files()
+    assert sorted(KINDS) == sorted(samples.SAMPLE_FILES)
+    assert all(f.sample is not None for f in families.all_families() if f.sample_files)
 
 
 # One unit in the 10th significant digit (samples.SIGNIFICANT_DIGITS): the most a computed
@@ -67,7 +81,8 @@ def test_bundled_sample_data_is_what_the_generator_writes(tmp_path: Path) -> Non
     """Cell by cell, numbers to the written rounding: the bundled files were written on another
     CPU, whose transcendentals may differ in their last bit (issue 30)."""
     written = samples.write_samples(tmp_path)
-    assert [p.name for p in written] == list(samples.SAMPLE_FILES) == list(KINDS)
+    assert [p.name for p in written] == list(samples.SAMPLE_FILES)
+    assert sorted(samples.SAMPLE_FILES) == sorted(KINDS)
     for name in samples.SAMPLE_FILES:
         bundled = SAMPLE_DIR / name
         assert bundled.exists(), f"sample_data/{name} is missing: {REGENERATE}"

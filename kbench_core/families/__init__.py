@@ -14,8 +14,10 @@ See ``docs/architecture.md`` for the checklist.
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
 import pandas as pd
@@ -25,8 +27,11 @@ if TYPE_CHECKING:  # only for annotations: the catalog and the schema import the
     from kbench_core.schema import KindSpec
 
 __all__ = ["BUILTIN", "CompareDefaults", "Family", "Options", "PageInfo", "all_families",
-           "detect", "get", "is_registered", "kinds", "lower_is_better", "pages", "register",
-           "sample_files", "spec", "unregister"]
+           "detect", "format_section", "get", "is_registered", "kinds", "lower_is_better",
+           "pages", "register", "sample_files", "spec", "unregister"]
+
+# Relative page and doc paths are relative to the repository (the folder holding the package).
+ROOT = Path(__file__).resolve().parent.parent.parent
 
 # The built-in families, one module each, in detection order (the first whose signature a
 # file matches is its kind: judged and replication files may also carry a score column).
@@ -127,6 +132,14 @@ class Family:
         The key applies only to rows that have it (bias rows are keyed by ``id`` when given).
     sample_files : tuple of str
         The bundled synthetic sample run(s), under ``sample_data/``.
+    sample : callable, optional
+        ``(directory, seed) -> list[Path]``: writes :attr:`sample_files` into ``directory``
+        (``python -m kbench_core.samples`` calls it; ``samples.write_csv`` writes a frame as
+        kbench reads it). Required when :attr:`sample_files` is given.
+    format_doc : str or Path, optional
+        The Markdown file documenting this kind's columns, holding a section headed
+        ``## `<kind>` ...`` with one ``| `column` |`` table row per column (a path relative
+        to the repository, or absolute); :func:`format_section` reads it.
     page : PageInfo, optional
         Where the app shows it.
     """
@@ -145,6 +158,8 @@ class Family:
     aliases: Mapping[str, str] = field(default_factory=dict)
     key_where_given: bool = False
     sample_files: tuple[str, ...] = ()
+    sample: Callable[[Path, int], Sequence[Path]] | None = None
+    format_doc: str | Path | None = None
     page: PageInfo | None = None
 
     def __post_init__(self) -> None:
@@ -246,3 +261,19 @@ def lower_is_better() -> frozenset[str]:
     for family in all_families():
         out |= family.lower_is_better
     return frozenset(out)
+
+
+def format_section(kind: str) -> str:
+    """The Markdown section documenting ``kind``'s columns: from its ``## `<kind>``` heading
+    to the next heading of that level, read from the family's ``format_doc`` file; a
+    ``ValueError`` naming the kind and the file when it has none."""
+    family = get(kind)
+    if family.format_doc is None:
+        raise ValueError(f"family {kind!r} registers no format doc")
+    path = Path(family.format_doc)
+    path = path if path.is_absolute() else ROOT / path
+    text = path.read_text(encoding="utf-8")
+    found = re.search(rf"^## `{re.escape(kind)}`.*?(?=^## |\Z)", text, flags=re.M | re.S)
+    if found is None:
+        raise ValueError(f"{path} has no section headed '## `{kind}`'")
+    return found.group(0)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -313,6 +314,15 @@ def _catalog() -> list[Item]:
     ]
 
 
+def _sample(directory: Path, seed: int) -> list[Path]:
+    """The bundled sample run ``sample_data/bias.csv`` (planted effects, known in closed
+    form)."""
+    from kbench_core.samples._common import write_csv
+    from kbench_core.samples.bias import bias_trials
+
+    return [write_csv(Path(directory) / "bias.csv", bias_trials(seed=seed))]
+
+
 FAMILY = Family(
     kind="bias", title="Cognitive biases (trials)", spec=BIAS,
     item_key=("bias", "domain", "condition", "intensity", "method", "trial"),
@@ -327,7 +337,8 @@ FAMILY = Family(
                                "susceptibility", "unknown_rate", "missing_confidence_rate",
                                "calibration_error", "metacognitive_gap"}),
     catalog=_catalog, unavailable=_unavailable, rules=_rules, notes=_notes,
-    key_where_given=True, sample_files=("bias.csv",),
+    key_where_given=True, sample_files=("bias.csv",), sample=_sample,
+    format_doc="docs/formats.md",
     page=PageInfo("views/bias.py", "Cognitive biases", "bias_runs",
                   extra={"bias_source": "trials"},
                   dependent=("bias_models", "bias_categories", "bias_biases"),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -442,6 +443,15 @@ def _rules(columns: Mapping[str, Any], frame: pd.DataFrame, add) -> None:
 # ------------------------------------------------------------------------------ replication
 
 
+def _sample(directory: Path, seed: int) -> list[Path]:
+    """The bundled sample run ``sample_data/judged.csv`` (planted effects, known in closed
+    form)."""
+    from kbench_core.samples._common import write_csv
+    from kbench_core.samples.judged import judged_samples
+
+    return [write_csv(Path(directory) / "judged.csv", judged_samples(seed=seed))]
+
+
 FAMILY = Family(
     kind="judged", title="Vulnerability detection", spec=JUDGED,
     item_key=("sample", "prompt_type"),
@@ -449,7 +459,8 @@ FAMILY = Family(
                            ("target found (vulnerable samples)", "target_found_vulnerable")),
                           "prompt_type", "sample", "answers"),
     per_item=_per_item, lower_is_better=_lower(), catalog=_catalog, rules=_rules,
-    sample_files=("judged.csv",),
+    sample_files=("judged.csv",), sample=_sample,
+    format_doc="docs/formats.md",
     page=PageInfo("views/vuln.py", "Vulnerability detection", "vuln_runs",
                   dependent=("vuln_models", "vuln_judge", "vuln_drill_model",
                              "vuln_drill_sample", "vuln_voters", "vuln_min_votes"),

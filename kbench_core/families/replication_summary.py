@@ -8,6 +8,7 @@ The leaderboard is :func:`kbench_core.replication.summary_leaderboard`; the page
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -114,12 +115,21 @@ def _catalog() -> list[Item]:
     ]
 
 
+def _sample(directory: Path, seed: int) -> list[Path]:
+    """The bundled sample run ``sample_data/replication_summary.csv`` (planted means)."""
+    from kbench_core.samples._common import write_csv
+    from kbench_core.samples.replication import replication_summary
+
+    return [write_csv(Path(directory) / "replication_summary.csv", replication_summary(seed=seed))]
+
+
 FAMILY = Family(
     kind="replication_summary", title="Replication (published results)",
     spec=REPLICATION_SUMMARY, catalog=_catalog, rules=_rules,
     aliases={"config": "model", "study_id": "study", "pas_raw": "pas",
              "total_tokens": "tokens", "total_cost": "cost"},
-    sample_files=("replication_summary.csv",),
+    sample_files=("replication_summary.csv",), sample=_sample,
+    format_doc="docs/formats.md",
     page=PageInfo("views/replication.py", "Replication", "rep_summary_run", single=True,
                   icon=":material/compare_arrows:", url="replication", order=20),
 )

@@ -24,9 +24,14 @@ generator                   planted truth                        what is exact
 ==========================  ===================================  ===============================
 
 The ``big_*`` functions make runs of a requested size for benchmarks. :func:`write_samples`
-writes the bundled CSV files byte for byte reproducibly, on every machine: computed floats are
+writes the bundled files byte for byte reproducibly, on every machine: computed floats are
 written to :data:`SIGNIFICANT_DIGITS` significant digits, so a last-bit difference in a CPU's
 transcendentals does not reach the file; ``python -m kbench_core.samples DIR`` calls it.
+
+Which files are bundled, and what writes them, comes from the family registry: each family
+names its files (``Family.sample_files``) and registers the function that writes them
+(``Family.sample(directory, seed)``, usually through :func:`write_csv`), so a new family's
+sample is written here without this module naming it.
 """
 
 from __future__ import annotations
@@ -35,10 +40,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
-from kbench_core.samples._common import SIGNIFICANT_DIGITS
+from kbench_core import families
+from kbench_core.samples._common import SIGNIFICANT_DIGITS, csv_bytes, write_csv
 from kbench_core.samples.bias import (  # noqa: F401  (the public names, re-exported)
     _TAXONOMY,
     BIAS_CATEGORIES,
@@ -98,6 +103,7 @@ __all__ = [
     "big_bias_trials",
     "big_judged_samples",
     "big_replication_tests",
+    "csv_bytes",
     "judged_samples",
     "planted_agreement",
     "planted_bias_metrics",
@@ -109,52 +115,50 @@ __all__ = [
     "planted_replication_summary",
     "replication_summary",
     "replication_tests",
+    "write_csv",
     "write_samples",
 ]
 
 
 # ================================================================================== writing
 
-SAMPLE_FILES: tuple[str, ...] = (
-    "bias.csv", "bias_summary.csv", "replication.csv", "replication_summary.csv", "judged.csv")
+
+def __getattr__(name: str) -> object:
+    # SAMPLE_FILES is read from the registry when asked for, so it includes a family that is
+    # registered after this module was imported.
+    if name == "SAMPLE_FILES":
+        return tuple(families.sample_files())
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _csv_bytes(frame: pd.DataFrame) -> bytes:
-    """CSV as kbench reads it: ``true``/``false``, empty cells for missing values, floats in
-    their shortest round-trip form (so a reload gives the same numbers), ``\\n`` line ends."""
-    out = frame.copy()
-    for name in out.columns:
-        if out[name].dtype == bool:
-            out[name] = np.where(out[name].to_numpy(), "true", "false")
-        elif isinstance(out[name].dtype, pd.BooleanDtype):  # true / false / empty
-            out[name] = out[name].map({True: "true", False: "false"}).astype(object)
-    return out.to_csv(index=False, lineterminator="\n").encode("utf-8")
+def _csv_bytes(frame: pd.DataFrame) -> bytes:  # the old private name
+    return csv_bytes(frame)
 
 
-def _sample_frames() -> dict[str, pd.DataFrame]:
-    return {
-        "bias.csv": bias_trials(),
-        "bias_summary.csv": bias_reports(),
-        "replication.csv": replication_tests(),
-        "replication_summary.csv": replication_summary(),
-        "judged.csv": judged_samples(),
-    }
+def write_samples(directory: str | Path, *, seed: int = 0) -> list[Path]:
+    """Write every registered family's sample run (small files, default options, ``seed``)
+    into ``directory``, creating it if needed; with ``seed=0`` these are the bundled
+    ``sample_data/`` files, whose bytes depend on nothing but the generators.
 
-
-def write_samples(directory: str | Path) -> list[Path]:
-    """Write the bundled sample runs (one small CSV per kind, default options, seed 0) into
-    ``directory``, creating it if needed; the bytes depend on nothing but this module.
-
-    Returns the paths written, in :data:`SAMPLE_FILES` order.
+    Returns the paths written, in :func:`kbench_core.families.sample_files` order. A family
+    that names sample files but registers no ``sample``, or whose ``sample`` writes other
+    files than it names, is a ``ValueError`` naming it.
     """
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for name, frame in _sample_frames().items():
-        path = directory / name
-        path.write_bytes(_csv_bytes(frame))
-        paths.append(path)
-    return paths
+    written: dict[str, Path] = {}
+    for family in families.all_families():
+        if not family.sample_files:
+            continue
+        if family.sample is None:
+            raise ValueError(f"family {family.kind!r} names sample files "
+                             f"{list(family.sample_files)} but registers no sample writer")
+        paths = [Path(p) for p in family.sample(directory, seed)]
+        if sorted(p.name for p in paths) != sorted(family.sample_files):
+            raise ValueError(f"family {family.kind!r} wrote {[p.name for p in paths]}, not its "
+                             f"sample files {list(family.sample_files)}")
+        written.update((p.name, p) for p in paths)
+    return [written[name] for name in families.sample_files()]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -96,3 +97,25 @@ def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
+
+
+# ================================================================================== writing
+
+
+def csv_bytes(frame: pd.DataFrame) -> bytes:
+    """CSV as kbench reads it: ``true``/``false``, empty cells for missing values, floats in
+    their shortest round-trip form (so a reload gives the same numbers), ``\\n`` line ends."""
+    out = frame.copy()
+    for name in out.columns:
+        if out[name].dtype == bool:
+            out[name] = np.where(out[name].to_numpy(), "true", "false")
+        elif isinstance(out[name].dtype, pd.BooleanDtype):  # true / false / empty
+            out[name] = out[name].map({True: "true", False: "false"}).astype(object)
+    return out.to_csv(index=False, lineterminator="\n").encode("utf-8")
+
+
+def write_csv(path: str | Path, frame: pd.DataFrame) -> Path:
+    """Write ``frame`` to ``path`` as :func:`csv_bytes` (what a family's ``sample`` calls)."""
+    path = Path(path)
+    path.write_bytes(csv_bytes(frame))
+    return path
