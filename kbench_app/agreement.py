@@ -17,7 +17,7 @@ import streamlit as st
 
 from kbench_app import cache
 from kbench_app.ui import shown, table_config
-from kbench_core import agreement, vuln
+from kbench_core import agreement, families, vuln
 from kbench_core.families.judged import AgreementOptions, ConsensusOptions
 from kbench_core.io import Run
 
@@ -143,7 +143,10 @@ def failed_caption(label: str, failed_as: str) -> str:
             "agreement counts them as 'not found': choose it under Failed judgements.")
 
 
-MAJORITY_KEYS = ("vuln_voters", "vuln_min_votes", "vuln_failed_as")  # the Vulnerability page's
+# The Vulnerability page's majority-vote controls: voters and minimum votes are cleared with a
+# new run (the family's page entry names them last among its dependent widgets, read here).
+MAJORITY_KEYS = (*families.get("judged").page.dependent[-2:],  # type: ignore[union-attr]
+                 "vuln_failed_as")
 
 
 def majority_controls(frame: pd.DataFrame, judge: str, *,

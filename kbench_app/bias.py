@@ -8,17 +8,22 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from kbench_app.ui import interval_text, number_format, shown
-from kbench_core import figures, kahne
+from kbench_core import families, figures, kahne
+
+# The keys the families' page entries name (the run pickers, the source switch and the
+# widgets a new run clears: kbench_core.families.bias and .bias_summary) are read from them,
+# never written a second time here.
+_TRIALS = families.get("bias").page
+_REPORTS = families.get("bias_summary").page
+assert _TRIALS is not None and _REPORTS is not None
 
 
 class Keys:
     """The page's widget keys (also the names of its link parameters)."""
 
-    SOURCE = "bias_source"
-    RUNS = "bias_runs"
-    MODELS = "bias_models"
-    CATEGORIES = "bias_categories"
-    BIASES = "bias_biases"
+    (SOURCE,) = _TRIALS.extra
+    RUNS = _TRIALS.run_key
+    MODELS, CATEGORIES, BIASES = _TRIALS.dependent
     CAP = "bias_cap"
     STD = "bias_std"
     RELATIVE = "bias_relative"
@@ -33,8 +38,8 @@ class Keys:
     DRILL_BIAS = "bias_drill_bias"
     DRILL_SEARCH = "bias_drill_search"
     COMPARE = "bias_cmp"
-    REPORT_RUNS = "bias_report_runs"
-    REPORT_MODELS = "bias_report_models"
+    REPORT_RUNS = _REPORTS.run_key
+    (REPORT_MODELS,) = _REPORTS.dependent
     REPORT_CURVE = "bias_report_curve"
     REPORT_HEAT_MODEL = "bias_report_heat_model"
     REPORT_MITIGATION_MODEL = "bias_report_mit_model"

@@ -12,18 +12,25 @@ import pandas as pd
 import streamlit as st
 
 from kbench_app.ui import interval_text, shown, table_config
-from kbench_core import replication
+from kbench_core import families, replication
 from kbench_core.families.replication import ReplicationOptions
 
 __all__ = ["CI_METHOD_LABELS", "Keys", "cost_view", "ecs_note", "ecs_view", "finding_view",
            "findings_view", "pas_grid_view", "pas_unavailable", "pas_view", "summary_view"]
 
 
+# The run pickers and the widgets a new run clears are named by the families' page entries
+# (kbench_core.families.replication and .replication_summary), read here, not repeated.
+_TESTS = families.get("replication").page
+_SUMMARY = families.get("replication_summary").page
+assert _TESTS is not None and _SUMMARY is not None
+
+
 class Keys:
     """The page's widget keys (also the names of its link parameters)."""
 
-    RUNS = "rep_runs"
-    MODELS = "rep_models"
+    RUNS = _TESTS.run_key
+    (MODELS,) = _TESTS.dependent
     WEIGHTING = "rep_weighting"
     NORMALIZE = "rep_normalize"
     CI = "rep_ci"
@@ -32,7 +39,7 @@ class Keys:
     COLOR = "rep_color"
     PANELS = "rep_panels"
     COMPARE = "rep_cmp"
-    SUMMARY_RUN = "rep_summary_run"
+    SUMMARY_RUN = _SUMMARY.run_key
     SUMMARY_METRIC = "rep_summary_metric"
 
 

@@ -12,7 +12,7 @@ import streamlit as st
 
 from kbench_app import cache
 from kbench_app.ui import interval_text, shown
-from kbench_core import vuln
+from kbench_core import families, vuln
 from kbench_core.families.judged import (
     MAJORITY,
     ConsensusOptions,
@@ -27,13 +27,18 @@ from kbench_core.io import Run
 from kbench_core.ranking import rank_interval_text
 from kbench_core.text import count_noun
 
+# The run picker and the widgets a new run clears are named by the family's page entry
+# (kbench_core.families.judged), read here, not repeated; the majority vote's controls
+# (voters, minimum votes) are kbench_app.agreement.MAJORITY_KEYS, read from it too.
+_PAGE = families.get("judged").page
+assert _PAGE is not None
+
 
 class Keys:
     """The page's widget keys (also the names of its link parameters)."""
 
-    RUNS = "vuln_runs"
-    JUDGE = "vuln_judge"
-    MODELS = "vuln_models"
+    RUNS = _PAGE.run_key
+    MODELS, JUDGE, DRILL_MODEL, DRILL_SAMPLE = _PAGE.dependent[:4]
     SPLIT = "vuln_split"
     PARTIAL = "vuln_partial"
     SEVERITY = "vuln_severity"
@@ -45,8 +50,6 @@ class Keys:
     BINS = "vuln_bins"
     RELIABILITY_PROMPT = "vuln_rel_prompt"
     PROMPT_METRIC = "vuln_prompt_metric"
-    DRILL_MODEL = "vuln_drill_model"
-    DRILL_SAMPLE = "vuln_drill_sample"
     DRILL_SEARCH = "vuln_drill_search"
     COMPARE = "vuln_cmp"
 

@@ -128,3 +128,26 @@ def test_registry_refuses_a_second_family_of_one_kind() -> None:
         families.unregister("bias")
     with pytest.raises(ValueError, match="unknown run kind"):
         families.get("nope")
+
+
+def test_each_page_widget_key_is_written_once() -> None:
+    """The keys a family's page entry names (run picker, values set with it, widgets a new run
+    clears) are the page's own keys, written once: the page's ``Keys`` read them from the
+    registry (issue 27 item 5), so the two can never drift apart."""
+    import re
+    from pathlib import Path
+
+    from kbench_app import agreement, bias, replication, vuln
+
+    root = Path(__file__).resolve().parent.parent
+    sources = [p.read_text("utf-8") for top in ("kbench_core", "kbench_app")
+               for p in (root / top).rglob("*.py")]
+    keys = {key for family in families.all_families() if family.page is not None
+            for key in (family.page.run_key, *family.page.extra, *family.page.dependent)}
+    assert {"bias_runs", "bias_source", "vuln_voters", "rep_summary_run"} <= keys
+    for key in sorted(keys):
+        written = sum(len(re.findall(rf"[\"']{re.escape(key)}[\"']", s)) for s in sources)
+        assert written == 1, f"{key!r} is written {written} times in kbench_core/kbench_app"
+    used = {value for module in (bias, replication, vuln) for name, value
+            in vars(module.Keys).items() if name.isupper()} | set(agreement.MAJORITY_KEYS)
+    assert keys <= used

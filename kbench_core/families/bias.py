@@ -21,6 +21,9 @@ from kbench_core.schema import CONDITIONS, INTENSITIES, METHOD_KINDS, Column, Ki
 __all__ = ["EFFECT_CONDITION", "FAMILY", "FingerprintOptions", "bias_effects",
            "per_item", "susceptibility_table"]
 
+# The Cognitive biases page's switch between trial runs and report runs (both kinds set it).
+SOURCE_KEY = "bias_source"
+
 # The condition label of the per-bias rows :func:`per_item` adds for comparisons.
 EFFECT_CONDITION = "treatment − control"
 
@@ -340,7 +343,7 @@ FAMILY = Family(
     key_where_given=True, sample_files=("bias.csv",), sample=_sample,
     format_doc="docs/formats.md",
     page=PageInfo("views/bias.py", "Cognitive biases", "bias_runs",
-                  extra={"bias_source": "trials"},
+                  extra={SOURCE_KEY: "trials"},
                   dependent=("bias_models", "bias_categories", "bias_biases"),
                   icon=":material/psychology:", url="biases", order=10),
 )

@@ -13,6 +13,7 @@ import pandas as pd
 
 from kbench_core.catalog import Item, one
 from kbench_core.families import CompareDefaults, Family, PageInfo
+from kbench_core.families.bias import SOURCE_KEY
 from kbench_core.schema import INTENSITIES, Column, KindSpec, unit_column
 
 __all__ = ["FAMILY"]
@@ -149,6 +150,6 @@ FAMILY = Family(
     catalog=_catalog, sample_files=("bias_summary.csv",), sample=_sample,
     format_doc="docs/formats.md",
     page=PageInfo("views/bias.py", "Cognitive biases", "bias_report_runs",
-                  extra={"bias_source": "reports"}, dependent=("bias_report_models",),
+                  extra={SOURCE_KEY: "reports"}, dependent=("bias_report_models",),
                   icon=":material/psychology:", url="biases", order=10),
 )
