@@ -15,23 +15,24 @@ from kbench_core import families
 
 st.set_page_config(page_title="kbench", page_icon=":material/monitoring:", layout="wide")
 
-VIEWS = Path(__file__).resolve().parent / "views"
+ROOT = Path(__file__).resolve().parent
 # (file, title, icon, url path): the pages in menu order, the families' own pages (from the
-# family registry, kbench_core.families) between the Runs page and the shared ones. A page
-# joins the menu once its file exists.
+# family registry, kbench_core.families) between the Runs page and the shared ones. A family's
+# page file is named relative to the repository (or absolutely: a family defined outside it).
+# A page joins the menu once its file exists.
 PAGE_TABLE = [
-    ("runs.py", "Runs", ":material/table_view:", "runs"),
-    *((Path(page.path).name, page.title, page.icon, page.url) for page in families.pages()),
-    ("models.py", "Models", ":material/person_search:", "models"),
-    ("agreement.py", "Judge agreement", ":material/groups:", "agreement"),
-    ("export.py", "Export", ":material/download:", "export"),
+    ("views/runs.py", "Runs", ":material/table_view:", "runs"),
+    *((page.path, page.title, page.icon, page.url) for page in families.pages()),
+    ("views/models.py", "Models", ":material/person_search:", "models"),
+    ("views/agreement.py", "Judge agreement", ":material/groups:", "agreement"),
+    ("views/export.py", "Export", ":material/download:", "export"),
 ]
 # The Runs page is the default one, served at "/". Streamlit still reserves a default page's
 # url_path, so it gets one nobody types and /runs is a hidden page that sends a link on to "/".
 DEFAULT_PAGE_PATH = "start"
-PAGES = [st.Page(f"views/{file}", title=title, icon=icon, default=file == "runs.py",
-                 url_path=DEFAULT_PAGE_PATH if file == "runs.py" else url)
-         for file, title, icon, url in PAGE_TABLE if (VIEWS / file).exists()]
+PAGES = [st.Page(file, title=title, icon=icon, default=file == "views/runs.py",
+                 url_path=DEFAULT_PAGE_PATH if file == "views/runs.py" else url)
+         for file, title, icon, url in PAGE_TABLE if (ROOT / file).exists()]
 
 
 def _to_runs_page() -> None:

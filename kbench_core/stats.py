@@ -18,7 +18,7 @@ import pandas as pd
 from scipy import stats as _st
 
 __all__ = ["SMALL_SAMPLE", "Estimate", "WithinGroups", "agreement_wilson", "bootstrap_groups",
-           "check_choice", "t_interval", "widen_small", "wilson"]
+           "check_choice", "t_interval", "widen_small", "wilson", "wilson_by"]
 
 SMALL_SAMPLE = 30
 """Below this many items a large-sample (asymptotic or percentile-bootstrap) interval of an
@@ -75,6 +75,43 @@ def wilson(successes: np.ndarray | pd.Series | float, n: np.ndarray | pd.Series 
         dist /= denom
         low[ok], high[ok] = np.clip(center - dist, 0, 1), np.clip(center + dist, 0, 1)
     return low, high
+
+
+def wilson_by(frame: pd.DataFrame, by: str | list[str] | tuple[str, ...], outcome: str, *,
+              level: float = 0.95) -> pd.DataFrame:
+    """A proportion per group with its Wilson score interval, every group at once.
+
+    ``frame`` is tidy (one row per answer); ``outcome`` holds 0/1 or true/false, missing
+    values left out. One row per group (the ``by`` columns, in sorted order): ``successes``,
+    ``n`` (answers with an outcome), ``proportion`` and ``low``/``high``, statsmodels'
+    ``proportion_confint(count, nobs, method="wilson")`` for each group (:func:`wilson`); a
+    group with no outcome has NaN. A ``ValueError`` names the column when it holds anything
+    but 0/1.
+    """
+    by = [by] if isinstance(by, str) else list(by)
+    missing = [name for name in (*by, outcome) if name not in frame]
+    if missing:
+        raise ValueError(f"no column {', '.join(map(repr, missing))}; columns: "
+                         f"{', '.join(map(str, frame.columns))}")
+    try:
+        values = frame[outcome].astype("Float64")
+    except (TypeError, ValueError):
+        raise ValueError(f"{outcome} must hold 0/1 or true/false") from None
+    bad = values.notna() & ~values.isin([0.0, 1.0])
+    if bad.any():
+        raise ValueError(f"{outcome} must hold 0/1 or true/false; got "
+                         f"{frame.loc[bad.to_numpy(bool), outcome].iloc[0]!r}")
+    grouped = values.groupby([frame[name] for name in by], sort=True, observed=True,
+                             dropna=False)
+    out = pd.DataFrame({"successes": grouped.sum(), "n": grouped.count()})
+    successes = out["successes"].to_numpy(dtype=float)
+    n = out["n"].to_numpy(dtype=float)
+    out["successes"] = successes.astype(np.int64)
+    out["n"] = n.astype(np.int64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out["proportion"] = np.where(n > 0, successes / np.where(n > 0, n, 1), np.nan)
+    out["low"], out["high"] = wilson(successes, n, level=level)
+    return out.reset_index()
 
 
 def _t_quantile(q: float, df: np.ndarray) -> np.ndarray:

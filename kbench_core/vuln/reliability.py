@@ -9,17 +9,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kbench_core.calibration import bin_calibration
-from kbench_core.stats import check_choice, wilson
+from kbench_core.calibration import bin_calibration, reliability_groups
+from kbench_core.stats import check_choice
 from kbench_core.vuln._prepare import _bools, _groups, _one_judge
 from kbench_core.vuln.definitions import Binning
 
 
-def _binned(judged: pd.DataFrame, by: tuple[str, ...], n_bins: int, binning: Binning,
-            judge: str | None) -> tuple[pd.DataFrame, Any]:
-    """The groups' keys and their answers' calibration bins (correct = said_vulnerable equals
-    is_vulnerable; failed judgements and answers without a confidence left out, as tiers
-    does)."""
+def _answers(judged: pd.DataFrame, by: tuple[str, ...], binning: Binning, judge: str | None
+             ) -> tuple[np.ndarray, pd.DataFrame, np.ndarray, np.ndarray]:
+    """The groups' keys and their answers' group codes, confidences and outcomes (correct =
+    said_vulnerable equals is_vulnerable; failed judgements and answers without a confidence
+    left out, as tiers does)."""
     check_choice("binning", binning, ("uniform", "quantile"))
     frame, _ = _one_judge(judged, judge)
     gid, keys = _groups(frame, by)
@@ -29,8 +29,15 @@ def _binned(judged: pd.DataFrame, by: tuple[str, ...], n_bins: int, binning: Bin
     confidence = (frame["confidence"].to_numpy(dtype=float, na_value=np.nan)
                   if "confidence" in frame else np.full(len(frame), np.nan))
     used = ~(miss_v | miss_s | miss_f) & ~np.isnan(confidence)
-    binned = bin_calibration(gid[used], confidence[used], (said == vulnerable)[used],
-                             n_groups=len(keys), n_bins=n_bins, strategy=binning)
+    return gid[used], keys, confidence[used], (said == vulnerable)[used]
+
+
+def _binned(judged: pd.DataFrame, by: tuple[str, ...], n_bins: int, binning: Binning,
+            judge: str | None) -> tuple[pd.DataFrame, Any]:
+    """The groups' keys and their answers' calibration bins."""
+    gid, keys, confidence, correct = _answers(judged, by, binning, judge)
+    binned = bin_calibration(gid, confidence, correct, n_groups=len(keys), n_bins=n_bins,
+                             strategy=binning)
     return keys, binned
 
 
@@ -42,25 +49,12 @@ def reliability(judged: pd.DataFrame, *, by: Sequence[str] = ("model",), n_bins:
     mean_confidence accuracy accuracy_low accuracy_high gap`` (as
     :func:`kbench_core.calibration.reliability_table`) and the group's ``ece``, ``mce`` and
     ``n`` (answers with a confidence). Correct = said_vulnerable equals is_vulnerable;
-    failed judgements and answers without a confidence are left out.
+    failed judgements and answers without a confidence are left out. The tables are
+    :func:`kbench_core.calibration.reliability_groups`'s, the shared per-group step.
     """
     by = (by,) if isinstance(by, str) else tuple(by)
-    keys, binned = _binned(judged, by, n_bins, binning, judge)
-    group, bins = np.nonzero(binned.count > 0)
-    n = binned.count[group, bins]
-    accuracy = binned.correct_sum[group, bins] / n
-    mean_conf = binned.confidence_sum[group, bins] / n
-    low, high = wilson(binned.correct_sum[group, bins], n)
-    table = keys.iloc[group].reset_index(drop=True)
-    extra = pd.DataFrame({
-        "bin": bins.astype(np.int64), "lo": binned.edges[group, bins],
-        "hi": binned.edges[group, bins + 1], "count": n.astype(np.int64),
-        "mean_confidence": mean_conf, "accuracy": accuracy, "accuracy_low": low,
-        "accuracy_high": high, "gap": mean_conf - accuracy,
-        "ece": binned.ece()[group], "ece_l2_debiased": binned.ece_l2_debiased()[group],
-        "mce": binned.mce()[group],
-        "n": binned.n[group].astype(np.int64)})
-    return pd.concat([table, extra], axis=1)
+    gid, keys, confidence, correct = _answers(judged, by, binning, judge)
+    return reliability_groups(gid, keys, confidence, correct, n_bins=n_bins, strategy=binning)
 
 
 def rebin(table: pd.DataFrame, judged: pd.DataFrame, *, by: Sequence[str] = ("model",),
