@@ -175,31 +175,22 @@ def leaderboard(frame: pd.DataFrame, summaries: Mapping[str, Any] | None = None,
     bootstrap interval over those biases (:func:`kbench_core.compare.rank_intervals`;
     ``few_items`` when fewer than 30 biases), ``n_ranked`` the biases behind ``mean_bms``
     and the rank, ``n_dropped`` biases a model lacks."""
-    from kbench_core.compare import FEW_ITEMS, rank_intervals
+    from kbench_core.compare import FEW_ITEMS
+    from kbench_core.ranking import model_ranks
 
     out = published_summary(frame, summaries)
     table = frame[["model", "bias", "bms"]].dropna() if "bms" in frame else frame.iloc[:0]
     table = table.assign(model=table["model"].astype(str), bias=table["bias"].astype(str))
-    out["rank"] = out["rank_low"] = out["rank_high"] = out["mean_bms"] = np.nan
-    out["n_dropped"] = 0
-    ranks = None
-    if table["model"].nunique() >= 2:
-        try:
-            ranks = rank_intervals(table, "bms", item="bias", lower_is_better=True,
-                                   n_boot=n_boot, random_state=random_state)
-        except ValueError:  # no bias every model has
-            ranks = None
-        if ranks is not None:
-            lookup = ranks.set_index("model")
-            for ours, theirs in (("rank", "rank"), ("rank_low", "rank_low"),
-                                 ("rank_high", "rank_high"), ("mean_bms", "value"),
-                                 ("n_dropped", "n_dropped")):
-                out[ours] = out["model"].map(lookup[theirs])
+    ranks = model_ranks(table, "bms", item="bias", models=out["model"], lower_is_better=True,
+                        n_boot=n_boot, random_state=random_state)
+    ranked = bool(ranks["rank"].notna().any())
+    for column in ("rank", "rank_low", "rank_high", "n_dropped"):
+        out[column] = ranks[column].to_numpy()
+    out["mean_bms"] = ranks["ranked_value"].to_numpy()
     if table["model"].nunique() == 1:  # nothing to share biases with: its own mean
         out["mean_bms"] = out["model"].map(table.groupby("model")["bms"].mean())
-    out["n_dropped"] = out["n_dropped"].fillna(0).astype(int)
     # The biases behind mean_bms and the rank (the shared ones), shown; "few" counts them
-    out["n_ranked"] = (out["model"].map(ranks.set_index("model")["n"]) if ranks is not None
+    out["n_ranked"] = (ranks["n_ranked"].to_numpy() if ranked
                        else out["model"].map(table.groupby("model")["bias"].nunique()))
     out["n_ranked"] = out["n_ranked"].fillna(0).astype(int)
     out["few_items"] = out["n_ranked"] < FEW_ITEMS

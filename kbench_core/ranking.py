@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["rank_by", "rank_interval_text", "rank_text"]
+__all__ = ["RANK_COLUMNS", "model_ranks", "rank_by", "rank_interval_text", "rank_text"]
 
 
 def _number(value: float) -> str:
@@ -79,4 +79,58 @@ def rank_by(table: pd.DataFrame, metric: str, *, lower_is_better: bool = False,
     high = out.get(f"{metric}_rank_high")
     out.insert(1, "rank_text", rank_text(rank, low, high, few=out.get("few_items"),
                                          few_label=few_label))
+    return out
+
+
+# The columns :func:`model_ranks` gives, one convention for every leaderboard that ranks
+# models by a per-item mean with a bootstrap interval.
+RANK_COLUMNS = ("model", "rank", "rank_low", "rank_high", "ranked_value", "n_ranked",
+                "n_dropped", "few_items")
+
+
+def model_ranks(frame: pd.DataFrame, value: str, *, item: Sequence[str] | str,
+                models: Sequence[str] | pd.Series | None = None,
+                lower_is_better: bool | None = None, cluster: str | None = None,
+                n_boot: int = 1000, random_state: int = 0) -> pd.DataFrame:
+    """Every model's rank with its bootstrap interval, one row per model of ``models``
+    (default: the models of ``frame``, as text), in that order, columns
+    :data:`RANK_COLUMNS`: ``rank`` (1 = best, ties share the mean rank), ``rank_low`` /
+    ``rank_high`` (the percentile interval), ``ranked_value`` (the model's mean ``value``
+    over the items every model has: what the rank orders), ``n_ranked`` (those items),
+    ``n_dropped`` (items the model lacks) and ``few_items``
+    (:func:`kbench_core.compare.rank_intervals`, which computes them; Hall & Miller 2009).
+
+    Nothing is ranked (rank and interval NaN, ``n_ranked`` 0) when ``frame`` has fewer than two
+    models or no item every model has; a model of ``models`` that ``frame`` lacks gets NaN.
+    The glue each leaderboard used to write (bias susceptibility, the fingerprint reports'
+    leaderboard, the replication summary), once.
+    """
+    from kbench_core.compare import rank_intervals
+
+    frame = frame.assign(model=frame["model"].astype(str))
+    names = (pd.unique(frame["model"]) if models is None
+             else pd.Series(models, dtype=object).astype(str).to_numpy())
+    out = pd.DataFrame({"model": names})
+    ranks = None
+    if frame["model"].nunique() >= 2:
+        try:
+            ranks = rank_intervals(frame, value, item=item, lower_is_better=lower_is_better,
+                                   cluster=cluster, n_boot=n_boot, random_state=random_state)
+        except ValueError:  # no item every model has
+            ranks = None
+    if ranks is None:
+        for column in ("rank", "rank_low", "rank_high", "ranked_value"):
+            out[column] = np.nan
+        out["n_ranked"] = 0
+        out["n_dropped"] = 0
+        out["few_items"] = False
+        return out
+    lookup = ranks.set_index("model").rename(columns={"value": "ranked_value", "n": "n_ranked"})
+    out = out.merge(lookup[["rank", "rank_low", "rank_high", "ranked_value", "n_ranked",
+                            "n_dropped", "few_items"]].reset_index(), on="model", how="left")
+    for column in ("rank", "rank_low", "rank_high", "ranked_value"):
+        out[column] = out[column].astype(float)
+    out["n_ranked"] = out["n_ranked"].fillna(0).astype(int)
+    out["n_dropped"] = out["n_dropped"].fillna(0).astype(int)
+    out["few_items"] = out["few_items"].fillna(False).astype(bool)
     return out

@@ -95,8 +95,7 @@ def susceptibility_table(fingerprint: Any) -> pd.DataFrame:
     "renormalised" on those rows: their BMS weighs the intensities differently from the other
     models'. The most susceptible / resistant, human-like and AI-specific biases are the
     model's own, as text."""
-    from kbench_core import compare
-    from kbench_core.ranking import rank_text
+    from kbench_core.ranking import model_ranks, rank_text
     from kbench_core.stats import t_interval
 
     models = fingerprint.models.copy()
@@ -140,15 +139,14 @@ def susceptibility_table(fingerprint: Any) -> pd.DataFrame:
     own = ["susceptibility", "n_biases", "susceptibility_low", "susceptibility_high"]
     models = models.drop(columns=[c for c in own if c in models]).merge(
         per_model.rename_axis("model").reset_index(), on="model", how="left")
-    ranked = None
-    if shared is not None and len(shared):
-        ranked = compare.rank_intervals(used, "bms", item="bias", lower_is_better=True)
-    if ranked is None:  # one model (nothing to rank against) or no bias every model has
+    ranks = model_ranks(used, "bms", item="bias", models=models["model"],
+                        lower_is_better=True)
+    if ranks["rank"].isna().all():  # one model (nothing to rank against) or no shared bias
         models.insert(0, "rank", pd.array([pd.NA] * len(models), dtype="Float64"))
         models.insert(1, "rank_text", "")
     else:
-        models = ranked[["model", "rank", "rank_low", "rank_high", "few_items"]].merge(
-            models, on="model", how="right")
+        models = models.assign(**{column: ranks[column].to_numpy()
+                                  for column in ("rank", "rank_low", "rank_high", "few_items")})
         text = rank_text(models["rank"], models["rank_low"], models["rank_high"],
                          few=models["few_items"].fillna(False), few_label="few biases")
         models["rank_text"] = [t + " · renormalised" if t and n else t

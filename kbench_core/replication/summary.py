@@ -62,8 +62,8 @@ def summary_leaderboard(frame: pd.DataFrame, *, n_boot: int = 1000,
     every test): the two are different numbers and keep different names
     (:data:`SUMMARY_LABELS`). Finding rows are left out; nothing is pooled or recomputed.
     """
-    from kbench_core.compare import FEW_ITEMS, rank_intervals
-    from kbench_core.ranking import rank_text
+    from kbench_core.compare import FEW_ITEMS
+    from kbench_core.ranking import model_ranks, rank_text
 
     studies = study_rows(frame)
     grouped = studies.groupby("model", observed=True, sort=True)
@@ -102,36 +102,30 @@ def summary_leaderboard(frame: pd.DataFrame, *, n_boot: int = 1000,
     scored = (studies[["model", "study", "pas"]].dropna() if "pas" in studies
               else studies.iloc[:0])
     scored = scored[scored["model"].astype(str).isin(out.loc[ranked, "model"])]
-    if scored["model"].nunique() >= 2:
-        try:
-            ranks = rank_intervals(scored.assign(model=scored["model"].astype(str)), "pas",
-                                   item="study", lower_is_better=False, n_boot=n_boot,
-                                   random_state=random_state)
-        except ValueError:  # no study shared by every configuration
-            ranks = None
-        if ranks is not None:
-            lookup = ranks.set_index("model")
-            at = out["model"].map(lambda m: m in lookup.index).to_numpy(bool)
-            for column in ("rank_low", "rank_high", "n_dropped"):
-                out.loc[at, column] = out.loc[at, "model"].map(lookup[column]).to_numpy()
-            # One statistic behind a rank and its interval: the bootstrap ranks the mean PAS
-            # over the studies every configuration has. The rank by ``by`` stands only when
-            # it is that statistic for the same configurations (as in HumanStudy-Bench's
-            # files, where pas_raw is the mean of its studies); otherwise the rank is the
-            # bootstrap's own, so no rank lies outside its interval (a configuration whose
-            # published PAS ranks it first but whose shared studies rank it second showed
-            # "1 [2, 2]").
-            shared = out.loc[at, "model"].map(lookup["value"]).to_numpy(dtype=float)
-            same = (at == ranked.to_numpy(bool)).all() and np.allclose(
-                out.loc[at, by].to_numpy(dtype=float), shared, rtol=0, atol=1e-9)
-            out["shared_study_pas"] = np.nan
-            out.loc[at, "shared_study_pas"] = shared
-            if not same:
-                by = "shared_study_pas"
-                ranked = pd.Series(at, index=out.index)
-                out["rank"] = np.nan
-                out.loc[at, "rank"] = out.loc[at, "model"].map(lookup["rank"]).to_numpy()
-                out["ranked_by"] = np.where(at, by, "")
+    ranks = model_ranks(scored, "pas", item="study", models=out["model"],
+                        lower_is_better=False, n_boot=n_boot, random_state=random_state)
+    at = ranks["rank"].notna().to_numpy(bool)
+    if at.any():
+        for column in ("rank_low", "rank_high", "n_dropped"):
+            out.loc[at, column] = ranks.loc[at, column].to_numpy()
+        # One statistic behind a rank and its interval: the bootstrap ranks the mean PAS
+        # over the studies every configuration has. The rank by ``by`` stands only when
+        # it is that statistic for the same configurations (as in HumanStudy-Bench's
+        # files, where pas_raw is the mean of its studies); otherwise the rank is the
+        # bootstrap's own, so no rank lies outside its interval (a configuration whose
+        # published PAS ranks it first but whose shared studies rank it second showed
+        # "1 [2, 2]").
+        shared = ranks.loc[at, "ranked_value"].to_numpy(dtype=float)
+        same = (at == ranked.to_numpy(bool)).all() and np.allclose(
+            out.loc[at, by].to_numpy(dtype=float), shared, rtol=0, atol=1e-9)
+        out["shared_study_pas"] = np.nan
+        out.loc[at, "shared_study_pas"] = shared
+        if not same:
+            by = "shared_study_pas"
+            ranked = pd.Series(at, index=out.index)
+            out["rank"] = np.nan
+            out.loc[at, "rank"] = ranks.loc[at, "rank"].to_numpy()
+            out["ranked_by"] = np.where(at, by, "")
     out["n_dropped"] = out["n_dropped"].astype(int)
     if "shared_study_pas" not in out:
         out["shared_study_pas"] = np.nan
