@@ -74,6 +74,11 @@ def wilson(successes: np.ndarray | pd.Series | float, n: np.ndarray | pd.Series 
         dist = crit * np.sqrt(q_ * (1.0 - q_) / nobs_a + crit2 / (4.0 * nobs_a**2))
         dist /= denom
         low[ok], high[ok] = np.clip(center - dist, 0, 1), np.clip(center + dist, 0, 1)
+        # At 0 of n (n of n) the bound is exactly 0 (1): center and dist are then the same
+        # number, which rounding can leave a few ulps apart, so that an interval of a group
+        # that never succeeded excluded 0 (coverage 0 at p = 0; tests/test_shared_helpers.py).
+        low[ok] = np.where(count_a <= 0, 0.0, low[ok])
+        high[ok] = np.where(count_a >= nobs_a, 1.0, high[ok])
     return low, high
 
 
