@@ -150,3 +150,17 @@ def test_model_ranks_ranks_nothing_with_one_model_or_no_shared_item() -> None:
         out = model_ranks(frame, "score", item="item", lower_is_better=False)
         assert out[["rank", "rank_low", "rank_high"]].isna().all().all()
         assert (out["n_ranked"] == 0).all()
+
+
+def test_the_reliability_diagram_is_shared_and_draws_any_family() -> None:
+    from kbench_core.figures import calibration as calibration_figures
+    from kbench_core.figures import vuln as vuln_figures
+
+    assert vuln_figures.reliability_diagram is calibration_figures.reliability_diagram
+    table = calibration.reliability_by(_answers(2), "model", n_bins=5)
+    fig = calibration_figures.reliability_diagram(table)
+    curves = [t for t in fig.data if t.type == "scatter" and t.mode == "lines+markers"]
+    assert sorted(t.name.split(" · ")[0] for t in curves) == ["a", "b", "c"]
+    one = table[table["model"] == "a"].sort_values("mean_confidence")
+    drawn = next(t for t in curves if t.name.startswith("a "))
+    np.testing.assert_allclose(drawn.y, one["accuracy"])
