@@ -499,12 +499,13 @@ def brier(confidence: object, correct: object, *, items: object | None = None,
 # ------------------------------------------------------------------------ public, per group
 
 
-def group_codes(frame: pd.DataFrame, by: str | tuple[str, ...] | list[str]
-                ) -> tuple[np.ndarray, pd.DataFrame]:
+def group_codes(frame: pd.DataFrame, by: str | tuple[str, ...] | list[str], *,
+                also: tuple[str, ...] = ()) -> tuple[np.ndarray, pd.DataFrame]:
     """A dense group code per row of ``frame`` and the table of group keys (one row per code,
-    in the sorted order of the keys; missing keys form their own group)."""
+    in the sorted order of the keys; missing keys form their own group). A ``ValueError``
+    names any ``by`` (or ``also``) column ``frame`` lacks."""
     by = [by] if isinstance(by, str) else list(by)
-    missing = [name for name in by if name not in frame]
+    missing = [name for name in (*by, *also) if name not in frame]
     if missing:
         raise ValueError(f"no column {', '.join(map(repr, missing))} to group by; columns: "
                          f"{', '.join(map(str, frame.columns))}")
@@ -545,14 +546,9 @@ def reliability_groups(group: np.ndarray, keys: pd.DataFrame, confidence: np.nda
 
 def _complete(frame: pd.DataFrame, by: str | tuple[str, ...] | list[str], confidence: str,
               correct: str) -> tuple[np.ndarray, pd.DataFrame, np.ndarray, np.ndarray]:
-    for name in (confidence, correct):
-        if name not in frame:
-            raise ValueError(f"no column {name!r}; columns: "
-                             f"{', '.join(map(str, frame.columns))}")
-    codes, keys = group_codes(frame, by)
-    conf, corr, _, _ = _pairs(frame[confidence], frame[correct])
-    keep = ~np.isnan(_as_float(frame[confidence], "confidence")) & ~np.isnan(
-        _as_float(frame[correct], "correct"))
+    codes, keys = group_codes(frame, by, also=(confidence, correct))
+    conf, corr, _, _ = _pairs(frame[confidence], frame[correct])  # checked, complete pairs
+    keep = ~np.isnan(_as_float(frame[confidence], "")) & ~np.isnan(_as_float(frame[correct], ""))
     return codes[keep], keys, conf, corr
 
 
@@ -579,8 +575,7 @@ def calibration_by(frame: pd.DataFrame, by: str | tuple[str, ...] | list[str], *
     ``ece``, ``ece_l2_debiased``, ``mce`` and ``brier`` — each the value :func:`ece`,
     :func:`ece_l2_debiased`, :func:`mce` and :func:`brier` give for that group's answers
     alone, computed for every group in one pass. ECE, MCE and Brier have no standard analytic
-    interval (their bootstrap is :func:`ece`'s ``ci="bootstrap"``, per group); a group
-    without a complete answer has ``n`` 0 and NaN values."""
+    interval (their bootstrap is :func:`ece`'s ``ci="bootstrap"``, per group)."""
     codes, keys, conf, corr = _complete(frame, by, confidence, correct)
     _check_options(n_bins, strategy)
     binned = bin_calibration(codes, conf, corr, n_groups=len(keys), n_bins=n_bins,
