@@ -79,10 +79,10 @@ class CompareDefaults:
 @dataclass(frozen=True)
 class PageInfo:
     """Where the app shows a run of this kind: the page file (relative to the repository, or
-    absolute for a family defined outside it) and
-    its menu title, icon, URL path and place; the widget state that selects the run there (a
-    list of runs, or one run when ``single``), widget values to set with it, and the widgets
-    that depend on the run (cleared when another run is selected)."""
+    absolute for a family defined outside it) and its menu title, icon, URL path and place;
+    the widget state that selects the run there (a list of runs, or one run when
+    ``single``), widget values to set with it, and the widgets that depend on the run
+    (cleared when another run is selected). The page reads these keys from here."""
 
     path: str
     title: str
