@@ -74,8 +74,9 @@ def load_run(
         ``.tar.gz`` holding a tree of output files.
     name : str, optional
         Run name; default the file name without its suffixes.
-    kind : {"bias", "replication", "replication_summary", "judged"}, optional
-        Skip detection and validate as this kind.
+    kind : str, optional
+        Skip detection and validate as this kind (any registered kind,
+        :func:`kbench_core.families.kinds`).
     on_error : {"raise", "skip"}
         ``"raise"`` (default) raises :class:`RunFormatError` on the first invalid file;
         ``"skip"`` drops invalid rows and lists them in ``Run.warnings`` (a file whose every row
