@@ -53,6 +53,8 @@ def test_validation_and_the_schema_lists(toy, toy_file: Path) -> None:
     run = load_run(toy_file)
     assert run.kind == toy_family.KIND and len(run.frame) == 120
     assert toy_family.KIND in schema.KINDS and schema.SPECS[toy_family.KIND] is toy.spec
+    # no hand-written list of kinds refuses it when named
+    assert load_run(toy_file, kind=toy_family.KIND).kind == toy_family.KIND
     # the family's own schema checks every cell
     bad = toy_file.read_text().replace(",A,", ",E,", 1)
     with pytest.raises(RunFormatError, match="choice"):
