@@ -449,6 +449,40 @@ def plural(noun: str) -> str:
 _DATE_SUFFIX = re.compile(r"[-_@.](?:20\d{2}[-_.]?[01]\d[-_.]?[0-3]\d|20\d{2}[-_.][01]\d)$")
 
 
+# HumanStudy-Bench names a configuration ``<provider>_<family>_<version>[_temp<T>]_<method>``,
+# words joined by "_" and the prompting method (``v1-empty`` ... ``v4-background``,
+# ``example-v4``) by "-": ``mistralai_mistral_small_creative_temp0.5_v3-human-plus-demo``.
+_CONFIG_ID = re.compile(r"^(?P<model>[^\s/:\-_][^\s/:\-]*_[^\s/:\-]+?)"
+                        r"_(?P<method>v\d+(?:-[a-z0-9]+)*|example-v\d+)$")
+_TEMPERATURE = re.compile(r"^temp(\d+(?:\.\d+)?)$")
+# A provider whose model families name it already ("claude" is Anthropic's): said once, by the
+# family. Other providers stay.
+_FAMILIES_OF = {
+    "anthropic": ("claude",), "openai": ("gpt", "o1", "o3", "o4", "chatgpt", "davinci"),
+    "google": ("gemini", "gemma", "palm"), "x_ai": ("grok",), "xai": ("grok",),
+    "meta": ("llama",), "meta_llama": ("llama",), "mistralai": (
+        "mistral", "mixtral", "ministral", "codestral", "magistral", "devstral", "pixtral"),
+    "deepseek": ("deepseek",), "qwen": ("qwen", "qwq"), "moonshotai": ("kimi", "moonshot"),
+    "microsoft": ("phi",), "z_ai": ("glm",), "zhipuai": ("glm",), "cohere": ("command",),
+}
+
+
+def _configuration_name(model: str, method: str) -> str:
+    """``claude-haiku-4.5 · v1-empty`` for HumanStudy-Bench's ``anthropic_claude_haiku_4.5``
+    and ``v1-empty``: the provider dropped where the family names it, words joined by "-",
+    a temperature as `` t0.5`` after the model, the method after " · "."""
+    for provider, families in _FAMILIES_OF.items():
+        rest = model.removeprefix(provider + "_")
+        if rest != model and rest.lower().startswith(families):
+            model = rest
+            break
+    words = model.split("_")
+    temperature = [m.group(1) for w in words if (m := _TEMPERATURE.match(w))]
+    words = [w for w in words if not _TEMPERATURE.match(w)]
+    shown = "-".join(words) + "".join(f" t{t}" for t in temperature)
+    return f"{shown} · {method}"
+
+
 def display_name(model_id: Any) -> str:
     """The name a figure shows for one model id, alone (:func:`display_names` makes a set of
     them unique): the release date at the end dropped (``claude-sonnet-4-5-20250929`` →
@@ -457,12 +491,24 @@ def display_name(model_id: Any) -> str:
     ``deepseek_deepseek_v3.2`` → ``deepseek_v3.2``, ``qwen_qwen3_next`` → ``qwen3_next``);
     provider, family and version otherwise stay as written.
 
+    A HumanStudy-Bench configuration (``<provider>_<family>_<version>_<method>``) reads as
+    model · method, the provider dropped where the family names it (``claude`` is
+    Anthropic's) and a temperature kept as ``t0.5``:
+    ``anthropic_claude_haiku_4.5_v1-empty`` → ``claude-haiku-4.5 · v1-empty``,
+    ``mistralai_mistral_small_creative_temp0.5_v3-human-plus-demo`` →
+    ``mistral-small-creative t0.5 · v3-human-plus-demo``.
+
     >>> display_name("claude-sonnet-4-5-20250929"), display_name("anthropic_claude_haiku_4.5")
     ('claude-sonnet-4-5', 'anthropic_claude_haiku_4.5')
+    >>> display_name("x_ai_grok_4.1_fast_none_v2-human")
+    'grok-4.1-fast-none · v2-human'
     """
     text = str(model_id)
     shorter = _DATE_SUFFIX.sub("", text)
     text = shorter if shorter else text
+    config = _CONFIG_ID.match(text)
+    if config:
+        return _configuration_name(config.group("model"), config.group("method"))
     parts = re.split(r"([_/:-])", text, maxsplit=2)
     if len(parts) >= 3 and parts[0] and parts[2]:
         provider, family = parts[0].lower(), parts[2].lower()

@@ -184,11 +184,51 @@ def test_display_names_drop_dates_and_keep_provider_family_version() -> None:
     assert names["gpt-5.2-2025-12-11"] == "gpt-5.2"
     assert names["claude-haiku-4-5"] == "claude-haiku-4-5"
     assert names["mistralai_mistral_small_creative_temp0.5_v3-human-plus-demo"] == \
-        "mistral_small_creative_temp0.5_v3-human-plus-demo"  # the provider said once
+        "mistral-small-creative t0.5 · v3-human-plus-demo"  # the provider said once
     # two snapshots of one model would read the same: both keep their dates
     assert names["gpt-4o-2024-05-13"] == "gpt-4o-2024-05-13"
     assert names["gpt-4o-2024-08-06"] == "gpt-4o-2024-08-06"
     assert names["x_ai_grok_4.1_fast"] == "x_ai_grok_4.1_fast"
+
+
+def test_humanstudy_configuration_names_read_as_model_and_method() -> None:
+    """HumanStudy-Bench's 63 released configuration names: model (family, version, a
+    temperature) · prompting method, the provider dropped only where the family names it,
+    every name unique and far shorter than the id."""
+    import json
+
+    from kbench_core.text import display_names
+
+    path = "sample_data/real/humanstudy-bench/simple_results.json"
+    with open(path, encoding="utf-8") as handle:
+        configs = list(json.load(handle)["configs"])
+    names = display_names(configs)
+    assert names["anthropic_claude_haiku_4.5_v1-empty"] == "claude-haiku-4.5 · v1-empty"
+    assert names["mistralai_mistral_small_creative_temp0.5_v3-human-plus-demo"] == \
+        "mistral-small-creative t0.5 · v3-human-plus-demo"
+    assert names["mistralai_mistral_nemo_example-v4"] == "mistral-nemo · example-v4"
+    assert names["qwen_qwen3_next_80b_a3b_instruct_v2-human"] == \
+        "qwen3-next-80b-a3b-instruct · v2-human"
+    assert names["x_ai_grok_4.1_fast_none_v4-background"] == "grok-4.1-fast-none · v4-background"
+    assert names["x_ai_grok_4.1_fast_v1-empty"] == "grok-4.1-fast · v1-empty"
+    assert names["openai_gpt_oss_20b_v2-human"] == "gpt-oss-20b · v2-human"
+    assert names["mixed_models_v3"] == "mixed-models · v3"
+    assert len(set(names.values())) == len(configs) == 63
+    # a provider no family names stays; ids of other shapes keep the earlier rules
+    assert display_names(["acme_widget_7b_v2-human"])["acme_widget_7b_v2-human"] == \
+        "acme-widget-7b · v2-human"
+    assert display_names(["synthetic-agent-v1-empty"])["synthetic-agent-v1-empty"] == \
+        "synthetic-agent-v1-empty"
+
+
+def test_two_ids_with_one_display_name_are_told_apart() -> None:
+    from kbench_core.text import display_names
+
+    ids = ["anthropic_claude_haiku_4.5_v1-empty", "claude_haiku_4.5_v1-empty",
+           "claude-haiku-4.5 · v1-empty"]
+    names = display_names(ids)
+    assert len(set(names.values())) == 3  # never one name for two models
+    assert names["claude-haiku-4.5 · v1-empty"] == "claude-haiku-4.5 · v1-empty"
 
 
 def _shown_labels(fig) -> set[str]:
