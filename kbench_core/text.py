@@ -48,6 +48,7 @@ __all__ = [
     "escape_controls",
     "json_quote",
     "lookalike_warnings",
+    "method_label",
     "neutralise_cell",
     "plot_text",
     "restore_cell",
@@ -536,6 +537,23 @@ def display_names(model_ids: Iterable[Any]) -> dict[str, str]:
     literal = set(ids)
     return {m: (name if taken[name] == 1 and (name == m or name not in literal) else m)
             for m, name in shown.items()}
+
+
+_DEBIASING = re.compile(r"^debiasing_(\d+)$")
+
+
+def method_label(name: Any) -> str:
+    """A debiasing method as a reader sees it. KahneBench names a method it has no name for
+    by its condition, ``debiasing_0``, ``debiasing_1``, ... (a fingerprint report never has
+    the names): those read ``debiasing method 1``, ``debiasing method 2``, ...; a named
+    method keeps its name. The hover and the exports keep the name as written.
+
+    >>> method_label("debiasing_0"), method_label("chain_of_thought")
+    ('debiasing method 1', 'chain_of_thought')
+    """
+    text = str(name)
+    found = _DEBIASING.match(text)
+    return f"debiasing method {int(found.group(1)) + 1}" if found else text
 
 
 def count_noun(count: int, noun: str) -> str:

@@ -20,7 +20,7 @@ from kbench_core.figures.base import (
     with_legend_below,
 )
 from kbench_core.schema import INTENSITIES
-from kbench_core.text import plot_text
+from kbench_core.text import count_noun, method_label, plot_text
 
 SIDE_LEGEND_MAX = 8  # models a side legend shows in full at the figure's height
 
@@ -63,7 +63,7 @@ def bms_curves(table: pd.DataFrame, *, y: str = "magnitude",
         grid = grid.loc[grid.mean(axis=1).sort_values(ascending=False, kind="stable").index]
         return heatmap_figure(
             grid, title=title or "Bias by trigger intensity", subtitle=(
-                f"{len(grid)} models, most biased on top; {ylabel.lower()}"),
+                f"{count_noun(len(grid), 'model')}, most biased on top; {ylabel.lower()}"),
             zmin=0, zmax=1, colorbar_title="magnitude" if y == "magnitude" else "mean score",
             hovertemplate="%{y}<br>%{x}: %{z:.3f}")
     if table["model"].nunique() > MAX_OVERLAID:
@@ -355,11 +355,15 @@ def mitigation_chart(table: pd.DataFrame, *, title: str | None = None) -> go.Fig
         rows = rows.set_index(rows["bias"].astype(str)).reindex(biases)
         best = rows["best"].fillna(False).astype(bool).to_numpy()
         style = styles[method]
+        # a method KahneBench has no name for ("debiasing_0") reads "debiasing method 1";
+        # the hover keeps the name as written
+        shown = method_label(method)  # (method is escaped already)
+        written = "" if shown == method else f" ({method})"
         fig.add_trace(go.Scatter(
-            x=rows["score"], y=biases, mode="markers", name=method,
+            x=rows["score"], y=biases, mode="markers", name=shown,
             marker=dict(symbol=style.symbol, color=style.color,
                         size=np.where(best, 12, 8), line=dict(width=0)),
-            hovertemplate=("%{y}<br>" + method + " %{x:.3f}<extra></extra>")))
+            hovertemplate=("%{y}<br>" + shown + written + " %{x:.3f}<extra></extra>")))
     apply_layout(fig, title or "Score before and after debiasing",
                  xaxis=dict(title="score (1 = biased)", range=[-0.02, 1.02]),
                  yaxis=dict(title="", type="category", categoryorder="array",

@@ -23,7 +23,7 @@ from kbench_core.figures.base import (
     set_panels,
     with_legend_below,
 )
-from kbench_core.text import plot_text
+from kbench_core.text import count_noun, plot_text
 from kbench_core.vuln import METRIC_LABELS
 
 __all__ = ["fixed_claims_chart", "lucky_guess_chart", "prompt_type_chart", "reliability_diagram",
@@ -175,7 +175,8 @@ def _reliability_panels(table: pd.DataFrame, models: list[str], styles: dict,
         titles.append(f"{model}<br>ECE {ece:.3f}, deb. {deb:.3f}" if np.isfinite(deb)
                       else f"{model}<br>ECE {ece:.3f}, n = {n:,}")
     apply_layout(fig, heading, barmode="overlay",
-                 subtitle=f"{len(models)} models, one panel each; ECE plug-in (biased "
+                 subtitle=f"{count_noun(len(models), 'model')}, one panel each; ECE plug-in "
+                          "(biased "
                           "up), deb. debiased ℓ2")
     meta = dict(fig.layout.meta)
     meta.update(kbench_x_title="Confidence", kbench_y_title="Accuracy",
@@ -300,7 +301,8 @@ def _lucky_dumbbell(tiers: pd.DataFrame, heading: str) -> go.Figure:
             customdata=data["lgi"],
             hovertemplate=("<b>%{y}</b><br>" + name + " %{x:.3f}<br>LGI %{customdata:+.3f}"
                            "<extra></extra>")))
-    apply_layout(fig, heading, subtitle=f"{len(models)} models, largest gap (LGI) on top",
+    apply_layout(fig, heading,
+                 subtitle=f"{count_noun(len(models), 'model')}, largest gap (LGI) on top",
                  height=160 + 18 * len(models),
                  xaxis=dict(title="Rate", range=[-0.02, 1.04]),
                  yaxis=dict(title="", type="category", autorange="reversed"))
@@ -333,7 +335,7 @@ def prompt_type_chart(tiers: pd.DataFrame, *, metric: str = "tdr",
         high = float(np.nanmax(values)) if np.isfinite(values).any() else 1.0
         return heatmap_figure(
             grid, title=title or f"{label} by prompt type",
-            subtitle=f"{len(models)} models, highest mean on top",
+            subtitle=f"{count_noun(len(models), 'model')}, highest mean on top",
             zmin=min(low, 0.0), zmax=max(high, 1.0) if high <= 1 else high,
             colorbar_title=label if len(label) <= 12 else metric.upper(),
             hovertemplate="%{y}<br>%{x}: " + label + " %{z:.3f}")
