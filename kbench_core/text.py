@@ -55,6 +55,7 @@ __all__ = [
     "safe_name",
     "strip_controls",
     "unescape_controls",
+    "wrap_name",
 ]
 
 # Cc (C0, DEL, C1), Cf (bidi embeddings/overrides/isolates, zero-width, soft hyphen, BOM),
@@ -537,6 +538,48 @@ def display_names(model_ids: Iterable[Any]) -> dict[str, str]:
     literal = set(ids)
     return {m: (name if taken[name] == 1 and (name == m or name not in literal) else m)
             for m, name in shown.items()}
+
+
+_NAME_BREAK = re.compile(r"(?<=[ \-_/])")  # after a space, hyphen, underscore or slash
+
+
+def wrap_name(name: Any, width: int) -> list[str]:
+    """A display name in lines of at most ``width`` characters, broken only where the name
+    has a separator, never inside a word: between model and method first
+    (``mistral-small-creative t0.5`` / ``· v3-human-plus-demo``), then after a space, ``-``,
+    ``_`` or ``/`` (``grok-4-1-fast-`` / ``reasoning``). A word longer than ``width`` stays
+    whole on its own line (the caller shrinks the font); read across the lines, the name is
+    whole. Hand-written: :mod:`textwrap` breaks inside hyphenated words' letters on overflow
+    and drops the separators.
+
+    >>> wrap_name("mistral-small-creative t0.5 · v3-human-plus-demo", 28)
+    ['mistral-small-creative t0.5', '· v3-human-plus-demo']
+    >>> wrap_name("grok-4-1-fast-reasoning", 16)
+    ['grok-4-1-fast-', 'reasoning']
+    """
+    text = str(name)
+    width = max(1, int(width))
+    if len(text) <= width:
+        return [text]
+    lines: list[str] = []
+    parts = text.split(" · ")
+    for k, part in enumerate(parts):
+        part = part if k == 0 else "· " + part
+        if lines and len(lines[-1]) + 1 + len(part) <= width and k > 0:
+            lines[-1] = f"{lines[-1]} {part}"
+            continue
+        if len(part) <= width:
+            lines.append(part)
+            continue
+        line = ""
+        for piece in (p for p in _NAME_BREAK.split(part) if p):
+            if line and len(line) + len(piece.rstrip()) > width:
+                lines.append(line.rstrip())
+                line = ""
+            line += piece
+        if line:
+            lines.append(line.rstrip())
+    return lines
 
 
 _DEBIASING = re.compile(r"^debiasing_(\d+)$")
