@@ -456,6 +456,7 @@ _DATE_SUFFIX = re.compile(r"[-_@.](?:20\d{2}[-_.]?[01]\d[-_.]?[0-3]\d|20\d{2}[-_
 # ``example-v4``) by "-": ``mistralai_mistral_small_creative_temp0.5_v3-human-plus-demo``.
 _CONFIG_ID = re.compile(r"^(?P<model>[^\s/:\-_][^\s/:\-]*_[^\s/:\-]+?)"
                         r"_(?P<method>v\d+(?:-[a-z0-9]+)*|example-v\d+)$")
+_QUALIFIER = re.compile(r"^(\S+) (\([^()]*\))$")
 _TEMPERATURE = re.compile(r"^temp(\d+(?:\.\d+)?)$")
 # A provider whose model families name it already ("claude" is Anthropic's): said once, by the
 # family. Other providers stay.
@@ -506,6 +507,11 @@ def display_name(model_id: Any) -> str:
     'grok-4.1-fast-none · v2-human'
     """
     text = str(model_id)
+    qualified = _QUALIFIER.match(text)  # "<id> (no scores)", "<id> (run name)"
+    if qualified:
+        base = display_name(qualified.group(1))
+        if base != qualified.group(1):
+            return f"{base} {qualified.group(2)}"
     shorter = _DATE_SUFFIX.sub("", text)
     text = shorter if shorter else text
     config = _CONFIG_ID.match(text)
@@ -556,6 +562,8 @@ def wrap_name(name: Any, width: int) -> list[str]:
     ['mistral-small-creative t0.5', '· v3-human-plus-demo']
     >>> wrap_name("grok-4-1-fast-reasoning", 16)
     ['grok-4-1-fast-', 'reasoning']
+    >>> wrap_name("claude-sonnet-4-5", 16)
+    ['claude-sonnet-', '4-5']
     """
     text = str(name)
     width = max(1, int(width))
@@ -571,7 +579,7 @@ def wrap_name(name: Any, width: int) -> list[str]:
         if len(part) <= width:
             lines.append(part)
             continue
-        line = ""
+        line, start = "", len(lines)
         for piece in (p for p in _NAME_BREAK.split(part) if p):
             if line and len(line) + len(piece.rstrip()) > width:
                 lines.append(line.rstrip())
@@ -579,6 +587,14 @@ def wrap_name(name: Any, width: int) -> list[str]:
             line += piece
         if line:
             lines.append(line.rstrip())
+        # a version number alone on the last line ("claude-sonnet-4-" / "5") reads as a
+        # stray digit: the short pieces before it go down with it ("claude-sonnet-" / "4-5")
+        if len(lines) - start >= 2 and len(lines[-1]) <= 2:
+            before = [p for p in _NAME_BREAK.split(lines[-2]) if p]
+            while len(before) > 1 and len(lines[-1]) <= 2 + len(before[-1]) and (
+                    len(before[-1]) <= 2 or len(lines[-1]) <= 2):
+                lines[-1] = before.pop() + lines[-1]
+            lines[-2] = "".join(before).rstrip()
     return lines
 
 

@@ -232,18 +232,22 @@ def test_two_ids_with_one_display_name_are_told_apart() -> None:
 
 
 def _shown_labels(fig) -> set[str]:
+    """Every label a figure shows, read across its lines (a name wrapped at its separators
+    reads as the name)."""
     labels = set()
     for name in fig.layout:
         if name.startswith(("xaxis", "yaxis")) and fig.layout[name].ticktext:
-            labels |= set(fig.layout[name].ticktext)
-    labels |= {a.text.split("<br>")[0] for a in fig.layout.annotations if a.text}
-    labels |= {t.name for t in fig.data if t.name}
+            labels |= {_unwrapped(t) for t in fig.layout[name].ticktext}
+    labels |= set(_panel_names(fig))
+    labels |= {a.text.split("<br>")[0] for a in fig.layout.annotations
+               if a.text and not (a.name or "").startswith("panel-")}
+    labels |= {_unwrapped(t.name) for t in fig.data if t.name}
     return labels
 
 
 def test_every_kahnebench_figure_names_a_model_the_same_recognisable_way() -> None:
     """At one column (336 px) and in the app, each of the 11 KahneBench models reads as its
-    display name wherever a figure names it: legend, tick label, panel title."""
+    display name, whole, wherever a figure names it: legend, tick label, panel title."""
     import plotly.graph_objects as go
 
     from kbench_core.catalog import items_for
@@ -260,13 +264,6 @@ def test_every_kahnebench_figure_names_a_model_the_same_recognisable_way() -> No
         return len(have) == len(full) and all(f.startswith(h) for h, f in
                                               zip(have, full, strict=True))
 
-    def readable_cut(label: str, name: str) -> bool:
-        """The provider or family (first word) keeps 3 letters and every version number
-        stays whole: "cla-opus-4-7", "gro-4-1-f-reasoning"; never "c-hai-4-5"."""
-        have, full = re.split(r"[-_.]", label), re.split(r"[-_.]", name)
-        return cut_of(label, name) and len(have[0]) >= min(3, len(full[0])) and all(
-            h == f for h, f in zip(have, full, strict=True) if f.isdigit())
-
     seen: dict[int | None, dict[str, set[str]]] = {None: {}, 336: {}}
     for item in items_for(run.kind):
         if item.what != "figure":
@@ -281,9 +278,83 @@ def test_every_kahnebench_figure_names_a_model_the_same_recognisable_way() -> No
     assert set(seen[None]) == set(models)  # every model is named
     for model, labels in seen[None].items():  # in the app: the display name, whole
         assert labels == {shown[model]}, (model, labels)
-    for model, labels in seen[336].items():  # one column: whole, or cut but readable
-        assert all(label == shown[model] or readable_cut(label, shown[model])
-                   for label in labels), (model, labels)
+    for model, labels in seen[336].items():  # one column: whole too (wrapped, never cut)
+        assert labels == {shown[model]}, (model, labels)
+
+
+def _unwrapped(text: str) -> str:
+    """A label read across its lines: after a hyphen, underscore or slash the name goes on
+    directly, after anything else a space was the break."""
+    lines = text.split("<br>")
+    out = lines[0]
+    for line in lines[1:]:
+        out += ("" if out.endswith(("-", "_", "/")) else " ") + line
+    return out
+
+
+def _panel_names(fig) -> list[str]:
+    """The model names over the panels of a figure, read across their lines (the lines after
+    the name, e.g. "CCC 0.781 ...", left out)."""
+    names = []
+    for a in fig.layout.annotations:
+        if (a.name or "").startswith("panel-"):
+            lines = [line for line in a.text.split("<br>") if not line.startswith(("CCC", "ECE"))]
+            names.append(_unwrapped("<br>".join(lines)))
+    return names
+
+
+@pytest.mark.parametrize("width", [None, 700, 336])
+def test_small_multiple_titles_show_the_whole_display_name_at_every_width(width) -> None:
+    """The intensity curves of the 11 KahneBench models: each panel is titled with the
+    model's display name, whole (wrapped at its separators or in a smaller font, never
+    "cla-haiku-4-5"), in the app and in a one-column export."""
+    import plotly.graph_objects as go
+
+    from kbench_core import bias_reports, figures
+    from kbench_core.figures.base import fit_to_width
+    from kbench_core.text import display_names
+
+    run = _kahnebench()
+    table = bias_reports.intensity_table(run.frame)
+    fig = figures.bms_curves(table[table["bias"] == "anchoring_effect"], y="mean")
+    drawn = fig if width is None else fit_to_width(go.Figure(fig), width)
+    names = display_names(sorted(map(str, run.frame["model"].unique())))
+    assert sorted(_panel_names(drawn)) == sorted(names.values())
+    sizes = {a.font.size for a in drawn.layout.annotations if (a.name or "").startswith("panel")}
+    assert len(sizes) == 1 and min(sizes) >= 9  # one size, still legible (9 px at least)
+
+
+@pytest.mark.parametrize("width", [None, 336])
+def test_humanstudy_configurations_read_whole_in_the_leaderboard_and_heat_table(width) -> None:
+    """The 63 configurations of HumanStudy-Bench's results: the leaderboard's and the heat
+    table's row labels are the display names (claude-haiku-4.5 · v1-empty), whole, in two
+    lines at most, one per configuration; the hover keeps the full id."""
+    import plotly.graph_objects as go
+
+    from kbench_core import replication
+    from kbench_core.figures import replication as rep_figures
+    from kbench_core.figures.base import fit_to_width
+    from kbench_core.io import load_run
+    from kbench_core.text import display_names
+
+    run = load_run("sample_data/real/humanstudy-bench/simple_results.json")
+    ids = sorted(map(str, run.frame["model"].unique()))
+    names = display_names(ids)
+    board = replication.summary_leaderboard(run.frame)
+    heat = rep_figures.study_heatmap(replication.study_rows(run.frame), value="pas",
+                                     unit="configuration")
+    for fig in (rep_figures.summary_leaderboard(board), heat):
+        drawn = fig if width is None else fit_to_width(go.Figure(fig), width)
+        ticks = drawn.layout.yaxis
+        shown = dict(zip(ticks.tickvals, ticks.ticktext, strict=True))
+        scored = {i: t for i, t in shown.items() if "(no scores)" not in i}
+        assert len(scored) >= 61
+        for model_id, text in scored.items():
+            assert _unwrapped(text) == names[model_id], (model_id, text)
+            assert text.count("<br>") <= 1
+        assert len(set(shown.values())) == len(shown)  # never one name for two
+    assert names["anthropic_claude_haiku_4.5_v1-empty"] in {
+        _unwrapped(t) for t in heat.layout.yaxis.ticktext}
 
 
 # ------------------------------------------------------------------ 9: figures show what they say

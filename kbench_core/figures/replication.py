@@ -10,11 +10,13 @@ from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
 from kbench_core.figures.base import (
+    MIN_LABEL_CHARS,
     PALETTE,
     TITLE_LINE_PX,
     apply_layout,
     category_ticks,
     clamp_note,
+    display_labels,
     distinct_styles,
     edge_clamp,
     heatmap_figure,
@@ -309,7 +311,8 @@ def study_heatmap(table: pd.DataFrame, *, value: str = "pas", title: str | None 
                           subtitle=f"best {rows_are[0]} on top, best {rows_are[1]} on the left "
                           f"(mean {value.upper()})",
                           zmin=zmin, zmax=zmax, colorbar_title=value.upper(),
-                          customdata=counts, hovertemplate=hover, missing="–")
+                          customdata=counts, hovertemplate=hover, missing="–",
+                          wrap_rows=rows_are[0] == unit)  # a configuration's name whole
 
 
 def summary_leaderboard(board: pd.DataFrame, *, title: str | None = None) -> go.Figure:
@@ -361,9 +364,12 @@ def summary_leaderboard(board: pd.DataFrame, *, title: str | None = None) -> go.
     if has_cost:
         fig.update_xaxes(range=[0, float(data["cost"].max()) * 1.1], row=1, col=2)
     row_px = 34 if len(data) <= 12 else 20
+    shown = display_labels(names)
+    if any(len(name) > MIN_LABEL_CHARS for name in shown):
+        row_px = max(row_px, 30)  # a configuration's name in two lines, never cut
     apply_layout(fig, title or "Configurations by replication score, with cost",
                  barmode="group", height=150 + row_px * max(len(data), 2),
                  legend=legend_below())
     fig.update_yaxes(type="category", autorange="reversed", row=1, col=1)
-    category_ticks(fig, "yaxis", names, row_px=row_px)
+    category_ticks(fig, "yaxis", names, row_px=row_px, wrap=True)
     return fig

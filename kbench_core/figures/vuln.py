@@ -19,6 +19,7 @@ from kbench_core.figures.base import (
     distinct_styles,
     heatmap_figure,
     model_colors,
+    name_rows,
     rgba,
     set_panels,
     with_legend_below,
@@ -230,13 +231,13 @@ def sui_leaderboard(tiers: pd.DataFrame, contributions: pd.DataFrame, *,
         textposition="middle right", showlegend=False, hoverinfo="skip"))
     caption = "* a component was undefined; SUI renormalised over the others" \
         if flagged.any() else None
-    row_px = 40 if len(models) <= 12 else 22
+    row_px = name_rows(models, 40 if len(models) <= 12 else 22)
     height = 160 + row_px * max(len(models), 2)
     apply_layout(fig, title or "Security Understanding Index (SUI) and what it is made of",
                  subtitle=caption, barmode="stack", margin=dict(r=60), height=height,
                  xaxis=dict(title="SUI = Σ weight × component", range=[0, 1.15]),
                  yaxis=dict(title="", type="category"))
-    category_ticks(fig, "yaxis", models, row_px=row_px)
+    category_ticks(fig, "yaxis", models, row_px=row_px, wrap=True)
     labels = [t.name for t in fig.data if t.showlegend is not False and t.name]
     with_legend_below(fig, labels, int(fig.layout.height))
     return fig
@@ -338,7 +339,7 @@ def prompt_type_chart(tiers: pd.DataFrame, *, metric: str = "tdr",
             subtitle=f"{count_noun(len(models), 'model')}, highest mean on top",
             zmin=min(low, 0.0), zmax=max(high, 1.0) if high <= 1 else high,
             colorbar_title=label if len(label) <= 12 else metric.upper(),
-            hovertemplate="%{y}<br>%{x}: " + label + " %{z:.3f}")
+            hovertemplate="%{y}<br>%{x}: " + label + " %{z:.3f}", wrap_rows=True)
     styles = distinct_styles(models, colors or model_colors(models))
     fig = go.Figure()
     for model, rows in tiers.groupby("model", observed=True, sort=True):
