@@ -10,18 +10,17 @@ from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
 from kbench_core.figures.base import (
-    MIN_LABEL_CHARS,
     PALETTE,
     TITLE_LINE_PX,
     apply_layout,
     category_ticks,
     clamp_note,
-    display_labels,
     distinct_styles,
     edge_clamp,
     heatmap_figure,
     legend_below,
     model_colors,
+    name_rows,
     set_panels,
     with_legend_below,
 )
@@ -363,10 +362,8 @@ def summary_leaderboard(board: pd.DataFrame, *, title: str | None = None) -> go.
     fig.update_xaxes(title_text="score", range=[low - 0.02, top * 1.05], row=1, col=1)
     if has_cost:
         fig.update_xaxes(range=[0, float(data["cost"].max()) * 1.1], row=1, col=2)
-    row_px = 34 if len(data) <= 12 else 20
-    shown = display_labels(names)
-    if any(len(name) > MIN_LABEL_CHARS for name in shown):
-        row_px = max(row_px, 30)  # a configuration's name in two lines, never cut
+    # a configuration's name in two lines, never cut: rows tall enough for them
+    row_px = name_rows(names, 34 if len(data) <= 12 else 20)
     apply_layout(fig, title or "Configurations by replication score, with cost",
                  barmode="group", height=150 + row_px * max(len(data), 2),
                  legend=legend_below())
