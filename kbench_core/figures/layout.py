@@ -252,18 +252,23 @@ def panel_titles(titles: Sequence[str], columns: int, width: int = APP_WIDTH,
 
 
 def set_panels(fig: go.Figure, n: int, columns: int, *, panel_height: int, header: int,
-               titles: Sequence[str] | None = None, width: int = APP_WIDTH) -> int:
+               titles: Sequence[str] | None = None, width: int | None = None) -> int:
     """Lay out ``n`` panels (axes ``x``/``y`` … ``x{n}``/``y{n}``) ``columns`` to a row; the
-    panel titles become annotations over their panels (:func:`panel_titles` for ``width``
-    px); returns (and sets) the height. Inner panels show their tick labels only where no
-    neighbour shares the axis."""
+    panel titles become annotations over their panels, a model by its display name (wrapped
+    to the panel by :func:`panel_titles` when a ``width`` in px is given, as
+    :func:`fit_to_width` does); returns (and sets) the height. Inner panels show their tick
+    labels only where no neighbour shares the axis."""
     columns = max(1, min(columns, n))
     rows = math.ceil(n / columns)
     height = header + rows * panel_height
     original = list(titles) if titles else None
     title_size = float(FONT_SIZE - 1)
-    if titles:  # a model's panel is titled with its display name, as its legend entry is
+    if titles and width is not None:  # a model's panel: its display name, as its legend's
         titles, title_size = panel_titles(titles, columns, width)
+    elif titles:  # laid out by fit_to_width for the width it is shown at
+        heads = display_labels([t.split("<br>")[0] for t in titles])
+        titles = ["<br>".join([head, *t.split("<br>")[1:]])
+                  for head, t in zip(heads, titles, strict=True)]
     # between rows: the lower panels' titles and the upper panels' tick labels
     lines = max((t.count("<br>") + 1 for t in titles), default=0) if titles else 0
     line_px = title_line_px(title_size)
