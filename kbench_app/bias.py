@@ -7,8 +7,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from kbench_app.ui import interval_text, number_format, shown
+from kbench_app.ui import column_label, interval_text, number_format, shown
 from kbench_core import families, figures, kahne
+from kbench_core.text import method_label
 
 # The keys the families' page entries name (the run pickers, the source switch and the
 # widgets a new run clears: kbench_core.families.bias and .bias_summary) are read from them,
@@ -147,14 +148,27 @@ def fingerprint_view(biases: pd.DataFrame) -> pd.DataFrame:
     view["model_rate_ci"] = interval_text(view["model_rate_low"], view["model_rate_high"])
     order = [c for c in _FIRST if c in view]
     sort = [c for c in ("category", "bias", "model") if c in view]
-    return shown(view[order].sort_values(sort, kind="stable").reset_index(drop=True))
+    return named_methods(shown(view[order].sort_values(sort, kind="stable")
+                              .reset_index(drop=True)))
+
+
+def named_methods(view: pd.DataFrame) -> pd.DataFrame:
+    """``view`` with its best debiasing method as a reader names it
+    (:func:`kbench_core.text.method_label`: ``debiasing_0`` reads ``debiasing method 1``);
+    the downloads keep the name as written."""
+    if "best_method" not in view:
+        return view
+    out = view.copy()
+    out["best_method"] = out["best_method"].map(
+        lambda v: method_label(v) if isinstance(v, str) else v)
+    return out
 
 
 def fingerprint_columns(view: pd.DataFrame) -> dict[str, object]:
     """Streamlit column configuration for :func:`fingerprint_view`."""
     config: dict[str, object] = {}
     for column in view.columns:
-        label, help_text = _LABELS.get(column, (column, None))
+        label, help_text = _LABELS.get(column, (column_label(column), None))
         if pd.api.types.is_bool_dtype(view[column]):
             config[column] = st.column_config.CheckboxColumn(label, help=help_text)
         elif pd.api.types.is_float_dtype(view[column]):

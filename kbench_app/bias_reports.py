@@ -2,7 +2,7 @@
 
 A report holds KahneBench's own per-bias numbers and no trials, so this view shows what exists
 (the fingerprint, bias by intensity, the domain heatmap, human alignment, mitigation,
-calibration, the reports' own summaries) and says plainly that there are no intervals. Every
+calibration, the reports' own summaries) and says plainly which numbers have no interval. Every
 table comes from :mod:`kbench_core.bias_reports` and every figure from
 :mod:`kbench_core.figures`, the same functions the exports use.
 """
@@ -28,12 +28,13 @@ K = bias_view.Keys
 
 __all__ = ["render", "summaries_of"]
 
-NO_TRIALS = ("These are KahneBench fingerprint reports: each number is the report's own, as "
-             "KahneBench computed it from trials that are not in the file. There are no "
-             "per-trial data, so the scores have no intervals (the rank intervals come from "
-             "resampling biases); kbench does not recompute the scores. Upload the trial "
-             "results (KahneBench's results JSON) for intervals, "
-             "drill-downs and options.")
+# Beside the leaderboard, whose ranks have intervals: the box says which numbers carry one
+# (the ranks, over biases) and which cannot (a report's own scores), never "no intervals".
+NO_TRIALS = ("These are KahneBench fingerprint reports: each score is the report's own, as "
+             "KahneBench computed it from trials that are not in the file, so a score comes "
+             "without the spread of its trials and kbench does not recompute it. The rank "
+             "intervals resample the biases. Upload the trial results (KahneBench's results "
+             "JSON) for intervals on every score, drill-downs and options.")
 
 
 def summaries_of(runs: list[Run], frame: pd.DataFrame) -> dict[str, Any]:
@@ -105,7 +106,7 @@ def render() -> None:
 
     st.subheader("Fingerprint")
     table = reports.fingerprint_table(selected)
-    shown_table = table.drop(columns=["n"]).dropna(axis=1, how="all")
+    shown_table = bias_view.named_methods(table.drop(columns=["n"]).dropna(axis=1, how="all"))
     kit.table(table, "report_fingerprint", view=shown_table,
               config=bias_view.fingerprint_columns(shown_table), runs=chosen_runs,
               key="bias_report_fingerprint", height=360,

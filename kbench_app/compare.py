@@ -26,7 +26,7 @@ from kbench_core import compare
 from kbench_core.figures import compare as compare_figures
 from kbench_core.ranking import rank_text as _rank_texts
 from kbench_core.stats import Estimate
-from kbench_core.text import plural
+from kbench_core.text import count_noun, plural
 
 __all__ = ["cached_rank_intervals", "compare_panel", "content_hash", "rank_column",
            "rank_text", "run_compare_panel"]
@@ -239,7 +239,8 @@ def _two_models(result: compare.Comparison, *, key: str, runs: Sequence[Any]) ->
                    + ("One pair was asked for, so its p is not adjusted for the other pairs; "
                       "'Every pair' adjusts over all of them (Holm)."
                       if result.adjusted_p is None else
-                      f"{result.correction_name}-adjusted over all {result.n_pairs} pairs."))
+                      f"{result.correction_name}-adjusted over all "
+                      f"{count_noun(result.n_pairs, 'pair')}."))
     m4.metric(f"Shared {noun}", f"{est.n:,}",
               help=f"{est.n_dropped:,} {noun} answered by only one of the two were dropped")
     need, clustered = result.items_needed()
@@ -292,7 +293,8 @@ def _every_pair(pairs: pd.DataFrame, *, label: str, value: str, lower: bool, key
     """Every pair of models: forest plot of the differences, one verdict each, the table."""
     decided = int((pairs["direction"] != "undecided").sum())
     if len(pairs) > _DRAWN_PAIRS:  # a forest of thousands of rows and a verdict each: unreadable
-        st.caption(f"{decided:,} of {len(pairs):,} pairs differ after Holm's adjustment "
+        st.caption(f"{decided:,} of {count_noun(len(pairs), 'pair')} differ after Holm's "
+                   "adjustment "
                    f"({'lower' if lower else 'higher'} is better). Too many pairs to draw "
                    f"or to word one by one (more than {_DRAWN_PAIRS:,}): the table and its "
                    "downloads hold every pair; 'Two models' words one.")
@@ -303,7 +305,8 @@ def _every_pair(pairs: pd.DataFrame, *, label: str, value: str, lower: bool, key
     if shown["delta"].notna().any():
         forest = compare_figures.forest_plot(
             shown, label="pair", what="A − B",
-            title=f"{label}: {decided} of {len(shown)} pairs differ after Holm's adjustment "
+            title=f"{label}: {decided} of {count_noun(len(shown), 'pair')} differ after Holm's "
+                  "adjustment "
                   f"({'lower' if lower else 'higher'} is better)")
         st.plotly_chart(forest, key=f"{key}_pairs_chart")
         figure_downloads(forest, f"pairs-forest-{value}", runs=runs, key=f"{key}_pairs_fig_dl")
@@ -323,10 +326,13 @@ def _every_pair(pairs: pd.DataFrame, *, label: str, value: str, lower: bool, key
 
 def _pairs_table(pairs: pd.DataFrame, *, value: str, key: str, runs: Sequence[Any]) -> None:
     config = table_config(pairs, {"model_a": "Model A", "model_b": "Model B",
-                                  "delta": "A − B"})
+                                  "delta": "A − B", "delta_low": "A − B 95% CI low",
+                                  "delta_high": "A − B 95% CI high",
+                                  "n": "Shared items", "n_dropped": "Items left out"})
     config["p_adjusted"] = st.column_config.NumberColumn(
-        f"p (Holm, {len(pairs)} pairs)", format="%.3g",
-        help=f"p adjusted by Holm's step-down method over all {len(pairs)} pairs of models")
+        f"p (Holm, {count_noun(len(pairs), 'pair')})", format="%.3g",
+        help="p adjusted by Holm's step-down method over all "
+             f"{count_noun(len(pairs), 'pair')} of models")
     config["df"] = st.column_config.NumberColumn(
         "df", format="%.1f", help="Degrees of freedom of the t test (Bell–McCaffrey with "
         "clusters: about the number of clusters minus 1, fewer when they are unequal)")

@@ -139,11 +139,19 @@ def chosen_tests(tests: pd.DataFrame, *, models: tuple[str, ...]) -> pd.DataFram
     return tests[tests["model"].astype(str).isin(list(models)).to_numpy()]
 
 
-def ecs_view(table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object]]:
+def ecs_view(table: pd.DataFrame, published: pd.Series | None = None,
+             ) -> tuple[pd.DataFrame, dict[str, object]]:
     """An ECS table for display: the value, its interval as text, n, effective n, studies and
-    (overall and per domain) the few-studies mark."""
+    (overall and per domain) the few-studies mark. ``published`` (model → the published
+    configuration ECS, :func:`kbench_core.replication.published_ecs`): on the overall table,
+    where a model has one, it is shown as "ECS (published)" beside kbench's value, which is
+    then labelled "ECS (recomputed by kbench)" — never under the paper's name."""
     keys = [c for c in ("model", "domain", "study") if c in table]
     view = table[keys].astype(str)
+    beside = (published is not None and keys == ["model"]
+              and bool(view["model"].map(published).notna().any()))
+    if beside:
+        view["ecs_published"] = view["model"].map(published).astype(float).to_numpy()
     view["ecs"] = table["ecs"]
     view["ecs_ci"] = interval_text(table["ecs_low"], table["ecs_high"])
     if "ci_method" in table:
@@ -152,8 +160,15 @@ def ecs_view(table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object]]:
     for column in ("n", "n_kish") + (() if "study" in table else ("n_studies",)):
         view[column] = table[column]
     config: dict[str, object] = {c: c.capitalize() for c in keys}
-    config.update(ecs=_number("ECS", "ecs"),
-                  ecs_ci=st.column_config.TextColumn("95% CI", help=_HELP["ecs_ci"]),
+    ecs_label = replication.SUMMARY_LABELS["ecs_recomputed"] if beside else "ECS"
+    config.update(ecs=_number(ecs_label, "ecs"),
+                  ecs_published=_number(
+                      replication.SUMMARY_LABELS["ecs_published"], "ecs",
+                      help="The configuration-level ECS as the benchmark published it (read "
+                           "from the run's config_ecs column or a loaded results file); "
+                           "kbench's own value is beside it, under its own name"),
+                  ecs_ci=st.column_config.TextColumn(f"{ecs_label} 95% CI",
+                                                     help=_HELP["ecs_ci"]),
                   ci_method=st.column_config.TextColumn("Interval", help=_HELP["ci_method"]),
                   n=_count("n", "n"), n_studies=_count("Studies", "n_studies"),
                   n_kish=_number("Effective n", "n_kish", "%.1f"))

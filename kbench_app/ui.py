@@ -77,21 +77,91 @@ def shown(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+# One column-naming style in every table the app shows (the style most of its tables use):
+# sentence-case words, acronyms in capitals, units and qualifiers in brackets, an interval
+# column named after its value ("SUI 95% CI"). Labels of kbench's own columns that pages do
+# not name themselves; the exported files keep the column names.
+COLUMN_LABELS: dict[str, str] = {
+    "model": "Model", "model_a": "Model A", "model_b": "Model B", "judge": "Judge",
+    "bias": "Bias", "study": "Study", "finding": "Finding", "domain": "Domain",
+    "test": "Test", "sample": "Sample", "category": "Category", "condition": "Condition",
+    "method": "Method", "prompt_type": "Prompt type", "n": "n", "df": "df",
+    "value": "Value", "delta": "Difference", "delta_low": "Difference 95% CI low",
+    "delta_high": "Difference 95% CI high", "p_value": "p (unadjusted)",
+    "p_adjusted": "p (adjusted)", "n_clusters": "Clusters", "n_dropped": "Left out",
+    "direction": "Direction", "rank": "Rank", "rank_low": "Rank 95% CI low",
+    "rank_high": "Rank 95% CI high", "control_mean": "Control mean",
+    "direction_as_written": "Direction (as written)", "is_vulnerable": "Vulnerable",
+    "severity": "Severity", "vuln_type": "Vulnerability type",
+    "said_vulnerable": "Said vulnerable", "confidence": "Confidence",
+    "target_found": "Target found", "type_match": "Type match", "rcir": "RCIR",
+    "ava": "AVA", "fsv": "FSV", "claimed_lines": "Claimed lines", "true_lines": "True lines",
+    "n_target_match": "Target matches", "n_partial_match": "Partial matches",
+    "n_bonus_valid": "Valid bonus findings", "n_hallucinated": "Hallucinated findings",
+    "n_mischaracterized": "Mischaracterised findings",
+    "n_design_choice": "Design-choice findings", "n_out_of_scope": "Out-of-scope findings",
+    "n_security_theater": "Security-theatre findings",
+    "n_informational": "Informational findings", "n_other_invalid": "Other invalid findings",
+    "finding_type": "Finding type", "description": "Description", "lines": "Lines",
+    "few_items": "Few items", "n_items": "Items", "n_samples": "Samples",
+}
+_ACRONYMS = frozenset({"bms", "bci", "has", "ecs", "pas", "sui", "tus", "tdr", "rci", "rcir",
+                       "ava", "fsv", "ece", "mce", "cas", "lgi", "fpr", "fnr", "tp", "tn", "fp",
+                       "fn", "f1", "f2", "ci", "id", "llm", "us$"})
+
+
+def column_label(column: object, label: str | None = None, *,
+                 labels: Mapping[str, str] | None = None) -> str:
+    """The label a table shows for ``column``: ``label`` when the page gives one, else
+    :data:`COLUMN_LABELS`, else the name as it is (a study id or a model name used as a
+    column is data, shown as written). A bare "95% CI" (or "95% interval") gets the name of
+    the value it belongs to (``labels`` of the table's other columns): "ECS 95% CI"."""
+    name = str(column)
+    # a label that only repeats the column's name names nothing
+    text = label if label not in (None, name) else COLUMN_LABELS.get(name, name)
+    if text in ("95% CI", "95% interval") and name.endswith("_ci"):
+        base = name.removesuffix("_ci")
+        owner = (labels or {}).get(base) or COLUMN_LABELS.get(base) or (
+            base.upper() if base in _ACRONYMS else None)
+        if owner:
+            text = f"{owner} 95% CI"
+    return text
+
+
+def _label_of(given: object) -> str | None:
+    if isinstance(given, str):
+        return given
+    if isinstance(given, Mapping) and isinstance(given.get("label"), str):
+        return given["label"]
+    return None
+
+
 def table_config(frame: pd.DataFrame, config: Mapping[str, object] | None = None, *,
                  pin: str | None = None) -> dict[str, object]:
     """Column configuration for ``st.dataframe``: the columns ``config`` leaves out (or names
-    with a plain label) get their number format; the first column (or ``pin``) is pinned."""
+    with a plain label) get their number format and their label in the app's one style
+    (:func:`column_label`); the first column (or ``pin``) is pinned."""
     out: dict[str, object] = dict(config or {})
     first = pin if pin in frame.columns else (frame.columns[0] if len(frame.columns) else None)
+    given_labels = {str(c): t for c, g in out.items() if (t := _label_of(g)) is not None}
     for column in frame.columns:
         given = out.get(column)
         if given is not None and not isinstance(given, str):
-            continue  # a full column configuration from the page stays as it is
-        label = given if isinstance(given, str) else str(column)
+            # a full column configuration from the page stays, its label in the one style
+            label = _label_of(given)
+            if isinstance(given, Mapping) and label is not None:
+                styled = column_label(column, label, labels=given_labels)
+                if styled != label:
+                    out[column] = {**given, "label": styled}
+            continue
+        label = column_label(column, given if isinstance(given, str) else None,
+                             labels=given_labels)
         fmt = number_format(str(column), frame[column])
         if column == first:
             out[column] = (st.column_config.NumberColumn(label, format=fmt, pinned=True)
                            if fmt else st.column_config.TextColumn(label, pinned=True))
         elif fmt:
             out[column] = st.column_config.NumberColumn(label, format=fmt)
+        elif label != str(column):
+            out[column] = label
     return out

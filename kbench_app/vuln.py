@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from kbench_app import cache
-from kbench_app.ui import interval_text, shown
+from kbench_app.ui import interval_text, shown, table_config
 from kbench_core import families, vuln
 from kbench_core.families.judged import (
     MAJORITY,
@@ -234,7 +234,7 @@ def tier_view(table: pd.DataFrame, metrics: Sequence[str], *,
             view.insert(1, "rank_ci", rank_interval_text(table["sui_rank_low"],
                                                          table["sui_rank_high"]))
             config["rank_ci"] = st.column_config.TextColumn(
-                "Rank 95%", help="Bootstrap over samples (with the intervals switched on): "
+                "Rank 95% CI", help="Bootstrap over samples (with the intervals switched on): "
                                    "overlapping ranges mean the run cannot order those models")
     view["n"] = table["n"]
     config["n"] = st.column_config.NumberColumn("n", help=_HELP["n"])
@@ -305,7 +305,7 @@ def fixed_view(table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object]]:
                   "Still claims", format="%.3f",
                   help="Share of fixed contracts where the detector still claims the fixed "
                        "vulnerability (lower is better)"),
-              "fixed_claim_ci": st.column_config.TextColumn("95% CI"),
+              "fixed_claim_ci": st.column_config.TextColumn("Still claims 95% CI"),
               "n_vulnerable": st.column_config.NumberColumn("Vulnerable"),
               "tdr": st.column_config.NumberColumn("TDR", format="%.3f"),
               "tdr_ci": st.column_config.TextColumn("TDR 95% CI")}
@@ -364,13 +364,15 @@ def drill_down(selected: pd.DataFrame, models: Sequence[str], judge: str) -> Non
     st.caption(f"{count_noun(len(answers), 'answer')} of **{plain(model)}** on "
                f"**{plain(sample)}** as judged by **{plain(judge)}**; text is shown exactly as "
                "uploaded.")
-    st.dataframe(answers[[c for c in DRILL_COLUMNS + FINDING_COUNTS if c in answers]],
-                 hide_index=True, width="stretch", key="vuln_drill_answers")
+    drill = answers[[c for c in DRILL_COLUMNS + FINDING_COUNTS if c in answers]]
+    st.dataframe(drill, hide_index=True, width="stretch", key="vuln_drill_answers",
+                 column_config=table_config(drill))
     findings = vuln.sample_findings(answers)
     if "findings" not in answers:
         st.caption("This run gives finding counts only (no findings text).")
     elif findings.empty:
         st.caption("The detector reported no findings here.")
     else:
-        st.dataframe(findings.drop(columns=["sample", "model", "judge"], errors="ignore"),
-                     hide_index=True, width="stretch", key="vuln_drill_findings")
+        listed = findings.drop(columns=["sample", "model", "judge"], errors="ignore")
+        st.dataframe(listed, hide_index=True, width="stretch", key="vuln_drill_findings",
+                     column_config=table_config(listed))

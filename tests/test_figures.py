@@ -151,10 +151,15 @@ def test_shorten_keeps_a_readable_head_and_the_distinguishing_tail() -> None:
     names = ["mistralai_mistral_small_creative_v3-human-plus-demo",
              "mistralai_mistral_small_creative_v1-empty",
              "deepseek_deepseek_v3.2_v3-human-plus-demo"]
-    short = base.shorten(names, 24)
-    assert all(len(s) <= 24 for s in short) and len(set(short)) == 3
-    assert not any(s.startswith(("mi.", "mi…", "de…")) for s in short)  # never 2 letters
-    assert "v3" in short[0] and "v1" in short[1] and "v3.2" in short[2]
+    # model names (wrap): the display name whole, in two lines at most, never cut
+    short = base.shorten(names, 24, wrap=True)
+    assert short == ["mistral-small-creative<br>· v3-human-plus-demo",
+                     "mistral-small-creative<br>· v1-empty",
+                     "deepseek-v3.2 · v3-human-plus-demo"[:13] + "<br>· v3-human-plus-demo"]
+    assert all(len(line) <= 24 for s in short for line in s.split("<br>"))
+    other = ["study_001_exp_1_condition_with_a_long_name", "study_002_exp_1_condition"]
+    cut = base.shorten(other, 24)  # other labels: cut, still told apart
+    assert all(len(s) <= 24 for s in cut) and len(set(cut)) == 2
     detectors = base.shorten([f"synthetic-detector-{i:02d}" for i in range(60)], 12)
     assert detectors[7] == "syn-det-07"  # shared words abbreviated, the number whole
 

@@ -184,26 +184,70 @@ def test_display_names_drop_dates_and_keep_provider_family_version() -> None:
     assert names["gpt-5.2-2025-12-11"] == "gpt-5.2"
     assert names["claude-haiku-4-5"] == "claude-haiku-4-5"
     assert names["mistralai_mistral_small_creative_temp0.5_v3-human-plus-demo"] == \
-        "mistral_small_creative_temp0.5_v3-human-plus-demo"  # the provider said once
+        "mistral-small-creative t0.5 · v3-human-plus-demo"  # the provider said once
     # two snapshots of one model would read the same: both keep their dates
     assert names["gpt-4o-2024-05-13"] == "gpt-4o-2024-05-13"
     assert names["gpt-4o-2024-08-06"] == "gpt-4o-2024-08-06"
     assert names["x_ai_grok_4.1_fast"] == "x_ai_grok_4.1_fast"
 
 
+def test_humanstudy_configuration_names_read_as_model_and_method() -> None:
+    """HumanStudy-Bench's 63 released configuration names: model (family, version, a
+    temperature) · prompting method, the provider dropped only where the family names it,
+    every name unique and far shorter than the id."""
+    import json
+
+    from kbench_core.text import display_names
+
+    path = "sample_data/real/humanstudy-bench/simple_results.json"
+    with open(path, encoding="utf-8") as handle:
+        configs = list(json.load(handle)["configs"])
+    names = display_names(configs)
+    assert names["anthropic_claude_haiku_4.5_v1-empty"] == "claude-haiku-4.5 · v1-empty"
+    assert names["mistralai_mistral_small_creative_temp0.5_v3-human-plus-demo"] == \
+        "mistral-small-creative t0.5 · v3-human-plus-demo"
+    assert names["mistralai_mistral_nemo_example-v4"] == "mistral-nemo · example-v4"
+    assert names["qwen_qwen3_next_80b_a3b_instruct_v2-human"] == \
+        "qwen3-next-80b-a3b-instruct · v2-human"
+    assert names["x_ai_grok_4.1_fast_none_v4-background"] == "grok-4.1-fast-none · v4-background"
+    assert names["x_ai_grok_4.1_fast_v1-empty"] == "grok-4.1-fast · v1-empty"
+    assert names["openai_gpt_oss_20b_v2-human"] == "gpt-oss-20b · v2-human"
+    assert names["mixed_models_v3"] == "mixed-models · v3"
+    assert len(set(names.values())) == len(configs) == 63
+    # a provider no family names stays; ids of other shapes keep the earlier rules
+    assert display_names(["acme_widget_7b_v2-human"])["acme_widget_7b_v2-human"] == \
+        "acme-widget-7b · v2-human"
+    assert display_names(["synthetic-agent-v1-empty"])["synthetic-agent-v1-empty"] == \
+        "synthetic-agent-v1-empty"
+
+
+def test_two_ids_with_one_display_name_are_told_apart() -> None:
+    from kbench_core.text import display_names
+
+    ids = ["anthropic_claude_haiku_4.5_v1-empty", "claude_haiku_4.5_v1-empty",
+           "claude-haiku-4.5 · v1-empty"]
+    names = display_names(ids)
+    assert len(set(names.values())) == 3  # never one name for two models
+    assert names["claude-haiku-4.5 · v1-empty"] == "claude-haiku-4.5 · v1-empty"
+
+
 def _shown_labels(fig) -> set[str]:
+    """Every label a figure shows, read across its lines (a name wrapped at its separators
+    reads as the name)."""
     labels = set()
     for name in fig.layout:
         if name.startswith(("xaxis", "yaxis")) and fig.layout[name].ticktext:
-            labels |= set(fig.layout[name].ticktext)
-    labels |= {a.text.split("<br>")[0] for a in fig.layout.annotations if a.text}
-    labels |= {t.name for t in fig.data if t.name}
+            labels |= {_unwrapped(t) for t in fig.layout[name].ticktext}
+    labels |= set(_panel_names(fig))
+    labels |= {a.text.split("<br>")[0] for a in fig.layout.annotations
+               if a.text and not (a.name or "").startswith("panel-")}
+    labels |= {_unwrapped(t.name) for t in fig.data if t.name}
     return labels
 
 
 def test_every_kahnebench_figure_names_a_model_the_same_recognisable_way() -> None:
     """At one column (336 px) and in the app, each of the 11 KahneBench models reads as its
-    display name wherever a figure names it: legend, tick label, panel title."""
+    display name, whole, wherever a figure names it: legend, tick label, panel title."""
     import plotly.graph_objects as go
 
     from kbench_core.catalog import items_for
@@ -220,13 +264,6 @@ def test_every_kahnebench_figure_names_a_model_the_same_recognisable_way() -> No
         return len(have) == len(full) and all(f.startswith(h) for h, f in
                                               zip(have, full, strict=True))
 
-    def readable_cut(label: str, name: str) -> bool:
-        """The provider or family (first word) keeps 3 letters and every version number
-        stays whole: "cla-opus-4-7", "gro-4-1-f-reasoning"; never "c-hai-4-5"."""
-        have, full = re.split(r"[-_.]", label), re.split(r"[-_.]", name)
-        return cut_of(label, name) and len(have[0]) >= min(3, len(full[0])) and all(
-            h == f for h, f in zip(have, full, strict=True) if f.isdigit())
-
     seen: dict[int | None, dict[str, set[str]]] = {None: {}, 336: {}}
     for item in items_for(run.kind):
         if item.what != "figure":
@@ -241,9 +278,83 @@ def test_every_kahnebench_figure_names_a_model_the_same_recognisable_way() -> No
     assert set(seen[None]) == set(models)  # every model is named
     for model, labels in seen[None].items():  # in the app: the display name, whole
         assert labels == {shown[model]}, (model, labels)
-    for model, labels in seen[336].items():  # one column: whole, or cut but readable
-        assert all(label == shown[model] or readable_cut(label, shown[model])
-                   for label in labels), (model, labels)
+    for model, labels in seen[336].items():  # one column: whole too (wrapped, never cut)
+        assert labels == {shown[model]}, (model, labels)
+
+
+def _unwrapped(text: str) -> str:
+    """A label read across its lines: after a hyphen, underscore or slash the name goes on
+    directly, after anything else a space was the break."""
+    lines = text.split("<br>")
+    out = lines[0]
+    for line in lines[1:]:
+        out += ("" if out.endswith(("-", "_", "/")) else " ") + line
+    return out
+
+
+def _panel_names(fig) -> list[str]:
+    """The model names over the panels of a figure, read across their lines (the lines after
+    the name, e.g. "CCC 0.781 ...", left out)."""
+    names = []
+    for a in fig.layout.annotations:
+        if (a.name or "").startswith("panel-"):
+            lines = [line for line in a.text.split("<br>") if not line.startswith(("CCC", "ECE"))]
+            names.append(_unwrapped("<br>".join(lines)))
+    return names
+
+
+@pytest.mark.parametrize("width", [None, 700, 336])
+def test_small_multiple_titles_show_the_whole_display_name_at_every_width(width) -> None:
+    """The intensity curves of the 11 KahneBench models: each panel is titled with the
+    model's display name, whole (wrapped at its separators or in a smaller font, never
+    "cla-haiku-4-5"), in the app and in a one-column export."""
+    import plotly.graph_objects as go
+
+    from kbench_core import bias_reports, figures
+    from kbench_core.figures.base import fit_to_width
+    from kbench_core.text import display_names
+
+    run = _kahnebench()
+    table = bias_reports.intensity_table(run.frame)
+    fig = figures.bms_curves(table[table["bias"] == "anchoring_effect"], y="mean")
+    drawn = fig if width is None else fit_to_width(go.Figure(fig), width)
+    names = display_names(sorted(map(str, run.frame["model"].unique())))
+    assert sorted(_panel_names(drawn)) == sorted(names.values())
+    sizes = {a.font.size for a in drawn.layout.annotations if (a.name or "").startswith("panel")}
+    assert len(sizes) == 1 and min(sizes) >= 9  # one size, still legible (9 px at least)
+
+
+@pytest.mark.parametrize("width", [None, 336])
+def test_humanstudy_configurations_read_whole_in_the_leaderboard_and_heat_table(width) -> None:
+    """The 63 configurations of HumanStudy-Bench's results: the leaderboard's and the heat
+    table's row labels are the display names (claude-haiku-4.5 · v1-empty), whole, in two
+    lines at most, one per configuration; the hover keeps the full id."""
+    import plotly.graph_objects as go
+
+    from kbench_core import replication
+    from kbench_core.figures import replication as rep_figures
+    from kbench_core.figures.base import fit_to_width
+    from kbench_core.io import load_run
+    from kbench_core.text import display_names
+
+    run = load_run("sample_data/real/humanstudy-bench/simple_results.json")
+    ids = sorted(map(str, run.frame["model"].unique()))
+    names = display_names(ids)
+    board = replication.summary_leaderboard(run.frame)
+    heat = rep_figures.study_heatmap(replication.study_rows(run.frame), value="pas",
+                                     unit="configuration")
+    for fig in (rep_figures.summary_leaderboard(board), heat):
+        drawn = fig if width is None else fit_to_width(go.Figure(fig), width)
+        ticks = drawn.layout.yaxis
+        shown = dict(zip(ticks.tickvals, ticks.ticktext, strict=True))
+        scored = {i: t for i, t in shown.items() if "(no scores)" not in i}
+        assert len(scored) >= 61
+        for model_id, text in scored.items():
+            assert _unwrapped(text) == names[model_id], (model_id, text)
+            assert text.count("<br>") <= 1
+        assert len(set(shown.values())) == len(shown)  # never one name for two
+    assert names["anthropic_claude_haiku_4.5_v1-empty"] in {
+        _unwrapped(t) for t in heat.layout.yaxis.ticktext}
 
 
 # ------------------------------------------------------------------ 9: figures show what they say

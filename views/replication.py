@@ -106,6 +106,12 @@ with tests_box:
     ecs = cache.cached(family.ecs_tables, selected, runs=runs, selection=selection,
                        spinner="Computing ECS...", options=options)
 
+    # a published configuration ECS (the run's own config_ecs, or a loaded results file's)
+    # is shown beside kbench's recomputed value, each under its own name
+    published = cache.cached(replication.published_ecs, selected,
+                             [run.frame for run in summary_runs.values()],
+                             runs=[*runs, *summary_runs.values()], selection=selection)
+
     st.subheader("Human against agent effects (ECS)")
     c1, c2 = st.columns([4, 1])
     color_by = kit.radio("Colour by", ["study", "domain"] if "domain" in selected else ["study"],
@@ -124,7 +130,8 @@ with tests_box:
         if level not in ecs:
             tab.caption("The run has no domain column.")
             continue
-        view, config = cache.cached(page.ecs_view, ecs[level], runs=runs,
+        view, config = cache.cached(page.ecs_view, ecs[level], published,
+                                    runs=[*runs, *summary_runs.values()],
                                     selection=(selection, options, level))
         kit.table(ecs[level], f"ecs_{level}", view=view, config=config, runs=runs,
                   key=f"rep_ecs_{level}_table", best={"ecs": "max"}, options=provenance,

@@ -26,7 +26,7 @@ from kbench_core.figures.base import (
     text_width,
     with_legend_below,
 )
-from kbench_core.text import plot_text
+from kbench_core.text import count_noun, plot_text
 
 __all__ = ["agreement_bars", "confusion_heatmap", "judge_spread_chart", "kappa_heatmap"]
 
@@ -305,7 +305,7 @@ def confusion_heatmap(table: pd.DataFrame, judge_a: str, judge_b: str, *,
         agree = int(sum(grid.loc[v, v] for v in both))
         total = int(z.sum())
         title = (f"{label + ': ' if label else ''}{judge_a} vs {judge_b} agree on "
-                 f"{agree} of {total} items")
+                 f"{agree} of {count_noun(total, 'item')}")
     apply_layout(fig, title, height=max(320, 160 + 60 * len(rows)),
                  xaxis=dict(title=dict(text=judge_b, standoff=12), side="bottom",
                             showgrid=False, type="category"),

@@ -34,6 +34,7 @@ from .heat import (  # noqa: F401  (re-exported: the names of the old module)
 from .labels import (  # noqa: F401  (re-exported: the names of the old module)
     COMPOSITE,
     MIN_LABEL_CHARS,
+    NAME_ROW_PX,
     SEPARATORS,
     _abbreviate,
     _middle_cut,
@@ -41,9 +42,12 @@ from .labels import (  # noqa: F401  (re-exported: the names of the old module)
     _word_counts,
     category_ticks,
     display_labels,
+    name_rows,
     shorten,
+    wrap_label,
 )
 from .layout import (  # noqa: F401  (re-exported: the names of the old module)
+    MIN_TITLE_SIZE,
     NARROW,
     TITLE_LINE_PX,
     _axis_name,
@@ -61,8 +65,10 @@ from .layout import (  # noqa: F401  (re-exported: the names of the old module)
     legend_below,
     legend_rows,
     panel_grid,
+    panel_titles,
     set_panels,
     text_width,
+    title_line_px,
     with_legend_below,
     wrap,
 )

@@ -15,12 +15,13 @@ from kbench_core.figures.base import (
     distinct_styles,
     heatmap_figure,
     legend_below,
+    name_rows,
     rgba,
     set_panels,
     with_legend_below,
 )
 from kbench_core.schema import INTENSITIES
-from kbench_core.text import plot_text
+from kbench_core.text import count_noun, method_label, plot_text
 
 SIDE_LEGEND_MAX = 8  # models a side legend shows in full at the figure's height
 
@@ -63,9 +64,9 @@ def bms_curves(table: pd.DataFrame, *, y: str = "magnitude",
         grid = grid.loc[grid.mean(axis=1).sort_values(ascending=False, kind="stable").index]
         return heatmap_figure(
             grid, title=title or "Bias by trigger intensity", subtitle=(
-                f"{len(grid)} models, most biased on top; {ylabel.lower()}"),
+                f"{count_noun(len(grid), 'model')}, most biased on top; {ylabel.lower()}"),
             zmin=0, zmax=1, colorbar_title="magnitude" if y == "magnitude" else "mean score",
-            hovertemplate="%{y}<br>%{x}: %{z:.3f}")
+            hovertemplate="%{y}<br>%{x}: %{z:.3f}", wrap_rows=True)
     if table["model"].nunique() > MAX_OVERLAID:
         return _curve_panels(table, x, y=y, prefix=prefix, ylabel=ylabel,
                              title=title or "Bias by trigger intensity")
@@ -294,12 +295,12 @@ def cas_bars(table: pd.DataFrame, *, colors: dict[str, str] | None = None,
     fig.add_trace(go.Bar(y=models, x=summary["mean_accuracy"], orientation="h",
                          name=plot_text(accuracy_label), marker_color="#0072B2",
                          hovertemplate="%{y}<br>accuracy %{x:.3f}<extra></extra>"))
-    row = 34 if len(summary) <= 12 else 22
+    row = name_rows(models, 34 if len(summary) <= 12 else 22)
     apply_layout(fig, title or "Stated confidence against accuracy", barmode="group",
                  yaxis=dict(title="", type="category", autorange="reversed"),
                  xaxis=dict(title="Mean over biases", range=[0, 1]),
                  legend=legend_below(), height=170 + row * max(len(summary), 2))
-    category_ticks(fig, "yaxis", list(models), row_px=row)
+    category_ticks(fig, "yaxis", list(models), row_px=row, wrap=True)
     return fig
 
 
@@ -331,7 +332,8 @@ def fingerprint_heatmap(biases: pd.DataFrame, *, value: str = "bms",
     return heatmap_figure(
         grid, title=title or "Cognitive fingerprint: BMS per model and bias",
         zmin=0, zmax=zmax, colorbar_title=name,
-        customdata=None if counts is None else counts.to_numpy(), hovertemplate=hover)
+        customdata=None if counts is None else counts.to_numpy(), hovertemplate=hover,
+        wrap_cols=True)  # the models: display names whole
 
 
 def mitigation_chart(table: pd.DataFrame, *, title: str | None = None) -> go.Figure:
@@ -355,11 +357,15 @@ def mitigation_chart(table: pd.DataFrame, *, title: str | None = None) -> go.Fig
         rows = rows.set_index(rows["bias"].astype(str)).reindex(biases)
         best = rows["best"].fillna(False).astype(bool).to_numpy()
         style = styles[method]
+        # a method KahneBench has no name for ("debiasing_0") reads "debiasing method 1";
+        # the hover keeps the name as written
+        shown = method_label(method)  # (method is escaped already)
+        written = "" if shown == method else f" ({method})"
         fig.add_trace(go.Scatter(
-            x=rows["score"], y=biases, mode="markers", name=method,
+            x=rows["score"], y=biases, mode="markers", name=shown,
             marker=dict(symbol=style.symbol, color=style.color,
                         size=np.where(best, 12, 8), line=dict(width=0)),
-            hovertemplate=("%{y}<br>" + method + " %{x:.3f}<extra></extra>")))
+            hovertemplate=("%{y}<br>" + shown + written + " %{x:.3f}<extra></extra>")))
     apply_layout(fig, title or "Score before and after debiasing",
                  xaxis=dict(title="score (1 = biased)", range=[-0.02, 1.02]),
                  yaxis=dict(title="", type="category", categoryorder="array",

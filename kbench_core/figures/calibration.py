@@ -20,7 +20,7 @@ from kbench_core.figures.base import (
     set_panels,
     with_legend_below,
 )
-from kbench_core.text import plot_text
+from kbench_core.text import count_noun, plot_text
 
 __all__ = ["MAX_OVERLAID", "PANEL_COLUMNS", "error_bars", "reliability_diagram"]
 
@@ -166,8 +166,8 @@ def _reliability_panels(table: pd.DataFrame, models: list[str], styles: dict,
         titles.append(f"{model}<br>ECE {ece:.3f}, deb. {deb:.3f}" if np.isfinite(deb)
                       else f"{model}<br>ECE {ece:.3f}, n = {n:,}")
     apply_layout(fig, heading, barmode="overlay",
-                 subtitle=f"{len(models)} models, one panel each; ECE plug-in (biased "
-                          "up), deb. debiased ℓ2")
+                 subtitle=f"{count_noun(len(models), 'model')}, one panel each; ECE plug-in "
+                          "(biased up), deb. debiased ℓ2")
     meta = dict(fig.layout.meta)
     meta.update(kbench_x_title="Confidence", kbench_y_title="Accuracy",
                 kbench_panels=dict(min_width=120, square=True))

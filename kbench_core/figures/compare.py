@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from kbench_core.figures.base import apply_layout, category_ticks
+from kbench_core.figures.base import apply_layout, category_ticks, name_rows
 from kbench_core.text import plot_text
 
 __all__ = ["forest_plot", "rank_chart"]
@@ -112,7 +112,7 @@ def rank_chart(ranks: pd.DataFrame, *, colors: dict[str, str] | None = None,
         customdata=np.column_stack([data["rank_low"], data["rank_high"], data["value"]]),
         hovertemplate=("<b>%{y}</b><br>rank %{x} [%{customdata[0]}, %{customdata[1]}]"
                        "<br>value %{customdata[2]:.3f}<extra></extra>")))
-    row = 34 if len(data) <= 15 else 20
+    row = name_rows(data["model"], 34 if len(data) <= 15 else 20)
     apply_layout(fig, title or "Rank with its 95% bootstrap interval",
                  subtitle=(f"the {len(data)} best ranked of {total} models shown (the table "
                            "lists all)" if total > len(data) else None),
@@ -120,5 +120,5 @@ def rank_chart(ranks: pd.DataFrame, *, colors: dict[str, str] | None = None,
                             autorange="reversed"),
                  yaxis=dict(title="", showgrid=False, type="category"),
                  height=max(240, 90 + row * len(data)))
-    category_ticks(fig, "yaxis", [str(m) for m in data["model"]], row_px=row)
+    category_ticks(fig, "yaxis", [str(m) for m in data["model"]], row_px=row, wrap=True)
     return fig

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from .labels import category_ticks, shorten
+from .labels import MIN_LABEL_CHARS, category_ticks, display_labels, shorten
 from .layout import _heatmap_text, apply_layout, text_width
 from .style import APP_WIDTH, CHAR_EM
 
@@ -23,17 +23,22 @@ def heat_cell(rows: int) -> tuple[int, int]:
 def heatmap_figure(grid, *, title: str, zmin: float, zmax: float, colorbar_title: str,
                    colorscale: str = "Cividis", customdata=None, hovertemplate: str = "",
                    digits: int = 2, missing: str = "", zmid: float | None = None,
-                   subtitle: str | None = None) -> go.Figure:
+                   subtitle: str | None = None, wrap_rows: bool = False,
+                   wrap_cols: bool = False) -> go.Figure:
     """A heatmap of ``grid`` (a DataFrame: rows × columns, first row on top) sized from its
     shape: every row and column labelled (long labels cut, see :func:`category_ticks`), the
     row height and font from the number of rows, numbers in the cells while they fit, the
-    colour bar titled on its side (clear of its ticks)."""
+    colour bar titled on its side (clear of its ticks). ``wrap_rows`` (rows that are models):
+    row labels in two lines at most, never cut (:func:`wrap_label`), rows tall enough;
+    ``wrap_cols`` the same for the (turned) column labels."""
     import numpy as np
 
     rows = [str(r) for r in grid.index]
     cols = [str(c) for c in grid.columns]
     z = grid.to_numpy(dtype=float)
     cell, font = heat_cell(len(rows))
+    if wrap_rows and any(len(r) > MIN_LABEL_CHARS for r in display_labels(rows)):
+        cell = max(cell, 2 * font + 6)  # two lines of a name
     text = np.vectorize(lambda v: missing if np.isnan(v) else f"{v:.{digits}f}")(z) \
         if z.size else None
     annotate = len(rows) <= 32 and len(cols) <= 16
@@ -54,12 +59,15 @@ def heatmap_figure(grid, *, title: str, zmin: float, zmax: float, colorbar_title
                  yaxis=dict(title="", showgrid=False, type="category", autorange="reversed",
                             ticks=""),
                  margin=dict(t=50, b=bottom, r=20))
-    category_ticks(fig, "yaxis", rows, share=0.4, size=font, row_px=cell)  # cells: the rest
-    category_ticks(fig, "xaxis", cols, share=0.45, size=font)  # turned: costs height only
+    category_ticks(fig, "yaxis", rows, share=0.4, size=font, row_px=cell,  # cells: the rest
+                   wrap=wrap_rows)
+    category_ticks(fig, "xaxis", cols, share=0.45, size=font,  # turned: costs height only
+                   wrap=wrap_cols)
     fig.layout.meta["kbench_ticks"]["yaxis"]["cells"] = len(cols)
     meta = dict(fig.layout.meta)
-    label_px = max((text_width(r, font) for r in shorten(rows, int(0.4 * APP_WIDTH / (
-        CHAR_EM * font)))), default=0)
+    label_px = max((text_width(line, font) for r in shorten(
+        rows, int(0.4 * APP_WIDTH / (CHAR_EM * font)), wrap=wrap_rows)
+        for line in r.split("<br>")), default=0)
     meta["kbench_heatmap"] = dict(columns=len(cols), label_px=label_px,
                                   text_px=(digits + 3) * CHAR_EM * (font - 1) + 4)
     fig.update_layout(meta=meta)

@@ -95,15 +95,19 @@ def _shorten_composite(labels: list[str], max_chars: int) -> list[str]:
     return out
 
 
-def shorten(labels: Sequence[str], max_chars: int) -> list[str]:
+def shorten(labels: Sequence[str], max_chars: int, *, wrap: bool = False) -> list[str]:
     """Labels shortened to ``max_chars`` so that what tells them apart stays readable: words
     most labels share are abbreviated first (:func:`_abbreviate`), a composite label
     (``model · judge``) gives up its less informative part first, and what is still too long
     keeps a readable head and its tail (``head…tail``). Where two would read the same, the
     budget grows until they differ (else the full names); the full names stay in the hover.
+    With ``wrap`` (model names: one name everywhere), a label is never cut: its display name
+    is broken into lines at its separators (:func:`kbench_core.text.wrap_name`).
     Hand-written: plotly has no label abbreviation."""
     full = [str(label) for label in labels]
     labels = display_labels(full)
+    if wrap:
+        return [wrap_label(label, max_chars) for label in labels]
     max_chars = max(6, max_chars)
     composite = any(COMPOSITE in label for label in labels)
 
@@ -140,6 +144,34 @@ def shorten(labels: Sequence[str], max_chars: int) -> list[str]:
 MIN_LABEL_CHARS = 16  # a tick label is never cut below this: "claude-haiku-4-5" stays whole
 
 
+NAME_ROW_PX = 34  # px a row needs for a model name in two lines (two lines of 12 px type)
+
+def name_rows(names: Sequence[str], row_px: int) -> int:
+    """The row height for rows of model ``names`` (ticks with ``wrap``): ``row_px``, or
+    :data:`NAME_ROW_PX` when a display name is longer than :data:`MIN_LABEL_CHARS` and may
+    take two lines."""
+    shown = display_labels(list(map(str, names)))
+    long = any(len(name) > MIN_LABEL_CHARS for name in shown)
+    # a short chart loses more of its height to title and legend in a narrow column
+    need = NAME_ROW_PX if len(shown) > 12 else NAME_ROW_PX + 6
+    return max(row_px, need) if long else row_px
+
+
+def wrap_label(label: str, max_chars: int, lines: int = 2) -> str:
+    """``label`` in at most ``lines`` lines (``<br>``), broken at its separators
+    (:func:`kbench_core.text.wrap_name`) within ``max_chars`` where it can be, else in the
+    narrowest lines that keep it to ``lines``: a row of a figure is tall enough for two, and
+    a name is never cut."""
+    from kbench_core.text import wrap_name
+
+    width = max(6, max_chars)
+    out = wrap_name(label, width)
+    while len(out) > lines and width < len(label):
+        width += 1
+        out = wrap_name(label, width)
+    return "<br>".join(out)
+
+
 def display_labels(labels: Sequence[str]) -> list[str]:
     """``labels`` with every model id in its display name
     (:func:`kbench_core.text.display_names`: release dates dropped, a repeated provider said
@@ -158,17 +190,19 @@ def display_labels(labels: Sequence[str]) -> list[str]:
 
 def category_ticks(fig: go.Figure, axis: str, labels: Sequence[str], *, share: float = 0.5,
                    width: int = APP_WIDTH, size: float = FONT_SIZE - 1,
-                   row_px: float | None = None) -> None:
+                   row_px: float | None = None, wrap: bool = False) -> None:
     """Label every category of ``axis`` (``"yaxis"``, ``"xaxis2"``), cut to ``share`` (half) of the
     figure ``width``; :func:`fit_to_width` recuts them for an export width. ``row_px``: the
-    height of one row (y categories), for :func:`row_pages`."""
+    height of one row (y categories), for :func:`row_pages`. ``wrap``: model names, wrapped
+    at their separators instead of cut (:func:`shorten`), for rows tall enough for two
+    lines."""
     labels = [str(label) for label in labels]
     budget = max(MIN_LABEL_CHARS, int(share * width / (CHAR_EM * size)))
-    fig.layout[axis].update(tickmode="array", tickvals=labels, ticktext=shorten(labels, budget),
-                            tickfont=dict(size=size))
+    fig.layout[axis].update(tickmode="array", tickvals=labels,
+                            ticktext=shorten(labels, budget, wrap=wrap), tickfont=dict(size=size))
     meta = dict(fig.layout.meta) if isinstance(fig.layout.meta, Mapping) else {}
     ticks = dict(meta.get("kbench_ticks") or {})
-    ticks[axis] = dict(labels=labels, share=share, size=size)
+    ticks[axis] = dict(labels=labels, share=share, size=size, wrap=wrap)
     meta["kbench_ticks"] = ticks
     if row_px is not None and axis == "yaxis":
         meta["kbench_row_px"] = row_px

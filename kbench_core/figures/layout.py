@@ -216,22 +216,64 @@ def _axis_name(kind: str, i: int) -> str:
     return f"{kind}axis" if i == 1 else f"{kind}axis{i}"
 
 
+MIN_TITLE_SIZE = 9  # px: a panel title's font is never shrunk below this
+
+def title_line_px(size: float) -> int:
+    """The height of one line of a panel title set in ``size`` px (16 px at the usual 12)."""
+    return math.ceil(1.3 * size)
+
+
+def panel_titles(titles: Sequence[str], columns: int, width: int = APP_WIDTH,
+                 ) -> tuple[list[str], float]:
+    """Panel titles for ``columns`` panels across ``width`` px, and their font size. The first
+    line of a title (a model) shows its display name (:func:`display_labels`, as its legend
+    entry and tick labels do), wrapped at its separators to the panel
+    (:func:`kbench_core.text.wrap_name`), never cut; a word wider than the panel shrinks the
+    font of every title (to :data:`MIN_TITLE_SIZE` at least) instead. The other lines are
+    wrapped as text."""
+    from kbench_core.text import wrap_name
+
+    size = float(FONT_SIZE - 1)
+    room = max((width - 80) / max(columns, 1) - 16, 20.0)
+    heads = display_labels([t.split("<br>")[0] for t in titles])
+    # a name a little too long shrinks the font a little (one line reads best); a longer one
+    # is wrapped; a word wider than the panel shrinks the font further
+    whole = max((len(head) for head in heads), default=0)
+    if whole and whole * CHAR_EM * size > room:
+        size = max(size - 2, min(size, room / (CHAR_EM * whole)))
+    word = max((len(piece) for head in heads for piece in wrap_name(head, 1)), default=0)
+    if word and word * CHAR_EM * size > room:
+        size = max(float(MIN_TITLE_SIZE), room / (CHAR_EM * word))
+    chars = max(1, int(room / (CHAR_EM * size)))
+    texts = ["<br>".join([*wrap_name(head, chars),
+                          *(wrap(rest, room, size) for rest in t.split("<br>")[1:])])
+             for head, t in zip(heads, titles, strict=True)]
+    return texts, size
+
+
 def set_panels(fig: go.Figure, n: int, columns: int, *, panel_height: int, header: int,
-               titles: Sequence[str] | None = None) -> int:
+               titles: Sequence[str] | None = None, width: int | None = None) -> int:
     """Lay out ``n`` panels (axes ``x``/``y`` … ``x{n}``/``y{n}``) ``columns`` to a row; the
-    panel titles become annotations over their panels; returns (and sets) the height. Inner
-    panels show their tick labels only where no neighbour shares the axis."""
+    panel titles become annotations over their panels, a model by its display name (wrapped
+    to the panel by :func:`panel_titles` when a ``width`` in px is given, as
+    :func:`fit_to_width` does); returns (and sets) the height. Inner panels show their tick
+    labels only where no neighbour shares the axis."""
     columns = max(1, min(columns, n))
     rows = math.ceil(n / columns)
     height = header + rows * panel_height
-    if titles:  # a model's panel is titled with its display name, as its legend entry is
+    original = list(titles) if titles else None
+    title_size = float(FONT_SIZE - 1)
+    if titles and width is not None:  # a model's panel: its display name, as its legend's
+        titles, title_size = panel_titles(titles, columns, width)
+    elif titles:  # laid out by fit_to_width for the width it is shown at
         heads = display_labels([t.split("<br>")[0] for t in titles])
         titles = ["<br>".join([head, *t.split("<br>")[1:]])
                   for head, t in zip(heads, titles, strict=True)]
     # between rows: the lower panels' titles and the upper panels' tick labels
     lines = max((t.count("<br>") + 1 for t in titles), default=0) if titles else 0
+    line_px = title_line_px(title_size)
     # (the plot area is the height less the header and about 60 px of x-axis title below)
-    gap_y = (min(0.4, (52 + 16 * lines) / max(rows * panel_height - 60, 1)) if rows > 1
+    gap_y = (min(0.4, (52 + line_px * lines) / max(rows * panel_height - 60, 1)) if rows > 1
              else 0.0)
     grid = panel_grid(n, columns, gap_x=0.08 if columns > 1 else 0.0, gap_y=gap_y)
     keep = [a for a in fig.layout.annotations if not (a.name or "").startswith("panel-")]
@@ -255,15 +297,15 @@ def set_panels(fig: go.Figure, n: int, columns: int, *, panel_height: int, heade
             annotations.append(go.layout.Annotation(
                 text=titles[i - 1], name=f"panel-{i}", x=(x0 + x1) / 2, y=y1, xref="paper",
                 yref="paper", xanchor="center", yanchor="bottom", showarrow=False,
-                font=dict(size=FONT_SIZE - 1)))
+                font=dict(size=title_size)))
     fig.layout.annotations = annotations
     if titles:  # the figure's title clears the first row's panel titles
         lines = max(t.count("<br>") + 1 for t in titles)
-        fig.layout.title.pad.b = 14 + 16 * lines
+        fig.layout.title.pad.b = 14 + line_px * lines
     meta = dict(fig.layout.meta) if isinstance(fig.layout.meta, Mapping) else {}
     before = meta.get("kbench_panels") if isinstance(meta.get("kbench_panels"), Mapping) else {}
     meta["kbench_panels"] = dict(n=n, columns=columns, panel_height=panel_height, header=header,
-                                 titles=list(titles) if titles else None,
+                                 titles=original,
                                  square=bool(before.get("square")),
                                  **{k: before[k] for k in ("fit_page", "min_panel_px")
                                     if k in before},
@@ -277,10 +319,11 @@ def set_panels(fig: go.Figure, n: int, columns: int, *, panel_height: int, heade
 
 def _regrid(fig: go.Figure, width: int, panels: Mapping) -> int:
     """Re-lay small multiples for ``width``: as many columns as panels of ``min_width`` fit;
-    panel titles are cut (names: :func:`shorten`) and wrapped (the rest) to their panel rather
-    than dropping to fewer columns, while a name keeps at least 12 characters. A grid taller
-    than a page (:data:`PAGE_PX` less :data:`EXPORT_SLACK`) takes more, narrower columns while
-    a panel keeps 100 px, and a square panel (``square``) is never much taller than wide."""
+    panel titles are wrapped to their panel (:func:`panel_titles`: a name at its separators,
+    never cut) rather than dropping to fewer columns, while a panel holds 12 characters. A
+    grid taller than a page (:data:`PAGE_PX` less :data:`EXPORT_SLACK`) takes more, narrower
+    columns while a panel keeps 100 px, and a square panel (``square``) is never much taller
+    than wide."""
     n = int(panels["n"])
     header = int(panels["header"])
     columns = max(1, min(int(panels["columns"]),
@@ -292,12 +335,7 @@ def _regrid(fig: go.Figure, width: int, panels: Mapping) -> int:
         return int(((width - 80) / cols - 16) / (CHAR_EM * size))
 
     def titles_for(cols: int) -> list[str] | None:
-        if not original:
-            return None
-        room = (width - 80) / cols - 16
-        names = shorten([t.split("<br>")[0] for t in original], budget(cols))
-        return ["<br>".join([name, *(wrap(rest, room, size) for rest in t.split("<br>")[1:])])
-                for name, t in zip(names, original, strict=True)]
+        return panel_titles(original, cols, width)[0] if original else None
 
     def panel_px(cols: int) -> int:
         if not panels.get("square"):  # rows of categories: their height is their content
@@ -307,11 +345,12 @@ def _regrid(fig: go.Figure, width: int, panels: Mapping) -> int:
                 px = max(int(panels.get("min_panel_px", 100)),
                          min(px, (PAGE_PX - EXPORT_SLACK - header) // rows))
             return px
-        titles = titles_for(cols) or []
+        titles, size = panel_titles(original, cols, width) if original else ([], FONT_SIZE)
         lines = max((t.count("<br>") + 1 for t in titles), default=0)
+        line_px = title_line_px(size)
         # the plot about as tall as wide, plus its title lines and the tick labels above them
-        return min(int(panels["panel_height"]) + 16 * lines,
-                   int((width - 80) / cols + 30 + 16 * lines))
+        return min(int(panels["panel_height"]) + line_px * lines,
+                   int((width - 80) / cols + 30 + line_px * lines))
 
     def tall(cols: int) -> int:
         return header + math.ceil(n / cols) * panel_px(cols)
@@ -323,8 +362,18 @@ def _regrid(fig: go.Figure, width: int, panels: Mapping) -> int:
            and (width - 80) / (columns + 1) >= 100
            and (not original or budget(columns + 1) >= 8)):
         columns += 1
-    return set_panels(fig, n, columns, panel_height=panel_px(columns), header=header,
-                      titles=titles_for(columns))
+    height = set_panels(fig, n, columns, panel_height=panel_px(columns), header=header,
+                        titles=original, width=width)
+    if panels.get("fit_page"):
+        # a panel squeezed to fit a page, under a title of two lines, has room for two value
+        # labels on its y axis, not three (they would overlap)
+        titles, size = panel_titles(original, columns, width) if original else ([], FONT_SIZE)
+        lines = max((t.count("<br>") + 1 for t in titles), default=0)
+        plot_px = panel_px(columns) - title_line_px(size) * lines - 52
+        if plot_px < 48:
+            for i in range(1, n + 1):
+                fig.layout[_axis_name("y", i)].update(nticks=2)
+    return height
 
 
 def edge_clamp(values, low: float, high: float):
@@ -357,7 +406,8 @@ def _recut_ticks(fig: go.Figure, width: int) -> None:
             other = 60 if width < NARROW else 150  # margins (and a standing colour bar)
             share = min(0.6, max(share, 1 - (28 * spec["cells"] + other) / width))
         budget = max(MIN_LABEL_CHARS, int(share * width / (CHAR_EM * size)))
-        fig.layout[axis].update(ticktext=shorten(spec["labels"], budget),
+        fig.layout[axis].update(ticktext=shorten(spec["labels"], budget,
+                                                 wrap=bool(spec.get("wrap"))),
                                 tickfont=dict(size=size))
 
 

@@ -96,7 +96,8 @@ def row_pages(fig: go.Figure, *, page_px: int = PAGE_PX) -> list[go.Figure]:
         page_meta.update(kbench_title=title, kbench_page=[k + 1, pages])
         ticks = dict(page_meta.get("kbench_ticks") or {})
         page.update_layout(meta=page_meta)
-        category_ticks(page, "yaxis", part, share=spec["share"], size=spec["size"])
+        category_ticks(page, "yaxis", part, share=spec["share"], size=spec["size"],
+                       wrap=bool(spec.get("wrap")))
         if "cells" in spec:
             page.layout.meta["kbench_ticks"]["yaxis"]["cells"] = spec["cells"]
         for axis, other in ticks.items():

@@ -20,6 +20,7 @@ from kbench_core.figures.base import (
     heatmap_figure,
     legend_below,
     model_colors,
+    name_rows,
     set_panels,
     with_legend_below,
 )
@@ -309,7 +310,8 @@ def study_heatmap(table: pd.DataFrame, *, value: str = "pas", title: str | None 
                           subtitle=f"best {rows_are[0]} on top, best {rows_are[1]} on the left "
                           f"(mean {value.upper()})",
                           zmin=zmin, zmax=zmax, colorbar_title=value.upper(),
-                          customdata=counts, hovertemplate=hover, missing="–")
+                          customdata=counts, hovertemplate=hover, missing="–",
+                          wrap_rows=rows_are[0] == unit)  # a configuration's name whole
 
 
 def summary_leaderboard(board: pd.DataFrame, *, title: str | None = None) -> go.Figure:
@@ -360,10 +362,11 @@ def summary_leaderboard(board: pd.DataFrame, *, title: str | None = None) -> go.
     fig.update_xaxes(title_text="score", range=[low - 0.02, top * 1.05], row=1, col=1)
     if has_cost:
         fig.update_xaxes(range=[0, float(data["cost"].max()) * 1.1], row=1, col=2)
-    row_px = 34 if len(data) <= 12 else 20
+    # a configuration's name in two lines, never cut: rows tall enough for them
+    row_px = name_rows(names, 34 if len(data) <= 12 else 20)
     apply_layout(fig, title or "Configurations by replication score, with cost",
                  barmode="group", height=150 + row_px * max(len(data), 2),
                  legend=legend_below())
     fig.update_yaxes(type="category", autorange="reversed", row=1, col=1)
-    category_ticks(fig, "yaxis", names, row_px=row_px)
+    category_ticks(fig, "yaxis", names, row_px=row_px, wrap=True)
     return fig

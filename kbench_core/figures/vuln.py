@@ -18,6 +18,7 @@ from kbench_core.figures.base import (
     distinct_styles,
     heatmap_figure,
     model_colors,
+    name_rows,
     with_legend_below,
 )
 
@@ -29,7 +30,7 @@ from kbench_core.figures.calibration import (  # noqa: F401  (re-exported)
     reliability_diagram,
 )
 from kbench_core.figures.calibration import error_bars as _errors
-from kbench_core.text import plot_text
+from kbench_core.text import count_noun, plot_text
 from kbench_core.vuln import METRIC_LABELS
 
 __all__ = ["fixed_claims_chart", "lucky_guess_chart", "prompt_type_chart", "reliability_diagram",
@@ -82,13 +83,13 @@ def sui_leaderboard(tiers: pd.DataFrame, contributions: pd.DataFrame, *,
         textposition="middle right", showlegend=False, hoverinfo="skip"))
     caption = "* a component was undefined; SUI renormalised over the others" \
         if flagged.any() else None
-    row_px = 40 if len(models) <= 12 else 22
+    row_px = name_rows(models, 40 if len(models) <= 12 else 22)
     height = 160 + row_px * max(len(models), 2)
     apply_layout(fig, title or "Security Understanding Index (SUI) and what it is made of",
                  subtitle=caption, barmode="stack", margin=dict(r=60), height=height,
                  xaxis=dict(title="SUI = Σ weight × component", range=[0, 1.15]),
                  yaxis=dict(title="", type="category"))
-    category_ticks(fig, "yaxis", models, row_px=row_px)
+    category_ticks(fig, "yaxis", models, row_px=row_px, wrap=True)
     labels = [t.name for t in fig.data if t.showlegend is not False and t.name]
     with_legend_below(fig, labels, int(fig.layout.height))
     return fig
@@ -153,7 +154,8 @@ def _lucky_dumbbell(tiers: pd.DataFrame, heading: str) -> go.Figure:
             customdata=data["lgi"],
             hovertemplate=("<b>%{y}</b><br>" + name + " %{x:.3f}<br>LGI %{customdata:+.3f}"
                            "<extra></extra>")))
-    apply_layout(fig, heading, subtitle=f"{len(models)} models, largest gap (LGI) on top",
+    apply_layout(fig, heading,
+                 subtitle=f"{count_noun(len(models), 'model')}, largest gap (LGI) on top",
                  height=160 + 18 * len(models),
                  xaxis=dict(title="Rate", range=[-0.02, 1.04]),
                  yaxis=dict(title="", type="category", autorange="reversed"))
@@ -186,10 +188,10 @@ def prompt_type_chart(tiers: pd.DataFrame, *, metric: str = "tdr",
         high = float(np.nanmax(values)) if np.isfinite(values).any() else 1.0
         return heatmap_figure(
             grid, title=title or f"{label} by prompt type",
-            subtitle=f"{len(models)} models, highest mean on top",
+            subtitle=f"{count_noun(len(models), 'model')}, highest mean on top",
             zmin=min(low, 0.0), zmax=max(high, 1.0) if high <= 1 else high,
             colorbar_title=label if len(label) <= 12 else metric.upper(),
-            hovertemplate="%{y}<br>%{x}: " + label + " %{z:.3f}")
+            hovertemplate="%{y}<br>%{x}: " + label + " %{z:.3f}", wrap_rows=True)
     styles = distinct_styles(models, colors or model_colors(models))
     fig = go.Figure()
     for model, rows in tiers.groupby("model", observed=True, sort=True):

@@ -70,6 +70,7 @@ from kbench_core.replication.pas import (  # noqa: F401  (the module's other nam
 from kbench_core.replication.summary import (
     SUMMARY_LABELS,
     finding_rows,
+    published_ecs,
     study_rows,
     summary_leaderboard,
 )
@@ -87,6 +88,7 @@ __all__ = [
     "pas_normalized",
     "posterior_from_bf",
     "prepare_tests",
+    "published_ecs",
     "scatter_points",
     "se_cohens_d",
     "se_fisher_z",

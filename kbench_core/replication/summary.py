@@ -3,6 +3,9 @@ of configurations (means with t intervals, ranks) that the page and every export
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+
 import numpy as np
 import pandas as pd
 from scipy import stats
@@ -30,7 +33,48 @@ SUMMARY_LABELS: dict[str, str] = {
     "mean_study_pas": "Mean of per-study PAS",
     "mean_study_ecs": "Mean of per-study ECS",
     "shared_study_pas": "Mean PAS over the studies every ranked configuration has",
+    "ecs_published": "ECS (published)",
+    "ecs_recomputed": "ECS (recomputed by kbench)",
 }
+
+
+def _config_key(name: object) -> str:
+    """A configuration name compared across files: HumanStudy-Bench's per-test list names it
+    ``Model (Method)``, its results ``model_method``; both become ``model_method`` in lower
+    case with every other character run as ``_``."""
+    return re.sub(r"[^0-9a-z.]+", "_", str(name).lower()).strip("_")
+
+
+def published_ecs(tests: pd.DataFrame,
+                  summaries: Iterable[pd.DataFrame] = ()) -> pd.Series:
+    """The published configuration-level ECS of each model of a per-test run, where one is
+    known: the run's own ``config_ecs`` column (one value per model, as a results file writes
+    it), else ``config_ecs`` of a loaded ``replication_summary`` run whose configuration is
+    the model (the same name, or HumanStudy-Bench's ``Model (Method)`` for its
+    ``model_method``). A Series indexed by model, NaN where none is known (and where two
+    sources disagree, rather than pick one)."""
+    models = pd.Index(sorted(map(str, tests["model"].unique())), name="model")
+    out = pd.Series(np.nan, index=models, name="ecs_published", dtype=float)
+    if "config_ecs" in tests:
+        own = (pd.DataFrame({"model": tests["model"].astype(str),
+                             "value": pd.to_numeric(tests["config_ecs"], errors="coerce")})
+               .dropna().groupby("model")["value"].agg(["min", "max"]))
+        agreed = own[np.isclose(own["min"], own["max"], rtol=0, atol=1e-12)]["min"]
+        out.loc[agreed.index.intersection(models)] = agreed
+    keys = pd.Series(models.map(_config_key), index=models)
+    found: dict[str, set[float]] = {}
+    for frame in summaries:
+        if "config_ecs" not in frame or "model" not in frame:
+            continue
+        values = (pd.DataFrame({"key": frame["model"].map(_config_key),
+                                "value": pd.to_numeric(frame["config_ecs"], errors="coerce")})
+                  .dropna().drop_duplicates())
+        for key, value in zip(values["key"], values["value"], strict=True):
+            found.setdefault(key, set()).add(float(value))
+    for model, key in keys.items():
+        if np.isnan(out[model]) and len(found.get(key, ())) == 1:
+            out[model] = next(iter(found[key]))
+    return out
 
 
 def summary_leaderboard(frame: pd.DataFrame, *, n_boot: int = 1000,
