@@ -199,6 +199,11 @@ class RunRegistry:
             usable[name] = run
         return usable
 
+    def problem(self, name: str) -> str:
+        """Why the run ``name`` cannot be used (its saved file failed at first use), or ''."""
+        run = self.runs[name]
+        return str(run.error) if isinstance(run, LazyRun) and run.error else ""
+
     def summary(self) -> pd.DataFrame:
         """One row per run: what the Runs page lists."""
         rows = [{
@@ -213,7 +218,7 @@ class RunRegistry:
             "size_kb": _size_kb(run.meta.get("bytes")),
             "sha256": run.content_hash[:12],
             # a saved run whose file failed at its first use
-            "problem": str(run.error) if isinstance(run, LazyRun) and run.error else "",
+            "problem": self.problem(name),
         } for name, run in self.runs.items()]
         columns = ["name", "kind", "models", "n_models", "rows", "warnings", "source",
                    "format", "size_kb", "sha256", "problem"]
