@@ -465,3 +465,22 @@ def test_runs_page_marks_a_saved_run_whose_file_was_replaced(monkeypatch, tmp_pa
     summary = at.dataframe[0].value.set_index("name")
     assert "SHA-256 differs" in summary.loc["kept", "problem"]
     assert summary.loc["other", "problem"] == ""
+
+
+def test_a_family_page_runs_without_a_saved_run_whose_file_was_replaced(monkeypatch,
+                                                                         tmp_path) -> None:
+    # A saved run is validated when a page first uses it: a replaced file is named there and
+    # left out; the page draws the other runs.
+    from kbench_app.registry import RunRegistry
+    from kbench_core.workspace import Workspace
+
+    ws = tmp_path / "ws"
+    bias = (ROOT / "sample_data" / "bias.csv").read_bytes()
+    RunRegistry(workspace=Workspace(ws)).add_files(
+        [("kept.csv", bias), ("other.csv", bias.replace(b"synthetic-gamma", b"synthetic-d"))])
+    kept = next(ws.glob("kept*.parquet"))
+    kept.write_bytes(load_run(("x.csv", GOOD)).frame.to_parquet())
+    at = bias_page(monkeypatch, f"--no-samples --workspace {ws}")
+    assert sorted(at.multiselect(key="bias_runs").value) == ["kept", "other"]
+    assert any("kept" in e.value and "cannot be used" in e.value for e in at.error)
+    assert at.dataframe and "synthetic-d" in set(at.dataframe[0].value["model"])
