@@ -11,6 +11,11 @@ refused, so exports never carry the old file's provenance for new content. The s
 ``meta`` values are checked too (sizes, texts, a report's summary), so no page that shows them
 can fail on a tampered one. Without a workspace nothing is written to disk.
 
+The app starts with :meth:`Workspace.open_all`, which reads only the sidecars (name, kind,
+meta, warnings, rows, models): each run is a :class:`LazyRun` whose Parquet file is read,
+checked against its SHA-256 and validated on first use, so a start with 1,500 saved runs does
+not validate 1,500 files; a file that fails then raises its own :class:`RunFormatError`.
+
 Several sessions may share one workspace (a demo server). Every save writes its own pair of
 files (``<slug>-<hash>-<token>``), recorded in the saved run's ``meta["workspace_file"]``, and
 removal deletes exactly that pair: two strangers who upload the same bytes each own a copy, and
