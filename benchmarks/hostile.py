@@ -2,7 +2,8 @@
 case, and the peak memory of loading a big gzipped CSV against the frame it gives (the targets:
 memory <= 3x the frame). Issue 29's cases follow: a JSON object with two record lists (rows
 lost), a gzipped JSON array of 3.1 M flat records (300 MB), a folder with a big hidden file,
-2 M tiny JSON Lines, and the same 200 k bias trials as a JSON array and as JSON Lines.
+2 M tiny JSON Lines, the same 200 k bias trials as a JSON array and as JSON Lines, and the
+first start of the app's run registry on a workspace of 1,500 saved runs.
 
 Each case runs in a fresh interpreter, so its peak resident memory (``VmHWM``, minus the
 resident size after imports, the family registry included) is its own: ``ru_maxrss`` would
@@ -61,8 +62,36 @@ print(f"{wall:.2f}|{cpu:.2f}|{peak:.0f}|{frame_mb:.0f}|{outcome}")
 """
 
 
-def _measure(path: Path) -> tuple[float, float, float, float, str]:
-    done = subprocess.run([sys.executable, "-c", PROBE, str(path)], capture_output=True,
+START = """
+import sys, time
+from pathlib import Path
+from kbench_app.registry import RunRegistry
+from kbench_core.workspace import Workspace
+from kbench_core import families
+families.all_families()
+
+
+def rss(field):
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+base = rss("VmRSS:")
+wall, cpu = time.perf_counter(), time.process_time()
+registry = RunRegistry(workspace=Workspace(sys.argv[1]))
+report = registry.load_workspace()  # what the app's first session does
+registry.summary()  # what the Runs page lists
+wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+peak = rss("VmHWM:") - base
+outcome = f"started: {len(registry.runs):,} runs, {len(report.errors)} errors"
+print(f"{wall:.2f}|{cpu:.2f}|{peak:.0f}|0|{outcome}")
+"""
+
+
+def _measure(path: Path, probe: str = PROBE) -> tuple[float, float, float, float, str]:
+    done = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True,
                           text=True, cwd=ROOT, timeout=900)
     if done.returncode != 0:
         return (float("nan"),) * 4 + (f"crashed: {done.stderr.strip()[-80:]}",)
@@ -174,6 +203,23 @@ def _hidden_folder(path: Path, mb: int) -> None:
             handle.write(block)
 
 
+def _workspace(path: Path, n: int) -> None:
+    """``n`` saved runs of 300 bias trials each, told apart by their model names (distinct
+    bytes: the validated-run cache of a process cannot share them)."""
+    from kbench_core.io import load_run
+    from kbench_core.workspace import Workspace
+
+    run = load_run(ROOT / "sample_data" / "bias.csv")
+    frame = run.frame.head(300).copy()
+    frame["model"] = frame["model"].astype(str)
+    workspace = Workspace(path)
+    for i in range(n):
+        frame["model"] = [f"model-{i}-{k % 3}" for k in range(len(frame))]
+        workspace.save(type(run)(name=f"run {i}", kind=run.kind, frame=frame.copy(),
+                                 meta={**run.meta, "sha256": f"{i:064x}"},
+                                 warnings=run.warnings))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="smaller cases")
@@ -207,6 +253,8 @@ def main() -> None:
          lambda p: _bias_records(p, 20_000 if quick else 200_000, lines=False)),
         ("JSONL, 200 k bias trials", "trials.jsonl",
          lambda p: _bias_records(p, 20_000 if quick else 200_000, lines=True)),
+        ("workspace, 1,500 runs: start", "workspace",
+         lambda p: _workspace(p, 150 if quick else 1_500)),
     ]
     cases = [case for case in cases if args.only.lower() in case[0].lower()]
     print(f"{'case':28} {'file':>9} {'wall s':>7} {'CPU s':>6} {'peak MB':>8} "
@@ -217,7 +265,8 @@ def main() -> None:
             make(path)
             size = sum(p.stat().st_size for p in path.rglob("*")) if path.is_dir() \
                 else path.stat().st_size
-            wall, cpu, peak, frame, outcome = _measure(path)
+            wall, cpu, peak, frame, outcome = _measure(
+                path, START if name == "workspace" else PROBE)
             ratio = f"{peak / frame:.2f}" if frame else "-"
             print(f"{label:28} {size / 1024**2:7.2f}MB {wall:7.2f} {cpu:6.2f} {peak:8.0f} "
                   f"{ratio:>8}  {outcome}", flush=True)

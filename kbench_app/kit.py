@@ -282,7 +282,7 @@ def open_runs(title: str | None, kinds: Sequence[str], *, key: str, empty: str,
         st.info(empty)
         st.stop()
     if eligible is not None:
-        runs = eligible(runs)
+        runs = eligible(_usable(runs))  # eligibility looks at the rows: read them first
         if not runs:
             st.info(none_eligible)
             st.stop()
@@ -299,9 +299,28 @@ def open_runs(title: str | None, kinds: Sequence[str], *, key: str, empty: str,
     if not chosen:
         st.warning("Choose at least one run.")
         stop()
-    picked = tuple(runs[name] for name in chosen)
+    usable = _usable({name: runs[name] for name in chosen})
+    if not usable:
+        stop()
+    picked = tuple(usable.values())
     load_warnings(picked)
     return PageRuns(picked, state.combined_runs(list(picked)))
+
+
+def _usable(runs: dict[str, Run]) -> dict[str, Run]:
+    """The runs whose rows can be used: a saved run is read and validated on its first use
+    (:meth:`RunRegistry.usable`); one whose file is damaged or was replaced is named here,
+    with its message, and left out."""
+    from kbench_app.ui import plain
+
+    registry = state.registry()
+    usable = registry.usable(list(runs))
+    for name in runs:
+        if name not in usable:
+            st.error(f"**{plain(name)}** cannot be used and is left out:",
+                     icon=":material/error:")
+            st.code(registry.problem(name), language=None, wrap_lines=True)
+    return usable
 
 
 def _default_runs(names: list[str]) -> list[str]:

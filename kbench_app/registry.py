@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from kbench_core.io import Run, RunFormatError, load_files, load_run
-from kbench_core.workspace import Workspace, WorkspaceError
+from kbench_core.workspace import LazyRun, Workspace, WorkspaceError
 
 Loader = Callable[[str, bytes], Run]
 GroupLoader = Callable[[list[tuple[str, bytes]]], Run]
@@ -29,6 +29,13 @@ def _size_kb(value: object) -> float | None:
     if not 0 <= value < 2**53 or not math.isfinite(value):
         return None
     return round(float(value) / 1024, 1)
+
+
+def _changed(run: Run, **changes: object) -> Run:
+    """``run`` with other fields; a saved run not yet used stays unread."""
+    if isinstance(run, LazyRun):
+        return run.changed(**changes)
+    return replace(run, **changes)  # type: ignore[arg-type]
 
 
 def default_loader(filename: str, data: bytes) -> Run:
@@ -75,14 +82,14 @@ class RunRegistry:
         keep stays in the session, with a warning that says so."""
         name = self.unique_name(run.name)
         if name != run.name:
-            run = replace(run, name=name)
+            run = _changed(run, name=name)
         if persist and self.workspace is not None:
             try:
                 saved = self.workspace.save(run)
             except WorkspaceError as err:
-                run = replace(run, warnings=(*run.warnings, str(err)))
+                run = _changed(run, warnings=(*run.warnings, str(err)))
             else:  # removal deletes exactly this save's files, whatever the run is called
-                run = replace(run, meta={**run.meta, "workspace_file": saved.name})
+                run = _changed(run, meta={**run.meta, "workspace_file": saved.name})
         self.runs[name] = run
         return name
 
@@ -167,13 +174,35 @@ class RunRegistry:
         report = LoadReport()
         if self.workspace is None:
             return report
-        runs, errors = self.workspace.load_all()
+        # only the sidecars: each run's Parquet file is read and validated on first use
+        runs, errors = self.workspace.open_all()
         for run in runs:
             report.added.append(self.add(run, persist=False))
         for err in errors:
             report.errors[err.file] = str(err)
             self.errors[err.file] = str(err)
         return report
+
+    def usable(self, names: Iterable[str]) -> dict[str, Run]:
+        """The runs of ``names`` whose rows can be used, by name: a saved run is read and
+        validated here on first use; one whose file is damaged or changed is left out, its
+        message kept in ``errors`` under its file's name (the Runs page shows it)."""
+        usable: dict[str, Run] = {}
+        for name in names:
+            run = self.runs[name]
+            if isinstance(run, LazyRun):
+                try:
+                    run.frame  # noqa: B018 - reads and validates the saved file once
+                except RunFormatError as err:
+                    self.errors[err.file] = str(err)
+                    continue
+            usable[name] = run
+        return usable
+
+    def problem(self, name: str) -> str:
+        """Why the run ``name`` cannot be used (its saved file failed at first use), or ''."""
+        run = self.runs[name]
+        return str(run.error) if isinstance(run, LazyRun) and run.error else ""
 
     def summary(self) -> pd.DataFrame:
         """One row per run: what the Runs page lists."""
@@ -188,7 +217,9 @@ class RunRegistry:
             "format": str(run.meta.get("format", ""))[:1000],
             "size_kb": _size_kb(run.meta.get("bytes")),
             "sha256": run.content_hash[:12],
+            # a saved run whose file failed at its first use
+            "problem": self.problem(name),
         } for name, run in self.runs.items()]
         columns = ["name", "kind", "models", "n_models", "rows", "warnings", "source",
-                   "format", "size_kb", "sha256"]
+                   "format", "size_kb", "sha256", "problem"]
         return pd.DataFrame(rows, columns=columns)

@@ -312,9 +312,16 @@ def _to_text(series: pd.Series, col: Column, out: _Collector,
     labels = [_as_label(c) for c in cat.cat.categories]
     uniq = list(dict.fromkeys(lbl for lbl in labels if lbl not in (None, "")))
     position = {lbl: i for i, lbl in enumerate(uniq)}
-    remap = np.array([position.get(lbl, -1) for lbl in labels] + [-1], dtype=np.int64)
-    codes = remap[cat.cat.codes.to_numpy()]  # code -1 indexes the trailing -1
-    result = pd.Series(pd.Categorical.from_codes(codes, categories=uniq), index=series.index)
+    # codes as narrow as the frame's (int8 for < 128 labels): an int64 remap of a million
+    # rows was eight times the column it rebuilds
+    width = pd.Categorical.from_codes([], categories=uniq).codes.dtype
+    remap = np.array([position.get(lbl, -1) for lbl in labels] + [-1], dtype=width)
+    codes = cat.cat.codes.to_numpy()
+    if len(remap) - 1 != len(uniq) or (remap[:-1] != np.arange(len(uniq))).any():
+        codes = remap[codes]  # code -1 indexes the trailing -1
+    # else: labels already clean and in order (a reader's sorted dictionary): codes kept
+    result = pd.Series(pd.Categorical.from_codes(codes, categories=uniq, validate=False),
+                       index=series.index)
     missing = (codes == -1) & (odd == 0)  # a nested value is reported once, not as missing
     if col.allowed is not None:
         allowed = set(col.allowed)
@@ -395,7 +402,10 @@ def _validate(filename: str, table: _Table, spec: KindSpec, on_error: OnError,
     _check_rules(spec, result, frame, out)
     _check_text_sizes(frame, out)
 
-    canonical = pd.DataFrame(result, index=frame.index)
+    # copy=False: a column is not copied once more beside the parsed frame (the peak of a
+    # big load); a read-only view of a parsed column (CoW) goes in as that column
+    canonical = pd.DataFrame({name: _owned(values, frame[name]) for name, values in
+                              result.items()}, index=frame.index, copy=False)
     extra = [c for c in frame.columns if c not in result]
     if extra:  # one concat: inserting 2,000 columns one by one is quadratic
         canonical = pd.concat([canonical, frame[extra]], axis=1)
@@ -418,6 +428,18 @@ def _validate(filename: str, table: _Table, spec: KindSpec, on_error: OnError,
     if family.notes is not None:
         warnings.extend(family.notes(finished))
     return finished
+
+
+def _owned(values: Any, series: pd.Series) -> Any:
+    """``values`` as a column the frame can own. pandas hands out read-only views under
+    copy-on-write: a view of ``series``' own data (a float column kept as it was read) goes
+    in as ``series`` (shared, copied on a first write; not copied beside the parsed frame at
+    the peak of a big load); a view of anything else is copied."""
+    if isinstance(values, np.ndarray) and not values.flags.writeable:
+        if values.dtype == series.dtype and np.may_share_memory(values, series.to_numpy()):
+            return series
+        return values.copy()
+    return values
 
 
 def _check_rules(spec: KindSpec, result: dict[str, Any], frame: pd.DataFrame,
@@ -554,6 +576,23 @@ def _check_keys(spec: KindSpec, canonical: pd.DataFrame, out: _Collector) -> Non
     out.add(mask, names, message)
 
 
+def _set_categories(series: pd.Series, categories: list[str], *,
+                    ordered: bool) -> pd.Series:
+    """``series.cat.set_categories(categories, ordered=ordered)`` (a label not among them
+    becomes missing) without its row-length int64 copy of the codes: pandas' recoding takes
+    through a platform-int index (8 bytes a row, against the 1 of the codes); a lookup
+    indexed by the narrow codes makes only the new codes."""
+    dtype = pd.CategoricalDtype(categories, ordered=ordered)
+    old = series.cat.categories
+    if old.equals(dtype.categories):
+        return series.cat.set_categories(categories, ordered=ordered)  # no recoding
+    width = pd.Categorical.from_codes([], dtype=dtype).codes.dtype
+    lookup = np.append(dtype.categories.get_indexer(old), -1).astype(width)
+    codes = lookup[series.cat.codes.to_numpy()]  # code -1 indexes the trailing -1
+    return pd.Series(pd.Categorical.from_codes(codes, dtype=dtype, validate=False),
+                     index=series.index, name=series.name)
+
+
 def _finish_types(spec: KindSpec, frame: pd.DataFrame, *, skipped: bool) -> pd.DataFrame:
     frame = frame.reset_index(drop=True)
     for col in spec.columns_of(list(frame.columns)):
@@ -576,8 +615,8 @@ def _finish_types(spec: KindSpec, frame: pd.DataFrame, *, skipped: bool) -> pd.D
         elif col.type == "category" and col.allowed is not None:
             # Declared order (weak < ... < adversarial) keeps views and groupbys stable;
             # unknown labels are already reported and their rows dropped.
-            frame[col.name] = frame[col.name].cat.set_categories(
-                list(col.allowed), ordered=col.name in _ORDERED)
+            frame[col.name] = _set_categories(frame[col.name], list(col.allowed),
+                                              ordered=col.name in _ORDERED)
         elif col.type == "category" and skipped:
             frame[col.name] = frame[col.name].cat.remove_unused_categories()
     return frame

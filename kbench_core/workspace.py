@@ -11,6 +11,11 @@ refused, so exports never carry the old file's provenance for new content. The s
 ``meta`` values are checked too (sizes, texts, a report's summary), so no page that shows them
 can fail on a tampered one. Without a workspace nothing is written to disk.
 
+The app starts with :meth:`Workspace.open_all`, which reads only the sidecars (name, kind,
+meta, warnings, rows, models): each run is a :class:`LazyRun` whose Parquet file is read,
+checked against its SHA-256 and validated on first use, so a start with 1,500 saved runs does
+not validate 1,500 files; a file that fails then raises its own :class:`RunFormatError`.
+
 Several sessions may share one workspace (a demo server). Every save writes its own pair of
 files (``<slug>-<hash>-<token>``), recorded in the saved run's ``meta["workspace_file"]``, and
 removal deletes exactly that pair: two strangers who upload the same bytes each own a copy, and
@@ -33,13 +38,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from kbench_core import families, native
 from kbench_core.io import Problem, Run, RunFormatError, load_run, run_name
 
-__all__ = ["Workspace", "WorkspaceError", "check_directory"]
+__all__ = ["LazyRun", "Workspace", "WorkspaceError", "check_directory"]
 
 
 class WorkspaceError(Exception):
@@ -97,9 +103,20 @@ def _read_sidecar(path: Path) -> dict[str, Any]:
                                  and _HEX64.fullmatch(meta["sha256"])):
         raise _bad(name, "expected a SHA-256 (64 hex digits)", "meta.sha256")
     meta = _checked_meta(name, meta)
+    models = data.get("models")
+    if models is not None and not (isinstance(models, list) and len(models) <= MAX_COUNT
+                                   and all(isinstance(m, str) and len(m) <= MAX_META_TEXT
+                                           for m in models)):
+        raise _bad(name, "expected a list of model names", "models")
+    rows = data.get("rows")
+    if rows is not None and (not isinstance(rows, int) or isinstance(rows, bool)
+                             or not 0 <= rows < MAX_COUNT):
+        raise _bad(name, f"expected a count (a whole number from 0 to 2**53), got "
+                         f"{str(rows)[:40]!r}", "rows")
     # the loader's rule for names, so a name kbench saved always comes back as it was
     return {"name": run_name(data["name"]), "kind": data["kind"], "meta": meta,
-            "warnings": [str(w) for w in warnings], "parquet_sha256": checksum}
+            "warnings": [str(w) for w in warnings], "parquet_sha256": checksum,
+            "models": models, "rows": rows}
 
 
 def _checked_meta(name: str, meta: dict[str, Any]) -> dict[str, Any]:
@@ -263,7 +280,9 @@ class Workspace:
                 meta[key] = meta[key][:MAX_META_TEXT - 1] + "\u2026"
         sidecar = {"name": run.name, "kind": run.kind, "meta": meta,
                    "warnings": list(run.warnings),
-                   "parquet_sha256": hashlib.sha256(data).hexdigest()}
+                   "parquet_sha256": hashlib.sha256(data).hexdigest(),
+                   # what the Runs page lists, so a start reads no Parquet file (open_all)
+                   "models": run.models, "rows": len(run)}
         tmp, tmp_side = path.with_suffix(".parquet.tmp"), side.with_suffix(".json.tmp")
         try:
             tmp.write_bytes(data)
@@ -294,11 +313,8 @@ class Workspace:
         _forget_validated(digest)
         _unlink_quietly(path, path.with_suffix(".json"))
 
-    def load_all(self) -> tuple[list[Run], list[RunFormatError]]:
-        """Every saved run, oldest first, and the errors of files that no longer load (a bad
-        sidecar or Parquet file is reported and skipped; the others still load)."""
-        runs: list[Run] = []
-        errors: list[RunFormatError] = []
+    def _paths(self) -> list[Path]:
+        """The saved runs' Parquet files, oldest first."""
 
         def modified(path: Path) -> float:
             try:
@@ -306,30 +322,148 @@ class Workspace:
             except OSError:
                 return 0.0
 
-        paths = sorted(Path(self.directory).glob("*.parquet"), key=modified)
-        for path in paths:
+        return sorted(Path(self.directory).glob("*.parquet"), key=modified)
+
+    def load_all(self) -> tuple[list[Run], list[RunFormatError]]:
+        """Every saved run, oldest first, and the errors of files that no longer load (a bad
+        sidecar or Parquet file is reported and skipped; the others still load)."""
+        runs: list[Run] = []
+        errors: list[RunFormatError] = []
+        for path in self._paths():
             try:
-                sidecar = _read_sidecar(path.with_suffix(".json"))
-                if sidecar["parquet_sha256"] is None:
-                    # Without the file's own hash nothing ties the sidecar's provenance (its
-                    # meta.sha256) to this content: a replaced file would carry the old hash.
-                    raise _bad(path.with_suffix(".json").name,
-                               "the workspace metadata records no SHA-256 of the Parquet "
-                               "file, so its content cannot be checked against what was "
-                               "saved and its provenance cannot be trusted; remove it and "
-                               "upload the run again", "parquet_sha256")
-                loaded = _validated(path, sidecar["name"], sidecar["kind"])
+                runs.append(_saved_run(path, _trusted_sidecar(path)))
             except RunFormatError as err:
                 errors.append(err)
-                continue
-            notes = list(sidecar["warnings"])
-            if sidecar["parquet_sha256"] != loaded.content_hash:
-                errors.append(_bad(path.name, "the Parquet file is not the one kbench saved "
-                                              "(its SHA-256 differs from the one recorded "
-                                              "beside it), so its provenance cannot be trusted; "
-                                              "remove it and upload the run again"))
-                continue
-            meta = {**loaded.meta, **sidecar["meta"], "workspace_file": path.name}
-            runs.append(Run(name=sidecar["name"], kind=loaded.kind, frame=loaded.frame,
-                            meta=meta, warnings=tuple(notes)))
         return runs, errors
+
+    def open_all(self) -> tuple[list[LazyRun], list[RunFormatError]]:
+        """Every saved run as a :class:`LazyRun`, oldest first, reading only the sidecars
+        (a start with 1,500 saved runs read and validated 1,500 Parquet files); the errors of
+        bad sidecars. A run's Parquet file is read, checked against its SHA-256 and validated
+        cell by cell on its first use, which raises the per-file error if it fails."""
+        runs: list[LazyRun] = []
+        errors: list[RunFormatError] = []
+        for path in self._paths():
+            try:
+                runs.append(LazyRun(_Saved(path, _trusted_sidecar(path))))
+            except RunFormatError as err:
+                errors.append(err)
+        return runs, errors
+
+
+def _trusted_sidecar(path: Path) -> dict[str, Any]:
+    """The validated sidecar of a saved Parquet file, which must record that file's hash."""
+    sidecar = _read_sidecar(path.with_suffix(".json"))
+    if sidecar["parquet_sha256"] is None:
+        # Without the file's own hash nothing ties the sidecar's provenance (its
+        # meta.sha256) to this content: a replaced file would carry the old hash.
+        raise _bad(path.with_suffix(".json").name,
+                   "the workspace metadata records no SHA-256 of the Parquet "
+                   "file, so its content cannot be checked against what was "
+                   "saved and its provenance cannot be trusted; remove it and "
+                   "upload the run again", "parquet_sha256")
+    return sidecar
+
+
+def _saved_run(path: Path, sidecar: dict[str, Any]) -> Run:
+    """The saved run of ``path``: its bytes checked against the sidecar's SHA-256, its frame
+    validated (or found validated from the same bytes); RunFormatError naming the file."""
+    loaded = _validated(path, sidecar["name"], sidecar["kind"])
+    if sidecar["parquet_sha256"] != loaded.content_hash:
+        raise _bad(path.name, "the Parquet file is not the one kbench saved "
+                              "(its SHA-256 differs from the one recorded "
+                              "beside it), so its provenance cannot be trusted; "
+                              "remove it and upload the run again")
+    meta = {**loaded.meta, **sidecar["meta"], "workspace_file": path.name}
+    return Run(name=sidecar["name"], kind=loaded.kind, frame=loaded.frame,
+               meta=meta, warnings=tuple(sidecar["warnings"]))
+
+
+class _Saved:
+    """One saved run's files, read and validated once, on first use (thread-safe: sessions
+    of a shared server may share it); a failure is kept and raised again."""
+
+    def __init__(self, path: Path, sidecar: dict[str, Any]) -> None:
+        self.path = path
+        self.sidecar = sidecar
+        self.lock = threading.Lock()
+        self.run: Run | None = None
+        self.error: RunFormatError | None = None
+
+    def resolve(self) -> Run:
+        with self.lock:
+            if self.run is None and self.error is None:
+                try:
+                    self.run = _saved_run(self.path, self.sidecar)
+                except RunFormatError as err:
+                    self.error = err
+            if self.error is not None:
+                raise self.error
+            assert self.run is not None
+            return self.run
+
+
+class LazyRun(Run):
+    """A saved run known by its sidecar until its rows are needed.
+
+    Name, kind, meta (hash, sizes, source), warnings, rows and models come from the sidecar;
+    ``frame`` reads the Parquet file, checks it against the SHA-256 recorded beside it and
+    validates it cell by cell on first access (:func:`Workspace.open_all`), raising the
+    file's :class:`RunFormatError` if it fails. Change one with :meth:`changed`, not
+    ``dataclasses.replace`` (which would read the frame).
+    """
+
+    def __init__(self, saved: _Saved, *, name: str | None = None,
+                 meta: Any = None, warnings: tuple[str, ...] | None = None) -> None:
+        object.__setattr__(self, "_saved", saved)
+        side = saved.sidecar
+        super().__init__(
+            name=side["name"] if name is None else name, kind=side["kind"],
+            frame=None,  # type: ignore[arg-type]  # the property below reads the file
+            meta={**side["meta"], "workspace_file": saved.path.name} if meta is None else meta,
+            warnings=tuple(side["warnings"]) if warnings is None else warnings)
+
+    @property  # type: ignore[override]
+    def frame(self) -> pd.DataFrame:
+        return self._saved.resolve().frame
+
+    @frame.setter
+    def frame(self, value: Any) -> None:
+        """Set by Run's initialiser (to None): the frame is the saved file's."""
+
+    def changed(self, **changes: Any) -> LazyRun:
+        """This run with another ``name``, ``meta`` or ``warnings``, still lazy."""
+        kept = {"name": self.name, "meta": self.meta, "warnings": self.warnings}
+        return LazyRun(self._saved, **{**kept, **changes})
+
+    def resolve(self) -> Run:
+        """The loaded run (frame validated), under this run's name, meta and warnings."""
+        run = self._saved.resolve()
+        return Run(name=self.name, kind=self.kind, frame=run.frame,
+                   meta={**run.meta, **self.meta}, warnings=self.warnings)
+
+    @property
+    def loaded(self) -> bool:
+        return self._saved.run is not None
+
+    @property
+    def error(self) -> RunFormatError | None:
+        """The error of a first use that failed, else None."""
+        return self._saved.error
+
+    @property
+    def models(self) -> list[str]:
+        if self._saved.run is None and self._saved.sidecar["models"] is not None:
+            return sorted(self._saved.sidecar["models"])
+        if self._saved.run is None:
+            return []  # an older sidecar: known once the run is used
+        return super().models
+
+    def __len__(self) -> int:
+        if self._saved.run is None:
+            rows = self._saved.sidecar["rows"]
+            return int(rows if rows is not None else self.meta.get("rows") or 0)
+        return super().__len__()
+
+    __eq__ = object.__eq__  # type: ignore[assignment]
+    __hash__ = object.__hash__  # type: ignore[assignment]

@@ -447,3 +447,46 @@ def test_bias_page_fingerprint_equals_the_catalog_table(monkeypatch) -> None:
     assert shown["model"].tolist() == summary["model"].tolist()
     assert shown["susceptibility"].to_numpy() == pytest.approx(
         summary["susceptibility"].to_numpy())
+
+
+def test_runs_page_marks_a_saved_run_whose_file_was_replaced(monkeypatch, tmp_path) -> None:
+    # Issue 29 item 6: the start reads only the sidecars; the Runs page reads the runs it
+    # shows, and a file replaced behind kbench's back is named there, never a crash.
+    from kbench_app.registry import RunRegistry
+    from kbench_core.workspace import Workspace
+
+    ws = tmp_path / "ws"
+    RunRegistry(workspace=Workspace(ws)).add_files(
+        [("kept.csv", GOOD), ("other.csv", GOOD.replace(b"m1", b"m2"))])
+    kept = next(ws.glob("kept*.parquet"))
+    kept.write_bytes(load_run(("x.csv", GOOD.replace(b"m1", b"m9"))).frame.to_parquet())
+    at = start(monkeypatch, f"--no-samples --workspace {ws}")
+    assert sorted(registry(at).runs) == ["kept", "other"]  # oldest file first
+    labels = {e.label.split(" · ")[0]: e.label for e in at.expander}
+    assert labels["kept"].endswith("cannot be used")
+    assert not labels["other"].endswith("cannot be used")
+    assert any(c.value.startswith(kept.name) and "SHA-256 differs" in c.value for c in at.code)
+    at.run()  # the next draw lists it in the table too
+    assert not at.exception
+    summary = at.dataframe[0].value.set_index("name")
+    assert "SHA-256 differs" in summary.loc["kept", "problem"]
+    assert summary.loc["other", "problem"] == ""
+
+
+def test_a_family_page_runs_without_a_saved_run_whose_file_was_replaced(monkeypatch,
+                                                                         tmp_path) -> None:
+    # A saved run is validated when a page first uses it: a replaced file is named there and
+    # left out; the page draws the other runs.
+    from kbench_app.registry import RunRegistry
+    from kbench_core.workspace import Workspace
+
+    ws = tmp_path / "ws"
+    bias = (ROOT / "sample_data" / "bias.csv").read_bytes()
+    RunRegistry(workspace=Workspace(ws)).add_files(
+        [("kept.csv", bias), ("other.csv", bias.replace(b"synthetic-gamma", b"synthetic-d"))])
+    kept = next(ws.glob("kept*.parquet"))
+    kept.write_bytes(load_run(("x.csv", GOOD)).frame.to_parquet())
+    at = bias_page(monkeypatch, f"--no-samples --workspace {ws}")
+    assert sorted(at.multiselect(key="bias_runs").value) == ["kept", "other"]
+    assert any("kept" in e.value and "cannot be used" in e.value for e in at.error)
+    assert at.dataframe and "synthetic-d" in set(at.dataframe[0].value["model"])

@@ -230,3 +230,88 @@ def test_a_report_run_with_its_summary_comes_back_from_the_workspace(tmp_path) -
     (name,) = reg.runs
     runs, errors = ws.load_all()
     assert not errors and runs[0].meta["summary"] == reg.runs[name].meta["summary"]
+
+
+# ------------------------------------------------------------ issue 29 item 6: a lazy start
+
+
+def _count_parquet_reads(monkeypatch) -> list[str]:
+    """Names of the Parquet files read from now on (bytes, or opened by pyarrow)."""
+    from pathlib import Path
+
+    import pyarrow.parquet as pq
+
+    reads: list[str] = []
+    read_bytes, read_table = Path.read_bytes, pq.read_table
+
+    def counted_bytes(self):
+        if self.suffix == ".parquet":
+            reads.append(self.name)
+        return read_bytes(self)
+
+    def counted_table(source, *args, **kwargs):
+        reads.append(str(source))
+        return read_table(source, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "read_bytes", counted_bytes)
+    monkeypatch.setattr(pq, "read_table", counted_table)
+    return reads
+
+
+def test_a_start_reads_only_the_sidecars_and_a_run_is_read_on_first_use(
+        tmp_path, monkeypatch) -> None:
+    # Was: every saved run's Parquet file read and validated at start (1,500 runs: 16.8 s
+    # for the first session); the Runs page lists what the sidecars say.
+    uploader = RunRegistry(workspace=Workspace(tmp_path / "ws"))
+    uploader.add_files([("good.csv", GOOD), ("judged.csv", JUDGED)])
+    reads = _count_parquet_reads(monkeypatch)
+    fresh = RunRegistry(workspace=Workspace(tmp_path / "ws"))
+    report = fresh.load_workspace()
+    assert reads == []
+    summary = fresh.summary().set_index("name")
+    assert reads == []
+    assert sorted(report.added) == ["good", "judged"] and not report.errors
+    assert summary.loc["good", ["kind", "models", "rows", "warnings", "problem"]].tolist() \
+        == ["bias", "m1", 2, 0, ""]
+    assert summary.loc["judged", "models"] == "det"
+    assert fresh.runs["good"].content_hash == uploader.runs["good"].content_hash
+    # first use: read once, validated, the same frame
+    assert list(fresh.usable(["good"])) == ["good"] and len(reads) == 1
+    pd.testing.assert_frame_equal(fresh.runs["good"].frame, uploader.runs["good"].frame)
+    assert len(reads) == 1 and reads[0].startswith("good")
+
+
+def test_a_saved_run_changed_after_the_start_is_refused_at_use_not_at_start(tmp_path) -> None:
+    uploader = RunRegistry(workspace=Workspace(tmp_path / "ws"))
+    uploader.add_files([("good.csv", GOOD), ("judged.csv", JUDGED)])
+    fresh = RunRegistry(workspace=Workspace(tmp_path / "ws"))
+    assert not fresh.load_workspace().errors
+    good = next((tmp_path / "ws").glob("good*.parquet"))
+    other = load_run(("other.csv", GOOD.replace(b"m1", b"m9")))
+    good.write_bytes(other.frame.to_parquet())  # replaced behind kbench's back
+    assert list(fresh.usable(["good", "judged"])) == ["judged"]  # the other is unaffected
+    assert "SHA-256 differs" in fresh.errors[good.name]
+    assert fresh.summary().set_index("name").loc["good", "problem"].startswith(good.name)
+    from kbench_core.io import RunFormatError
+
+    with pytest.raises(RunFormatError, match="SHA-256 differs"):
+        fresh.runs["good"].frame  # noqa: B018 - never the new content under the old hash
+    # damaged bytes: the per-file message, never another exception
+    judged = next((tmp_path / "ws").glob("judged*.parquet"))
+    again = RunRegistry(workspace=Workspace(tmp_path / "ws"))
+    again.load_workspace()
+    judged.write_bytes(b"PAR1 not really")
+    assert list(again.usable(["judged"])) == []
+    assert again.errors[judged.name].startswith(judged.name)
+
+
+def test_a_renamed_saved_run_stays_unread(tmp_path, monkeypatch) -> None:
+    uploader = RunRegistry(workspace=Workspace(tmp_path / "ws"))
+    uploader.add_files([("good.csv", GOOD)])
+    reads = _count_parquet_reads(monkeypatch)
+    fresh = RunRegistry(workspace=Workspace(tmp_path / "ws"))
+    fresh.add_files([("good.csv", GOOD.replace(b"m1", b"m2"))], persist=False)
+    fresh.load_workspace()  # the saved 'good' meets a loaded 'good': renamed, still unread
+    assert list(fresh.runs) == ["good", "good (2)"] and reads == []
+    assert fresh.runs["good (2)"].name == "good (2)" and fresh.runs["good (2)"].models == ["m1"]
+    assert fresh.runs["good (2)"].frame["model"].tolist() == ["m1", "m1"]

@@ -21,7 +21,12 @@ if not runs:
     st.stop()
 
 chosen = kit.multiselect("Runs", list(runs), key="export_runs", default=list(runs))
-chosen_runs = [runs[name] for name in chosen]
+usable = registry.usable(chosen)  # a saved run is read and validated on first use
+for name in chosen:
+    if name not in usable:
+        st.error(f"**{plain(name)}** cannot be used and is left out: its saved file no longer "
+                 "loads (see the Runs page).", icon=":material/error:")
+chosen_runs = list(usable.values())
 for run in chosen_runs:
     why = unavailable(run.kind, run.frame)
     if why:

@@ -119,9 +119,11 @@ st.subheader(f"{len(summary)} run{'s' * (len(summary) != 1)} loaded")
 if summary.empty:
     st.info("No runs yet: upload files above, or start with `kbench app FILE...`.")
 else:
+    problems = ["problem"] if summary["problem"].astype(bool).any() else []
     st.dataframe(
         summary, hide_index=True, width="stretch",
-        column_order=["name", "kind", "models", "rows", "warnings", "size_kb", "source"],
+        column_order=["name", "kind", "models", "rows", "warnings", "size_kb", "source",
+                      *problems],
         column_config={
             "name": st.column_config.TextColumn("Run"),
             "kind": st.column_config.TextColumn("Kind"),
@@ -130,6 +132,7 @@ else:
             "warnings": st.column_config.NumberColumn("Warnings"),
             "size_kb": st.column_config.NumberColumn("Size (KB)"),
             "source": st.column_config.TextColumn("File"),
+            "problem": st.column_config.TextColumn("Cannot be used", width="medium"),
         },
     )
     names = list(registry.runs)
@@ -148,18 +151,26 @@ else:
         st.caption(f"Runs {first + 1:,}–{min(first + RUNS_PER_PAGE, len(names)):,} of "
                    f"{count_noun(len(names), 'run')}" if names else "No run matches.")
         names = names[first:first + RUNS_PER_PAGE]
+    # A saved run is read and validated when first shown (its rows previewed below), not at
+    # start: a damaged or replaced file is named here, and only its own expander says so.
+    usable = registry.usable(names)
     for name in names:
         run = registry.runs[name]
         label = (f"{plain(name)} · {run.kind} · {len(run):,} rows · "
-                 f"{count_noun(len(run.models), 'model')}")
-        with st.expander(label):
+                 f"{count_noun(len(run.models), 'model')}"
+                 + (" · cannot be used" if name not in usable else ""))
+        with st.expander(label, icon=None if name in usable else ":material/error:"):
             st.text(f"Run: {name}\nModels: {', '.join(run.models)}\n"
                     f"Source: {run.meta.get('source', '')} ({run.meta.get('format', '')})\n"
                     f"SHA-256: {run.content_hash}")
             if run.warnings:
                 st.warning(f"{count_noun(len(run.warnings), 'warning')}", icon=":material/warning:")
                 st.code("\n".join(run.warnings), language=None, wrap_lines=True)
-            st.dataframe(run.frame.head(100), hide_index=True, width="stretch")
+            if name in usable:
+                st.dataframe(run.frame.head(100), hide_index=True, width="stretch")
+            else:
+                st.error("The saved file of this run cannot be used:", icon=":material/error:")
+                st.code(registry.problem(name), language=None, wrap_lines=True)
             if parts := state.grouped_files(name, run):  # files uploaded together as one run
                 st.button(f"Load its {len(parts)} files as separate runs",
                           key=f"split::{name}", icon=":material/call_split:",

@@ -5,7 +5,9 @@ The strict readers of :mod:`kbench_core.readers.records` build a Python object p
 Here the records are cut into batches of a few MB and each batch is parsed by pyarrow's JSON
 reader into typed columns (labels as dictionaries), so memory stays a small multiple of the
 frame (``benchmarks/README.md``: at most 3x) and a JSON Lines file costs what the same records
-cost as a JSON array.
+cost as a JSON array. The batches' columns become the frame one column at a time, each
+column's Arrow memory given back before the next (:func:`_frame`): converting the whole table
+at once held the table, its pandas copy and pandas' int64 intermediates together (4.4x).
 
 A JSON array is turned into JSON Lines on the way, by one vectorised pass over its bytes
 (:class:`_ArraySplitter`): quotes not escaped by an odd run of backslashes open and close
@@ -29,8 +31,10 @@ any kind keep pyarrow's types (whole numbers as integers), as a CSV's do.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pajson
@@ -39,11 +43,13 @@ from kbench_core import families
 from kbench_core.native import JsonProblem, load_json
 from kbench_core.native._advice import advise_json
 from kbench_core.problems import DEFAULT_MAX_DECOMPRESSED, MAX_COLUMNS, MAX_ROWS, Format
-from kbench_core.readers._common import _sorted_labels, _Table, _text_columns, _too_many_rows
+from kbench_core.readers._common import _Table, _text_columns, _too_many_rows
 
 # Records parsed at once: big enough that pyarrow's per-call cost vanishes, small enough that
 # the batch's text and its parse are a small part of the frame.
-_BATCH = 4 << 20
+_BATCH = 2 << 20
+# Batches between two returns of the parser's freed memory to the system.
+_RELEASE_EVERY = 4
 # A record longer than this is left to the strict reader (which names the line).
 _MAX_RECORD = 64 << 20
 _WHITESPACE = np.zeros(256, dtype=bool)
@@ -276,38 +282,91 @@ def _labels(column: pa.ChunkedArray) -> pa.ChunkedArray:
 _INDEX_WIDTH = {pa.int8(): 1, pa.int16(): 2, pa.int32(): 4}
 
 
-def _combine(names: list[str], tables: list[pa.Table]) -> pa.Table:
-    """One table of the batches: a column missing from a batch is null there; integers and
-    floats of one column become floats; any other mix of types is for the strict reader."""
-    columns = []
-    for name in names:
-        parts = [t.column(name) if name in t.column_names else None for t in tables]
-        kinds = {p.type for p in parts if p is not None and not pa.types.is_null(p.type)}
-        if not kinds:
-            target: pa.DataType = pa.null()
-        elif kinds <= {pa.int64(), pa.float64()}:
-            target = pa.float64() if pa.float64() in kinds else pa.int64()
-        elif all(pa.types.is_dictionary(k) for k in kinds):  # batches of different widths
-            widest = max((k.index_type for k in kinds), key=_INDEX_WIDTH.__getitem__)
-            target = pa.dictionary(widest, pa.string())
-        elif len(kinds) == 1:
-            target = next(iter(kinds))
+def _target(parts: list[pa.ChunkedArray | None]) -> pa.DataType:
+    """The type of one column over the batches: a column missing from a batch is null there;
+    integers and floats of one column become floats; any other mix of types is for the
+    strict reader."""
+    kinds = {p.type for p in parts if p is not None and not pa.types.is_null(p.type)}
+    if not kinds:
+        return pa.null()
+    if kinds <= {pa.int64(), pa.float64()}:
+        return pa.float64() if pa.float64() in kinds else pa.int64()
+    if all(pa.types.is_dictionary(k) for k in kinds):  # batches of different widths
+        widest = max((k.index_type for k in kinds), key=_INDEX_WIDTH.__getitem__)
+        return pa.dictionary(widest, pa.string())
+    if len(kinds) == 1:
+        return next(iter(kinds))
+    raise _GiveUp
+
+
+def _chunks(parts: list[pa.ChunkedArray | None], sizes: list[int],
+            target: pa.DataType) -> Iterator[pa.Array]:
+    """The column's chunks batch by batch, nulls where a batch lacks it, cast to ``target``
+    (int64 -> float64 exact only, or wider dictionary indices)."""
+    for part, size in zip(parts, sizes, strict=True):
+        if part is None or pa.types.is_null(part.type):
+            yield pa.nulls(size, target)
+        elif part.type != target:
+            try:
+                yield from part.cast(target).chunks
+            except pa.ArrowInvalid:
+                raise _GiveUp from None
         else:
-            raise _GiveUp
-        chunks = []
-        for part, table in zip(parts, tables, strict=True):
-            if part is None or pa.types.is_null(part.type):
-                chunks.append(pa.nulls(table.num_rows, target))
-            elif part.type != target:
-                try:
-                    # int64 -> float64 (exact only), or wider dictionary indices
-                    chunks.extend(part.cast(target).chunks)
-                except pa.ArrowInvalid:
-                    raise _GiveUp from None
-            else:
-                chunks.extend(part.chunks)
-        columns.append(pa.chunked_array(chunks, target))
-    return pa.table(columns, names=names)
+            yield from part.chunks
+
+
+def _categorical(chunks: list[pa.Array], rows: int) -> pd.Categorical:
+    """Dictionary chunks as one categorical, categories sorted (the order a text column's
+    ``astype("category")`` gives, whichever order the labels came in) and codes of the
+    narrowest width, filled chunk by chunk: no row-length intermediate beside the codes
+    (converting the whole table at once peaked at 4.4x the frame)."""
+    dictionaries = pa.chunked_array([c.dictionary for c in chunks], pa.string())
+    # UTF-8 byte order is code point order: the order Python's sort gives the same strings.
+    categories = pc.unique(dictionaries).drop_null()
+    categories = categories.take(pc.array_sort_indices(categories))
+    width = np.int8 if len(categories) < 1 << 7 else (
+        np.int16 if len(categories) < 1 << 15 else np.int32)
+    codes = np.empty(rows, dtype=width)
+    start = 0
+    for chunk in chunks:
+        # each batch's labels to the sorted categories; its nulls (index -1) to -1
+        lookup = np.append(pc.index_in(chunk.dictionary, value_set=categories).to_numpy(
+            zero_copy_only=False), -1).astype(width)
+        indices = chunk.indices.fill_null(-1).to_numpy(zero_copy_only=False)
+        codes[start:start + len(chunk)] = lookup[indices]
+        start += len(chunk)
+    dtype = pd.CategoricalDtype(pd.Index(categories.to_pandas()))
+    return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
+
+
+def _frame(columns: dict[str, list[pa.ChunkedArray | None]], sizes: list[int]) -> pd.DataFrame:
+    """The batches' columns as one frame, one column at a time: each column's Arrow memory is
+    given back before the next is converted, so the peak is the frame plus one column."""
+    rows = sum(sizes)
+    targets = {name: _target(parts) for name, parts in columns.items()}
+    result: dict[str, Any] = {}
+    for name in list(columns):
+        chunks = list(_chunks(columns.pop(name), sizes, targets[name]))
+        if pa.types.is_dictionary(targets[name]):
+            result[name] = _categorical(chunks, rows)
+        else:
+            result[name] = pa.chunked_array(chunks, targets[name]).to_pandas()
+        del chunks
+        pa.default_memory_pool().release_unused()
+    # copy=False: one block per column, as Arrow's split_blocks (no consolidating copy)
+    return pd.DataFrame(result, index=pd.RangeIndex(rows), copy=False)
+
+
+def _keep(columns: dict[str, list[pa.ChunkedArray | None]], table: pa.Table,
+          label_columns: frozenset[str]) -> None:
+    """Add a batch's columns to ``columns`` (None for a column it lacks), labels as
+    dictionaries. A function of its own: no loop variable outlives it holding a column's
+    chunks (which would keep them past their conversion to the frame)."""
+    for name, parts in columns.items():
+        col = table.column(name) if name in table.column_names else None
+        if col is not None and name in label_columns and pa.types.is_string(col.type):
+            col = _labels(col)
+        parts.append(col)
 
 
 def _native_first(batch: bytes) -> bool:
@@ -340,8 +399,9 @@ def _parse_records_stream(filename: str, fmt: Format, chunks: Iterable[bytes],
     label_columns = _text_columns(("category",))
     splitter = _ArraySplitter() if fmt == "json" else None
     seen: list[str] = []
-    names: dict[str, None] = {}
-    tables: list[pa.Table] = []
+    # each column's part of every batch kept so far (None where a batch lacks it)
+    columns: dict[str, list[pa.ChunkedArray | None]] = {}
+    sizes: list[int] = []
     # Line numbers of JSON Lines: (first line, lines) of a batch without blank lines, the
     # numbers of its records otherwise; made into one array only when some line was blank.
     numbers: list[tuple[int, int] | np.ndarray] = []
@@ -368,39 +428,36 @@ def _parse_records_stream(filename: str, fmt: Format, chunks: Iterable[bytes],
                     numbers.append(filled + lines + 1)
                 lines += n_lines
             rows += table.num_rows
-            names.update(dict.fromkeys(table.column_names))
-            if len(names) > MAX_COLUMNS:
+            for name in table.column_names:
+                columns.setdefault(name, [None] * len(sizes))
+            if len(columns) > MAX_COLUMNS:
                 raise _GiveUp  # the strict reader names the record that passed the limit
             if rows > MAX_ROWS:
-                tables.clear()
+                columns = {name: [] for name in columns}
+                sizes.clear()
                 numbers.clear()
                 continue
-            tables.append(pa.table([
-                _labels(col) if name in label_columns and pa.types.is_string(col.type)
-                else col for name, col in zip(table.column_names, table.columns, strict=True)],
-                names=table.column_names))
+            _keep(columns, table, label_columns)
+            sizes.append(table.num_rows)
             del table
-            # the parser's buffers go back to the system batch by batch, not at the end
-            pa.default_memory_pool().release_unused()
+            if len(sizes) % _RELEASE_EVERY == 0:
+                # the parser's buffers go back to the system as the batches pass, not at
+                # the end (each call costs a walk of the pool: not every batch)
+                pa.default_memory_pool().release_unused()
     except _GiveUp:
         return None
     if rows > MAX_ROWS:
         raise _too_many_rows(filename, rows)
     if splitter is not None and rows != splitter.commas + 1:
         return None  # a blank record ([{...},,{...}] or a trailing comma), or no record
-    if rows == 0 or rows * len(names) * 8 > limit:
+    if rows == 0 or rows * len(columns) * 8 > limit:
         return None
     try:
-        table = _combine(list(names), tables)
+        frame = _frame(columns, sizes)
     except _GiveUp:
         return None
-    del tables
-    encoded = {n for n, t in zip(table.column_names, table.schema.types, strict=True)
-               if pa.types.is_dictionary(t)}
-    frame = table.to_pandas(self_destruct=True, split_blocks=True)
-    del table
-    pa.default_memory_pool().release_unused()
-    _sorted_labels(frame, sorted(encoded))
+    encoded = {name for name in frame.columns
+               if isinstance(frame[name].dtype, pd.CategoricalDtype)}
     warnings.extend(seen)
     if fmt == "json":
         return _Table(frame, lambda: np.arange(1, rows + 1), "record", {}, {}, encoded)
