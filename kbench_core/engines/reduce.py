@@ -1,0 +1,101 @@
+"""Each family's reduction to its sufficient table, written once as an Ibis expression, and
+the finish that turns the small table back into what the metrics read.
+
+The reduction of a family is its *distinct-rows table*: one row per distinct combination of
+the columns its metrics read (:func:`read_columns`), with the number of rows that have it
+(:data:`COUNT`). Every metric of kbench is a function of the multiset of those tuples (sums,
+sums of squares, per-cluster sums, per-item tables for the bootstraps), so this table is
+sufficient for all of them at once, intervals included; the columns the metrics never read
+(prompts, responses, row ids, timings: most of a run's bytes) never leave the engine.
+
+How much it reduces depends on the family's grain:
+
+* ``bias``: trials of one cell (model × bias × condition × intensity × domain × method) with
+  the same score and confidence collapse into one row, so 30M trials of a few hundred cells
+  with discrete scores reduce to thousands of rows;
+* ``judged`` and ``replication``: the metrics resample and cluster by item (a contract's
+  sample, a study's test), so the table stays at the item grain (one row per sample × model
+  × prompt type × judge, per test): a per-item table, without the text columns.
+
+:func:`finish` types the small table with the loader (:func:`kbench_core.io.load_run` on it,
+so every column has the loader's dtype and categories) and repeats each row :data:`COUNT`
+times, so the existing metric code runs unchanged and prints the same numbers as the memory
+engine (``tests/test_engines.py``).
+"""
+
+from __future__ import annotations
+
+import io as _io
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from kbench_core import families
+from kbench_core.engines.source import FILE, ROW, ParquetSource
+
+__all__ = ["COUNT", "NOT_READ", "finish", "read_columns", "reduction"]
+
+COUNT = "__kbench_rows"  # the number of rows behind a distinct tuple
+_FIRST = "__kbench_first"  # the place of a tuple's first row in the run
+
+# Canonical columns a family's metrics, figures and tables never read: they stay in the
+# engine. Every other column of the kind's schema is read (and so kept in the reduction).
+NOT_READ: Mapping[str, tuple[str, ...]] = {
+    "bias": ("id", "trial", "prompt", "response", "answer", "response_ms"),
+}
+
+
+def read_columns(kind: str, columns: tuple[str, ...] | list[str]) -> list[str]:
+    """The columns of a run (in its order) that ``kind``'s metrics read: the schema's
+    columns it has, less :data:`NOT_READ`."""
+    known = {c.name for c in families.spec(kind).columns}
+    skipped = set(NOT_READ.get(kind, ()))
+    return [c for c in columns if c in known and c not in skipped]
+
+
+def reduction(table: Any, kind: str, files: tuple[str, ...] = ()) -> Any:
+    """The family's sufficient table as an Ibis expression on ``table`` (any backend, as
+    :func:`~kbench_core.engines.source.open_table` opens it): its read columns grouped, with
+    :data:`COUNT`, in the order of each tuple's first row.
+
+    That order keeps the run's order of first appearance of every label (the first row
+    holding a label is the first row of its tuple), which is the order the loader gives a
+    run's categories and so the order of every table's rows. ``files``: the source's file
+    names in the order the memory engine reads them (several files: rows of the first file
+    first)."""
+    import ibis
+
+    cols = read_columns(kind, list(table.columns))
+    place = table[ROW].cast("int64")
+    if len(files) > 1:
+        rank = ibis.cases(*((table[FILE] == name, i) for i, name in enumerate(files)),
+                          else_=len(files))
+        place = rank.cast("int64") * (1 << 40) + place
+    picked = table.select(*cols, **{_FIRST: place})
+    reduced = picked.group_by(cols).aggregate(**{COUNT: picked.count(),
+                                                 _FIRST: picked[_FIRST].min()})
+    return reduced.order_by(_FIRST).drop(_FIRST)
+
+
+def finish(reduced: pa.Table, src: ParquetSource) -> Any:
+    """The validated :class:`~kbench_core.io.Run` of ``src`` from its sufficient table: the
+    loader types the small table, each row is repeated :data:`COUNT` times, and the run
+    carries the source's meta (its files' SHA-256, so exports record the same provenance as
+    the memory engine) and the family's notes."""
+    from kbench_core.engines.validate import _plain
+    from kbench_core.io import Run, load_run
+
+    data = _io.BytesIO()
+    pq.write_table(_plain(reduced), data)
+    small = load_run((f"{src.name}.parquet", data.getvalue()), kind=src.kind)  # type: ignore[arg-type]
+    counts = small.frame[COUNT].to_numpy(dtype=np.int64)
+    frame = small.frame.drop(columns=[COUNT])
+    frame = frame.take(np.repeat(np.arange(len(frame)), counts)).reset_index(drop=True)
+    family = families.get(src.kind)
+    warnings = tuple(family.notes(frame)) if family.notes is not None else ()
+    meta = {**src.meta, "rows": len(frame), "columns": list(frame.columns),
+            "reduced_rows": len(counts)}
+    return Run(name=src.name, kind=src.kind, frame=frame, meta=meta, warnings=warnings)
