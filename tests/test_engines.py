@@ -247,3 +247,19 @@ def test_spark_rejects_a_bad_cell_with_the_loaders_message(tmp_path, spark):
     path = tmp_path / "judged-cells.parquet"
     _bad_runs()["judged-cells"].to_parquet(path)
     assert _message(path, "spark", backend=spark) == _message(path, "memory")
+
+
+def test_validation_pages_past_rows_the_loader_accepts(tmp_path, monkeypatch):
+    """Numbers written as text are suspect to the engine and accepted by the loader: the
+    engine pages on until the loader finds the bad cell behind them."""
+    from kbench_core.engines import validate
+
+    monkeypatch.setattr(validate, "FETCHED", 5)
+    bias = pd.read_csv(ROOT / "sample_data" / "bias.csv")
+    bias["score"] = bias["score"].map(lambda v: None if pd.isna(v) else f"{v:.1f}")
+    bias.loc[40, "score"] = "lots"
+    path = tmp_path / "text-scores.parquet"
+    bias.to_parquet(path)
+    memory = _message(path, "memory")
+    assert "row 41, field 'score'" in memory
+    assert _message(path, "duckdb") == memory

@@ -93,23 +93,82 @@ def _column_suspect(col: Any, spec: Column) -> Any:
     return col.notnull()
 
 
-def _rule_suspect(kind: str, table: Any) -> Any | None:
+_MANY = 100_000  # distinct labels fetched to check in Python; more: checked row by row
+
+
+class _Labels:
+    """The distinct values of a run's text columns, fetched once per column (a query of its
+    own, cheap for labels: a million rows hold a few hundred), so label rules are checked per
+    distinct value and become an ``isin`` on the rows only when some value fails."""
+
+    def __init__(self, table: Any) -> None:
+        self.table = table
+        self._seen: dict[str, list | None] = {}
+
+    def of(self, name: str) -> list | None:
+        """The column's distinct non-null values, or None when there are more than
+        :data:`_MANY`."""
+        if name not in self._seen:
+            values = (self.table.select(name).distinct().limit(_MANY + 1).to_pyarrow()
+                      .column(0).to_pylist())
+            self._seen[name] = (None if len(values) > _MANY
+                                else [v for v in values if v is not None])
+        return self._seen[name]
+
+    def matching(self, name: str, test: Any) -> Any | None:
+        """The rows whose value passes ``test`` (a predicate on the text), as ``isin`` over
+        the distinct values; None when the column has too many to fetch."""
+        import ibis
+
+        values = self.of(name)
+        if values is None:
+            return None
+        hits = [v for v in values if test(v)]
+        return self.table[name].isin(hits) if hits else ibis.literal(False)
+
+
+def _label_suspect(labels: _Labels, name: str, spec: Column) -> Any | None:
+    """A label column's rows the loader may reject, via its distinct values (None: too many
+    values, check row by row)."""
+    allowed = None if spec.allowed is None else {a.lower() for a in spec.allowed}
+
+    def bad(value: str) -> bool:
+        text = value.strip()
+        if not text:
+            return spec.required is True
+        return (allowed is not None and text.lower() not in allowed) or \
+            len(value) > MAX_CELL_CHARS
+    found = labels.matching(name, bad)
+    if found is None:
+        return None
+    return (labels.table[name].isnull() | found) if spec.required is True else found
+
+
+def _rule_suspect(kind: str, table: Any, labels: _Labels) -> Any | None:
     """The family's row rules (``Family.rules``) as predicates: a needed value missing."""
+    import ibis
+
     columns = set(table.columns)
 
     def absent(name: str) -> Any:
         if name not in columns:
-            import ibis
-
             return ibis.literal(True)
         col = table[name]
-        return _blank(col) if col.type().is_string() else (
-            col.isnull() | col.isnan() if col.type().is_floating() else col.isnull())
+        if col.type().is_string():
+            blank = labels.matching(name, lambda v: not v.strip())
+            return col.isnull() | (_blank(col) if blank is None else blank)
+        return col.isnull() | col.isnan() if col.type().is_floating() else col.isnull()
+
+    def said(name: str, word: str) -> Any:
+        col = table[name]
+        if not col.type().is_string():
+            return col.cast("string").strip().lower() == word
+        hits = labels.matching(name, lambda v: v.strip().lower() == word)
+        return (col.strip().lower() == word) if hits is None else hits
 
     if kind == "bias" and "condition" in columns:
-        condition = table["condition"].cast("string").strip().lower()
-        return (((condition == "treatment") & absent("intensity"))
-                | ((condition == "debiasing") & absent("method")))
+        return ((said("condition", "treatment") & absent("intensity"))
+                | (said("condition", "debiasing") & absent("method")))
     if kind == "replication" and {"human_effect", "test_type"} <= columns:
         has_effect = ~absent("human_effect") | ~absent("agent_effect")
         return has_effect & absent("test_type")
@@ -120,21 +179,41 @@ def _rule_suspect(kind: str, table: Any) -> Any | None:
 
 
 def suspect(table: Any, kind: str) -> Any:
-    """The boolean Ibis expression marking the rows of ``table`` the loader may reject."""
+    """The boolean Ibis expression marking the rows of ``table`` the loader may reject.
+
+    Label columns are checked per distinct value and numbers per row (cheap comparisons);
+    cell sizes by one aggregate of every text column's longest cell, a column becoming a
+    row predicate only when it has a cell over the limit."""
     import ibis
 
     spec = families.spec(kind)
+    known = {c.name: c for c in spec.columns}
+    labels = _Labels(table)
     bad = ibis.literal(False)
+    sized = []
     for name in table.columns:
         if name in (ROW, FILE):
             continue
         col = table[name]
-        known = spec.column(name) if name in {c.name for c in spec.columns} else None
-        if known is not None:
-            bad = bad | _column_suspect(col, known)
-        if col.type().is_string():  # every column, as the loader's cell-size check
-            bad = bad | (col.length() > MAX_CELL_CHARS).fill_null(False)
-    rule = _rule_suspect(kind, table)
+        column = known.get(name)
+        is_text = col.type().is_string()
+        if column is not None and is_text and column.type in ("text", "category") and (
+                column.allowed is not None or column.required is True):
+            found = _label_suspect(labels, name, column)
+            if found is not None:
+                bad = bad | found
+                continue
+        if column is not None:
+            bad = bad | _column_suspect(col, column)
+        if is_text:
+            sized.append(name)
+    if sized:
+        longest = table.aggregate(**{f"c{i}": table[n].length().max()
+                                     for i, n in enumerate(sized)}).to_pyarrow()
+        for i, name in enumerate(sized):
+            if (longest.column(f"c{i}")[0].as_py() or 0) > MAX_CELL_CHARS:
+                bad = bad | (table[name].length() > MAX_CELL_CHARS).fill_null(False)
+    rule = _rule_suspect(kind, table, labels)
     if rule is not None:
         bad = bad | rule.fill_null(False)
     return bad
@@ -160,29 +239,38 @@ def validate(table: Any, src: ParquetSource) -> None:
     """Raise the loader's :class:`~kbench_core.problems.RunFormatError` when the run queried
     as ``table`` has a cell the loader rejects (see the module docstring); return quietly
     when every cell passes."""
-    from kbench_core.io import load_run
-
     _file_level(table, src)
     flagged = table.filter(suspect(table, src.kind))
     n_suspect = int(flagged.count().to_pyarrow().as_py())
     if n_suspect == 0:
         return
-    rows = flagged.order_by([FILE, ROW]).limit(FETCHED).to_pyarrow()
+    ordered = flagged.order_by([FILE, ROW])
+    # Page through the suspect rows until the loader finds a problem: rows it accepts (a
+    # label it normalises, a number written as text) may come first.
+    for offset in range(0, n_suspect, FETCHED):
+        _check_page(ordered.limit(FETCHED, offset=offset).to_pyarrow(), src,
+                    n_suspect - offset)
+
+
+def _check_page(rows: pa.Table, src: ParquetSource, left: int) -> None:
+    """The loader on one page of suspect rows; its error, rows renumbered, if it has one
+    (``left``: suspect rows from this page on, the lower bound of the total when the page
+    is not the last)."""
+    from kbench_core.io import load_run
+
     files = rows.column(FILE).to_pylist()
     places = rows.column(ROW).to_pylist()
     several = len(src.files) > 1
-    body = rows.drop_columns([FILE, ROW])
     data = _io.BytesIO()
-    pq.write_table(_plain(body), data)
+    pq.write_table(_plain(rows.drop_columns([FILE, ROW])), data)
     try:
         load_run((src.label if src.label.endswith(".parquet") else f"{src.label}.parquet",
                   data.getvalue()), kind=src.kind)  # type: ignore[arg-type]
     except RunFormatError as err:
         problems = [Problem(_where(p.row, files, places, several), p.field, p.message, p.unit)
                     for p in err.problems]
-        total = err.total if n_suspect <= FETCHED else max(err.total, n_suspect)
+        total = err.total if left <= FETCHED else max(err.total, left)
         raise RunFormatError(src.label, problems, total) from None
-    # Every suspect row passed the loader: labels it normalises, numbers it parses.
 
 
 def _plain(table: pa.Table) -> pa.Table:
