@@ -82,7 +82,8 @@ def connect(engine: Engine, *, spark_master: str | None = None, session: Any = N
 
 
 def load(path: str | os.PathLike[str], *, engine: Engine | None = None,
-         spark_master: str | None = None, backend: Any = None) -> list[Run]:
+         spark_master: str | None = None, backend: Any = None,
+         keep: tuple[str, ...] | list[str] = ()) -> list[Run]:
     """The runs of ``path`` as validated :class:`~kbench_core.io.Run` objects.
 
     ``engine`` (default :func:`default_engine`): ``memory`` loads with the loader; ``duckdb``
@@ -90,7 +91,9 @@ def load(path: str | os.PathLike[str], *, engine: Engine | None = None,
     (:func:`~kbench_core.engines.validate.validate`), reduce them to the family's sufficient
     table (:func:`~kbench_core.engines.reduce.reduction`) and finish from it
     (:func:`~kbench_core.engines.reduce.finish`). ``backend``: an Ibis backend to reuse (a
-    test's SparkSession). A workspace gives one run per saved run, a file or a folder one.
+    test's SparkSession). ``keep``: columns to keep beyond those the family's metrics read
+    (``compare`` keeps its item keys, e.g. a bias trial's number). A workspace gives one run
+    per saved run, a file or a folder one.
     """
     from kbench_core.engines import reduce, source, validate
 
@@ -103,6 +106,7 @@ def load(path: str | os.PathLike[str], *, engine: Engine | None = None,
     for src in sources:
         table = source.open_table(con, src)
         validate.validate(table, src)
-        reduced = reduce.reduction(table, src.kind, tuple(f.name for f in src.files)).to_pyarrow()
+        reduced = reduce.reduction(table, src.kind, tuple(f.name for f in src.files),
+                                   keep=tuple(keep)).to_pyarrow()
         runs.append(reduce.finish(reduced, src))
     return runs

@@ -48,15 +48,17 @@ NOT_READ: Mapping[str, tuple[str, ...]] = {
 }
 
 
-def read_columns(kind: str, columns: tuple[str, ...] | list[str]) -> list[str]:
+def read_columns(kind: str, columns: tuple[str, ...] | list[str],
+                 keep: tuple[str, ...] = ()) -> list[str]:
     """The columns of a run (in its order) that ``kind``'s metrics read: the schema's
-    columns it has, less :data:`NOT_READ`."""
+    columns it has, less :data:`NOT_READ` (unless named in ``keep``)."""
     known = {c.name for c in families.spec(kind).columns}
-    skipped = set(NOT_READ.get(kind, ()))
+    skipped = set(NOT_READ.get(kind, ())) - set(keep)
     return [c for c in columns if c in known and c not in skipped]
 
 
-def reduction(table: Any, kind: str, files: tuple[str, ...] = ()) -> Any:
+def reduction(table: Any, kind: str, files: tuple[str, ...] = (),
+              keep: tuple[str, ...] = ()) -> Any:
     """The family's sufficient table as an Ibis expression on ``table`` (any backend, as
     :func:`~kbench_core.engines.source.open_table` opens it): its read columns grouped, with
     :data:`COUNT`, in the order of each tuple's first row.
@@ -65,10 +67,10 @@ def reduction(table: Any, kind: str, files: tuple[str, ...] = ()) -> Any:
     holding a label is the first row of its tuple), which is the order the loader gives a
     run's categories and so the order of every table's rows. ``files``: the source's file
     names in the order the memory engine reads them (several files: rows of the first file
-    first)."""
+    first). ``keep``: columns of :data:`NOT_READ` to keep all the same."""
     import ibis
 
-    cols = read_columns(kind, list(table.columns))
+    cols = read_columns(kind, list(table.columns), keep)
     place = table[ROW].cast("int64")
     if len(files) > 1:
         rank = ibis.cases(*((table[FILE] == name, i) for i, name in enumerate(files)),
