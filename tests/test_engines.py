@@ -263,3 +263,20 @@ def test_validation_pages_past_rows_the_loader_accepts(tmp_path, monkeypatch):
     memory = _message(path, "memory")
     assert "row 41, field 'score'" in memory
     assert _message(path, "duckdb") == memory
+
+
+def test_a_column_beyond_the_schema_that_a_metric_reads_is_kept(tmp_path):
+    """A judged run's ``difficulty`` (set by BlockBench's reader, not a schema column) gives
+    the tiers their per-difficulty means: the reduction must keep it."""
+    run = io.load_run(ROOT / "sample_data" / "judged.csv")
+    codes = run.frame["sample"].astype(str).str[-1].map(lambda c: f"t{int(c, 16) % 3 + 1}"
+                                                        if c.isalnum() else "t1")
+    frame = run.frame.assign(difficulty=codes.astype("category"))
+    path = tmp_path / "judged-difficulty.parquet"
+    frame.to_parquet(path)
+    (memory,) = engines.load(path, engine="memory")
+    (duck,) = engines.load(path, engine="duckdb")
+    assert "difficulty" in duck.frame
+    tables = _tables(memory)
+    assert any("tdr_difficulty_mean" in t for t in tables)
+    _same(memory, duck)

@@ -36,25 +36,32 @@ import pyarrow.parquet as pq
 from kbench_core import families
 from kbench_core.engines.source import FILE, ROW, ParquetSource
 
-__all__ = ["COUNT", "NOT_READ", "finish", "read_columns", "reduction"]
+__all__ = ["COUNT", "NOT_READ", "SCHEMA_ONLY", "finish", "read_columns", "reduction"]
 
 COUNT = "__kbench_rows"  # the number of rows behind a distinct tuple
 _FIRST = "__kbench_first"  # the place of a tuple's first row in the run
 
 # Canonical columns a family's metrics, figures and tables never read: they stay in the
-# engine. Every other column of the kind's schema is read (and so kept in the reduction).
+# engine. Every other column is read (and so kept in the reduction).
 NOT_READ: Mapping[str, tuple[str, ...]] = {
     "bias": ("id", "trial", "prompt", "response", "answer", "response_ms"),
 }
+# Families whose metrics read nothing beyond their schema's columns (kahne reads only
+# canonical names): a column a file adds stays in the engine too.
+SCHEMA_ONLY = frozenset({"bias"})
 
 
 def read_columns(kind: str, columns: tuple[str, ...] | list[str],
                  keep: tuple[str, ...] = ()) -> list[str]:
-    """The columns of a run (in its order) that ``kind``'s metrics read: the schema's
-    columns it has, less :data:`NOT_READ` (unless named in ``keep``)."""
+    """The columns of a run (in its order) that ``kind``'s metrics read: every column less
+    :data:`NOT_READ` (unless named in ``keep``), and for the families of
+    :data:`SCHEMA_ONLY` only the schema's columns. Other families keep the columns a reader
+    adds beyond the schema (a judged run's ``difficulty``), which their metrics may read."""
     known = {c.name for c in families.spec(kind).columns}
     skipped = set(NOT_READ.get(kind, ())) - set(keep)
-    return [c for c in columns if c in known and c not in skipped]
+    only_known = kind in SCHEMA_ONLY
+    return [c for c in columns if c not in (ROW, FILE) and c not in skipped
+            and (c in known or c in keep or not only_known)]
 
 
 def reduction(table: Any, kind: str, files: tuple[str, ...] = (),
