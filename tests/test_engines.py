@@ -280,3 +280,34 @@ def test_a_column_beyond_the_schema_that_a_metric_reads_is_kept(tmp_path):
     tables = _tables(memory)
     assert any("tdr_difficulty_mean" in t for t in tables)
     _same(memory, duck)
+
+
+class _Builder:
+    """A stand-in for ``SparkSession.builder`` that records what kbench asks of it."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, tuple]] = []
+
+    def __getattr__(self, name):
+        def record(*args):
+            self.calls.append((name, args))
+            return self if name != "getOrCreate" else "session"
+        return record
+
+
+@pytest.mark.parametrize(("remote", "master", "want"), [
+    ("sc://connect.lab:15002", None, ("remote", ("sc://connect.lab:15002",))),
+    ("sc://connect.lab:15002", "spark://head:7077", ("master", ("spark://head:7077",))),
+    (None, None, ("master", ("local[*]",))),
+])
+def test_spark_session_honours_spark_remote_and_the_master(remote, master, want, monkeypatch):
+    pyspark_sql = pytest.importorskip("pyspark.sql")
+    builder = _Builder()
+    monkeypatch.setattr(pyspark_sql, "SparkSession", type("S", (), {"builder": builder}))
+    if remote:
+        monkeypatch.setenv("SPARK_REMOTE", remote)
+    else:
+        monkeypatch.delenv("SPARK_REMOTE", raising=False)
+    assert engines.spark_session(spark_master=master) == "session"
+    assert want in builder.calls
+    assert ("remote" in dict(builder.calls)) == (want[0] == "remote")
