@@ -63,6 +63,7 @@ def spark_session(*, spark_master: str | None = None) -> Any:
     return (builder.master(spark_master or "local[*]")
             .config("spark.sql.shuffle.partitions", "4")
             .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
             .config("spark.sql.session.timeZone", "UTC")
             .getOrCreate())
 
