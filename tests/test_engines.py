@@ -4,6 +4,8 @@ engine's validation with the loader's messages, and the sources (file, folder, w
 
 from __future__ import annotations
 
+import io as io_
+import re
 import shutil
 from pathlib import Path
 
@@ -214,6 +216,8 @@ def test_engine_choices_are_checked(tmp_path):
     with pytest.raises(ValueError, match="'postgres'"):
         engines.load(ROOT / "sample_data" / "bias.csv", engine="postgres")  # type: ignore[arg-type]
     assert engines.default_engine(ROOT / "sample_data" / "bias.csv") == "memory"
+    assert engines.default_engine(tmp_path / "x.parquet") == "memory"  # missing: the loader
+    pd.DataFrame({"a": [1]}).to_parquet(tmp_path / "x.parquet")
     assert engines.default_engine(tmp_path / "x.parquet") == "duckdb"
 
 
@@ -311,3 +315,55 @@ def test_spark_session_honours_spark_remote_and_the_master(remote, master, want,
     assert engines.spark_session(spark_master=master) == "session"
     assert want in builder.calls
     assert ("remote" in dict(builder.calls)) == (want[0] == "remote")
+
+
+# ------------------------------------------------------------------------------ the commands
+
+
+def _printed(argv: list[str], capsys) -> str:
+    from kbench_core.cli import main
+
+    capsys.readouterr()
+    assert main(argv) == 0
+    # the provenance header's time of export is the one line that may differ
+    return re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", "<time>", capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("name", ["bias.csv", "judged.csv", "replication.csv",
+                                  "replication_summary.csv"])
+def test_metrics_prints_the_same_table_on_every_engine(name, parquet, spark, capsys):
+    """What a user sees (4 significant digits, |x| < 1e-12 as 0) is identical; every digit
+    agrees to 1e-9 (the sums run in another order: rows come back grouped by tuple)."""
+    path = str(parquet[ROOT / "sample_data" / name])
+    memory = _printed(["metrics", path, "--engine", "memory"], capsys)
+    assert memory.count("\n") > 3
+    duck = _printed(["metrics", path, "--engine", "duckdb"], capsys)
+    default = _printed(["metrics", path], capsys)  # duckdb for a Parquet file
+    assert duck == memory == default
+    sparked = _printed(["metrics", path, "--engine", "spark", "--spark-master", "local[1]"],
+                       capsys)
+    assert sparked == memory
+    full = [pd.read_csv(io_.StringIO(_printed(["metrics", path, "--engine", engine,
+                                               "--precision", "full"], capsys)), comment="#")
+            for engine in ("memory", "duckdb")]
+    pd.testing.assert_frame_equal(full[0], full[1], rtol=1e-9, atol=1e-9)
+
+
+def test_compare_keeps_the_items_it_pairs(parquet, capsys):
+    path = str(parquet[ROOT / "sample_data" / "bias.csv"])
+    memory = _printed(["compare", path, "--engine", "memory", "--format", "csv"], capsys)
+    assert memory.count("\n") > 3
+    assert _printed(["compare", path, "--engine", "duckdb", "--format", "csv"], capsys) == memory
+
+
+def test_metrics_reports_a_bad_cell_as_the_loader_does(tmp_path, capsys):
+    from kbench_core.cli import main
+
+    path = tmp_path / "judged-cells.parquet"
+    _bad_runs()["judged-cells"].to_parquet(path)
+    messages = []
+    for engine in ("memory", "duckdb"):
+        with pytest.raises(SystemExit) as err:
+            main(["metrics", str(path), "--engine", engine])
+        messages.append(str(err.value))
+    assert messages[0] == messages[1] and "row 3, field 'is_vulnerable'" in messages[0]

@@ -45,7 +45,9 @@ def default_engine(path: str | os.PathLike[str]) -> Engine:
     place), ``memory`` for anything else (CSV, JSON, native formats: the loader reads them)."""
     from kbench_core.engines.source import is_parquet_source
 
-    return "duckdb" if is_parquet_source(Path(path)) else "memory"
+    where = Path(path)
+    # A missing path goes to the loader, which names the problem as it always has.
+    return "duckdb" if where.exists() and is_parquet_source(where) else "memory"
 
 
 def spark_session(*, spark_master: str | None = None) -> Any:

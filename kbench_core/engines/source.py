@@ -189,7 +189,8 @@ def load_in_memory(path: Path) -> list:
 
     from kbench_core.io import Run, load_run
 
-    if path.is_file() or not is_parquet_source(path):
+    if not path.is_dir() or not is_parquet_source(path):
+        # a file, a native folder, or a missing path (the loader says so in its words)
         return [load_run(path)]
     found = sources(path)
     runs = []
