@@ -5,8 +5,9 @@ Each size is written once (in 1M-row chunks of :func:`kbench_core.samples.big_bi
 ids renumbered so they stay distinct) to ``$KBENCH_BENCH_DIR`` (default
 ``/tmp/kbench-engines``). Each measurement runs in a fresh process so its peak resident
 memory (``ru_maxrss``) is its own. Stages: ``validate+reduce`` is the engine's part (every
-cell checked, the reduction run, the small table fetched), ``finish`` the frame rebuilt and
-typed, ``fingerprint`` the main table. Prints the figures; asserts nothing.
+cell checked, the reduction run, the small table fetched), ``finish`` the small table typed
+by the loader with its counts kept as weights (as ``kbench metrics`` does), ``fingerprint``
+the main table from it. Prints the figures; asserts nothing.
 
     python benchmarks/engines.py [SIZE ...]            # default 1M 10M 30M (e.g. 100M)
     python benchmarks/engines.py --spark               # Spark local on 100k rows
@@ -84,7 +85,7 @@ def measure(engine: str, path: str) -> dict:
             times["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             return times
         mid = time.perf_counter()
-        run = reduce.finish(reduced, src)
+        run = reduce.finish(reduced, src, weighted=True)  # as kbench metrics does
         times["finish"] = time.perf_counter() - mid
     mid = time.perf_counter()
     tables = list(main_table("bias").objects(run.frame, {}, meta=run.meta))
@@ -147,9 +148,7 @@ def main(argv: list[str]) -> None:
         print(f"{n:>12,} rows: {path.stat().st_size / 1024**2:,.0f} MiB Parquet "
               f"(made in {time.perf_counter() - t0:.0f} s)")
         # duckdb-reduce: the engine's part alone (validation and reduction), in its own process
-        # The finish repeats the small table's rows (memory grows with them): not beyond 30M.
-        engines_here = (["duckdb-reduce"] + (["duckdb"] if n <= 30_000_000 else [])
-                        + (["memory"] if n <= 10_000_000 else []))
+        engines_here = ["duckdb-reduce", "duckdb"] + (["memory"] if n <= 10_000_000 else [])
         for engine in engines_here:
             print(f"  {engine:7s} {json.dumps(_child(engine, path))}", flush=True)
 

@@ -367,3 +367,51 @@ def test_metrics_reports_a_bad_cell_as_the_loader_does(tmp_path, capsys):
             main(["metrics", str(path), "--engine", engine])
         messages.append(str(err.value))
     assert messages[0] == messages[1] and "row 3, field 'is_vulnerable'" in messages[0]
+
+
+# ------------------------------------------------------------------------------ weighted bias
+
+
+@pytest.fixture(scope="module")
+def bias_runs(tmp_path_factory) -> list[Path]:
+    """The bias sample and a bigger run of 69 biases with unknown scores, as Parquet."""
+    from kbench_core.samples import big_bias_trials
+
+    folder = tmp_path_factory.mktemp("bias")
+    sample = folder / "bias.parquet"
+    io.load_run(ROOT / "sample_data" / "bias.csv").frame.to_parquet(sample)
+    big = folder / "big.parquet"
+    big_bias_trials(40_000, seed=3).to_parquet(big)
+    return [sample, big]
+
+
+@pytest.mark.parametrize("options", [{}, {"bootstrap": True}, {"capped": False, "std": "sample",
+                                                             "relative": True}])
+def test_a_weighted_bias_run_gives_the_memory_fingerprint(bias_runs, options):
+    """The fingerprint from the small table with its counts as weights (never the rows)
+    equals the memory engine's, intervals and the BMS bootstrap included."""
+    from kbench_core.kahne._common import WEIGHT
+
+    assert WEIGHT == reduce.COUNT
+    for path in bias_runs:
+        (memory,) = engines.load(path, engine="memory")
+        (small,) = engines.load(path, engine="duckdb", weighted=True)
+        assert len(small.frame) == small.meta["reduced_rows"] < len(memory.frame)
+        assert small.meta["rows"] == len(memory.frame)
+        _same(memory, small, options)
+
+
+def test_weights_count_as_repeated_rows_in_every_bias_metric(bias_runs):
+    """Each kahne metric on a frame of distinct rows with weights against the same metric on
+    the rows repeated (pandas' own repeat), intervals included."""
+    from kbench_core import kahne
+
+    frame = io.load_run(bias_runs[1]).frame
+    cols = ["model", "bias", "condition", "intensity", "method", "method_kind", "domain",
+            "score", "confidence"]
+    small = (frame[cols].groupby(cols, observed=True, dropna=False, sort=False).size()
+             .rename(reduce.COUNT).reset_index())
+    repeated = small.loc[small.index.repeat(small[reduce.COUNT])].drop(columns=reduce.COUNT)
+    for metric in (kahne.bms, kahne.bci, kahne.bmp, kahne.rci, kahne.cas, kahne.has,
+                   kahne.domain_means):
+        pd.testing.assert_frame_equal(metric(small), metric(repeated), rtol=1e-9, atol=1e-12)

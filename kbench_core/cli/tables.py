@@ -32,7 +32,8 @@ def metrics(path: str, *, fmt: str, out: str | None, precision: str = "display",
 
     if out:
         _check_out_file(Path(out))
-    runs = _load_all([path], engine=engine, spark_master=spark_master)
+    # An engine's bias run stays its small weighted table: the fingerprint reads the counts.
+    runs = _load_all([path], engine=engine, spark_master=spark_master, weighted=True)
     if len(runs) != 1:
         raise SystemExit(f"kbench: {_safe(path)} holds {len(runs)} runs (a workspace); "
                          "metrics prints one: give one of its Parquet files")

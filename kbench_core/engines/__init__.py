@@ -86,7 +86,7 @@ def connect(engine: Engine, *, spark_master: str | None = None, session: Any = N
 
 def load(path: str | os.PathLike[str], *, engine: Engine | None = None,
          spark_master: str | None = None, backend: Any = None,
-         keep: tuple[str, ...] | list[str] = ()) -> list[Run]:
+         keep: tuple[str, ...] | list[str] = (), weighted: bool = False) -> list[Run]:
     """The runs of ``path`` as validated :class:`~kbench_core.io.Run` objects.
 
     ``engine`` (default :func:`default_engine`): ``memory`` loads with the loader; ``duckdb``
@@ -96,7 +96,8 @@ def load(path: str | os.PathLike[str], *, engine: Engine | None = None,
     (:func:`~kbench_core.engines.reduce.finish`). ``backend``: an Ibis backend to reuse (a
     test's SparkSession). ``keep``: columns to keep beyond those the family's metrics read
     (``compare`` keeps its item keys, e.g. a bias trial's number). A workspace gives one run
-    per saved run, a file or a folder one.
+    per saved run, a file or a folder one. ``weighted``: a weighted frame for the main table
+    only (:func:`~kbench_core.engines.reduce.finish`; ``kbench metrics``).
     """
     from kbench_core.engines import reduce, source, validate
 
@@ -111,5 +112,5 @@ def load(path: str | os.PathLike[str], *, engine: Engine | None = None,
         validate.validate(table, src)
         reduced = reduce.reduction(table, src.kind, tuple(f.name for f in src.files),
                                    keep=tuple(keep)).to_pyarrow()
-        runs.append(reduce.finish(reduced, src))
+        runs.append(reduce.finish(reduced, src, weighted=weighted))
     return runs

@@ -25,11 +25,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def load_all(paths: Sequence[str], *, engine: str | None = None,
-             spark_master: str | None = None, keep: Sequence[str] = ()) -> list:
+             spark_master: str | None = None, keep: Sequence[str] = (),
+             weighted: bool = False) -> list:
     """The runs of ``paths``: each through ``engine`` (default: per path,
     :func:`~kbench_core.engines.default_engine`), a problem as the command's exit message.
     ``keep``: columns the reduction must keep beyond the family's metrics (``compare``'s
-    item keys)."""
+    item keys); ``weighted``: frames for the main table only (``metrics``)."""
     runs = []
     connected = None
     for path in paths:
@@ -40,7 +41,7 @@ def load_all(paths: Sequence[str], *, engine: str | None = None,
 
                 connected = connect("spark", spark_master=spark_master)
             runs.extend(load(path, engine=chosen, backend=connected if chosen == "spark"
-                             else None, keep=keep))  # type: ignore[arg-type]
+                             else None, keep=keep, weighted=weighted))  # type: ignore[arg-type]
         except RunFormatError as err:
             raise SystemExit(f"kbench: {err}") from None
         except (FileNotFoundError, RuntimeError) as err:

@@ -36,10 +36,13 @@ import pyarrow.parquet as pq
 from kbench_core import families
 from kbench_core.engines.source import FILE, ROW, ParquetSource
 
-__all__ = ["COUNT", "NOT_READ", "SCHEMA_ONLY", "finish", "read_columns", "reduction"]
+__all__ = ["COUNT", "NOT_READ", "SCHEMA_ONLY", "WEIGHTED", "finish", "read_columns",
+           "reduction"]
 
 COUNT = "__kbench_rows"  # the number of rows behind a distinct tuple
 _FIRST = "__kbench_first"  # the place of a tuple's first row in the run
+# Families whose main table reads COUNT as weights (kbench_core.kahne.WEIGHT is COUNT).
+WEIGHTED = frozenset({"bias"})
 
 # Canonical columns a family's metrics, figures and tables never read: they stay in the
 # engine. Every other column is read (and so kept in the reduction).
@@ -89,11 +92,17 @@ def reduction(table: Any, kind: str, files: tuple[str, ...] = (),
     return reduced.order_by(_FIRST).drop(_FIRST)
 
 
-def finish(reduced: pa.Table, src: ParquetSource) -> Any:
+def finish(reduced: pa.Table, src: ParquetSource, *, weighted: bool = False) -> Any:
     """The validated :class:`~kbench_core.io.Run` of ``src`` from its sufficient table: the
     loader types the small table, each row is repeated :data:`COUNT` times, and the run
     carries the source's meta (its files' SHA-256, so exports record the same provenance as
-    the memory engine) and the family's notes."""
+    the memory engine) and the family's notes.
+
+    ``weighted`` (families of :data:`WEIGHTED` only): the rows are not repeated; the frame
+    keeps :data:`COUNT`, which the family's main table reads as weights (the fingerprint:
+    :mod:`kbench_core.kahne`), so memory stays the small table's whatever the run's rows.
+    Such a frame is for the main table only (``kbench metrics``): other readers of a frame
+    count its rows."""
     from kbench_core.engines.validate import _plain
     from kbench_core.io import Run, load_run
 
@@ -101,6 +110,10 @@ def finish(reduced: pa.Table, src: ParquetSource) -> Any:
     pq.write_table(_plain(reduced), data)
     small = load_run((f"{src.name}.parquet", data.getvalue()), kind=src.kind)  # type: ignore[arg-type]
     counts = small.frame[COUNT].to_numpy(dtype=np.int64)
+    if weighted and src.kind in WEIGHTED:
+        meta = {**src.meta, "rows": int(counts.sum()), "columns": list(small.frame.columns),
+                "reduced_rows": len(counts), "weighted": True}
+        return Run(name=src.name, kind=src.kind, frame=small.frame, meta=meta)
     frame = small.frame.drop(columns=[COUNT])
     frame = frame.take(np.repeat(np.arange(len(frame)), counts)).reset_index(drop=True)
     family = families.get(src.kind)
