@@ -152,6 +152,11 @@ def _bad_runs() -> dict[str, pd.DataFrame]:
     x.loc[x["condition"] == "treatment", "intensity"] = None  # the family's row rule
     out["bias-rule"] = x
     out["bias-column"] = bias.drop(columns=["domain"])
+    x = bias.copy()  # columns the reduction leaves out: checked over the rows
+    x.loc[12, "trial"] = -1
+    x["prompt"] = x["prompt"].astype(object)
+    x.loc[20, "prompt"] = "p" * 1_000_001
+    out["bias-unread"] = x
     x = judged.copy()
     x["is_vulnerable"] = x["is_vulnerable"].astype(str)
     x.loc[2, "is_vulnerable"] = "maybe"

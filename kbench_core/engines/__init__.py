@@ -109,8 +109,10 @@ def load(path: str | os.PathLike[str], *, engine: Engine | None = None,
     runs = []
     for src in sources:
         table = source.open_table(con, src)
-        validate.validate(table, src)
+        # The reduction first: its tuples hold every value of the columns it keeps, so the
+        # validation checks those on them (a valid run is then two passes over its rows).
         reduced = reduce.reduction(table, src.kind, tuple(f.name for f in src.files),
                                    keep=tuple(keep)).to_pyarrow()
+        validate.validate(table, src, reduced)
         runs.append(reduce.finish(reduced, src, weighted=weighted))
     return runs

@@ -219,6 +219,60 @@ def suspect(table: Any, kind: str) -> Any:
     return bad
 
 
+def _byte_length(table: Any) -> Any:
+    """A function of a text column giving its cells' lengths in bytes where the backend has
+    one (DuckDB's ``strlen``, Spark's ``octet_length``: no UTF-8 decoding), else in
+    characters. Bytes bound characters from above, so a column whose longest cell has at
+    most :data:`MAX_CELL_CHARS` bytes has no cell over the limit."""
+    import ibis
+
+    name = {"duckdb": "strlen", "pyspark": "octet_length"}.get(ibis.get_backend(table).name)
+    if name is None:
+        return lambda col: col.length()
+
+    @ibis.udf.scalar.builtin(name=name)
+    def length(text: str) -> int:  # type: ignore[empty-body]
+        """The backend's own byte length."""
+
+    return length
+
+
+def _clean(table: Any, src: ParquetSource, reduced: pa.Table) -> bool:
+    """Whether no row of the run can be suspect: the reduced tuples checked by
+    :func:`suspect` (on an in-process DuckDB: they are few), the other columns by one
+    aggregate (numbers per row, text by its longest cell in bytes)."""
+    import ibis
+
+    from kbench_core.engines.reduce import COUNT
+
+    kept = [c for c in reduced.column_names if c != COUNT]
+    small = ibis.duckdb.connect().create_table("reduced", _plain(reduced.select(kept)))
+    if int(small.filter(suspect(small, src.kind)).count().to_pyarrow().as_py()):
+        return False
+    spec = families.spec(src.kind)
+    known = {c.name: c for c in spec.columns}
+    others = [c for c in table.columns if c not in kept and c not in (ROW, FILE)]
+    if not others:
+        return True
+    length = _byte_length(table)
+    measures = {}
+    rules = [rule for rule in (_column_suspect(table[name], known[name])
+                               for name in others if name in known)
+             if type(rule.op()).__name__ != "Literal"]  # a column with nothing to check
+    if rules:
+        measures["bad"] = ibis.or_(*rules).fill_null(False).cast("int64").sum()
+    for i, name in enumerate(others):
+        if table[name].type().is_string():
+            measures[f"c{i}"] = length(table[name]).max()
+    if not measures:
+        return True
+    found = table.aggregate(**measures).to_pyarrow()
+    if rules and (found.column("bad")[0].as_py() or 0) > 0:
+        return False
+    measures.pop("bad", None)
+    return all((found.column(k)[0].as_py() or 0) <= MAX_CELL_CHARS for k in measures)
+
+
 def _file_level(table: Any, src: ParquetSource) -> None:
     """Missing required columns and the family's file-level rules: the loader on no rows."""
     from kbench_core.readers import _Table
@@ -235,11 +289,20 @@ def _file_level(table: Any, src: ParquetSource) -> None:
             raise
 
 
-def validate(table: Any, src: ParquetSource) -> None:
+def validate(table: Any, src: ParquetSource, reduced: pa.Table | None = None) -> None:
     """Raise the loader's :class:`~kbench_core.problems.RunFormatError` when the run queried
     as ``table`` has a cell the loader rejects (see the module docstring); return quietly
-    when every cell passes."""
+    when every cell passes.
+
+    ``reduced``: the run's sufficient table (:func:`~kbench_core.engines.reduce.reduction`),
+    when already made. A row is suspect or not by the values of its columns alone, and every
+    column the reduction keeps is in it, so those columns are checked on its few distinct
+    tuples; the columns it leaves out (a bias run's prompts, ids, timings) by one aggregate
+    over the rows. Only when either finds something are the rows searched, as above, for the
+    loader's messages."""
     _file_level(table, src)
+    if reduced is not None and _clean(table, src, reduced):
+        return
     flagged = table.filter(suspect(table, src.kind))
     n_suspect = int(flagged.count().to_pyarrow().as_py())
     if n_suspect == 0:
