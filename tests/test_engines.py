@@ -420,3 +420,21 @@ def test_weights_count_as_repeated_rows_in_every_bias_metric(bias_runs):
     for metric in (kahne.bms, kahne.bci, kahne.bmp, kahne.rci, kahne.cas, kahne.has,
                    kahne.domain_means):
         pd.testing.assert_frame_equal(metric(small), metric(repeated), rtol=1e-9, atol=1e-12)
+
+
+def test_figures_writes_the_same_tables_on_every_engine(parquet, tmp_path, capsys):
+    """``kbench figures`` through DuckDB (its tables: no browser needed) writes the files the
+    memory engine writes, byte for byte but the time of export."""
+    from kbench_core.cli import main
+
+    for name, items in (("bias.csv", "fingerprint,susceptibility"), ("judged.csv", "tiers")):
+        path = str(parquet[ROOT / "sample_data" / name])
+        written = {}
+        for engine in ("memory", "duckdb"):
+            out = tmp_path / f"{engine}-{name}"
+            assert main(["figures", path, "--out", str(out), "--items", items,
+                         "--engine", engine]) == 0
+            written[engine] = {p.name: re.sub(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", b"",
+                                              p.read_bytes()) for p in out.iterdir()}
+        assert written["memory"] and written["duckdb"] == written["memory"]
+    capsys.readouterr()
