@@ -34,12 +34,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from kbench_core import families
-from kbench_core.engines.source import FILE, ROW, ParquetSource
+from kbench_core.engines.source import COUNT, FILE, ROW, ParquetSource, plain
 
 __all__ = ["COUNT", "NOT_READ", "SCHEMA_ONLY", "WEIGHTED", "finish", "read_columns",
            "reduction"]
 
-COUNT = "__kbench_rows"  # the number of rows behind a distinct tuple
 _FIRST = "__kbench_first"  # the place of a tuple's first row in the run
 # Families whose main table reads COUNT as weights (kbench_core.kahne.WEIGHT is COUNT).
 WEIGHTED = frozenset({"bias"})
@@ -103,11 +102,10 @@ def finish(reduced: pa.Table, src: ParquetSource, *, weighted: bool = False) -> 
     :mod:`kbench_core.kahne`), so memory stays the small table's whatever the run's rows.
     Such a frame is for the main table only (``kbench metrics``): other readers of a frame
     count its rows."""
-    from kbench_core.engines.validate import _plain
     from kbench_core.io import Run, load_run
 
     data = _io.BytesIO()
-    pq.write_table(_plain(reduced), data)
+    pq.write_table(plain(reduced), data)
     small = load_run((f"{src.name}.parquet", data.getvalue()), kind=src.kind)  # type: ignore[arg-type]
     counts = small.frame[COUNT].to_numpy(dtype=np.int64)
     if weighted and src.kind in WEIGHTED:

@@ -12,25 +12,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from kbench_core import families
 from kbench_core.problems import Problem, RunFormatError
 
-__all__ = [
-    "FILE",
-    "ROW",
-    "ParquetSource",
-    "is_parquet_source",
-    "load_in_memory",
-    "open_table",
-    "sources",
-]
+__all__ = ["COUNT", "FILE", "ROW", "ParquetSource", "is_parquet_source", "load_in_memory",
+           "open_table", "plain", "sources"]
 
 # The engine's own columns beside the file's: where each row came from (file, 0-based row),
 # so a problem is named as the loader names it.
 ROW = "__kbench_row"
 FILE = "__kbench_file"
+COUNT = "__kbench_rows"  # a reduced tuple's rows (kbench_core.engines.reduce)
 _SUFFIXES = (".parquet", ".pq")
 _SIDECAR_LIMIT = 4 * 1024**2  # as the workspace's own check
 
@@ -205,3 +200,10 @@ def load_in_memory(path: Path) -> list:
             runs.append(Run(name=src.name, kind=src.kind, frame=frame, meta=dict(src.meta),
                             warnings=tuple(w for r in loaded for w in r.warnings)))
     return runs
+
+
+def plain(table: pa.Table) -> pa.Table:
+    """Engine output as the reader would see it in a file: dictionary columns decoded."""
+    return pa.table({name: (col.dictionary_decode() if pa.types.is_dictionary(col.type)
+                            else col) for name, col in zip(table.column_names, table.columns,
+                                                           strict=True)})

@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from kbench_core import families
-from kbench_core.engines.source import FILE, ROW, ParquetSource
+from kbench_core.engines.source import COUNT, FILE, ROW, ParquetSource, plain
 from kbench_core.problems import MAX_CELL_CHARS, Problem, RunFormatError
 from kbench_core.schema import Column
 from kbench_core.validation import _FALSE, _TRUE
@@ -243,10 +243,8 @@ def _clean(table: Any, src: ParquetSource, reduced: pa.Table) -> bool:
     aggregate (numbers per row, text by its longest cell in bytes)."""
     import ibis
 
-    from kbench_core.engines.reduce import COUNT
-
     kept = [c for c in reduced.column_names if c != COUNT]
-    small = ibis.duckdb.connect().create_table("reduced", _plain(reduced.select(kept)))
+    small = ibis.duckdb.connect().create_table("reduced", plain(reduced.select(kept)))
     if int(small.filter(suspect(small, src.kind)).count().to_pyarrow().as_py()):
         return False
     spec = families.spec(src.kind)
@@ -325,7 +323,7 @@ def _check_page(rows: pa.Table, src: ParquetSource, left: int) -> None:
     places = rows.column(ROW).to_pylist()
     several = len(src.files) > 1
     data = _io.BytesIO()
-    pq.write_table(_plain(rows.drop_columns([FILE, ROW])), data)
+    pq.write_table(plain(rows.drop_columns([FILE, ROW])), data)
     try:
         load_run((src.label if src.label.endswith(".parquet") else f"{src.label}.parquet",
                   data.getvalue()), kind=src.kind)  # type: ignore[arg-type]
@@ -334,13 +332,6 @@ def _check_page(rows: pa.Table, src: ParquetSource, left: int) -> None:
                     for p in err.problems]
         total = err.total if left <= FETCHED else max(err.total, left)
         raise RunFormatError(src.label, problems, total) from None
-
-
-def _plain(table: pa.Table) -> pa.Table:
-    """Engine output as the reader would see it in a file: dictionary columns decoded."""
-    return pa.table({name: (col.dictionary_decode() if pa.types.is_dictionary(col.type)
-                            else col) for name, col in zip(table.column_names, table.columns,
-                                                           strict=True)})
 
 
 def _where(row: int | str | None, files: list, places: list, several: bool) -> int | str | None:
