@@ -81,15 +81,19 @@ else
     printf '%s\n' "$fingerprint" > "$stamp"
 fi
 
-# --- Debian's chromium and poppler-utils (tests only): apt only when a binary is missing --------
+# --- Debian's chromium, poppler-utils and a headless Java for PySpark's local mode (tests only):
+# apt only when a binary is missing ---------------------------------------------------------------
 if [ $want_test -eq 1 ]; then
     missing=()
     [ -x /usr/bin/chromium ] || missing+=(chromium)
     [ -x /usr/bin/pdftoppm ] || missing+=(poppler-utils)
+    command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)
     if [ ${#missing[@]} -gt 0 ]; then
         apt_packages "${missing[@]}"
     fi
     [ -x /usr/bin/chromium ] || die "/usr/bin/chromium is still missing after apt-get install."
     say "browser: $(/usr/bin/chromium --version 2>/dev/null || echo /usr/bin/chromium)"
+    command -v java >/dev/null 2>&1 || die "java is still missing after apt-get install."
+    say "java (for --engine spark): $(java -version 2>&1 | head -n 1)"
 fi
 say "ready"

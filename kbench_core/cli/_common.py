@@ -9,7 +9,6 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from kbench_core.io import RunFormatError, load_run
 from kbench_core.text import escape_controls
 
 
@@ -74,14 +73,20 @@ def _browser_failed(exc: BaseException) -> bool:
     return isinstance(exc, BrowserFailedError | ChromeNotFoundError)
 
 
-def _load_all(paths: Sequence[str]) -> list:
-    runs = []
-    for path in paths:
-        try:
-            runs.append(load_run(path))
-        except RunFormatError as err:
-            raise SystemExit(f"kbench: {err}") from None
-    return runs
+def _load_all(paths: Sequence[str], *, engine: str | None = None,
+              spark_master: str | None = None, keep: Sequence[str] = (),
+              weighted: bool = False) -> list:
+    """The runs of ``paths``, each through its engine (``--engine``; default duckdb for
+    Parquet sources and workspaces, the loader otherwise: :mod:`kbench_core.engines`)."""
+    from kbench_core.engines.cli import load_all
+
+    return load_all(paths, engine=engine, spark_master=spark_master, keep=keep,
+                    weighted=weighted)
+
+
+def _engine_choice(args: argparse.Namespace) -> dict:
+    """``--engine`` and ``--spark-master`` as keyword arguments of :func:`_load_all`."""
+    return dict(engine=args.engine, spark_master=args.spark_master)
 
 
 def _progress(done: int, total: int, label: str) -> None:

@@ -6,17 +6,31 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from ._common import _emit, _judge_arguments, _judge_choice, _judges, _load_all, _safe
+from kbench_core.engines.cli import add_arguments as add_engine_arguments
+
+from ._common import (
+    _emit,
+    _engine_choice,
+    _judge_arguments,
+    _judge_choice,
+    _judges,
+    _load_all,
+    _safe,
+)
 
 
 def compare_command(path: str, *, metric: str | None, models: Sequence[str],
                     judge: str | None, fmt: str, correction: str | None,
-                    judges: dict | None = None) -> int:
-    """Print the paired comparison of two models (or every pair) for a paper."""
-    from kbench_core import compare
+                    judges: dict | None = None, engine: str | None = None,
+                    spark_master: str | None = None) -> int:
+    """Print the paired comparison of two models (or every pair) for a paper (``engine``:
+    see :mod:`kbench_core.engines`; an engine keeps the family's item key, which the
+    comparison pairs)."""
+    from kbench_core import compare, families
     from kbench_core.export import provenance_of, table_bytes
 
-    (run,) = _load_all([path])
+    keep = tuple(c for f in families.all_families() for c in (f.item_key or ()))
+    (run,) = _load_all([path], engine=engine, spark_master=spark_master, keep=keep)
     if run.kind not in compare.COMPARISONS:
         raise SystemExit(f"kbench: runs of kind {run.kind!r} have no per-item comparison")
     spec = compare.COMPARISONS[run.kind]
@@ -113,6 +127,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     _judge_arguments(cmp_, judge=False)
     cmp_.add_argument("--correction", choices=["holm", "fdr_bh", "none"], default="holm")
     cmp_.add_argument("--format", choices=["csv", "latex", "markdown"], default="markdown")
+    add_engine_arguments(cmp_)
     cmp_.set_defaults(run=_run)
 
 
@@ -122,4 +137,4 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return compare_command(args.file, metric=args.metric, models=args.models,
                            judge=args.judge, fmt=args.format,
                            correction=None if args.correction == "none" else args.correction,
-                           judges=_judge_choice(args))
+                           judges=_judge_choice(args), **_engine_choice(args))

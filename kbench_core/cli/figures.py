@@ -7,9 +7,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from kbench_core.engines.cli import add_arguments as add_engine_arguments
+
 from ._common import (
     _bounded,
     _browser_failed,
+    _engine_choice,
     _judge_arguments,
     _judge_choice,
     _judges,
@@ -24,7 +27,8 @@ from ._common import (
 def write_figures(paths: Sequence[str], *, out: str, formats: Sequence[str],
                   width: int | None, height: int | None, scale: float,
                   tables: bool = True, only: Sequence[str] = (),
-                  judges: dict | None = None) -> list[Path]:
+                  judges: dict | None = None, engine: str | None = None,
+                  spark_master: str | None = None) -> list[Path]:
     """Every figure (and table) of each run into ``out`` as ``<run>_<item>[-<suffix>].<fmt>``;
     one kaleido render server for the whole command. ``only`` keeps the items (or file stems,
     e.g. ``bms_curves-anchoring_effect``) named."""
@@ -32,7 +36,7 @@ def write_figures(paths: Sequence[str], *, out: str, formats: Sequence[str],
     from kbench_core.export import FigureExporter, provenance_of, table_bytes
     from kbench_core.text import FileNamer
 
-    runs = _load_all(paths)
+    runs = _load_all(paths, engine=engine, spark_master=spark_master)
     folder = Path(out)
     _make_folder(folder)
     jobs = []
@@ -119,6 +123,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                      help="comma-separated item names or file stems to keep, e.g. "
                           "fingerprint_heatmap,bms_curves-anchoring_effect (default: all)")
     _judge_arguments(fig)
+    add_engine_arguments(fig)
     fig.set_defaults(run=_run)
 
 
@@ -136,6 +141,6 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                             width=args.width or width, height=args.height or height,
                             scale=args.scale, tables=not args.no_tables,
                             only=[i.strip() for i in args.items.split(",") if i.strip()],
-                            judges=_judge_choice(args))
+                            judges=_judge_choice(args), **_engine_choice(args))
     print(f"wrote {len(written)} files to {args.out}", file=sys.stderr)
     return 0

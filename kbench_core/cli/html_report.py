@@ -7,8 +7,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from kbench_core.engines.cli import add_arguments as add_engine_arguments
+
 from ._common import (
     _check_out_file,
+    _engine_choice,
     _judge_arguments,
     _judge_choice,
     _judges,
@@ -18,11 +21,12 @@ from ._common import (
 )
 
 
-def report(paths: Sequence[str], *, out: str, judges: dict | None = None) -> int:
+def report(paths: Sequence[str], *, out: str, judges: dict | None = None,
+           engine: str | None = None, spark_master: str | None = None) -> int:
     from kbench_core.report import report_html
 
     _check_out_file(Path(out))
-    runs = _load_all(paths)
+    runs = _load_all(paths, engine=engine, spark_master=spark_master)
     recorded: dict = {}
     for run in runs:  # every judged run's judges checked before the long work
         recorded.update(_judges(run, judges)[1])
@@ -42,5 +46,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     rep.add_argument("files", nargs="+")
     rep.add_argument("--out", metavar="FILE", default="report.html")
     _judge_arguments(rep)
+    add_engine_arguments(rep)
     rep.set_defaults(run=lambda args, parser: report(args.files, out=args.out,
-                                                     judges=_judge_choice(args)))
+                                                     judges=_judge_choice(args),
+                                                     **_engine_choice(args)))

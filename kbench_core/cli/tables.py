@@ -6,9 +6,12 @@ import argparse
 import sys
 from pathlib import Path
 
+from kbench_core.engines.cli import add_arguments as add_engine_arguments
+
 from ._common import (
     _check_out_file,
     _emit,
+    _engine_choice,
     _judge_arguments,
     _judge_choice,
     _judges,
@@ -19,15 +22,22 @@ from ._common import (
 
 
 def metrics(path: str, *, fmt: str, out: str | None, precision: str = "display",
-            judges: dict | None = None) -> int:
+            judges: dict | None = None, engine: str | None = None,
+            spark_master: str | None = None) -> int:
     """Print (or write) the family's main table of one run (of a run with several LLM
-    judges: the majority's rows first, then each judge's; ``judges``: the judge options)."""
+    judges: the majority's rows first, then each judge's; ``judges``: the judge options;
+    ``engine``, ``spark_master``: where the rows are reduced, :mod:`kbench_core.engines`)."""
     from kbench_core.catalog import items_for, main_table, unavailable
     from kbench_core.export import provenance_of, table_bytes
 
     if out:
         _check_out_file(Path(out))
-    (run,) = _load_all([path])
+    # An engine's bias run stays its small weighted table: the fingerprint reads the counts.
+    runs = _load_all([path], engine=engine, spark_master=spark_master, weighted=True)
+    if len(runs) != 1:
+        raise SystemExit(f"kbench: {_safe(path)} holds {len(runs)} runs (a workspace); "
+                         "metrics prints one: give one of its Parquet files")
+    (run,) = runs
     why = unavailable(run.kind, run.frame)
     if why:
         raise SystemExit(f"kbench: {run.name}: no metrics to print. {why}")
@@ -76,6 +86,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                      help="CSV numbers to 4 significant digits (display, the default) or "
                           "every digit (full)")
     _judge_arguments(met)
+    add_engine_arguments(met)
     met.set_defaults(run=lambda args, parser: metrics(
         args.file, fmt=args.format, out=args.out, precision=args.precision,
-        judges=_judge_choice(args)))
+        judges=_judge_choice(args), **_engine_choice(args)))

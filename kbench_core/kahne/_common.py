@@ -16,6 +16,9 @@ from kbench_core.schema import INTENSITIES
 from kbench_core.stats import t_interval, wilson
 
 KEY = ["model", "bias"]
+# A reduced run's column of rows per distinct tuple (kbench_core.engines.reduce.COUNT): the
+# metrics weigh each row by it instead of reading repeated rows.
+WEIGHT = "__kbench_rows"
 INTENSITY_WEIGHTS: dict[str, float] = {"weak": 2.0, "moderate": 1.0, "strong": 0.67,
                                        "adversarial": 0.5}
 AGGREGATION_WEIGHTS: dict[str, float] = {"weak": 0.1, "moderate": 0.3, "strong": 0.4,
@@ -91,10 +94,19 @@ class _Trials:
     domain: np.ndarray         # code into ``domains``
     domains: np.ndarray
     confidence: np.ndarray
+    # Rows behind each row (a run reduced by an engine to its distinct tuples,
+    # ``kbench_core.engines``: the column WEIGHT); None: one row each.
+    weight: np.ndarray | None = None
 
     @property
     def n_pairs(self) -> int:
         return len(self.pairs)
+
+    def rows(self, mask: np.ndarray | None = None) -> np.ndarray:
+        """Per pair, the rows (where ``mask``): the weights' sums on a reduced run."""
+        pair = self.pair if mask is None else self.pair[mask]
+        weight = self.weight if self.weight is None or mask is None else self.weight[mask]
+        return np.bincount(pair, weights=weight, minlength=self.n_pairs)
 
 
 def _codes(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
@@ -158,6 +170,7 @@ def _prepare(trials: pd.DataFrame | _Trials) -> _Trials:
                                                 "debiasing": 2}),
         intensity=intensity, method=method, methods=methods, method_kinds=kinds,
         domain=domain, domains=domains.astype(str), confidence=confidence,
+        weight=trials[WEIGHT].to_numpy(dtype=float) if WEIGHT in trials else None,
     )
 
 
@@ -186,17 +199,20 @@ class _Stats:
 
 
 def _stats(group: np.ndarray, values: np.ndarray, size: int,
-           mask: np.ndarray | None = None) -> _Stats:
+           mask: np.ndarray | None = None, weight: np.ndarray | None = None) -> _Stats:
     """Count, mean and squared deviations of the non-NaN values per group (two passes, so
-    identical values give a variance of exactly 0)."""
+    identical values give a variance of exactly 0); ``weight``: the rows behind each value
+    (a reduced run's counts: the same sums as over the rows repeated)."""
     ok = ~np.isnan(values) & (group >= 0)
     if mask is not None:
         ok &= mask
     g, v = group[ok], values[ok]
-    n = np.bincount(g, minlength=size).astype(float)
+    w = None if weight is None else weight[ok]
+    n = np.bincount(g, weights=w, minlength=size).astype(float)
     with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.bincount(g, weights=v, minlength=size) / n
+        mean = np.bincount(g, weights=v if w is None else v * w, minlength=size) / n
     dev = v - mean[g]
-    m2 = np.bincount(g, weights=dev * dev, minlength=size)
-    fractional = np.bincount(g, weights=(v != 0) & (v != 1), minlength=size)
+    m2 = np.bincount(g, weights=dev * dev if w is None else dev * dev * w, minlength=size)
+    odd = (v != 0) & (v != 1)
+    fractional = np.bincount(g, weights=odd if w is None else odd * w, minlength=size)
     return _Stats(n, mean, m2, fractional)

@@ -65,7 +65,7 @@ def _bci(t: _Trials, std: str, rows: str) -> dict[str, object]:
     out["systematic_uncertain"] = pd.array(
         np.where(across.n > 0, (fewest > 0.7 + TOLERANCE) != (most > 0.7 + TOLERANCE), pd.NA),
         dtype="boolean")
-    out["n"] = np.bincount(t.pair[used & ~np.isnan(t.score)], minlength=size)
+    out["n"] = t.rows(used & ~np.isnan(t.score)).astype(np.int64)
     return out
 
 
@@ -75,7 +75,7 @@ def _domain_stats(t: _Trials, rows: str) -> tuple[np.ndarray, _Stats]:
     n_dom = max(len(t.domains), 1)
     used = np.ones(t.pair.size, bool) if rows == "all" else t.condition == 1
     per = _stats(np.where(t.domain >= 0, t.pair * n_dom + t.domain, -1), t.score,
-                 t.n_pairs * n_dom, used)
+                 t.n_pairs * n_dom, used, t.weight)
     return used, per
 
 

@@ -56,10 +56,11 @@ def _bmp(t: _Trials) -> dict[str, object]:
     (one row per pair of ``t``)."""
     size, n_meth = t.n_pairs, max(len(t.methods), 1)
     out: dict[str, object] = {}
-    baseline = _stats(t.pair, t.score, size, t.condition == 1)
+    baseline = _stats(t.pair, t.score, size, t.condition == 1, t.weight)
     out["baseline"] = baseline.mean
     debias = (t.condition == 2) & (t.method >= 0)
-    per = _stats(np.where(debias, t.pair * n_meth + t.method, -1), t.score, size * n_meth)
+    per = _stats(np.where(debias, t.pair * n_meth + t.method, -1), t.score, size * n_meth,
+                 weight=t.weight)
     # Every (pair, method) cell with a known score, in numpy: a groupby per call cost more
     # than the arithmetic on small runs.
     cells = np.flatnonzero(per.n > 0)

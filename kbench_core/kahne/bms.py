@@ -82,9 +82,9 @@ def _bms(t: _Trials, w: np.ndarray, a: np.ndarray, cap: float | None, spacing: s
     (one row per pair of ``t``)."""
     size = t.n_pairs
     out: dict[str, object] = {}
-    rows = np.bincount(t.pair, minlength=size)
+    rows = t.rows().astype(np.int64)
     out["n"] = rows
-    out["unknown_rate"] = np.bincount(t.pair, weights=np.isnan(t.score), minlength=size) / rows
+    out["unknown_rate"] = t.rows(np.isnan(t.score)) / rows
     out["high_unknown"] = _above(out["unknown_rate"], HIGH_UNKNOWN)  # type: ignore[arg-type]
     cells = _bms_cells(t)
     k = len(INTENSITIES)
@@ -102,8 +102,8 @@ def _bms(t: _Trials, w: np.ndarray, a: np.ndarray, cap: float | None, spacing: s
         out[f"mag_{name}"] = mags[:, i]
     out["bms"] = score
     if ci == "bootstrap":
-        out["bms_low"], out["bms_high"] = _bms_bootstrap(t, cells, w, a, cap, n_boot,
-                                                         random_state)
+        out["bms_low"], out["bms_high"] = _bms_bootstrap(t, cells.repeated(), w, a, cap,
+                                                         n_boot, random_state)
     present = ~np.isnan(mags)
     out["n_intensities"] = present.sum(axis=1)
     out["renormalised"] = _renormalised(t, present)
@@ -137,6 +137,14 @@ class _Cells:
     cell: np.ndarray    # cell of each known control/treatment score
     score: np.ndarray
     stats: _Stats
+    weight: np.ndarray | None = None  # rows behind each score (a reduced run)
+
+    def repeated(self) -> _Cells:
+        """The cells with each score repeated by its weight: the rows a bootstrap draws."""
+        if self.weight is None:
+            return self
+        times = self.weight.astype(np.int64)
+        return _Cells(np.repeat(self.cell, times), np.repeat(self.score, times), self.stats)
 
 
 def _bms_cells(t: _Trials) -> _Cells:
@@ -146,7 +154,8 @@ def _bms_cells(t: _Trials) -> _Cells:
     used = (slot >= 0) & ~np.isnan(t.score)
     cell = t.pair[used] * (k + 1) + slot[used]
     score = t.score[used]
-    return _Cells(cell, score, _stats(cell, score, t.n_pairs * (k + 1)))
+    weight = None if t.weight is None else t.weight[used]
+    return _Cells(cell, score, _stats(cell, score, t.n_pairs * (k + 1), weight=weight), weight)
 
 
 def _bms_formula(means: np.ndarray, w: np.ndarray, a: np.ndarray,

@@ -31,8 +31,8 @@ def _cas(t: _Trials) -> dict[str, object]:
     (one row per pair of ``t``)."""
     size = t.n_pairs
     usable = ~np.isnan(t.confidence) & ~np.isnan(t.score)
-    confidence = _stats(t.pair, t.confidence, size, usable)
-    accuracy = _stats(t.pair, 1 - t.score, size, usable)
+    confidence = _stats(t.pair, t.confidence, size, usable, t.weight)
+    accuracy = _stats(t.pair, 1 - t.score, size, usable, t.weight)
     out: dict[str, object] = {}
     out["mean_confidence"] = confidence.mean
     out["mean_confidence_low"], out["mean_confidence_high"] = confidence.interval()
@@ -52,9 +52,7 @@ def _cas(t: _Trials) -> dict[str, object]:
     out["gap_high"] = out["mean_confidence_high"] - out["mean_accuracy_low"]
     out["overconfident_uncertain"] = _crosses(out["gap_low"], out["gap_high"], 0.1, gap)
     out["metacognitive_gap"] = np.maximum(gap, 0.0)
-    rows = np.bincount(t.pair, minlength=size)
-    out["missing_confidence_rate"] = np.bincount(
-        t.pair, weights=np.isnan(t.confidence), minlength=size) / rows
+    out["missing_confidence_rate"] = t.rows(np.isnan(t.confidence)) / t.rows()
     n = confidence.n.astype(int)
     out["n"] = n
     out["has_confidence_data"] = n > 0

@@ -46,11 +46,12 @@ def _has(t: _Trials, rates: Mapping[str, float], weak: frozenset[str], threshold
     if per_intensity:
         k = len(INTENSITIES)
         treated = (t.condition == 1) & (t.intensity >= 0)
-        grouped = _stats(np.where(treated, t.pair * k + t.intensity, -1), t.score, size * k)
+        grouped = _stats(np.where(treated, t.pair * k + t.intensity, -1), t.score, size * k,
+                         weight=t.weight)
         rows = np.repeat(np.arange(size), k)
         extra["intensity"] = np.tile(np.asarray(INTENSITIES, dtype=object), size)
     else:
-        grouped = _stats(t.pair, t.score, size, t.condition == 1)
+        grouped = _stats(t.pair, t.score, size, t.condition == 1, t.weight)
         rows = np.arange(size)
     n = grouped.n.astype(int)
     keep = n > 0

@@ -42,7 +42,8 @@ def _rci(t: _Trials, variance: str) -> dict[str, object]:
     cell = np.select([t.condition == 0, (t.condition == 1) & (t.intensity >= 0),
                       (t.condition == 2) & (t.method >= 0)],
                      [0, 1 + t.intensity, 1 + k + t.method], -1)
-    per = _stats(np.where(cell >= 0, t.pair * n_cells + cell, -1), t.score, size * n_cells)
+    per = _stats(np.where(cell >= 0, t.pair * n_cells + cell, -1), t.score, size * n_cells,
+                 weight=t.weight)
     present = np.flatnonzero(per.n > 0)
     n, mu = per.n[present], per.mean[present]
     var = per.var(0 if variance == "population" else 1)[present]

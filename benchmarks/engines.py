@@ -1,0 +1,157 @@
+"""The fingerprint of big bias runs from one Parquet file: DuckDB against the memory engine
+(issue 25; figures in ``benchmarks/README.md``), and Spark local's fixed cost on 100k rows.
+
+Each size is written once (in 1M-row chunks of :func:`kbench_core.samples.big_bias_trials`,
+ids renumbered so they stay distinct) to ``$KBENCH_BENCH_DIR`` (default
+``/tmp/kbench-engines``). Each measurement runs in a fresh process so its peak resident
+memory (``ru_maxrss``) is its own. Stages: ``validate+reduce`` is the engine's part (every
+cell checked, the reduction run, the small table fetched), ``finish`` the small table typed
+by the loader with its counts kept as weights (as ``kbench metrics`` does), ``fingerprint``
+the main table from it. Prints the figures; asserts nothing.
+
+    python benchmarks/engines.py [SIZE ...]            # default 1M 10M 30M (e.g. 100M)
+    python benchmarks/engines.py --spark               # Spark local on 100k rows
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+FOLDER = Path(os.environ.get("KBENCH_BENCH_DIR", "/tmp/kbench-engines"))
+CHUNK = 1_000_000
+
+
+def make(n_rows: int) -> Path:
+    """``n_rows`` bias trials in one Parquet file (made once)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from kbench_core.samples import big_bias_trials
+
+    path = FOLDER / f"bias-{n_rows}.parquet"
+    if path.exists():
+        return path
+    FOLDER.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    writer = None
+    done = 0
+    while done < n_rows:
+        size = min(CHUNK, n_rows - done)
+        frame = big_bias_trials(max(size, 40_000), seed=done // CHUNK).iloc[:size]
+        frame = frame.assign(id=np.char.add("b", np.char.zfill(
+            np.arange(done + 1, done + size + 1).astype(str), 10)))
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+        table = table.cast(pa.schema([pa.field(f.name, pa.string())
+                                      if pa.types.is_dictionary(f.type) else f
+                                      for f in table.schema]))
+        if writer is None:
+            writer = pq.ParquetWriter(tmp, table.schema)
+        writer.write_table(table)
+        done += size
+    writer.close()
+    tmp.rename(path)
+    return path
+
+
+def measure(engine: str, path: str) -> dict:
+    """One engine on one file, in this process: stage times and peak RSS."""
+    from kbench_core import engines, io
+    from kbench_core.catalog import main_table
+    from kbench_core.engines import reduce, source, validate
+
+    times = {}
+    start = time.perf_counter()
+    if engine == "memory":
+        run = io.load_run(path, max_bytes=1 << 34, max_decompressed=1 << 33)
+        times["load"] = time.perf_counter() - start
+    else:
+        con = engines.connect(engine.removesuffix("-reduce"))  # type: ignore[arg-type]
+        (src,) = source.sources(Path(path))
+        table = source.open_table(con, src)
+        validate.validate(table, src)
+        reduced = reduce.reduction(table, src.kind).to_pyarrow()
+        times["validate+reduce"] = time.perf_counter() - start
+        times["reduced_rows"] = reduced.num_rows
+        if engine.endswith("-reduce"):
+            times["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            return times
+        mid = time.perf_counter()
+        run = reduce.finish(reduced, src, weighted=True)  # as kbench metrics does
+        times["finish"] = time.perf_counter() - mid
+    mid = time.perf_counter()
+    tables = list(main_table("bias").objects(run.frame, {}, meta=run.meta))
+    times["fingerprint"] = time.perf_counter() - mid
+    times["total"] = time.perf_counter() - start
+    times["rows"] = len(run.frame)
+    times["pairs"] = sum(len(t) for _, t in tables)
+    times["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return times
+
+
+def _child(engine: str, path: Path) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--measure", engine, str(path)],
+                         capture_output=True, text=True, cwd=ROOT, check=False)
+    if out.returncode:
+        return {"error": (out.stderr.strip().splitlines() or ["failed"])[-1][:200]}
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def spark_fixed_cost(n_rows: int = 100_000) -> None:
+    from kbench_core import engines
+    from kbench_core.catalog import main_table
+    from kbench_core.samples import big_bias_trials
+
+    path = FOLDER / f"bias-small-{n_rows}.parquet"
+    FOLDER.mkdir(parents=True, exist_ok=True)
+    big_bias_trials(n_rows).to_parquet(path)
+    start = time.perf_counter()
+    session = engines.spark_session(spark_master="local[2]")
+    session.sparkContext.setLogLevel("ERROR")
+    con = engines.connect("spark", session=session)
+    started = time.perf_counter() - start
+    tables = {}
+    for engine in ("memory", "duckdb", "spark", "spark"):
+        t0 = time.perf_counter()
+        (run,) = engines.load(path, engine=engine, backend=con if engine == "spark" else None)
+        (_, table), *_ = main_table("bias").objects(run.frame, {})
+        print(f"{engine:7s} {n_rows:>9,} rows: {time.perf_counter() - t0:6.2f} s")
+        tables[engine] = table
+    import pandas as pd
+
+    pd.testing.assert_frame_equal(tables["memory"], tables["spark"], rtol=1e-9, atol=1e-9)
+    print(f"SparkSession start (local[2]): {started:.1f} s; spark = memory (1e-9)")
+    session.stop()
+
+
+def main(argv: list[str]) -> None:
+    if argv[:1] == ["--measure"]:
+        print(json.dumps(measure(argv[1], argv[2])))
+        return
+    if argv[:1] == ["--spark"]:
+        spark_fixed_cost()
+        return
+    sizes = [int(float(a.rstrip("M")) * 1_000_000) if a.endswith("M") else int(a)
+             for a in argv] or [1_000_000, 10_000_000, 30_000_000]
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
+    for n in sizes:
+        t0 = time.perf_counter()
+        path = make(n)
+        print(f"{n:>12,} rows: {path.stat().st_size / 1024**2:,.0f} MiB Parquet "
+              f"(made in {time.perf_counter() - t0:.0f} s)")
+        # duckdb-reduce: the engine's part alone (validation and reduction), in its own process
+        engines_here = ["duckdb-reduce", "duckdb"] + (["memory"] if n <= 10_000_000 else [])
+        for engine in engines_here:
+            print(f"  {engine:7s} {json.dumps(_child(engine, path))}", flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,118 @@
+"""Runs queried by an engine (SPEC 6, issue 25): the same metrics from embedded DuckDB or
+Spark, on runs that need not fit in memory.
+
+Every family's heavy work is a grouped reduction of tidy rows to a small table followed by
+arithmetic on that table. This package makes the split explicit:
+
+* :mod:`~kbench_core.engines.source` finds the Parquet files of a source (a file, a folder of
+  one kind, or a workspace) and opens them *in place* as an Ibis table on an engine;
+* :mod:`~kbench_core.engines.validate` checks every cell with the loader's rules, as Ibis
+  aggregate counts, and words the first offending rows with the loader's own messages;
+* :mod:`~kbench_core.engines.reduce` declares each family's reduction, written once as an
+  engine-neutral Ibis expression, and the finish that turns the small table into the
+  validated frame every metric, figure and table of kbench already reads.
+
+``memory`` is the loader (:func:`kbench_core.io.load_run`): the reference every engine must
+match (1e-9, intervals included; ``tests/test_engines.py``). See ``docs/architecture.md``
+("Reductions and engines") and ``docs/scale.md``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from kbench_core.stats import check_choice
+
+if TYPE_CHECKING:
+    from kbench_core.io import Run
+
+__all__ = ["ENGINES", "Engine", "check_engine", "connect", "default_engine", "load"]
+
+Engine = Literal["memory", "duckdb", "spark"]
+ENGINES: tuple[str, ...] = ("memory", "duckdb", "spark")
+
+
+def check_engine(engine: str) -> Engine:
+    """``engine`` when it is one of :data:`ENGINES`, else ValueError naming it."""
+    check_choice("engine", engine, ENGINES)
+    return engine  # type: ignore[return-value]
+
+
+def default_engine(path: str | os.PathLike[str]) -> Engine:
+    """``duckdb`` for a Parquet file, a folder of Parquet files or a workspace (queried in
+    place), ``memory`` for anything else (CSV, JSON, native formats: the loader reads them)."""
+    from kbench_core.engines.source import is_parquet_source
+
+    where = Path(path)
+    # A missing path goes to the loader, which names the problem as it always has.
+    return "duckdb" if where.exists() and is_parquet_source(where) else "memory"
+
+
+def spark_session(*, spark_master: str | None = None) -> Any:
+    """A SparkSession: Spark Connect when ``SPARK_REMOTE`` is set (and no master is given),
+    else ``spark_master`` (default ``local[*]``). Small shuffles (the reductions' tables are
+    small) and no UI: the fixed cost of local mode is the JVM start."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:  # pragma: no cover - pyspark is in the spark and test extras
+        raise RuntimeError("--engine spark needs PySpark: pip install 'kbench[spark]'") from None
+    builder = SparkSession.builder.appName("kbench")
+    remote = os.environ.get("SPARK_REMOTE")
+    if remote and not spark_master:
+        return builder.remote(remote).getOrCreate()
+    return (builder.master(spark_master or "local[*]")
+            .config("spark.sql.shuffle.partitions", "4")
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.sql.session.timeZone", "UTC")
+            .getOrCreate())
+
+
+def connect(engine: Engine, *, spark_master: str | None = None, session: Any = None) -> Any:
+    """An Ibis backend for ``engine``: an in-process DuckDB (nothing to start), or PySpark
+    (``session`` if given, else :func:`spark_session`). ``memory`` has no backend (the
+    loader is the in-memory path): ValueError."""
+    import ibis
+
+    check_engine(engine)
+    if engine == "duckdb":
+        return ibis.duckdb.connect()
+    if engine == "spark":
+        return ibis.pyspark.connect(session or spark_session(spark_master=spark_master))
+    raise ValueError("the memory engine has no Ibis backend: it is kbench_core.io.load_run")
+
+
+def load(path: str | os.PathLike[str], *, engine: Engine | None = None,
+         spark_master: str | None = None, backend: Any = None,
+         keep: tuple[str, ...] | list[str] = (), weighted: bool = False) -> list[Run]:
+    """The runs of ``path`` as validated :class:`~kbench_core.io.Run` objects.
+
+    ``engine`` (default :func:`default_engine`): ``memory`` loads with the loader; ``duckdb``
+    and ``spark`` query the Parquet files in place, validate them by the engine
+    (:func:`~kbench_core.engines.validate.validate`), reduce them to the family's sufficient
+    table (:func:`~kbench_core.engines.reduce.reduction`) and finish from it
+    (:func:`~kbench_core.engines.reduce.finish`). ``backend``: an Ibis backend to reuse (a
+    test's SparkSession). ``keep``: columns to keep beyond those the family's metrics read
+    (``compare`` keeps its item keys, e.g. a bias trial's number). A workspace gives one run
+    per saved run, a file or a folder one. ``weighted``: a weighted frame for the main table
+    only (:func:`~kbench_core.engines.reduce.finish`; ``kbench metrics``).
+    """
+    from kbench_core.engines import reduce, source, validate
+
+    chosen = check_engine(engine or default_engine(path))
+    if chosen == "memory":
+        return source.load_in_memory(Path(path))
+    sources = source.sources(Path(path))
+    con = backend if backend is not None else connect(chosen, spark_master=spark_master)
+    runs = []
+    for src in sources:
+        table = source.open_table(con, src)
+        # The reduction first: its tuples hold every value of the columns it keeps, so the
+        # validation checks those on them (a valid run is then two passes over its rows).
+        reduced = reduce.reduction(table, src.kind, tuple(f.name for f in src.files),
+                                   keep=tuple(keep)).to_pyarrow()
+        validate.validate(table, src, reduced)
+        runs.append(reduce.finish(reduced, src, weighted=weighted))
+    return runs
