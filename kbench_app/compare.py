@@ -26,7 +26,7 @@ from kbench_core import compare
 from kbench_core.figures import compare as compare_figures
 from kbench_core.ranking import rank_text as _rank_texts
 from kbench_core.stats import Estimate
-from kbench_core.text import count_noun, plural
+from kbench_core.words import count_noun, plural
 
 __all__ = ["cached_rank_intervals", "compare_panel", "content_hash", "rank_column",
            "rank_text", "run_compare_panel"]

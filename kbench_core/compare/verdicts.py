@@ -8,7 +8,7 @@ import math
 from scipy import stats
 
 from kbench_core.stats import Estimate
-from kbench_core.text import plural
+from kbench_core.words import plural
 
 from .paired import _TEST_TEXT, FEW_CLUSTERS, PairedEstimate
 
