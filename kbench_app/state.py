@@ -96,8 +96,18 @@ def app_options(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--workspace", default=None)
     parser.add_argument("--no-samples", action="store_true")
     parser.add_argument("--demo", action="store_true")
+    # how saved runs are read (SPEC 6): checked where the workspace opens, so a bad value is
+    # a message on the Runs page, not a crash of the app
+    parser.add_argument("--engine", default=None)
+    parser.add_argument("--spark-master", default=None)
     options, _ = parser.parse_known_args(argv)
     return options
+
+
+def workspace_engine(options: argparse.Namespace) -> str:
+    """The engine saved runs are read through: ``--engine``, else ``duckdb`` (the default for
+    a workspace: a run is queried in place, not read with pandas)."""
+    return options.engine or "duckdb"
 
 
 LOADED_RUNS = 64  # parsed uploads kept for every session (most recently used first)
@@ -332,8 +342,11 @@ def registry(argv: list[str] | None = None) -> RunRegistry:
     workspace, problem = None, None
     if options.workspace:
         try:
-            workspace = Workspace(Path(options.workspace))
+            workspace = Workspace(Path(options.workspace), engine=workspace_engine(options),
+                                  spark_master=options.spark_master)
         except WorkspaceError as err:  # `kbench app` checks first; `streamlit run` does not
+            problem = f"{err}; the app runs without a workspace, so uploads are not kept"
+        except ValueError as err:  # an unknown --engine (kbench app checks it first)
             problem = f"{err}; the app runs without a workspace, so uploads are not kept"
     reg = RunRegistry(workspace=workspace)
     if problem is not None:

@@ -16,6 +16,15 @@ meta, warnings, rows, models): each run is a :class:`LazyRun` whose Parquet file
 checked against its SHA-256 and validated on first use, so a start with 1,500 saved runs does
 not validate 1,500 files; a file that fails then raises its own :class:`RunFormatError`.
 
+With an engine (``Workspace(DIR, engine="duckdb")``, the app's default for a workspace; SPEC
+6), that first use queries the Parquet file in place instead of reading it with pandas: the
+engine validates every cell with the loader's rules and reduces the run to its family's
+sufficient table (:mod:`kbench_core.engines`); that small table is kept per (file SHA-256,
+kind, engine) in a bounded cache, and the run's frame is its finish
+(:func:`kbench_core.engines.reduce.finish`). Widget changes recompute from that frame, never
+from the engine. The columns no metric reads (a bias run's prompts and responses) stay in the
+file, so a page's text drill-down shows none for such a run.
+
 Several sessions may share one workspace (a demo server). Every save writes its own pair of
 files (``<slug>-<hash>-<token>``), recorded in the saved run's ``meta["workspace_file"]``, and
 removal deletes exactly that pair: two strangers who upload the same bytes each own a copy, and
@@ -45,7 +54,7 @@ import pyarrow.parquet as pq
 from kbench_core import families, native
 from kbench_core.io import Problem, Run, RunFormatError, load_run, run_name
 
-__all__ = ["LazyRun", "Workspace", "WorkspaceError", "check_directory"]
+__all__ = ["LazyRun", "Workspace", "WorkspaceError", "check_directory", "clear_caches"]
 
 
 class WorkspaceError(Exception):
@@ -200,11 +209,59 @@ def _validated(path: Path, name: str, kind: str) -> Run:
 
 
 def _forget_validated(digest: str | None) -> None:
-    """Drop the validated runs of these Parquet bytes (the run was removed)."""
-    global _VALIDATED_BYTES
+    """Drop the validated runs and reduced tables of these Parquet bytes (the run was
+    removed)."""
+    global _VALIDATED_BYTES, _REDUCED_BYTES
     with _VALIDATED_LOCK:
         for key in [k for k in _VALIDATED if k[0] == digest]:
             _VALIDATED_BYTES -= _VALIDATED.pop(key)[1]
+        for key in [k for k in _REDUCED if k[0] == digest]:
+            _REDUCED_BYTES -= _REDUCED.pop(key).nbytes
+
+
+# Sufficient tables of saved runs queried by an engine, by (Parquet SHA-256, kind, engine):
+# small (a bias run's distinct tuples), so many are kept; a second session, or the same run
+# opened again, finishes from here without querying the engine.
+_REDUCED: OrderedDict[tuple[str, str, str], pa.Table] = OrderedDict()
+_REDUCED_BYTES = 0
+MAX_REDUCED_BYTES = 256 * 1024**2
+
+
+def clear_caches() -> None:
+    """Forget every validated run and reduced table (tests, benchmarks)."""
+    global _VALIDATED_BYTES, _REDUCED_BYTES
+    with _VALIDATED_LOCK:
+        _VALIDATED.clear()
+        _REDUCED.clear()
+        _VALIDATED_BYTES = _REDUCED_BYTES = 0
+
+
+def _reduced(path: Path, src: Any, engine: str, spark_master: str | None) -> pa.Table:
+    """The saved run's sufficient table from the cache, else from the engine (kept when it
+    succeeds); whatever else the engine raises becomes a RunFormatError naming the file."""
+    from kbench_core import engines
+
+    key = (str(src.meta["sha256"]), src.kind, engine)
+    with _VALIDATED_LOCK:
+        if key in _REDUCED:
+            _REDUCED.move_to_end(key)
+            return _REDUCED[key]
+    try:
+        table = engines.reduce_source(src, engine=engine,  # type: ignore[arg-type]
+                                      spark_master=spark_master)
+    except RunFormatError:
+        raise
+    except Exception as exc:  # a damaged file the engine cannot read, a missing backend
+        raise _bad(path.name, f"could not be queried by {engine} ({type(exc).__name__}: "
+                              f"{str(exc)[:200]})") from None
+    global _REDUCED_BYTES
+    with _VALIDATED_LOCK:
+        if key not in _REDUCED:
+            _REDUCED[key] = table
+            _REDUCED_BYTES += table.nbytes
+        while _REDUCED_BYTES > MAX_REDUCED_BYTES and len(_REDUCED) > 1:
+            _REDUCED_BYTES -= _REDUCED.popitem(last=False)[1].nbytes
+    return table
 
 
 def _slug(name: str) -> str:
@@ -243,11 +300,20 @@ def _unlink_quietly(*paths: Path) -> None:
 
 @dataclass(frozen=True)
 class Workspace:
-    """A folder of saved runs (:func:`check_directory` says why one cannot be used)."""
+    """A folder of saved runs (:func:`check_directory` says why one cannot be used).
+
+    ``engine``: how :meth:`open_all` reads a saved run on first use: ``memory`` (the loader)
+    or ``duckdb``/``spark`` (queried in place, see the module docstring); ``spark_master``
+    for ``spark``. ValueError naming an unknown engine."""
 
     directory: Path
+    engine: str = "memory"
+    spark_master: str | None = None
 
     def __post_init__(self) -> None:
+        from kbench_core.engines import check_engine
+
+        check_engine(self.engine)
         object.__setattr__(self, "directory", check_directory(self.directory))
 
     def _stem(self, run: Run) -> str:
@@ -345,7 +411,8 @@ class Workspace:
         errors: list[RunFormatError] = []
         for path in self._paths():
             try:
-                runs.append(LazyRun(_Saved(path, _trusted_sidecar(path))))
+                runs.append(LazyRun(_Saved(path, _trusted_sidecar(path), engine=self.engine,
+                                           spark_master=self.spark_master)))
             except RunFormatError as err:
                 errors.append(err)
         return runs, errors
@@ -379,13 +446,39 @@ def _saved_run(path: Path, sidecar: dict[str, Any]) -> Run:
                meta=meta, warnings=tuple(sidecar["warnings"]))
 
 
+def _queried_run(path: Path, sidecar: dict[str, Any], engine: str,
+                 spark_master: str | None) -> Run:
+    """The saved run of ``path`` through ``engine``: its bytes checked against the sidecar's
+    SHA-256, its cells validated and its rows reduced by the engine (or the reduced table
+    found in the cache), its frame the finish of that table; RunFormatError naming the
+    file."""
+    from kbench_core.engines.reduce import finish
+    from kbench_core.engines.source import file_source
+
+    src = file_source(path, name=sidecar["name"], kind=sidecar["kind"])
+    if sidecar["parquet_sha256"] != src.meta["sha256"]:
+        raise _bad(path.name, "the Parquet file is not the one kbench saved "
+                              "(its SHA-256 differs from the one recorded "
+                              "beside it), so its provenance cannot be trusted; "
+                              "remove it and upload the run again")
+    queried = finish(_reduced(path, src, engine, spark_master), src)
+    meta = {**queried.meta, **sidecar["meta"], "workspace_file": path.name, "engine": engine}
+    return Run(name=sidecar["name"], kind=queried.kind, frame=queried.frame, meta=meta,
+               warnings=tuple(sidecar["warnings"]))
+
+
 class _Saved:
     """One saved run's files, read and validated once, on first use (thread-safe: sessions
-    of a shared server may share it); a failure is kept and raised again."""
+    of a shared server may share it); a failure is kept and raised again. ``engine``:
+    ``memory`` reads the file with the loader, another engine queries it
+    (:func:`_queried_run`)."""
 
-    def __init__(self, path: Path, sidecar: dict[str, Any]) -> None:
+    def __init__(self, path: Path, sidecar: dict[str, Any], *, engine: str = "memory",
+                 spark_master: str | None = None) -> None:
         self.path = path
         self.sidecar = sidecar
+        self.engine = engine
+        self.spark_master = spark_master
         self.lock = threading.Lock()
         self.run: Run | None = None
         self.error: RunFormatError | None = None
@@ -394,7 +487,9 @@ class _Saved:
         with self.lock:
             if self.run is None and self.error is None:
                 try:
-                    self.run = _saved_run(self.path, self.sidecar)
+                    self.run = (_saved_run(self.path, self.sidecar) if self.engine == "memory"
+                                else _queried_run(self.path, self.sidecar, self.engine,
+                                                  self.spark_master))
                 except RunFormatError as err:
                     self.error = err
             if self.error is not None:

@@ -13,8 +13,11 @@ APP_PATH = Path(__file__).resolve().parents[2] / "app.py"
 
 
 def app_command(files: Sequence[str], *, workspace: str | None, port: int | None,
-                no_samples: bool, headless: bool, demo: bool = False) -> list[str]:
-    """The ``streamlit run`` command line that ``kbench app`` executes."""
+                no_samples: bool, headless: bool, demo: bool = False,
+                engine: str | None = None, spark_master: str | None = None) -> list[str]:
+    """The ``streamlit run`` command line that ``kbench app`` executes. ``engine`` and
+    ``spark_master`` go to the dashboard as they are (no engine: the dashboard's default,
+    duckdb for a workspace's saved runs)."""
     cmd = [sys.executable, "-m", "streamlit", "run", str(APP_PATH),
            "--browser.gatherUsageStats", "false"]
     if port is not None:
@@ -28,6 +31,10 @@ def app_command(files: Sequence[str], *, workspace: str | None, port: int | None
         app_args.append("--no-samples")
     if demo:
         app_args.append("--demo")
+    if engine:
+        app_args += ["--engine", engine]
+    if spark_master:
+        app_args += ["--spark-master", spark_master]
     return cmd + (["--", *app_args] if app_args else [])
 
 
@@ -98,7 +105,23 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     app.add_argument("--demo", action="store_true",
                      help="reviewer demo: the sample runs with a guided tour on the home page")
     app.add_argument("--headless", action="store_true", help="do not open a browser")
+    from kbench_core.engines import ENGINES
+
+    app.add_argument(
+        "--engine", choices=ENGINES, default=None,
+        help="how the workspace's saved runs are read on first use: duckdb (the default: "
+             "queried in place and reduced, not loaded), spark, or memory (the loader)")
+    app.add_argument("--spark-master", metavar="URL", default=None,
+                     help="--engine spark: the master (default local[*]; SPARK_REMOTE=sc://... "
+                          "for Spark Connect)")
     app.set_defaults(run=_run)
+
+
+def command(args: argparse.Namespace) -> list[str]:
+    """The command line of ``kbench app``'s parsed arguments (:func:`app_command`)."""
+    return app_command(args.files, workspace=args.workspace, port=args.port,
+                       no_samples=args.no_samples, headless=args.headless, demo=args.demo,
+                       engine=args.engine, spark_master=args.spark_master)
 
 
 def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -116,8 +139,7 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         except WorkspaceError as err:
             print(f"kbench app: {err}", file=sys.stderr)
             return 2
-    cmd = app_command(args.files, workspace=args.workspace, port=args.port,
-                      no_samples=args.no_samples, headless=args.headless, demo=args.demo)
+    cmd = command(args)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         p for p in (str(APP_PATH.parent), os.environ.get("PYTHONPATH", "")) if p)}
     return run_app(cmd, cwd=APP_PATH.parent, env=env)

@@ -26,9 +26,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from kbench_core.stats import check_choice
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from kbench_core.engines.source import ParquetSource
     from kbench_core.io import Run
 
-__all__ = ["ENGINES", "Engine", "check_engine", "connect", "default_engine", "load"]
+__all__ = ["ENGINES", "Engine", "check_engine", "connect", "default_engine", "load",
+           "reduce_source"]
 
 Engine = Literal["memory", "duckdb", "spark"]
 ENGINES: tuple[str, ...] = ("memory", "duckdb", "spark")
@@ -82,6 +86,35 @@ def connect(engine: Engine, *, spark_master: str | None = None, session: Any = N
     if engine == "spark":
         return ibis.pyspark.connect(session or spark_session(spark_master=spark_master))
     raise ValueError("the memory engine has no Ibis backend: it is kbench_core.io.load_run")
+
+
+_SPARK: dict[str | None, Any] = {}  # one Spark backend per master for the process (the app)
+
+
+def reduce_source(src: ParquetSource, *, engine: Engine, spark_master: str | None = None,
+                  backend: Any = None) -> pa.Table:
+    """The validated sufficient table of one source (:func:`load` without the finish): the
+    engine reduces the rows (:func:`~kbench_core.engines.reduce.reduction`) and checks every
+    cell (:func:`~kbench_core.engines.validate.validate`, the loader's error if one fails).
+
+    The app keeps this small table per saved run (``kbench_core.workspace``) and finishes
+    it in Python, so a widget change never queries the engine again. ``backend``: an Ibis
+    backend to use; else a new in-process DuckDB (a connection is not shared between the
+    threads of a server's sessions), or one Spark backend per ``spark_master``."""
+    from kbench_core.engines import reduce, source, validate
+
+    chosen = check_engine(engine)
+    if backend is None:
+        if chosen == "spark":
+            if spark_master not in _SPARK:
+                _SPARK[spark_master] = connect("spark", spark_master=spark_master)
+            backend = _SPARK[spark_master]
+        else:
+            backend = connect(chosen)
+    table = source.open_table(backend, src)
+    reduced = reduce.reduction(table, src.kind, tuple(f.name for f in src.files)).to_pyarrow()
+    validate.validate(table, src, reduced)
+    return reduced
 
 
 def load(path: str | os.PathLike[str], *, engine: Engine | None = None,

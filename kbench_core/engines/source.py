@@ -18,8 +18,8 @@ import pyarrow.parquet as pq
 from kbench_core import families
 from kbench_core.problems import Problem, RunFormatError
 
-__all__ = ["COUNT", "FILE", "ROW", "ParquetSource", "is_parquet_source", "load_in_memory",
-           "open_table", "plain", "sources"]
+__all__ = ["COUNT", "FILE", "ROW", "ParquetSource", "file_source", "is_parquet_source",
+           "load_in_memory", "open_table", "plain", "sources"]
 
 # The engine's own columns beside the file's: where each row came from (file, 0-based row),
 # so a problem is named as the loader names it.
@@ -148,6 +148,13 @@ def sources(path: Path) -> list[ParquetSource]:
         return [_source(s["name"], s["kind"], [p], p.name)
                 for p, s in zip(files, sidecars, strict=True) if s is not None]
     return [_source(path.name, None, files, path.name)]
+
+
+def file_source(path: Path, *, name: str, kind: str) -> ParquetSource:
+    """One Parquet file as a run of a known ``name`` and ``kind`` (a workspace's saved run,
+    typed by its sidecar: ``kbench app --workspace DIR --engine duckdb``). Reads the schema
+    and hashes the bytes (``meta["sha256"]``), never a row."""
+    return _source(name, kind, [path], path.name)
 
 
 def open_table(con: Any, src: ParquetSource) -> Any:
