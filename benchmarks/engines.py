@@ -11,6 +11,14 @@ the main table from it. Prints the figures; asserts nothing.
 
     python benchmarks/engines.py [SIZE ...]            # default 1M 10M 30M (e.g. 100M)
     python benchmarks/engines.py --spark               # Spark local on 100k rows
+    python benchmarks/engines.py --app [SIZE]          # the app on a workspace (default 1M)
+
+``--app``: the bias page (Streamlit's AppTest) on a workspace holding one saved bias run,
+read through DuckDB (``kbench app --workspace DIR``, the default) and through the loader
+(``--engine memory``): the first render (the run queried, validated, reduced and finished,
+every result computed) and the median of widget changes (another bias for the curves,
+another model for the heatmap, a new HAS threshold; each a full script run), with the
+number of engine queries they made.
 """
 
 from __future__ import annotations
@@ -132,9 +140,72 @@ def spark_fixed_cost(n_rows: int = 100_000) -> None:
     session.stop()
 
 
+def app_widget_change(n_rows: int = 1_000_000) -> None:
+    """The bias page on a saved run through DuckDB and through the loader (see ``--app``)."""
+    import statistics
+    import tempfile
+
+    from streamlit.testing.v1 import AppTest
+
+    from kbench_app import cache, state
+    from kbench_core import engines
+    from kbench_core import workspace as saved
+    from kbench_core.io import load_run
+    from kbench_core.samples import big_bias_trials
+
+    queries = [0]
+    reduce_source = engines.reduce_source
+
+    def counted(*args: object, **kwargs: object) -> object:
+        queries[0] += 1
+        return reduce_source(*args, **kwargs)  # type: ignore[arg-type]
+
+    engines.reduce_source = counted  # type: ignore[assignment]
+    with tempfile.TemporaryDirectory() as tmp:
+        source = Path(tmp) / "big_bias.parquet"
+        big_bias_trials(n_rows).to_parquet(source)
+        workspace = saved.Workspace(Path(tmp) / "ws")
+        workspace.save(load_run(source))
+        print(f"{n_rows:,} saved bias rows ({source.stat().st_size / 1024**2:.0f} MiB Parquet)")
+        for engine in ("duckdb", "memory"):
+            saved.clear_caches()
+            cache.clear()
+            state._cached_load.clear()
+            queries[0] = 0
+            os.environ["KBENCH_APP_ARGS"] = (f"--no-samples --workspace {workspace.directory} "
+                                             f"--engine {engine}")
+            at = AppTest.from_file(str(ROOT / "views" / "bias.py"), default_timeout=600)
+            start = time.perf_counter()
+            at.run()
+            first = time.perf_counter() - start
+            if at.exception:
+                print(f"  {engine}: exception {at.exception[0].value[:300]}")
+                continue
+            biases = at.selectbox(key="bias_curve_bias").options
+            models = at.selectbox(key="bias_heat_model").options
+            changes = [
+                lambda a, b=biases[-1]: a.selectbox(key="bias_curve_bias").set_value(b),
+                lambda a, m=models[-1]: a.selectbox(key="bias_heat_model").set_value(m),
+                lambda a: a.slider(key="bias_threshold").set_value(0.2),
+                lambda a, b=biases[0]: a.selectbox(key="bias_curve_bias").set_value(b)]
+            times = []
+            for change in changes:
+                start = time.perf_counter()
+                change(at).run()
+                times.append(time.perf_counter() - start)
+            print(f"  {engine:7s} first render {first:6.2f} s   widget change median "
+                  f"{statistics.median(times):.3f} s (max {max(times):.3f})   engine "
+                  f"queries {queries[0]}", flush=True)
+
+
 def main(argv: list[str]) -> None:
     if argv[:1] == ["--measure"]:
         print(json.dumps(measure(argv[1], argv[2])))
+        return
+    if argv[:1] == ["--app"]:
+        size = argv[1] if len(argv) > 1 else "1M"
+        app_widget_change(int(float(size.rstrip("M")) * 1_000_000) if size.endswith("M")
+                          else int(size))
         return
     if argv[:1] == ["--spark"]:
         spark_fixed_cost()
