@@ -166,3 +166,35 @@ def test_a_bad_cell_gives_the_loaders_message_on_the_runs_page(monkeypatch, save
     at.run()
     summary = at.dataframe[0].value.set_index("name")
     assert "row 5" in summary.loc["bias", "problem"]
+
+
+def test_the_reduced_tables_are_bounded_and_go_with_their_run(monkeypatch, saved) -> None:
+    import hashlib
+
+    ws, _, calls = saved
+    reg = RunRegistry(workspace=Workspace(ws))
+    reg.add_files([("other.csv", BIAS.read_bytes().replace(b"synthetic-gamma", b"synth-d"))])
+    reg = RunRegistry(workspace=Workspace(ws, engine="duckdb"))
+    reg.load_workspace()
+    assert set(reg.usable(list(reg.runs))) == {"bias", "other"}
+    assert calls["engine"] == 2 and len(ws_module._REDUCED) == 2
+    assert len(reg.runs["bias"].frame) == len(load_run(BIAS).frame)
+    assert sum(t.nbytes for t in ws_module._REDUCED.values()) == ws_module._REDUCED_BYTES
+    # over the bound the oldest table goes (the last one is always kept)
+    monkeypatch.setattr(ws_module, "MAX_REDUCED_BYTES", 1)
+    again = RunRegistry(workspace=Workspace(ws, engine="duckdb"))
+    again.load_workspace()
+    again.usable(["other"])  # found in the cache: the bound is applied on the next insert
+    assert calls["engine"] == 2
+    ws_module.clear_caches()
+    again.usable(["bias"])
+    again = RunRegistry(workspace=Workspace(ws, engine="duckdb"))
+    again.load_workspace()
+    again.usable(["other"])
+    assert calls["engine"] == 4 and len(ws_module._REDUCED) == 1
+    other_file = ws / reg.runs["other"].meta["workspace_file"]
+    (kept,) = ws_module._REDUCED
+    assert kept == (hashlib.sha256(other_file.read_bytes()).hexdigest(), "bias", "duckdb")
+    # removing a run drops its table
+    again.remove("other")
+    assert not ws_module._REDUCED
