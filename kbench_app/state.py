@@ -96,7 +96,7 @@ def app_options(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--workspace", default=None)
     parser.add_argument("--no-samples", action="store_true")
     parser.add_argument("--demo", action="store_true")
-    # how saved runs are read (SPEC 6): checked where the workspace opens, so a bad value is
+    # how saved runs are read: checked where the workspace opens, so a bad value is
     # a message on the Runs page, not a crash of the app
     parser.add_argument("--engine", default=None)
     parser.add_argument("--spark-master", default=None)

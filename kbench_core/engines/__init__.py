@@ -1,5 +1,5 @@
-"""Runs queried by an engine (SPEC 6, issue 25): the same metrics from embedded DuckDB or
-Spark, on runs that need not fit in memory.
+"""Runs queried by an engine: the same metrics from embedded DuckDB or Spark, on runs that need
+not fit in memory (`docs/architecture.md`, "Reductions and engines"; `docs/scale.md`).
 
 Every family's heavy work is a grouped reduction of tidy rows to a small table followed by
 arithmetic on that table. This package makes the split explicit:
