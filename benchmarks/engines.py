@@ -73,8 +73,8 @@ def make(n_rows: int) -> Path:
 def measure(engine: str, path: str) -> dict:
     """One engine on one file, in this process: stage times and peak RSS."""
     from kbench_core import engines, io
-    from kbench_core.catalog import main_table
     from kbench_core.engines import reduce, source, validate
+    from kbench_core.families import main_table
 
     times = {}
     start = time.perf_counter()
@@ -115,7 +115,7 @@ def _child(engine: str, path: Path) -> dict:
 
 def spark_fixed_cost(n_rows: int = 100_000) -> None:
     from kbench_core import engines
-    from kbench_core.catalog import main_table
+    from kbench_core.families import main_table
     from kbench_core.samples import big_bias_trials
 
     path = FOLDER / f"bias-small-{n_rows}.parquet"

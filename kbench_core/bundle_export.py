@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import plotly.graph_objects as go
 
-from kbench_core.catalog import items_for, unavailable
 from kbench_core.export import FigureExporter, provenance_of, table_bytes
+from kbench_core.families import items_for, unavailable
 from kbench_core.io import Run
 from kbench_core.text import FileNamer
 

@@ -19,8 +19,7 @@ import plotly.graph_objects as go
 # and still offer it (old import paths).
 from kbench_core.text import safe_name
 
-__all__ = ["Item", "heat_pages", "items_for", "main_table", "one", "paged", "safe_name",
-           "split_pages", "unavailable"]
+__all__ = ["Item", "heat_pages", "one", "paged", "safe_name", "split_pages"]
 
 Built = go.Figure | pd.DataFrame
 
@@ -94,28 +93,3 @@ def heat_pages(frame: pd.DataFrame, key: str) -> Iterator[tuple[str, pd.DataFram
         yield ("" if len(pages) == 1 else f"p{k}"), frame[frame[key].astype(str).isin(page)]
 
 
-def items_for(kind: str) -> list[Item]:
-    """Every figure and table of a run kind (its family's catalog), main table first."""
-    from kbench_core import families
-
-    if not families.is_registered(kind) or families.get(kind).catalog is None:
-        return []
-    return sorted(families.get(kind).catalog(), key=lambda item: not item.main)
-
-
-def unavailable(kind: str, frame: pd.DataFrame) -> str | None:
-    """Why a run has nothing to show (no figure or table can be made), in words for the user,
-    or None (its family's rule; e.g. a bias run none of whose responses is scored)."""
-    from kbench_core import families
-
-    if not families.is_registered(kind) or families.get(kind).unavailable is None:
-        return None
-    return families.get(kind).unavailable(frame)
-
-
-def main_table(kind: str) -> Item:
-    """The family's headline table (the fingerprint, the ECS/PAS table, the tier leaderboard)."""
-    for item in items_for(kind):
-        if item.main:
-            return item
-    raise ValueError(f"no main table for runs of kind {kind!r} yet")

@@ -15,8 +15,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 import kbench_core
-from kbench_core.catalog import items_for, unavailable
 from kbench_core.export import provenance_of
+from kbench_core.families import items_for, unavailable
 from kbench_core.io import Run
 
 __all__ = ["profile_table", "report_html"]

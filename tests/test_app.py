@@ -430,11 +430,10 @@ def test_bias_widgets_show_the_values_in_use_after_the_run_changes(monkeypatch,
 
 
 def test_bias_page_fingerprint_equals_the_catalog_table(monkeypatch) -> None:
-    from kbench_core import catalog
 
     at = bias_page(monkeypatch)
     run = load_run(ROOT / "sample_data" / "bias.csv")
-    ((_, exported),) = catalog.main_table("bias").objects(run.frame)
+    ((_, exported),) = families.main_table("bias").objects(run.frame)
     page = at.dataframe[1].value.set_index(["bias", "model"])
     exported = exported.set_index(["bias", "model"]).loc[page.index]
     for metric in ("bms", "model_rate", "alignment", "bci_consistency", "rci_consistency",
@@ -442,7 +441,7 @@ def test_bias_page_fingerprint_equals_the_catalog_table(monkeypatch) -> None:
         assert page[metric].to_numpy(dtype=float) == pytest.approx(
             exported[metric].to_numpy(dtype=float), abs=1e-12, nan_ok=True), metric
     # and the model summary is the catalog's susceptibility table
-    summary = dict(catalog.items_for("bias")[1].objects(run.frame))["susceptibility"]
+    summary = dict(families.items_for("bias")[1].objects(run.frame))["susceptibility"]
     shown = at.dataframe[0].value
     assert shown["model"].tolist() == summary["model"].tolist()
     assert shown["susceptibility"].to_numpy() == pytest.approx(

@@ -11,7 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from kbench_app import state
-from kbench_core import replication, samples
+from kbench_core import families, replication, samples
 from kbench_core.io import load_run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -190,11 +190,10 @@ def test_page_tables_equal_the_catalog_tables(monkeypatch) -> None:
     # One source for every number: the page's ECS and PAS tables (replication runs) and its
     # leaderboard (replication_summary runs) are the catalog's, for the same run and the
     # default options.
-    from kbench_core import catalog
 
     at = open_page(monkeypatch)
     run = load_run(ROOT / "sample_data" / "replication.csv")
-    exported = dict(catalog.main_table("replication").objects(run.frame))
+    exported = dict(families.main_table("replication").objects(run.frame))
     assert set(exported) == {"ecs-overall", "ecs-domain", "ecs-study"}
     for name, keys in (("ecs-overall", ["model"]), ("ecs-domain", ["model", "domain"]),
                        ("ecs-study", ["model", "study"])):
@@ -210,7 +209,7 @@ def test_page_tables_equal_the_catalog_tables(monkeypatch) -> None:
             "" if pd.isna(lo) else ci_text(lo, hi)
             for lo, hi in zip(want["ecs_low"], want["ecs_high"], strict=True)]
     # the PAS model table is the catalog's "pas" table, in its order, few-studies mark included
-    ((_, pas_table),) = catalog.items_for("replication")[1].objects(run.frame)
+    ((_, pas_table),) = families.items_for("replication")[1].objects(run.frame)
     page = table(at, "pas", "pas_ci")
     assert page["model"].tolist() == pas_table["model"].astype(str).tolist()
     for column in ("pas", "n", "n_findings", "n_tests", "n_dropped"):
@@ -219,7 +218,7 @@ def test_page_tables_equal_the_catalog_tables(monkeypatch) -> None:
     assert page["few_items"].tolist() == pas_table["few_items"].tolist() == [True] * 3  # 6 < 30
     # the published results: the leaderboard of the replication_summary run
     summary = load_run(ROOT / "sample_data" / "replication_summary.csv")
-    ((_, board),) = catalog.main_table("replication_summary").objects(summary.frame)
+    ((_, board),) = families.main_table("replication_summary").objects(summary.frame)
     page = table(at, "rank_text", "mean_study_pas_ci")
     assert page["model"].tolist() == board["model"].tolist()
     assert page["rank_text"].tolist() == board["rank_text"].tolist()
@@ -229,12 +228,11 @@ def test_page_tables_equal_the_catalog_tables(monkeypatch) -> None:
 
 
 def test_real_published_leaderboard_equals_the_catalog_table(monkeypatch) -> None:
-    from kbench_core import catalog
 
     real = ROOT / "sample_data" / "real" / "humanstudy-bench" / "simple_results.json"
     at = open_page(monkeypatch, f"--no-samples {real}")
     run = load_run(real)
-    ((_, board),) = catalog.main_table("replication_summary").objects(run.frame)
+    ((_, board),) = families.main_table("replication_summary").objects(run.frame)
     page = table(at, "rank_text", "config_pas")
     assert page["model"].tolist() == board["model"].tolist()
     assert page["rank_text"].tolist() == board["rank_text"].tolist()

@@ -9,7 +9,7 @@ from statsmodels.stats.proportion import proportion_confint
 from streamlit.testing.v1 import AppTest
 
 from kbench_app import state
-from kbench_core import samples, vuln
+from kbench_core import families, samples, vuln
 
 ROOT = Path(__file__).resolve().parent.parent
 FORMATS = Path("/work/shared/formats")
@@ -308,13 +308,12 @@ def test_widgets_show_the_values_in_use_after_the_run_changes(monkeypatch, tmp_p
 
 
 def test_page_leaderboard_equals_the_catalog_table(monkeypatch) -> None:
-    from kbench_core import catalog
     from kbench_core.io import load_run
 
     at = open_page(monkeypatch)
     at.toggle(key="vuln_bootstrap").set_value(False).run()  # the catalog's default options
     run = load_run(ROOT / "sample_data" / "judged.csv")
-    exported = dict(catalog.main_table("judged").objects(run.frame))
+    exported = dict(families.main_table("judged").objects(run.frame))
     judge = at.selectbox(key="vuln_judge").value
     table_ = exported[f"tiers-{judge}"]
     page = table(at, "leaderboard")

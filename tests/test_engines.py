@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 
 from kbench_core import engines, io
-from kbench_core.catalog import main_table
 from kbench_core.engines import reduce, source
+from kbench_core.families import main_table
 from kbench_core.problems import RunFormatError
 
 ROOT = Path(__file__).resolve().parent.parent

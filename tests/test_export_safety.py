@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 
 from kbench_core import export, samples
 from kbench_core.bundle_export import ExportChoice, export_zip
-from kbench_core.catalog import items_for
 from kbench_core.export import Provenance
+from kbench_core.families import items_for
 from kbench_core.io import load_run
 from kbench_core.report import report_html
 from kbench_core.text import (

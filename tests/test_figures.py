@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kbench_core import figures, kahne, samples
+from kbench_core import families, figures, kahne, samples
 
 TRIALS = samples.bias_trials()
 
@@ -57,14 +57,13 @@ def test_cas_bars_leave_out_models_without_confidence() -> None:
 
 
 def test_cas_bars_name_the_reported_accuracy_for_fingerprint_reports() -> None:
-    from kbench_core import catalog
     from kbench_core.io import load_run
 
     assert figures.cas_bars(kahne.cas(TRIALS)).data[1].name == "accuracy (1 − score)"
     path = (Path(__file__).resolve().parents[1] / "sample_data" / "real" / "kahnebench"
             / "fingerprint_gpt52.json")
     run = load_run(path)
-    item = next(i for i in catalog.items_for("bias_summary") if i.name == "cas_bars")
+    item = next(i for i in families.items_for("bias_summary") if i.name == "cas_bars")
     (_, fig), = item.objects(run.frame, meta=run.meta)
     names = [trace.name for trace in fig.data]
     assert names == ["stated confidence", "accuracy (as reported)"]  # the report's own
@@ -264,7 +263,7 @@ def test_reliability_beyond_three_models_is_small_multiples_on_shared_axes() -> 
 
 def test_sui_chart_is_in_the_judged_catalog() -> None:
     frame, _, tiers = _judged_tables(3)
-    item = next(i for i in catalog.items_for("judged") if i.name == "sui_chart")
+    item = next(i for i in families.items_for("judged") if i.name == "sui_chart")
     ((stem, fig),) = list(item.objects(frame))
     assert stem == "sui_chart-judge-one"
     bars = [t for t in fig.data if t.type == "bar"]
@@ -276,7 +275,7 @@ def test_sui_chart_is_in_the_judged_catalog() -> None:
 def test_reliability_pages_of_six_models_in_the_catalog() -> None:
     frame = samples.judged_samples(models=[f"d{i:02d}" for i in range(16)], n_samples=10,
                                    judges=["judge-one"])
-    item = next(i for i in catalog.items_for("judged") if i.name == "reliability")
+    item = next(i for i in families.items_for("judged") if i.name == "reliability")
     pages = list(item.objects(frame))
     # 16 models in pages of 6 (two columns of three rows fit a page at one column): 6 + 6 + 4
     assert [stem for stem, _ in pages] == [f"reliability-judge-one-p{k}" for k in (1, 2, 3)]
@@ -403,7 +402,7 @@ def test_bias_summary_catalog_draws_the_published_fingerprint() -> None:
     from kbench_core.io import load_run
 
     run = load_run(Path(__file__).resolve().parents[1] / "sample_data" / "bias_summary.csv")
-    built = {stem: obj for item in catalog.items_for("bias_summary")
+    built = {stem: obj for item in families.items_for("bias_summary")
              for stem, obj in item.objects(run.frame, meta=run.meta)}
     heat = built["fingerprint_heatmap"].data[0]
     expected = run.frame.set_index(["model", "bias"]).loc[

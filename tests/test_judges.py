@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 from kbench_app import state
 from kbench_core import agreement as ag
-from kbench_core import catalog, vuln
+from kbench_core import families, vuln
 from kbench_core.cli import main
 from kbench_core.io import load_run
 
@@ -286,13 +286,13 @@ def test_compare_defaults_to_the_majority(four_judges, capsys) -> None:
 
 def test_catalog_and_export_default_to_the_majority() -> None:
     run = load_run(ROOT / "sample_data" / "judged.csv")
-    stems = [stem for stem, _ in catalog.main_table("judged").objects(run.frame)]
+    stems = [stem for stem, _ in families.main_table("judged").objects(run.frame)]
     assert stems == ["tiers-majority", "tiers-judge-one", "tiers-judge-three",
                      "tiers-judge-two"]
     # figures of the majority come first too, and follow the options
-    sui = next(i for i in catalog.items_for("judged") if i.name == "sui_chart")
+    sui = next(i for i in families.items_for("judged") if i.name == "sui_chart")
     assert next(s for s, _ in sui.objects(run.frame)) == "sui_chart-majority"
-    only = dict(catalog.main_table("judged").objects(
+    only = dict(families.main_table("judged").objects(
         run.frame, {"judge": "majority", "judges": "judge-one,judge-two", "min_votes": 1}))
     expected = vuln.tiers(ag.consensus(run.frame, judges=["judge-one", "judge-two"],
                                        min_votes=1))
@@ -371,7 +371,7 @@ def test_export_zip_defaults_to_the_majority_and_records_it() -> None:
 
 def test_kappa_figure_names_the_rule_for_failed_judgements() -> None:
     run = load_run(FORMATS / "blockbench_multi_judge_records.json")
-    item = next(i for i in catalog.items_for("judged") if i.name == "kappa_heatmap")
+    item = next(i for i in families.items_for("judged") if i.name == "kappa_heatmap")
     default = next(fig for _, fig in item.objects(run.frame))
     counted = next(fig for _, fig in item.objects(run.frame, {"failed_as": "not-found"}))
     assert "failed left out" in default.layout.title.text

@@ -149,7 +149,19 @@ def test_no_import_cycle() -> None:
 
 
 def _family_modules() -> set[str]:
-    return {m for m in MODULES if m.startswith("kbench_core.families.")}
+    return {m for m in MODULES if m.startswith("kbench_core.families.")
+            and m != "kbench_core.families._base"}
+
+
+def test_a_family_is_built_without_the_registry_and_the_catalog_does_not_read_it() -> None:
+    # The registry loads the family modules; were a family module to import the registry, or
+    # the catalog (which every family module imports) to read it, the two would import each
+    # other. A family takes its parts from families._base; the registry's questions about
+    # the catalog (items_for, main_table, unavailable) are the registry's own functions.
+    graph = _graph()
+    assert "kbench_core.families" not in graph["kbench_core.catalog"]
+    found = sorted(f for f in _family_modules() if "kbench_core.families" in graph[f])
+    assert found == []
 
 
 def test_what_families_are_built_from_never_imports_a_family() -> None:

@@ -250,7 +250,7 @@ def test_every_kahnebench_figure_names_a_model_the_same_recognisable_way() -> No
     display name, whole, wherever a figure names it: legend, tick label, panel title."""
     import plotly.graph_objects as go
 
-    from kbench_core.catalog import items_for
+    from kbench_core.families import items_for
     from kbench_core.figures.base import fit_to_width
     from kbench_core.io import load_run
     from kbench_core.text import display_names

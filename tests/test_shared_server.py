@@ -316,7 +316,7 @@ def test_the_export_zip_has_no_folder_windows_cannot_extract() -> None:
 def test_a_name_never_becomes_a_hover_placeholder_or_reverses_a_legend() -> None:
     import json as json_
 
-    from kbench_core.catalog import items_for
+    from kbench_core.families import items_for
 
     evil = "zz%{y}zz\u202e"
     run = load_run(("evil.csv", GOOD.replace(b"m1", evil.encode())))

@@ -9,7 +9,7 @@ import pytest
 from scipy import stats as sps
 from statsmodels.stats.proportion import proportion_confint
 
-from kbench_core import vuln
+from kbench_core import families, vuln
 
 # ------------------------------------------------------------------ simulated designs
 
@@ -295,7 +295,6 @@ def test_debiased_interval_covers_a_calibrated_detector(gap, least) -> None:
 
 
 def test_difficulty_table_of_the_page_and_exports() -> None:
-    from kbench_core import catalog
     from kbench_core.families.judged import difficulty_tdr
 
     frame = difficulty_run()
@@ -304,10 +303,10 @@ def test_difficulty_table_of_the_page_and_exports() -> None:
     assert (row["tdr_t1"], row["tdr_t2"], row["n_vulnerable_t1"], row["n_vulnerable_t2"]) == (
         1.0, 0.5, 4, 2)
     assert row["tdr_difficulty_mean"] == 0.75 and row["tdr"] == pytest.approx(5 / 6)
-    item = next(i for i in catalog.items_for("judged") if i.name == "difficulty")
+    item = next(i for i in families.items_for("judged") if i.name == "difficulty")
     [(stem, exported)] = list(item.objects(frame))
     assert stem.endswith("j") and exported["tdr_difficulty_mean"].tolist() == [0.75, 0.75]
-    assert list(next(i for i in catalog.items_for("judged") if i.name == "difficulty")
+    assert list(next(i for i in families.items_for("judged") if i.name == "difficulty")
                 .objects(frame.drop(columns="difficulty"))) == []
 
 

@@ -12,7 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from kbench_app import state
-from kbench_core import catalog, kahne
+from kbench_core import families, kahne
 from kbench_core.cli import main
 from kbench_core.io import load_run
 from kbench_core.report import report_html
@@ -45,7 +45,7 @@ def test_loader_says_no_response_is_scored_and_what_to_do(unscored) -> None:
     assert run.kind == "bias" and run.frame["score"].isna().all()
     (warning,) = run.warnings
     assert "no scored response" in warning and "fingerprint_<model>.json" in warning
-    assert catalog.unavailable(run.kind, run.frame) == kahne.UNSCORED_ADVICE
+    assert families.unavailable(run.kind, run.frame) == kahne.UNSCORED_ADVICE
 
 
 def test_partly_scored_run_counts_the_unknown(tmp_path) -> None:
@@ -55,7 +55,7 @@ def test_partly_scored_run_counts_the_unknown(tmp_path) -> None:
     run = load_run(path)
     total = len(body["results"])
     assert any(f"{total - 10:,} of {total:,} responses" in w for w in run.warnings)
-    assert catalog.unavailable(run.kind, run.frame) is None
+    assert families.unavailable(run.kind, run.frame) is None
 
 
 def test_commands_print_the_advice_instead_of_empty_figures(unscored, tmp_path,

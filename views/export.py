@@ -5,8 +5,8 @@ import streamlit as st
 from kbench_app import kit, state
 from kbench_app.ui import plain
 from kbench_core.bundle_export import ExportChoice, export_zip, not_made, planned_files
-from kbench_core.catalog import items_for, unavailable
 from kbench_core.export import PAPER_SIZES
+from kbench_core.families import items_for, unavailable
 from kbench_core.report import report_html
 from kbench_core.text import count_noun
 

@@ -32,8 +32,8 @@ def write_figures(paths: Sequence[str], *, out: str, formats: Sequence[str],
     """Every figure (and table) of each run into ``out`` as ``<run>_<item>[-<suffix>].<fmt>``;
     one kaleido render server for the whole command. ``only`` keeps the items (or file stems,
     e.g. ``bms_curves-anchoring_effect``) named."""
-    from kbench_core.catalog import items_for, unavailable
     from kbench_core.export import FigureExporter, provenance_of, table_bytes
+    from kbench_core.families import items_for, unavailable
     from kbench_core.text import FileNamer
 
     runs = _load_all(paths, engine=engine, spark_master=spark_master)

@@ -27,8 +27,8 @@ def metrics(path: str, *, fmt: str, out: str | None, precision: str = "display",
     """Print (or write) the family's main table of one run (of a run with several LLM
     judges: the majority's rows first, then each judge's; ``judges``: the judge options;
     ``engine``, ``spark_master``: where the rows are reduced, :mod:`kbench_core.engines`)."""
-    from kbench_core.catalog import items_for, main_table, unavailable
     from kbench_core.export import provenance_of, table_bytes
+    from kbench_core.families import items_for, main_table, unavailable
 
     if out:
         _check_out_file(Path(out))

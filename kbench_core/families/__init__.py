@@ -15,20 +15,22 @@ from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING
 
 import pandas as pd
+
+from kbench_core.families._base import CompareDefaults, Family, Options, PageInfo, Rule
 
 if TYPE_CHECKING:  # only for annotations: the catalog and the schema import the registry
     from kbench_core.catalog import Item
     from kbench_core.schema import KindSpec
 
-__all__ = ["BUILTIN", "CompareDefaults", "Family", "Options", "PageInfo", "all_families",
-           "detect", "format_section", "get", "is_registered", "kinds", "lower_is_better",
-           "pages", "register", "sample_files", "spec", "unregister"]
+__all__ = ["BUILTIN", "CompareDefaults", "Family", "Options", "PageInfo", "Rule", "all_families",
+           "detect", "format_section", "get", "is_registered", "items_for", "kinds",
+           "lower_is_better", "main_table", "pages", "register", "sample_files", "spec",
+           "unavailable", "unregister"]
 
 # Relative page and doc paths are relative to the repository (the folder holding the package).
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -37,139 +39,6 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 # file matches is its kind: judged and replication files may also carry a score column).
 BUILTIN: tuple[str, ...] = ("judged", "replication", "replication_summary", "bias",
                             "bias_summary")
-
-Rule = Callable[[Mapping[str, Any], pd.DataFrame, Callable[..., None]], None]
-
-
-class Options:
-    """Base of each family's frozen options (the page's metric options, which the exports
-    record): built from any mapping of option names (the command line's, an export's), with
-    unknown names ignored; :meth:`provenance` is what an exported file records."""
-
-    @classmethod
-    def from_mapping(cls, options: Mapping[str, Any] | None) -> Self:
-        """The options named in ``options`` (others ignored), the rest at their defaults."""
-        if isinstance(options, cls):
-            return options
-        names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
-        return cls(**{k: v for k, v in (options or {}).items() if k in names})
-
-    def provenance(self) -> dict[str, Any]:
-        """The options as an exported file records them."""
-        return asdict(self)  # type: ignore[call-overload]
-
-
-@dataclass(frozen=True)
-class CompareDefaults:
-    """What a run kind compares by default: ``values`` (label, per-item column) pairs in menu
-    order, the forest plot's ``group`` (one row per level), the ``cluster`` whose items share
-    errors, and the ``noun`` an item is called on the page."""
-
-    values: tuple[tuple[str, str], ...]
-    group: str
-    cluster: str | None
-    noun: str
-
-    @property
-    def options(self) -> dict[str, str]:
-        """``{label: column}`` for a metric menu."""
-        return dict(self.values)
-
-
-@dataclass(frozen=True)
-class PageInfo:
-    """Where the app shows a run of this kind: the page file (relative to the repository, or
-    absolute for a family defined outside it) and its menu title, icon, URL path and place;
-    the widget state that selects the run there (a list of runs, or one run when
-    ``single``), widget values to set with it, and the widgets that depend on the run
-    (cleared when another run is selected). The page reads these keys from here."""
-
-    path: str
-    title: str
-    run_key: str
-    single: bool = False
-    extra: Mapping[str, object] = field(default_factory=dict)
-    dependent: tuple[str, ...] = ()
-    icon: str = ":material/insights:"
-    url: str = ""
-    order: int = 50  # place in the menu (families sharing a page share it)
-
-
-@dataclass(frozen=True)
-class Family:
-    """One run kind (``docs/formats.md``) and everything kbench does with it.
-
-    Parameters
-    ----------
-    kind : str
-        The public run-kind name (``bias``, ``judged``, ...).
-    title : str
-        What the family is called in messages and menus.
-    spec : KindSpec
-        Columns, key and detection signature.
-    item_key : tuple of str, optional
-        The item a model answers, for paired comparisons (repeats averaged within).
-    comparison : CompareDefaults, optional
-        Default per-item metrics, forest-plot group, error cluster and item noun.
-    per_item : callable, optional
-        ``frame -> frame`` adding the per-item columns :attr:`comparison` names.
-    lower_is_better : frozenset of str
-        This family's metrics where lower is better.
-    catalog : callable, optional
-        ``() -> list[Item]``: every figure and table of a run (main table first).
-    unavailable : callable, optional
-        ``frame -> str | None``: why a run has nothing to show, in words for the user.
-    rules : callable, optional
-        Row checks beyond single columns: ``rules(columns, frame, add)`` where ``add(mask,
-        field, message)`` reports the rows of ``mask`` (``columns`` holds the converted values
-        by name: numbers as numpy arrays, labels as Series). Called once before the rows are
-        read with ``columns`` empty, where ``add(None, field, message)`` reports a problem of
-        the whole file (a missing column the family needs).
-    notes : callable, optional
-        ``frame -> list[str]``: warnings about a valid run (what its metrics will leave out).
-    aliases : mapping
-        Other names of canonical columns (``{"their name": "our name"}``).
-    key_where_given : bool
-        The key applies only to rows that have it (bias rows are keyed by ``id`` when given).
-    sample_files : tuple of str
-        The bundled synthetic sample run(s), under ``sample_data/``.
-    sample : callable, optional
-        ``(directory, seed) -> list[Path]``: writes :attr:`sample_files` into ``directory``
-        (``python -m kbench_core.samples`` calls it; ``samples.write_csv`` writes a frame as
-        kbench reads it). Required when :attr:`sample_files` is given.
-    format_doc : str or Path, optional
-        The Markdown file documenting this kind's columns, holding a section headed
-        ``## `<kind>` ...`` with one ``| `column` |`` table row per column (a path relative
-        to the repository, or absolute); :func:`format_section` reads it.
-    page : PageInfo, optional
-        Where the app shows it.
-    """
-
-    kind: str
-    title: str
-    spec: KindSpec
-    item_key: tuple[str, ...] | None = None
-    comparison: CompareDefaults | None = None
-    per_item: Callable[[pd.DataFrame], pd.DataFrame] | None = None
-    lower_is_better: frozenset[str] = frozenset()
-    catalog: Callable[[], list[Item]] | None = None
-    unavailable: Callable[[pd.DataFrame], str | None] | None = None
-    rules: Rule | None = None
-    notes: Callable[[pd.DataFrame], list[str]] | None = None
-    aliases: Mapping[str, str] = field(default_factory=dict)
-    key_where_given: bool = False
-    sample_files: tuple[str, ...] = ()
-    sample: Callable[[Path, int], Sequence[Path]] | None = None
-    format_doc: str | Path | None = None
-    page: PageInfo | None = None
-
-    def __post_init__(self) -> None:
-        if self.kind != self.spec.kind:
-            raise ValueError(f"family {self.kind!r} carries the spec of {self.spec.kind!r}")
-
-    def matches(self, columns: Iterable[str]) -> bool:
-        """Whether a table with these column names (aliases applied) is of this kind."""
-        return self.spec.matches({self.aliases.get(c, c) for c in columns})
 
 
 _REGISTRY: dict[str, Family] = {}
@@ -278,3 +147,26 @@ def format_section(kind: str) -> str:
     if found is None:
         raise ValueError(f"{path} has no section headed '## `{kind}`'")
     return found.group(0)
+
+
+def items_for(kind: str) -> list[Item]:
+    """Every figure and table of a run kind (its family's catalog), main table first."""
+    if not is_registered(kind) or get(kind).catalog is None:
+        return []
+    return sorted(get(kind).catalog(), key=lambda item: not item.main)
+
+
+def unavailable(kind: str, frame: pd.DataFrame) -> str | None:
+    """Why a run has nothing to show (no figure or table can be made), in words for the user,
+    or None (its family's rule; e.g. a bias run none of whose responses is scored)."""
+    if not is_registered(kind) or get(kind).unavailable is None:
+        return None
+    return get(kind).unavailable(frame)
+
+
+def main_table(kind: str) -> Item:
+    """The family's headline table (the fingerprint, the ECS/PAS table, the tier leaderboard)."""
+    for item in items_for(kind):
+        if item.main:
+            return item
+    raise ValueError(f"no main table for runs of kind {kind!r} yet")

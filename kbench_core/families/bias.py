@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from kbench_core.catalog import Item, one
-from kbench_core.families import CompareDefaults, Family, Options, PageInfo
+from kbench_core.families._base import CompareDefaults, Family, Options, PageInfo
 from kbench_core.schema import CONDITIONS, INTENSITIES, METHOD_KINDS, Column, KindSpec, unit_column
 
 __all__ = ["EFFECT_CONDITION", "FAMILY", "FingerprintOptions", "bias_effects",

@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 
 from kbench_core.catalog import Item, one
-from kbench_core.families import CompareDefaults, Family, PageInfo
+from kbench_core.families._base import CompareDefaults, Family, PageInfo
 from kbench_core.families.bias import SOURCE_KEY
 from kbench_core.schema import INTENSITIES, Column, KindSpec, unit_column
 

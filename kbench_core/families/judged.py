@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from kbench_core.catalog import RELIABILITY_PAGE, Item, split_pages
-from kbench_core.families import CompareDefaults, Family, Options, PageInfo
+from kbench_core.families._base import CompareDefaults, Family, Options, PageInfo
 from kbench_core.schema import (
     FINDING_COUNTS,
     SEVERITIES,

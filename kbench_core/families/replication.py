@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from kbench_core.catalog import Item
-from kbench_core.families import CompareDefaults, Family, Options, PageInfo
+from kbench_core.families._base import CompareDefaults, Family, Options, PageInfo
 from kbench_core.schema import TEST_TYPES, Column, KindSpec, unit_column
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from kbench_core.catalog import Item, heat_pages
-from kbench_core.families import Family, PageInfo
+from kbench_core.families._base import Family, PageInfo
 from kbench_core.schema import Column, KindSpec, unit_column
 
 __all__ = ["FAMILY"]

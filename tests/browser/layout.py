@@ -43,8 +43,9 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from kbench_core import samples
-from kbench_core.catalog import items_for, paged
+from kbench_core.catalog import paged
 from kbench_core.export import PAPER_SIZES
+from kbench_core.families import items_for
 from kbench_core.figures.base import fit_to_width
 from kbench_core.io import Run, RunFormatError, load_run
 from tests.conftest import ROOT

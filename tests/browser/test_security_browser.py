@@ -124,8 +124,8 @@ def test_no_link_from_data_in_any_figure_app_report_or_svg(browser, tmp_path) ->
     finally:
         server.stop()
 
-    from kbench_core.catalog import items_for
     from kbench_core.export import FigureExporter
+    from kbench_core.families import items_for
     from kbench_core.io import load_run
     from kbench_core.report import report_html
 
