@@ -109,17 +109,14 @@ def mean_bms_interval(bms: pd.DataFrame) -> pd.DataFrame:
     """Per model of ``bms`` (``model, bias, bms``, reported per-bias BMS in [0, 1]): the
     mean ``mean_bms``, its interval ``mean_bms_low``/``_high`` and ``n`` biases.
 
-    The Student-t interval over biases (:func:`kbench_core.stats.t_interval`, bounded to
-    [0, 1]); below :data:`kbench_core.stats.SMALL_SAMPLE` biases widened to contain the
-    Wilson-type bound of a [0, 1] mean (:func:`kbench_core.stats.widen_small`), kbench's rule
-    for small samples: with a skewed score and few biases the t interval alone covered 83 %
-    at 4 biases of Beta(0.5, 20) (``tests/test_profile.py``)."""
-    from kbench_core.stats import t_interval, widen_small, wilson
+    :func:`kbench_core.stats.bounded_mean_interval` over biases in [0, 1]: the Student-t
+    interval, widened below 30 biases to the Wilson-type bound (the t interval alone covered
+    83 % at 4 biases of Beta(0.5, 20), ``tests/test_profile.py``)."""
+    from kbench_core.stats import bounded_mean_interval
 
     moments = bms.groupby("model", observed=True)["bms"].agg(["mean", "std", "count"])
-    lo, hi = t_interval(moments["mean"], moments["std"], moments["count"], bounds=(0.0, 1.0))
-    w_lo, w_hi = wilson(moments["mean"] * moments["count"], moments["count"])
-    lo, hi = widen_small(lo, hi, w_lo, w_hi, moments["count"])
+    lo, hi = bounded_mean_interval(moments["mean"], moments["std"], moments["count"],
+                                   bounds=(0.0, 1.0))
     return pd.DataFrame({"model": moments.index.astype(str), "mean_bms": moments["mean"],
                          "mean_bms_low": lo, "mean_bms_high": hi,
                          "n": moments["count"].astype(int)}).reset_index(drop=True)

@@ -11,6 +11,7 @@ import pytest
 from kbench_core import kahne
 from kbench_core.io import load_run
 from kbench_core.schema import INTENSITIES
+from kbench_core.stats import t_interval
 
 WEIGHTS = {"weak": (2.0, 0.1), "moderate": (1.0, 0.3), "strong": (0.67, 0.4),
            "adversarial": (0.5, 0.2)}  # (intensity weight w, aggregation weight a)
@@ -355,3 +356,63 @@ def test_overconfident_flag_is_uncertain_when_the_gap_interval_holds_0_1() -> No
     assert not many["overconfident_uncertain"]  # gap in [0.153, 0.245]
     fp = kahne.fingerprint(_one_bias("m", [0.0] * 7 + [1.0] * 3, control=0, confidence=0.9))
     assert bool(fp.biases["overconfident_uncertain"].iloc[0])
+
+
+@pytest.mark.parametrize("n, cap, a, b", [(4, 1.0, 0.5, 20.0), (6, 0.5, 0.5, 20.0),
+                                          (15, 1.0, 0.5, 20.0), (40, 1.0, 2.0, 5.0)])
+def test_susceptibility_interval_covers_with_few_skewed_biases(n, cap, a, b) -> None:
+    """The mean BMS over biases (the susceptibility column): BMS of each bias drawn from a
+    skewed Beta(a, b) scaled to [0, cap]; the true mean is cap·a/(a + b). The t interval alone
+    covered 0.83 at 4 biases of Beta(0.5, 20); widened below 30 biases to the Wilson bound it
+    must cover at least 0.93, and at 40 biases (t alone) stay near 0.95."""
+    from kbench_core.stats import bounded_mean_interval
+
+    rng = np.random.default_rng(7)
+    reps = 2000
+    values = cap * rng.beta(a, b, size=(reps, n))
+    mean, sd = values.mean(axis=1), values.std(axis=1, ddof=1)
+    low, high = bounded_mean_interval(mean, sd, np.full(reps, n), bounds=(0.0, cap))
+    truth = cap * a / (a + b)
+    coverage = np.mean((low <= truth) & (truth <= high))
+    assert coverage >= 0.93, coverage
+    assert np.all((low >= 0) & (high <= cap) & (low <= mean) & (mean <= high))
+    t_low, t_high = t_interval(mean, sd, np.full(reps, n), bounds=(0.0, cap))
+    if n < 30:  # the widening is what makes it cover: the t interval alone does not
+        assert np.mean((t_low <= truth) & (truth <= t_high)) < coverage
+    else:
+        assert np.allclose(low, np.clip(t_low, 0, cap))
+
+
+def test_susceptibility_interval_at_zero_keeps_its_width() -> None:
+    """Every bias at BMS 0 (a model that shows none of the biases, 5 biases): not [0, 0] but
+    the Wilson bound [0, cap·0.434] (3.84/(5 + 3.84) = 0.434 by hand)."""
+    from kbench_core.stats import bounded_mean_interval
+
+    low, high = bounded_mean_interval(np.array([0.0]), np.array([0.0]), np.array([5]),
+                                      bounds=(0.0, 0.5))
+    z2 = 1.959964 ** 2
+    assert low[0] == 0.0 and high[0] == pytest.approx(0.5 * z2 / (5 + z2), rel=1e-5)
+
+
+def test_the_susceptibility_column_uses_the_widened_interval() -> None:
+    """On the bundled trial run (fewer than 30 biases): each model's susceptibility interval is
+    the bounded-mean interval of its per-bias BMS, recomputed here from the fingerprint's
+    per-bias table with numpy's mean and standard deviation."""
+    from pathlib import Path
+
+    from kbench_core.families.bias import susceptibility_table
+    from kbench_core.stats import bounded_mean_interval
+
+    run = load_run(Path(__file__).parents[1] / "sample_data" / "bias.csv")
+    fp = kahne.fingerprint(run.frame)
+    board = susceptibility_table(fp).set_index("model")
+    bms = fp.biases[["model", "bias", "bms"]].dropna()
+    wide = bms.pivot_table(index="bias", columns="model", values="bms", aggfunc="first").dropna()
+    assert 2 <= len(wide) < 30
+    for model in wide.columns:
+        values = wide[model].to_numpy()
+        low, high = bounded_mean_interval(np.array([values.mean()]),
+                                          np.array([values.std(ddof=1)]),
+                                          np.array([values.size]), bounds=(0.0, fp.cap))
+        assert board.loc[model, "susceptibility_low"] == pytest.approx(low[0], abs=1e-12)
+        assert board.loc[model, "susceptibility_high"] == pytest.approx(high[0], abs=1e-12)

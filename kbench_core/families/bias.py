@@ -86,8 +86,10 @@ def susceptibility_table(fingerprint: Any) -> pd.DataFrame:
     every model has a BMS for (``n_biases``; ``n_left_out`` counts a model's scored biases
     left out because another model lacks them, ``n_unscored`` its biases without a BMS).
     ``susceptibility`` is the mean BMS over that set with its t interval over the same biases
-    (``susceptibility_low``/``_high``, clipped to [0, cap]), and ``rank`` (1 = least biased)
-    ranks that very value, with its bootstrap interval over the same biases in ``rank_text``
+    (``susceptibility_low``/``_high``, clipped to [0, cap]; below 30 biases widened to the
+    Wilson-type bound of a [0, cap] mean, :func:`kbench_core.stats.bounded_mean_interval`),
+    and ``rank`` (1 = least biased) ranks that very value, with its bootstrap interval over
+    the same biases in ``rank_text``
     (:func:`kbench_core.compare.rank_intervals`; "few biases" below 30). With one model the
     set is its own scored biases. ``n_renormalised`` counts the biases in the set whose BMS
     was renormalised over fewer intensities than the run scores
@@ -96,7 +98,7 @@ def susceptibility_table(fingerprint: Any) -> pd.DataFrame:
     models'. The most susceptible / resistant, human-like and AI-specific biases are the
     model's own, as text."""
     from kbench_core.ranking import model_ranks, rank_text
-    from kbench_core.stats import t_interval
+    from kbench_core.stats import bounded_mean_interval, t_interval
 
     models = fingerprint.models.copy()
     for col in ("human_like", "ai_specific"):
@@ -119,8 +121,11 @@ def susceptibility_table(fingerprint: Any) -> pd.DataFrame:
     # zero-width interval (issue 23 item 7); without a cap the range is open and it is NaN.
     # As Series on the models of the set: with no bias shared by every model the set is
     # empty, and each model's row is then all missing (not a length mismatch).
-    low, high = (pd.Series(bound, index=mean.index, dtype=float) for bound in t_interval(
-        mean, grouped.std(), count, bounds=None if cap is None else (0.0, cap)))
+    # Below 30 biases widened to the Wilson-type bound of a [0, cap] mean: the t interval
+    # alone under-covers a skewed BMS over few biases (stats.bounded_mean_interval).
+    bounds = (t_interval(mean, grouped.std(), count) if cap is None
+              else bounded_mean_interval(mean, grouped.std(), count, bounds=(0.0, cap)))
+    low, high = (pd.Series(bound, index=mean.index, dtype=float) for bound in bounds)
     per_model = pd.DataFrame({
         "susceptibility": mean, "n_biases": count.astype(int),
         "susceptibility_low": np.clip(low, 0.0, None),
