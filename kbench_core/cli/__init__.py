@@ -3,7 +3,8 @@
 
 The dashboard runs in its own Streamlit process; this module only builds its command line, so
 ``kbench_core`` stays importable without Streamlit. ``metrics``, ``figures`` and ``report`` use
-:mod:`kbench_core.catalog`, the same list of tables and figures the app's Export page offers.
+each kind's catalog (``kbench_core.families.items_for``), the same tables and figures the app's
+Export page offers.
 
 Every failure ends in one line on standard error (``kbench: ...``) and a non-zero status, never a
 traceback: invalid files (:class:`~kbench_core.io.RunFormatError`), paths that cannot be read or

@@ -50,6 +50,25 @@ def _write(path: Path, data: bytes) -> None:
         raise SystemExit(f"kbench: cannot write {_safe(path)}: {exc.strerror or exc}") from None
 
 
+def _table_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--format``, ``--out`` and ``--precision`` of a command that prints one table."""
+    parser.add_argument("--format", choices=["csv", "latex", "markdown"], default="csv")
+    parser.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
+    parser.add_argument("--precision", choices=["display", "full"], default="display",
+                        help="CSV numbers to 4 significant digits (display, the default) or "
+                             "every digit (full)")
+
+
+def _deliver_table(data: bytes, out: str | None, rows: int) -> int:
+    """A table's bytes to ``out`` (saying so on standard error) or to standard output."""
+    if out:
+        _write(Path(out), data)
+        print(f"wrote {_safe(out)} ({rows} rows)", file=sys.stderr)
+    else:
+        _emit(data.decode())
+    return 0
+
+
 def _check_out_file(path: Path) -> None:
     """Refuse an output file that cannot be written, before any work is done for it (a report
     of many runs takes minutes; its path should not fail at the end)."""

@@ -5,11 +5,10 @@ like every other kbench table (:func:`kbench_core.export.table_bytes`)."""
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ._common import _check_out_file, _emit, _load_all, _safe, _write
+from ._common import _check_out_file, _deliver_table, _load_all, _safe, _table_arguments
 
 __all__ = ["add_parser", "profile_bytes", "profile_command"]
 
@@ -48,12 +47,7 @@ def profile_command(paths: Sequence[str], *, aliases: str | None = None, fmt: st
     if not n:
         raise SystemExit("kbench: no run given has a profile (runs of kinds "
                          "bias, bias_summary, replication, replication_summary, judged)")
-    if out:
-        _write(Path(out), data)
-        print(f"wrote {_safe(out)} ({n} rows)", file=sys.stderr)
-    else:
-        _emit(data.decode())
-    return 0
+    return _deliver_table(data, out, n)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -63,11 +57,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("files", nargs="+", metavar="FILE")
     parser.add_argument("--aliases", metavar="FILE",
                         help='aliases TOML: [aliases] "canonical" = ["raw", ...]')
-    parser.add_argument("--format", choices=["csv", "latex", "markdown"], default="csv")
-    parser.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
-    parser.add_argument("--precision", choices=["display", "full"], default="display",
-                        help="CSV numbers to 4 significant digits (display, the default) or "
-                             "every digit (full)")
+    _table_arguments(parser)
     parser.set_defaults(run=lambda args, parser: profile_command(
         args.files, aliases=args.aliases, fmt=args.format, out=args.out,
         precision=args.precision))

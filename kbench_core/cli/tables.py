@@ -10,14 +10,14 @@ from kbench_core.engines.cli import add_arguments as add_engine_arguments
 
 from ._common import (
     _check_out_file,
-    _emit,
+    _deliver_table,
     _engine_choice,
     _judge_arguments,
     _judge_choice,
     _judges,
     _load_all,
     _safe,
-    _write,
+    _table_arguments,
 )
 
 
@@ -69,22 +69,13 @@ def metrics(path: str, *, fmt: str, out: str | None, precision: str = "display",
     data = table_bytes(table, fmt, best=item.best, caption=f"{item.title} ({run.name})",
                        provenance=provenance_of([run], what=item.name, options=chosen),
                        precision=precision)
-    if out:
-        _write(Path(out), data)
-        print(f"wrote {_safe(out)} ({len(table)} rows)", file=sys.stderr)
-    else:
-        _emit(data.decode())
-    return 0
+    return _deliver_table(data, out, len(table))
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     met = sub.add_parser("metrics", help="the main table of a run (fingerprint, ECS/PAS, tiers)")
     met.add_argument("file")
-    met.add_argument("--format", choices=["csv", "latex", "markdown"], default="csv")
-    met.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
-    met.add_argument("--precision", choices=["display", "full"], default="display",
-                     help="CSV numbers to 4 significant digits (display, the default) or "
-                          "every digit (full)")
+    _table_arguments(met)
     _judge_arguments(met)
     add_engine_arguments(met)
     met.set_defaults(run=lambda args, parser: metrics(
