@@ -13,11 +13,9 @@ from kbench_core.native._base import Converted, NativeError, NativeFormat
 from .lines import _MULTI_SIGNATURE, _loads, _text
 from .rows import (
     _apply_truth,
-    _failure_note,
     _frame,
-    _noise_note,
+    _reading_notes,
     _row,
-    _unknown_note,
     judgement_problem,
 )
 from .truth import _given_ground_truth, _ground_truth, _ground_truth_records
@@ -139,12 +137,7 @@ def _from_files(filename: str, files: Mapping[str, bytes],
                               where=path, field="ground_truth", unit="file")
         rows.append(row)
         numbers.append(path)
-    if failed:
-        warnings.append(_failure_note(failed, "file"))
-    if noise:
-        warnings.append(_noise_note(noise))
-    if unknown:
-        warnings.append(_unknown_note(unknown))
+    warnings.extend(_reading_notes(failed, noise, unknown, "file"))
     if conflicts:
         warnings.append(f"ground truth from {truth_source} differs from sample_metrics' "
                         f"ground_truth_vulnerable for {len(conflicts)} answer(s); the "
@@ -238,12 +231,7 @@ def _from_json(filename: str, payload: Any, options: Mapping[str, Any]) -> Conve
             f"false_positive_detected in its target_assessment): {n_safe} safe, "
             f"{len(rows) - n_safe} vulnerable. Give the ground-truth file with "
             "load_run(..., ground_truth=FILE) for severities, types and lines")
-    if failed:
-        warnings.append(_failure_note(failed, "record"))
-    if noise:
-        warnings.append(_noise_note(noise))
-    if unknown:
-        warnings.append(_unknown_note(unknown))
+    warnings.extend(_reading_notes(failed, noise, unknown, "record"))
     if conflicts:
         warnings.append(f"{len(conflicts)} record(s) assess a fixed contract "
                         "(false_positive_detected) whose ground truth says vulnerable: "

@@ -198,6 +198,14 @@ def _failure_note(failed: list[dict[str, Any]], unit: str) -> str:
             f"{shown}{more}")
 
 
+def _reading_notes(failed: list[dict[str, Any]], noise: dict[str, int],
+                   unknown: dict[str, int], unit: str) -> list[str]:
+    """What reading the judge records left out or left empty, as load warnings (each only when
+    it happened)."""
+    return ([_failure_note(failed, unit)] if failed else []) + \
+        ([_noise_note(noise)] if noise else []) + ([_unknown_note(unknown)] if unknown else [])
+
+
 def _noise_note(noise: dict[str, int]) -> str:
     listed = ", ".join(f"{field} ({count})" for field, count in sorted(noise.items()))
     return f"unreadable judge fields left empty (judge noise, not guessed): {listed}"
