@@ -434,8 +434,15 @@ def _rules(columns: Mapping[str, Any], frame: pd.DataFrame, add) -> None:
     name would print as a second consensus beside the real one."""
     if "judge" not in columns:  # the file-level pass: nothing to check
         return
-    judge = columns["judge"].astype("string").str.strip().str.casefold()
-    add((judge == MAJORITY).fillna(False).to_numpy(dtype=bool), "judge",
+    judge = columns["judge"]
+    if isinstance(judge.dtype, pd.CategoricalDtype):  # on the distinct names, not the rows
+        names = pd.Series(judge.cat.categories).astype("string").str.strip().str.casefold()
+        taken = np.flatnonzero((names == MAJORITY).fillna(False).to_numpy(dtype=bool))
+        named = np.isin(judge.cat.codes.to_numpy(), taken)
+    else:
+        names = judge.astype("string").str.strip().str.casefold()
+        named = (names == MAJORITY).fillna(False).to_numpy(dtype=bool)
+    add(named, "judge",
         f"'{MAJORITY}' is the name kbench gives the judges' consensus; rename this judge "
         "(e.g. 'majority-judge')")
 
