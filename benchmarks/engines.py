@@ -17,7 +17,8 @@ the main table from it. Prints the figures; asserts nothing.
 read through DuckDB (``kbench app --workspace DIR``, the default) and through the loader
 (``--engine memory``): the first render (the run queried, validated, reduced and finished,
 every result computed) and the median of widget changes (another bias for the curves,
-another model for the heatmap, a new HAS threshold; each a full script run), with the
+another model for the heatmap, a new HAS threshold, the BMS cap lifted, one model fewer;
+each a full script run), with the
 number of engine queries they made.
 """
 
@@ -187,15 +188,21 @@ def app_widget_change(n_rows: int = 1_000_000) -> None:
                 lambda a, b=biases[-1]: a.selectbox(key="bias_curve_bias").set_value(b),
                 lambda a, m=models[-1]: a.selectbox(key="bias_heat_model").set_value(m),
                 lambda a: a.slider(key="bias_threshold").set_value(0.2),
-                lambda a, b=biases[0]: a.selectbox(key="bias_curve_bias").set_value(b)]
+                lambda a, b=biases[0]: a.selectbox(key="bias_curve_bias").set_value(b),
+                lambda a: a.toggle(key="bias_cap").set_value(False),
+                lambda a: a.multiselect(key="bias_models").set_value(
+                    list(a.multiselect(key="bias_models").value)[:-1])]
             times = []
             for change in changes:
                 start = time.perf_counter()
                 change(at).run()
                 times.append(time.perf_counter() - start)
+                if at.exception:
+                    print(f"  {engine}: exception {at.exception[0].value[:300]}")
             print(f"  {engine:7s} first render {first:6.2f} s   widget change median "
                   f"{statistics.median(times):.3f} s (max {max(times):.3f})   engine "
-                  f"queries {queries[0]}", flush=True)
+                  f"queries {queries[0]}   changes {' '.join(f'{t:.2f}' for t in times)}",
+                  flush=True)
 
 
 def main(argv: list[str]) -> None:

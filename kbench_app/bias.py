@@ -3,12 +3,16 @@ labels and formats)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
 from kbench_app.ui import column_label, interval_text, number_format, shown
 from kbench_core import families, figures, kahne
+from kbench_core.io import Run
 from kbench_core.text import method_label
 
 # The keys the families' page entries name (the run pickers, the source switch and the
@@ -219,3 +223,59 @@ def responses(selected: pd.DataFrame, *, model: str, bias: str, search: str) -> 
     hit = rows[text_columns].astype(str).apply(
         lambda col: col.str.contains(search, case=False, regex=False)).any(axis=1)
     return rows[hit]
+
+
+@dataclass(frozen=True)
+class Drill:
+    """The drill-down's rows (``frame``: text as stored) and how many match in all
+    (``total``); ``capped`` names the runs whose rows were fetched from their file up to the
+    limit and have more there."""
+
+    frame: pd.DataFrame
+    total: int
+    capped: tuple[str, ...] = ()
+
+
+def _raw_model(run: Run, model: str) -> str | None:
+    """The name ``model`` has inside ``run`` (the combined frame writes a name two runs share
+    as ``model (run)``), or None when the run does not have it."""
+    names = run.models
+    if model in names:
+        return model
+    suffix = f" ({run.name})"
+    raw = model[:-len(suffix)] if model.endswith(suffix) else None
+    return raw if raw in names else None
+
+
+def drill_down(selected: pd.DataFrame, runs: Sequence[Run], *, model: str, bias: str,
+               search: str) -> Drill:
+    """One model's responses on one bias (:func:`responses`). A run an engine reduced to
+    weighted tuples holds no text: its rows are fetched from its saved file through the
+    engine (:func:`kbench_core.workspace.response_rows`, the first
+    :data:`~kbench_core.engines.rows.DRILL_LIMIT` in file order and their total), the other
+    runs' rows come from the frame as before."""
+    from kbench_core import workspace
+
+    weighted = [run for run in runs if kahne.WEIGHT in run.frame.columns]
+    names = {run.name for run in weighted}
+    held = selected
+    if names and "run" in selected:
+        held = selected[~selected["run"].astype(str).isin(names).to_numpy()]
+    parts = [responses(held, model=model, bias=bias, search=search)
+             .drop(columns=[kahne.WEIGHT], errors="ignore")] if len(held) else []
+    total = len(parts[0]) if parts else 0
+    capped: list[str] = []
+    for run in weighted:
+        raw = _raw_model(run, model)
+        if raw is None:
+            continue
+        fetched = workspace.response_rows(run, model=raw, bias=bias, search=search)
+        if fetched is None:  # a weighted run kbench did not save: its text is not kept
+            continue
+        parts.append(fetched.frame.assign(model=model, run=run.name))
+        total += fetched.total
+        if fetched.capped:
+            capped.append(run.name)
+    frame = pd.concat([p.astype(object) for p in parts], ignore_index=True) \
+        if len(parts) > 1 else (parts[0] if parts else pd.DataFrame())
+    return Drill(frame, total, tuple(capped))

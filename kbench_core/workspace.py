@@ -21,9 +21,11 @@ With an engine (``Workspace(DIR, engine="duckdb")``, the app's default for a wor
 engine validates every cell with the loader's rules and reduces the run to its family's
 sufficient table (:mod:`kbench_core.engines`); that small table is kept per (file SHA-256,
 kind, engine) in a bounded cache, and the run's frame is its finish
-(:func:`kbench_core.engines.reduce.finish`). Widget changes recompute from that frame, never
-from the engine. The columns no metric reads (a bias run's prompts and responses) stay in the
-file, so a page's text drill-down shows none for such a run.
+(:func:`kbench_core.engines.reduce.finish`): for a bias run the small table itself, its
+counts read as weights (``weighted=True``), for the other families the rows repeated. Widget
+changes recompute from that frame, never from the engine. The columns no metric reads (a bias
+run's prompts and responses) stay in the file; the Cognitive biases page fetches one model ×
+bias's text from it on demand (:func:`response_rows`, capped).
 
 Several sessions may share one workspace (a demo server). Every save writes its own pair of
 files (``<slug>-<hash>-<token>``), recorded in the saved run's ``meta["workspace_file"]``, and
@@ -54,7 +56,8 @@ import pyarrow.parquet as pq
 from kbench_core import families, native
 from kbench_core.io import Problem, Run, RunFormatError, load_run, run_name
 
-__all__ = ["LazyRun", "Workspace", "WorkspaceError", "check_directory", "clear_caches"]
+__all__ = ["LazyRun", "Workspace", "WorkspaceError", "check_directory", "clear_caches",
+           "response_rows"]
 
 
 class WorkspaceError(Exception):
@@ -452,7 +455,7 @@ def _queried_run(path: Path, sidecar: dict[str, Any], engine: str,
     SHA-256, its cells validated and its rows reduced by the engine (or the reduced table
     found in the cache), its frame the finish of that table; RunFormatError naming the
     file."""
-    from kbench_core.engines.reduce import finish
+    from kbench_core.engines.reduce import WEIGHTED, finish
     from kbench_core.engines.source import file_source
 
     src = file_source(path, name=sidecar["name"], kind=sidecar["kind"])
@@ -461,10 +464,48 @@ def _queried_run(path: Path, sidecar: dict[str, Any], engine: str,
                               "(its SHA-256 differs from the one recorded "
                               "beside it), so its provenance cannot be trusted; "
                               "remove it and upload the run again")
-    queried = finish(_reduced(path, src, engine, spark_master), src)
+    # A bias run stays its distinct tuples with their counts as weights: the pages read
+    # the weights (kbench_core.kahne.row_weights), so a widget change recomputes from the
+    # small table, never from a frame of every row; sidecar's ``rows`` stays the run's rows.
+    queried = finish(_reduced(path, src, engine, spark_master), src,
+                     weighted=src.kind in WEIGHTED)
     meta = {**queried.meta, **sidecar["meta"], "workspace_file": path.name, "engine": engine}
     return Run(name=sidecar["name"], kind=queried.kind, frame=queried.frame, meta=meta,
                warnings=tuple(sidecar["warnings"]))
+
+
+def response_rows(run: Run, *, model: str, bias: str, search: str = "",
+                  limit: int | None = None) -> Any:
+    """A saved run's rows of one ``model`` × ``bias``, text included, fetched from its
+    Parquet file through the workspace's engine (:func:`kbench_core.engines.rows.text_rows`:
+    the first ``limit`` rows in file order, default
+    :data:`~kbench_core.engines.rows.DRILL_LIMIT`, and how many match ``search``): the text
+    a bias run queried by an engine leaves in the file. None when ``run`` is not a saved run
+    read through an engine (its frame holds its text). The file must still be the one the
+    sidecar records (its SHA-256), else :class:`RunFormatError` naming it, as on first use;
+    an engine failure is one too."""
+    from kbench_core.engines.rows import DRILL_LIMIT, text_rows
+    from kbench_core.engines.source import file_source
+
+    saved = getattr(run, "_saved", None)
+    if not isinstance(run, LazyRun) or saved is None or saved.engine == "memory":
+        return None
+    path, sidecar = saved.path, saved.sidecar
+    try:
+        src = file_source(path, name=sidecar["name"], kind=sidecar["kind"])
+    except OSError as exc:
+        raise _bad(path.name, f"cannot read the saved run ({exc.strerror or exc})") from None
+    if sidecar["parquet_sha256"] != src.meta["sha256"]:
+        raise _bad(path.name, "the Parquet file is not the one kbench saved (its SHA-256 "
+                              "differs from the one recorded beside it); remove it and "
+                              "upload the run again")
+    try:
+        return text_rows(src, model=model, bias=bias, search=search,
+                         limit=DRILL_LIMIT if limit is None else limit,
+                         engine=saved.engine, spark_master=saved.spark_master)
+    except Exception as exc:  # a damaged file the engine cannot read, a missing backend
+        raise _bad(path.name, f"could not be queried by {saved.engine} "
+                              f"({type(exc).__name__}: {str(exc)[:200]})") from None
 
 
 class _Saved:

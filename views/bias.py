@@ -7,6 +7,7 @@ from kbench_app import bias_reports, cache, kit, state
 from kbench_app.compare import run_compare_panel
 from kbench_app.ui import plain
 from kbench_core import figures, kahne
+from kbench_core.engines.rows import DRILL_LIMIT
 from kbench_core.families.bias import FingerprintOptions, susceptibility_table
 
 K = page.Keys
@@ -100,6 +101,9 @@ summary = cache.cached(susceptibility_table, fp, runs=runs, selection=(*selectio
 # Views and figures are cached with the numbers: on a 1M-row run building them costs more than
 # a rerun may take.
 cached_view = dict(runs=runs, selection=(*selection, options))
+# What depends on the cap alone (BMS and its counts) is keyed on it alone, so the HAS
+# threshold or the BCI deviation never redraws the curves or the BMS heatmap.
+by_cap = dict(runs=runs, selection=(*selection, options.cap, options.bootstrap))
 kit.table(summary, "susceptibility", view=cache.cached(page.summary_view, summary, **cached_view),
           config=page.SUMMARY_COLUMNS, runs=runs, key="bias_summary_table", options=provenance,
           best={"susceptibility": "min"})
@@ -108,7 +112,7 @@ kit.table(fp.biases, "fingerprint", view=table, config=page.fingerprint_columns(
           runs=runs, key="bias_fingerprint_table", options=provenance, height=360,
           best={"bms": "min", "alignment": "max"})
 with st.expander("Fingerprint as a heatmap", icon=":material/grid_on:"):
-    kit.chart(cache.cached(figures.fingerprint_heatmap, fp.biases, **cached_view),
+    kit.chart(cache.cached(figures.fingerprint_heatmap, fp.biases, **by_cap),
               "fingerprint_heatmap", runs=runs,
               key="bias_fingerprint", options=provenance)
 weak = sorted(set(fp.biases.loc[fp.biases["weakly_supported"].fillna(False), "bias"]))
@@ -121,7 +125,7 @@ c1, c2 = st.columns([3, 1])
 curve_bias = kit.select("Bias", biases, key=K.CURVE_BIAS, container=c2)
 y_axis = kit.radio("Show", ["magnitude", "mean"], key=K.CURVE_Y, container=c2,
                    format_func={"magnitude": "Magnitude (BMS)", "mean": "Mean score"}.get)
-kit.chart(cache.cached(page.curve_figure, selected, **cached_view, bias=curve_bias,
+kit.chart(cache.cached(page.curve_figure, selected, **where, bias=curve_bias,
                        y=y_axis, cap=options.cap, colors=colors),
           f"bms_curves-{curve_bias}-{y_axis}", runs=runs, key="bias_curves",
           options=provenance, container=c1)
@@ -137,7 +141,7 @@ if rows_by == "bias":
     heat_pick = kit.select("Model", models, key=K.HEAT_MODEL, container=c1)
 else:
     heat_pick = kit.select("Bias", biases, key=K.HEAT_BIAS, container=c1)
-kit.chart(cache.cached(page.domain_figure, selected, **cached_view, rows_by=rows_by,
+kit.chart(cache.cached(page.domain_figure, selected, **where, rows_by=rows_by,
                        pick=heat_pick),
           f"bci_heatmap-{heat_pick}", runs=runs, key="bias_heatmap", options=provenance,
           container=c2)
@@ -172,8 +176,14 @@ drill_model = kit.select("Model", models, key=K.DRILL_MODEL, container=c1, in_ur
 drill_bias = kit.select("Bias", biases, key=K.DRILL_BIAS, container=c2, in_url=False)
 search = kit.text("Search responses", key=K.DRILL_SEARCH, container=c3,
                   placeholder="words in the prompt, response or answer")
-rows = cache.cached(page.responses, selected, **where, model=drill_model, bias=drill_bias,
-                    search=search)
-st.caption(f"{len(rows):,} responses; text is shown exactly as uploaded.")
-st.dataframe(rows, hide_index=True, width="stretch", height=300, key="bias_responses_table")
+drill = cache.cached(page.drill_down, selected, runs, **where, model=drill_model,
+                     bias=drill_bias, search=search)
+if drill.capped:
+    st.caption(f"First {len(drill.frame):,} of {drill.total:,} responses (each run reduced by "
+               f"an engine gives its first {DRILL_LIMIT:,} in file order, fetched from the "
+               "saved file); text is shown exactly as uploaded.")
+else:
+    st.caption(f"{drill.total:,} responses; text is shown exactly as uploaded.")
+st.dataframe(drill.frame, hide_index=True, width="stretch", height=300,
+             key="bias_responses_table")
 kit.done()

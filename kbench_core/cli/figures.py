@@ -36,7 +36,9 @@ def write_figures(paths: Sequence[str], *, out: str, formats: Sequence[str],
     from kbench_core.families import items_for, unavailable
     from kbench_core.text import FileNamer
 
-    runs = _load_all(paths, engine=engine, spark_master=spark_master)
+    # An engine's bias run stays its small weighted table (every bias item reads the counts:
+    # kbench_core.kahne.row_weights), so memory is bounded by it, not by the run's rows.
+    runs = _load_all(paths, engine=engine, spark_master=spark_master, weighted=True)
     folder = Path(out)
     _make_folder(folder)
     jobs = []

@@ -20,7 +20,9 @@ How much it reduces depends on the family's grain:
 :func:`finish` types the small table with the loader (:func:`kbench_core.io.load_run` on it,
 so every column has the loader's dtype and categories) and repeats each row :data:`COUNT`
 times, so the existing metric code runs unchanged and prints the same numbers as the memory
-engine (``tests/test_engines.py``).
+engine (``tests/test_engines.py``); for the bias family it keeps the small table with
+:data:`COUNT` as weights instead (``weighted=True``, what the app, ``kbench metrics``,
+``figures`` and ``report`` use: ``tests/test_weighted_bias.py``).
 """
 
 from __future__ import annotations
@@ -98,23 +100,27 @@ def finish(reduced: pa.Table, src: ParquetSource, *, weighted: bool = False) -> 
     the memory engine) and the family's notes.
 
     ``weighted`` (families of :data:`WEIGHTED` only): the rows are not repeated; the frame
-    keeps :data:`COUNT`, which the family's main table reads as weights (the fingerprint:
-    :mod:`kbench_core.kahne`), so memory stays the small table's whatever the run's rows.
-    Such a frame is for the main table only (``kbench metrics``): other readers of a frame
-    count its rows."""
+    keeps :data:`COUNT`, which every reader of a bias frame weighs each row by
+    (:func:`kbench_core.kahne.row_weights`: the metrics, the figures, ``len(run)``, the
+    unscored share, the per-bias effects), so memory stays the small table's whatever the
+    run's rows. The app's workspace runs, ``kbench metrics``, ``figures`` and ``report``
+    use it; ``kbench compare`` keeps its trials (it pairs them)."""
     from kbench_core.io import Run, load_run
 
     data = _io.BytesIO()
     pq.write_table(plain(reduced), data)
     small = load_run((f"{src.name}.parquet", data.getvalue()), kind=src.kind)  # type: ignore[arg-type]
     counts = small.frame[COUNT].to_numpy(dtype=np.int64)
+    family = families.get(src.kind)
     if weighted and src.kind in WEIGHTED:
-        meta = {**src.meta, "rows": int(counts.sum()), "columns": list(small.frame.columns),
+        meta = {**src.meta, "rows": int(counts.sum()),
+                "columns": [c for c in small.frame.columns if c != COUNT],
                 "reduced_rows": len(counts), "weighted": True}
-        return Run(name=src.name, kind=src.kind, frame=small.frame, meta=meta)
+        notes = tuple(family.notes(small.frame)) if family.notes is not None else ()
+        return Run(name=src.name, kind=src.kind, frame=small.frame, meta=meta,
+                   warnings=notes)
     frame = small.frame.drop(columns=[COUNT])
     frame = frame.take(np.repeat(np.arange(len(frame)), counts)).reset_index(drop=True)
-    family = families.get(src.kind)
     warnings = tuple(family.notes(frame)) if family.notes is not None else ()
     meta = {**src.meta, "rows": len(frame), "columns": list(frame.columns),
             "reduced_rows": len(counts)}

@@ -18,8 +18,8 @@ from kbench_core.catalog import Item, one
 from kbench_core.families._base import CompareDefaults, Family, Options, PageInfo
 from kbench_core.schema import CONDITIONS, INTENSITIES, METHOD_KINDS, Column, KindSpec, unit_column
 
-__all__ = ["EFFECT_CONDITION", "FAMILY", "FingerprintOptions", "bias_effects",
-           "per_item", "susceptibility_table"]
+__all__ = ["EFFECT_CONDITION", "FAMILY", "TRIAL_GRAIN_REFUSED", "FingerprintOptions",
+           "bias_effects", "per_item", "susceptibility_table", "trial_grain_refusal"]
 
 # The Cognitive biases page's switch between trial runs and report runs (both kinds set it).
 SOURCE_KEY = "bias_source"
@@ -172,8 +172,13 @@ def bias_effects(frame: pd.DataFrame) -> pd.DataFrame:
     ``n_control``. NaN when either condition has no known score: unlike BMS, no control mean
     of 0 is assumed, so a bias without a control is left out of a comparison, not counted as
     if its control were unbiased. This is the difference whose absolute value, per intensity
-    and weighted, is BMS (``docs/metrics/bias.md``)."""
+    and weighted, is BMS (``docs/metrics/bias.md``). A weighted frame (a run an engine
+    reduced to its distinct tuples, :func:`kbench_core.kahne.row_weights`) counts and
+    averages each row as the responses behind it: the numbers of its repeated frame."""
+    from kbench_core.kahne import row_weights
+
     # On integer codes with bincount: a groupby over text keys cost seconds on 1M rows.
+    weight = row_weights(frame)
     model, models = pd.factorize(frame["model"], sort=True)
     bias, biases = pd.factorize(frame["bias"], sort=True)
     score = pd.to_numeric(frame["score"], errors="coerce").to_numpy(dtype=float,
@@ -185,10 +190,12 @@ def bias_effects(frame: pd.DataFrame) -> pd.DataFrame:
     means, counts = {}, {}
     for name in ("treatment", "control"):
         rows = known & (condition == name).to_numpy(dtype=bool)
-        counts[name] = np.bincount(pair[rows], minlength=size)
+        w = None if weight is None else weight[rows]
+        counts[name] = np.rint(np.bincount(pair[rows], weights=w, minlength=size)).astype(
+            np.int64)
         with np.errstate(invalid="ignore", divide="ignore"):
-            means[name] = np.bincount(pair[rows], weights=score[rows], minlength=size) \
-                / counts[name]
+            means[name] = np.bincount(pair[rows], weights=score[rows] if w is None
+                                      else score[rows] * w, minlength=size) / counts[name]
     present = np.zeros(size, dtype=bool)
     present[pair[(model >= 0) & (bias >= 0)]] = True
     at = np.flatnonzero(present)
@@ -207,7 +214,15 @@ def per_item(frame: pd.DataFrame) -> pd.DataFrame:
     columns empty). Comparing ``treatment_minus_control`` therefore pairs the models by bias,
     one unit per bias: the quantity BMS is built from, not the pooled score of control,
     treatment and debiasing rows (two models with the same BMS but different baselines used
-    to differ "significantly")."""
+    to differ "significantly").
+
+    A weighted frame (an engine's distinct tuples, :func:`kbench_core.kahne.row_weights`)
+    has no trials to pair (no ``trial`` column, one row standing for many): its table holds
+    the per-bias rows only, their ``score`` empty, so the per-trial ``score`` comparison has
+    nothing to pair on it (:func:`trial_grain_refusal` says why; ``kbench compare`` reads the
+    trials)."""
+    from kbench_core.kahne import WEIGHT
+
     effects = bias_effects(frame)
     rows = pd.DataFrame({"model": effects["model"], "bias": effects["bias"],
                          "condition": EFFECT_CONDITION,
@@ -216,6 +231,15 @@ def per_item(frame: pd.DataFrame) -> pd.DataFrame:
         given = frame[["bias", "category"]].dropna().drop_duplicates("bias")
         rows["category"] = rows["bias"].map(
             dict(zip(given["bias"].astype(str), given["category"].astype(str), strict=True)))
+    if WEIGHT in frame:
+        # ``score`` stays as a column (the kind is told by its columns), empty: no trial to
+        # pair, so nothing is compared on it rather than weighted rows counted as one each
+        rows["score"] = np.nan
+        for column in ("model", "bias", "condition", "category"):
+            if column in rows and column in frame and isinstance(frame[column].dtype,
+                                                                 pd.CategoricalDtype):
+                rows[column] = rows[column].astype("category")
+        return rows.reset_index(drop=True)
     trials = frame.assign(treatment_minus_control=np.nan)
     for column in ("model", "bias", "condition", "category"):
         # Categorical keys stay categorical (cheap on big runs): the added rows' labels join
@@ -228,6 +252,21 @@ def per_item(frame: pd.DataFrame) -> pd.DataFrame:
             rows[column] = pd.Categorical(rows[column],
                                           categories=trials[column].cat.categories)
     return pd.concat([trials, rows], ignore_index=True)
+
+
+TRIAL_GRAIN_REFUSED = (
+    "this run was reduced by an engine to its distinct (model, bias, condition, intensity, "
+    "domain, method, score, confidence) tuples with their counts, so it has no trials to pair: "
+    "the per-trial score comparison is not available here; compare the bias effect "
+    "(treatment − control), or run `kbench compare` on the file, which reads the trials")
+
+
+def trial_grain_refusal(frame: pd.DataFrame) -> str | None:
+    """Why a per-trial comparison (``score`` paired by trial) cannot be made on ``frame``:
+    :data:`TRIAL_GRAIN_REFUSED` on a weighted frame (:func:`per_item`), else None."""
+    from kbench_core.kahne import WEIGHT
+
+    return TRIAL_GRAIN_REFUSED if WEIGHT in frame else None
 
 
 def _rules(columns: Mapping[str, Any], frame: pd.DataFrame, add) -> None:

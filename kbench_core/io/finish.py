@@ -207,6 +207,12 @@ def combine_runs(runs: Sequence[Run]) -> pd.DataFrame:
             frame["model"] = frame["model"].astype(str).replace(clash)
         parts.append(frame)
     combined = pd.concat(parts, ignore_index=True)
+    from kbench_core.kahne._common import WEIGHT
+
+    if WEIGHT in combined:
+        # a run an engine reduced to weighted tuples beside a run of plain rows: each of
+        # those rows is one response (kbench_core.kahne.row_weights)
+        combined[WEIGHT] = combined[WEIGHT].fillna(1).astype("int64")
     for column in runs[0].frame.columns:
         first = runs[0].frame[column].dtype
         if isinstance(first, pd.CategoricalDtype) and column in combined:

@@ -47,7 +47,12 @@ class Run:
         return str(self.meta.get("sha256", ""))
 
     def __len__(self) -> int:
-        return len(self.frame)
+        """The run's rows; a bias run reduced by an engine and kept weighted (one row per
+        distinct tuple, :func:`kbench_core.engines.reduce.finish`) counts the rows behind
+        its tuples, as its repeated frame would."""
+        from kbench_core.kahne._common import rows_of
+
+        return rows_of(self.frame)
 
 
 # ---------------------------------------------------------------------------- kind detection

@@ -48,6 +48,7 @@ from ._common import (  # noqa: F401  (re-exported: the names of the old module)
     KEY,
     TOLERANCE,
     UNSCORED_ADVICE,
+    WEIGHT,
     _above,
     _baseline_file,
     _below,
@@ -60,6 +61,8 @@ from ._common import (  # noqa: F401  (re-exported: the names of the old module)
     _stats,
     _Trials,
     human_baselines,
+    row_weights,
+    rows_of,
     scored_share,
 )
 from .bci import (  # noqa: F401  (re-exported: the names of the old module)
@@ -112,5 +115,5 @@ from .rci import (  # noqa: F401  (re-exported: the names of the old module)
 __all__ = [
     "AGGREGATION_WEIGHTS", "INTENSITY_WEIGHTS", "Fingerprint", "bci", "bmp", "bms", "cas",
     "domain_means", "fingerprint", "has", "human_baselines", "infer_method_kind", "rci",
-    "with_threshold",
+    "row_weights", "rows_of", "scored_share", "with_threshold",
 ]

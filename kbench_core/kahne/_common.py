@@ -33,10 +33,33 @@ UNSCORED_ADVICE = ("None of its responses has a score (bias_score and is_biased 
                    "reports KahneBench writes after scoring (fingerprint_<model>.json).")
 
 
+def row_weights(trials: pd.DataFrame) -> np.ndarray | None:
+    """The rows behind each row of ``trials``: its :data:`WEIGHT` column (a run reduced by an
+    engine to its distinct tuples, ``kbench_core.engines.reduce.finish``; a missing weight,
+    e.g. an uploaded run's rows combined with it, counts 1), or None when every row is one
+    response."""
+    if WEIGHT not in trials:
+        return None
+    return pd.to_numeric(trials[WEIGHT], errors="coerce").fillna(1).to_numpy(dtype=float)
+
+
+def rows_of(trials: pd.DataFrame) -> int:
+    """The responses ``trials`` stands for: its rows, or on a weighted frame the sum of its
+    weights (:func:`row_weights`), so a reduced run counts what its repeated frame would."""
+    weight = row_weights(trials)
+    return len(trials) if weight is None else int(np.rint(weight.sum()))
+
+
 def scored_share(trials: pd.DataFrame) -> tuple[int, int]:
-    """(responses with a known score, all responses) of a bias run."""
-    known = int(trials["score"].notna().sum()) if "score" in trials else 0
-    return known, len(trials)
+    """(responses with a known score, all responses) of a bias run; a weighted frame
+    (:func:`row_weights`) counts each row as the responses behind it."""
+    weight = row_weights(trials)
+    if "score" not in trials:
+        return 0, rows_of(trials)
+    known = trials["score"].notna().to_numpy(dtype=bool)
+    if weight is None:
+        return int(known.sum()), len(trials)
+    return int(np.rint(weight[known].sum())), int(np.rint(weight.sum()))
 
 
 def _above(values: pd.Series, limit: float | pd.Series) -> pd.Series:
@@ -170,7 +193,7 @@ def _prepare(trials: pd.DataFrame | _Trials) -> _Trials:
                                                 "debiasing": 2}),
         intensity=intensity, method=method, methods=methods, method_kinds=kinds,
         domain=domain, domains=domains.astype(str), confidence=confidence,
-        weight=trials[WEIGHT].to_numpy(dtype=float) if WEIGHT in trials else None,
+        weight=row_weights(trials),
     )
 
 
