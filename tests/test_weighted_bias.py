@@ -387,3 +387,29 @@ def test_a_weighted_run_beside_an_uploaded_one_gives_the_memory_fingerprint(
     # the unscored caption counts responses, not tuples
     notes = [c.value for c in mixed.caption if "have no score" in c.value]
     assert notes == [c.value for c in plain.caption if "have no score" in c.value]
+
+
+def test_the_export_zip_of_a_weighted_run_holds_the_memory_tables(parquet):
+    """Export ZIP (tables, no browser): the same CSV files and provenance as the run loaded
+    in memory (the same source SHA-256)."""
+    import io as io_
+    import json
+    import zipfile
+
+    from kbench_core.bundle_export import ExportChoice, export_zip
+
+    (small,) = engines.load(parquet["bias.csv"], engine="duckdb", weighted=True)
+    (memory,) = engines.load(parquet["bias.csv"], engine="memory")
+    choice = ExportChoice(items=("fingerprint", "susceptibility"), figure_formats=(),
+                          table_formats=("csv",))
+    files = {}
+    for name, run in (("small", small), ("memory", memory)):
+        with zipfile.ZipFile(io_.BytesIO(export_zip([run], choice))) as archive:
+            files[name] = {n: archive.read(n) for n in archive.namelist()
+                           if n.endswith(".csv")}
+            files[name]["provenance"] = json.loads(archive.read("provenance.json"))["runs"]
+    assert files["memory"] and set(files["small"]) == set(files["memory"])
+    assert files["small"].pop("provenance") == files["memory"].pop("provenance")
+    for name, data in files["memory"].items():
+        stamp = rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|\+00:00)?"
+        assert re.sub(stamp, b"", files["small"][name]) == re.sub(stamp, b"", data), name
