@@ -413,3 +413,25 @@ def test_the_export_zip_of_a_weighted_run_holds_the_memory_tables(parquet):
     for name, data in files["memory"].items():
         stamp = rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|\+00:00)?"
         assert re.sub(stamp, b"", files["small"][name]) == re.sub(stamp, b"", data), name
+
+
+def test_text_rows_of_a_folder_come_in_file_order_with_their_total(tmp_path):
+    from kbench_core.engines import source
+    from kbench_core.engines.rows import text_rows
+
+    frame = io.load_run(SAMPLE).frame
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    model, bias = str(frame["model"].iloc[-1]), str(frame["bias"].iloc[-1])
+    want = frame[(frame["model"] == model) & (frame["bias"] == bias)]
+    split = want.index[len(want) // 2]  # the model x bias's rows in both files
+    frame.iloc[:split].to_parquet(folder / "a.parquet")
+    frame.iloc[split:].to_parquet(folder / "b.parquet")
+    (src,) = source.sources(folder)
+    got = text_rows(src, model=model, bias=bias, limit=len(want) - 1)
+    assert got.total == len(want) and got.capped
+    assert list(got.frame["id"]) == list(want["id"].iloc[:-1])
+    none = text_rows(src, model=model, bias=bias, search="no such words anywhere")
+    assert none.total == 0 and len(none.frame) == 0 and not none.capped
+    with pytest.raises(ValueError, match="-1"):
+        text_rows(src, model=model, bias=bias, limit=-1)

@@ -41,7 +41,7 @@ def text_rows(src: ParquetSource, *, model: str, bias: str, search: str = "",
               spark_master: str | None = None, backend: Any = None) -> TextRows:
     """The rows of ``src`` whose ``model`` and ``bias`` are these (and whose prompt, response
     or answer contains ``search``, any case, as plain text: no pattern), every column the
-    file has, the first ``limit`` in file order (files in the source's order), with the
+    file has, the first ``limit`` in file order (a folder's files in name order), with the
     number of rows that match. ``backend``: an Ibis backend to use, else a new in-process
     DuckDB or the process's Spark backend of ``spark_master``.
 
@@ -76,11 +76,8 @@ def text_rows(src: ParquetSource, *, model: str, bias: str, search: str = "",
         where = where & found
     picked = table.filter(where)
     total = int(picked.count().to_pyarrow().as_py())
-    names = [f.name for f in src.files]
-    order = [picked[ROW]]
-    if len(names) > 1:
-        order.insert(0, ibis.cases(*((picked[FILE] == n, i) for i, n in enumerate(names)),
-                                   else_=len(names)))
+    # a folder's files are read in name order (their paths share the folder): file, then row
+    order = [picked[FILE], picked[ROW]] if len(src.files) > 1 else [picked[ROW]]
     shown = [c for c in picked.columns if c not in (ROW, FILE)]
     frame = (picked.order_by(order).select(*shown).limit(limit).to_pyarrow().to_pandas()
              if limit and total else pd.DataFrame(columns=shown))
