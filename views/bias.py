@@ -176,7 +176,9 @@ drill_model = kit.select("Model", models, key=K.DRILL_MODEL, container=c1, in_ur
 drill_bias = kit.select("Bias", biases, key=K.DRILL_BIAS, container=c2, in_url=False)
 search = kit.text("Search responses", key=K.DRILL_SEARCH, container=c3,
                   placeholder="words in the prompt, response or answer")
-drill = cache.cached(page.drill_down, selected, runs, **where, model=drill_model,
+# keyed on the runs and the model × bias alone: another set of models, biases or options
+# never fetches the text again
+drill = cache.cached(page.drill_down, selected, runs, runs=runs, model=drill_model,
                      bias=drill_bias, search=search)
 if drill.capped:
     st.caption(f"First {len(drill.frame):,} of {drill.total:,} responses (each run reduced by "
