@@ -98,11 +98,12 @@ def test_bias_ids_written_as_numbers(tmp_path):
 
 
 def test_judged_key_repeats_after_stripping_labels(tmp_path):
-    """A judged row repeated (its labels padded with spaces, which the loader strips), and
+    """A judged row repeated (its labels padded with white space, a no-break space too, which
+    the loader strips), and
     two rows differing only in a missing prompt type (a label, so it is part of the key)."""
     judged = _frame("judged.csv")
     copy = judged.iloc[[5]].copy()
-    copy["model"] = "  " + copy["model"] + " "
+    copy["model"] = "\u00a0 " + copy["model"] + "\t"
     extra = judged.iloc[[7, 7]].copy()
     extra["prompt_type"] = [None, "  "]
     judged = pd.concat([judged, copy, extra], ignore_index=True)
@@ -259,11 +260,18 @@ def spark():
 
 
 def test_spark_refuses_repeated_keys_as_the_loader_does(tmp_path, spark):
+    """Bias ids (counted over the rows) and judged labels padded with a no-break space
+    (stripped by the engine as Python strips them: Java's regex on Spark)."""
     bias = _frame("bias.csv")
     bias.loc[10, "id"] = bias.loc[3, "id"]
     bias.loc[[60, 61], "id"] = "  "
     bias.loc[100:200, "id"] = None
-    path = _write(bias, tmp_path / "bias-spark.parquet")
-    memory = _refusal(path, "memory")
-    assert memory is not None and memory[2] == 2
-    assert _refusal(path, "spark", backend=spark) == memory
+    judged = _frame("judged.csv")
+    copy = judged.iloc[[5]].copy()
+    copy["model"] = "\u00a0" + copy["model"] + "\u3000"
+    judged = pd.concat([judged, copy], ignore_index=True)
+    for name, frame, total in (("bias", bias, 2), ("judged", judged, 1)):
+        path = _write(frame, tmp_path / f"{name}-spark.parquet")
+        memory = _refusal(path, "memory")
+        assert memory is not None and memory[2] == total
+        assert _refusal(path, "spark", backend=spark) == memory
