@@ -97,10 +97,13 @@ def test_bias_ids_written_as_numbers(tmp_path):
                         (31, "id", "duplicate key (id) = ('nan'); first seen at row 21")]
 
 
-def test_judged_key_repeats_after_stripping_labels(tmp_path):
+@pytest.mark.parametrize("mapped", [validate._MAPPED, 0], ids=["mapped", "regex"])
+def test_judged_key_repeats_after_stripping_labels(mapped, tmp_path, monkeypatch):
     """A judged row repeated (its labels padded with white space, a no-break space too, which
-    the loader strips), and
-    two rows differing only in a missing prompt type (a label, so it is part of the key)."""
+    the loader strips), and two rows differing only in a missing prompt type (a label, so it
+    is part of the key). The padded labels mapped one by one, or stripped by the regular
+    expression the engine uses when there are many."""
+    monkeypatch.setattr(validate, "_MAPPED", mapped)
     judged = _frame("judged.csv")
     copy = judged.iloc[[5]].copy()
     copy["model"] = "\u00a0 " + copy["model"] + "\t"
@@ -139,6 +142,20 @@ def test_replication_tests_repeat_but_padded_text_does_not(tmp_path):
                          f"duplicate key (model, study, finding, test) = ({row['model']!r}, "
                          f"{row['study']!r}, {row['finding']!r}, {row['test']!r}); "
                          "first seen at row 1")]
+
+
+def test_blank_test_names_are_missing_and_still_keyed(tmp_path):
+    """Two tests of one finding with a blank name: each a missing value, and the second a
+    repeat of the first (a required text blank is missing, and missing is part of a key);
+    the cells' problem listed before the key's at one row."""
+    rep = _frame("replication.csv")
+    rep.loc[[3, 4], "test"] = ["  ", "\t"]  # rows 4 and 5: study_01/F2
+    path = _write(rep, tmp_path / "replication-blank.parquet")
+    _, problems, total = _same_as_memory(path)
+    assert total == 3
+    assert [(p[0], p[1]) for p in problems] == [
+        (4, "test"), (5, "test"), (5, "model, study, finding, test")]
+    assert problems[2][2].endswith(", nan); first seen at row 4")
 
 
 @pytest.mark.parametrize("name", ["bias_summary.csv", "replication_summary.csv"])
