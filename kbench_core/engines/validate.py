@@ -23,14 +23,13 @@ every row: :func:`_loader_text`); a bias run's ids stay in the engine and cost o
 over the rows, about the time of the reduction and the cell checks together (DuckDB, 2 busy
 cores: 1.5-2.8 s against 1.9-2.3 s on 10M rows, 0.22 s against 0.36-0.43 s on 1M; hashing
 the ids first, a ``count(distinct)`` or a check that ids ascend in file order were no
-faster). Only when a
-key repeats are its first :data:`~kbench_core.problems.MAX_LISTED_PROBLEMS` repeats fetched,
-each with the place of its key's first row, and worded as the loader words them; a folder's
-rows are named ``file:row`` as every other message names them, and its keys are checked
-across its files (the folder is one run). The loader run on a page of suspect rows is given
-rows whose keys do not repeat (:func:`_layers`), so its messages are the cells' only, merged
-with the engine's key problems in the loader's order (by row; at one row, the cells'
-problems first).
+faster). Only when a key repeats are its first
+:data:`~kbench_core.problems.MAX_LISTED_PROBLEMS` repeats fetched, each with the place of its
+key's first row, and worded as the loader words them; a folder's rows are named ``file:row``
+as every other message names them, and its keys are checked across its files (the folder is
+one run). The loader run on a page of suspect rows is given rows whose keys do not repeat
+(:func:`_layers`), so its messages are the cells' only, merged with the engine's key problems
+in the loader's order (by row; at one row, the cells' problems first).
 
 Not checked by the engine (the loader checks them on a loaded run): the look-alike label
 warnings.
