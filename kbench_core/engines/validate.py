@@ -21,9 +21,9 @@ aggregate that finds nothing on a valid run. A family whose key columns the redu
 stripped as the loader strips them by a look at their distinct values, not a function on
 every row: :func:`_loader_text`); a bias run's ids stay in the engine and cost one group-by
 over the rows, about the time of the reduction and the cell checks together (DuckDB, 2 busy
-cores: 1.5-2.8 s against 1.9-2.3 s on 10M rows, 0.22 s against 0.36-0.43 s on 1M; hashing
-the ids first, a ``count(distinct)`` or a check that ids ascend in file order were no
-faster). Only when a key repeats are its first
+cores: 1.5-2.8 s against 1.9-2.3 s on 10M rows, 1.1-1.5 times; 0.22 s against 0.36-0.43 s on
+1M; hashing the ids first, a ``count(distinct)`` or a check that ids ascend in file order
+were no faster). Only when a key repeats are its first
 :data:`~kbench_core.problems.MAX_LISTED_PROBLEMS` repeats fetched, each with the place of its
 key's first row, and worded as the loader words them; a folder's rows are named ``file:row``
 as every other message names them, and its keys are checked across its files (the folder is
