@@ -16,10 +16,11 @@ memory (``ru_maxrss``, imports and one 1M-row chunk frame included) is its own. 
 ``records`` turns the rows into KahneBench's ``TestResult`` records (generating the rows is
 timed apart and left out), ``metrics`` is ``MetricCalculator().calculate_all_metrics(model,
 records)`` for every model: all six metrics per bias (BMS, BCI, BMP, HAS, RCI, CAS) and the
-per-model summary, i.e. KahneBench's cognitive fingerprint of the full run. Memory per record
-is the slope of peak memory between the two smallest measured sizes (100k and 1M by default);
-a size whose estimate exceeds 12 GiB is not run but extrapolated linearly (time per record and
-memory per record of the largest measured size) and marked ``extrapolated``.
+per-model summary, i.e. KahneBench's cognitive fingerprint of the full run. Before each size
+its peak memory is estimated from the sizes measured so far (the slope of peak memory between
+the smallest and the largest, 100k and 1M at first); a size whose estimate exceeds 12 GiB is
+not run but extrapolated linearly from the largest measured size (its time per row, and that
+slope for memory) and marked ``extrapolated``.
 
 Mapping of our columns to KahneBench's records (``kahne_bench.core``), as KahneBench's
 evaluator makes them and as kbench's reader of native results reads them back
