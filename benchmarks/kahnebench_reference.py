@@ -172,11 +172,12 @@ def measure(n_rows: int, directory: Path) -> dict:
 
 
 def _kahnebench_bms(rows, core: types.ModuleType, metrics: types.ModuleType):
+    """KahneBench's BMS and intensity sensitivity per model x bias of ``rows``."""
+    import pandas as pd
+
     by_model: dict[str, list] = defaultdict(list)
     add_records(rows, core, {}, by_model)
     calculator = metrics.MetricCalculator()
-    import pandas as pd
-
     return pd.DataFrame([
         {"model": model, "bias": bias, "bms_kb": score.overall_magnitude,
          "sensitivity_kb": score.intensity_sensitivity}
