@@ -292,3 +292,23 @@ def test_spark_refuses_repeated_keys_as_the_loader_does(tmp_path, spark):
         memory = _refusal(path, "memory")
         assert memory is not None and memory[2] == total
         assert _refusal(path, "spark", backend=spark) == memory
+
+
+def _setting(con, name: str) -> str:
+    return str(con.raw_sql(f"select current_setting('{name}')").fetchone()[0])
+
+
+def test_duckdb_connections_have_a_memory_limit_and_a_spill_folder_of_their_own() -> None:
+    """A 100M-row duplicate-key check needs DuckDB to spill rather than grow (2.2 GiB resident
+    at 30M rows without a limit); two connections never share spill files."""
+    import gc
+
+    first, second = engines.connect("duckdb"), engines.connect("duckdb")
+    limit = _setting(first, "memory_limit")  # e.g. "488.2 MiB"
+    assert limit.endswith("MiB") and float(limit.split()[0]) < 1024, limit
+    spill = Path(_setting(first, "temp_directory"))
+    assert spill != Path(_setting(second, "temp_directory"))
+    assert spill.is_dir()
+    del first
+    gc.collect()
+    assert not spill.exists()
