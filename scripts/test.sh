@@ -9,6 +9,10 @@ cd "$root"
 export KBENCH_CHROMIUM="${KBENCH_CHROMIUM:-/usr/bin/chromium}"
 export KBENCH_ARTIFACTS="${KBENCH_ARTIFACTS:-$root/test-artifacts}"
 mkdir -p "$KBENCH_ARTIFACTS"
+# Two pytest workers (pytest-xdist), whole test files to one worker so a module's fixtures
+# (a SparkSession, a Streamlit server) start once: the suite takes ~60% of its serial time on
+# two cores. Give `-n 0` after the command to run serially (the last -n wins).
+workers=(-n "${KBENCH_TEST_WORKERS:-2}" --dist loadfile)
 numeric_tests() {  # the tests that compare numbers against hand-worked or stored values
     local name
     for name in samples stats kahne replication vuln agreement compare calibration \
@@ -27,7 +31,8 @@ if [ "$#" -eq 0 ]; then
     # an x86-64 machine with AVX2 (tests/test_numeric_config.py checks they are in force).
     second=(OPENBLAS_CORETYPE=Prescott NPY_DISABLE_CPU_FEATURES=X86_V3 KBENCH_NUMERIC_CONFIG=second)
     echo "kbench test: numeric tests under a second floating-point configuration (${second[*]})"
-    env "${second[@]}" .venv/bin/python -m pytest -q -p no:cacheprovider $(numeric_tests)
+    env "${second[@]}" .venv/bin/python -m pytest -q -p no:cacheprovider "${workers[@]}" \
+        $(numeric_tests)
 fi
 echo "kbench test: pytest (screenshots in ${KBENCH_ARTIFACTS#"$root"/})"
-exec .venv/bin/python -m pytest "$@"
+exec .venv/bin/python -m pytest "${workers[@]}" "$@"
