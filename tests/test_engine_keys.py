@@ -229,8 +229,8 @@ def test_clean_runs_are_accepted(tmp_path):
 def test_a_folder_names_repeats_by_file_and_row(tmp_path):
     """Repeats inside one file of a folder: the loader's problems on that file, each row
     named 'file:row' as the folder's other messages are; a key repeated across the folder's
-    files too (the folder is one run): the memory engine loads each file alone and does not
-    see that one."""
+    files too (the folder is one run), refused by the memory engine in the same words (it
+    loads each file alone, then checks the keys across them)."""
     judged = _frame("judged.csv")
     folder = tmp_path / "archive"
     folder.mkdir()
@@ -255,6 +255,17 @@ def test_a_folder_names_repeats_by_file_and_row(tmp_path):
     assert [(p[0], p[2].rsplit("; ", 1)[1]) for p in problems] == [
         (f"b.parquet:{len(b) - 1}", "first seen at row b.parquet:3"),
         (f"b.parquet:{len(b)}", "first seen at row a.parquet:11")]
+
+    # only across the files (each file alone is clean): the memory engine refuses the
+    # folder in the engine's words, where it used to load it
+    only_across = pd.concat([judged.iloc[500:], judged.iloc[[10, 20]]], ignore_index=True)
+    _write(only_across, folder / "b.parquet")
+    assert _refusal(folder / "b.parquet", "memory") is None
+    refused = _refusal(folder, "duckdb")
+    assert refused is not None and refused[2] == 2
+    assert _refusal(folder, "memory") == refused
+    assert [p[2].rsplit("; ", 1)[1] for p in refused[1]] == [
+        "first seen at row a.parquet:11", "first seen at row a.parquet:21"]
 
 
 # ----------------------------------------------------------------------------- spark

@@ -12,7 +12,9 @@ arithmetic on that table. This package makes the split explicit:
   engine-neutral Ibis expression, and the finish that turns the small table into the
   validated frame every metric, figure and table of kbench already reads.
 
-``memory`` is the loader (:func:`kbench_core.io.load_run`): the reference every engine must
+``memory`` is the loader (:func:`kbench_core.io.load_run`; a folder through
+:mod:`~kbench_core.engines.memory`, which checks keys across its files): the reference every
+engine must
 match (1e-9, intervals included; ``tests/test_engines.py``). See ``docs/architecture.md``
 ("Reductions and engines") and ``docs/scale.md``.
 """
@@ -159,7 +161,9 @@ def load(path: str | os.PathLike[str], *, engine: Engine | None = None,
 
     chosen = check_engine(engine or default_engine(path))
     if chosen == "memory":
-        return source.load_in_memory(Path(path))
+        from kbench_core.engines.memory import load_in_memory
+
+        return load_in_memory(Path(path))
     sources = source.sources(Path(path))
     con = backend if backend is not None else connect(chosen, spark_master=spark_master)
     runs = []

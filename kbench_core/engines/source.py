@@ -19,7 +19,7 @@ from kbench_core import families
 from kbench_core.problems import Problem, RunFormatError
 
 __all__ = ["COUNT", "FILE", "ROW", "ParquetSource", "file_source", "is_parquet_source",
-           "load_in_memory", "open_table", "plain", "sources"]
+           "open_table", "plain", "sources"]
 
 # The engine's own columns beside the file's: where each row came from (file, 0-based row),
 # so a problem is named as the loader names it.
@@ -182,31 +182,6 @@ def open_table(con: Any, src: ParquetSource) -> Any:
     renames = {new: old for old, new in src.renames.items()}
     renames.update({new: old for new, old in stripped.items() if new not in renames})
     return table.rename(renames) if renames else table
-
-
-def load_in_memory(path: Path) -> list:
-    """The memory engine: the loader itself (:func:`kbench_core.io.load_run`), on a file, on
-    each run of a workspace, or on each Parquet file of a folder (combined into one run)."""
-    import pandas as pd
-
-    from kbench_core.io import Run, load_run
-
-    if not path.is_dir() or not is_parquet_source(path):
-        # a file, a native folder, or a missing path (the loader says so in its words)
-        return [load_run(path)]
-    found = sources(path)
-    runs = []
-    for src in found:
-        loaded = [load_run(p, kind=src.kind) for p in src.files]  # type: ignore[arg-type]
-        if len(loaded) == 1:
-            run = loaded[0]
-            runs.append(Run(name=src.name, kind=run.kind, frame=run.frame,
-                            meta={**run.meta, **src.meta}, warnings=run.warnings))
-        else:
-            frame = pd.concat([r.frame for r in loaded], ignore_index=True)
-            runs.append(Run(name=src.name, kind=src.kind, frame=frame, meta=dict(src.meta),
-                            warnings=tuple(w for r in loaded for w in r.warnings)))
-    return runs
 
 
 def plain(table: pa.Table) -> pa.Table:
