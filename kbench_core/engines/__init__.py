@@ -14,9 +14,8 @@ arithmetic on that table. This package makes the split explicit:
 
 ``memory`` is the loader (:func:`kbench_core.io.load_run`; a folder through
 :mod:`~kbench_core.engines.memory`, which checks keys across its files): the reference every
-engine must
-match (1e-9, intervals included; ``tests/test_engines.py``). See ``docs/architecture.md``
-("Reductions and engines") and ``docs/scale.md``.
+engine must match (1e-9, intervals included; ``tests/test_engines.py``). See
+``docs/architecture.md`` ("Reductions and engines") and ``docs/scale.md``.
 """
 
 from __future__ import annotations
