@@ -24,6 +24,7 @@ from kbench_app.downloads import figure_downloads, table_downloads
 from kbench_app.ui import plain, shown, table_config
 from kbench_core import compare
 from kbench_core.figures import compare as compare_figures
+from kbench_core.kahne import rows_of
 from kbench_core.ranking import rank_text as _rank_texts
 from kbench_core.stats import Estimate
 from kbench_core.words import count_noun, plural
@@ -348,8 +349,9 @@ def run_compare_panel(frame: pd.DataFrame, kind: str, *, key: str, runs: Sequenc
                       selection: Any = None,
                       colors: Mapping[str, str] | None = None) -> None:
     """The family's Compare panel (:func:`family_compare_panel`); on a big run (more than
-    :data:`kbench_app.kit.BIG_RUN_ROWS` rows) in a section computed when opened."""
-    if len(frame) <= kit.BIG_RUN_ROWS:
+    :data:`kbench_app.kit.BIG_RUN_ROWS` rows, a weighted run's counted as the rows behind
+    its tuples: :func:`kbench_core.kahne.rows_of`) in a section computed when opened."""
+    if rows_of(frame) <= kit.BIG_RUN_ROWS:
         family_compare_panel(frame, kind, key=key, runs=runs, selection=selection,
                              colors=colors)
         return

@@ -150,7 +150,10 @@ st.subheader("Human alignment and calibration")
 c1, c2 = st.columns(2)
 alignment = cache.cached(kahne.has, selected, **where, threshold=options.threshold,
                          relative=options.relative)
-kit.chart(cache.cached(figures.has_chart, alignment, **cached_view), "has_chart", runs=runs,
+# keyed on what HAS depends on: the BMS cap or the BCI deviation never redraws it
+kit.chart(cache.cached(figures.has_chart, alignment, runs=runs,
+                       selection=(*selection, options.threshold, options.relative)),
+          "has_chart", runs=runs,
           key="bias_has",
           options=provenance, container=c1)
 kit.chart(cache.cached(page.calibration_figure, selected, **where, colors=colors),

@@ -118,45 +118,54 @@ def _curve_panels(table: pd.DataFrame, x: list[str], *, y: str, prefix: str, yla
     models = rows["model"].tolist()
     values = {m: [r.get(f"{prefix}{i}", np.nan) for i in x] for m, (_, r) in
               zip(models, rows.iterrows(), strict=True)}
+    # Traces and axes are gathered as plain dicts and handed to plotly once: added one at a
+    # time by row and column, the 100 traces of ten panels cost 0.18 s against 0.03 s, most
+    # of a widget change on the bias page.
     fig = make_subplots(rows=1, cols=len(models))
+    traces: list[dict] = []
+    axes: dict[str, dict] = {}
     for k, (model, (_, row)) in enumerate(zip(models, rows.iterrows(), strict=True), start=1):
         first = k == 1
+        on = dict(xaxis=f"x{k if k > 1 else ''}", yaxis=f"y{k if k > 1 else ''}")
         for other in models:  # the field, behind
             if other == model:
                 continue
-            fig.add_trace(go.Scatter(
-                x=x, y=values[other], mode="lines", line=dict(color=CONTEXT, width=1),
-                name="other models", legendgroup="others",
+            traces.append(dict(
+                type="scatter", x=x, y=values[other], mode="lines",
+                line=dict(color=CONTEXT, width=1), name="other models", legendgroup="others",
                 showlegend=first and other == next(m for m in models if m != model),
-                hovertemplate=f"{other}<br>%{{x}}: %{{y:.3f}}<extra></extra>"), row=1, col=k)
+                hovertemplate=f"{other}<br>%{{x}}: %{{y:.3f}}<extra></extra>", **on))
         if y == "mean" and f"mean_{x[0]}_low" in row:
             low = [row.get(f"mean_{i}_low", np.nan) for i in x]
             high = [row.get(f"mean_{i}_high", np.nan) for i in x]
             if np.isfinite(np.asarray(low + high, dtype=float)).any():
-                fig.add_trace(go.Scatter(
-                    x=x + x[::-1], y=high + low[::-1], fill="toself", line=dict(width=0),
-                    fillcolor=rgba(HIGHLIGHT, 0.18), hoverinfo="skip", name="95% interval",
-                    legendgroup="band", showlegend=first), row=1, col=k)
+                traces.append(dict(
+                    type="scatter", x=x + x[::-1], y=high + low[::-1], fill="toself",
+                    line=dict(width=0), fillcolor=rgba(HIGHLIGHT, 0.18), hoverinfo="skip",
+                    name="95% interval", legendgroup="band", showlegend=first, **on))
         if y == "mean" and pd.notna(row.get("control_mean", np.nan)):
-            fig.add_trace(go.Scatter(
-                x=[x[0], x[-1]], y=[row["control_mean"]] * 2, mode="lines",
+            traces.append(dict(
+                type="scatter", x=[x[0], x[-1]], y=[row["control_mean"]] * 2, mode="lines",
                 line=dict(color="#222", dash="dot", width=1.5), name="control mean",
                 legendgroup="control", showlegend=first,
-                hovertemplate=f"{model} control: %{{y:.3f}}<extra></extra>"), row=1, col=k)
+                hovertemplate=f"{model} control: %{{y:.3f}}<extra></extra>", **on))
         counts = [f"{int(v):,}" if pd.notna(v := row.get(f"n_{i}", np.nan)) else "–"
                   for i in x]
-        fig.add_trace(go.Scatter(
-            x=x, y=values[model], mode="lines+markers", name="the panel's model",
-            legendgroup="model", showlegend=first, customdata=counts,
-            line=dict(color=HIGHLIGHT, width=2.5), marker=dict(size=7, color=HIGHLIGHT),
+        traces.append(dict(
+            type="scatter", x=x, y=values[model], mode="lines+markers",
+            name="the panel's model", legendgroup="model", showlegend=first,
+            customdata=counts, line=dict(color=HIGHLIGHT, width=2.5),
+            marker=dict(size=7, color=HIGHLIGHT),
             hovertemplate=(f"<b>{model}</b><br>%{{x}}: %{{y:.3f}}"
-                           "<br>n = %{customdata}<extra></extra>")), row=1, col=k)
+                           "<br>n = %{customdata}<extra></extra>"), **on))
         # level ticks (abbreviated: three fit a narrow panel unturned); the hover names them
-        fig.update_xaxes(type="category", categoryorder="array", categoryarray=x,
-                         tickmode="array", tickvals=x, tickangle=0,
-                         ticktext=[_SHORT_LEVELS.get(i, i) for i in x], row=1, col=k)
-        fig.update_yaxes(range=[0, 1.05] if y == "mean" else [0, None], nticks=4,
-                         row=1, col=k)
+        axes[f"xaxis{k if k > 1 else ''}"] = dict(
+            type="category", categoryorder="array", categoryarray=x, tickmode="array",
+            tickvals=x, tickangle=0, ticktext=[_SHORT_LEVELS.get(i, i) for i in x])
+        axes[f"yaxis{k if k > 1 else ''}"] = dict(
+            range=[0, 1.05] if y == "mean" else [0, None], nticks=4)
+    fig.add_traces(traces)
+    fig.update_layout(axes)
     apply_layout(fig, title, subtitle=f"{len(models)} models, one panel each, the others in grey")
     meta = dict(fig.layout.meta)
     meta.update(kbench_x_title="Trigger intensity",
