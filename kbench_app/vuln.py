@@ -266,6 +266,35 @@ def tier_view(table: pd.DataFrame, metrics: Sequence[str], *,
     return shown(view.reset_index(drop=True)), config
 
 
+def tier_views(table: pd.DataFrame, views: Sequence[tuple[str, Sequence[str]]], *,
+               keys: Sequence[str] = ("model",)
+               ) -> dict[str, tuple[pd.DataFrame, dict[str, object]]]:
+    """:func:`tier_view` of ``table`` for each named list of metrics, built in one pass: the
+    view of every metric at once, then each list's columns cut out of it in that list's order
+    (the leaderboard and its seven tier tabs would otherwise each rebuild the same columns
+    on every change)."""
+    union = list(dict.fromkeys(m for _, metrics in views for m in metrics))
+    full, full_config = tier_view(table, union, keys=keys)
+    per_metric = set(union)
+    shared = [c for c in full.columns if c not in per_metric
+              and c.removesuffix("_ci") not in per_metric and c != "renormalised"]
+    tail = ["renormalised"] if "renormalised" in full.columns else []
+    out: dict[str, tuple[pd.DataFrame, dict[str, object]]] = {}
+    for name, metrics in views:
+        columns = shared + [c for m in dict.fromkeys(metrics) for c in (m, f"{m}_ci")
+                            if c in full.columns] + tail
+        out[name] = (full[columns], {k: v for k, v in full_config.items()
+                                     if k in columns or k not in full.columns})
+    return out
+
+
+def lucky_options(options: TierOptions) -> TierOptions:
+    """The options the lucky-guess chart depends on: accuracy, TDR, LGI and the lucky-guess
+    rate (tiers 1 and 2) do not depend on the calibration bins or SUI's weights, so those are
+    set to the defaults in its cache key (another bin count does not redraw it)."""
+    return replace(options, n_bins=10, binning="uniform", sui_weights=())
+
+
 def difficulty_view(table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object]]:
     """The by-difficulty table (:func:`kbench_core.families.judged.difficulty_tdr`) for
     display: TDR per tier, their mean, and the pooled TDR with its interval as text."""

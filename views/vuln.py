@@ -106,23 +106,25 @@ with board_section:
     if voting is not None and judge == "majority":
         st.caption(agreement_page.majority_caption(voting, frame))
     # Views and figures are cached too: on a big run they cost more than a rerun may take.
-    where = dict(runs=runs, selection=(selection, options, split))
-    headline, config = cache.cached(page.tier_view, board, **where, metrics=page.HEADLINE,
-                                    keys=keys)
+    views = cache.cached(page.tier_views, board, runs=runs,
+                         selection=(selection, options, split),
+                         views=(("headline", page.HEADLINE), *vuln.TIERS.items()), keys=keys)
+    headline, config = views["headline"]
     kit.table(board, "vuln_tiers", view=headline, config=config, runs=runs,
               key="vuln_leaderboard", options=provenance, best=page.BEST)
     tabs = st.tabs([f"Tier {name}" if name[0].isdigit() else name.capitalize()
                     for name in vuln.TIERS])
-    for tab, (name, metrics) in zip(tabs, vuln.TIERS.items(), strict=True):
-        view, view_config = cache.cached(page.tier_view, board, **where, metrics=metrics,
-                                         keys=keys)
+    for tab, name in zip(tabs, vuln.TIERS, strict=True):
+        view, view_config = views[name]
         tab.dataframe(view, hide_index=True, width="stretch", column_config=view_config,
                       key=f"vuln_tier_{name.split()[0]}")
     if table["renormalised"].any():
         st.caption(":material/info: A composite marked renormalised had an undefined "
                    "component; it is computed over the others with their weights "
                    "renormalised.")
-    kit.chart(cache.cached(page.sui_figure, table, **where, weights=tuple(weights.items())),
+    # the table, not the board: the same figure with the leaderboard split or not
+    kit.chart(cache.cached(page.sui_figure, table, runs=runs, selection=(selection, options),
+                           weights=tuple(weights.items())),
               "vuln_sui", runs=runs,
               key="vuln_leaderboard", options=provenance)
 
@@ -146,7 +148,8 @@ if reliability.empty:
 else:
     kit.chart(cache.cached(
         vuln_figures.reliability_diagram, reliability, runs=runs,
-        selection=(selection, options, prompt_filter), colors=colors, binning=binning,
+        # the bins are all it depends on among the options
+        selection=(selection, n_bins, prompt_filter), colors=colors, binning=binning,
         title=None if prompt_filter == "all" else
         f"Reliability on {prompt_filter} prompts "
         f"({'equal-mass' if binning == 'quantile' else 'equal-width'} bins)"),
@@ -156,7 +159,8 @@ else:
 st.subheader("Lucky guesses")
 c1, c2 = st.columns([3, 1])
 kit.chart(cache.cached(vuln_figures.lucky_guess_chart, table, runs=runs,
-                       selection=(selection, options), colors=colors), "vuln_lucky_guesses",
+                       selection=(selection, page.lucky_options(options)), colors=colors),
+          "vuln_lucky_guesses",
           runs=runs, key="vuln_lucky", options=provenance, container=c1)
 c2.caption("A detector that says 'vulnerable' to everything is often right without "
            "understanding. Accuracy above the diagonal (LGI = accuracy − TDR > 0) is credit "
