@@ -126,28 +126,40 @@ def weight_sliders() -> dict[str, float]:
 
 
 def tiers(selected: pd.DataFrame, *, runs: Sequence[Run], selection: tuple,
-          options: TierOptions, by: tuple[str, ...] = ("model",)) -> pd.DataFrame:
+          options: TierOptions, by: tuple[str, ...] = ("model",),
+          pool: tuple[pd.DataFrame, tuple, Sequence[str]] | None = None) -> pd.DataFrame:
     """The leaderboard (:func:`kbench_core.families.judged.leaderboard`) of the selection.
 
     Without the bootstrap the tiers are computed (and cached) once under the seed's SUI
     weights and re-weighted, so moving a weight slider costs nothing; with it, SUI's interval
-    belongs to the weights, so the tiers are computed per weights."""
+    belongs to the weights, so the tiers are computed per weights.
+
+    ``pool`` is ``(rows, their selection, models)``: the same judge's answers of every
+    detector, and the models of ``selected``. Without the bootstrap each group's tiers
+    depend on that group's answers alone, so they are computed once over the pool and the
+    chosen models' rows cut out of it: another set of models is a lookup, not a
+    recomputation (with the bootstrap the models are resampled together, so the selection
+    is computed as it is)."""
     if options.bootstrap:
         table = cache.cached(vuln.tiers, selected, runs=runs, selection=selection,
                              spinner="Computing the tiers...", by=by, **options.tiers())
-    else:
-        # The tiers under the seed's weights and default bins, computed once; other bins
-        # change only ECE and MCE (vuln.rebin) and weights only SUI (vuln.reweight_sui).
-        base = replace(options, n_bins=10, binning="uniform", sui_weights=())
-        table = cache.cached(vuln.tiers, selected, runs=runs, selection=selection,
-                             spinner="Computing the tiers...", by=by,
-                             **base.tiers(with_weights=False))
-        if (options.n_bins, options.binning) != (base.n_bins, base.binning):
-            table = cache.cached(vuln.rebin, table, selected, runs=runs,
-                                 selection=(selection, base), by=by, n_bins=options.n_bins,
-                                 binning=options.binning)
-        table = vuln.reweight_sui(table, options.weights())
-    return leaderboard(table)
+        return leaderboard(table)
+    models = None
+    if pool is not None:
+        selected, selection, models = pool[0], pool[1], list(pool[2])
+    # The tiers under the seed's weights and default bins, computed once; other bins
+    # change only ECE and MCE (vuln.rebin) and weights only SUI (vuln.reweight_sui).
+    base = replace(options, n_bins=10, binning="uniform", sui_weights=())
+    table = cache.cached(vuln.tiers, selected, runs=runs, selection=selection,
+                         spinner="Computing the tiers...", by=by,
+                         **base.tiers(with_weights=False))
+    if (options.n_bins, options.binning) != (base.n_bins, base.binning):
+        table = cache.cached(vuln.rebin, table, selected, runs=runs,
+                             selection=(selection, base), by=by, n_bins=options.n_bins,
+                             binning=options.binning)
+    if models is not None:
+        table = table[table["model"].astype(str).isin(models).to_numpy()]
+    return leaderboard(vuln.reweight_sui(table, options.weights()))
 
 
 def difficulty_table(table: pd.DataFrame, by_difficulty: pd.DataFrame) -> pd.DataFrame:
@@ -197,6 +209,18 @@ def selected_rows(frame: pd.DataFrame, models: Sequence[str], judge: str, *,
                              spinner="Taking the judges' majority...")
     return cache.cached(select, frame, runs=runs, selection=(
         voting if judge == MAJORITY else None), models=tuple(models), judge=judge)
+
+
+def judge_pool(frame: pd.DataFrame, selected: pd.DataFrame, models: Sequence[str],
+               judge: str, *, runs: Sequence[Run], voting: ConsensusOptions | None = None
+               ) -> tuple[pd.DataFrame, tuple, tuple[str, ...]]:
+    """The ``pool`` of :func:`tiers`: the chosen judge's answers of every detector of the
+    run (``selected`` itself when every detector is chosen), the selection naming them, and
+    the chosen ``models``."""
+    everyone = tuple(sorted(map(str, frame["model"].unique())))
+    rows = selected if set(models) == set(everyone) else selected_rows(
+        frame, everyone, judge, runs=runs, voting=voting)
+    return rows, (everyone, judge, voting), tuple(models)
 
 
 def sui_figure(table: pd.DataFrame, *, weights: tuple[tuple[str, float], ...]) -> go.Figure:

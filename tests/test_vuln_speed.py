@@ -110,3 +110,48 @@ def test_a_change_redraws_only_the_figures_it_touches(monkeypatch, change, value
     # and the page shows what a fresh session with that widget set shows (nothing cached)
     fresh = _open(monkeypatch, {}, **{change: value})
     assert sorted(_specs(at).values()) == sorted(_specs(fresh).values())
+
+
+def _judged(source: str, tmp_path: Path):
+    if source == "sample":
+        return load_run(ROOT / "sample_data" / "judged.csv")
+    if source == "records":  # several judges, difficulty tiers in the ids, fixed versions
+        return load_run(Path("/work/shared/formats/blockbench_multi_judge_records.json"))
+    path = tmp_path / "big.parquet"
+    big_judged_samples(5_400).to_parquet(path)
+    return load_run(path)
+
+
+@pytest.mark.parametrize("by", [("model",), ("model", "prompt_type"), ("model", "difficulty")])
+@pytest.mark.parametrize("source", ["sample", "big", "records"])
+def test_tiers_cut_from_every_detector_equal_the_tiers_of_the_chosen(by, source,
+                                                                     tmp_path) -> None:
+    run = _judged(source, tmp_path)
+    frame = run.frame
+    cache.clear()
+    everyone = sorted(map(str, frame["model"].unique()))
+    judges = page.judge_choices(frame)
+    compared = 0
+    for options in (TierOptions(), TierOptions(partial_credit=0.5, severity_weighted=True,
+                                               zero_division="nan", n_bins=7,
+                                               binning="quantile",
+                                               sui_weights=(("tdr", 0.9),))):
+        for judge in judges[:2]:
+            for models in (everyone, everyone[1:], everyone[:1], everyone[::-1][:2]):
+                selected = page.selected_rows(frame, models, judge, runs=[run])
+                if by[1:] and (by[1] not in selected or selected[by[1]].isna().all()):
+                    continue
+                selection = (tuple(models), judge, None)
+                pool = page.judge_pool(frame, selected, models, judge, runs=[run])
+                cut = page.tiers(selected, runs=[run], selection=selection, options=options,
+                                 by=by, pool=pool)
+                cache.clear()  # the direct computation shares nothing with the cut
+                direct = page.tiers(selected, runs=[run], selection=selection,
+                                    options=options, by=by)
+                assert len(cut) == len(direct) > 0
+                assert set(cut["model"].astype(str)) == set(models)
+                pd.testing.assert_frame_equal(cut, direct, rtol=1e-12, atol=1e-12,
+                                              check_categorical=False)
+                compared += 1
+    if not compared:
+        pytest.skip(f"the {source} run has no {by[1]}")

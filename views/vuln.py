@@ -83,13 +83,15 @@ provenance = {**options.provenance(), "judge": judge,
               **(voting.provenance() if voting else {})}
 selection = (tuple(models), judge, voting)
 selected = page.selected_rows(frame, models, judge, runs=runs, voting=voting)
-table = page.tiers(selected, runs=runs, selection=selection, options=options)
+# the tiers of every detector, cut to the chosen ones: another model set is a lookup
+pool = page.judge_pool(frame, selected, models, judge, runs=runs, voting=voting)
+table = page.tiers(selected, runs=runs, selection=selection, options=options, pool=pool)
 big = len(selected) > kit.BIG_RUN_ROWS  # sections that cost seconds wait until opened
 
 
 def prompt_tiers():
     return page.tiers(selected, runs=runs, selection=selection, options=options,
-                      by=("model", "prompt_type"))
+                      by=("model", "prompt_type"), pool=pool)
 
 
 by_prompt = prompt_tiers() if has_prompts and (split or not big) else None
@@ -170,7 +172,7 @@ c2.caption("A detector that says 'vulnerable' to everything is often right witho
 if "difficulty" in selected and selected["difficulty"].notna().any():
     st.subheader("By difficulty tier")
     by_difficulty = page.tiers(selected, runs=runs, selection=selection, options=options,
-                               by=("model", "difficulty"))
+                               by=("model", "difficulty"), pool=pool)
     difficulty = cache.cached(page.difficulty_table, table, by_difficulty, runs=runs,
                               selection=(selection, options))
     view, config = page.difficulty_view(difficulty)
