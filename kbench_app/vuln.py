@@ -243,51 +243,54 @@ def tier_view(table: pd.DataFrame, metrics: Sequence[str], *,
               keys: Sequence[str] = ("model",)) -> tuple[pd.DataFrame, dict[str, object]]:
     """A display table: the keys, then each metric with its interval as text beside it, and
     ``n``; with its Streamlit column configuration."""
-    view = table[[k for k in keys if k in table]].copy()
-    for key in keys:
-        if key in view:
-            view[key] = view[key].astype(str)
+    # Columns gathered first and the frame made once: inserting some eighty columns one by
+    # one cost more than the rest of a rerun.
+    columns: dict[str, object] = {}
     config: dict[str, object] = {"model": st.column_config.TextColumn("Model", pinned=True),
                                  "prompt_type": "Prompt type",
                                  "rank": st.column_config.NumberColumn(
                                      "Rank (1 = best SUI)", help="By SUI, best first",
                                      pinned=True)}
     if "rank" in table:
-        view.insert(0, "rank", table["rank"])
+        columns["rank"] = table["rank"]
         if "sui_rank_low" in table and table["sui_rank_low"].notna().any():
-            view.insert(1, "rank_ci", rank_interval_text(table["sui_rank_low"],
-                                                         table["sui_rank_high"]))
+            columns["rank_ci"] = rank_interval_text(table["sui_rank_low"],
+                                                    table["sui_rank_high"])
             config["rank_ci"] = st.column_config.TextColumn(
                 "Rank 95% CI", help="Bootstrap over samples (with the intervals switched on): "
                                    "overlapping ranges mean the run cannot order those models")
-    view["n"] = table["n"]
+    for key in keys:
+        if key in table:
+            columns[key] = table[key].astype(str)
+    columns["n"] = table["n"]
     config["n"] = st.column_config.NumberColumn("n", help=_HELP["n"])
     if "n_samples" in table:
-        view["n_samples"] = table["n_samples"]
+        columns["n_samples"] = table["n_samples"]
         config["n_samples"] = st.column_config.NumberColumn(
             "Samples", help="Distinct samples (contracts) behind the row")
     if "few_items" in table and table["few_items"].any():
-        view["few_items"] = table["few_items"].to_numpy(dtype=bool)
+        columns["few_items"] = table["few_items"].to_numpy(dtype=bool)
         config["few_items"] = st.column_config.CheckboxColumn(
             "Few samples", help="Fewer than 30 samples: its rank and rates are uncertain "
                                 "(see the intervals)")
     for metric in metrics:
         if metric not in table:
             continue
-        view[metric] = table[metric]
+        columns[metric] = table[metric]
         label = vuln.METRIC_LABELS.get(metric, metric)
         integer = pd.api.types.is_integer_dtype(table[metric])
         config[metric] = st.column_config.NumberColumn(
             label, help=_HELP.get(metric), format="localized" if integer else "%.4g")
         if f"{metric}_low" in table and table[f"{metric}_low"].notna().any():
-            view[f"{metric}_ci"] = interval_text(table[f"{metric}_low"], table[f"{metric}_high"])
+            columns[f"{metric}_ci"] = interval_text(table[f"{metric}_low"],
+                                                    table[f"{metric}_high"])
             config[f"{metric}_ci"] = st.column_config.TextColumn(f"{label} 95% CI")
     if "renormalised" in table and table["renormalised"].any():
-        view["renormalised"] = table["renormalised"].to_numpy(dtype=bool)
+        columns["renormalised"] = table["renormalised"].to_numpy(dtype=bool)
         config["renormalised"] = st.column_config.CheckboxColumn(
             "Renormalised", help="A composite (SUI or TUS) had an undefined component and was "
                                  "computed over the others with their weights renormalised")
-    return shown(view.reset_index(drop=True)), config
+    return shown(pd.DataFrame(columns, index=table.index).reset_index(drop=True)), config
 
 
 def tier_views(table: pd.DataFrame, views: Sequence[tuple[str, Sequence[str]]], *,
