@@ -155,3 +155,23 @@ def test_tiers_cut_from_every_detector_equal_the_tiers_of_the_chosen(by, source,
                 compared += 1
     if not compared:
         pytest.skip(f"the {source} run has no {by[1]}")
+
+
+@pytest.mark.parametrize("kind", ["str", "category", "object", "numbers"])
+def test_label_codes_sort_like_the_text_of_the_labels(kind) -> None:
+    from kbench_core.vuln._prepare import _label_codes
+
+    values = ["ds_t2_010", "b", None, "ds_t1_002", "B", "é", "b", "ds_t1_002 ", "10", "9"]
+    if kind == "numbers":
+        values = [10, 9, None, 100, 9, 1.5]
+    series = {"str": pd.Series(values, dtype="str"),
+              "category": pd.Series(values, dtype="category").cat.add_categories(["zz"]),
+              "object": pd.Series(values, dtype=object),
+              "numbers": pd.Series(values, dtype=object)}[kind]
+    codes, labels = _label_codes(series)
+    present = [v for v in values if v is not None]
+    expected = sorted(set(present) | ({"zz"} if kind == "category" else set()), key=str)
+    assert labels == [*expected, None]
+    # each row's code is its label's place in the text order; missing last
+    assert codes.tolist() == [expected.index(v) if v is not None else len(expected)
+                              for v in values]

@@ -93,14 +93,23 @@ def _text_order(series: pd.Series) -> tuple[np.ndarray, list[object], np.ndarray
     if isinstance(series.dtype, pd.CategoricalDtype):
         values = series.array
         codes = values.codes.astype(np.int64)
-        labels = list(values.categories)
+        distinct = pd.Index(values.categories)
     else:
         codes, uniques = pd.factorize(series, sort=False)
-        codes, labels = codes.astype(np.int64), list(uniques)
-    rank = np.argsort(np.argsort(np.array([str(v) for v in labels], dtype=object),
-                                 kind="stable"), kind="stable") if labels else np.array([], int)
-    source = np.argsort(rank) if labels else np.array([], int)
-    ordered = [labels[i] for i in source]
+        codes, distinct = codes.astype(np.int64), pd.Index(uniques)
+    if pd.api.types.infer_dtype(distinct, skipna=False) == "string":
+        # Text labels (sample ids: one per contract, tens of thousands): taken out of pandas
+        # in one call, not iterated one by one; the same str objects, so the same order.
+        labels = distinct.to_numpy(dtype=object)
+        texts = labels
+    else:
+        labels = list(distinct)
+        texts = np.array([str(v) for v in labels], dtype=object)
+    rank = np.argsort(np.argsort(texts, kind="stable"), kind="stable") if len(labels) \
+        else np.array([], int)
+    source = np.argsort(rank) if len(labels) else np.array([], int)
+    ordered = (labels[source].tolist() if isinstance(labels, np.ndarray)
+               else [labels[i] for i in source])
     lut = np.concatenate([rank, [len(labels)]]).astype(np.int64)  # missing (-1) sorts last
     return lut[codes], [*ordered, None], np.append(source, -1).astype(np.int64)
 
