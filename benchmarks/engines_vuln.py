@@ -8,8 +8,9 @@ AppTest. Judged runs reduce at item grain (``kbench_core/engines/reduce.py``), s
 frame is as big as in memory. Each widget change (another judge, partial credit, split by
 prompt type, another model set, bins) is one full rerun, timed on three values the session
 has not seen yet (so none of its results is cached: the case issue 25 is about); prints per
-change the median and the max, and the number of engine queries (calls of
-:func:`kbench_core.engines.reduce_source`). Asserts nothing.
+change the median and the max of the wall time, the median CPU time of this process (less
+sensitive than the wall time to other processes on a shared machine) and the number of
+engine queries (calls of :func:`kbench_core.engines.reduce_source`). Asserts nothing.
 
     python benchmarks/engines_vuln.py [SIZE]        # default 600k rows
     python benchmarks/engines_vuln.py [SIZE] --profile   # + seconds per cached function
@@ -154,24 +155,27 @@ def main(argv: list[str]) -> None:
         }
         for label, steps in changes.items():
             before = queries[0]
-            times = []
+            times, cpu = [], []
             for timed, step in steps:
                 spent.clear()
-                start = time.perf_counter()
+                start, start_cpu = time.perf_counter(), time.process_time()
                 step(at).run()
                 seconds = time.perf_counter() - start
+                used = time.process_time() - start_cpu
                 if at.exception:
                     print(f"  {label}: exception {at.exception[0].value[:300]}")
                 if not timed:
                     continue
                 times.append(seconds)
+                cpu.append(used)
                 if profile:
                     print(f"      {seconds:.3f} s: " + ", ".join(
                         f"{k} {v:.3f}" for k, v in sorted(spent.items(), key=lambda kv: -kv[1])
                         if v > 0.01))
             print(f"  {label:<22} median {statistics.median(times):.3f} s  max "
-                  f"{max(times):.3f} s  engine queries {queries[0] - before}  "
-                  f"({' '.join(f'{t:.2f}' for t in times)})", flush=True)
+                  f"{max(times):.3f} s  (CPU median {statistics.median(cpu):.3f} s)  engine "
+                  f"queries {queries[0] - before}  ({' '.join(f'{t:.2f}' for t in times)})",
+                  flush=True)
 
 
 if __name__ == "__main__":
