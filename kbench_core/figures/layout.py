@@ -75,18 +75,24 @@ def apply_layout(fig: go.Figure, title: str, *, subtitle: str | None = None,
     title is kept in ``layout.meta`` for :func:`fit_to_width`. Legend entries show each model
     by its display name (:func:`display_labels`, as tick labels and panel titles do); the hover
     keeps the full id."""
-    named = [t for t in fig.data if isinstance(t.name, str) and t.name]
+    # One plotly call per figure part: each assignment or update_layout call re-validates
+    # (on a 100-trace figure the renames alone took 20 ms when done for unchanged names).
+    named = [(t, t.name) for t in fig.data if isinstance(t.name, str) and t.name]
     if named:
-        shown = dict(zip((t.name for t in named), display_labels([t.name for t in named]),
-                         strict=True))
-        for trace in named:
-            trace.name = shown[trace.name]
+        shown = dict(zip((name for _, name in named),
+                         display_labels([name for _, name in named]), strict=True))
+        for trace, name in named:
+            if shown[name] != name:
+                trace.name = shown[name]
     meta = dict(fig.layout.meta) if isinstance(fig.layout.meta, Mapping) else {}
     meta.update(kbench_title=title, kbench_subtitle=subtitle)
-    fig.update_layout(template="kbench", title=_title(title, APP_WIDTH, subtitle), meta=meta,
-                      **kwargs)
-    if fig.layout.height:  # heights are set for a one-line title: room for the others
-        fig.update_layout(height=fig.layout.height + TITLE_LINE_PX * (_title_lines(fig) - 1))
+    heading = _title(title, APP_WIDTH, subtitle)
+    height = kwargs.get("height", fig.layout.height)
+    if height:  # heights are set for a one-line title: room for the others
+        text = heading["text"]
+        kwargs["height"] = height + TITLE_LINE_PX * ((text.count("<br>") + 1 if text else 0)
+                                                     - 1)
+    fig.update_layout(template="kbench", title=heading, meta=meta, **kwargs)
     return fig
 
 
@@ -277,32 +283,35 @@ def set_panels(fig: go.Figure, n: int, columns: int, *, panel_height: int, heade
              else 0.0)
     grid = panel_grid(n, columns, gap_x=0.08 if columns > 1 else 0.0, gap_y=gap_y)
     keep = [a for a in fig.layout.annotations if not (a.name or "").startswith("panel-")]
-    annotations = list(keep)
+    annotations: list = list(keep)
+    # The axes are gathered into one layout update (one plotly validation pass instead of
+    # six per panel: 40 ms of a ten-panel figure).
+    meta = dict(fig.layout.meta) if isinstance(fig.layout.meta, Mapping) else {}
+    shared_y = bool(meta.get("kbench_shared_y"))
+    axes: dict[str, dict] = {}
     for i, ((x0, x1), (y0, y1)) in enumerate(grid, start=1):
         c = (i - 1) % columns
-        fig.layout[_axis_name("x", i)].update(domain=[x0, x1])
-        fig.layout[_axis_name("y", i)].update(domain=[y0, y1])
         last_row = i + columns > n
-        fig.layout[_axis_name("x", i)].update(showticklabels=True)
-        title_x = fig.layout[_axis_name("x", i)].title
-        if title_x is not None and fig.layout.meta and "kbench_x_title" in fig.layout.meta:
-            fig.layout[_axis_name("x", i)].title.text = (
-                fig.layout.meta["kbench_x_title"] if last_row else None)
-        if fig.layout.meta and fig.layout.meta.get("kbench_shared_y"):
-            fig.layout[_axis_name("y", i)].update(showticklabels=c == 0)
-        if fig.layout.meta and "kbench_y_title" in fig.layout.meta:
-            fig.layout[_axis_name("y", i)].title.text = (
-                fig.layout.meta["kbench_y_title"] if c == 0 else None)
+        x_axis: dict = dict(domain=[x0, x1], showticklabels=True)
+        y_axis: dict = dict(domain=[y0, y1])
+        if meta and "kbench_x_title" in meta:
+            x_axis["title"] = dict(text=meta["kbench_x_title"] if last_row else None)
+        if meta and shared_y:
+            y_axis["showticklabels"] = c == 0
+        if meta and "kbench_y_title" in meta:
+            y_axis["title"] = dict(text=meta["kbench_y_title"] if c == 0 else None)
+        axes[_axis_name("x", i)] = x_axis
+        axes[_axis_name("y", i)] = y_axis
         if titles:
-            annotations.append(go.layout.Annotation(
+            annotations.append(dict(
                 text=titles[i - 1], name=f"panel-{i}", x=(x0 + x1) / 2, y=y1, xref="paper",
                 yref="paper", xanchor="center", yanchor="bottom", showarrow=False,
                 font=dict(size=title_size)))
+    fig.update_layout(axes)
     fig.layout.annotations = annotations
     if titles:  # the figure's title clears the first row's panel titles
         lines = max(t.count("<br>") + 1 for t in titles)
         fig.layout.title.pad.b = 14 + line_px * lines
-    meta = dict(fig.layout.meta) if isinstance(fig.layout.meta, Mapping) else {}
     before = meta.get("kbench_panels") if isinstance(meta.get("kbench_panels"), Mapping) else {}
     meta["kbench_panels"] = dict(n=n, columns=columns, panel_height=panel_height, header=header,
                                  titles=original,
@@ -371,8 +380,7 @@ def _regrid(fig: go.Figure, width: int, panels: Mapping) -> int:
         lines = max((t.count("<br>") + 1 for t in titles), default=0)
         plot_px = panel_px(columns) - title_line_px(size) * lines - 52
         if plot_px < 48:
-            for i in range(1, n + 1):
-                fig.layout[_axis_name("y", i)].update(nticks=2)
+            fig.update_layout({_axis_name("y", i): dict(nticks=2) for i in range(1, n + 1)})
     return height
 
 
