@@ -219,43 +219,48 @@ def has_chart(table: pd.DataFrame, *, title: str | None = None) -> go.Figure:
     publish no trials: the subtitle says the dots have none). The hover names bias, model,
     direction, both rates, alignment and n."""
     table, title = plot_text(table), plot_text(title)  # labels from data show literally
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="y = x (human-like)",
-                             line=dict(color="#888", dash="dash"), hoverinfo="skip"))
+    # Traces are gathered as plain dicts and the hover columns made once for every dot (then
+    # cut per series): one plotly call and no per-series pandas work (0.06 s -> 0.02 s).
+    traces: list[dict] = [dict(type="scatter", x=[0, 1], y=[0, 1], mode="lines",
+                               name="y = x (human-like)", line=dict(color="#888", dash="dash"),
+                               hoverinfo="skip")]
     data = table[table["human_rate"].notna()]
     has_ci = all(c in data for c in ("model_rate_low", "model_rate_high")) and bool(
         np.isfinite(data[["model_rate_low", "model_rate_high"]].to_numpy(float)).any())
     words = {"over": "more biased than humans", "under": "less biased than humans",
              "aligned": "aligned"}
-    models = sorted(map(str, data["model"].unique()))
+    model_names = data["model"].astype(str)
+    models = sorted(model_names.unique())
     by_model = 1 < len(models) <= MAX_HAS_MODELS
     styles = distinct_styles(models) if by_model else {}
-    series = ([(m, data[data["model"].astype(str) == m]) for m in models] if by_model else
-              [(d, data[data["direction"] == d]) for d in _DIRECTION_COLORS])
-    for key, part in series:
-        if part.empty:
+    hover = np.column_stack([
+        model_names, data["bias"].astype(str), data["alignment"],
+        data["n"] if "n" in data else np.full(len(data), np.nan),
+        data["direction"].map(words).fillna("–").astype(str)])
+    keys = (model_names if by_model else data["direction"]).to_numpy()
+    for key in (models if by_model else list(_DIRECTION_COLORS)):
+        mask = keys == key
+        if not mask.any():
             continue
+        part = data[mask]
         color = styles[key].color if by_model else _DIRECTION_COLORS[key]
         error = None
         if has_ci:
             error = dict(type="data", symmetric=False, color=color, thickness=1,
                          array=part["model_rate_high"] - part["model_rate"],
                          arrayminus=part["model_rate"] - part["model_rate_low"])
-        fig.add_trace(go.Scatter(
-            x=part["human_rate"], y=part["model_rate"], mode="markers",
+        traces.append(dict(
+            type="scatter", x=part["human_rate"], y=part["model_rate"], mode="markers",
             name=key if by_model else words[key],
             marker=dict(color=color, size=9 if by_model else 10,
                         symbol=styles[key].symbol if by_model else "circle",
                         line=dict(color="white", width=1)),
-            error_y=error,
-            customdata=np.column_stack([
-                part["model"].astype(str), part["bias"].astype(str), part["alignment"],
-                part["n"] if "n" in part else np.full(len(part), np.nan),
-                part["direction"].map(words).fillna("–").astype(str)]),
+            error_y=error, customdata=hover[mask],
             hovertemplate=("<b>%{customdata[1]}</b> · %{customdata[0]}<br>"
                            "%{customdata[4]}<br>human %{x:.2f}, model %{y:.3f}"
                            "<br>alignment %{customdata[2]:.3f}"
                            "<br>n = %{customdata[3]}<extra></extra>")))
+    fig = go.Figure(dict(data=traces))
     subtitle = None if has_ci else "no intervals: the reports publish no per-trial data"
     if by_model:
         subtitle = " · ".join(t for t in ("one colour and shape per model; above the line: "

@@ -196,14 +196,23 @@ def category_ticks(fig: go.Figure, axis: str, labels: Sequence[str], *, share: f
     height of one row (y categories), for :func:`row_pages`. ``wrap``: model names, wrapped
     at their separators instead of cut (:func:`shorten`), for rows tall enough for two
     lines."""
-    labels = [str(label) for label in labels]
-    budget = max(MIN_LABEL_CHARS, int(share * width / (CHAR_EM * size)))
-    fig.layout[axis].update(tickmode="array", tickvals=labels,
-                            ticktext=shorten(labels, budget, wrap=wrap), tickfont=dict(size=size))
+    axis_update, spec = tick_labels(labels, share=share, width=width, size=size, wrap=wrap)
     meta = dict(fig.layout.meta) if isinstance(fig.layout.meta, Mapping) else {}
     ticks = dict(meta.get("kbench_ticks") or {})
-    ticks[axis] = dict(labels=labels, share=share, size=size, wrap=wrap)
+    ticks[axis] = spec
     meta["kbench_ticks"] = ticks
     if row_px is not None and axis == "yaxis":
         meta["kbench_row_px"] = row_px
-    fig.update_layout(meta=meta)
+    fig.update_layout({axis: axis_update}, meta=meta)  # one plotly call
+
+
+def tick_labels(labels: Sequence[str], *, share: float = 0.5, width: int = APP_WIDTH,
+                size: float = FONT_SIZE - 1, wrap: bool = False) -> tuple[dict, dict]:
+    """What :func:`category_ticks` sets, as plain dicts: the axis's tick settings and the
+    entry of ``meta["kbench_ticks"]`` that :func:`fit_to_width` recuts them from (for a
+    figure built as one dict)."""
+    labels = [str(label) for label in labels]
+    budget = max(MIN_LABEL_CHARS, int(share * width / (CHAR_EM * size)))
+    return (dict(tickmode="array", tickvals=labels,
+                 ticktext=shorten(labels, budget, wrap=wrap), tickfont=dict(size=size)),
+            dict(labels=labels, share=share, size=size, wrap=wrap))
