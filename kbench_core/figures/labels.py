@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 
 import plotly.graph_objects as go
 
-from .style import APP_WIDTH, CHAR_EM, FONT_SIZE
+from .style import APP_WIDTH, CHAR_EM, FONT_SIZE, relayout
 
 # Word separators of model and configuration names; a dot before a digit is part of a
 # number (``temp0.1``, ``4.5``), not a separator.
@@ -203,7 +203,7 @@ def category_ticks(fig: go.Figure, axis: str, labels: Sequence[str], *, share: f
     meta["kbench_ticks"] = ticks
     if row_px is not None and axis == "yaxis":
         meta["kbench_row_px"] = row_px
-    fig.update_layout({axis: axis_update}, meta=meta)  # one plotly call
+    relayout(fig, {axis: axis_update}, meta=meta)  # one plotly call
 
 
 def tick_labels(labels: Sequence[str], *, share: float = 0.5, width: int = APP_WIDTH,

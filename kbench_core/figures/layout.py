@@ -17,6 +17,9 @@ from .style import (
     LEGEND_SIDE_MAX,
     PAGE_PX,
     TITLE_SIZE,
+    _merged,
+    assign_layout,
+    relayout,
 )
 
 
@@ -92,7 +95,7 @@ def apply_layout(fig: go.Figure, title: str, *, subtitle: str | None = None,
         text = heading["text"]
         kwargs["height"] = height + TITLE_LINE_PX * ((text.count("<br>") + 1 if text else 0)
                                                      - 1)
-    fig.update_layout(template="kbench", title=heading, meta=meta, **kwargs)
+    relayout(fig, kwargs, template="kbench", title=heading, meta=meta)
     return fig
 
 
@@ -125,7 +128,7 @@ def with_legend_below(fig: go.Figure, labels: Sequence[str] | None = None,
     rows = legend_rows(labels, APP_WIDTH)
     meta = dict(fig.layout.meta) if isinstance(fig.layout.meta, Mapping) else {}
     meta["kbench_legend_rows"] = rows
-    fig.update_layout(legend=legend_below(), meta=meta, height=height + 22 * rows)
+    relayout(fig, legend=legend_below(), meta=meta, height=height + 22 * rows)
     return height + 22 * rows
 
 
@@ -282,8 +285,8 @@ def set_panels(fig: go.Figure, n: int, columns: int, *, panel_height: int, heade
     gap_y = (min(0.4, (52 + line_px * lines) / max(rows * panel_height - 60, 1)) if rows > 1
              else 0.0)
     grid = panel_grid(n, columns, gap_x=0.08 if columns > 1 else 0.0, gap_y=gap_y)
-    keep = [a for a in fig.layout.annotations if not (a.name or "").startswith("panel-")]
-    annotations: list = list(keep)
+    annotations = [a for a in fig.layout.to_plotly_json().get("annotations", [])
+                   if not (a.get("name") or "").startswith("panel-")]
     # The axes are gathered into one layout update (one plotly validation pass instead of
     # six per panel: 40 ms of a ten-panel figure).
     meta = dict(fig.layout.meta) if isinstance(fig.layout.meta, Mapping) else {}
@@ -307,11 +310,10 @@ def set_panels(fig: go.Figure, n: int, columns: int, *, panel_height: int, heade
                 text=titles[i - 1], name=f"panel-{i}", x=(x0 + x1) / 2, y=y1, xref="paper",
                 yref="paper", xanchor="center", yanchor="bottom", showarrow=False,
                 font=dict(size=title_size)))
-    fig.update_layout(axes)
-    fig.layout.annotations = annotations
+    update: dict = dict(axes)
     if titles:  # the figure's title clears the first row's panel titles
         lines = max(t.count("<br>") + 1 for t in titles)
-        fig.layout.title.pad.b = 14 + line_px * lines
+        update["title"] = dict(pad=dict(b=14 + line_px * lines))
     before = meta.get("kbench_panels") if isinstance(meta.get("kbench_panels"), Mapping) else {}
     meta["kbench_panels"] = dict(n=n, columns=columns, panel_height=panel_height, header=header,
                                  titles=original,
@@ -322,7 +324,13 @@ def set_panels(fig: go.Figure, n: int, columns: int, *, panel_height: int, heade
                                  if isinstance(meta.get("kbench_panels"), Mapping) else 240)
     # the narrowest width this grid holds at (the app shows it in a column at least as wide)
     meta["kbench_min_width"] = columns * int(meta["kbench_panels"]["min_width"]) + 80
-    fig.update_layout(meta=meta, height=height)
+    update.update(meta=meta, height=height)
+    old = fig.layout.to_plotly_json()
+    layout = _merged(old, update)
+    layout["annotations"] = annotations  # replaced (update_layout would merge them)
+    if not assign_layout(fig, old, layout):  # (an update would merge the annotations)
+        fig.update_layout(dict(update, annotations=None))
+        fig.layout.annotations = annotations
     return height
 
 

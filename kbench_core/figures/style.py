@@ -92,3 +92,84 @@ def rgba(hex_color: str, alpha: float) -> str:
 
 PAGE_PX = 864  # a page's text block, 9 in at 96 px per inch: the tallest figure on paper
 EXPORT_SLACK = 140  # px a figure may grow when laid out for one column (title lines, a flat
+
+
+# Layout properties that hold data, not settings: an update replaces them whole.
+_DATA_PROPS = frozenset({"meta", "uirevision", "editrevision", "datarevision",
+                         "selectionrevision"})
+
+
+def _plain_keys(update: Mapping) -> bool:
+    """Whether ``update`` (outside data properties) names no path with plotly's magic
+    underscores (``legend_title_text``) and holds no plotly objects."""
+    for key, value in update.items():
+        if "_" in str(key) or not isinstance(value, (Mapping, str, int, float, list, tuple,
+                                                     type(None))):
+            return False
+        if key not in _DATA_PROPS and isinstance(value, Mapping) and not _plain_keys(value):
+            return False
+    return True
+
+
+def _merged(old: Mapping, update: Mapping) -> dict:
+    out = dict(old)
+    for key, value in update.items():
+        current = out.get(key)
+        if (key not in _DATA_PROPS and isinstance(value, Mapping)
+                and isinstance(current, Mapping)):
+            out[key] = _merged(current, value)
+        else:
+            out[key] = value
+    return out
+
+
+def relayout(fig: go.Figure, update: Mapping | None = None, **kwargs: object) -> go.Figure:
+    """``fig.update_layout(update, **kwargs)``, made by assigning the merged layout at once.
+
+    Plotly's ``update_layout`` walks every key through its change-dispatch machinery: 35 ms
+    for a figure's whole layout, against 1 ms to validate the same layout assigned whole, and
+    most of a bias-page figure's build time. The merge follows ``update_layout``: nested
+    settings merge, anything else (data properties such as ``meta``, lists) is replaced. An
+    update it cannot merge the same way (magic-underscore paths, a list of annotations or
+    shapes merged into a non-empty one, plotly objects) goes to ``update_layout``."""
+    update = {**(update or {}), **kwargs}
+    old = fig.layout.to_plotly_json()
+    if not _plain_keys(update) or any(
+            isinstance(value, (list, tuple)) and isinstance(old.get(key), (list, tuple))
+            and old.get(key) for key, value in update.items() if key not in _DATA_PROPS
+    ) or not assign_layout(fig, old, _merged(old, update)):
+        fig.update_layout(update)
+    return fig
+
+
+def _hollow(old: Mapping, merged: Mapping, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Paths of settings objects ``old`` has that ``merged`` leaves with nothing set."""
+    out: list[tuple[str, ...]] = []
+    for key, value in merged.items():
+        prior = old.get(key)
+        if key in _DATA_PROPS or not isinstance(value, Mapping) or not isinstance(prior,
+                                                                               Mapping):
+            continue
+        if all(v is None for v in value.values()):
+            out.append((*path, key))
+        else:
+            out += _hollow(prior, value, (*path, key))
+    return out
+
+
+def assign_layout(fig: go.Figure, old: Mapping, merged: Mapping) -> bool:
+    """Assign ``merged`` (``old``, the figure's layout as JSON, updated) to ``fig`` as
+    ``update_layout`` would have left it: a title whose settings were all unset stays an empty
+    title (``title: {}``), which a layout assigned whole would drop. Returns False, assigning
+    nothing, where another settings object would be left empty (the caller then updates)."""
+    hollow = _hollow(old, merged)
+    if any(path[-1] != "title" for path in hollow):
+        return False
+    fig.layout = merged
+    for path in hollow:
+        title = fig.layout
+        for key in path:
+            title = title[key]
+        title.text = "-"  # set and unset: plotly keeps the emptied object, as update does
+        title.text = None
+    return True
