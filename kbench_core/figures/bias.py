@@ -101,7 +101,7 @@ def bms_curves(table: pd.DataFrame, *, y: str = "magnitude",
                  xaxis=dict(title="Trigger intensity", type="category", categoryorder="array",
                             categoryarray=x),
                  yaxis=dict(title=ylabel, range=[0, 1.05] if y == "mean" else None),
-                 legend_title_text="Model", height=440)
+                 legend=dict(title=dict(text="Model")), height=440)
     if len(styles) > SIDE_LEGEND_MAX:  # a side legend this long would be cut: put it below
         with_legend_below(fig)
     return fig

@@ -143,16 +143,17 @@ def relayout(fig: go.Figure, update: Mapping | None = None, **kwargs: object) ->
 
 
 def _hollow(old: Mapping, merged: Mapping, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
-    """Paths of settings objects ``old`` has that ``merged`` leaves with nothing set."""
+    """Paths of settings objects ``old`` has that ``merged`` unsets or leaves with nothing
+    set (plotly's update keeps them, empty)."""
     out: list[tuple[str, ...]] = []
     for key, value in merged.items():
         prior = old.get(key)
-        if key in _DATA_PROPS or not isinstance(value, Mapping) or not isinstance(prior,
-                                                                               Mapping):
+        if key in _DATA_PROPS or not isinstance(prior, Mapping):
             continue
-        if all(v is None for v in value.values()):
+        if value is None or (isinstance(value, Mapping)  # unset whole, or all it holds
+                             and all(v is None for v in value.values())):
             out.append((*path, key))
-        else:
+        elif isinstance(value, Mapping):
             out += _hollow(prior, value, (*path, key))
     return out
 
