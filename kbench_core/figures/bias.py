@@ -327,10 +327,12 @@ def fingerprint_heatmap(biases: pd.DataFrame, *, value: str = "bms",
     data = biases.copy()
     data["label"] = (data["category"].astype(str) + " · " + data["bias"].astype(str)
                      if "category" in data else data["bias"].astype(str))
-    grid = data.pivot_table(index="label", columns="model", values=value, observed=True,
-                            dropna=False).sort_index()  # first family on top
-    counts = (data.pivot_table(index="label", columns="model", values="n", observed=True,
-                               dropna=False).reindex_like(grid) if "n" in data else None)
+    # value and n in one pivot (dropna=False: the same cells as two pivots, at half the cost)
+    both = data.pivot_table(index="label", columns="model",
+                            values=[value, "n"] if "n" in data and value != "n" else [value],
+                            observed=True, dropna=False)
+    grid = both[value].sort_index()  # first family on top
+    counts = both["n"].reindex_like(grid) if "n" in data else None
     z = grid.to_numpy(dtype=float)
     zmax = max(1.0, float(np.nanmax(z))) if np.isfinite(z).any() else 1.0
     name = value.upper() if value == "bms" else value
