@@ -152,3 +152,25 @@ def test_bias_figures_avoid_plotly_update_calls(monkeypatch) -> None:
     monkeypatch.setattr(plotly.subplots, "make_subplots", counted_subplots)
     _bias_figures("big")
     assert calls == {"update_layout": 0, "make_subplots": 0}
+
+
+def test_big_run_draws_the_fingerprint_heatmap_only_when_opened(monkeypatch) -> None:
+    """On a big run the closed "Fingerprint as a heatmap" expander builds no figure (a model
+    or cap change on 1M rows no longer pays for it); a small run draws it as before."""
+    from streamlit.testing.v1 import AppTest
+
+    from kbench_app import kit, state
+    from tests.conftest import ROOT
+
+    monkeypatch.setenv("KBENCH_APP_ARGS", "")
+    state._cached_load.clear()
+    at = AppTest.from_file(str(ROOT / "views" / "bias.py"), default_timeout=60)
+    at.run()
+    assert not at.exception
+    assert "bias_fingerprint_chart" in {c.key for c in at.get("plotly_chart")}
+    monkeypatch.setattr(kit, "BIG_RUN_ROWS", 10)  # the sample run counts as big
+    at.run()
+    assert not at.exception
+    drawn = {c.key for c in at.get("plotly_chart")}
+    assert "bias_fingerprint_chart" not in drawn and "bias_curves_chart" in drawn
+    assert [e.label for e in at.expander if "Fingerprint as a heatmap" in e.label]
