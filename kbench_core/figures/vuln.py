@@ -56,20 +56,22 @@ def sui_leaderboard(tiers: pd.DataFrame, contributions: pd.DataFrame, *,
         plot_text(tiers), plot_text(contributions), plot_text(title))
     order = tiers.sort_values("sui", ascending=True, na_position="first")
     models = order["model"].astype(str).tolist()
-    fig = go.Figure()
+    # Traces are gathered as plain dicts and handed to plotly in one call (trace by trace,
+    # each validated on its own, the chart cost 0.04 s of a widget change on a big run).
+    traces: list[dict] = []
     for component, rows in contributions.groupby("component", sort=False):
         rows = rows.set_index(rows["model"].astype(str)).reindex(models)
         label = str(rows["label"].dropna().iat[0]) if rows["label"].notna().any() else component
-        fig.add_trace(go.Bar(
-            y=models, x=rows["contribution"], orientation="h", name=label,
+        traces.append(dict(
+            type="bar", y=models, x=rows["contribution"], orientation="h", name=label,
             marker_color=_COMPONENT_COLORS.get(str(component), PALETTE[0]),
             customdata=np.column_stack([rows["value"], rows["weight"]]),
             hovertemplate=("%{y}<br>" + label + " %{customdata[0]:.3f} × weight "
                            "%{customdata[1]:.3f} = %{x:.3f}<extra></extra>")))
     flagged = order.get("sui_renormalised", pd.Series(False, index=order.index)).fillna(False)
     interval = _errors(order.assign(model=models), "sui", "#222")
-    fig.add_trace(go.Scatter(
-        y=models, x=order["sui"], mode="markers", cliponaxis=False,
+    traces.append(dict(
+        type="scatter", y=models, x=order["sui"], mode="markers", cliponaxis=False,
         # the legend promises an interval only where one is drawn
         marker=dict(color="#222", size=8, symbol="diamond"),
         name="SUI (95% CI)" if interval is not None else "SUI",
@@ -78,9 +80,10 @@ def sui_leaderboard(tiers: pd.DataFrame, contributions: pd.DataFrame, *,
     right = order["sui_high"].fillna(order["sui"]) if "sui_high" in order else order["sui"]
     text = [f"{v:.3f}" + (" *" if f else "") if pd.notna(v) else "n/a"
             for v, f in zip(order["sui"], flagged, strict=True)]
-    fig.add_trace(go.Scatter(
-        y=models, x=right.fillna(0) + 0.015, mode="text", text=text, cliponaxis=False,
-        textposition="middle right", showlegend=False, hoverinfo="skip"))
+    traces.append(dict(
+        type="scatter", y=models, x=right.fillna(0) + 0.015, mode="text", text=text,
+        cliponaxis=False, textposition="middle right", showlegend=False, hoverinfo="skip"))
+    fig = go.Figure(dict(data=traces))
     caption = "* a component was undefined; SUI renormalised over the others" \
         if flagged.any() else None
     row_px = name_rows(models, 40 if len(models) <= 12 else 22)
@@ -107,26 +110,29 @@ def lucky_guess_chart(tiers: pd.DataFrame, *, colors: dict[str, str] | None = No
     heading = title or "Right verdicts without finding the target (lucky guesses)"
     if len(models) > MAX_LABELLED:
         return _lucky_dumbbell(tiers, heading)
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(x=[0, 1, 0, 0], y=[0, 1, 1, 0], fill="toself", mode="none",
-                             fillcolor="rgba(213,94,0,0.06)", hoverinfo="skip",
-                             name="accuracy above TDR (lucky guessing)"))
-    fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="accuracy = TDR",
-                             line=dict(color="#888", dash="dash", width=1.5),
-                             hoverinfo="skip"))
-    for _, row in tiers.sort_values("model").iterrows():
-        one = tiers[tiers["model"] == row["model"]]
-        style = styles[str(row["model"])]
+    # Traces as plain dicts, handed to plotly in one call (one add_trace per model, each
+    # validated on its own, cost 0.026 s of a widget change on a big run).
+    traces: list[dict] = [
+        dict(type="scatter", x=[0, 1, 0, 0], y=[0, 1, 1, 0], fill="toself", mode="none",
+             fillcolor="rgba(213,94,0,0.06)", hoverinfo="skip",
+             name="accuracy above TDR (lucky guessing)"),
+        dict(type="scatter", x=[0, 1], y=[0, 1], mode="lines", name="accuracy = TDR",
+             line=dict(color="#888", dash="dash", width=1.5), hoverinfo="skip")]
+    # a series per row in model order (a model's series holds all of its rows)
+    for model in tiers.sort_values("model")["model"].tolist():
+        one = tiers[tiers["model"] == model]
+        style = styles[str(model)]
         color = style.color
-        fig.add_trace(go.Scatter(
-            x=one["tdr"], y=one["accuracy"], mode="markers", name=str(row["model"]),
+        traces.append(dict(
+            type="scatter", x=one["tdr"], y=one["accuracy"], mode="markers", name=str(model),
             marker=dict(color=color, size=12, symbol=style.symbol,
                         line=dict(color="white", width=1)),
             error_x=_errors(one, "tdr", color), error_y=_errors(one, "accuracy", color),
             customdata=np.column_stack([one["lgi"], one["lucky_guess_rate"], one["n"]]),
-            hovertemplate=(f"<b>{row['model']}</b><br>TDR %{{x:.3f}}, accuracy %{{y:.3f}}"
+            hovertemplate=(f"<b>{model}</b><br>TDR %{{x:.3f}}, accuracy %{{y:.3f}}"
                            "<br>LGI %{customdata[0]:+.3f}<br>lucky-guess rate "
                            "%{customdata[1]:.3f}<br>n = %{customdata[2]}<extra></extra>")))
+    fig = go.Figure(dict(data=traces))
     apply_layout(fig, heading, height=480,
                  xaxis=dict(title="Target detection rate (95% CI)", range=[-0.02, 1.04]),
                  yaxis=dict(title="Accuracy of the verdict (95% CI)", range=[-0.02, 1.1]))
@@ -193,16 +199,17 @@ def prompt_type_chart(tiers: pd.DataFrame, *, metric: str = "tdr",
             colorbar_title=label if len(label) <= 12 else metric.upper(),
             hovertemplate="%{y}<br>%{x}: " + label + " %{z:.3f}", wrap_rows=True)
     styles = distinct_styles(models, colors or model_colors(models))
-    fig = go.Figure()
+    traces: list[dict] = []  # plain dicts, handed to plotly in one call
     for model, rows in tiers.groupby("model", observed=True, sort=True):
         style = styles[str(model)]
-        fig.add_trace(go.Bar(
-            x=rows["prompt_type"].astype(str), y=rows[metric], name=str(model),
+        traces.append(dict(
+            type="bar", x=rows["prompt_type"].astype(str), y=rows[metric], name=str(model),
             marker=dict(color=style.color, pattern=dict(shape=style.pattern)),
             error_y=_errors(rows, metric, "#333"),
             customdata=rows["n"],
             hovertemplate=(f"<b>{model}</b><br>%{{x}}: %{{y:.3f}}<br>n = %{{customdata}}"
                            "<extra></extra>")))
+    fig = go.Figure(dict(data=traces))
     apply_layout(fig, title or f"{label} by prompt type", barmode="group",
                  xaxis=dict(title="Prompt type", type="category", categoryorder="array",
                             categoryarray=prompts),
