@@ -147,19 +147,20 @@ def _lucky_dumbbell(tiers: pd.DataFrame, heading: str) -> go.Figure:
     data = tiers.assign(model=tiers["model"].astype(str)).sort_values(
         "lgi", ascending=False, na_position="last", kind="stable")
     models = data["model"].tolist()
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(
+    traces: list[dict] = [dict(  # plain dicts, handed to plotly in one call
+        type="scatter",
         x=np.column_stack([data["tdr"], data["accuracy"], np.full(len(data), np.nan)]).ravel(),
         y=np.repeat(models, 3), mode="lines", line=dict(color="#bbb", width=2),
-        hoverinfo="skip", showlegend=False))
+        hoverinfo="skip", showlegend=False)]
     for column, name, color, symbol in (("tdr", "target detection rate", "#009E73", "circle"),
                                         ("accuracy", "accuracy", "#D55E00", "diamond")):
-        fig.add_trace(go.Scatter(
-            x=data[column], y=models, mode="markers", name=name,
+        traces.append(dict(
+            type="scatter", x=data[column], y=models, mode="markers", name=name,
             marker=dict(color=color, size=8, symbol=symbol),
             customdata=data["lgi"],
             hovertemplate=("<b>%{y}</b><br>" + name + " %{x:.3f}<br>LGI %{customdata:+.3f}"
                            "<extra></extra>")))
+    fig = go.Figure(dict(data=traces))
     apply_layout(fig, heading,
                  subtitle=f"{count_noun(len(models), 'model')}, largest gap (LGI) on top",
                  height=160 + 18 * len(models),
