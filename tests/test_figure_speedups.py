@@ -174,3 +174,132 @@ def test_big_run_draws_the_fingerprint_heatmap_only_when_opened(monkeypatch) -> 
     drawn = {c.key for c in at.get("plotly_chart")}
     assert "bias_fingerprint_chart" not in drawn and "bias_curves_chart" in drawn
     assert [e.label for e in at.expander if "Fingerprint as a heatmap" in e.label]
+
+
+# ------------------------------------------------------------------ the vulnerability page's
+# Issue 25 on the vulnerability page: the reliability diagram, the SUI, lucky-guess and
+# prompt-type charts are built from plain dicts handed to plotly once. ``to_dict()`` of 2574
+# figures (the sample judged run, ``big_judged_samples(60_000)``, the multi-judge records and
+# the judge-output tree of docs/formats.md; 1, 3, 10 and 15 models; bins 10 and 15, uniform
+# and quantile; partial credit 1 and 0.5; split by prompt type; the judged catalog and page
+# figures; each also through ``fit_to_width`` at 300 and 700 px) compared equal, as JSON, to
+# those of the code before.
+
+
+@cache
+def _judged(models: int):
+    from kbench_core import vuln
+
+    frame = samples.big_judged_samples(60_000)
+    frame = frame[frame["judge"] == frame["judge"].iloc[0]]
+    if models > 3:  # more detectors: each split into parts (the same answers, renamed)
+        parts = -(-models // 3)
+        frame = frame.assign(model=frame["model"].astype(str) + "-part"
+                             + (frame.index % parts).astype(str))
+        keep = sorted(map(str, frame["model"].unique()))[:models]
+        frame = frame[frame["model"].astype(str).isin(keep)]
+    names = sorted(map(str, frame["model"].unique()))
+    return (names, vuln.tiers(frame), vuln.tiers(frame, by=("model", "prompt_type")),
+            vuln.reliability(frame, n_bins=15, binning="quantile"))
+
+
+def _vuln_figures(models: int) -> dict[str, go.Figure]:
+    from kbench_app import vuln as page
+    from kbench_core.figures import vuln as vuln_figures
+
+    names, tiers, by_prompt, reliability = _judged(models)
+    colors = figures.base.model_colors(names)
+    return {
+        "reliability": vuln_figures.reliability_diagram(reliability, colors=colors,
+                                                        binning="quantile"),
+        "sui": page.sui_figure(tiers, weights=()),
+        "lucky": vuln_figures.lucky_guess_chart(tiers, colors=colors),
+        "prompt": vuln_figures.prompt_type_chart(by_prompt, metric="tdr", colors=colors),
+    }
+
+
+@pytest.mark.parametrize("models", [3, 10, 15])
+def test_vuln_figures_keep_their_structure(models: int) -> None:
+    from kbench_core.figures import vuln as vuln_figures
+
+    names = _judged(models)[0]
+    built, again = _vuln_figures(models), _vuln_figures(models)
+    n = len(names)
+    assert n == models
+    for name, fig in built.items():
+        assert _json(fig) == _json(again[name]), name  # deterministic
+        assert fig.layout.template.layout.font.size == 13, name  # the kbench template
+        assert fig.layout.meta["kbench_title"], name
+        # a legend under every chart but the heatmap (a prompt chart of many models)
+        assert fig.layout.meta.get("kbench_legend_rows", 0) >= 1 or (name == "prompt" and n > 12)
+    reliability = built["reliability"]
+    assert reliability.layout.meta["kbench_title"] == (
+        "Reliability: accuracy against stated confidence (equal-mass bins)")
+    if n <= vuln_figures.MAX_OVERLAID:  # curves overlaid over the confidence histogram
+        assert len(reliability.data) == 1 + 4 * n
+        assert [t.xaxis for t in reliability.data] == ["x"] + ["x", "x", "x", "x2"] * n
+        assert [t.type for t in reliability.data[1:5]] == ["scatter"] * 3 + ["bar"]
+        layout = reliability.layout
+        assert (layout.xaxis.anchor, layout.yaxis.anchor) == ("y", "x")
+        assert (layout.xaxis2.anchor, layout.yaxis2.anchor) == ("y2", "x2")
+        assert layout.xaxis.matches == "x2" and layout.xaxis.showticklabels is False
+        assert layout.yaxis.domain[0] > layout.yaxis2.domain[1]  # the histogram beneath
+        assert layout.xaxis2.title.text == "Stated confidence"
+        assert layout.yaxis.title.text == "Accuracy (95% CI)"
+        assert layout.yaxis2.tickformat == ".0%"
+    else:  # one panel each: bars, diagonal, curve
+        assert len(reliability.data) == 3 * n
+        assert reliability.layout[f"xaxis{n}"].anchor == f"y{n}"
+        assert reliability.layout[f"yaxis{n}"].anchor == f"x{n}"
+        assert reliability.data[-1].xaxis == f"x{n}"
+        assert reliability.layout.meta["kbench_panels"]["n"] == n
+        assert len([a for a in reliability.layout.annotations
+                    if (a.name or "").startswith("panel-")]) == n
+    sui = built["sui"]
+    components = [t for t in sui.data if t.type == "bar"]
+    assert len(sui.data) == len(components) + 2 and 1 <= len(components) <= 5
+    assert list(sui.layout.yaxis.tickvals) == list(sui.data[0].y)
+    assert sui.layout.barmode == "stack"
+    lucky = built["lucky"]
+    if n <= vuln_figures.MAX_LABELLED:
+        assert len(lucky.data) == 2 + n
+        assert [t.name for t in lucky.data[:2]] == ["accuracy above TDR (lucky guessing)",
+                                                   "accuracy = TDR"]
+        assert lucky.layout.xaxis.title.text == "Target detection rate (95% CI)"
+    else:  # the dumbbell: a line per model and the two rates
+        assert [t.name for t in lucky.data] == [None, "target detection rate", "accuracy"]
+        assert len(lucky.data[1].y) == n
+    prompt = built["prompt"]
+    if n <= vuln_figures.MAX_LABELLED:
+        assert len(prompt.data) == n and {t.type for t in prompt.data} == {"bar"}
+        assert prompt.layout.xaxis.categoryarray == tuple(
+            str(p) for p in _judged(models)[2]["prompt_type"].astype(str).unique())
+    else:
+        assert prompt.data[0].type == "heatmap"
+    for width in (300, 700):
+        for name, fig in built.items():
+            assert _json(fit_to_width(fig, width)) == _json(fit_to_width(again[name], width))
+
+
+@pytest.mark.parametrize("models", [3, 10, 15])
+def test_vuln_figures_avoid_plotly_update_calls(monkeypatch, models: int) -> None:
+    """Fails on the code before: the charts were built with one ``add_trace`` per series, the
+    reliability diagram through ``make_subplots`` and ``update_xaxes``/``update_yaxes``."""
+    import plotly.subplots
+
+    _judged(models)  # the tables first: only the figures are counted
+    names = ("update_layout", "add_trace", "add_traces", "update_xaxes", "update_yaxes")
+    calls = dict.fromkeys((*names, "make_subplots"), 0)
+
+    def counted(name, original):
+        def call(*args, **kwargs):
+            calls[name] += 1
+            return original(*args, **kwargs)
+        return call
+
+    for name in names:
+        monkeypatch.setattr(go.Figure, name, counted(name, getattr(go.Figure, name)))
+    monkeypatch.setattr(plotly.subplots, "make_subplots",
+                        counted("make_subplots", plotly.subplots.make_subplots))
+    _vuln_figures(models)
+    assert calls == dict.fromkeys(calls, 0)
