@@ -55,6 +55,26 @@ def exporter():
         yield ex
 
 
+@pytest.fixture(scope="module")
+def spark():
+    """An Ibis backend on a local PySpark session (``local[1]``, small shuffles, no UI) for the
+    engine tests; skipped without Java. Module-scoped: the session stops with the module."""
+    if shutil.which("java") is None:
+        pytest.skip("Java is missing: PySpark's local mode needs a JVM "
+                    "(bash scripts/setup.sh --test installs default-jre-headless)")
+    pyspark = pytest.importorskip("pyspark.sql")
+    from kbench_core import engines
+
+    session = (pyspark.SparkSession.builder.master("local[1]").appName("kbench-tests")
+               .config("spark.sql.shuffle.partitions", "2")
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield engines.connect("spark", session=session)
+    session.stop()
+
+
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return ROOT

@@ -271,22 +271,6 @@ def test_a_folder_names_repeats_by_file_and_row(tmp_path):
 # ----------------------------------------------------------------------------- spark
 
 
-@pytest.fixture(scope="module")
-def spark():
-    if shutil.which("java") is None:
-        pytest.skip("Java is missing: PySpark's local mode needs a JVM "
-                    "(bash scripts/setup.sh --test installs default-jre-headless)")
-    pyspark = pytest.importorskip("pyspark.sql")
-    session = (pyspark.SparkSession.builder.master("local[1]").appName("kbench-tests")
-               .config("spark.sql.shuffle.partitions", "2")
-               .config("spark.ui.enabled", "false")
-               .config("spark.ui.showConsoleProgress", "false")
-               .getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
-    yield engines.connect("spark", session=session)
-    session.stop()
-
-
 def test_spark_refuses_repeated_keys_as_the_loader_does(tmp_path, spark):
     """Bias ids (counted over the rows) and judged labels padded with a no-break space
     (stripped by the engine as Python strips them: Java's regex on Spark)."""

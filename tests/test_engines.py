@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io as io_
 import re
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -227,22 +226,6 @@ def test_engine_choices_are_checked(tmp_path):
 
 
 # ------------------------------------------------------------------------------ spark
-
-
-@pytest.fixture(scope="module")
-def spark():
-    if shutil.which("java") is None:
-        pytest.skip("Java is missing: PySpark's local mode needs a JVM "
-                    "(bash scripts/setup.sh --test installs default-jre-headless)")
-    pyspark = pytest.importorskip("pyspark.sql")
-    session = (pyspark.SparkSession.builder.master("local[1]").appName("kbench-tests")
-               .config("spark.sql.shuffle.partitions", "2")
-               .config("spark.ui.enabled", "false")
-               .config("spark.ui.showConsoleProgress", "false")
-               .getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
-    yield engines.connect("spark", session=session)
-    session.stop()
 
 
 @pytest.mark.parametrize("path", RUNS, ids=lambda p: f"{p.parent.name}/{p.name}")
