@@ -30,12 +30,61 @@ import resource
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+if TYPE_CHECKING:
+    import pandas as pd
 FOLDER = Path(os.environ.get("KBENCH_BENCH_DIR", "/tmp/kbench-engines"))
 CHUNK = 1_000_000
+
+
+def size(text: str) -> int:
+    """A row count as the benchmarks take it: ``600000``, ``600k`` or ``1M`` (any case)."""
+    scale = {"k": 1_000, "m": 1_000_000}.get(text[-1:].lower(), 1)
+    return int(float(text[:-1] if scale > 1 else text) * scale)
+
+
+def trial_chunks(n_rows: int) -> Iterator[pd.DataFrame]:
+    """``n_rows`` bias trials of :func:`kbench_core.samples.big_bias_trials` in 1M-row chunks
+    (seed = chunk number): the rows of every size here and of ``kahnebench_reference.py``."""
+    from kbench_core.samples import big_bias_trials
+
+    done = 0
+    while done < n_rows:
+        part = min(CHUNK, n_rows - done)
+        yield big_bias_trials(max(part, 40_000), seed=done // CHUNK).iloc[:part]
+        done += part
+
+
+def count_engine_queries() -> list[int]:
+    """Count the calls of :func:`kbench_core.engines.reduce_source` from now on (the app's
+    engine queries): the returned one-item list holds the count."""
+    from kbench_core import engines
+
+    queries = [0]
+    reduce_source = engines.reduce_source
+
+    def counted(*args: object, **kwargs: object) -> object:
+        queries[0] += 1
+        return reduce_source(*args, **kwargs)  # type: ignore[arg-type]
+
+    engines.reduce_source = counted  # type: ignore[assignment]
+    return queries
+
+
+def clear_app_caches() -> None:
+    """Forget every result of the app's caches and the workspace's, as a new server would."""
+    from kbench_app import cache, state
+    from kbench_core import workspace
+
+    workspace.clear_caches()
+    cache.clear()
+    state._cached_load.clear()
 
 
 def make(n_rows: int) -> Path:
@@ -44,8 +93,6 @@ def make(n_rows: int) -> Path:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from kbench_core.samples import big_bias_trials
-
     path = FOLDER / f"bias-{n_rows}.parquet"
     if path.exists():
         return path
@@ -53,11 +100,10 @@ def make(n_rows: int) -> Path:
     tmp = path.with_suffix(".tmp")
     writer = None
     done = 0
-    while done < n_rows:
-        size = min(CHUNK, n_rows - done)
-        frame = big_bias_trials(max(size, 40_000), seed=done // CHUNK).iloc[:size]
+    for frame in trial_chunks(n_rows):
+        part = len(frame)
         frame = frame.assign(id=np.char.add("b", np.char.zfill(
-            np.arange(done + 1, done + size + 1).astype(str), 10)))
+            np.arange(done + 1, done + part + 1).astype(str), 10)))
         table = pa.Table.from_pandas(frame, preserve_index=False)
         table = table.cast(pa.schema([pa.field(f.name, pa.string())
                                       if pa.types.is_dictionary(f.type) else f
@@ -65,7 +111,7 @@ def make(n_rows: int) -> Path:
         if writer is None:
             writer = pq.ParquetWriter(tmp, table.schema)
         writer.write_table(table)
-        done += size
+        done += part
     writer.close()
     tmp.rename(path)
     return path
@@ -148,20 +194,11 @@ def app_widget_change(n_rows: int = 1_000_000) -> None:
 
     from streamlit.testing.v1 import AppTest
 
-    from kbench_app import cache, state
-    from kbench_core import engines
     from kbench_core import workspace as saved
     from kbench_core.io import load_run
     from kbench_core.samples import big_bias_trials
 
-    queries = [0]
-    reduce_source = engines.reduce_source
-
-    def counted(*args: object, **kwargs: object) -> object:
-        queries[0] += 1
-        return reduce_source(*args, **kwargs)  # type: ignore[arg-type]
-
-    engines.reduce_source = counted  # type: ignore[assignment]
+    queries = count_engine_queries()
     with tempfile.TemporaryDirectory() as tmp:
         source = Path(tmp) / "big_bias.parquet"
         big_bias_trials(n_rows).to_parquet(source)
@@ -169,9 +206,7 @@ def app_widget_change(n_rows: int = 1_000_000) -> None:
         workspace.save(load_run(source))
         print(f"{n_rows:,} saved bias rows ({source.stat().st_size / 1024**2:.0f} MiB Parquet)")
         for engine in ("duckdb", "memory"):
-            saved.clear_caches()
-            cache.clear()
-            state._cached_load.clear()
+            clear_app_caches()
             queries[0] = 0
             os.environ["KBENCH_APP_ARGS"] = (f"--no-samples --workspace {workspace.directory} "
                                              f"--engine {engine}")
@@ -210,15 +245,12 @@ def main(argv: list[str]) -> None:
         print(json.dumps(measure(argv[1], argv[2])))
         return
     if argv[:1] == ["--app"]:
-        size = argv[1] if len(argv) > 1 else "1M"
-        app_widget_change(int(float(size.rstrip("M")) * 1_000_000) if size.endswith("M")
-                          else int(size))
+        app_widget_change(size(argv[1] if len(argv) > 1 else "1M"))
         return
     if argv[:1] == ["--spark"]:
         spark_fixed_cost()
         return
-    sizes = [int(float(a.rstrip("M")) * 1_000_000) if a.endswith("M") else int(a)
-             for a in argv] or [1_000_000, 10_000_000, 30_000_000]
+    sizes = [size(a) for a in argv] or [1_000_000, 10_000_000, 30_000_000]
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
     for n in sizes:
         t0 = time.perf_counter()

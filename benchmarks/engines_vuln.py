@@ -31,16 +31,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from engines import clear_app_caches, count_engine_queries, size  # noqa: E402 (its sibling)
+
 Step = Callable[[Any], object]  # a change made on an AppTest
-
-
-def _size(text: str) -> int:
-    text = text.lower()
-    if text.endswith("m"):
-        return int(float(text[:-1]) * 1_000_000)
-    if text.endswith("k"):
-        return int(float(text[:-1]) * 1_000)
-    return int(text)
 
 
 def _profiler() -> collections.defaultdict[str, float]:
@@ -84,32 +77,21 @@ def main(argv: list[str]) -> None:
 
     profile = "--profile" in argv
     argv = [a for a in argv if a != "--profile"]
-    n_rows = _size(argv[0]) if argv else 600_000
+    n_rows = size(argv[0]) if argv else 600_000
     spent = _profiler() if profile else collections.defaultdict(float)
 
-    from kbench_app import cache, state
-    from kbench_core import engines
     from kbench_core import workspace as saved
     from kbench_core.io import load_run
     from kbench_core.samples import big_judged_samples
 
-    queries = [0]
-    reduce_source = engines.reduce_source
-
-    def counted(*args: object, **kwargs: object) -> object:
-        queries[0] += 1
-        return reduce_source(*args, **kwargs)  # type: ignore[arg-type]
-
-    engines.reduce_source = counted  # type: ignore[assignment]
+    queries = count_engine_queries()
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as tmp:
         source = Path(tmp) / "big_judged.parquet"
         big_judged_samples(n_rows).to_parquet(source)
         workspace = saved.Workspace(Path(tmp) / "ws")
         workspace.save(load_run(source))
-        saved.clear_caches()
-        cache.clear()
-        state._cached_load.clear()
+        clear_app_caches()
         os.environ["KBENCH_APP_ARGS"] = (f"--no-samples --workspace {workspace.directory} "
                                          "--engine duckdb")
         at = AppTest.from_file(str(ROOT / "views" / "vuln.py"), default_timeout=600)

@@ -66,7 +66,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-CHUNK = 1_000_000
+
+from engines import size, trial_chunks  # noqa: E402 (its sibling: the same rows)
+
 LIMIT_MIB = 12 * 1024
 DEFAULT_SIZES = ("100k", "1M", "10M", "30M", "100M")
 KAHNEBENCH_URL = "https://github.com/ryanhartman4/KahneBench"
@@ -92,17 +94,6 @@ def load_kahnebench(directory: Path) -> tuple[types.ModuleType, types.ModuleType
             sys.modules[name] = module
     return (importlib.import_module("kahne_bench.core"),
             importlib.import_module("kahne_bench.metrics.core"))
-
-
-def trial_chunks(n_rows: int):
-    """The rows of ``benchmarks/engines.py``'s ``make``: 1M-row chunks, seed = chunk number."""
-    from kbench_core.samples import big_bias_trials
-
-    done = 0
-    while done < n_rows:
-        size = min(CHUNK, n_rows - done)
-        yield big_bias_trials(max(size, 40_000), seed=done // CHUNK).iloc[:size]
-        done += size
 
 
 def _column(frame, name: str) -> list:
@@ -248,11 +239,6 @@ def _child(n_rows: int, directory: Path) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def _size(text: str) -> int:
-    scale = {"k": 1_000, "M": 1_000_000}.get(text[-1:], 1)
-    return int(float(text[:-1] if scale > 1 else text) * scale)
-
-
 def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--kahnebench", type=Path, required=True, metavar="DIR")
@@ -269,7 +255,7 @@ def main(argv: list[str]) -> None:
     if not args.no_check:
         check(args.kahnebench)
     measured: list[dict] = []
-    for n in sorted(_size(s) for s in args.sizes):
+    for n in sorted(size(s) for s in args.sizes):
         if len(measured) >= 2:
             small, large = measured[0], measured[-1]
             per_row = ((large["peak_rss_mib"] - small["peak_rss_mib"])
