@@ -239,6 +239,30 @@ def clear_caches() -> None:
         _VALIDATED_BYTES = _REDUCED_BYTES = 0
 
 
+def _not_queried(path: Path, engine: str, exc: Exception) -> RunFormatError:
+    """The saved run's error when its engine raised something else than a RunFormatError
+    (a damaged file the engine cannot read, a missing backend)."""
+    return _bad(path.name, f"could not be queried by {engine} ({type(exc).__name__}: "
+                           f"{str(exc)[:200]})")
+
+
+def _saved_source(path: Path, sidecar: dict[str, Any]) -> Any:
+    """The saved run's Parquet file as an engine source, checked to be the file the sidecar
+    records (its SHA-256); RunFormatError naming it when it cannot be read or was changed."""
+    from kbench_core.engines.source import file_source
+
+    try:
+        src = file_source(path, name=sidecar["name"], kind=sidecar["kind"])
+    except OSError as exc:
+        raise _bad(path.name, f"cannot read the saved run ({exc.strerror or exc})") from None
+    if sidecar["parquet_sha256"] != src.meta["sha256"]:
+        raise _bad(path.name, "the Parquet file is not the one kbench saved "
+                              "(its SHA-256 differs from the one recorded "
+                              "beside it), so its provenance cannot be trusted; "
+                              "remove it and upload the run again")
+    return src
+
+
 def _reduced(path: Path, src: Any, engine: str, spark_master: str | None) -> pa.Table:
     """The saved run's sufficient table from the cache, else from the engine (kept when it
     succeeds); whatever else the engine raises becomes a RunFormatError naming the file."""
@@ -255,8 +279,7 @@ def _reduced(path: Path, src: Any, engine: str, spark_master: str | None) -> pa.
     except RunFormatError:
         raise
     except Exception as exc:  # a damaged file the engine cannot read, a missing backend
-        raise _bad(path.name, f"could not be queried by {engine} ({type(exc).__name__}: "
-                              f"{str(exc)[:200]})") from None
+        raise _not_queried(path, engine, exc) from None
     global _REDUCED_BYTES
     with _VALIDATED_LOCK:
         if key not in _REDUCED:
@@ -456,14 +479,8 @@ def _queried_run(path: Path, sidecar: dict[str, Any], engine: str,
     found in the cache), its frame the finish of that table; RunFormatError naming the
     file."""
     from kbench_core.engines.reduce import WEIGHTED, finish
-    from kbench_core.engines.source import file_source
 
-    src = file_source(path, name=sidecar["name"], kind=sidecar["kind"])
-    if sidecar["parquet_sha256"] != src.meta["sha256"]:
-        raise _bad(path.name, "the Parquet file is not the one kbench saved "
-                              "(its SHA-256 differs from the one recorded "
-                              "beside it), so its provenance cannot be trusted; "
-                              "remove it and upload the run again")
+    src = _saved_source(path, sidecar)
     # A bias run stays its distinct tuples with their counts as weights: the pages read
     # the weights (kbench_core.kahne.row_weights), so a widget change recomputes from the
     # small table, never from a frame of every row; sidecar's ``rows`` stays the run's rows.
@@ -485,27 +502,17 @@ def response_rows(run: Run, *, model: str, bias: str, search: str = "",
     sidecar records (its SHA-256), else :class:`RunFormatError` naming it, as on first use;
     an engine failure is one too."""
     from kbench_core.engines.rows import DRILL_LIMIT, text_rows
-    from kbench_core.engines.source import file_source
 
     saved = getattr(run, "_saved", None)
     if not isinstance(run, LazyRun) or saved is None or saved.engine == "memory":
         return None
-    path, sidecar = saved.path, saved.sidecar
-    try:
-        src = file_source(path, name=sidecar["name"], kind=sidecar["kind"])
-    except OSError as exc:
-        raise _bad(path.name, f"cannot read the saved run ({exc.strerror or exc})") from None
-    if sidecar["parquet_sha256"] != src.meta["sha256"]:
-        raise _bad(path.name, "the Parquet file is not the one kbench saved (its SHA-256 "
-                              "differs from the one recorded beside it); remove it and "
-                              "upload the run again")
+    src = _saved_source(saved.path, saved.sidecar)
     try:
         return text_rows(src, model=model, bias=bias, search=search,
                          limit=DRILL_LIMIT if limit is None else limit,
                          engine=saved.engine, spark_master=saved.spark_master)
     except Exception as exc:  # a damaged file the engine cannot read, a missing backend
-        raise _bad(path.name, f"could not be queried by {saved.engine} "
-                              f"({type(exc).__name__}: {str(exc)[:200]})") from None
+        raise _not_queried(saved.path, saved.engine, exc) from None
 
 
 class _Saved:

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from kbench_core.io import Run
 
 __all__ = ["ENGINES", "Engine", "check_engine", "connect", "default_engine", "load",
-           "reduce_source"]
+           "reduce_source", "shared_backend"]
 
 Engine = Literal["memory", "duckdb", "spark"]
 ENGINES: tuple[str, ...] = ("memory", "duckdb", "spark")
@@ -115,6 +115,17 @@ def connect(engine: Engine, *, spark_master: str | None = None, session: Any = N
 _SPARK: dict[str | None, Any] = {}  # one Spark backend per master for the process (the app)
 
 
+def shared_backend(engine: Engine, *, spark_master: str | None = None) -> Any:
+    """A backend for one query of the app: a new in-process DuckDB (a connection is not
+    shared between the threads of a server's sessions), or the process's one Spark backend
+    per ``spark_master`` (its JVM starts once)."""
+    if engine == "spark":
+        if spark_master not in _SPARK:
+            _SPARK[spark_master] = connect("spark", spark_master=spark_master)
+        return _SPARK[spark_master]
+    return connect(engine)
+
+
 def reduce_source(src: ParquetSource, *, engine: Engine, spark_master: str | None = None,
                   backend: Any = None) -> pa.Table:
     """The validated sufficient table of one source (:func:`load` without the finish): the
@@ -123,18 +134,12 @@ def reduce_source(src: ParquetSource, *, engine: Engine, spark_master: str | Non
 
     The app keeps this small table per saved run (``kbench_core.workspace``) and finishes
     it in Python, so a widget change never queries the engine again. ``backend``: an Ibis
-    backend to use; else a new in-process DuckDB (a connection is not shared between the
-    threads of a server's sessions), or one Spark backend per ``spark_master``."""
+    backend to use, else :func:`shared_backend`."""
     from kbench_core.engines import reduce, source, validate
 
     chosen = check_engine(engine)
     if backend is None:
-        if chosen == "spark":
-            if spark_master not in _SPARK:
-                _SPARK[spark_master] = connect("spark", spark_master=spark_master)
-            backend = _SPARK[spark_master]
-        else:
-            backend = connect(chosen)
+        backend = shared_backend(chosen, spark_master=spark_master)
     table = source.open_table(backend, src)
     reduced = reduce.reduction(table, src.kind, tuple(f.name for f in src.files)).to_pyarrow()
     validate.validate(table, src, reduced)

@@ -42,8 +42,8 @@ def text_rows(src: ParquetSource, *, model: str, bias: str, search: str = "",
     """The rows of ``src`` whose ``model`` and ``bias`` are these (and whose prompt, response
     or answer contains ``search``, any case, as plain text: no pattern), every column the
     file has, the first ``limit`` in file order (a folder's files in name order), with the
-    number of rows that match. ``backend``: an Ibis backend to use, else a new in-process
-    DuckDB or the process's Spark backend of ``spark_master``.
+    number of rows that match. ``backend``: an Ibis backend to use, else
+    :func:`kbench_core.engines.shared_backend`.
 
     The text is returned as stored, to be shown as inert text."""
     import ibis
@@ -55,13 +55,7 @@ def text_rows(src: ParquetSource, *, model: str, bias: str, search: str = "",
         raise ValueError(f"limit must be 0 or more, got {limit!r}")
     chosen = engines.check_engine(engine)
     if backend is None:
-        if chosen == "spark":
-            if spark_master not in engines._SPARK:
-                engines._SPARK[spark_master] = engines.connect("spark",
-                                                               spark_master=spark_master)
-            backend = engines._SPARK[spark_master]
-        else:
-            backend = engines.connect(chosen)  # type: ignore[arg-type]
+        backend = engines.shared_backend(chosen, spark_master=spark_master)
     table = source.open_table(backend, src)
     where = (table["model"].cast("string") == str(model)) \
         & (table["bias"].cast("string") == str(bias))
