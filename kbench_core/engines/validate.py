@@ -20,10 +20,10 @@ aggregate that finds nothing on a valid run. A family whose key columns the redu
 (600k judged rows: 0.46 s, against 2.0 s for the reduction and the cell checks; its labels
 stripped as the loader strips them by a look at their distinct values, not a function on
 every row: :func:`_loader_text`); a bias run's ids stay in the engine and cost one group-by
-over the rows, about the time of the reduction and the cell checks together (DuckDB, 2 busy
-cores: 1.5-2.8 s against 1.9-2.3 s on 10M rows, 1.1-1.5 times; 0.22 s against 0.36-0.43 s on
-1M; hashing the ids first, a ``count(distinct)`` or a check that ids ascend in file order
-were no faster). Only when a key repeats are its first
+over the rows of their 64-bit hashes, the text compared only where two hashes clash
+(:func:`_clashing`): a group-by of the text ids needed 2.2 GiB at 30M rows and ran out of
+DuckDB's 512 MB at 100M, the hashes fit (30M rows: the whole engine part 8.3 s, 0.8 GiB; 100M
+25 s). Only when a key repeats are its first
 :data:`~kbench_core.problems.MAX_LISTED_PROBLEMS` repeats fetched, each with the place of its
 key's first row, and worded as the loader words them; a folder's rows are named ``file:row``
 as every other message names them, and its keys are checked across its files (the folder is
@@ -423,18 +423,25 @@ def _repeats(table: Any, kind: str, key: list[str], weight: str | None = None) -
     return int(found.column("total")[0].as_py() or 0)
 
 
-def _shown(values: pa.Array | pa.ChunkedArray, column: Any) -> list[str]:
-    """Key values as the loader's message shows them: converted by the loader's own
-    ``_to_text`` (labels stripped, numbers as their text, missing as pandas shows it)."""
+def _loader_canonical(series: Any, column: Column) -> Any:
+    """``series`` as the loader keys it: converted by its own ``_to_text`` (labels stripped,
+    numbers as their text, blank or NaN missing); the conversion's problems are not wanted
+    here (the cell checks report them)."""
     import numpy as np
 
-    from kbench_core.problems import show_value
     from kbench_core.readers import _Table
     from kbench_core.validation import _Collector, _to_text
 
-    series = pa.table({"v": values}).to_pandas()["v"]
     ignored = _Collector(_Table(series.to_frame(), np.arange(1, len(series) + 1), "row"))
-    canonical, _ = _to_text(series, column, ignored, column.type == "category")
+    return _to_text(series, column, ignored, column.type == "category")[0]
+
+
+def _shown(values: pa.Array | pa.ChunkedArray, column: Any) -> list[str]:
+    """Key values as the loader's message shows them: converted by the loader's own
+    ``_to_text`` (labels stripped, numbers as their text, missing as pandas shows it)."""
+    from kbench_core.problems import show_value
+
+    canonical = _loader_canonical(pa.table({"v": values}).to_pandas()["v"], column)
     return [show_value(canonical.iat[i]) for i in range(len(canonical))]
 
 
@@ -519,17 +526,12 @@ def _layers(rows: pa.Table, kind: str) -> Any:
     import numpy as np
     import pandas as pd
 
-    from kbench_core.readers import _Table
-    from kbench_core.validation import _Collector, _to_text
-
     key = _key_names(rows.column_names, kind)
     if key is None or rows.num_rows < 2:
         return np.zeros(rows.num_rows, dtype=np.int64)
     spec = families.spec(kind)
     frame = plain(rows.select(key)).to_pandas()
-    ignored = _Collector(_Table(frame, np.arange(1, len(frame) + 1), "row"))
-    canonical = pd.DataFrame({k: _to_text(frame[k], spec.column(k), ignored,
-                                          spec.column(k).type == "category")[0]
+    canonical = pd.DataFrame({k: _loader_canonical(frame[k], spec.column(k))
                               for k in key}).astype(object)
     layer = canonical.groupby(key, dropna=False, sort=False).cumcount().to_numpy()
     if families.get(kind).key_where_given:
