@@ -12,8 +12,16 @@ change the median and the max of the wall time, the median CPU time of this proc
 sensitive than the wall time to other processes on a shared machine) and the number of
 engine queries (calls of :func:`kbench_core.engines.reduce_source`). Asserts nothing.
 
+The page works ahead (:mod:`kbench_app.prefetch`: the other judges' results, computed in a
+background thread after each render); before each change the script waits until that work
+is done, as a user reading the page would (the wait is not timed). ``--back-to-back`` does
+not wait: each change then competes with the work ahead of the previous one (the worst case,
+a user changing widgets faster than a page can be read). ``KBENCH_PREFETCH=0`` turns the
+work ahead off.
+
     python benchmarks/engines_vuln.py [SIZE]        # default 600k rows
     python benchmarks/engines_vuln.py [SIZE] --profile   # + seconds per cached function
+    python benchmarks/engines_vuln.py [SIZE] --back-to-back
 """
 
 from __future__ import annotations
@@ -76,10 +84,12 @@ def main(argv: list[str]) -> None:
     from streamlit.testing.v1 import AppTest
 
     profile = "--profile" in argv
-    argv = [a for a in argv if a != "--profile"]
+    back_to_back = "--back-to-back" in argv
+    argv = [a for a in argv if a not in ("--profile", "--back-to-back")]
     n_rows = size(argv[0]) if argv else 600_000
     spent = _profiler() if profile else collections.defaultdict(float)
 
+    from kbench_app import prefetch
     from kbench_core import workspace as saved
     from kbench_core.io import load_run
     from kbench_core.samples import big_judged_samples
@@ -105,7 +115,9 @@ def main(argv: list[str]) -> None:
         models = list(at.multiselect(key="vuln_models").value)
         print(f"{n_rows:,} judged rows saved ({source.stat().st_size / 1024**2:.0f} MiB "
               f"Parquet), judges {judges}; first render {first:.2f} s, "
-              f"engine queries {queries[0]}")
+              f"engine queries {queries[0]}; work ahead "
+              f"{'on' if prefetch.enabled() else 'off'}"
+              + (", changes back to back" if back_to_back else ""))
 
         def judge(name: str) -> Step:
             return lambda a: a.selectbox(key="vuln_judge").set_value(name)
@@ -139,6 +151,8 @@ def main(argv: list[str]) -> None:
             before = queries[0]
             times, cpu = [], []
             for timed, step in steps:
+                if not back_to_back:
+                    prefetch.wait_idle()  # the user reads the page
                 spent.clear()
                 start, start_cpu = time.perf_counter(), time.process_time()
                 step(at).run()

@@ -8,31 +8,39 @@ would cost more to hash than most results cost to compute), which is why the sel
 name every filter the page applied. Values are shared, so callers never change them in place.
 
 Kept in one process-wide LRU (not ``st.cache_data``) so nothing is pickled and a spinner shows
-only when a result is actually computed.
+only when a result is actually computed. A result being computed is computed once: a second
+caller of the same key (another session, or :mod:`kbench_app.prefetch` working ahead of the
+page) waits for it instead of computing it again, so two users opening the same big run pay
+for it once.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, is_dataclass
 from typing import Any, TypeVar
 
 import streamlit as st
 
-__all__ = ["MAX_ENTRIES", "cached", "clear", "freeze", "runs_key"]
+__all__ = ["MAX_ENTRIES", "WAIT_SECONDS", "cached", "clear", "current_store", "freeze",
+           "runs_key", "using"]
 
 T = TypeVar("T")
 MAX_ENTRIES = 256  # results kept (most recently used); a 1M-row fingerprint is a few MB
+WAIT_SECONDS = 120.0  # longest wait for another thread's computation before doing it here
 
 
 class _Store:
-    """A thread-safe LRU of results (sessions run in threads of one process)."""
+    """A thread-safe LRU of results (sessions run in threads of one process), with the keys
+    being computed right now (``pending``: their callers wait rather than compute twice)."""
 
     def __init__(self, size: int) -> None:
         self.size = size
         self.items: OrderedDict[Hashable, Any] = OrderedDict()
+        self.pending: dict[Hashable, threading.Event] = {}
         self.lock = threading.Lock()
 
     def get(self, key: Hashable) -> tuple[bool, Any]:
@@ -44,10 +52,35 @@ class _Store:
 
     def put(self, key: Hashable, value: Any) -> None:
         with self.lock:
-            self.items[key] = value
-            self.items.move_to_end(key)
-            while len(self.items) > self.size:
-                self.items.popitem(last=False)
+            self._put(key, value)
+
+    def _put(self, key: Hashable, value: Any) -> None:
+        self.items[key] = value
+        self.items.move_to_end(key)
+        while len(self.items) > self.size:
+            self.items.popitem(last=False)
+
+    def claim(self, key: Hashable) -> tuple[str, Any]:
+        """``("found", value)``, ``("wait", event)`` when another thread is computing it, or
+        ``("mine", None)``: the caller computes it and must :meth:`release` the key."""
+        with self.lock:
+            if key in self.items:
+                self.items.move_to_end(key)
+                return "found", self.items[key]
+            if key in self.pending:
+                return "wait", self.pending[key]
+            self.pending[key] = threading.Event()
+            return "mine", None
+
+    def release(self, key: Hashable, *value: Any) -> None:
+        """The end of a claimed computation: its value stored (none when it failed) and its
+        waiters woken (after a failure they compute it themselves and meet the error)."""
+        with self.lock:
+            if value:
+                self._put(key, value[0])
+            event = self.pending.pop(key, None)
+        if event is not None:
+            event.set()
 
 
 @st.cache_resource(show_spinner=False)
@@ -55,9 +88,29 @@ def _store() -> _Store:
     return _Store(MAX_ENTRIES)
 
 
+_thread = threading.local()  # the store a worker thread uses (it has no Streamlit context)
+
+
+def current_store() -> _Store:
+    """The store of this thread: the app's, or the one :func:`using` handed a worker."""
+    store = getattr(_thread, "store", None)
+    return store if store is not None else _store()
+
+
+@contextmanager
+def using(store: _Store) -> Iterator[None]:
+    """Run :func:`cached` calls of this thread (a worker outside any Streamlit session)
+    against ``store``, without spinners."""
+    _thread.store = store
+    try:
+        yield
+    finally:
+        _thread.store = None
+
+
 def clear() -> None:
     """Forget every cached result (tests)."""
-    store = _store()
+    store = current_store()
     with store.lock:
         store.items.clear()
 
@@ -109,14 +162,34 @@ def cached(fn: Callable[..., T], *data: Any, runs: Sequence[Any], selection: Any
     """
     key = (getattr(fn, "__module__", ""), getattr(fn, "__qualname__", repr(fn)),
            runs_key(runs), freeze(selection), freeze(options))
-    store = _store()
-    found, value = store.get(key)
-    if found:
+    in_worker = getattr(_thread, "store", None) is not None
+    store = current_store()
+    state, value = store.claim(key)
+    if state == "found":
         return value
-    if spinner:
-        with st.spinner(spinner):
+    if state == "wait":
+        with _maybe_spinner(None if in_worker else spinner):
+            value.wait(WAIT_SECONDS)
+        state, value = store.claim(key)  # found, or (it failed or took too long) ours
+        if state == "found":
+            return value
+        if state == "wait":  # still running elsewhere: compute without waiting longer
+            with _maybe_spinner(None if in_worker else spinner):
+                return fn(*data, **options)
+    try:
+        with _maybe_spinner(None if in_worker else spinner):
             value = fn(*data, **options)
-    else:
-        value = fn(*data, **options)
-    store.put(key, value)
+    except BaseException:
+        store.release(key)
+        raise
+    store.release(key, value)
     return value
+
+
+@contextmanager
+def _maybe_spinner(text: str | None) -> Iterator[None]:
+    if text:
+        with st.spinner(text):
+            yield
+    else:
+        yield

@@ -49,9 +49,11 @@ def plain(text: object) -> str:
 
 def interval_text(low: pd.Series, high: pd.Series) -> pd.Series:
     """``[low, high]`` to 4 significant digits; empty where either bound is undefined."""
-    text = pd.Series([f"[{format_value(lo)}, {format_value(hi)}]"
-                      for lo, hi in zip(low, high, strict=True)], index=low.index, dtype=object)
-    return text.where(low.notna() & high.notna(), "")
+    lows, highs = pd.Series(low).to_numpy(dtype=object), pd.Series(high).to_numpy(dtype=object)
+    known = pd.notna(lows) & pd.notna(highs)
+    return pd.Series([f"[{format_value(lo)}, {format_value(hi)}]" if ok else ""
+                      for lo, hi, ok in zip(lows, highs, known, strict=True)],
+                     index=low.index, dtype=object)
 
 
 def number_format(name: str, values: pd.Series) -> str | None:
@@ -65,15 +67,45 @@ def shown(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` for display: floating-point residues (|x| < 1e-12) set to 0 and whole-number
     count and rank columns as integers; the 4 significant digits come from the column format
     (:func:`number_format`), so sorting and copying keep every digit."""
+    if frame.columns.has_duplicates:  # (no table of kbench has them; kept as they are)
+        return _shown_by_column(frame)
+    # Columns gathered and the frame made once: a leaderboard has some eighty columns, and
+    # assigning them one by one cost more than the rest of a widget change's table work.
+    columns: dict[object, object] = {}
+    for column in frame.columns:
+        series = frame[column]
+        if not pd.api.types.is_float_dtype(series.dtype):
+            columns[column] = series.array
+            continue
+        if not isinstance(series.dtype, np.dtype):  # Float64 and friends: pandas' way
+            columns[column] = _shown_by_column(frame[[column]])[column].array
+            continue
+        values = series.to_numpy()
+        with np.errstate(invalid="ignore"):
+            tiny = np.abs(values) < TINY
+        if tiny.any():
+            values = np.where(tiny, 0.0, values)
+        if column_kind(str(column), series) in ("integer", "rank"):
+            whole = values[~np.isnan(values)]
+            # (whole numbers an int64 holds exactly: a count or a rank, never 1e300)
+            if (np.abs(whole) < 2.0 ** 53).all() and (whole == np.round(whole)).all():
+                columns[column] = pd.array(values, dtype="Int64")
+                continue
+        columns[column] = values.astype(series.dtype, copy=False)
+    return pd.DataFrame(columns, index=frame.index)
+
+
+def _shown_by_column(frame: pd.DataFrame) -> pd.DataFrame:
     out = frame.copy()
-    for column in out.columns:
-        if pd.api.types.is_float_dtype(out[column]):
-            values = out[column]
-            out[column] = values.mask(values.abs() < TINY, 0.0)
-            if column_kind(str(column), values) in ("integer", "rank"):
-                whole = out[column].dropna()
-                if (whole == whole.round()).all() and np.isfinite(whole).all():
-                    out[column] = out[column].astype("Int64")
+    for position in range(out.shape[1]):
+        values = out.iloc[:, position]
+        if pd.api.types.is_float_dtype(values):
+            values = values.mask(values.abs() < TINY, 0.0)
+            if column_kind(str(out.columns[position]), values) in ("integer", "rank"):
+                whole = values.dropna()
+                if (whole == whole.round()).all() and (whole.abs() < 2.0 ** 53).all():
+                    values = values.astype("Int64")
+            out.isetitem(position, values)
     return out
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -149,8 +149,12 @@ def tiers(selected: pd.DataFrame, *, runs: Sequence[Run], selection: tuple,
         selected, selection, models = pool[0], pool[1], list(pool[2])
     # The tiers under the seed's weights and default bins, computed once; other bins
     # change only ECE and MCE (vuln.rebin) and weights only SUI (vuln.reweight_sui).
-    base = replace(options, n_bins=10, binning="uniform", sui_weights=())
-    table = cache.cached(vuln.tiers, selected, runs=runs, selection=selection,
+    base = seed_bins_and_weights(options)
+    # The answers read into arrays once per selection: another partial credit, severity
+    # weighting or treatment of undefined ratios re-weighs them (kbench_core.vuln.tiers).
+    answers = cache.cached(vuln.prepare_answers, selected, runs=runs, selection=selection,
+                           by=by)
+    table = cache.cached(vuln.tiers, answers, runs=runs, selection=selection,
                          spinner="Computing the tiers...", by=by,
                          **base.tiers(with_weights=False))
     if (options.n_bins, options.binning) != (base.n_bins, base.binning):
@@ -315,11 +319,137 @@ def tier_views(table: pd.DataFrame, views: Sequence[tuple[str, Sequence[str]]], 
     return out
 
 
+def seed_bins_and_weights(options: TierOptions) -> TierOptions:
+    """``options`` with the seed's calibration bins (10, equal width) and SUI weights: what
+    the tiers are computed under before :func:`kbench_core.vuln.rebin` and
+    :func:`kbench_core.vuln.reweight_sui` adjust them (and so what their cache keys hold)."""
+    return replace(options, n_bins=10, binning="uniform", sui_weights=())
+
+
 def lucky_options(options: TierOptions) -> TierOptions:
     """The options the lucky-guess chart depends on: accuracy, TDR, LGI and the lucky-guess
     rate (tiers 1 and 2) do not depend on the calibration bins or SUI's weights, so those are
     set to the defaults in its cache key (another bin count does not redraw it)."""
-    return replace(options, n_bins=10, binning="uniform", sui_weights=())
+    return seed_bins_and_weights(options)
+
+
+# ----------------------------------------------- one judge's results, for the page and ahead
+
+VIEWS = (("headline", HEADLINE), *vuln.TIERS.items())  # the leaderboard, then a tab per tier
+PREFETCH_JUDGES = 4  # other judges worked ahead at most (a run rarely has more LLM judges)
+
+
+def leaderboard_views(board: pd.DataFrame, *, runs: Sequence[Run], selection: tuple,
+                      options: TierOptions, split: bool, keys: tuple[str, ...]
+                      ) -> dict[str, tuple[pd.DataFrame, dict[str, object]]]:
+    """:func:`tier_views` of the leaderboard and its tier tabs (cached)."""
+    return cache.cached(tier_views, board, runs=runs, selection=(selection, options, split),
+                        views=VIEWS, keys=keys)
+
+
+def sui_chart(table: pd.DataFrame, *, runs: Sequence[Run], selection: tuple,
+              options: TierOptions) -> go.Figure:
+    """The SUI composition chart of the leaderboard under the options' weights (cached)."""
+    return cache.cached(sui_figure, table, runs=runs, selection=(selection, options),
+                        weights=options.sui_weights)
+
+
+def lucky_chart(table: pd.DataFrame, *, runs: Sequence[Run], selection: tuple,
+                options: TierOptions, colors: dict[str, str]) -> go.Figure:
+    """The lucky-guess chart (cached on the options it depends on: :func:`lucky_options`)."""
+    return cache.cached(vuln_figures.lucky_guess_chart, table, runs=runs,
+                        selection=(selection, lucky_options(options)), colors=colors)
+
+
+def reliability_chart(rows: pd.DataFrame, *, runs: Sequence[Run], selection: tuple,
+                      options: TierOptions, prompt_filter: str, colors: dict[str, str]
+                      ) -> go.Figure | None:
+    """The reliability diagram of ``rows`` (the selection, or its answers to one prompt
+    type: ``prompt_filter``) in the options' bins; None when no answer states a
+    confidence."""
+    table = reliability(rows, runs=runs, selection=(*selection, prompt_filter),
+                        options=options)
+    if table.empty:
+        return None
+    title = None if prompt_filter == "all" else (
+        f"Reliability on {prompt_filter} prompts "
+        f"({'equal-mass' if options.binning == 'quantile' else 'equal-width'} bins)")
+    # the bins are all it depends on among the options
+    return cache.cached(vuln_figures.reliability_diagram, table, runs=runs,
+                        selection=(selection, options.n_bins, prompt_filter), colors=colors,
+                        binning=options.binning, title=title)
+
+
+@dataclass(frozen=True)
+class JudgeResults:
+    """One judge's rows and tables as the page uses them."""
+
+    selected: pd.DataFrame        # the chosen detectors' answers
+    pool: tuple                   # the judge's answers of every detector (:func:`judge_pool`)
+    table: pd.DataFrame           # the leaderboard
+    by_prompt: pd.DataFrame | None  # per model × prompt type, when the page shows it
+
+
+def judge_results(frame: pd.DataFrame, models: Sequence[str], judge: str, *,
+                  runs: Sequence[Run], voting: ConsensusOptions | None,
+                  options: TierOptions, colors: dict[str, str], split: bool,
+                  prompt_tiers: bool) -> JudgeResults:
+    """Every result the page shows for ``judge`` that no widget further down changes: the
+    chosen detectors' answers, the leaderboard (and per prompt type when ``prompt_tiers``),
+    its tabs, the SUI, lucky-guess and reliability charts and the by-difficulty tiers, all
+    through the cache. The page calls it for the judge on screen and :func:`work_ahead` for
+    the others, so both ask for the same keys."""
+    selection = (tuple(models), judge, voting)
+    selected = selected_rows(frame, models, judge, runs=runs, voting=voting)
+    pool = judge_pool(frame, selected, models, judge, runs=runs, voting=voting)
+    table = tiers(selected, runs=runs, selection=selection, options=options, pool=pool)
+    by_prompt = (tiers(selected, runs=runs, selection=selection, options=options,
+                       by=("model", "prompt_type"), pool=pool) if prompt_tiers else None)
+    split = split and by_prompt is not None
+    leaderboard_views(by_prompt if split else table, runs=runs, selection=selection,
+                      options=options, split=split,
+                      keys=("model", "prompt_type") if split else ("model",))
+    sui_chart(table, runs=runs, selection=selection, options=options)
+    lucky_chart(table, runs=runs, selection=selection, options=options, colors=colors)
+    reliability_chart(selected, runs=runs, selection=selection, options=options,
+                      prompt_filter="all", colors=colors)
+    if "difficulty" in selected and selected["difficulty"].notna().any():
+        tiers(selected, runs=runs, selection=selection, options=options,
+              by=("model", "difficulty"), pool=pool)
+    return JudgeResults(selected=selected, pool=pool, table=table, by_prompt=by_prompt)
+
+
+def work_ahead(frame: pd.DataFrame, models: Sequence[str], judge: str, *,
+               runs: Sequence[Run], voting: ConsensusOptions | None, options: TierOptions,
+               colors: dict[str, str], split: bool, prompt_tiers: bool, prompts: bool,
+               choices: Sequence[str]) -> None:
+    """Queue for :mod:`kbench_app.prefetch` to compute while the user reads, under the
+    options on screen: this judge's leaderboard split by prompt type (when the run has
+    prompt types and it is not on screen: the Split toggle and the By prompt type section),
+    then :func:`judge_results` of the other judges of the Judge menu (at most
+    :data:`PREFETCH_JUDGES`, those after the chosen one first). Another judge is then a
+    lookup; on a big run its tiers cost more than a rerun may take. Not with the bootstrap
+    on: seconds of work per view, for views the user may never open."""
+    from functools import partial
+
+    from kbench_app import prefetch
+
+    if options.bootstrap or not prefetch.enabled() or judge not in choices:
+        return
+
+    def queue(whose: str, split: bool, prompt_tiers: bool) -> None:
+        ahead = replace(voting, judge=whose) if voting is not None else None
+        prefetch.submit(
+            ("vuln", cache.runs_key(runs), cache.freeze(
+                (tuple(models), whose, ahead, options, colors, split, prompt_tiers))),
+            partial(judge_results, frame, models, whose, runs=runs, voting=ahead,
+                    options=options, colors=colors, split=split, prompt_tiers=prompt_tiers))
+
+    if prompts and not split:
+        queue(judge, True, True)
+    at = list(choices).index(judge)
+    for other in [*choices[at + 1:], *choices[:at]][:PREFETCH_JUDGES]:
+        queue(other, split, prompt_tiers)
 
 
 def difficulty_view(table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object]]:
@@ -392,9 +522,17 @@ def fixed_section(frame: pd.DataFrame, judge: str, *, runs: Sequence[Run],
     c2.caption(FIXED_CAPTION)
 
 
-def drill_down(selected: pd.DataFrame, models: Sequence[str], judge: str) -> None:
+def samples_of(selected: pd.DataFrame, model: str) -> list[str]:
+    """The sample ids ``model`` answered in ``selected``, sorted as text."""
+    return sorted(map(str, selected["sample"][rows_equal(selected["model"], model)].unique()))
+
+
+def drill_down(selected: pd.DataFrame, models: Sequence[str], judge: str, *,
+               runs: Sequence[Run], selection: tuple) -> None:
     """The One sample section: a detector's answers on one sample and their findings, text
-    shown exactly as uploaded."""
+    shown exactly as uploaded. ``selection`` names what cut ``selected`` out of ``runs``
+    (the sample list is cached on it: sorting a big run's ids on every rerun of the page
+    cost a tenth of a widget change)."""
     from kbench_app import kit
     from kbench_app.ui import plain
     from kbench_core.schema import FINDING_COUNTS
@@ -403,10 +541,10 @@ def drill_down(selected: pd.DataFrame, models: Sequence[str], judge: str) -> Non
     c1, c2, c3 = st.columns([2, 2, 3])
     model = kit.select("Detector model", models, key=Keys.DRILL_MODEL, container=c1,
                        in_url=False)
-    of_model = selected[rows_equal(selected["model"], model)]
     search = kit.text("Search sample ids", key=Keys.DRILL_SEARCH, container=c3,
                       placeholder="part of a sample id")
-    sample_ids = sorted(map(str, of_model["sample"].unique()))
+    sample_ids = cache.cached(samples_of, selected, runs=runs, selection=selection,
+                              model=model)
     if search:
         sample_ids = [s for s in sample_ids if search.lower() in s.lower()]
     if not sample_ids:
@@ -416,7 +554,8 @@ def drill_down(selected: pd.DataFrame, models: Sequence[str], judge: str) -> Non
                         key=Keys.DRILL_SAMPLE, container=c2, in_url=False)
     if len(sample_ids) > MAX_SAMPLE_OPTIONS:
         c2.caption(f"The first {MAX_SAMPLE_OPTIONS:,} are listed; search to find the others.")
-    answers = of_model[rows_equal(of_model["sample"], sample)]
+    answers = selected[rows_equal(selected["model"], model)
+                       & rows_equal(selected["sample"], sample)]
     st.caption(f"{count_noun(len(answers), 'answer')} of **{plain(model)}** on "
                f"**{plain(sample)}** as judged by **{plain(judge)}**; text is shown exactly as "
                "uploaded.")

@@ -42,6 +42,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.browser)
 
 
+@pytest.fixture(autouse=True)
+def _work_ahead_finished():
+    """After a test that opened a page, wait until the work that page queued ahead
+    (kbench_app.prefetch) is done, so it does not run into the next test's counters or
+    monkeypatches."""
+    yield
+    import sys
+
+    prefetch = sys.modules.get("kbench_app.prefetch")
+    if prefetch is not None:
+        prefetch.wait_idle(120)
+
+
 @pytest.fixture(scope="module")
 def exporter():
     """One static-figure exporter (kaleido driving Debian's chromium) per test module."""

@@ -82,11 +82,15 @@ options = TierOptions(partial_credit=partial_credit, severity_weighted=severity,
 provenance = {**options.provenance(), "judge": judge,
               **(voting.provenance() if voting else {})}
 selection = (tuple(models), judge, voting)
+colors = state.model_colors(all_models)
 selected = page.selected_rows(frame, models, judge, runs=runs, voting=voting)
-# the tiers of every detector, cut to the chosen ones: another model set is a lookup
-pool = page.judge_pool(frame, selected, models, judge, runs=runs, voting=voting)
-table = page.tiers(selected, runs=runs, selection=selection, options=options, pool=pool)
-big = len(selected) > kit.BIG_RUN_ROWS  # sections that cost seconds wait until opened
+# A big run's per-prompt tiers wait until their section is opened (or the board is split).
+big = len(selected) > kit.BIG_RUN_ROWS
+eager_prompts = has_prompts and (split or not big)
+# The tiers of every detector, cut to the chosen ones: another model set is a lookup.
+results = page.judge_results(frame, models, judge, runs=runs, voting=voting, options=options,
+                             colors=colors, split=split, prompt_tiers=eager_prompts)
+pool, table, by_prompt = results.pool, results.table, results.by_prompt
 
 
 def prompt_tiers():
@@ -94,13 +98,11 @@ def prompt_tiers():
                       by=("model", "prompt_type"), pool=pool)
 
 
-by_prompt = prompt_tiers() if has_prompts and (split or not big) else None
-colors = state.model_colors(all_models)
-
 with board_section:
     st.subheader("Leaderboard")
-    board = by_prompt if split and by_prompt is not None else table
-    keys = ("model", "prompt_type") if split and by_prompt is not None else ("model",)
+    split = split and by_prompt is not None  # (no prompt types: the toggle is off)
+    board = by_prompt if split else table
+    keys = ("model", "prompt_type") if split else ("model",)
     missing = int(table["n_missing"].sum())
     st.caption(f"Judge **{plain(judge)}** · {len(selected):,} answers · ranked by SUI (rank 1 "
                "= best)" + (f" · {missing:,} failed judgements left out (missing, not 'no')"
@@ -108,9 +110,8 @@ with board_section:
     if voting is not None and judge == "majority":
         st.caption(agreement_page.majority_caption(voting, frame))
     # Views and figures are cached too: on a big run they cost more than a rerun may take.
-    views = cache.cached(page.tier_views, board, runs=runs,
-                         selection=(selection, options, split),
-                         views=(("headline", page.HEADLINE), *vuln.TIERS.items()), keys=keys)
+    views = page.leaderboard_views(board, runs=runs, selection=selection, options=options,
+                                   split=split, keys=keys)
     headline, config = views["headline"]
     kit.table(board, "vuln_tiers", view=headline, config=config, runs=runs,
               key="vuln_leaderboard", options=provenance, best=page.BEST)
@@ -125,10 +126,8 @@ with board_section:
                    "component; it is computed over the others with their weights "
                    "renormalised.")
     # the table, not the board: the same figure with the leaderboard split or not
-    kit.chart(cache.cached(page.sui_figure, table, runs=runs, selection=(selection, options),
-                           weights=tuple(weights.items())),
-              "vuln_sui", runs=runs,
-              key="vuln_leaderboard", options=provenance)
+    kit.chart(page.sui_chart(table, runs=runs, selection=selection, options=options),
+              "vuln_sui", runs=runs, key="vuln_leaderboard", options=provenance)
 
 prompt_filter = "all"
 if has_prompts:
@@ -137,33 +136,26 @@ if has_prompts:
                                container=controls)
 rel_frame = (selected if prompt_filter == "all"
              else selected[page.rows_equal(selected["prompt_type"], prompt_filter)])
-reliability = page.reliability(rel_frame, runs=runs, selection=(*selection, prompt_filter),
-                               options=options)
+reliability = page.reliability_chart(rel_frame, runs=runs, selection=selection,
+                                     options=options, prompt_filter=prompt_filter,
+                                     colors=colors)
 controls.caption("ECE = Σ (n_b/N)·|accuracy_b − confidence_b| (the plug-in, as BlockBench "
                  "computes it: biased upward, about 0.03 for a calibrated detector with 500 "
                  "answers); ℓ2 debiased = the root-mean-square gap with each bin's noise "
                  "removed (Kumar et al. 2019; ≈ 0 when calibrated). MCE = the largest gap. "
                  "Shaded: the gap to the diagonal. Beneath: where the answers' confidences "
                  "lie. These bins also give the leaderboard's ECE, ℓ2 debiased and MCE.")
-if reliability.empty:
+if reliability is None:
     diagram.info("No answer in this selection states a confidence.")
 else:
-    kit.chart(cache.cached(
-        vuln_figures.reliability_diagram, reliability, runs=runs,
-        # the bins are all it depends on among the options
-        selection=(selection, n_bins, prompt_filter), colors=colors, binning=binning,
-        title=None if prompt_filter == "all" else
-        f"Reliability on {prompt_filter} prompts "
-        f"({'equal-mass' if binning == 'quantile' else 'equal-width'} bins)"),
-        f"vuln_reliability-{binning}-{n_bins}", runs=runs, key="vuln_reliability",
-        options=provenance, container=diagram)
+    kit.chart(reliability, f"vuln_reliability-{binning}-{n_bins}", runs=runs,
+              key="vuln_reliability", options=provenance, container=diagram)
 
 st.subheader("Lucky guesses")
 c1, c2 = st.columns([3, 1])
-kit.chart(cache.cached(vuln_figures.lucky_guess_chart, table, runs=runs,
-                       selection=(selection, page.lucky_options(options)), colors=colors),
-          "vuln_lucky_guesses",
-          runs=runs, key="vuln_lucky", options=provenance, container=c1)
+kit.chart(page.lucky_chart(table, runs=runs, selection=selection, options=options,
+                          colors=colors),
+          "vuln_lucky_guesses", runs=runs, key="vuln_lucky", options=provenance, container=c1)
 c2.caption("A detector that says 'vulnerable' to everything is often right without "
            "understanding. Accuracy above the diagonal (LGI = accuracy − TDR > 0) is credit "
            "for verdicts whose target the detector did not find; the lucky-guess rate is the "
@@ -209,5 +201,9 @@ run_compare_panel(selected, "judged", key=K.COMPARE, runs=list(runs), colors=col
 st.caption("Items are sample × prompt type; errors are clustered by sample (a contract's "
            "prompt variants share its difficulty). Judged by " + plain(judge) + ".")
 
-page.drill_down(selected, models, judge)
+page.drill_down(selected, models, judge, runs=runs, selection=selection)
+# the other judges, worked out while the user reads this one (kbench_app.prefetch)
+page.work_ahead(frame, models, judge, runs=runs, voting=voting, options=options,
+                colors=colors, split=split, prompt_tiers=eager_prompts, prompts=has_prompts,
+                choices=judges)
 kit.done()

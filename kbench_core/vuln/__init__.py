@@ -40,7 +40,7 @@ The package's modules, all re-exported here:
 module                      holds
 ==========================  ======================================================================
 ``definitions``             the tiers, metric directions and labels, default weights, thresholds
-``tiers``                   :func:`tiers`, in named steps
+``tiers``                   :func:`tiers`, in named steps; :func:`prepare_answers`
 ``bootstrap``               the percentile intervals of ``tiers(..., ci="bootstrap")``
 ``reliability``             :func:`reliability` (reliability diagrams' tables), :func:`rebin`
 ``sui``                     :func:`sui_contributions`, :func:`reweight_sui`
@@ -70,7 +70,7 @@ from kbench_core.vuln.findings import sample_findings
 from kbench_core.vuln.fixed import fixed_claims
 from kbench_core.vuln.reliability import rebin, reliability
 from kbench_core.vuln.sui import SUI_COMPONENTS, reweight_sui, sui_contributions
-from kbench_core.vuln.tiers import tiers
+from kbench_core.vuln.tiers import PreparedAnswers, prepare_answers, tiers
 
 __all__ = [
     "DIFFICULTY_MEAN_RATES",
@@ -81,8 +81,10 @@ __all__ = [
     "SUI_COMPONENTS",
     "SUI_WEIGHTS",
     "TIERS",
+    "PreparedAnswers",
     "fixed_claims",
     "judges_of",
+    "prepare_answers",
     "rebin",
     "reliability",
     "reweight_sui",

@@ -9,12 +9,16 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from kbench_core.schema import FINDING_COUNTS, TYPE_MATCHES
 from kbench_core.vuln.definitions import _PARTIAL, REASONING
+
+if TYPE_CHECKING:  # (_formulas reads this module's quantity names)
+    from kbench_core.vuln._formulas import Clusters
 
 
 def _weights(name: str, given: Mapping[str, float] | None, defaults: Mapping[str, float],
@@ -58,6 +62,8 @@ def _one_judge(judged: pd.DataFrame, judge: str | None) -> tuple[pd.DataFrame, s
         raise ValueError(f"judge {judge!r} is not in the frame; judges: "
                          f"{', '.join(found) or 'none'}")
     column = judged["judge"]
+    if len(found) == 1 and column.notna().all():  # one judge's rows already: no copy
+        return judged, judge
     # Compare on the categories, not on a million strings.
     mask = (column == judge) if isinstance(column.dtype, pd.CategoricalDtype) and all(
         isinstance(c, str) for c in column.cat.categories) else column.astype(str) == judge
@@ -207,26 +213,33 @@ def _line_overlap(claimed: pd.Series, true: pd.Series, eligible: np.ndarray) -> 
     each distinct list is parsed once into a set of line numbers and each distinct pair
     intersected once."""
     out = np.full(len(claimed), np.nan)
-    rows = np.flatnonzero(eligible & claimed.notna().to_numpy() & true.notna().to_numpy())
+    rows = np.flatnonzero(eligible)
     if rows.size == 0:
         return out
 
     def codes(series: pd.Series) -> tuple[np.ndarray, list[str]]:
+        """Codes of the eligible rows (-1 where the list is missing) and the distinct lists
+        as text: only the eligible rows are hashed (under half of a run's answers found
+        their target), and no separate scan for missing values."""
         if isinstance(series.dtype, pd.CategoricalDtype):
             # Unused categories cost a parse only if a pair uses them, which none does.
             return series.array.codes[rows], _texts(series.array.categories)
-        try:  # the whole column at once: no subset to copy, unused values never parsed
-            found, uniques = pd.factorize(series)
-            return found[rows], _texts(pd.Index(uniques))
+        values = series.to_numpy()[rows] if series.dtype == object else series.iloc[rows]
+        try:
+            found, uniques = pd.factorize(values)
+            return found, _texts(pd.Index(uniques))
         except TypeError:  # lists (unhashable) from a frame that did not pass io
-            values = series.iloc[rows]
-            found, uniques = pd.factorize(values.astype(object).map(
+            found, uniques = pd.factorize(pd.Series(values, dtype=object).map(
                 lambda v: ";".join(map(str, v)) if isinstance(v, list | tuple | np.ndarray)
                 else v))
         return found, list(pd.Index(np.asarray(uniques, dtype=object)).astype(str))
 
     c_codes, c_uniques = codes(claimed)
     t_codes, t_uniques = codes(true)
+    known = (c_codes >= 0) & (t_codes >= 0)
+    rows, c_codes, t_codes = rows[known], c_codes[known], t_codes[known]
+    if rows.size == 0:
+        return out
     pair_key = c_codes.astype(np.int64) * max(len(t_uniques), 1) + t_codes
     pairs, pair_of_row = np.unique(pair_key, return_inverse=True)
 
@@ -271,14 +284,45 @@ class _Prepared:
     correct: np.ndarray          # of those rows (0/1)
     conf_order: np.ndarray       # lexsort((confidence, gid)) of those rows
     missing: np.ndarray          # per group: answers left out as failed judgements
+    clusters: Clusters           # the (group, sample) cells of the answers
 
     @property
     def n_groups(self) -> int:
         return self.size
 
 
-def _prepare(judged: pd.DataFrame, by: Sequence[str], partial_credit: float,
-             severity_weights: Mapping[str, float] | None) -> tuple[_Prepared, dict]:
+@dataclass(frozen=True)
+class _Answers:
+    """One judge's answers reduced to arrays before any option applies: what
+    :func:`_prepare` reads from the frame (its costly part: group and sample codes, line
+    overlaps, every column as an array), so another partial credit or severity weighting
+    re-weighs arrays instead of re-reading the frame."""
+
+    keys: dict[str, np.ndarray | pd.Categorical]
+    size: int
+    gid: np.ndarray
+    missing: np.ndarray
+    vulnerable: np.ndarray
+    said: np.ndarray
+    found: np.ndarray
+    partial: np.ndarray
+    type_match: np.ndarray
+    severity: tuple[np.ndarray, list[object]] | None  # label codes and labels, or absent
+    counts: dict[str, np.ndarray]  # the finding counts a credit weighs, their total
+    scores: dict[str, tuple[np.ndarray, np.ndarray]]
+    confidence: np.ndarray
+    conf_rows: np.ndarray
+    conf_order: np.ndarray
+    sample: np.ndarray
+    n_samples: int
+    location: np.ndarray
+    clusters: Clusters
+
+
+def _answers(judged: pd.DataFrame, by: Sequence[str]) -> _Answers:
+    """Read one judge's answers into arrays (:class:`_Answers`); failed judgements out."""
+    from kbench_core.vuln._formulas import Clusters
+
     gid_all, keys, n_groups = _group_keys(judged, by)
     vulnerable, miss_v = _bools(judged["is_vulnerable"])
     said, miss_s = _bools(judged["said_vulnerable"])
@@ -289,7 +333,7 @@ def _prepare(judged: pd.DataFrame, by: Sequence[str], partial_credit: float,
     frame = judged[keep] if failed.any() else judged
     gid = gid_all[keep]
     vulnerable, said, found_raw = vulnerable[keep], said[keep], found_raw[keep]
-    n = keep.sum()
+    n = int(keep.sum())
     found = found_raw & vulnerable  # a safe contract has no target to find
 
     type_match = (_lookup(frame["type_match"], TYPE_MATCHES) if "type_match" in frame
@@ -297,18 +341,58 @@ def _prepare(judged: pd.DataFrame, by: Sequence[str], partial_credit: float,
     partial = found & (type_match == _PARTIAL)
     if "partial_found" in frame:
         partial |= found & _flag(frame["partial_found"])
-    credit = np.where(partial, partial_credit, 1.0) * found
-    if severity_weights is None or "severity" not in frame:
+    severity = _label_codes(frame["severity"]) if "severity" in frame else None
+    every = {name: _numbers(frame, name, 0.0, n) for name in FINDING_COUNTS}
+    # (kept: what a credit weighs and the total; not every count: a big run's arrays stay
+    # in the app's cache)
+    counts = {name: every[name] for name in ("n_target_match", "n_partial_match",
+                                             "n_bonus_valid", "n_hallucinated")}
+    counts["findings"] = np.sum(list(every.values()), axis=0) if n else np.zeros(0)
+    del every
+    scores = {}
+    for name in REASONING:
+        values = _numbers(frame, name, np.nan, n)
+        scores[name] = (values, found & ~np.isnan(values))
+
+    confidence = _numbers(frame, "confidence", np.nan, n)
+    conf_rows = np.flatnonzero(~np.isnan(confidence))
+    order = np.lexsort((confidence[conf_rows], gid[conf_rows]))
+    # Every interval is clustered by sample (a contract's prompt types share its verdicts),
+    # so the sample codes are always needed, not only by the bootstrap.
+    # Codes in the samples' text order, so a bootstrap replicate draws the same samples
+    # whatever order the rows came in.
+    sample_codes, _ = _label_codes(frame["sample"])
+    distinct, sample = np.unique(sample_codes, return_inverse=True)
+    sample, n_samples = sample.ravel().astype(np.int64), int(distinct.size)
+    lines = (_line_overlap(frame["claimed_lines"], frame["true_lines"], found)
+             if {"claimed_lines", "true_lines"} <= set(frame.columns) else np.full(n, np.nan))
+    return _Answers(keys=keys, size=n_groups, gid=gid, missing=missing, vulnerable=vulnerable,
+                    said=said, found=found, partial=partial, type_match=type_match,
+                    severity=severity, counts=counts, scores=scores, confidence=confidence,
+                    conf_rows=conf_rows, conf_order=order,
+                    sample=sample, n_samples=n_samples, location=lines,
+                    clusters=Clusters.of(gid, sample, n_samples, n_groups))
+
+
+def _prepare(judged: pd.DataFrame | _Answers, by: Sequence[str], partial_credit: float,
+             severity_weights: Mapping[str, float] | None) -> tuple[_Prepared, dict]:
+    """The per-answer quantity matrix and rows of :func:`~kbench_core.vuln.tiers` under a
+    partial credit and severity weights, from a frame or its :func:`_answers`."""
+    a = judged if isinstance(judged, _Answers) else _answers(judged, by)
+    n = a.gid.size
+    vulnerable, said, found = a.vulnerable, a.said, a.found
+    credit = np.where(a.partial, partial_credit, 1.0) * found
+    if severity_weights is None or a.severity is None:
         sev_w = np.ones(n)
     else:
-        codes, labels = _label_codes(frame["severity"])
+        codes, labels = a.severity
         lut = np.array([float(severity_weights.get(str(lbl), 1.0)) if lbl is not None else 1.0
                         for lbl in labels])
         sev_w = lut[codes]
 
-    counts = {name: _numbers(frame, name, 0.0, n) for name in FINDING_COUNTS}
+    counts = a.counts
     valid = counts["n_target_match"] + counts["n_partial_match"] + counts["n_bonus_valid"]
-    findings = np.sum([counts[name] for name in FINDING_COUNTS], axis=0) if n else np.zeros(0)
+    findings = counts["findings"]
     valid_credit = (counts["n_target_match"] + partial_credit * counts["n_partial_match"]
                     + counts["n_bonus_valid"])
     invalid = findings - valid
@@ -326,35 +410,20 @@ def _prepare(judged: pd.DataFrame, by: Sequence[str], partial_credit: float,
     q[:, _QI["invalid"]] = invalid
     q[:, _QI["vulnerable"]] = vulnerable
     q[:, _QI["found"]] = found
-    scores = {}
     for name in REASONING:
-        values = _numbers(frame, name, np.nan, n)
-        used = found & ~np.isnan(values)
-        scores[name] = (values, used)
+        values, used = a.scores[name]
         q[:, _QI[f"{name}_sum"]] = np.where(used, values, 0.0)
         q[:, _QI[f"{name}_n"]] = used
 
-    confidence = _numbers(frame, "confidence", np.nan, n)
+    conf_rows = a.conf_rows
     correct = (said == vulnerable).astype(float)
-    conf_rows = np.flatnonzero(~np.isnan(confidence))
-    conf, corr = confidence[conf_rows], correct[conf_rows]
-    order = np.lexsort((conf, gid[conf_rows]))
-    # Every interval is clustered by sample (a contract's prompt types share its verdicts),
-    # so the sample codes are always needed, not only by the bootstrap.
-    # Codes in the samples' text order, so a bootstrap replicate draws the same samples
-    # whatever order the rows came in.
-    sample_codes, _ = _label_codes(frame["sample"])
-    distinct, sample = np.unique(sample_codes, return_inverse=True)
-    sample, n_samples = sample.ravel().astype(np.int64), int(distinct.size)
-    prepared = _Prepared(keys=keys, size=n_groups, gid=gid, sample=sample, n_samples=n_samples,
-                         q=q,
-                         conf_rows=conf_rows, confidence=conf, correct=corr,
-                         conf_order=order, missing=missing)
-    lines = (_line_overlap(frame["claimed_lines"], frame["true_lines"], found)
-             if {"claimed_lines", "true_lines"} <= set(frame.columns) else np.full(n, np.nan))
-    rows = {"vulnerable": vulnerable, "said": said, "found": found, "partial": partial,
+    prepared = _Prepared(keys=a.keys, size=a.size, gid=a.gid, sample=a.sample,
+                         n_samples=a.n_samples, q=q, conf_rows=conf_rows,
+                         confidence=a.confidence[conf_rows], correct=correct[conf_rows],
+                         conf_order=a.conf_order, missing=a.missing, clusters=a.clusters)
+    rows = {"vulnerable": vulnerable, "said": said, "found": found, "partial": a.partial,
             "lucky": vulnerable & said & ~found, "bonus": valid > found,
             "valid": valid, "hallucinated": counts["n_hallucinated"], "invalid": invalid,
-            "type_match": type_match, "scores": scores, "location": lines,
-            "confidence": confidence, "correct": correct}
+            "type_match": a.type_match, "scores": a.scores, "location": a.location,
+            "confidence": a.confidence, "correct": correct}
     return prepared, rows

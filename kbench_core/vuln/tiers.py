@@ -24,7 +24,16 @@ from kbench_core.vuln._formulas import (
     _ratio,
     _t,
 )
-from kbench_core.vuln._prepare import _Q, _QI, _one_judge, _prepare, _Prepared, _weights
+from kbench_core.vuln._prepare import (
+    _Q,
+    _QI,
+    _Answers,
+    _answers,
+    _one_judge,
+    _prepare,
+    _Prepared,
+    _weights,
+)
 from kbench_core.vuln.bootstrap import _bootstrap
 from kbench_core.vuln.definitions import (
     _EXACT,
@@ -40,7 +49,31 @@ from kbench_core.vuln.definitions import (
 )
 
 
-def tiers(judged: pd.DataFrame, *, by: Sequence[str] = ("model",),
+@dataclass(frozen=True)
+class PreparedAnswers:
+    """One judge's answers read once for :func:`tiers` (:func:`prepare_answers`): calling
+    :func:`tiers` on it with another partial credit, severity weighting, bins, weights or
+    ``zero_division`` re-weighs arrays instead of reading the frame again (the Vulnerability
+    page's options on a big run). Treat it as opaque; ``frame`` is the judge's rows."""
+
+    frame: pd.DataFrame
+    judge: str | None
+    by: tuple[str, ...]
+    answers: _Answers = field(repr=False)
+
+
+def prepare_answers(judged: pd.DataFrame, *, by: Sequence[str] = ("model",),
+                    judge: str | None = None) -> PreparedAnswers:
+    """The answers of ``judge`` (required when the frame holds several) grouped ``by``, read
+    into arrays once: hand the result to :func:`tiers` in place of the frame, with the same
+    ``by``, as often as options change. Numbers are identical to :func:`tiers` on the frame."""
+    by = (by,) if isinstance(by, str) else tuple(by)
+    _checked_options(judged, by, None, 1.0, None, 10, "uniform", None, "zero")
+    frame, judge_name = _one_judge(judged, judge)
+    return PreparedAnswers(frame=frame, judge=judge_name, by=by, answers=_answers(frame, by))
+
+
+def tiers(judged: pd.DataFrame | PreparedAnswers, *, by: Sequence[str] = ("model",),
           sui_weights: Mapping[str, float] | None = None, partial_credit: float = 1.0,
           severity_weights: Mapping[str, float] | None = None, n_bins: int = 10,
           binning: Binning = "uniform", zero_division: float = 0.0,
@@ -51,9 +84,10 @@ def tiers(judged: pd.DataFrame, *, by: Sequence[str] = ("model",),
 
     Parameters
     ----------
-    judged : DataFrame
+    judged : DataFrame or PreparedAnswers
         A validated ``judged`` frame (``docs/formats.md``), or any frame with its columns (e.g. a
-        consensus of several judges).
+        consensus of several judges); or its :func:`prepare_answers` (then ``by`` and
+        ``judge`` must be the ones it was prepared with).
     by : sequence of str
         Group columns, default ``("model",)``; ``("model", "prompt_type")`` splits by prompt.
     sui_weights : mapping, optional
@@ -139,12 +173,24 @@ def tiers(judged: pd.DataFrame, *, by: Sequence[str] = ("model",),
     ``docs/metrics/vuln.md``.
     """
     by = (by,) if isinstance(by, str) else tuple(by)
+    ready = judged if isinstance(judged, PreparedAnswers) else None
+    if ready is not None:
+        if by != ready.by or judge not in (None, ready.judge):
+            raise ValueError(
+                f"these answers were prepared with by={list(ready.by)} and judge="
+                f"{ready.judge!r}; tiers was asked for by={list(by)} and judge={judge!r}: "
+                "prepare them again (prepare_answers) or pass the same by and judge")
+        judged = ready.frame
     weights, severity = _checked_options(judged, by, sui_weights, partial_credit,
                                          severity_weights, n_bins, binning, ci,
                                          no_target_reasoning)
     zero_division = float(zero_division)
-    frame, judge_name = _one_judge(judged, judge)
-    prep, rows = _prepare(frame, by, float(partial_credit), severity)
+    if ready is not None:
+        frame, judge_name, source = ready.frame, ready.judge, ready.answers
+    else:
+        frame, judge_name = _one_judge(judged, judge)
+        source = frame
+    prep, rows = _prepare(source, by, float(partial_credit), severity)
     groups = _totals(prep, rows, weights, n_bins, binning, zero_division, no_target_reasoning)
     out = _identity(frame, groups, by, judge_name)
     for tier in (_detection, _target, _findings, _reasoning, _type_match, _calibration,
@@ -319,7 +365,7 @@ def _totals(prep: _Prepared, rows: dict, weights: Mapping[str, float], n_bins: i
     core = _core(sums, binned, weights, zero_division, no_target_reasoning)
     return _Totals(prep=prep, rows=rows, s={name: sums[:, i] for name, i in _QI.items()},
                    core=core, zero_division=zero_division,
-                   clusters=Clusters.of(prep.gid, prep.sample, prep.n_samples, size))
+                   clusters=prep.clusters)
 
 
 def _identity(frame: pd.DataFrame, g: _Totals, by: tuple[str, ...],
