@@ -45,3 +45,19 @@ def test_every_page_renders_a_million_rows(big_app, page, url_path: str, title: 
         chart.first.wait_for(state="attached", timeout=120_000)
     screenshot(page, f"scale_{url_path or 'runs'}")
     assert page.js_errors == []
+
+
+def test_another_judge_of_the_big_judged_run(big_app, page) -> None:
+    """The Vulnerability page works the other judges out ahead in a background thread of the
+    real server (kbench_app.prefetch): choosing one shows its leaderboard, and the server
+    logs no error from that thread."""
+    page.goto(f"{big_app.url}/vulnerability")
+    wait_for_app(page, timeout=120_000)
+    page.locator(".st-key-vuln_judge").click()
+    page.get_by_role("option", name="judge-two").click()
+    page.get_by_text("Judge judge-two ·").first.wait_for(timeout=60_000)
+    wait_for_app(page, timeout=120_000)
+    screenshot(page, "scale_vulnerability_judge_two")
+    assert page.js_errors == []
+    log = big_app.log.read_text()
+    assert "Traceback" not in log and "Error" not in log, log[-3000:]
