@@ -16,30 +16,61 @@ for it once.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, is_dataclass
+from dataclasses import asdict, fields, is_dataclass
 from typing import Any, TypeVar
 
+import numpy as np
+import pandas as pd
 import streamlit as st
 
-__all__ = ["MAX_ENTRIES", "WAIT_SECONDS", "cached", "clear", "current_store", "freeze",
-           "runs_key", "using"]
+__all__ = ["MAX_BYTES", "MAX_ENTRIES", "WAIT_SECONDS", "cached", "clear", "current_store",
+           "freeze", "nbytes", "runs_key", "using"]
 
 T = TypeVar("T")
 MAX_ENTRIES = 256  # results kept (most recently used); a 1M-row fingerprint is a few MB
+# ... and at most this many bytes of them (KBENCH_CACHE_MB): a big judged run's selection of
+# rows, or its answers read into arrays, holds tens of MB, and a shared server keeps one store.
+MAX_BYTES = int(float(os.environ.get("KBENCH_CACHE_MB", "1024")) * 1024**2)
 WAIT_SECONDS = 120.0  # longest wait for another thread's computation before doing it here
+
+
+def nbytes(value: Any, _depth: int = 0) -> int:
+    """About the memory a cached value holds (its arrays and frames; containers and frozen
+    dataclasses summed over their items; anything else counted as small). Shallow for frames
+    (no per-string count: the estimate must cost nothing beside the result it weighs)."""
+    if isinstance(value, pd.DataFrame | pd.Series | pd.Index):
+        usage = value.memory_usage(index=True, deep=False)
+        return int(usage.sum()) if isinstance(usage, pd.Series) else int(usage)
+    if isinstance(value, np.ndarray):
+        return int(value.nbytes)
+    if _depth >= 4:
+        return 0
+    if is_dataclass(value) and not isinstance(value, type):
+        # (a field marked ``shared`` refers to data another result holds: counted there)
+        return sum(nbytes(getattr(value, f.name), _depth + 1) for f in fields(value)
+                   if not f.metadata.get("shared"))
+    if isinstance(value, Mapping):
+        return sum(nbytes(v, _depth + 1) for v in value.values())
+    if isinstance(value, list | tuple):
+        return sum(nbytes(v, _depth + 1) for v in value)
+    return 0
 
 
 class _Store:
     """A thread-safe LRU of results (sessions run in threads of one process), with the keys
     being computed right now (``pending``: their callers wait rather than compute twice)."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, max_bytes: int = MAX_BYTES) -> None:
         self.size = size
+        self.max_bytes = max_bytes
         self.items: OrderedDict[Hashable, Any] = OrderedDict()
+        self.weights: dict[Hashable, int] = {}
+        self.bytes = 0
         self.pending: dict[Hashable, threading.Event] = {}
         self.lock = threading.Lock()
 
@@ -55,10 +86,16 @@ class _Store:
             self._put(key, value)
 
     def _put(self, key: Hashable, value: Any) -> None:
+        self.bytes -= self.weights.get(key, 0)
+        self.weights[key] = weight = nbytes(value)
+        self.bytes += weight
         self.items[key] = value
         self.items.move_to_end(key)
-        while len(self.items) > self.size:
-            self.items.popitem(last=False)
+        # the least recently used go first; the newest result stays even if it alone is over
+        while len(self.items) > 1 and (len(self.items) > self.size
+                                       or self.bytes > self.max_bytes):
+            old, _ = self.items.popitem(last=False)
+            self.bytes -= self.weights.pop(old, 0)
 
     def claim(self, key: Hashable) -> tuple[str, Any]:
         """``("found", value)``, ``("wait", event)`` when another thread is computing it, or
@@ -113,6 +150,8 @@ def clear() -> None:
     store = current_store()
     with store.lock:
         store.items.clear()
+        store.weights.clear()
+        store.bytes = 0
 
 
 def freeze(value: Any) -> Hashable:

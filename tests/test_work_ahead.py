@@ -103,6 +103,30 @@ def test_a_worker_thread_uses_the_store_it_was_handed() -> None:
     assert seen == ["v"] and len(store.items) == 1
 
 
+def test_the_store_keeps_at_most_its_bytes_the_least_recently_used_going_first() -> None:
+    store = cache._Store(100, max_bytes=2_500_000)
+    mb = np.zeros(125_000)  # 1,000,000 bytes
+    for key in "abc":
+        store.put(key, mb.copy())
+    assert list(store.items) == ["b", "c"] and store.bytes == 2_000_000
+    store.get("b")  # used: "c" is now the oldest
+    store.put("d", pd.DataFrame({"x": mb}))  # a frame: its column and its index
+    assert list(store.items) == ["b", "d"]
+    store.put("huge", np.zeros(1_000_000))  # alone over the bound: kept, the rest go
+    assert list(store.items) == ["huge"] and store.bytes == 8_000_000
+    store.put("huge", np.zeros(10))  # replaced: its weight replaced too
+    assert store.bytes == 80
+
+
+def test_nbytes_counts_arrays_frames_and_containers_not_shared_rows() -> None:
+    frame = pd.DataFrame({"x": np.zeros(1000), "y": np.ones(1000, dtype=np.int8)})
+    assert cache.nbytes(frame) == 8000 + 1000 + frame.index.nbytes
+    assert cache.nbytes({"a": np.zeros(10), "b": (np.zeros(5), "text")}) == 120
+    ready = vuln.prepare_answers(load_run(ROOT / "sample_data" / "judged.csv").frame,
+                                 judge="judge-one")
+    assert 0 < cache.nbytes(ready) == cache.nbytes(ready.answers)  # its rows: counted elsewhere
+
+
 # --------------------------------------------------------------- the worker
 
 

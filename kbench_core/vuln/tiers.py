@@ -56,7 +56,7 @@ class PreparedAnswers:
     ``zero_division`` re-weighs arrays instead of reading the frame again (the Vulnerability
     page's options on a big run). Treat it as opaque; ``frame`` is the judge's rows."""
 
-    frame: pd.DataFrame
+    frame: pd.DataFrame = field(metadata={"shared": True})  # the rows handed in, not a copy
     judge: str | None
     by: tuple[str, ...]
     answers: _Answers = field(repr=False)
