@@ -560,6 +560,7 @@ def test_per_test_runs_name_humanstudy_studies_by_their_published_titles() -> No
     assert rep_figures.study_titles(tests) == {
         "study_002": "Measures of Anchoring in Estimation Tasks"}
     fig = rep_figures.effect_scatter(tests)
-    hover = {str(row[1]) for t in fig.data if t.customdata is not None for row in t.customdata}
+    hover = {str(line).split("<br>")[1].split(" · ")[0]  # the study, on the second line
+             for t in fig.data if t.text is not None for line in t.text}
     assert "study_002 (Measures of Anchoring in Estimation Tasks)" in hover
     assert "my_study" in hover

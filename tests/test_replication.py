@@ -781,7 +781,11 @@ def test_scatter_panels_titles_legend_and_lines() -> None:
     slope = (mirror_fit.y[1] - mirror_fit.y[0]) / (mirror_fit.x[1] - mirror_fit.x[0])
     assert slope == pytest.approx(1.0)  # agent d = human d exactly
     hover = markers[0].hovertemplate
-    assert "human d" in hover and "agent d" in hover and "customdata[3]" in hover
+    assert "human d" in hover and "agent d" in hover and "%{text}" in hover
+    first = tests.loc[(tests["study"].astype(str) == markers[0].legendgroup)
+                      & (tests["model"] == sorted(table["model"])[0])].iloc[0]  # panel 1
+    assert markers[0].text[0] == (f"<b>{first['test']}</b><br>{first['study']} · "
+                                  f"{first['finding']}<br>{first['model']}")
 
 
 def test_scatter_overlaid_uses_webgl_beyond_5000_points() -> None:
