@@ -6,6 +6,13 @@ Cognitive biases page's drill-down asks for one model × bias at a time: :func:`
 filters the file in place (an Ibis expression, so DuckDB or Spark reads only what matches)
 and returns the first ``limit`` rows in file order with the number of rows that match, so a
 model × bias of a million responses costs one capped query, not a frame of every row.
+
+The model and bias asked for are the labels the loader shows, not the cells of the file: the
+loader strips a label of its surrounding white space (Python's ``str.strip``: every Unicode
+white space), writes a number or a boolean as its text, and the combined view of several runs
+names a model two runs share ``model (run)`` (:func:`kbench_core.io.combine_runs`). Each label
+is mapped back to the file's values that show as it (:func:`_matching`), by the loader's own
+conversion of the column's distinct values, so the drill-down finds every row the page counts.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from typing import Any
 import pandas as pd
 
 from kbench_core.engines.source import FILE, ROW, ParquetSource
+from kbench_core.schema import Column
 
 __all__ = ["DRILL_LIMIT", "TextRows", "text_rows"]
 
@@ -36,6 +44,45 @@ class TextRows:
         return len(self.frame) < self.total
 
 
+def _shown(values: list[Any], column: Column) -> list[Any]:
+    """Distinct values of a file's label column as the loader shows them (its own
+    conversion: :func:`kbench_core.engines.validate._loader_canonical`)."""
+    from kbench_core.engines.validate import _loader_canonical
+
+    if not values:
+        return []
+    shown = _loader_canonical(pd.Series(values, dtype=object), column)
+    return [None if pd.isna(v) else str(v) for v in shown.astype(object)]
+
+
+def _matching(table: Any, column: Column, label: str, *, run: str | None = None) -> Any:
+    """The rows of ``table`` whose ``column`` the loader shows as ``label``, as an Ibis
+    predicate (None when no value of the file shows as it): an ``isin`` over the file's
+    values that show as it (a padded label, a number written as text). With ``run``, when no
+    value shows as ``label`` and it ends with `` (run)``, those that show as the rest (the
+    combined view's name of a model two runs share, read as ``kbench_app.bias._raw_model``
+    reads it). A column of more than :data:`~kbench_core.engines.validate._MANY` distinct
+    values is compared stripped by a regular expression on every row (Python's white space,
+    ``validate._SPACE``; text labels only)."""
+    import ibis
+
+    from kbench_core.engines.validate import _SPACE, _Labels
+
+    col = table[column.name]
+    suffix = f" ({run})" if run is not None else None
+    bare = label[:-len(suffix)] if suffix and label.endswith(suffix) else None
+    values = _Labels(table).of(column.name)
+    if values is None:  # too many distinct values to fetch: strip every row
+        stripped = col.cast("string").re_replace(rf"^{_SPACE}+|{_SPACE}+$", "")
+        found = stripped == ibis.literal(label)
+        return found | (stripped == ibis.literal(bare)) if bare is not None else found
+    shown = _shown(values, column)
+    raw = [v for v, s in zip(values, shown, strict=True) if s == label]
+    if not raw and bare is not None:
+        raw = [v for v, s in zip(values, shown, strict=True) if s == bare]
+    return col.isin(raw) if raw else None
+
+
 def text_rows(src: ParquetSource, *, model: str, bias: str, search: str = "",
               limit: int = DRILL_LIMIT, engine: str = "duckdb",
               spark_master: str | None = None, backend: Any = None) -> TextRows:
@@ -45,10 +92,12 @@ def text_rows(src: ParquetSource, *, model: str, bias: str, search: str = "",
     number of rows that match. ``backend``: an Ibis backend to use, else
     :func:`kbench_core.engines.shared_backend`.
 
-    The text is returned as stored, to be shown as inert text."""
+    ``model`` and ``bias`` are labels as kbench shows them (stripped, or ``model (run)`` for
+    a model two runs share; see the module docstring); the rows carry them as asked. The
+    text is returned as stored, to be shown as inert text."""
     import ibis
 
-    from kbench_core import engines
+    from kbench_core import engines, families
     from kbench_core.engines import source
 
     if limit < 0:
@@ -57,8 +106,14 @@ def text_rows(src: ParquetSource, *, model: str, bias: str, search: str = "",
     if backend is None:
         backend = engines.shared_backend(chosen, spark_master=spark_master)
     table = source.open_table(backend, src)
-    where = (table["model"].cast("string") == str(model)) \
-        & (table["bias"].cast("string") == str(bias))
+    spec = families.spec(src.kind)
+    shown = [c for c in table.columns if c not in (ROW, FILE)]
+    of_model = _matching(table, spec.column("model"), str(model), run=src.name)
+    of_bias = _matching(table, spec.column("bias"), str(bias)) if of_model is not None \
+        else None
+    if of_model is None or of_bias is None:  # no value of the file shows as the label
+        return TextRows(pd.DataFrame(columns=shown), 0)
+    where = of_model & of_bias
     texts = [c for c in _TEXT if c in table.columns]
     if search and texts:
         term = ibis.literal(search.lower())
@@ -72,7 +127,8 @@ def text_rows(src: ParquetSource, *, model: str, bias: str, search: str = "",
     total = int(picked.count().to_pyarrow().as_py())
     # a folder's files are read in name order (their paths share the folder): file, then row
     order = [picked[FILE], picked[ROW]] if len(src.files) > 1 else [picked[ROW]]
-    shown = [c for c in picked.columns if c not in (ROW, FILE)]
     frame = (picked.order_by(order).select(*shown).limit(limit).to_pyarrow().to_pandas()
              if limit and total else pd.DataFrame(columns=shown))
+    # the labels as asked (the file's may be padded), the text as stored
+    frame = frame.assign(model=str(model), bias=str(bias)) if len(frame) else frame
     return TextRows(frame.reset_index(drop=True), total)
