@@ -5,7 +5,8 @@ A bias run an engine reduced keeps only the columns its metrics read (its distin
 Cognitive biases page's drill-down asks for one model × bias at a time: :func:`text_rows`
 filters the file in place (an Ibis expression, so DuckDB or Spark reads only what matches)
 and returns the first ``limit`` rows in file order with the number of rows that match, so a
-model × bias of a million responses costs one capped query, not a frame of every row.
+model × bias of a million responses costs a few queries (the file's distinct labels, the
+capped fetch, and the count when the fetch is capped), not a frame of every row.
 
 The model and bias asked for are the labels the loader shows, not the cells of the file: the
 loader strips a label of its surrounding white space (Python's ``str.strip``: every Unicode
@@ -55,24 +56,36 @@ def _shown(values: list[Any], column: Column) -> list[Any]:
     return [None if pd.isna(v) else str(v) for v in shown.astype(object)]
 
 
-def _matching(table: Any, column: Column, label: str, *, run: str | None = None) -> Any:
-    """The rows of ``table`` whose ``column`` the loader shows as ``label``, as an Ibis
-    predicate (None when no value of the file shows as it): an ``isin`` over the file's
-    values that show as it (a padded label, a number written as text). With ``run``, when no
-    value shows as ``label`` and it ends with `` (run)``, those that show as the rest (the
-    combined view's name of a model two runs share, read as ``kbench_app.bias._raw_model``
-    reads it). A column of more than :data:`~kbench_core.engines.validate._MANY` distinct
-    values is compared stripped by a regular expression on every row (Python's white space,
-    ``validate._SPACE``; text labels only)."""
+def _labels(table: Any) -> tuple[list[Any], list[Any]] | None:
+    """The file's distinct models and biases (one query of their distinct pairs: a run holds
+    a few thousand), or None when there are more than
+    :data:`~kbench_core.engines.validate._MANY` pairs."""
+    from kbench_core.engines.validate import _MANY
+
+    pairs = table.select("model", "bias").distinct().limit(_MANY + 1).to_pyarrow()
+    if pairs.num_rows > _MANY:
+        return None
+    return tuple(list(dict.fromkeys(v for v in pairs.column(name).to_pylist() if v is not None))
+                 for name in ("model", "bias"))  # type: ignore[return-value]
+
+
+def _matching(col: Any, column: Column, label: str, values: list[Any] | None, *,
+              run: str | None = None) -> Any:
+    """The rows whose ``col`` (the file's ``column``, whose distinct ``values`` these are)
+    the loader shows as ``label``, as an Ibis predicate, or None when no value shows as it:
+    an ``isin`` over the file's values that show as ``label`` (a padded label, a number
+    written as text). With ``run``, when no value shows as ``label`` and it ends with
+    `` (run)``, those that show as the rest (the combined view's name of a model two runs
+    share, read as ``kbench_app.bias._raw_model`` reads it). ``values`` None (too many to
+    fetch): the column compared stripped, by a regular expression on every row (Python's
+    white space, ``validate._SPACE``; text labels only)."""
     import ibis
 
-    from kbench_core.engines.validate import _SPACE, _Labels
+    from kbench_core.engines.validate import _SPACE
 
-    col = table[column.name]
     suffix = f" ({run})" if run is not None else None
     bare = label[:-len(suffix)] if suffix and label.endswith(suffix) else None
-    values = _Labels(table).of(column.name)
-    if values is None:  # too many distinct values to fetch: strip every row
+    if values is None:
         stripped = col.cast("string").re_replace(rf"^{_SPACE}+|{_SPACE}+$", "")
         found = stripped == ibis.literal(label)
         return found | (stripped == ibis.literal(bare)) if bare is not None else found
@@ -108,9 +121,10 @@ def text_rows(src: ParquetSource, *, model: str, bias: str, search: str = "",
     table = source.open_table(backend, src)
     spec = families.spec(src.kind)
     shown = [c for c in table.columns if c not in (ROW, FILE)]
-    of_model = _matching(table, spec.column("model"), str(model), run=src.name)
-    of_bias = _matching(table, spec.column("bias"), str(bias)) if of_model is not None \
-        else None
+    models, biases = _labels(table) or (None, None)
+    of_model = _matching(table["model"], spec.column("model"), str(model), models,
+                         run=src.name)
+    of_bias = _matching(table["bias"], spec.column("bias"), str(bias), biases)
     if of_model is None or of_bias is None:  # no value of the file shows as the label
         return TextRows(pd.DataFrame(columns=shown), 0)
     where = of_model & of_bias
@@ -124,11 +138,12 @@ def text_rows(src: ParquetSource, *, model: str, bias: str, search: str = "",
             found = found | hit
         where = where & found
     picked = table.filter(where)
-    total = int(picked.count().to_pyarrow().as_py())
     # a folder's files are read in name order (their paths share the folder): file, then row
     order = [picked[FILE], picked[ROW]] if len(src.files) > 1 else [picked[ROW]]
     frame = (picked.order_by(order).select(*shown).limit(limit).to_pyarrow().to_pandas()
-             if limit and total else pd.DataFrame(columns=shown))
+             if limit else pd.DataFrame(columns=shown))
+    # fewer rows than the limit are all the rows: the count is a query only when capped
+    total = len(frame) if len(frame) < limit else int(picked.count().to_pyarrow().as_py())
     # the labels as asked (the file's may be padded), the text as stored
     frame = frame.assign(model=str(model), bias=str(bias)) if len(frame) else frame
     return TextRows(frame.reset_index(drop=True), total)
