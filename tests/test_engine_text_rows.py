@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from kbench_core import io
-from kbench_core.engines import rows, source
+from kbench_core.engines import rows, source, validate
 from kbench_core.engines.rows import DRILL_LIMIT, text_rows
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -175,6 +175,37 @@ def test_the_search_is_plain_text(files):
     assert none.total == len(want) and none.frame.empty and none.capped
 
 
+def test_a_column_of_too_many_labels_is_compared_stripped_row_by_row(files, monkeypatch):
+    """Past ``validate._MANY`` distinct labels the file's labels are not fetched: each row's
+    label is stripped of Python's white space by the engine, with the same rows found."""
+    monkeypatch.setattr(validate, "_MANY", 1)
+    monkeypatch.setattr(rows, "_LABELS", type(rows._LABELS)())
+    src = _src(files["padded"])
+    want = _expected(files["padded"], MODEL, BIAS)
+    for label in (MODEL, f"{MODEL} (padded)"):
+        got = text_rows(src, model=label, bias=BIAS)
+        assert got.total == len(want) and list(got.frame["id"]) == list(want["id"])
+
+
+def test_the_labels_are_queried_once_per_file_and_label(files, monkeypatch, tmp_path):
+    """A drill-down's next search on the same model × bias reuses the file's labels; a
+    file of other content (its SHA-256) is queried again."""
+    monkeypatch.setattr(rows, "_LABELS", type(rows._LABELS)())
+    calls = []
+    labels = rows._labels
+    monkeypatch.setattr(rows, "_labels", lambda *a: calls.append(a[1:]) or labels(*a))
+    src = _src(files["padded"])
+    first = text_rows(src, model=MODEL, bias=BIAS)
+    assert text_rows(src, model=MODEL, bias=BIAS, search="50%_off").total == 3
+    assert calls == [(MODEL, BIAS)]
+    text_rows(src, model="synthetic-beta", bias=BIAS)
+    assert calls == [(MODEL, BIAS), ("synthetic-beta", BIAS)]
+    other = tmp_path / "padded.parquet"
+    _padded().iloc[::-1].to_parquet(other)  # the same labels, other content
+    again = text_rows(_src(other), model=MODEL, bias=BIAS)
+    assert len(calls) == 3 and again.total == first.total
+
+
 # ------------------------------------------------------------------ Spark = DuckDB
 
 def _same(spark_rows: rows.TextRows, duck_rows: rows.TextRows) -> None:
@@ -186,7 +217,7 @@ def _same(spark_rows: rows.TextRows, duck_rows: rows.TextRows) -> None:
         duck_rows.frame.notna(), None), check_dtype=False)
 
 
-def test_spark_returns_the_duckdb_rows_and_total(files, spark):
+def test_spark_returns_the_duckdb_rows_and_total(files, spark, monkeypatch):
     """Local Spark against DuckDB on the same filters: a padded label, the combined view's
     name with a search (upper case, ``%`` and ``_`` as text), a small limit, the default
     limit of 1,000 on a model × bias of more rows, and a folder (its files in name order).
@@ -215,3 +246,8 @@ def test_spark_returns_the_duckdb_rows_and_total(files, spark):
     many = _expected(files["many"], MODEL, BIAS)
     assert got["default limit"].total == len(many) > DRILL_LIMIT
     assert list(got["default limit"].frame["id"]) == list(many["id"].iloc[:DRILL_LIMIT])
+    # too many labels to fetch: Spark strips each row's label as Python does
+    monkeypatch.setattr(validate, "_MANY", 1)
+    monkeypatch.setattr(rows, "_LABELS", type(rows._LABELS)())
+    stripped = text_rows(padded, engine="spark", backend=spark, model=MODEL, bias=BIAS)
+    assert list(stripped.frame["id"]) == list(want["id"]) and stripped.total == len(want)

@@ -18,6 +18,8 @@ conversion of the column's distinct values, so the drill-down finds every row th
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,17 +58,53 @@ def _shown(values: list[Any], column: Column) -> list[Any]:
     return [None if pd.isna(v) else str(v) for v in shown.astype(object)]
 
 
-def _labels(table: Any) -> tuple[list[Any], list[Any]] | None:
-    """The file's distinct models and biases (one query of their distinct pairs: a run holds
-    a few thousand), or None when there are more than
-    :data:`~kbench_core.engines.validate._MANY` pairs."""
+def _labels(table: Any, model: str, bias: str) -> tuple[list[Any], list[Any]] | None:
+    """The file's distinct models and biases that may show as ``model`` and ``bias`` (one
+    query of their distinct pairs), or None when there are more than
+    :data:`~kbench_core.engines.validate._MANY` pairs.
+
+    A text column is narrowed first to the values that hold the label (a value the loader
+    shows as a label is that label padded): a substring test on every row costs far less
+    than grouping every row (30M rows on DuckDB: 0.2 s against 1.4 s). A column of another
+    type (numbers, booleans: the loader's text of them is not always the engine's) is not
+    narrowed."""
+    import ibis
+
     from kbench_core.engines.validate import _MANY
 
-    pairs = table.select("model", "bias").distinct().limit(_MANY + 1).to_pyarrow()
+    where = [table[name].contains(ibis.literal(label))
+             for name, label in (("model", model), ("bias", bias))
+             if table[name].type().is_string()]
+    narrowed = table.filter(*where) if where else table
+    pairs = narrowed.select("model", "bias").distinct().limit(_MANY + 1).to_pyarrow()
     if pairs.num_rows > _MANY:
         return None
     return tuple(list(dict.fromkeys(v for v in pairs.column(name).to_pylist() if v is not None))
                  for name in ("model", "bias"))  # type: ignore[return-value]
+
+
+_LABELS: OrderedDict[tuple, Any] = OrderedDict()  # (files' SHA-256, model, bias): _labels
+_LABELS_KEPT = 256
+_LABELS_LOCK = threading.Lock()
+
+
+def _cached_labels(table: Any, src: ParquetSource, model: str,
+                   bias: str) -> tuple[list[Any], list[Any]] | None:
+    """:func:`_labels`, kept per content of the files (their SHA-256) and labels, so a
+    drill-down's next search on the same model × bias does not query them again."""
+    digest = src.meta.get("sha256")
+    key = (digest, src.files, model, bias)
+    with _LABELS_LOCK:
+        if digest is not None and key in _LABELS:
+            _LABELS.move_to_end(key)
+            return _LABELS[key]
+    found = _labels(table, model, bias)
+    if digest is not None:
+        with _LABELS_LOCK:
+            _LABELS[key] = found
+            while len(_LABELS) > _LABELS_KEPT:
+                _LABELS.popitem(last=False)
+    return found
 
 
 def _matching(col: Any, column: Column, label: str, values: list[Any] | None, *,
@@ -121,7 +159,10 @@ def text_rows(src: ParquetSource, *, model: str, bias: str, search: str = "",
     table = source.open_table(backend, src)
     spec = families.spec(src.kind)
     shown = [c for c in table.columns if c not in (ROW, FILE)]
-    models, biases = _labels(table) or (None, None)
+    # the combined view's "model (run)" holds the run's own label: narrowed by that
+    suffix = f" ({src.name})"
+    bare = str(model)[:-len(suffix)] if str(model).endswith(suffix) else str(model)
+    models, biases = _cached_labels(table, src, bare, str(bias)) or (None, None)
     of_model = _matching(table["model"], spec.column("model"), str(model), models,
                          run=src.name)
     of_bias = _matching(table["bias"], spec.column("bias"), str(bias), biases)
