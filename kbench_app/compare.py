@@ -127,7 +127,10 @@ def compare_panel(frame: pd.DataFrame, *, values: Mapping[str, str], group: str,
     ``group`` is the forest plot's row (bias, study, prompt_type); ``cluster`` the column whose
     levels share errors (None: items independent); ``runs`` and ``selection`` say where
     ``frame`` came from, for the cache (none: the frame's content is hashed); ``key``
-    prefixes every widget key. A single-model selection shows a message instead of the panel.
+    prefixes every widget key. A single-model selection shows a message instead of the panel,
+    and so does a metric the frame has no grain for (a per-trial metric of a bias run an
+    engine reduced to weighted tuples: :func:`kbench_core.compare.trial_grain_refusal`'s
+    reason).
     """
     if title:
         st.subheader("Compare models")
@@ -151,6 +154,12 @@ def compare_panel(frame: pd.DataFrame, *, values: Mapping[str, str], group: str,
     else:
         label = kit.select("Metric (per item)", labels, key=f"{key}_metric")
     value = values[label]
+    refusal = compare.trial_grain_refusal(frame, value)
+    if refusal is not None:
+        # A weighted bias run (an engine's tuples) has no trials to pair; the family panel
+        # never offers a per-trial metric on it, a caller's own menu might.
+        st.warning(refusal, icon=":material/block:")
+        return
     lower = compare.is_lower_better(value)
     n_pairs = len(models) * (len(models) - 1) // 2
 

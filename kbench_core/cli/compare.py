@@ -51,6 +51,11 @@ def compare_command(path: str, *, metric: str | None, models: Sequence[str],
         print(f"# judge: {_safe(chosen)}", file=sys.stderr)
     else:
         frame = compare.per_item_values(run.frame, run.kind)
+    # Every engine keeps the trials here (load without weighted=True); a run that still
+    # arrives as weighted tuples is refused with the reason, not compared on no items.
+    refusal = compare.trial_grain_refusal(frame, value)
+    if refusal is not None:
+        raise SystemExit(f"kbench: {_safe(run.name)}: {refusal}")
     if value not in frame.columns:
         raise SystemExit(f"kbench: no per-item column {_safe(repr(value))} in this run")
     known = sorted(map(str, frame["model"].unique()))

@@ -17,6 +17,9 @@ the statistics are computed on the per-item differences.
 - :func:`rank_intervals` — each model's rank and its 95% bootstrap interval over items (or
   clusters, marked when fewer than :data:`FEW_CLUSTERS`).
 - :func:`samples_needed` — items needed to detect a paired difference.
+- :func:`trial_grain_refusal` — why a comparison cannot be made on a frame (a bias run an
+  engine reduced to weighted tuples has no trials to pair): every function above raises
+  :class:`TrialGrainRefused` with that reason.
 - :func:`verdict` — the plain-language sentence a paper can quote, claiming a direction only
   when the p it quotes (adjusted for multiplicity when an adjustment is in force) is below α
   and its interval excludes zero (:func:`claims_direction`).
@@ -45,6 +48,7 @@ from .items import (  # noqa: F401  (re-exported: the names of the old module)
     FEW_ITEMS,
     ITEM_KEYS,
     Correction,
+    TrialGrainRefused,
     _ByKind,
     _item_columns,
     _item_means,
@@ -54,6 +58,7 @@ from .items import (  # noqa: F401  (re-exported: the names of the old module)
     item_values,
     lower_is_better_metrics,
     per_item_values,
+    trial_grain_refusal,
 )
 from .multiplicity import (  # noqa: F401  (re-exported: the names of the old module)
     _PAIR_CELLS,
@@ -105,6 +110,7 @@ __all__ = [
     "ITEM_KEYS",
     "Comparison",
     "PairedEstimate",
+    "TrialGrainRefused",
     "claims_direction",
     "compare_models",
     "compare_pair",
@@ -121,5 +127,6 @@ __all__ = [
     "rank_intervals",
     "samples_needed",
     "sign_test",
+    "trial_grain_refusal",
     "verdict",
 ]

@@ -11,6 +11,7 @@ import pandas as pd
 
 from kbench_core import families
 from kbench_core.families import CompareDefaults
+from kbench_core.families.bias import TrialGrainRefused, trial_grain_refusal
 
 
 class _ByKind(Mapping):
@@ -142,7 +143,16 @@ def _item_means(frame: pd.DataFrame, value: str, item: Sequence[str] | str | Non
                 cluster: str | None) -> tuple[np.ndarray, np.ndarray, list[str],
                                               list[np.ndarray]]:
     """The arrays behind :func:`item_values`: the items × models means, the model names (as
-    text), the key columns and each key's label per item."""
+    text), the key columns and each key's label per item.
+
+    Every comparison of this package reads its rows here, so this is where a frame without
+    the grain it would pair is refused: a bias run an engine reduced to weighted tuples has
+    no trials (:class:`~kbench_core.families.bias.TrialGrainRefused`, a ValueError, with
+    :func:`~kbench_core.families.bias.trial_grain_refusal`'s reason and what to do instead),
+    rather than pairing its tuples as trials or finding "no shared items"."""
+    refusal = trial_grain_refusal(frame, value)
+    if refusal is not None:
+        raise TrialGrainRefused(refusal)
     if value not in frame.columns:
         raise ValueError(f"no column {value!r} in the frame")
     columns = _item_columns(frame, item)

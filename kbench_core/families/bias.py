@@ -18,8 +18,9 @@ from kbench_core.catalog import Item, one
 from kbench_core.families._base import CompareDefaults, Family, Options, PageInfo
 from kbench_core.schema import CONDITIONS, INTENSITIES, METHOD_KINDS, Column, KindSpec, unit_column
 
-__all__ = ["EFFECT_CONDITION", "FAMILY", "TRIAL_GRAIN_REFUSED", "FingerprintOptions",
-           "bias_effects", "per_item", "susceptibility_table", "trial_grain_refusal"]
+__all__ = ["EFFECT_CONDITION", "FAMILY", "PER_BIAS_ONLY", "TRIAL_GRAIN_REFUSED",
+           "FingerprintOptions", "TrialGrainRefused", "bias_effects", "per_item",
+           "susceptibility_table", "trial_grain_refusal"]
 
 # The Cognitive biases page's switch between trial runs and report runs (both kinds set it).
 SOURCE_KEY = "bias_source"
@@ -219,8 +220,9 @@ def per_item(frame: pd.DataFrame) -> pd.DataFrame:
     A weighted frame (an engine's distinct tuples, :func:`kbench_core.kahne.row_weights`)
     has no trials to pair (no ``trial`` column, one row standing for many): its table holds
     the per-bias rows only, their ``score`` empty, so the per-trial ``score`` comparison has
-    nothing to pair on it (:func:`trial_grain_refusal` says why; ``kbench compare`` reads the
-    trials)."""
+    nothing to pair on it: the table says so in its ``attrs`` (:data:`PER_BIAS_ONLY`), and
+    every comparison of :mod:`kbench_core.compare` refuses it with the reason
+    (:func:`trial_grain_refusal`; ``kbench compare`` reads the trials)."""
     from kbench_core.kahne import WEIGHT
 
     effects = bias_effects(frame)
@@ -239,7 +241,9 @@ def per_item(frame: pd.DataFrame) -> pd.DataFrame:
             if column in rows and column in frame and isinstance(frame[column].dtype,
                                                                  pd.CategoricalDtype):
                 rows[column] = rows[column].astype("category")
-        return rows.reset_index(drop=True)
+        rows = rows.reset_index(drop=True)
+        rows.attrs[PER_BIAS_ONLY] = ("treatment_minus_control",)
+        return rows
     trials = frame.assign(treatment_minus_control=np.nan)
     for column in ("model", "bias", "condition", "category"):
         # Categorical keys stay categorical (cheap on big runs): the added rows' labels join
@@ -257,16 +261,39 @@ def per_item(frame: pd.DataFrame) -> pd.DataFrame:
 TRIAL_GRAIN_REFUSED = (
     "this run was reduced by an engine to its distinct (model, bias, condition, intensity, "
     "domain, method, score, confidence) tuples with their counts, so it has no trials to pair: "
-    "the per-trial score comparison is not available here; compare the bias effect "
-    "(treatment − control), or run `kbench compare` on the file, which reads the trials")
+    "a per-trial comparison (the score paired by trial) cannot be made on it. Compare the bias "
+    "effect (treatment − control), paired by bias, instead; or compare the trials from the "
+    "file: `kbench compare FILE --metric score` reads them on every engine (`--engine memory` "
+    "loads them in memory; in Python, `kbench_core.engines.load(FILE)` without "
+    "`weighted=True`)")
+
+# The ``attrs`` key of the per-item table of a weighted frame (:func:`per_item`): the columns
+# it can compare (per bias); any other, such as ``score``, is per trial and is refused.
+PER_BIAS_ONLY = "kbench_per_bias_only"
 
 
-def trial_grain_refusal(frame: pd.DataFrame) -> str | None:
-    """Why a per-trial comparison (``score`` paired by trial) cannot be made on ``frame``:
-    :data:`TRIAL_GRAIN_REFUSED` on a weighted frame (:func:`per_item`), else None."""
+class TrialGrainRefused(ValueError):
+    """A per-trial comparison asked of a weighted bias frame (:func:`trial_grain_refusal`);
+    its message is :data:`TRIAL_GRAIN_REFUSED`."""
+
+
+def trial_grain_refusal(frame: pd.DataFrame, value: str | None = None) -> str | None:
+    """Why ``value`` cannot be compared on ``frame`` (:mod:`kbench_core.compare` pairs rows
+    as trials): :data:`TRIAL_GRAIN_REFUSED` when ``frame`` is weighted (its rows are tuples
+    standing for many trials, :func:`kbench_core.kahne.row_weights`: no value of it can be
+    paired), or when it is the per-item table of a weighted frame (:func:`per_item`,
+    :data:`PER_BIAS_ONLY`) and ``value`` is not one of its per-bias columns (``score``: the
+    trials are not there, so nothing would be paired and the comparison would only say "no
+    shared items"). None otherwise (``value`` None: whether any per-trial value is
+    refused)."""
     from kbench_core.kahne import WEIGHT
 
-    return TRIAL_GRAIN_REFUSED if WEIGHT in frame else None
+    if WEIGHT in frame:
+        return TRIAL_GRAIN_REFUSED
+    per_bias = frame.attrs.get(PER_BIAS_ONLY)
+    if per_bias is not None and (value is None or value not in per_bias):
+        return TRIAL_GRAIN_REFUSED
+    return None
 
 
 def _rules(columns: Mapping[str, Any], frame: pd.DataFrame, add) -> None:
