@@ -37,6 +37,7 @@ import pyarrow.parquet as pq
 
 from kbench_core import families
 from kbench_core.engines.source import COUNT, FILE, ROW, ParquetSource, plain
+from kbench_core.io.finish import reserved_warning
 
 __all__ = ["COUNT", "NOT_READ", "SCHEMA_ONLY", "WEIGHTED", "finish", "read_columns",
            "reduction"]
@@ -108,20 +109,26 @@ def finish(reduced: pa.Table, src: ParquetSource, *, weighted: bool = False) -> 
     from kbench_core.io import Run, load_run
 
     data = _io.BytesIO()
-    pq.write_table(plain(reduced), data)
+    # The counts stay out of the loader (it leaves out every column named like kbench's own,
+    # so a file cannot pass its own weights) and come back beside its rows, in their order.
+    counts = reduced.column(COUNT).to_numpy().astype(np.int64)
+    pq.write_table(plain(reduced.drop_columns([COUNT])), data)
     small = load_run((f"{src.name}.parquet", data.getvalue()), kind=src.kind)  # type: ignore[arg-type]
-    counts = small.frame[COUNT].to_numpy(dtype=np.int64)
     family = families.get(src.kind)
+    left_out = ([reserved_warning(src.meta["reserved_columns"])]
+                if src.meta.get("reserved_columns") else [])
+    meta = {k: v for k, v in src.meta.items() if k != "reserved_columns"}
     if weighted and src.kind in WEIGHTED:
-        meta = {**src.meta, "rows": int(counts.sum()),
-                "columns": [c for c in small.frame.columns if c != COUNT],
+        frame = small.frame.assign(**{COUNT: counts})
+        meta = {**meta, "rows": int(counts.sum()), "columns": list(small.frame.columns),
                 "reduced_rows": len(counts), "weighted": True}
-        notes = tuple(family.notes(small.frame)) if family.notes is not None else ()
-        return Run(name=src.name, kind=src.kind, frame=small.frame, meta=meta,
-                   warnings=notes)
-    frame = small.frame.drop(columns=[COUNT])
-    frame = frame.take(np.repeat(np.arange(len(frame)), counts)).reset_index(drop=True)
+        notes = tuple(family.notes(frame)) if family.notes is not None else ()
+        return Run(name=src.name, kind=src.kind, frame=frame, meta=meta,
+                   warnings=(*left_out, *notes))
+    frame = small.frame.take(np.repeat(np.arange(len(small.frame)), counts)
+                             ).reset_index(drop=True)
     warnings = tuple(family.notes(frame)) if family.notes is not None else ()
-    meta = {**src.meta, "rows": len(frame), "columns": list(frame.columns),
+    meta = {**meta, "rows": len(frame), "columns": list(frame.columns),
             "reduced_rows": len(counts)}
-    return Run(name=src.name, kind=src.kind, frame=frame, meta=meta, warnings=warnings)
+    return Run(name=src.name, kind=src.kind, frame=frame, meta=meta,
+               warnings=(*left_out, *warnings))

@@ -26,6 +26,7 @@ __all__ = ["COUNT", "FILE", "ROW", "ParquetSource", "file_source", "is_parquet_s
 ROW = "__kbench_row"
 FILE = "__kbench_file"
 COUNT = "__kbench_rows"  # a reduced tuple's rows (kbench_core.engines.reduce)
+RESERVED_PREFIX = "__kbench"  # kbench's own columns; a file's column so named is left out
 _SUFFIXES = (".parquet", ".pq")
 _SIDECAR_LIMIT = 4 * 1024**2  # as the workspace's own check
 
@@ -106,9 +107,12 @@ def _source(name: str, kind: str | None, files: list[Path], label: str) -> Parqu
             "sha256": _sha256(files), "format": "parquet"}
     if len(files) > 1:
         meta["files"] = [p.name for p in files]
+    theirs = [c for c in names if _reserved(c)]
+    if theirs:  # left out, as the loader leaves them out (and says so)
+        meta["reserved_columns"] = theirs
     return ParquetSource(name=run_name(name), kind=detected, files=tuple(files),
-                         columns=tuple(renames.get(c, c) for c in names), renames=renames,
-                         meta=meta)
+                         columns=tuple(renames.get(c, c) for c in names if not _reserved(c)),
+                         renames=renames, meta=meta)
 
 
 def _sidecar(path: Path) -> dict[str, Any] | None:
@@ -164,14 +168,27 @@ def open_table(con: Any, src: ParquetSource) -> Any:
     name = getattr(con, "name", "")
     paths = [str(p) for p in src.files]
     if name == "duckdb":
-        table = con.read_parquet(paths, file_row_number=True, filename=True,
+        if "file_row_number" in src.columns:  # DuckDB cannot number rows beside it
+            from kbench_core.io import Problem, RunFormatError
+
+            raise RunFormatError(src.label, [Problem(
+                None, "file_row_number", "a column named 'file_row_number' cannot be read "
+                "by the DuckDB engine (DuckDB numbers the rows under that name): rename the "
+                "column, or read the file with --engine memory or spark")])
+        # the file's name under a name no file has (a file's own "filename", or even
+        # "__kbench_file", would clash with DuckDB's column), then kbench's
+        ours = f"{FILE}_{uuid.uuid4().hex}"
+        table = con.read_parquet(paths, file_row_number=True, filename=ours,
                                  table_name=f"kbench_{uuid.uuid4().hex}")
-        table = table.rename({ROW: "file_row_number", FILE: "filename"})
+        theirs = [c for c in table.columns if c != ours and _reserved(c)]
+        table = table.drop(*theirs) if theirs else table
+        table = table.rename({ROW: "file_row_number", FILE: ours})
     elif name == "pyspark":
         from pyspark.sql import functions as F
 
         frame = con._session.read.parquet(*paths)
-        frame = frame.select("*", F.col("_metadata.file_name").alias(FILE),
+        frame = frame.select(*(F.col(f"`{c}`") for c in frame.columns if not _reserved(c)),
+                             F.col("_metadata.file_name").alias(FILE),
                              F.col("_metadata.row_index").alias(ROW))
         view = f"kbench_{uuid.uuid4().hex}"
         frame.createOrReplaceTempView(view)
@@ -182,6 +199,12 @@ def open_table(con: Any, src: ParquetSource) -> Any:
     renames = {new: old for old, new in src.renames.items()}
     renames.update({new: old for new, old in stripped.items() if new not in renames})
     return table.rename(renames) if renames else table
+
+
+def _reserved(column: str) -> bool:
+    """A file's own column under a name kbench uses for its own (``__kbench…``): left out,
+    as the loader leaves it out (kbench_core.io)."""
+    return str(column).strip().startswith(RESERVED_PREFIX)
 
 
 def plain(table: pa.Table) -> pa.Table:

@@ -95,6 +95,10 @@ def _finish(parsed: _Table | _Native, *, name: str, kind: Kind | None, on_error:
         mapping = dict(columns or {})
         table.encoded = {renames.get(mapping.get(c, c), mapping.get(c, c))
                          for c in table.encoded}
+    theirs = [c for c in frame.columns if str(c).startswith(RESERVED_PREFIX)]
+    if theirs:  # e.g. a row count that every reader would weigh the rows by
+        frame = frame.drop(columns=theirs)
+        warnings.append(reserved_warning(theirs))
     table.frame = frame
     label_names = {c.name for c in families.spec(detected).columns if c.type == "category"}
     _decode_labels(table, keep=label_names.__contains__)
@@ -111,6 +115,17 @@ def _finish(parsed: _Table | _Native, *, name: str, kind: Kind | None, on_error:
     meta.update(rows=len(canonical), columns=list(canonical.columns))
     return Run(name=run_name(name), kind=detected, frame=canonical, meta=meta,
                warnings=tuple(warnings))
+
+
+RESERVED_PREFIX = "__kbench"  # kbench's own columns (an engine's row counts, file, row)
+
+
+def reserved_warning(columns: list[str]) -> str:
+    """The load note of a file's columns left out because kbench uses their names."""
+    names = ", ".join(repr(str(c)) for c in columns[:5]) + (" ..." if len(columns) > 5 else "")
+    return (f"column{'s' * (len(columns) != 1)} {names} left out: names starting with "
+            f"'{RESERVED_PREFIX}' are kbench's own (a run read by an engine carries its row "
+            "counts under one); rename the column to keep it")
 
 
 MAX_RUN_NAME = 200
