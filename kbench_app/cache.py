@@ -55,10 +55,16 @@ def nbytes(value: Any, _depth: int = 0) -> int:
         return sum(nbytes(getattr(value, f.name), _depth + 1) for f in fields(value)
                    if not f.metadata.get("shared"))
     if isinstance(value, Mapping):
-        return sum(nbytes(v, _depth + 1) for v in value.values())
+        value = list(value.values())
     if isinstance(value, list | tuple):
-        return sum(nbytes(v, _depth + 1) for v in value)
+        # a long list (a run's sample ids) is weighed by its first items, not walked
+        head = value[:_SAMPLED]
+        total = sum(nbytes(v, _depth + 1) for v in head)
+        return total * len(value) // len(head) if head else 0
     return 0
+
+
+_SAMPLED = 32
 
 
 class _Store:
