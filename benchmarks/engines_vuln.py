@@ -84,8 +84,12 @@ def main(argv: list[str]) -> None:
     from streamlit.testing.v1 import AppTest
 
     profile = "--profile" in argv
-    back_to_back = "--back-to-back" in argv
-    argv = [a for a in argv if a not in ("--profile", "--back-to-back")]
+    argv = [a for a in argv if a != "--profile"]
+    engine = "duckdb"
+    if "--engine" in argv:
+        at_flag = argv.index("--engine")
+        engine = argv[at_flag + 1]
+        del argv[at_flag:at_flag + 2]
     n_rows = size(argv[0]) if argv else 600_000
     spent = _profiler() if profile else collections.defaultdict(float)
 
@@ -103,21 +107,23 @@ def main(argv: list[str]) -> None:
         workspace.save(load_run(source))
         clear_app_caches()
         os.environ["KBENCH_APP_ARGS"] = (f"--no-samples --workspace {workspace.directory} "
-                                         "--engine duckdb")
+                                         f"--engine {engine}")
         at = AppTest.from_file(str(ROOT / "views" / "vuln.py"), default_timeout=600)
         start = time.perf_counter()
         at.run()
         first = time.perf_counter() - start
+        if profile:
+            print(f"      first render {first:.3f} s: " + ", ".join(
+                f"{k} {v:.3f}" for k, v in sorted(spent.items(), key=lambda kv: -kv[1])
+                if v > 0.01))
         if at.exception:
             print(f"exception {at.exception[0].value[:500]}")
             return
         judges = list(at.selectbox(key="vuln_judge").options)
         models = list(at.multiselect(key="vuln_models").value)
         print(f"{n_rows:,} judged rows saved ({source.stat().st_size / 1024**2:.0f} MiB "
-              f"Parquet), judges {judges}; first render {first:.2f} s, "
-              f"engine queries {queries[0]}; work ahead "
-              f"{'on' if prefetch.enabled() else 'off'}"
-              + (", changes back to back" if back_to_back else ""))
+              f"Parquet), judges {judges}; {engine}: first render {first:.2f} s, "
+              f"engine queries {queries[0]}")
 
         def judge(name: str) -> Step:
             return lambda a: a.selectbox(key="vuln_judge").set_value(name)

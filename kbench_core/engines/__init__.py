@@ -135,13 +135,33 @@ def reduce_source(src: ParquetSource, *, engine: Engine, spark_master: str | Non
     The app keeps this small table per saved run (``kbench_core.workspace``) and finishes
     it in Python, so a widget change never queries the engine again. ``backend``: an Ibis
     backend to use, else :func:`shared_backend`."""
+    chosen = check_engine(engine)
+    if backend is None and chosen == "spark":
+        backend = shared_backend(chosen, spark_master=spark_master)
+    return _sufficient(src, engine=chosen, backend=backend)
+
+
+def _sufficient(src: ParquetSource, *, engine: Engine, backend: Any,
+                keep: tuple[str, ...] = ()) -> pa.Table:
+    """The validated sufficient table of ``src`` on ``backend`` (None: a new DuckDB).
+
+    A run at item grain (:func:`~kbench_core.engines.reduce.at_item_grain`: its reduction
+    would be its rows, a judged or a replication run) is fetched in file order and
+    validated and typed by the loader once (:func:`~kbench_core.engines.reduce.typed_rows`);
+    any other is reduced by the engine and checked by it, the rows staying in the engine."""
     from kbench_core.engines import reduce, source, validate
 
-    chosen = check_engine(engine)
+    if reduce.at_item_grain(src, keep):
+        typed = reduce.typed_rows(src, backend=backend)
+        if typed is not None:
+            return typed
     if backend is None:
-        backend = shared_backend(chosen, spark_master=spark_master)
+        backend = connect(engine)
     table = source.open_table(backend, src)
-    reduced = reduce.reduction(table, src.kind, tuple(f.name for f in src.files)).to_pyarrow()
+    # The reduction first: its tuples hold every value of the columns it keeps, so the
+    # validation checks those on them (a valid run is then two passes over its rows).
+    reduced = reduce.reduction(table, src.kind, tuple(f.name for f in src.files),
+                               keep=keep).to_pyarrow()
     validate.validate(table, src, reduced)
     return reduced
 
@@ -161,7 +181,7 @@ def load(path: str | os.PathLike[str], *, engine: Engine | None = None,
     per saved run, a file or a folder one. ``weighted``: a weighted frame for the main table
     only (:func:`~kbench_core.engines.reduce.finish`; ``kbench metrics``).
     """
-    from kbench_core.engines import reduce, source, validate
+    from kbench_core.engines import reduce, source
 
     chosen = check_engine(engine or default_engine(path))
     if chosen == "memory":
@@ -169,14 +189,13 @@ def load(path: str | os.PathLike[str], *, engine: Engine | None = None,
 
         return load_in_memory(Path(path))
     sources = source.sources(Path(path))
-    con = backend if backend is not None else connect(chosen, spark_master=spark_master)
+    con = backend
+    if con is None and chosen == "spark":
+        con = connect(chosen, spark_master=spark_master)
     runs = []
     for src in sources:
-        table = source.open_table(con, src)
-        # The reduction first: its tuples hold every value of the columns it keeps, so the
-        # validation checks those on them (a valid run is then two passes over its rows).
-        reduced = reduce.reduction(table, src.kind, tuple(f.name for f in src.files),
-                                   keep=tuple(keep)).to_pyarrow()
-        validate.validate(table, src, reduced)
+        if con is None and not reduce.at_item_grain(src, tuple(keep)):
+            con = connect(chosen)  # one DuckDB for the sources it reduces
+        reduced = _sufficient(src, engine=chosen, backend=con, keep=tuple(keep))
         runs.append(reduce.finish(reduced, src, weighted=weighted))
     return runs
