@@ -10,7 +10,10 @@ arithmetic on that table. This package makes the split explicit:
   aggregate counts, and words the first offending rows with the loader's own messages;
 * :mod:`~kbench_core.engines.reduce` declares each family's reduction, written once as an
   engine-neutral Ibis expression, and the finish that turns the small table into the
-  validated frame every metric, figure and table of kbench already reads.
+  validated frame every metric, figure and table of kbench already reads. A run whose
+  reduction would be its rows (a judged or replication file: item grain) is fetched in file
+  order instead and validated and typed by the loader once
+  (:func:`~kbench_core.engines.reduce.typed_rows`).
 
 ``memory`` is the loader (:func:`kbench_core.io.load_run`; a folder through
 :mod:`~kbench_core.engines.memory`, which checks keys across its files): the reference every
@@ -29,6 +32,7 @@ from kbench_core.stats import check_choice
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from kbench_core.engines.reduce import TypedRows
     from kbench_core.engines.source import ParquetSource
     from kbench_core.io import Run
 
@@ -127,7 +131,7 @@ def shared_backend(engine: Engine, *, spark_master: str | None = None) -> Any:
 
 
 def reduce_source(src: ParquetSource, *, engine: Engine, spark_master: str | None = None,
-                  backend: Any = None) -> pa.Table:
+                  backend: Any = None) -> pa.Table | TypedRows:
     """The validated sufficient table of one source (:func:`load` without the finish): the
     engine reduces the rows (:func:`~kbench_core.engines.reduce.reduction`) and checks every
     cell (:func:`~kbench_core.engines.validate.validate`, the loader's error if one fails).
@@ -142,7 +146,7 @@ def reduce_source(src: ParquetSource, *, engine: Engine, spark_master: str | Non
 
 
 def _sufficient(src: ParquetSource, *, engine: Engine, backend: Any,
-                keep: tuple[str, ...] = ()) -> pa.Table:
+                keep: tuple[str, ...] = ()) -> pa.Table | TypedRows:
     """The validated sufficient table of ``src`` on ``backend`` (None: a new DuckDB).
 
     A run at item grain (:func:`~kbench_core.engines.reduce.at_item_grain`: its reduction
@@ -152,9 +156,7 @@ def _sufficient(src: ParquetSource, *, engine: Engine, backend: Any,
     from kbench_core.engines import reduce, source, validate
 
     if reduce.at_item_grain(src, keep):
-        typed = reduce.typed_rows(src, backend=backend)
-        if typed is not None:
-            return typed
+        return reduce.typed_rows(src, backend=backend)
     if backend is None:
         backend = connect(engine)
     table = source.open_table(backend, src)

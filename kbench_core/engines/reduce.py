@@ -15,30 +15,40 @@ How much it reduces depends on the family's grain:
   with discrete scores reduce to thousands of rows;
 * ``judged`` and ``replication``: the metrics resample and cluster by item (a contract's
   sample, a study's test), so the table stays at the item grain (one row per sample × model
-  × prompt type × judge, per test): a per-item table, without the text columns.
+  × prompt type × judge, per test). Their metrics read every column and their key is among
+  them, so the distinct tuples of a valid run are its rows: such a run (one file,
+  :func:`at_item_grain`) is not grouped. The engine fetches its rows in file order and the
+  loader validates and types them once (:func:`typed_rows`, its messages and row numbers
+  the file's by construction), instead of a group-by into as many tuples, the engine's cell
+  checks on them and the loader again on the tuples (600k judged rows: 2.7 s, now 0.8 s;
+  ``benchmarks/README.md``).
 
 :func:`finish` types the small table with the loader (:func:`kbench_core.io.load_run` on it,
 so every column has the loader's dtype and categories) and repeats each row :data:`COUNT`
 times, so the existing metric code runs unchanged and prints the same numbers as the memory
 engine (``tests/test_engines.py``); for the bias family it keeps the small table with
 :data:`COUNT` as weights instead (``weighted=True``, what the app, ``kbench metrics``,
-``figures`` and ``report`` use: ``tests/test_weighted_bias.py``).
+``figures`` and ``report`` use: ``tests/test_weighted_bias.py``). The rows of a run at item
+grain (:class:`TypedRows`) are already the loader's frame: :func:`finish` gives it as it is
+(``tests/test_engine_first_render.py``).
 """
 
 from __future__ import annotations
 
 import io as _io
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from kbench_core import families
 from kbench_core.engines.source import COUNT, FILE, ROW, ParquetSource, plain
 
-__all__ = ["COUNT", "NOT_READ", "SCHEMA_ONLY", "TYPED_ROWS", "WEIGHTED", "at_item_grain",
+__all__ = ["COUNT", "NOT_READ", "SCHEMA_ONLY", "WEIGHTED", "TypedRows", "at_item_grain",
            "finish", "read_columns", "reduction", "typed_rows"]
 
 _FIRST = "__kbench_first"  # the place of a tuple's first row in the run
@@ -86,9 +96,21 @@ def at_item_grain(src: ParquetSource, keep: tuple[str, ...] = ()) -> bool:
     return len(read) == len(src.columns) and _key_names(read, src.kind) is not None
 
 
-# Schema metadata of a table :func:`typed_rows` made: the rows of a run as the loader typed
-# them (its categories, dtypes and order), which :func:`finish` turns back into the frame.
-TYPED_ROWS = b"kbench.typed_rows"
+@dataclass(frozen=True)
+class TypedRows:
+    """The rows of a run at item grain as the loader validated and typed them
+    (:func:`typed_rows`): the frame :func:`finish` gives as it is (an Arrow round trip
+    would turn its object columns into another dtype). ``nbytes`` as the app's cache of
+    reduced tables counts them (the frame's columns, not the text its objects point to, as
+    ``kbench_core.workspace`` counts the frames it keeps)."""
+
+    frame: pd.DataFrame
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.frame.memory_usage(index=False, deep=False).sum())
+
+
 _BATCH = 1 << 17  # rows per batch of the scan, whose decoded bytes are summed as they come
 
 
@@ -134,7 +156,7 @@ def _duckdb_rows(src: ParquetSource, limit: int) -> pa.Table:
 
 
 def _fetched_rows(src: ParquetSource, backend: Any, limit: int) -> pa.Table:
-    """The rows of ``src`` in file order, text as labels (:func:`_as_labels`): scanned by
+    """The rows of ``src`` in file order: scanned by
     DuckDB (``backend`` None or an Ibis DuckDB backend: the scan reads the file, whatever
     the connection) or queried through Ibis, ordered by the row's place (Spark)."""
     from kbench_core.engines.source import open_table
@@ -142,31 +164,37 @@ def _fetched_rows(src: ParquetSource, backend: Any, limit: int) -> pa.Table:
     from kbench_core.readers.sources import _mb
 
     if backend is None or getattr(backend, "name", "") == "duckdb":
-        return _as_labels(_duckdb_rows(src, limit))
+        return _duckdb_rows(src, limit)
     rows = open_table(backend, src).order_by(ROW).drop(FILE, ROW).to_pyarrow()
     if rows.nbytes > limit:
         raise fail(src.label, f"the Parquet file decodes to more than {_mb(limit)}, over "
                               "the decompressed-size limit")
-    return _as_labels(rows)
+    return rows
 
 
-def _as_labels(rows: pa.Table) -> pa.Table:
-    """Text columns dictionary-encoded (codes in order of first appearance), as a Parquet
-    file written from pandas holds labels: the loader's checks and conversions then run once
-    per distinct value, not per row (600k judged rows: 1.6 s of validation on plain text,
-    0.4 s on labels). The values, and so every check and message, are the same."""
+def _as_labels(rows: pa.Table, kind: str) -> tuple[pa.Table, list[str]]:
+    """The text columns of the family's labels and line lists dictionary-encoded, and the
+    names of the labels: the loader's checks and conversions then run once per distinct
+    value, not per row (600k judged rows: 1.6 s of validation on plain text, 0.3 s on
+    dictionaries). The CSV reader reads labels so too (``kbench_core.readers.delimited``);
+    the values, and so every check and message, are the text's."""
     import pyarrow.compute as pc
 
-    columns = [pc.dictionary_encode(col) if pa.types.is_string(col.type)
-               or pa.types.is_large_string(col.type) else col for col in rows.columns]
-    return pa.table(columns, names=rows.column_names)
+    types = {c.name: c.type for c in families.spec(kind).columns}
+    columns, labels = [], []
+    for name, col in zip(rows.column_names, rows.columns, strict=True):
+        if types.get(name) in ("category", "lines") and (
+                pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+            col = pc.dictionary_encode(col)
+            if types[name] == "category":
+                labels.append(name)
+        columns.append(col)
+    return pa.table(columns, names=rows.column_names), labels
 
 
-def typed_rows(src: ParquetSource, *, backend: Any = None) -> pa.Table | None:
+def typed_rows(src: ParquetSource, *, backend: Any = None) -> TypedRows:
     """The rows of an item-grain source (:func:`at_item_grain`), validated cell by cell and
-    typed by the loader itself, as Arrow marked :data:`TYPED_ROWS` (what :func:`finish`
-    reads back, and what the app caches); None when the typed frame has no Arrow form
-    (then the source is reduced as any other).
+    typed by the loader itself (what :func:`finish` gives, and what the app caches).
 
     The engine fetches the rows in file order and the loader's validation runs on them
     (:func:`kbench_core.io.finish._finish`, the reader's Arrow step included), so every
@@ -175,13 +203,21 @@ def typed_rows(src: ParquetSource, *, backend: Any = None) -> pa.Table | None:
     words it."""
     from kbench_core.io.finish import _finish
     from kbench_core.problems import DEFAULT_MAX_DECOMPRESSED, RunFormatError, fail
+    from kbench_core.readers._common import _sorted_labels
     from kbench_core.readers.parquet import _arrow_rows
 
     label = src.label
     try:
-        rows = _fetched_rows(src, backend, DEFAULT_MAX_DECOMPRESSED)
+        rows, labels = _as_labels(_fetched_rows(src, backend, DEFAULT_MAX_DECOMPRESSED),
+                                  src.kind)
         parsed = _arrow_rows(label, rows)
         del rows
+        # As the CSV reader leaves its dictionary columns: sorted as a text column's
+        # categories are (Arrow's dictionaries keep the order of first appearance), the
+        # labels marked as read so (``_Table.encoded``).
+        _sorted_labels(parsed.frame, [n for n in parsed.frame.columns
+                                      if isinstance(parsed.frame[n].dtype, pd.CategoricalDtype)])
+        parsed.encoded = set(labels)
         run = _finish(parsed, name=src.name, kind=src.kind, on_error="raise",  # type: ignore[arg-type]
                       columns=None, warnings=[], meta={"source": label, "format": "parquet"})
     except RunFormatError:
@@ -192,11 +228,7 @@ def typed_rows(src: ParquetSource, *, backend: Any = None) -> pa.Table | None:
     except Exception as exc:
         raise fail(label, f"cannot read this file ({type(exc).__name__}: "
                           f"{str(exc)[:200]})") from None
-    try:
-        typed = pa.Table.from_pandas(run.frame, preserve_index=False)
-    except (pa.ArrowException, TypeError, ValueError):
-        return None
-    return typed.replace_schema_metadata({**(typed.schema.metadata or {}), TYPED_ROWS: b"1"})
+    return TypedRows(run.frame)
 
 
 def reduction(table: Any, kind: str, files: tuple[str, ...] = (),
@@ -224,7 +256,8 @@ def reduction(table: Any, kind: str, files: tuple[str, ...] = (),
     return reduced.order_by(_FIRST).drop(_FIRST)
 
 
-def finish(reduced: pa.Table, src: ParquetSource, *, weighted: bool = False) -> Any:
+def finish(reduced: pa.Table | TypedRows, src: ParquetSource, *,
+           weighted: bool = False) -> Any:
     """The validated :class:`~kbench_core.io.Run` of ``src`` from its sufficient table: the
     loader types the small table, each row is repeated :data:`COUNT` times, and the run
     carries the source's meta (its files' SHA-256, so exports record the same provenance as
@@ -239,8 +272,8 @@ def finish(reduced: pa.Table, src: ParquetSource, *, weighted: bool = False) -> 
     from kbench_core.io import Run, load_run
 
     family = families.get(src.kind)
-    if TYPED_ROWS in (reduced.schema.metadata or {}):  # typed_rows: the loader's frame
-        frame = reduced.to_pandas()
+    if isinstance(reduced, TypedRows):  # the loader's frame of the rows
+        frame = reduced.frame
         warnings = tuple(family.notes(frame)) if family.notes is not None else ()
         meta = {**src.meta, "rows": len(frame), "columns": list(frame.columns),
                 "reduced_rows": len(frame)}
