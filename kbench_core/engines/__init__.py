@@ -134,7 +134,9 @@ def reduce_source(src: ParquetSource, *, engine: Engine, spark_master: str | Non
                   backend: Any = None) -> pa.Table | TypedRows:
     """The validated sufficient table of one source (:func:`load` without the finish): the
     engine reduces the rows (:func:`~kbench_core.engines.reduce.reduction`) and checks every
-    cell (:func:`~kbench_core.engines.validate.validate`, the loader's error if one fails).
+    cell (:func:`~kbench_core.engines.validate.validate`, the loader's error if one fails);
+    a run at item grain is fetched and validated and typed by the loader once
+    (:func:`~kbench_core.engines.reduce.typed_rows`: its rows, as the loader's frame).
 
     The app keeps this small table per saved run (``kbench_core.workspace``) and finishes
     it in Python, so a widget change never queries the engine again. ``backend``: an Ibis
@@ -177,7 +179,10 @@ def load(path: str | os.PathLike[str], *, engine: Engine | None = None,
     and ``spark`` query the Parquet files in place, validate them by the engine
     (:func:`~kbench_core.engines.validate.validate`), reduce them to the family's sufficient
     table (:func:`~kbench_core.engines.reduce.reduction`) and finish from it
-    (:func:`~kbench_core.engines.reduce.finish`). ``backend``: an Ibis backend to reuse (a
+    (:func:`~kbench_core.engines.reduce.finish`); a file at item grain (a judged or
+    replication run, whose reduction would be its rows) is fetched by the engine and
+    validated and typed by the loader once (:func:`~kbench_core.engines.reduce.typed_rows`).
+    ``backend``: an Ibis backend to reuse (a
     test's SparkSession). ``keep``: columns to keep beyond those the family's metrics read
     (``compare`` keeps its item keys, e.g. a bias trial's number). A workspace gives one run
     per saved run, a file or a folder one. ``weighted``: a weighted frame for the main table
