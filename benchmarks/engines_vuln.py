@@ -24,6 +24,7 @@ work ahead off.
     python benchmarks/engines_vuln.py [SIZE]        # default 600k rows
     python benchmarks/engines_vuln.py [SIZE] --profile   # + seconds per cached function
     python benchmarks/engines_vuln.py [SIZE] --engine memory   # the loader, to compare
+    python benchmarks/engines_vuln.py [SIZE] --first   # the first render only
     python benchmarks/engines_vuln.py [SIZE] --family replication   # the replication page's
                                                     # first render (default 100k tests)
 """
@@ -88,7 +89,8 @@ def main(argv: list[str]) -> None:
     from streamlit.testing.v1 import AppTest
 
     profile = "--profile" in argv
-    argv = [a for a in argv if a != "--profile"]
+    first_only = "--first" in argv
+    argv = [a for a in argv if a not in ("--profile", "--first")]
     options = {"--engine": "duckdb", "--family": "judged"}
     for flag in options:
         if flag in argv:
@@ -128,7 +130,7 @@ def main(argv: list[str]) -> None:
         if at.exception:
             print(f"exception {at.exception[0].value[:500]}")
             return
-        if family != "judged":  # the first render only
+        if family != "judged" or first_only:  # the first render only
             print(f"{n_rows:,} {family} rows saved; {engine}: first render {first:.2f} s "
                   f"(CPU {first_cpu:.2f} s), engine queries {queries[0]}")
             return
