@@ -25,6 +25,7 @@ work ahead off.
     python benchmarks/engines_vuln.py [SIZE] --profile   # + seconds per cached function
     python benchmarks/engines_vuln.py [SIZE] --engine memory   # the loader, to compare
     python benchmarks/engines_vuln.py [SIZE] --first   # the first render only
+    python benchmarks/engines_vuln.py [SIZE] --back-to-back
     python benchmarks/engines_vuln.py [SIZE] --family replication   # the replication page's
                                                     # first render (default 100k tests)
 """
@@ -90,7 +91,8 @@ def main(argv: list[str]) -> None:
 
     profile = "--profile" in argv
     first_only = "--first" in argv
-    argv = [a for a in argv if a not in ("--profile", "--first")]
+    back_to_back = "--back-to-back" in argv
+    argv = [a for a in argv if a not in ("--profile", "--first", "--back-to-back")]
     options = {"--engine": "duckdb", "--family": "judged"}
     for flag in options:
         if flag in argv:
@@ -138,8 +140,9 @@ def main(argv: list[str]) -> None:
         models = list(at.multiselect(key="vuln_models").value)
         print(f"{n_rows:,} judged rows saved ({source.stat().st_size / 1024**2:.0f} MiB "
               f"Parquet), judges {judges}; {engine}: first render {first:.2f} s (CPU "
-              f"{first_cpu:.2f} s), "
-              f"engine queries {queries[0]}")
+              f"{first_cpu:.2f} s), engine queries {queries[0]}; work ahead "
+              f"{'on' if prefetch.enabled() else 'off'}"
+              + (", changes back to back" if back_to_back else ""))
 
         def judge(name: str) -> Step:
             return lambda a: a.selectbox(key="vuln_judge").set_value(name)
