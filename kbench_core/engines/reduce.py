@@ -172,31 +172,33 @@ def _fetched_rows(src: ParquetSource, backend: Any, limit: int) -> pa.Table:
     return rows
 
 
-def _as_labels(rows: pa.Table, kind: str) -> tuple[pa.Table, list[str]]:
-    """The text columns of the family's labels and line lists dictionary-encoded, and the
-    names of the labels: the loader's checks and conversions then run once per distinct
-    value, not per row (600k judged rows: 1.6 s of validation on plain text, 0.3 s on
-    dictionaries). The CSV reader reads labels so too (``kbench_core.readers.delimited``);
-    the values, and so every check and message, are the text's."""
+def _as_labels(rows: pa.Table, kind: str) -> tuple[pa.Table, list[str], list[str]]:
+    """The text columns of the family's labels and line lists dictionary-encoded, the names
+    of those columns and of the labels among them: the loader's checks and conversions then
+    run once per distinct value, not per row (600k judged rows: 1.6 s of validation on plain
+    text, 0.3 s on dictionaries). The CSV reader reads labels so too
+    (``kbench_core.readers.delimited``); the values, and so every check and message, are the
+    text's."""
     import pyarrow.compute as pc
 
     types = {c.name: c.type for c in families.spec(kind).columns}
-    columns, labels = [], []
+    columns, encoded = [], []
     for name, col in zip(rows.column_names, rows.columns, strict=True):
         if types.get(name) in ("category", "lines") and (
                 pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
             col = pc.dictionary_encode(col)
-            if types[name] == "category":
-                labels.append(name)
+            encoded.append(name)
         columns.append(col)
-    return pa.table(columns, names=rows.column_names), labels
+    labels = [name for name in encoded if types[name] == "category"]
+    return pa.table(columns, names=rows.column_names), encoded, labels
 
 
 def typed_rows(src: ParquetSource, *, backend: Any = None) -> TypedRows:
     """The rows of an item-grain source (:func:`at_item_grain`), validated cell by cell and
     typed by the loader itself (what :func:`finish` gives, and what the app caches).
 
-    The engine fetches the rows in file order and the loader's validation runs on them
+    The engine fetches the rows in file order (what the engine raises, a file it cannot
+    read, propagates as from a reduction) and the loader's validation runs on them
     (:func:`kbench_core.io.finish._finish`, the reader's Arrow step included), so every
     problem is the loader's own, its row the file's row; a failure the loader does not
     name is the loader's "cannot read this file" error, as :func:`kbench_core.io.load_run`
@@ -207,16 +209,15 @@ def typed_rows(src: ParquetSource, *, backend: Any = None) -> TypedRows:
     from kbench_core.readers.parquet import _arrow_rows
 
     label = src.label
+    rows = _fetched_rows(src, backend, DEFAULT_MAX_DECOMPRESSED)
     try:
-        rows, labels = _as_labels(_fetched_rows(src, backend, DEFAULT_MAX_DECOMPRESSED),
-                                  src.kind)
+        rows, encoded, labels = _as_labels(rows, src.kind)
         parsed = _arrow_rows(label, rows)
         del rows
         # As the CSV reader leaves its dictionary columns: sorted as a text column's
         # categories are (Arrow's dictionaries keep the order of first appearance), the
         # labels marked as read so (``_Table.encoded``).
-        _sorted_labels(parsed.frame, [n for n in parsed.frame.columns
-                                      if isinstance(parsed.frame[n].dtype, pd.CategoricalDtype)])
+        _sorted_labels(parsed.frame, encoded)
         parsed.encoded = set(labels)
         run = _finish(parsed, name=src.name, kind=src.kind, on_error="raise",  # type: ignore[arg-type]
                       columns=None, warnings=[], meta={"source": label, "format": "parquet"})
