@@ -5,12 +5,14 @@ A big judged run (:func:`kbench_core.samples.big_judged_samples`: 3 detectors, 3
 types, 3 judges) is saved into a temporary workspace and the page (``views/vuln.py``) opened
 on it through DuckDB (``kbench app --workspace DIR``, the default engine) with Streamlit's
 AppTest. Judged runs reduce at item grain (``kbench_core/engines/reduce.py``), so the app's
-frame is as big as in memory. Each widget change (another judge, partial credit, split by
-prompt type, another model set, bins) is one full rerun, timed on three values the session
-has not seen yet (so none of its results is cached: the case issue 25 is about); prints per
-change the median and the max of the wall time, the median CPU time of this process (less
-sensitive than the wall time to other processes on a shared machine) and the number of
-engine queries (calls of :func:`kbench_core.engines.reduce_source`). Asserts nothing.
+frame is as big as in memory: DuckDB fetches the rows and the loader validates and types them
+once (the first render prints its wall and CPU time). Each widget change (another judge,
+partial credit, split by prompt type, another model set, bins) is one full rerun, timed on
+three values the session has not seen yet (so none of its results is cached: the case issue
+25 is about); prints per change the median and the max of the wall time, the median CPU
+time of this process (less sensitive than the wall time to other processes on a shared
+machine) and the number of engine queries (calls of
+:func:`kbench_core.engines.reduce_source`). Asserts nothing.
 
 The page works ahead (:mod:`kbench_app.prefetch`: the other judges' results, computed in a
 background thread after each render); before each change the script waits until that work
@@ -21,7 +23,11 @@ work ahead off.
 
     python benchmarks/engines_vuln.py [SIZE]        # default 600k rows
     python benchmarks/engines_vuln.py [SIZE] --profile   # + seconds per cached function
+    python benchmarks/engines_vuln.py [SIZE] --engine memory   # the loader, to compare
+    python benchmarks/engines_vuln.py [SIZE] --first   # the first render only
     python benchmarks/engines_vuln.py [SIZE] --back-to-back
+    python benchmarks/engines_vuln.py [SIZE] --family replication   # the replication page's
+                                                    # first render (default 100k tests)
 """
 
 from __future__ import annotations
@@ -84,38 +90,57 @@ def main(argv: list[str]) -> None:
     from streamlit.testing.v1 import AppTest
 
     profile = "--profile" in argv
+    first_only = "--first" in argv
     back_to_back = "--back-to-back" in argv
-    argv = [a for a in argv if a not in ("--profile", "--back-to-back")]
-    n_rows = size(argv[0]) if argv else 600_000
+    argv = [a for a in argv if a not in ("--profile", "--first", "--back-to-back")]
+    options = {"--engine": "duckdb", "--family": "judged"}
+    for flag in options:
+        if flag in argv:
+            at_flag = argv.index(flag)
+            options[flag] = argv[at_flag + 1]
+            del argv[at_flag:at_flag + 2]
+    engine, family = options["--engine"], options["--family"]
+    n_rows = size(argv[0]) if argv else 600_000 if family == "judged" else 100_000
     spent = _profiler() if profile else collections.defaultdict(float)
 
     from kbench_app import prefetch
     from kbench_core import workspace as saved
     from kbench_core.io import load_run
-    from kbench_core.samples import big_judged_samples
+    from kbench_core.samples import big_judged_samples, big_replication_tests
 
     queries = count_engine_queries()
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as tmp:
-        source = Path(tmp) / "big_judged.parquet"
-        big_judged_samples(n_rows).to_parquet(source)
+        source = Path(tmp) / f"big_{family}.parquet"
+        make = big_judged_samples if family == "judged" else big_replication_tests
+        make(n_rows).to_parquet(source)
         workspace = saved.Workspace(Path(tmp) / "ws")
         workspace.save(load_run(source))
         clear_app_caches()
         os.environ["KBENCH_APP_ARGS"] = (f"--no-samples --workspace {workspace.directory} "
-                                         "--engine duckdb")
-        at = AppTest.from_file(str(ROOT / "views" / "vuln.py"), default_timeout=600)
-        start = time.perf_counter()
+                                         f"--engine {engine}")
+        page = "vuln.py" if family == "judged" else "replication.py"
+        at = AppTest.from_file(str(ROOT / "views" / page), default_timeout=600)
+        start, start_cpu = time.perf_counter(), time.process_time()
         at.run()
         first = time.perf_counter() - start
+        first_cpu = time.process_time() - start_cpu
+        if profile:
+            print(f"      first render {first:.3f} s: " + ", ".join(
+                f"{k} {v:.3f}" for k, v in sorted(spent.items(), key=lambda kv: -kv[1])
+                if v > 0.01))
         if at.exception:
             print(f"exception {at.exception[0].value[:500]}")
+            return
+        if family != "judged" or first_only:  # the first render only
+            print(f"{n_rows:,} {family} rows saved; {engine}: first render {first:.2f} s "
+                  f"(CPU {first_cpu:.2f} s), engine queries {queries[0]}")
             return
         judges = list(at.selectbox(key="vuln_judge").options)
         models = list(at.multiselect(key="vuln_models").value)
         print(f"{n_rows:,} judged rows saved ({source.stat().st_size / 1024**2:.0f} MiB "
-              f"Parquet), judges {judges}; first render {first:.2f} s, "
-              f"engine queries {queries[0]}; work ahead "
+              f"Parquet), judges {judges}; {engine}: first render {first:.2f} s (CPU "
+              f"{first_cpu:.2f} s), engine queries {queries[0]}; work ahead "
               f"{'on' if prefetch.enabled() else 'off'}"
               + (", changes back to back" if back_to_back else ""))
 

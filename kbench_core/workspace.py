@@ -22,7 +22,10 @@ engine validates every cell with the loader's rules and reduces the run to its f
 sufficient table (:mod:`kbench_core.engines`); that small table is kept per (file SHA-256,
 kind, engine) in a bounded cache, and the run's frame is its finish
 (:func:`kbench_core.engines.reduce.finish`): for a bias run the small table itself, its
-counts read as weights (``weighted=True``), for the other families the rows repeated. Widget
+counts read as weights (``weighted=True``), for the other families the rows repeated. A
+judged or replication run reduces to its rows (item grain): the engine fetches them and the
+loader validates and types them once (:func:`kbench_core.engines.reduce.typed_rows`), the
+cache keeping that typed frame. Widget
 changes recompute from that frame, never from the engine. The columns no metric reads (a bias
 run's prompts and responses) stay in the file; the Cognitive biases page fetches one model ×
 bias's text from it on demand (:func:`response_rows`, capped).

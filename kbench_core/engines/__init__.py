@@ -10,7 +10,10 @@ arithmetic on that table. This package makes the split explicit:
   aggregate counts, and words the first offending rows with the loader's own messages;
 * :mod:`~kbench_core.engines.reduce` declares each family's reduction, written once as an
   engine-neutral Ibis expression, and the finish that turns the small table into the
-  validated frame every metric, figure and table of kbench already reads.
+  validated frame every metric, figure and table of kbench already reads. A run whose
+  reduction would be its rows (a judged or replication file: item grain) is fetched in file
+  order instead and validated and typed by the loader once
+  (:func:`~kbench_core.engines.reduce.typed_rows`).
 
 ``memory`` is the loader (:func:`kbench_core.io.load_run`; a folder through
 :mod:`~kbench_core.engines.memory`, which checks keys across its files): the reference every
@@ -29,6 +32,7 @@ from kbench_core.stats import check_choice
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from kbench_core.engines.reduce import TypedRows
     from kbench_core.engines.source import ParquetSource
     from kbench_core.io import Run
 
@@ -127,21 +131,41 @@ def shared_backend(engine: Engine, *, spark_master: str | None = None) -> Any:
 
 
 def reduce_source(src: ParquetSource, *, engine: Engine, spark_master: str | None = None,
-                  backend: Any = None) -> pa.Table:
+                  backend: Any = None) -> pa.Table | TypedRows:
     """The validated sufficient table of one source (:func:`load` without the finish): the
     engine reduces the rows (:func:`~kbench_core.engines.reduce.reduction`) and checks every
-    cell (:func:`~kbench_core.engines.validate.validate`, the loader's error if one fails).
+    cell (:func:`~kbench_core.engines.validate.validate`, the loader's error if one fails);
+    a run at item grain is fetched and validated and typed by the loader once
+    (:func:`~kbench_core.engines.reduce.typed_rows`: its rows, as the loader's frame).
 
     The app keeps this small table per saved run (``kbench_core.workspace``) and finishes
     it in Python, so a widget change never queries the engine again. ``backend``: an Ibis
     backend to use, else :func:`shared_backend`."""
+    chosen = check_engine(engine)
+    if backend is None and chosen == "spark":
+        backend = shared_backend(chosen, spark_master=spark_master)
+    return _sufficient(src, engine=chosen, backend=backend)
+
+
+def _sufficient(src: ParquetSource, *, engine: Engine, backend: Any,
+                keep: tuple[str, ...] = ()) -> pa.Table | TypedRows:
+    """The validated sufficient table of ``src`` on ``backend`` (None: a new DuckDB).
+
+    A run at item grain (:func:`~kbench_core.engines.reduce.at_item_grain`: its reduction
+    would be its rows, a judged or a replication run) is fetched in file order and
+    validated and typed by the loader once (:func:`~kbench_core.engines.reduce.typed_rows`);
+    any other is reduced by the engine and checked by it, the rows staying in the engine."""
     from kbench_core.engines import reduce, source, validate
 
-    chosen = check_engine(engine)
+    if reduce.at_item_grain(src, keep):
+        return reduce.typed_rows(src, backend=backend)
     if backend is None:
-        backend = shared_backend(chosen, spark_master=spark_master)
+        backend = connect(engine)
     table = source.open_table(backend, src)
-    reduced = reduce.reduction(table, src.kind, tuple(f.name for f in src.files)).to_pyarrow()
+    # The reduction first: its tuples hold every value of the columns it keeps, so the
+    # validation checks those on them (a valid run is then two passes over its rows).
+    reduced = reduce.reduction(table, src.kind, tuple(f.name for f in src.files),
+                               keep=keep).to_pyarrow()
     validate.validate(table, src, reduced)
     return reduced
 
@@ -155,13 +179,16 @@ def load(path: str | os.PathLike[str], *, engine: Engine | None = None,
     and ``spark`` query the Parquet files in place, validate them by the engine
     (:func:`~kbench_core.engines.validate.validate`), reduce them to the family's sufficient
     table (:func:`~kbench_core.engines.reduce.reduction`) and finish from it
-    (:func:`~kbench_core.engines.reduce.finish`). ``backend``: an Ibis backend to reuse (a
+    (:func:`~kbench_core.engines.reduce.finish`); a file at item grain (a judged or
+    replication run, whose reduction would be its rows) is fetched by the engine and
+    validated and typed by the loader once (:func:`~kbench_core.engines.reduce.typed_rows`).
+    ``backend``: an Ibis backend to reuse (a
     test's SparkSession). ``keep``: columns to keep beyond those the family's metrics read
     (``compare`` keeps its item keys, e.g. a bias trial's number). A workspace gives one run
     per saved run, a file or a folder one. ``weighted``: a weighted frame for the main table
     only (:func:`~kbench_core.engines.reduce.finish`; ``kbench metrics``).
     """
-    from kbench_core.engines import reduce, source, validate
+    from kbench_core.engines import reduce, source
 
     chosen = check_engine(engine or default_engine(path))
     if chosen == "memory":
@@ -169,14 +196,13 @@ def load(path: str | os.PathLike[str], *, engine: Engine | None = None,
 
         return load_in_memory(Path(path))
     sources = source.sources(Path(path))
-    con = backend if backend is not None else connect(chosen, spark_master=spark_master)
+    con = backend
+    if con is None and chosen == "spark":
+        con = connect(chosen, spark_master=spark_master)
     runs = []
     for src in sources:
-        table = source.open_table(con, src)
-        # The reduction first: its tuples hold every value of the columns it keeps, so the
-        # validation checks those on them (a valid run is then two passes over its rows).
-        reduced = reduce.reduction(table, src.kind, tuple(f.name for f in src.files),
-                                   keep=tuple(keep)).to_pyarrow()
-        validate.validate(table, src, reduced)
+        if con is None and not reduce.at_item_grain(src, tuple(keep)):
+            con = connect(chosen)  # one DuckDB for the sources it reduces
+        reduced = _sufficient(src, engine=chosen, backend=con, keep=tuple(keep))
         runs.append(reduce.finish(reduced, src, weighted=weighted))
     return runs

@@ -48,7 +48,12 @@ def _parse_parquet(filename: str, data: bytes | bytearray, limit: int) -> _Table
         raise _fail(filename, f"the Parquet file holds {n_rows:,} rows × {n_cols:,} columns, "
                               f"at least {_mb(in_memory)} once read, over the {_mb(limit)} "
                               "decompressed-size limit (checked from the file's metadata)")
-    table = _read_parquet_bounded(filename, parquet, schema, limit)
+    return _arrow_rows(filename, _read_parquet_bounded(filename, parquet, schema, limit))
+
+
+def _arrow_rows(filename: str, table: pa.Table) -> _Table:
+    """A Parquet file's rows, read as Arrow, as the validation reads them (also the rows an
+    engine fetched from a Parquet file, :mod:`kbench_core.engines.reduce`)."""
     _check_header(filename, table.column_names)
     if table.num_rows == 0:
         raise _fail(filename, "the Parquet file has no rows")
