@@ -182,10 +182,12 @@ def compare_panel(frame: pd.DataFrame, *, values: Mapping[str, str], group: str,
         if a == b:
             st.warning("Choose two different models, or compare every pair.")
         else:
+            asked = dict(value=value, a=a, b=b, group=group, cluster=cluster, label=label,
+                         noun=noun)
             result = cache.cached(compare.compare_pair, frame, **where,
-                                  spinner="Comparing the two models...", value=value, a=a,
-                                  b=b, group=group, cluster=cluster, label=label, noun=noun)
-            _two_models(result, key=key, runs=runs)
+                                  spinner="Comparing the two models...", **asked)
+            _two_models(result, key=key, runs=runs,
+                        selection=(where["selection"], cache.freeze(asked)))
         with st.expander(f"Every pair of models ({n_pairs:,})", icon=":material/table:"):
             pairs = every_pair()
             if pairs is not None:
@@ -228,8 +230,10 @@ def _ranks(ranks: pd.DataFrame, *, label: str, lower: bool, cluster: str | None,
                f"Overlapping rank intervals mean the data cannot order those models.{note}")
 
 
-def _two_models(result: compare.Comparison, *, key: str, runs: Sequence[Any]) -> None:
-    """Verdict, numbers, sample-size line and forest plot for one pair."""
+def _two_models(result: compare.Comparison, *, key: str, runs: Sequence[Any],
+                selection: Any) -> None:
+    """Verdict, numbers, sample-size line and forest plot for one pair (``selection``: what
+    the comparison was cached under, for its figure)."""
     est, a, b, noun = result.estimate, result.a, result.b, result.noun
     lower, label, cluster = result.lower_is_better, result.label, result.cluster
     (st.success if result.claims else st.info)(plain(result.verdict),
@@ -275,8 +279,10 @@ def _two_models(result: compare.Comparison, *, key: str, runs: Sequence[Any]) ->
         else:
             title = (f"{label}, {a} − {b}: {apart} of {int(shown.sum())} {what} differences "
                      "hold after Holm's adjustment")
-        forest = compare_figures.forest_plot(groups, label=group, what=f"{a} − {b}",
-                                             title=title)
+        # cached: the forest of 278 studies is rebuilt otherwise on every rerun of the page
+        forest = cache.cached(compare_figures.forest_plot, groups, runs=runs,
+                              selection=selection, label=group, what=f"{a} − {b}",
+                              title=title)
         st.plotly_chart(forest, key=f"{key}_forest_chart")
         figure_downloads(forest, f"forest-{result.value}-{a}-vs-{b}", runs=runs,
                          key=f"{key}_forest_dl")

@@ -34,8 +34,8 @@ if summary_runs:
         if len(studies):
             board = cache.cached(replication.summary_leaderboard, frame, runs=runs,
                                  spinner="Ranking the configurations...")
-            kit.chart(rep_figures.summary_leaderboard(board), "summary_leaderboard", runs=runs,
-                      key="rep_summary")
+            kit.chart(cache.cached(rep_figures.summary_leaderboard, board, runs=runs),
+                      "summary_leaderboard", runs=runs, key="rep_summary")
             view, config = page.summary_view(board)
             kit.table(board, "summary_leaderboard", view=view, config=config, runs=runs,
                       key="rep_summary_table", best={
@@ -54,8 +54,8 @@ if summary_runs:
             if metrics:
                 metric = kit.radio("Heat table", metrics, key=K.SUMMARY_METRIC,
                                    horizontal=True, format_func=str.upper)
-                kit.chart(rep_figures.study_heatmap(studies, value=metric,
-                                                    zmin=0.0 if metric == "pas" else -1.0),
+                kit.chart(cache.cached(rep_figures.study_heatmap, studies, runs=runs,
+                                       value=metric, zmin=0.0 if metric == "pas" else -1.0),
                           f"summary_{metric}_heatmap", runs=runs, key="rep_summary_heat")
             if "cost" in studies:
                 with st.expander("Cost per study and configuration (US$)",
@@ -152,8 +152,10 @@ with tests_box:
                   key="rep_pas_models_table", best={"pas": "max"}, options=provenance)
         st.caption(page.PAS_CAPTION)
         study_tab, finding_tab = st.tabs(["Study × model", "Per finding"])
-        kit.chart(rep_figures.study_heatmap(result.study, value="pas"), "pas_study_heatmap",
-                  runs=runs, key="rep_pas_heat", options=provenance, container=study_tab)
+        kit.chart(cache.cached(rep_figures.study_heatmap, result.study, runs=runs,
+                               selection=(selection, options), value="pas"),
+                  "pas_study_heatmap", runs=runs, key="rep_pas_heat", options=provenance,
+                  container=study_tab)
         view, config = page.pas_grid_view(family.pas_study_grid(result.study))
         kit.table(result.study, "pas_studies", view=view, config=config, runs=runs,
                   key="rep_pas_grid_table", best={"pas": "max"}, options=provenance,
