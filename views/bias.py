@@ -131,8 +131,11 @@ c1, c2 = st.columns([3, 1])
 curve_bias = kit.select("Bias", biases, key=K.CURVE_BIAS, container=c2)
 y_axis = kit.radio("Show", ["magnitude", "mean"], key=K.CURVE_Y, container=c2,
                    format_func={"magnitude": "Magnitude (BMS)", "mean": "Mean score"}.get)
-kit.chart(cache.cached(page.curve_figure, selected, **where, bias=curve_bias,
-                       y=y_axis, cap=options.cap, colors=colors),
+# keyed on what one bias's curves depend on: the chosen models (not the other biases), and
+# the cap only for the magnitudes (the mean scores are not capped)
+kit.chart(cache.cached(page.curve_figure, selected, runs=runs, selection=tuple(models),
+                       bias=curve_bias, y=y_axis,
+                       cap=options.cap if y_axis == "magnitude" else None, colors=colors),
           f"bms_curves-{curve_bias}-{y_axis}", runs=runs, key="bias_curves",
           options=provenance, container=c1)
 c2.caption("Mean score: treatment mean per intensity with its 95% interval (band) and the "
@@ -147,8 +150,11 @@ if rows_by == "bias":
     heat_pick = kit.select("Model", models, key=K.HEAT_MODEL, container=c1)
 else:
     heat_pick = kit.select("Bias", biases, key=K.HEAT_BIAS, container=c1)
-kit.chart(cache.cached(page.domain_figure, selected, **where, rows_by=rows_by,
-                       pick=heat_pick),
+# keyed on what the heatmap shows: one model's chosen biases, or one bias's chosen models
+# (another set of models never redraws a model's heatmap)
+kit.chart(cache.cached(page.domain_figure, selected, runs=runs,
+                       selection=tuple(biases if rows_by == "bias" else models),
+                       rows_by=rows_by, pick=heat_pick),
           f"bci_heatmap-{heat_pick}", runs=runs, key="bias_heatmap", options=provenance,
           container=c2)
 
