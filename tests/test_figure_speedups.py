@@ -333,11 +333,11 @@ def test_set_panels_keeps_other_annotations_and_replaces_its_titles() -> None:
     assert fig.layout.height == 160 and fig.layout.meta["kbench_panels"]["n"] == 2
 
 
-def test_panel_curves_and_has_chart_are_validated_once(monkeypatch) -> None:
-    """The small-multiple curves and the HAS chart gather their layout as plain dicts
-    (apply_layout, set_panels, with_legend_below merged) and hand it to plotly once with the
-    traces. Fails on the code before: the curves assigned their layout three times, the HAS
-    chart twice."""
+def test_panel_curves_has_and_cas_charts_are_validated_once(monkeypatch) -> None:
+    """The small-multiple curves, the HAS chart and the calibration bars gather their layout
+    as plain dicts (apply_layout, set_panels, with_legend_below, category_ticks merged) and
+    hand it to plotly once with the traces. Fails on the code before: the curves assigned
+    their layout three times, the HAS and calibration charts twice."""
     from kbench_core.figures import style
 
     trials, models, biases = _selection("big")
@@ -355,14 +355,16 @@ def test_panel_curves_and_has_chart_are_validated_once(monkeypatch) -> None:
     for y in ("magnitude", "mean"):
         figures.bms_curves(curve, y=y)
     figures.has_chart(alignment)
+    figures.cas_bars(kahne.cas(trials))
     assert calls == {"assign_layout": 0}
 
 
 def test_widget_changes_recompute_only_what_depends_on_them(monkeypatch) -> None:
     """The bias page's cache keys: another set of models never redraws one model's domain
     heatmap; another set of biases never redraws the intensity curves of the bias shown; the
-    cap never redraws the mean-score curves (they are not capped). Fails on the code before:
-    both were keyed on every chosen model and bias, the curves on the cap."""
+    cap never redraws the mean-score curves (they are not capped) nor rewrites the model
+    rate's interval text. Fails on the code before: both figures were keyed on every chosen
+    model and bias, the curves on the cap."""
     from streamlit.testing.v1 import AppTest
 
     from kbench_app import cache, state
@@ -409,5 +411,7 @@ def test_widget_changes_recompute_only_what_depends_on_them(monkeypatch) -> None
     change("radio", "bias_curve_y", "mean")
     done = change("toggle", "bias_cap", False)
     assert "fingerprint" in done and "curve_figure" not in done
+    # the model rate's interval text is the selection's: the cap redraws the table only
+    assert "fingerprint_view" in done and "rate_interval_text" not in done
     change("radio", "bias_curve_y", "magnitude")
     assert "curve_figure" in computed  # the magnitudes are capped

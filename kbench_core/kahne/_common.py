@@ -92,6 +92,12 @@ def human_baselines() -> pd.DataFrame:
     with ``weakly_supported`` marking the three rates with little empirical support, and for
     the 14 rates the metrics review checked, the study cited (``source``) and the review's
     ``assessment`` (empty elsewhere)."""
+    # built once (the bias page shows it on every script run), a copy handed out
+    return _baselines_frame().copy()
+
+
+@cache
+def _baselines_frame() -> pd.DataFrame:
     data = _baseline_file()
     frame = pd.Series(data["baselines"], name="human_rate").rename_axis("bias").reset_index()
     frame["weakly_supported"] = frame["bias"].isin(data["weakly_supported"])
