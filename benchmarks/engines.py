@@ -314,6 +314,8 @@ def fresh_changes(n_rows: int = 1_000_000, repeats: int = 7, *,
                 with store.lock:  # forget what the change computed, then set the widget back
                     for added in set(store.items) - before:
                         store.items.pop(added, None)
+                        if hasattr(store, "weights"):  # (the store's byte count kept)
+                            store.bytes -= store.weights.pop(added, 0)
                 current[0] = ""
                 getattr(at, kind)(key=key).set_value(back).run()
         load = os.getloadavg()
