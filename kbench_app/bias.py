@@ -222,8 +222,10 @@ def domain_figure(selected: pd.DataFrame, *, rows_by: str, pick: str) -> go.Figu
                                title=f"{pick}: mean treatment score by domain")
 
 
-def calibration_figure(selected: pd.DataFrame, *, colors: dict[str, str]) -> go.Figure:
-    """Stated confidence against accuracy per model (:func:`kbench_core.kahne.cas`)."""
+def calibration_figure(selected: pd.DataFrame | kahne._Trials, *,
+                       colors: dict[str, str]) -> go.Figure:
+    """Stated confidence against accuracy per model (:func:`kbench_core.kahne.cas`), from the
+    chosen trials or their :func:`kbench_core.kahne.prepare`."""
     return figures.cas_bars(kahne.cas(selected), colors=colors)
 
 

@@ -162,7 +162,9 @@ kit.chart(cache.cached(page.domain_figure, selected, runs=runs,
 
 st.subheader("Human alignment and calibration")
 c1, c2 = st.columns(2)
-alignment = cache.cached(kahne.has, selected, **where, threshold=options.threshold,
+# HAS and CAS read the same rows: reduced to integer codes once for both
+prepared = cache.cached(kahne.prepare, selected, **where)
+alignment = cache.cached(kahne.has, prepared, **where, threshold=options.threshold,
                          relative=options.relative)
 # keyed on what HAS depends on: the BMS cap or the BCI deviation never redraws it
 kit.chart(cache.cached(figures.has_chart, alignment, runs=runs,
@@ -170,7 +172,7 @@ kit.chart(cache.cached(figures.has_chart, alignment, runs=runs,
           "has_chart", runs=runs,
           key="bias_has",
           options=provenance, container=c1)
-kit.chart(cache.cached(page.calibration_figure, selected, **where, colors=colors),
+kit.chart(cache.cached(page.calibration_figure, prepared, **where, colors=colors),
           "cas_bars", runs=runs, key="bias_cas", options=provenance, container=c2)
 with st.expander("Human baselines and their sources", icon=":material/menu_book:"):
     shipped = kahne.human_baselines()

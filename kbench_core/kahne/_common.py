@@ -161,6 +161,13 @@ def _frame(t: _Trials, columns: Mapping[str, object]) -> pd.DataFrame:
     return pd.DataFrame({**{k: t.pairs[k] for k in KEY}, **columns})
 
 
+def prepare(trials: pd.DataFrame) -> _Trials:
+    """``trials`` reduced to integer codes once, for several metrics of the same rows: every
+    metric of this package (:func:`has`, :func:`cas`, :func:`bms`, ...) takes the result in
+    place of the frame (the bias page computes HAS and CAS from one)."""
+    return _prepare(trials)
+
+
 def _prepare(trials: pd.DataFrame | _Trials) -> _Trials:
     if isinstance(trials, _Trials):
         return trials
