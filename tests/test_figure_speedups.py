@@ -402,6 +402,7 @@ def test_widget_changes_recompute_only_what_depends_on_them(monkeypatch) -> None
     done = change("multiselect", "bias_models", fewer)
     assert "fingerprint" in done and "curve_figure" in done  # they depend on the models
     assert "domain_figure" not in done
+    assert "with_threshold" not in done  # the default threshold: the fingerprint as computed
     assert done.count("prepare") == 1  # HAS and CAS from the same integer codes
     curve_bias = at.selectbox(key="bias_curve_bias").value
     biases = list(at.multiselect(key="bias_biases").value)

@@ -88,8 +88,9 @@ where = dict(runs=runs, selection=selection)
 # the directions (kahne.with_threshold), so its slider does not recompute the fingerprint.
 fp = cache.cached(kahne.fingerprint, selected, **where, spinner="Computing the fingerprint...",
                   **{**options.fingerprint(), "threshold": 0.1, "relative": False})
-fp = cache.cached(kahne.with_threshold, fp, runs=runs, selection=(selection, options),
-                  threshold=options.threshold, relative=options.relative)
+if (options.threshold, options.relative) != (0.1, False):  # (at 0.1 it is fp itself)
+    fp = cache.cached(kahne.with_threshold, fp, runs=runs, selection=(selection, options),
+                      threshold=options.threshold, relative=options.relative)
 provenance = options.provenance()
 colors = state.model_colors(all_models)
 
