@@ -20,6 +20,15 @@ every result computed) and the median of widget changes (another bias for the cu
 another model for the heatmap, a new HAS threshold, the BMS cap lifted, one model fewer;
 each a full script run), with the
 number of engine queries they made.
+
+    python benchmarks/engines.py --app [SIZE] --fresh [N]   # the cap and model-set changes
+
+``--fresh N`` (default 7): on the DuckDB-backed page, the two changes that recompute the most
+(the BMS cap lifted; one model fewer) made N times each, every time from the cache the page had
+before it (the results the change added are dropped and the widget set back), so each
+repetition recomputes what the change recomputes; prints the median and minimum of wall time
+and of the process's CPU time with the load average, and with ``--profile`` the seconds spent
+in each ``cache.cached`` function the changes computed.
 """
 
 from __future__ import annotations
@@ -240,12 +249,102 @@ def app_widget_change(n_rows: int = 1_000_000) -> None:
                   flush=True)
 
 
+def fresh_changes(n_rows: int = 1_000_000, repeats: int = 7, *,
+                  profile: bool = False) -> None:
+    """The cap and model-set changes of the DuckDB-backed bias page, each recomputed
+    ``repeats`` times (see ``--fresh``)."""
+    import collections
+    import statistics
+    import tempfile
+
+    from streamlit.testing.v1 import AppTest
+
+    from kbench_app import cache
+    from kbench_core import workspace as saved
+    from kbench_core.io import load_run
+    from kbench_core.samples import big_bias_trials
+
+    spent: dict[tuple[str, str], float] = collections.defaultdict(float)
+    current = [""]  # the change being made
+    if profile:  # seconds in each cached function that computed (not found in the cache)
+        cached = cache.cached
+
+        def timed(fn, *data, **kwargs):
+            computed = [False]
+
+            def call(*a, **k):
+                computed[0] = True
+                return fn(*a, **k)
+
+            call.__module__, call.__qualname__ = fn.__module__, fn.__qualname__
+            start = time.perf_counter()
+            value = cached(call, *data, **kwargs)
+            if computed[0]:
+                spent[current[0], fn.__qualname__] += time.perf_counter() - start
+            return value
+
+        cache.cached = timed
+    with tempfile.TemporaryDirectory() as tmp:
+        source = Path(tmp) / "big_bias.parquet"
+        big_bias_trials(n_rows).to_parquet(source)
+        workspace = saved.Workspace(Path(tmp) / "ws")
+        workspace.save(load_run(source))
+        clear_app_caches()
+        os.environ["KBENCH_APP_ARGS"] = (f"--no-samples --workspace {workspace.directory} "
+                                         "--engine duckdb")
+        at = AppTest.from_file(str(ROOT / "views" / "bias.py"), default_timeout=600)
+        at.run()
+        assert not at.exception, at.exception
+        store = cache._store()
+        models = list(at.multiselect(key="bias_models").value)
+        changes = {
+            "cap lifted": ("bias_cap", "toggle", False, True),
+            "one model fewer": ("bias_models", "multiselect", models[:-1], models),
+        }
+        times: dict[str, list[tuple[float, float]]] = {name: [] for name in changes}
+        spent.clear()
+        for _ in range(repeats):
+            for name, (key, kind, value, back) in changes.items():
+                before = set(store.items)
+                current[0] = name
+                wall, cpu = time.perf_counter(), time.process_time()
+                getattr(at, kind)(key=key).set_value(value).run()
+                times[name].append((time.perf_counter() - wall, time.process_time() - cpu))
+                assert not at.exception, at.exception
+                with store.lock:  # forget what the change computed, then set the widget back
+                    for added in set(store.items) - before:
+                        store.items.pop(added, None)
+                        if hasattr(store, "weights"):  # (the store's byte count kept)
+                            store.bytes -= store.weights.pop(added, 0)
+                current[0] = ""
+                getattr(at, kind)(key=key).set_value(back).run()
+        load = os.getloadavg()
+        for name, pairs in times.items():
+            wall = [w for w, _ in pairs]
+            cpu = [c for _, c in pairs]
+            print(f"  {name:16s} wall median {statistics.median(wall):.3f} s (min "
+                  f"{min(wall):.3f})   CPU median {statistics.median(cpu):.3f} s (min "
+                  f"{min(cpu):.3f})   load average {load[0]:.1f} / {load[1]:.1f}", flush=True)
+            if profile:
+                print("    computed (s, mean): " + ", ".join(
+                    f"{fn} {total / repeats:.3f}" for (change, fn), total
+                    in sorted(spent.items(), key=lambda kv: -kv[1]) if change == name))
+
+
 def main(argv: list[str]) -> None:
     if argv[:1] == ["--measure"]:
         print(json.dumps(measure(argv[1], argv[2])))
         return
     if argv[:1] == ["--app"]:
-        app_widget_change(size(argv[1] if len(argv) > 1 else "1M"))
+        rest = [a for a in argv[1:] if not a.startswith("--")]
+        if "--fresh" in argv:
+            after = argv[argv.index("--fresh") + 1:argv.index("--fresh") + 2]
+            repeats = int(after[0]) if after and after[0].isdigit() else 7
+            rest = [a for a in rest if a not in after]
+            fresh_changes(size(rest[0] if rest else "1M"), repeats,
+                          profile="--profile" in argv)
+        else:
+            app_widget_change(size(rest[0] if rest else "1M"))
         return
     if argv[:1] == ["--spark"]:
         spark_fixed_cost()

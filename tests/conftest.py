@@ -97,3 +97,39 @@ def repo_root() -> Path:
 def sample_dir() -> Path:
     """The bundled sample runs (one file per kind)."""
     return SAMPLE_DIR
+
+
+def clear_app_caches() -> None:
+    """Forget every result of the app's caches and the workspace's, as a new server would."""
+    from kbench_app import cache, state
+    from kbench_core import workspace
+
+    workspace.clear_caches()
+    cache.clear()
+    state._cached_load.clear()
+
+
+@pytest.fixture
+def bias_workspace(tmp_path, monkeypatch):
+    """A workspace (``tmp_path / "ws"``) holding the bias sample, every app cache emptied
+    before and after, and ``calls["engine"]`` counting the engine's reductions
+    (``kbench_core.engines.reduce_source``): yields ``(folder, calls)``; a test file's own
+    fixture adds its counters to ``calls``."""
+    from kbench_app.registry import RunRegistry
+    from kbench_core import engines
+    from kbench_core.workspace import Workspace
+
+    ws = tmp_path / "ws"
+    RunRegistry(workspace=Workspace(ws)).add_files(
+        [("bias.csv", (SAMPLE_DIR / "bias.csv").read_bytes())])
+    clear_app_caches()
+    calls = {"engine": 0}
+    reduce_source = engines.reduce_source
+
+    def counted(*args, **kwargs):
+        calls["engine"] += 1
+        return reduce_source(*args, **kwargs)
+
+    monkeypatch.setattr(engines, "reduce_source", counted)
+    yield ws, calls
+    clear_app_caches()

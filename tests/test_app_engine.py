@@ -13,7 +13,6 @@ from streamlit.testing.v1 import AppTest
 
 from kbench_app import cache, state
 from kbench_app.registry import RunRegistry
-from kbench_core import engines
 from kbench_core import workspace as ws_module
 from kbench_core.cli import app as cli_app
 from kbench_core.io import load_run
@@ -55,33 +54,21 @@ def test_an_unknown_engine_is_named_and_refused_by_the_workspace(tmp_path) -> No
 
 
 @pytest.fixture
-def saved(tmp_path, monkeypatch):
-    """A workspace holding the bias sample; counters of the engine's reductions and of
-    every saved file read by the loader (pandas)."""
-    ws = tmp_path / "ws"
-    RunRegistry(workspace=Workspace(ws)).add_files([("bias.csv", BIAS.read_bytes())])
+def saved(bias_workspace, monkeypatch):
+    """A workspace holding the bias sample; counters of the engine's reductions
+    (``calls["engine"]``, conftest's ``bias_workspace``) and of every saved file read by the
+    loader (pandas)."""
+    ws, calls = bias_workspace
     (saved_file,) = ws.glob("*.parquet")
-    ws_module.clear_caches()
-    cache.clear()
-    state._cached_load.clear()
-    calls = {"engine": 0, "pandas": 0}
-    reduce_source = engines.reduce_source
-
-    def counted(*args, **kwargs):
-        calls["engine"] += 1
-        return reduce_source(*args, **kwargs)
-
+    calls["pandas"] = 0
     validated = ws_module._validated
 
     def read_by_loader(path, *args, **kwargs):
         calls["pandas"] += 1
         return validated(path, *args, **kwargs)
 
-    monkeypatch.setattr(engines, "reduce_source", counted)
     monkeypatch.setattr(ws_module, "_validated", read_by_loader)
-    yield ws, saved_file, calls
-    ws_module.clear_caches()
-    cache.clear()
+    return ws, saved_file, calls
 
 
 def _bias_page(monkeypatch, args: str) -> AppTest:

@@ -303,3 +303,117 @@ def test_vuln_figures_avoid_plotly_update_calls(monkeypatch, models: int) -> Non
                         counted("make_subplots", plotly.subplots.make_subplots))
     _vuln_figures(models)
     assert calls == dict.fromkeys(calls, 0)
+
+
+def test_relayout_replaces_what_it_is_told_to() -> None:
+    """``replace=``: a property set whole, as set_panels sets its annotations (update_layout
+    would merge a list into the figure's elementwise). Fails on the code before: relayout took
+    ``replace`` for a layout property."""
+    update = dict(title=dict(pad=dict(l=10)), meta=dict(c=3))
+    annotations = [dict(text="two", x=1, y=1, name="panel-1")]
+    expected = _start()
+    expected.update_layout(update, annotations=None)
+    expected.layout.annotations = annotations
+    got = _start()
+    relayout(got, update, replace=dict(annotations=annotations))
+    assert _json(got) == _json(expected)
+    assert [a.text for a in got.layout.annotations] == ["two"]
+    # through update_layout (a magic-underscore path) the same
+    fallback = _start()
+    relayout(fallback, dict(update, legend_title_text="M"), replace=dict(annotations=annotations))
+    expected.update_layout(legend_title_text="M")
+    assert _json(fallback) == _json(expected)
+
+
+def test_set_panels_keeps_other_annotations_and_replaces_its_titles() -> None:
+    fig = _start()  # one annotation of its own ("one")
+    figures.base.set_panels(fig, 3, 2, panel_height=100, header=60, titles=["a", "b", "c"])
+    figures.base.set_panels(fig, 2, 2, panel_height=100, header=60, titles=["d", "e"])
+    assert [a.text for a in fig.layout.annotations] == ["one", "d", "e"]
+    assert fig.layout.height == 160 and fig.layout.meta["kbench_panels"]["n"] == 2
+
+
+def test_panel_curves_has_and_cas_charts_are_validated_once(monkeypatch) -> None:
+    """The small-multiple curves, the HAS chart and the calibration bars gather their layout
+    as plain dicts (apply_layout, set_panels, with_legend_below, category_ticks merged) and
+    hand it to plotly once with the traces. Fails on the code before: the curves assigned
+    their layout three times, the HAS and calibration charts twice."""
+    from kbench_core.figures import style
+
+    trials, models, biases = _selection("big")
+    curve = kahne.bms(trials[trials["bias"] == biases[0]], cap=1.0)
+    alignment = kahne.has(trials, threshold=0.1, relative=False)
+    assert len(models) > figures.bias.MAX_OVERLAID  # the panels, and a legend by model
+    calls = {"assign_layout": 0}
+    assign_layout = style.assign_layout
+
+    def counted(*args, **kwargs):
+        calls["assign_layout"] += 1
+        return assign_layout(*args, **kwargs)
+
+    monkeypatch.setattr(style, "assign_layout", counted)
+    for y in ("magnitude", "mean"):
+        figures.bms_curves(curve, y=y)
+    figures.has_chart(alignment)
+    figures.cas_bars(kahne.cas(trials))
+    assert calls == {"assign_layout": 0}
+
+
+def test_widget_changes_recompute_only_what_depends_on_them(monkeypatch) -> None:
+    """The bias page's cache keys: another set of models never redraws one model's domain
+    heatmap; another set of biases never redraws the intensity curves of the bias shown; the
+    cap never redraws the mean-score curves (they are not capped) nor rewrites the model
+    rate's interval text. Fails on the code before: both figures were keyed on every chosen
+    model and bias, the curves on the cap."""
+    from streamlit.testing.v1 import AppTest
+
+    from kbench_app import cache, state
+    from tests.conftest import ROOT
+
+    monkeypatch.setenv("KBENCH_APP_ARGS", "")
+    state._cached_load.clear()
+    cache.clear()
+    computed: list[str] = []
+    cached = cache.cached
+
+    def recorded(fn, *data, **kwargs):
+        def call(*a, **k):
+            computed.append(fn.__qualname__)
+            return fn(*a, **k)
+
+        call.__module__, call.__qualname__ = fn.__module__, fn.__qualname__
+        return cached(call, *data, **kwargs)
+
+    monkeypatch.setattr(cache, "cached", recorded)
+    at = AppTest.from_file(str(ROOT / "views" / "bias.py"), default_timeout=60)
+    at.run()
+    assert not at.exception
+
+    def change(kind: str, key: str, value) -> list[str]:
+        computed.clear()
+        getattr(at, kind)(key=key).set_value(value).run()
+        assert not at.exception
+        return list(computed)
+
+    assert at.radio(key="bias_heat_rows").value == "bias"  # one model's biases
+    models = list(at.multiselect(key="bias_models").value)
+    shown_model = at.selectbox(key="bias_heat_model").value
+    fewer = [*[m for m in models if m != shown_model][:-1], shown_model]
+    done = change("multiselect", "bias_models", fewer)
+    assert "fingerprint" in done and "curve_figure" in done  # they depend on the models
+    assert "domain_figure" not in done
+    assert "with_threshold" not in done  # the default threshold: the fingerprint as computed
+    assert done.count("prepare") == 1  # HAS and CAS from the same integer codes
+    curve_bias = at.selectbox(key="bias_curve_bias").value
+    biases = list(at.multiselect(key="bias_biases").value)
+    done = change("multiselect", "bias_biases",
+                  [*[b for b in biases if b != curve_bias][1:], curve_bias])
+    assert "fingerprint" in done and "domain_figure" in done
+    assert "curve_figure" not in done
+    change("radio", "bias_curve_y", "mean")
+    done = change("toggle", "bias_cap", False)
+    assert "fingerprint" in done and "curve_figure" not in done
+    # the model rate's interval text is the selection's: the cap redraws the table only
+    assert "fingerprint_view" in done and "rate_interval_text" not in done
+    change("radio", "bias_curve_y", "magnitude")
+    assert "curve_figure" in computed  # the magnitudes are capped

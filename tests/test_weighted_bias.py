@@ -19,7 +19,6 @@ from streamlit.testing.v1 import AppTest
 from kbench_app import cache, state
 from kbench_app.registry import RunRegistry
 from kbench_core import engines, io, kahne
-from kbench_core import workspace as ws_module
 from kbench_core.engines import reduce
 from kbench_core.families.bias import (
     TRIAL_GRAIN_REFUSED,
@@ -255,33 +254,21 @@ def test_figures_and_report_read_the_weighted_table_and_print_the_memory_numbers
 # ------------------------------------------------------------------------- the app
 
 @pytest.fixture
-def saved(tmp_path, monkeypatch):
-    """A workspace holding the bias sample and a counter of the engine's reductions."""
-    ws = tmp_path / "ws"
-    RunRegistry(workspace=Workspace(ws)).add_files([("bias.csv", SAMPLE.read_bytes())])
-    ws_module.clear_caches()
-    cache.clear()
-    state._cached_load.clear()
-    calls = {"engine": 0, "rows": 0}
-    reduce_source = engines.reduce_source
-
-    def counted(*args, **kwargs):
-        calls["engine"] += 1
-        return reduce_source(*args, **kwargs)
-
+def saved(bias_workspace, monkeypatch):
+    """A workspace holding the bias sample and counters of the engine's reductions
+    (``calls["engine"]``, conftest's ``bias_workspace``) and of its text fetches."""
     from kbench_core.engines import rows
 
+    ws, calls = bias_workspace
+    calls["rows"] = 0
     text_rows = rows.text_rows
 
     def fetched(*args, **kwargs):
         calls["rows"] += 1
         return text_rows(*args, **kwargs)
 
-    monkeypatch.setattr(engines, "reduce_source", counted)
     monkeypatch.setattr(rows, "text_rows", fetched)
-    yield ws, calls
-    ws_module.clear_caches()
-    cache.clear()
+    return ws, calls
 
 
 def _page(monkeypatch, args: str) -> AppTest:

@@ -111,60 +111,82 @@ def susceptibility_table(fingerprint: Any) -> pd.DataFrame:
     for col in ("most_susceptible", "most_resistant", "human_like", "ai_specific"):
         models[col] = models[col].map(", ".join)
     biases = fingerprint.biases
-    table = biases[["model", "bias", "bms"]].dropna()
-    wide = table.pivot_table(index="bias", columns="model", values="bms", aggfunc="first")
-    shared = wide.index[wide.notna().all(axis=1)] if len(wide.columns) >= 2 else None
-    used = table if shared is None else table[table["bias"].isin(shared)]
-    grouped = used.groupby("model")["bms"]
-    mean, count = grouped.mean(), grouped.count()
+    # On integer codes (a few hundred pairs: pandas' pivot, isin on text, a groupby apply and
+    # a merge cost 40 ms of a widget change on the bias page, the numbers a few ms).
+    bms = biases["bms"].to_numpy(dtype=float)
+    model, names = pd.factorize(biases["model"])
+    bias, _ = pd.factorize(biases["bias"])
+    scored = ~np.isnan(bms) & (model >= 0) & (bias >= 0)
+    n_models, n_biases = len(names), int(bias.max(initial=-1)) + 1
+    # the biases every model with a BMS has a BMS for (with two or more such models)
+    has = np.zeros((n_models, max(n_biases, 1)), dtype=bool)
+    has[model[scored], bias[scored]] = True
+    rated = has.any(axis=1)
+    shared = has[rated].all(axis=0) if rated.sum() >= 2 else None
+    in_set = scored if shared is None else scored & shared[np.maximum(bias, 0)]
+    used = biases.loc[in_set, ["model", "bias", "bms"]]
+    # pandas' grouped mean and std (compensated sums) as before, on the codes
+    grouped = pd.Series(bms[in_set]).groupby(model[in_set])
+    mean, count, std = grouped.mean(), grouped.count(), grouped.std()
     cap = getattr(fingerprint, "cap", 1.0)
     # BMS lies in [0, cap]: biases that all score the same get the Wilson-type bound, never a
     # zero-width interval (issue 23 item 7); without a cap the range is open and it is NaN.
-    # As Series on the models of the set: with no bias shared by every model the set is
-    # empty, and each model's row is then all missing (not a length mismatch).
+    # Models without a bias in the set (none shared by every model) have no number.
     # Below 30 biases widened to the Wilson-type bound of a [0, cap] mean: the t interval
     # alone under-covers a skewed BMS over few biases (stats.bounded_mean_interval).
-    bounds = (t_interval(mean, grouped.std(), count) if cap is None
-              else bounded_mean_interval(mean, grouped.std(), count, bounds=(0.0, cap)))
-    low, high = (pd.Series(bound, index=mean.index, dtype=float) for bound in bounds)
-    per_model = pd.DataFrame({
-        "susceptibility": mean, "n_biases": count.astype(int),
-        "susceptibility_low": np.clip(low, 0.0, None),
-        "susceptibility_high": np.clip(high, None, cap) if cap is not None else high,
-        "n_left_out": table.groupby("model")["bms"].count().sub(count, fill_value=0),
-        "n_unscored": biases.groupby("model")["bms"].apply(lambda v: int(v.isna().sum())),
-    })
-    if "renormalised" in biases:
-        marked = biases[biases["renormalised"].fillna(False).astype(bool)]
-        marked = marked[marked["bias"].isin(used["bias"])] if shared is not None else marked
-        per_model["n_renormalised"] = marked.groupby("model").size()
-    else:  # a fingerprint made before the mark existed
-        per_model["n_renormalised"] = 0
-    for column in ("n_biases", "n_left_out", "n_unscored", "n_renormalised"):
-        per_model[column] = per_model[column].fillna(0).astype(int)
-    own = ["susceptibility", "n_biases", "susceptibility_low", "susceptibility_high"]
-    models = models.drop(columns=[c for c in own if c in models]).merge(
-        per_model.rename_axis("model").reset_index(), on="model", how="left")
+    bounds = (t_interval(mean, std, count) if cap is None
+              else bounded_mean_interval(mean, std, count, bounds=(0.0, cap)))
+    low, high = (np.asarray(bound, dtype=float) for bound in bounds)
+    at = mean.index.to_numpy()
+
+    def per_model(values: np.ndarray, fill: float = np.nan) -> np.ndarray:
+        out = np.full(n_models, fill)
+        out[at] = values
+        return out
+
+    def counted(rows: np.ndarray) -> np.ndarray:
+        return np.bincount(model[rows], minlength=n_models).astype(np.int64)
+
+    renormalised = (biases["renormalised"].fillna(False).to_numpy(dtype=bool)
+                    if "renormalised" in biases  # else a fingerprint made before the mark
+                    else np.zeros(len(biases), dtype=bool))
+    if shared is not None:
+        renormalised = renormalised & shared[np.maximum(bias, 0)]
+    n_set = counted(in_set)
+    columns = {
+        "susceptibility": per_model(mean.to_numpy(dtype=float)), "n_biases": n_set,
+        "susceptibility_low": np.clip(per_model(low), 0.0, None),
+        "susceptibility_high": (np.clip(per_model(high), None, cap) if cap is not None
+                                else per_model(high)),
+        "n_left_out": counted(scored) - n_set,
+        "n_unscored": counted(np.isnan(bms) & (model >= 0)),
+        "n_renormalised": counted(renormalised & (model >= 0)),
+    }
+    row = pd.Index(names).get_indexer(models["model"])
+    for column, values in columns.items():  # a model the biases lack (-1): 0 or NaN
+        columns[column] = np.append(values, 0 if values.dtype.kind == "i" else np.nan)[row]
     ranks = model_ranks(used, "bms", item="bias", models=models["model"],
                         lower_is_better=True)
     if ranks["rank"].isna().all():  # one model (nothing to rank against) or no shared bias
-        models.insert(0, "rank", pd.array([pd.NA] * len(models), dtype="Float64"))
-        models.insert(1, "rank_text", "")
+        rank = pd.array([pd.NA] * len(models), dtype="Float64")
+        text = [""] * len(models)
     else:
-        models = models.assign(**{column: ranks[column].to_numpy()
-                                  for column in ("rank", "rank_low", "rank_high", "few_items")})
-        text = rank_text(models["rank"], models["rank_low"], models["rank_high"],
-                         few=models["few_items"].fillna(False), few_label="few biases")
-        models["rank_text"] = [t + " · renormalised" if t and n else t
-                               for t, n in zip(text, models["n_renormalised"], strict=True)]
-        models = models.drop(columns=["rank_low", "rank_high", "few_items"])
-        models = models[["rank", "rank_text",
-                         *[c for c in models if c not in ("rank", "rank_text")]]]
-    first = ["rank", "rank_text", "model", "susceptibility", "susceptibility_low",
-             "susceptibility_high", "n_biases", "n_left_out", "n_unscored", "n_renormalised"]
-    models = models[first + [c for c in models if c not in first]]
-    return models.sort_values(["rank", "model"], na_position="last",
-                              kind="stable").reset_index(drop=True)
+        rank = ranks["rank"].to_numpy()
+        text = rank_text(pd.Series(rank), ranks["rank_low"], ranks["rank_high"],
+                         few=ranks["few_items"].fillna(False), few_label="few biases")
+        text = [t + " · renormalised" if t and n else t
+                for t, n in zip(text, columns["n_renormalised"], strict=True)]
+    # one frame made at once (inserting, merging and dropping columns cost more than the
+    # numbers): the ranked columns first, then the model's own lists
+    first = {"rank": rank, "rank_text": text, "model": models["model"],
+             **{c: columns[c] for c in ("susceptibility", "susceptibility_low",
+                                        "susceptibility_high", "n_biases", "n_left_out",
+                                        "n_unscored", "n_renormalised")}}
+    own = ("susceptibility", "n_biases", "susceptibility_low", "susceptibility_high")
+    table = pd.DataFrame({**first, **{c: models[c] for c in models
+                                      if c not in first and c not in own}})
+    return table.sort_values(["rank", "model"], na_position="last",
+                             kind="stable").reset_index(drop=True)
 
 
 def bias_effects(frame: pd.DataFrame) -> pd.DataFrame:

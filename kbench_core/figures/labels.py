@@ -196,14 +196,25 @@ def category_ticks(fig: go.Figure, axis: str, labels: Sequence[str], *, share: f
     height of one row (y categories), for :func:`row_pages`. ``wrap``: model names, wrapped
     at their separators instead of cut (:func:`shorten`), for rows tall enough for two
     lines."""
+    relayout(fig, category_ticks_update(  # one plotly call
+        dict(meta=fig.layout.meta), axis, labels, share=share, width=width, size=size,
+        row_px=row_px, wrap=wrap))
+
+
+def category_ticks_update(layout: Mapping, axis: str, labels: Sequence[str], *,
+                          share: float = 0.5, width: int = APP_WIDTH,
+                          size: float = FONT_SIZE - 1, row_px: float | None = None,
+                          wrap: bool = False) -> dict:
+    """The layout update :func:`category_ticks` makes to ``layout`` (as JSON, or its ``meta``
+    alone), as a plain dict: for a figure gathered as one dict."""
     axis_update, spec = tick_labels(labels, share=share, width=width, size=size, wrap=wrap)
-    meta = dict(fig.layout.meta) if isinstance(fig.layout.meta, Mapping) else {}
+    meta = dict(layout.get("meta")) if isinstance(layout.get("meta"), Mapping) else {}
     ticks = dict(meta.get("kbench_ticks") or {})
     ticks[axis] = spec
     meta["kbench_ticks"] = ticks
     if row_px is not None and axis == "yaxis":
         meta["kbench_row_px"] = row_px
-    relayout(fig, {axis: axis_update}, meta=meta)  # one plotly call
+    return {axis: axis_update, "meta": meta}
 
 
 def tick_labels(labels: Sequence[str], *, share: float = 0.5, width: int = APP_WIDTH,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from functools import partial
 
 import plotly.graph_objects as go
 
@@ -17,8 +18,6 @@ from .style import (
     LEGEND_SIDE_MAX,
     PAGE_PX,
     TITLE_SIZE,
-    _merged,
-    assign_layout,
     relayout,
 )
 
@@ -80,23 +79,46 @@ def apply_layout(fig: go.Figure, title: str, *, subtitle: str | None = None,
     keeps the full id."""
     # One plotly call per figure part: each assignment or update_layout call re-validates
     # (on a 100-trace figure the renames alone took 20 ms when done for unchanged names).
-    named = [(t, t.name) for t in fig.data if isinstance(t.name, str) and t.name]
-    if named:
-        shown = dict(zip((name for _, name in named),
-                         display_labels([name for _, name in named]), strict=True))
-        for trace, name in named:
-            if shown[name] != name:
+    display_names(fig.data)
+    relayout(fig, titled(dict(meta=fig.layout.meta, height=fig.layout.height), title,
+                         subtitle=subtitle, **kwargs))
+    return fig
+
+
+def display_names(traces: Sequence) -> None:
+    """Rename ``traces`` (plotly traces or plain trace dicts) to their legend names, as
+    :func:`apply_layout` does: each model by its display name (:func:`display_labels`);
+    a trace whose name stays is not touched (a plotly trace re-validates on every set)."""
+    def name_of(trace: object) -> object:
+        return trace.get("name") if isinstance(trace, Mapping) else trace.name
+
+    named = [(t, name_of(t)) for t in traces if isinstance(name_of(t), str) and name_of(t)]
+    if not named:
+        return
+    shown = dict(zip((name for _, name in named),
+                     display_labels([name for _, name in named]), strict=True))
+    for trace, name in named:
+        if shown[name] != name:
+            if isinstance(trace, Mapping):
+                trace["name"] = shown[name]  # type: ignore[index]
+            else:
                 trace.name = shown[name]
-    meta = dict(fig.layout.meta) if isinstance(fig.layout.meta, Mapping) else {}
+
+
+def titled(layout: Mapping, title: str, *, subtitle: str | None = None,
+           **kwargs: object) -> dict:
+    """The layout update :func:`apply_layout` makes to ``layout`` (a layout as JSON, or its
+    ``meta`` and ``height`` alone), as a plain dict: for a figure gathered as one dict and
+    handed to plotly once (:func:`kbench_core.figures.style.merge_layout`)."""
+    meta = dict(layout.get("meta")) if isinstance(layout.get("meta"), Mapping) else {}
     meta.update(kbench_title=title, kbench_subtitle=subtitle)
     heading = _title(title, APP_WIDTH, subtitle)
-    height = kwargs.get("height", fig.layout.height)
+    height = kwargs.get("height", layout.get("height"))
     if height:  # heights are set for a one-line title: room for the others
         text = heading["text"]
         kwargs["height"] = height + TITLE_LINE_PX * ((text.count("<br>") + 1 if text else 0)
                                                      - 1)
-    relayout(fig, kwargs, template="kbench", title=heading, meta=meta)
-    return fig
+    return {**kwargs, "template": "kbench", "title": heading, "meta": meta}
 
 
 def legend_below(**extra: object) -> dict:
@@ -123,25 +145,38 @@ def with_legend_below(fig: go.Figure, labels: Sequence[str] | None = None,
                       height: int | None = None) -> int:
     """Put the legend under the figure and grow the figure by its rows (at the app's width;
     :func:`fit_to_width` regrows it for an export width); returns the new height."""
-    labels = list(labels) if labels is not None else _legend_labels(fig)
-    height = int(height or fig.layout.height or 520)
+    update = legend_below_update(
+        dict(meta=fig.layout.meta, height=fig.layout.height),
+        list(labels) if labels is not None else legend_labels(fig), height)
+    relayout(fig, update)
+    return int(update["height"])
+
+
+def legend_below_update(layout: Mapping, labels: Sequence[str],
+                        height: int | None = None) -> dict:
+    """The layout update :func:`with_legend_below` makes to ``layout`` (as JSON, or its
+    ``meta`` and ``height`` alone) for a legend of ``labels``, as a plain dict (its
+    ``height`` the new height)."""
+    height = int(height or layout.get("height") or 520)
     rows = legend_rows(labels, APP_WIDTH)
-    meta = dict(fig.layout.meta) if isinstance(fig.layout.meta, Mapping) else {}
+    meta = dict(layout.get("meta")) if isinstance(layout.get("meta"), Mapping) else {}
     meta["kbench_legend_rows"] = rows
-    relayout(fig, legend=legend_below(), meta=meta, height=height + 22 * rows)
-    return height + 22 * rows
+    return dict(legend=legend_below(), meta=meta, height=height + 22 * rows)
 
 
-def _legend_labels(fig: go.Figure) -> list[str]:
+def legend_labels(fig: go.Figure | Sequence) -> list[str]:
+    """The legend's entries of ``fig`` (or of its traces as plotly traces or plain dicts): one
+    per legend group, in trace order."""
     seen, labels = set(), []
-    for trace in fig.data:
-        if trace.showlegend is False or not trace.name:
+    for trace in fig.data if isinstance(fig, go.Figure) else fig:
+        get = trace.get if isinstance(trace, Mapping) else partial(getattr, trace)
+        if get("showlegend") is False or not get("name"):
             continue
-        group = trace.legendgroup or id(trace)
+        group = get("legendgroup") or id(trace)
         if group in seen:
             continue
         seen.add(group)
-        labels.append(str(trace.name))
+        labels.append(str(get("name")))
     return labels
 
 
@@ -174,7 +209,7 @@ def fit_to_width(fig: go.Figure, width: int) -> go.Figure:
     for trace in fig.data:  # a legend entry wider than the figure wraps
         if trace.name and text_width(str(trace.name)) > width - 80:
             trace.name = wrap(str(trace.name), width - 80, FONT_SIZE)
-    labels = _legend_labels(fig)
+    labels = legend_labels(fig)
     legend = fig.layout.legend
     side = legend.orientation in (None, "v") and (legend.x is None or legend.x >= 1)
     if labels and fig.layout.showlegend is not False and side:
@@ -267,6 +302,20 @@ def set_panels(fig: go.Figure, n: int, columns: int, *, panel_height: int, heade
     to the panel by :func:`panel_titles` when a ``width`` in px is given, as
     :func:`fit_to_width` does); returns (and sets) the height. Inner panels show their tick
     labels only where no neighbour shares the axis."""
+    update, annotations = panels_update(fig.layout.to_plotly_json(), n, columns,
+                                        panel_height=panel_height, header=header,
+                                        titles=titles, width=width)
+    # the annotations replaced (update_layout would merge them elementwise)
+    relayout(fig, update, replace=dict(annotations=annotations))
+    return int(update["height"])
+
+
+def panels_update(layout: Mapping, n: int, columns: int, *, panel_height: int, header: int,
+                  titles: Sequence[str] | None = None, width: int | None = None,
+                  ) -> tuple[dict, list[dict]]:
+    """What :func:`set_panels` sets on ``layout`` (a layout as JSON), as plain dicts: the
+    layout update (its ``height`` the grid's height) and the annotations that replace the
+    layout's (its other annotations kept, the panel titles new)."""
     columns = max(1, min(columns, n))
     rows = math.ceil(n / columns)
     height = header + rows * panel_height
@@ -285,11 +334,11 @@ def set_panels(fig: go.Figure, n: int, columns: int, *, panel_height: int, heade
     gap_y = (min(0.4, (52 + line_px * lines) / max(rows * panel_height - 60, 1)) if rows > 1
              else 0.0)
     grid = panel_grid(n, columns, gap_x=0.08 if columns > 1 else 0.0, gap_y=gap_y)
-    annotations = [a for a in fig.layout.to_plotly_json().get("annotations", [])
+    annotations = [a for a in layout.get("annotations") or []
                    if not (a.get("name") or "").startswith("panel-")]
     # The axes are gathered into one layout update (one plotly validation pass instead of
     # six per panel: 40 ms of a ten-panel figure).
-    meta = dict(fig.layout.meta) if isinstance(fig.layout.meta, Mapping) else {}
+    meta = dict(layout.get("meta")) if isinstance(layout.get("meta"), Mapping) else {}
     shared_y = bool(meta.get("kbench_shared_y"))
     axes: dict[str, dict] = {}
     for i, ((x0, x1), (y0, y1)) in enumerate(grid, start=1):
@@ -325,13 +374,7 @@ def set_panels(fig: go.Figure, n: int, columns: int, *, panel_height: int, heade
     # the narrowest width this grid holds at (the app shows it in a column at least as wide)
     meta["kbench_min_width"] = columns * int(meta["kbench_panels"]["min_width"]) + 80
     update.update(meta=meta, height=height)
-    old = fig.layout.to_plotly_json()
-    layout = _merged(old, update)
-    layout["annotations"] = annotations  # replaced (update_layout would merge them)
-    if not assign_layout(fig, old, layout):  # (an update would merge the annotations)
-        fig.update_layout(dict(update, annotations=None))
-        fig.layout.annotations = annotations
-    return height
+    return update, annotations
 
 
 def _regrid(fig: go.Figure, width: int, panels: Mapping) -> int:

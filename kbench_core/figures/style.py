@@ -123,7 +123,17 @@ def _merged(old: Mapping, update: Mapping) -> dict:
     return out
 
 
-def relayout(fig: go.Figure, update: Mapping | None = None, **kwargs: object) -> go.Figure:
+def merge_layout(layout: Mapping, update: Mapping, *,
+                 replace: Mapping | None = None) -> dict:
+    """``layout`` (plain dicts) with ``update`` merged as :func:`relayout` merges it (nested
+    settings merge; data properties and lists are replaced) and ``replace`` set whole: for a
+    figure gathered as one dict and handed to plotly once. Only for updates :func:`relayout`
+    would merge itself (no magic-underscore paths, no list merged into a non-empty one)."""
+    return {**_merged(layout, update), **(replace or {})}
+
+
+def relayout(fig: go.Figure, update: Mapping | None = None, *,
+             replace: Mapping | None = None, **kwargs: object) -> go.Figure:
     """``fig.update_layout(update, **kwargs)``, made by assigning the merged layout at once.
 
     Plotly's ``update_layout`` walks every key through its change-dispatch machinery: 35 ms
@@ -131,14 +141,22 @@ def relayout(fig: go.Figure, update: Mapping | None = None, **kwargs: object) ->
     most of a bias-page figure's build time. The merge follows ``update_layout``: nested
     settings merge, anything else (data properties such as ``meta``, lists) is replaced. An
     update it cannot merge the same way (magic-underscore paths, a list of annotations or
-    shapes merged into a non-empty one, plotly objects) goes to ``update_layout``."""
+    shapes merged into a non-empty one, plotly objects) goes to ``update_layout``.
+
+    ``replace``: layout properties set whole rather than merged, e.g. a list of annotations
+    that replaces the figure's (``update_layout`` would merge it into them elementwise)."""
     update = {**(update or {}), **kwargs}
+    replace = dict(replace or {})
     old = fig.layout.to_plotly_json()
-    if not _plain_keys(update) or any(
+    merged = None
+    if _plain_keys(update) and not any(
             isinstance(value, (list, tuple)) and isinstance(old.get(key), (list, tuple))
-            and old.get(key) for key, value in update.items() if key not in _DATA_PROPS
-    ) or not assign_layout(fig, old, _merged(old, update)):
-        fig.update_layout(update)
+            and old.get(key) for key, value in update.items() if key not in _DATA_PROPS):
+        merged = merge_layout(old, update, replace=replace)
+    if merged is None or not assign_layout(fig, old, merged):
+        fig.update_layout(update, **dict.fromkeys(replace))  # unset, then set whole
+        for key, value in replace.items():
+            fig.layout[key] = value
     return fig
 
 

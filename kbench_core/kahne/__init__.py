@@ -61,6 +61,7 @@ from ._common import (  # noqa: F401  (re-exported: the names of the old module)
     _stats,
     _Trials,
     human_baselines,
+    prepare,
     row_weights,
     rows_of,
     scored_share,
@@ -114,6 +115,6 @@ from .rci import (  # noqa: F401  (re-exported: the names of the old module)
 
 __all__ = [
     "AGGREGATION_WEIGHTS", "INTENSITY_WEIGHTS", "Fingerprint", "bci", "bmp", "bms", "cas",
-    "domain_means", "fingerprint", "has", "human_baselines", "infer_method_kind", "rci",
-    "row_weights", "rows_of", "scored_share", "with_threshold",
+    "domain_means", "fingerprint", "has", "human_baselines", "infer_method_kind", "prepare",
+    "rci", "row_weights", "rows_of", "scored_share", "with_threshold",
 ]

@@ -92,6 +92,12 @@ def human_baselines() -> pd.DataFrame:
     with ``weakly_supported`` marking the three rates with little empirical support, and for
     the 14 rates the metrics review checked, the study cited (``source``) and the review's
     ``assessment`` (empty elsewhere)."""
+    # built once (the bias page shows it on every script run), a copy handed out
+    return _baselines_frame().copy()
+
+
+@cache
+def _baselines_frame() -> pd.DataFrame:
     data = _baseline_file()
     frame = pd.Series(data["baselines"], name="human_rate").rename_axis("bias").reset_index()
     frame["weakly_supported"] = frame["bias"].isin(data["weakly_supported"])
@@ -153,6 +159,13 @@ def _frame(t: _Trials, columns: Mapping[str, object]) -> pd.DataFrame:
     index under pandas 3): that fixed cost dominated the metrics on small runs.
     """
     return pd.DataFrame({**{k: t.pairs[k] for k in KEY}, **columns})
+
+
+def prepare(trials: pd.DataFrame) -> _Trials:
+    """``trials`` reduced to integer codes once, for several metrics of the same rows: every
+    metric of this package (:func:`has`, :func:`cas`, :func:`bms`, ...) takes the result in
+    place of the frame (the bias page computes HAS and CAS from one)."""
+    return _prepare(trials)
 
 
 def _prepare(trials: pd.DataFrame | _Trials) -> _Trials:
