@@ -10,9 +10,11 @@ worker is computing rather than computing it twice).
 
 Bounded cost on a shared server: one worker thread per server process for every session,
 at most :data:`MAX_PENDING` tasks waiting (the oldest are dropped: they belong to a view the
-user has left), a task already waiting is not queued twice, and ``KBENCH_PREFETCH=0`` turns
-it off. A task that fails is dropped quietly: the page meets the same error, with its
-message, if the user asks for that view.
+user has left), a task already waiting is not queued twice, a session's waiting tasks are
+dropped when its page runs again (:func:`cancel`: they were for the view it is leaving, and
+would compete with the rerun for the CPU), and ``KBENCH_PREFETCH=0`` turns it off. A task
+that fails is dropped quietly: the page meets the same error, with its message, if the user
+asks for that view.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from collections.abc import Callable, Hashable
 
 from kbench_app import cache
 
-__all__ = ["MAX_PENDING", "enabled", "submit", "wait_idle"]
+__all__ = ["MAX_PENDING", "cancel", "enabled", "owner", "submit", "wait_idle"]
 
 MAX_PENDING = 8
 _log = logging.getLogger(__name__)
@@ -37,20 +39,28 @@ def enabled() -> bool:
                                                                          "off"}
 
 
+def owner() -> Hashable:
+    """The session asking (its Streamlit session id; None outside a session)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    context = get_script_run_ctx(suppress_warning=True)
+    return None if context is None else context.session_id
+
+
 class _Worker:
     def __init__(self) -> None:
-        self.tasks: OrderedDict[Hashable, tuple[cache._Store, Callable[[], object]]] = \
-            OrderedDict()
+        self.tasks: OrderedDict[Hashable, tuple[Hashable, cache._Store,
+                                                Callable[[], object]]] = OrderedDict()
         self.busy = False
         self.condition = threading.Condition()
         self.thread: threading.Thread | None = None
 
-    def submit(self, key: Hashable, task: Callable[[], object]) -> None:
+    def submit(self, key: Hashable, task: Callable[[], object], who: Hashable) -> None:
         store = cache.current_store()  # read here, in the page's thread
         with self.condition:
             if key in self.tasks:
                 return
-            self.tasks[key] = (store, task)
+            self.tasks[key] = (who, store, task)
             while len(self.tasks) > MAX_PENDING:
                 self.tasks.popitem(last=False)
             if self.thread is None or not self.thread.is_alive():
@@ -66,13 +76,21 @@ class _Worker:
                     self.busy = False
                     self.condition.notify_all()
                     self.condition.wait()
-                _, (store, task) = self.tasks.popitem(last=False)
+                _, (_, store, task) = self.tasks.popitem(last=False)
                 self.busy = True
             try:
                 with cache.using(store):
                     task()
             except BaseException:  # the page shows the error if the user asks for this view
                 _log.debug("prefetch task failed", exc_info=True)
+
+    def cancel(self, who: Hashable) -> int:
+        with self.condition:
+            gone = [k for k, (whose, _, _) in self.tasks.items() if whose == who]
+            for key in gone:
+                del self.tasks[key]
+            self.condition.notify_all()
+        return len(gone)
 
     def wait_idle(self, timeout: float) -> bool:
         with self.condition:
@@ -84,10 +102,16 @@ _WORKER = _Worker()
 
 
 def submit(key: Hashable, task: Callable[[], object]) -> None:
-    """Queue ``task`` (a call of cached page functions) under ``key``; nothing when
-    prefetching is off or the same key is already waiting."""
+    """Queue ``task`` (a call of cached page functions) under ``key`` for the session asking;
+    nothing when prefetching is off or the same key is already waiting."""
     if enabled():
-        _WORKER.submit(key, task)
+        _WORKER.submit(key, task, owner())
+
+
+def cancel() -> int:
+    """Drop the waiting tasks of the session asking (a page calls it as it runs again: what
+    it queued was for the view being left); returns how many. A task already running ends."""
+    return _WORKER.cancel(owner())
 
 
 def wait_idle(timeout: float = 60.0) -> bool:

@@ -158,6 +158,22 @@ def test_at_most_max_pending_tasks_wait_the_oldest_are_dropped(monkeypatch) -> N
     assert done == list(range(3, prefetch.MAX_PENDING + 3))
 
 
+def test_a_session_running_its_page_again_drops_only_its_own_waiting_tasks(
+        monkeypatch) -> None:
+    monkeypatch.setenv("KBENCH_PREFETCH", "1")
+    assert prefetch.wait_idle(30)
+    worker, gate, done = prefetch._WORKER, threading.Event(), []
+    worker.submit("gate", gate.wait, "someone")
+    time.sleep(0.1)
+    for who in ("alice", "bob", "alice"):
+        worker.submit((who, len(done), time.monotonic()),
+                      functools.partial(done.append, who), who)
+    assert worker.cancel("alice") == 2  # alice's page runs again: her view is gone
+    gate.set()
+    assert prefetch.wait_idle(30)
+    assert done == ["bob"]
+
+
 def test_work_ahead_can_be_turned_off(monkeypatch) -> None:
     monkeypatch.setenv("KBENCH_PREFETCH", "0")
     done = []

@@ -4,7 +4,7 @@ fixed versions, prompt types and a drill-down to one sample's findings."""
 import streamlit as st
 
 from kbench_app import agreement as agreement_page
-from kbench_app import cache, kit, state
+from kbench_app import cache, kit, prefetch, state
 from kbench_app import vuln as page
 from kbench_app.compare import run_compare_panel
 from kbench_app.ui import plain
@@ -21,6 +21,7 @@ shown = kit.open_runs(
           "CSV, a BlockBench judge-output folder as .zip/.tar.gz, or a list of multi-judge "
           "records).")
 runs, frame = shown.runs, shown.frame
+prefetch.cancel()  # what this session queued ahead was for the view it is leaving
 # the majority of several LLM judges first (docs/metrics/agreement.md)
 judges = page.judge_choices(frame)
 all_models = sorted(map(str, frame["model"].unique()))
