@@ -153,7 +153,7 @@ with tests_box:
         st.caption(page.PAS_CAPTION)
         study_tab, finding_tab = st.tabs(["Study × model", "Per finding"])
         kit.chart(cache.cached(rep_figures.study_heatmap, result.study, runs=runs,
-                               selection=(selection, options), value="pas"),
+                               selection=(selection, options.pas()), value="pas"),
                   "pas_study_heatmap", runs=runs, key="rep_pas_heat", options=provenance,
                   container=study_tab)
         view, config = page.pas_grid_view(family.pas_study_grid(result.study))

@@ -227,10 +227,16 @@ def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *
 def _hover_lines(rows: pd.DataFrame, titled: dict[str, str]) -> np.ndarray:
     """Each test's hover heading: the test in bold, its study (with the paper's title) and
     finding, the model (the text already made literal by ``plot_text``)."""
-    study = rows["study"].astype(object).astype(str).replace(titled)
-    return np.array([f"<b>{test}</b><br>{st} · {finding}<br>{model}" for test, st, finding, model
-                     in zip(rows["test"].astype(str), study, rows["finding"].astype(str),
-                            rows["model"].astype(str), strict=True)], dtype=object)
+    def texts(column: str) -> np.ndarray:
+        # through the distinct values: a run's 16k tests name a few hundred studies
+        codes, uniques = pd.factorize(rows[column], use_na_sentinel=False)
+        labels = pd.Index(uniques).astype(str)
+        if column == "study":
+            labels = pd.Index([titled.get(v, v) for v in labels])
+        return np.asarray(labels, dtype=object)[codes]
+
+    parts = [texts(c) for c in ("test", "study", "finding", "model")]
+    return "<b>" + parts[0] + "</b><br>" + parts[1] + " · " + parts[2] + "<br>" + parts[3]
 
 
 @functools.cache
