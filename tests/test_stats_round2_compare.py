@@ -362,3 +362,37 @@ def test_clustered_binary_outcomes_cover_and_stay_in_range() -> None:
             or math.isnan(est.low)
         hits += bool(est.low <= truth <= est.high)
     assert hits / 300 >= 0.90
+
+
+def test_holm_equals_statsmodels_and_skips_its_garbage_collection(monkeypatch) -> None:
+    """kbench's Holm (written out: statsmodels' runs gc.collect() on every call) gives
+    statsmodels' numbers, ties and p = 0 or 1 included, in the input's order."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from kbench_core.compare.multiplicity import holm
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.one_of(st.floats(0, 1), st.sampled_from([0.0, 1.0, 0.02, 0.5])),
+                    min_size=1, max_size=40))
+    def same(values: list[float]) -> None:
+        p = np.array(values)
+        np.testing.assert_allclose(holm(p), multipletests(p, method="holm")[1],
+                                   rtol=1e-12, atol=0)
+
+    same()
+    # worked by hand: p = (0.01, 0.04, 0.03) sorted 0.01, 0.03, 0.04 → 3·0.01, 2·0.03, 1·0.04
+    # → 0.03, 0.06, max(0.06, 0.04) = 0.06; back in order: 0.03, 0.06, 0.06
+    np.testing.assert_allclose(holm(np.array([0.01, 0.04, 0.03])), [0.03, 0.06, 0.06])
+    import gc
+
+    calls = []
+    monkeypatch.setattr(gc, "collect", lambda *a: calls.append(1) or 0)
+    frame = paired_frame(np.linspace(0, 1, 40), np.linspace(0.1, 1.2, 40),
+                         models=("A", "B"))
+    three = pd.concat([frame, frame[frame["model"] == "A"].assign(
+        model="C", value=lambda f: f["value"] + 0.3)], ignore_index=True)
+    pairs = compare.compare_models(three, "value", item="item", correction="holm")
+    assert calls == [] and len(pairs) == 3
+    np.testing.assert_allclose(pairs["p_adjusted"],
+                               multipletests(pairs["p_value"], method="holm")[1], rtol=1e-12)
