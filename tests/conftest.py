@@ -99,6 +99,24 @@ def sample_dir() -> Path:
     return SAMPLE_DIR
 
 
+def count_calls(monkeypatch: pytest.MonkeyPatch, owner: object, name: str,
+                calls: dict[str, int], key: str | None = None) -> None:
+    """Replace ``owner.name`` (a module's function) for the test by a wrapper adding 1 to
+    ``calls[key]`` (default ``name``) on each call."""
+    import functools
+
+    original = getattr(owner, name)
+    key = key or name
+    calls.setdefault(key, 0)
+
+    @functools.wraps(original)
+    def counted(*args, **kwargs):
+        calls[key] += 1
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counted)
+
+
 def clear_app_caches() -> None:
     """Forget every result of the app's caches and the workspace's, as a new server would."""
     from kbench_app import cache, state
@@ -124,12 +142,6 @@ def bias_workspace(tmp_path, monkeypatch):
         [("bias.csv", (SAMPLE_DIR / "bias.csv").read_bytes())])
     clear_app_caches()
     calls = {"engine": 0}
-    reduce_source = engines.reduce_source
-
-    def counted(*args, **kwargs):
-        calls["engine"] += 1
-        return reduce_source(*args, **kwargs)
-
-    monkeypatch.setattr(engines, "reduce_source", counted)
+    count_calls(monkeypatch, engines, "reduce_source", calls, "engine")
     yield ws, calls
     clear_app_caches()

@@ -16,19 +16,13 @@ import pytest
 from kbench_core import engines, io
 from kbench_core import workspace as ws_module
 from kbench_core.engines import reduce, source, validate
-from kbench_core.problems import RunFormatError
 from kbench_core.workspace import Workspace
+from tests.test_engines import _message
 
 ROOT = Path(__file__).resolve().parent.parent
 ITEM_GRAIN = ("judged.csv", "replication.csv", "replication_summary.csv", "bias_summary.csv")
 
 
-def _message(path: Path, engine: str, **kw) -> str:
-    try:
-        engines.load(path, engine=engine, **kw)
-    except RunFormatError as err:
-        return str(err)
-    return "valid"
 
 
 @pytest.fixture

@@ -22,6 +22,7 @@ import pytest
 from kbench_core import figures, kahne, samples
 from kbench_core.figures.base import fit_to_width
 from kbench_core.figures.style import relayout
+from tests.conftest import count_calls
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -344,14 +345,8 @@ def test_panel_curves_has_and_cas_charts_are_validated_once(monkeypatch) -> None
     curve = kahne.bms(trials[trials["bias"] == biases[0]], cap=1.0)
     alignment = kahne.has(trials, threshold=0.1, relative=False)
     assert len(models) > figures.bias.MAX_OVERLAID  # the panels, and a legend by model
-    calls = {"assign_layout": 0}
-    assign_layout = style.assign_layout
-
-    def counted(*args, **kwargs):
-        calls["assign_layout"] += 1
-        return assign_layout(*args, **kwargs)
-
-    monkeypatch.setattr(style, "assign_layout", counted)
+    calls: dict[str, int] = {}
+    count_calls(monkeypatch, style, "assign_layout", calls)
     for y in ("magnitude", "mean"):
         figures.bms_curves(curve, y=y)
     figures.has_chart(alignment)

@@ -32,6 +32,7 @@ from kbench_core.families.bias import (
 )
 from kbench_core.kahne import WEIGHT
 from kbench_core.workspace import Workspace
+from tests.conftest import count_calls
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_data" / "bias.csv"
@@ -260,14 +261,7 @@ def saved(bias_workspace, monkeypatch):
     from kbench_core.engines import rows
 
     ws, calls = bias_workspace
-    calls["rows"] = 0
-    text_rows = rows.text_rows
-
-    def fetched(*args, **kwargs):
-        calls["rows"] += 1
-        return text_rows(*args, **kwargs)
-
-    monkeypatch.setattr(rows, "text_rows", fetched)
+    count_calls(monkeypatch, rows, "text_rows", calls, "rows")
     return ws, calls
 
 

@@ -11,7 +11,7 @@ import pandas as pd
 
 from kbench_core import families
 from kbench_core.families import CompareDefaults
-from kbench_core.families.bias import TrialGrainRefused, trial_grain_refusal
+from kbench_core.kahne.grain import TrialGrainRefused, trial_grain_refusal
 
 
 class _ByKind(Mapping):
@@ -147,8 +147,8 @@ def _item_means(frame: pd.DataFrame, value: str, item: Sequence[str] | str | Non
 
     Every comparison of this package reads its rows here, so this is where a frame without
     the grain it would pair is refused: a bias run an engine reduced to weighted tuples has
-    no trials (:class:`~kbench_core.families.bias.TrialGrainRefused`, a ValueError, with
-    :func:`~kbench_core.families.bias.trial_grain_refusal`'s reason and what to do instead),
+    no trials (:class:`~kbench_core.kahne.grain.TrialGrainRefused`, a ValueError, with
+    :func:`~kbench_core.kahne.grain.trial_grain_refusal`'s reason and what to do instead),
     rather than pairing its tuples as trials or finding "no shared items"."""
     refusal = trial_grain_refusal(frame, value)
     if refusal is not None:

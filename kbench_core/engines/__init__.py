@@ -27,6 +27,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from kbench_core.engines import settings
 from kbench_core.stats import check_choice
 
 if TYPE_CHECKING:
@@ -79,10 +80,8 @@ def spark_session(*, spark_master: str | None = None) -> Any:
             .getOrCreate())
 
 
-# DuckDB's own memory for one connection (its hash tables: the duplicate-key check of a 30M-row
-# bias run groups 30M ids); past it DuckDB spills to a temporary folder instead of growing
-# (30M rows: 2.2 GiB resident without a limit, 0.6 GiB with 400 MB, and faster).
-DUCKDB_MEMORY = os.environ.get("KBENCH_DUCKDB_MEMORY", "512MB")
+# DuckDB's own memory for one connection: kbench_core.engines.settings.
+DUCKDB_MEMORY = settings.DUCKDB_MEMORY
 
 
 def _duckdb() -> Any:

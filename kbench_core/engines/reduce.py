@@ -128,7 +128,7 @@ def _duckdb_rows(src: ParquetSource, limit: int) -> pa.Table:
     loader's decompressed-size limit)."""
     import duckdb
 
-    from kbench_core.engines import DUCKDB_MEMORY
+    from kbench_core.engines.settings import DUCKDB_MEMORY
     from kbench_core.problems import fail
     from kbench_core.readers.sources import _mb
 

@@ -16,6 +16,12 @@ import pandas as pd
 
 from kbench_core.catalog import Item, one
 from kbench_core.families._base import CompareDefaults, Family, Options, PageInfo
+from kbench_core.kahne.grain import (  # (the refusal lives below compare; named here too)
+    PER_BIAS_ONLY,
+    TRIAL_GRAIN_REFUSED,
+    TrialGrainRefused,
+    trial_grain_refusal,
+)
 from kbench_core.schema import CONDITIONS, INTENSITIES, METHOD_KINDS, Column, KindSpec, unit_column
 
 __all__ = ["EFFECT_CONDITION", "FAMILY", "PER_BIAS_ONLY", "TRIAL_GRAIN_REFUSED",
@@ -278,44 +284,6 @@ def per_item(frame: pd.DataFrame) -> pd.DataFrame:
             rows[column] = pd.Categorical(rows[column],
                                           categories=trials[column].cat.categories)
     return pd.concat([trials, rows], ignore_index=True)
-
-
-TRIAL_GRAIN_REFUSED = (
-    "this run was reduced by an engine to its distinct (model, bias, condition, intensity, "
-    "domain, method, score, confidence) tuples with their counts, so it has no trials to pair: "
-    "a per-trial comparison (the score paired by trial) cannot be made on it. Compare the bias "
-    "effect (treatment − control), paired by bias, instead; or compare the trials from the "
-    "file: `kbench compare FILE --metric score` reads them on every engine (`--engine memory` "
-    "loads them in memory; in Python, `kbench_core.engines.load(FILE)` without "
-    "`weighted=True`)")
-
-# The ``attrs`` key of the per-item table of a weighted frame (:func:`per_item`): the columns
-# it can compare (per bias); any other, such as ``score``, is per trial and is refused.
-PER_BIAS_ONLY = "kbench_per_bias_only"
-
-
-class TrialGrainRefused(ValueError):
-    """A per-trial comparison asked of a weighted bias frame (:func:`trial_grain_refusal`);
-    its message is :data:`TRIAL_GRAIN_REFUSED`."""
-
-
-def trial_grain_refusal(frame: pd.DataFrame, value: str | None = None) -> str | None:
-    """Why ``value`` cannot be compared on ``frame`` (:mod:`kbench_core.compare` pairs rows
-    as trials): :data:`TRIAL_GRAIN_REFUSED` when ``frame`` is weighted (its rows are tuples
-    standing for many trials, :func:`kbench_core.kahne.row_weights`: no value of it can be
-    paired), or when it is the per-item table of a weighted frame (:func:`per_item`,
-    :data:`PER_BIAS_ONLY`) and ``value`` is not one of its per-bias columns (``score``: the
-    trials are not there, so nothing would be paired and the comparison would only say "no
-    shared items"). None otherwise (``value`` None: whether any per-trial value is
-    refused)."""
-    from kbench_core.kahne import WEIGHT
-
-    if WEIGHT in frame:
-        return TRIAL_GRAIN_REFUSED
-    per_bias = frame.attrs.get(PER_BIAS_ONLY)
-    if per_bias is not None and (value is None or value not in per_bias):
-        return TRIAL_GRAIN_REFUSED
-    return None
 
 
 def _rules(columns: Mapping[str, Any], frame: pd.DataFrame, add) -> None:

@@ -13,8 +13,7 @@ import numpy as np
 
 from kbench_core.calibration import Binned
 from kbench_core.stats import t_interval, wilson
-from kbench_core.vuln._prepare import _QI
-from kbench_core.vuln.definitions import REASONING, SUI_WEIGHTS
+from kbench_core.vuln.definitions import _QI, REASONING, SUI_WEIGHTS
 
 
 def _ratio(num: np.ndarray, den: np.ndarray, zero_division: float) -> np.ndarray:

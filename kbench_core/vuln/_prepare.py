@@ -9,16 +9,13 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from kbench_core.schema import FINDING_COUNTS, TYPE_MATCHES
-from kbench_core.vuln.definitions import _PARTIAL, REASONING
-
-if TYPE_CHECKING:  # (_formulas reads this module's quantity names)
-    from kbench_core.vuln._formulas import Clusters
+from kbench_core.vuln._formulas import Clusters
+from kbench_core.vuln.definitions import _PARTIAL, _Q, _QI, REASONING
 
 
 def _weights(name: str, given: Mapping[str, float] | None, defaults: Mapping[str, float],
@@ -262,11 +259,6 @@ def _line_overlap(claimed: pd.Series, true: pd.Series, eligible: np.ndarray) -> 
     return out
 
 
-# Columns of the per-answer quantity matrix that the composites need (summed per group).
-_Q = ("n", "tp", "fp", "fn", "tn", "vul_weight", "credit_weight", "valid_credit", "findings",
-      "invalid", "rcir_sum", "ava_sum", "fsv_sum", "rcir_n", "ava_n", "fsv_n", "vulnerable",
-      "found")
-_QI = {name: i for i, name in enumerate(_Q)}
 
 
 @dataclass(frozen=True)
@@ -321,8 +313,6 @@ class _Answers:
 
 def _answers(judged: pd.DataFrame, by: Sequence[str]) -> _Answers:
     """Read one judge's answers into arrays (:class:`_Answers`); failed judgements out."""
-    from kbench_core.vuln._formulas import Clusters
-
     gid_all, keys, n_groups = _group_keys(judged, by)
     vulnerable, miss_v = _bools(judged["is_vulnerable"])
     said, miss_s = _bools(judged["said_vulnerable"])

@@ -63,3 +63,11 @@ _EXACT, _SEMANTIC, _PARTIAL = (TYPE_MATCHES.index(k) for k in ("exact", "semanti
 _CLASSIFICATIONS = {"TARGET_MATCH", "PARTIAL_MATCH", "BONUS_VALID", "HALLUCINATED",
                     "MISCHARACTERIZED", "DESIGN_CHOICE", "OUT_OF_SCOPE", "SECURITY_THEATER",
                     "INFORMATIONAL"}
+
+
+# Columns of the per-answer quantity matrix that the composites need (summed per group;
+# kbench_core.vuln._prepare fills it, _formulas and the bootstrap read it).
+_Q = ("n", "tp", "fp", "fn", "tn", "vul_weight", "credit_weight", "valid_credit", "findings",
+      "invalid", "rcir_sum", "ava_sum", "fsv_sum", "rcir_n", "ava_n", "fsv_n", "vulnerable",
+      "found")
+_QI = {name: i for i, name in enumerate(_Q)}
