@@ -53,7 +53,7 @@ def test_the_work_ahead_thread_lets_go_of_a_finished_task() -> None:
 
     held = Held()
     ref = weakref.ref(held)
-    prefetch._WORKER.submit(("review25", id(held)), lambda held=held: None)
+    prefetch._WORKER.submit(("review25", id(held)), lambda held=held: None, "review25")
     assert prefetch.wait_idle(30)
     del held
     gc.collect()
