@@ -83,6 +83,8 @@ class _Worker:
                     task()
             except BaseException:  # the page shows the error if the user asks for this view
                 _log.debug("prefetch task failed", exc_info=True)
+            # let go of the task while idle: it holds a session's run (its whole frame)
+            del store, task
 
     def cancel(self, who: Hashable) -> int:
         with self.condition:

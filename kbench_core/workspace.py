@@ -52,6 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -293,6 +294,20 @@ def _reduced(path: Path, src: Any, engine: str, spark_master: str | None) -> pa.
     return table
 
 
+def _unweighted(frame: pd.DataFrame) -> pd.DataFrame:
+    """A frame of weighted tuples (a bias run an engine reduced, ``weighted=True``) as the
+    rows they stand for: the loader leaves out a file's ``__kbench_rows`` (a file cannot
+    pass its own weights), so a saved file holds each tuple as many times as it counts."""
+    from kbench_core.kahne._common import WEIGHT, row_weights
+
+    weights = row_weights(frame)
+    if weights is None:
+        return frame
+    counts = weights.astype(np.int64)
+    return frame.drop(columns=[WEIGHT]).take(np.repeat(np.arange(len(frame)), counts)
+                                             ).reset_index(drop=True)
+
+
 def _slug(name: str) -> str:
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._")
     return slug[:60] or "run"
@@ -355,7 +370,7 @@ class Workspace:
         :class:`WorkspaceError` says why."""
         stem = f"{self._stem(run)}-{secrets.token_hex(4)}"
         path = Path(self.directory) / f"{stem}.parquet"
-        frame = run.frame
+        frame = _unweighted(run.frame)
         try:
             table = pa.Table.from_pandas(frame, preserve_index=False)
         except (pa.ArrowException, TypeError, ValueError):

@@ -168,7 +168,8 @@ def open_table(con: Any, src: ParquetSource) -> Any:
     name = getattr(con, "name", "")
     paths = [str(p) for p in src.files]
     if name == "duckdb":
-        if "file_row_number" in src.columns:  # DuckDB cannot number rows beside it
+        # DuckDB cannot number rows beside it (its names are case-insensitive)
+        if any(str(c).lower() == "file_row_number" for c in src.columns):
             from kbench_core.io import Problem, RunFormatError
 
             raise RunFormatError(src.label, [Problem(
@@ -204,7 +205,8 @@ def open_table(con: Any, src: ParquetSource) -> Any:
 def _reserved(column: str) -> bool:
     """A file's own column under a name kbench uses for its own (``__kbench…``): left out,
     as the loader leaves it out (kbench_core.io)."""
-    return str(column).strip().startswith(RESERVED_PREFIX)
+    # in any case: DuckDB's and Spark's names are case-insensitive, so __KBENCH_ROW clashes
+    return str(column).strip().lower().startswith(RESERVED_PREFIX)
 
 
 def plain(table: pa.Table) -> pa.Table:

@@ -95,7 +95,8 @@ def _finish(parsed: _Table | _Native, *, name: str, kind: Kind | None, on_error:
         mapping = dict(columns or {})
         table.encoded = {renames.get(mapping.get(c, c), mapping.get(c, c))
                          for c in table.encoded}
-    theirs = [c for c in frame.columns if str(c).startswith(RESERVED_PREFIX)]
+    # (in any case, as the engines leave them out: their names are case-insensitive)
+    theirs = [c for c in frame.columns if str(c).strip().lower().startswith(RESERVED_PREFIX)]
     if theirs:  # e.g. a row count that every reader would weigh the rows by
         frame = frame.drop(columns=theirs)
         warnings.append(reserved_warning(theirs))
