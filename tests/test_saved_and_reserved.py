@@ -1,6 +1,6 @@
-"""Review of issue 25's changes (branch review25): a weighted run saved to a workspace keeps
-its numbers, the work-ahead thread lets a finished task's data go, and an engine leaves out
-kbench's own column names whatever their case."""
+"""A weighted run saved to a workspace keeps its numbers, the work-ahead thread lets a
+finished task's data go, and an engine leaves out kbench's own column names whatever their
+case (issue 25)."""
 
 from __future__ import annotations
 
