@@ -45,7 +45,11 @@ def nbytes(value: Any, _depth: int = 0) -> int:
     (no per-string count: the estimate must cost nothing beside the result it weighs)."""
     if isinstance(value, pd.DataFrame | pd.Series | pd.Index):
         usage = value.memory_usage(index=True, deep=False)
-        return int(usage.sum()) if isinstance(usage, pd.Series) else int(usage)
+        size = int(usage.sum()) if isinstance(usage, pd.Series) else int(usage)
+        # an object column holds a pointer per row and the objects themselves: about a short
+        # string each (counting them exactly would walk every row)
+        dtypes = value.dtypes if isinstance(value, pd.DataFrame) else [value.dtype]
+        return size + _OBJECT_BYTES * len(value) * sum(str(d) == "object" for d in dtypes)
     if isinstance(value, np.ndarray):
         return int(value.nbytes)
     if _depth >= 4:
@@ -65,6 +69,7 @@ def nbytes(value: Any, _depth: int = 0) -> int:
 
 
 _SAMPLED = 32
+_OBJECT_BYTES = 56  # a short Python str
 
 
 class _Store:

@@ -92,7 +92,9 @@ def shown(frame: pd.DataFrame) -> pd.DataFrame:
                 columns[column] = pd.array(values, dtype="Int64")
                 continue
         columns[column] = values.astype(series.dtype, copy=False)
-    return pd.DataFrame(columns, index=frame.index)
+    out = pd.DataFrame(columns, index=frame.index)
+    out.columns, out.attrs = frame.columns, dict(frame.attrs)  # (their name and type kept)
+    return out
 
 
 def _shown_by_column(frame: pd.DataFrame) -> pd.DataFrame:

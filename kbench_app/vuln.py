@@ -388,6 +388,7 @@ class JudgeResults:
     pool: tuple                   # the judge's answers of every detector (:func:`judge_pool`)
     table: pd.DataFrame           # the leaderboard
     by_prompt: pd.DataFrame | None  # per model × prompt type, when the page shows it
+    by_difficulty: pd.DataFrame | None  # per model × difficulty tier, when the run has tiers
 
 
 def judge_results(frame: pd.DataFrame, models: Sequence[str], judge: str, *,
@@ -413,10 +414,12 @@ def judge_results(frame: pd.DataFrame, models: Sequence[str], judge: str, *,
     lucky_chart(table, runs=runs, selection=selection, options=options, colors=colors)
     reliability_chart(selected, runs=runs, selection=selection, options=options,
                       prompt_filter="all", colors=colors)
-    if "difficulty" in selected and selected["difficulty"].notna().any():
-        tiers(selected, runs=runs, selection=selection, options=options,
-              by=("model", "difficulty"), pool=pool)
-    return JudgeResults(selected=selected, pool=pool, table=table, by_prompt=by_prompt)
+    by_difficulty = (tiers(selected, runs=runs, selection=selection, options=options,
+                           by=("model", "difficulty"), pool=pool)
+                     if "difficulty" in selected and selected["difficulty"].notna().any()
+                     else None)
+    return JudgeResults(selected=selected, pool=pool, table=table, by_prompt=by_prompt,
+                        by_difficulty=by_difficulty)
 
 
 def work_ahead(frame: pd.DataFrame, models: Sequence[str], judge: str, *,

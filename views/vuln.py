@@ -162,10 +162,9 @@ c2.caption("A detector that says 'vulnerable' to everything is often right witho
            "for verdicts whose target the detector did not find; the lucky-guess rate is the "
            "share of true positives without the target.")
 
-if "difficulty" in selected and selected["difficulty"].notna().any():
+if results.by_difficulty is not None:
     st.subheader("By difficulty tier")
-    by_difficulty = page.tiers(selected, runs=runs, selection=selection, options=options,
-                               by=("model", "difficulty"), pool=pool)
+    by_difficulty = results.by_difficulty
     difficulty = cache.cached(page.difficulty_table, table, by_difficulty, runs=runs,
                               selection=(selection, options))
     view, config = page.difficulty_view(difficulty)
