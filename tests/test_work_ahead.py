@@ -122,7 +122,7 @@ def test_nbytes_counts_arrays_frames_and_containers_not_shared_rows() -> None:
     frame = pd.DataFrame({"x": np.zeros(1000), "y": np.ones(1000, dtype=np.int8)})
     assert cache.nbytes(frame) == 8000 + 1000 + frame.index.nbytes
     assert cache.nbytes({"a": np.zeros(10), "b": (np.zeros(5), "text")}) == 120
-    texts = pd.DataFrame({"t": ["some text"] * 100}, index=pd.RangeIndex(100))
+    texts = pd.DataFrame({"t": pd.Series(["some text"] * 100, dtype=object)})
     assert cache.nbytes(texts) >= 100 * (8 + 50)  # the pointers and the strings they hold
     ready = vuln.prepare_answers(load_run(ROOT / "sample_data" / "judged.csv").frame,
                                  judge="judge-one")
