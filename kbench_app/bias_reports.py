@@ -89,7 +89,7 @@ def render() -> None:
     chosen_runs, frame = list(shown.runs), shown.frame
     all_models = sorted(map(str, frame["model"].unique()))
     models = kit.model_picker("Models", all_models, key=K.REPORT_MODELS, frame=frame,
-                              kind="bias_summary")
+                              kind="bias_summary", runs=chosen_runs)
     if not models:
         st.warning("Choose at least one model.")
         kit.stop()

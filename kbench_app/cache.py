@@ -68,7 +68,7 @@ def nbytes(value: Any, _depth: int = 0) -> int:
     return 0
 
 
-_SAMPLED = 32
+_SAMPLED = 8
 _OBJECT_BYTES = 56  # a short Python str
 
 

@@ -193,16 +193,21 @@ def leaderboard_ends(frame: pd.DataFrame, kind: str, *,
 
 def model_picker(label: str, options: Sequence[str], *, key: str, frame: pd.DataFrame,
                  kind: str, resets: Sequence[str] = (), container: Any = None,
-                 **kwargs: Any) -> list[str]:
+                 runs: Sequence[Any] | None = None, **kwargs: Any) -> list[str]:
     """The model multiselect of a family page: every model by default, or with more than
     :data:`MANY_MODELS` the top and bottom of the leaderboard (:func:`leaderboard_ends`), said
     in a caption under it. Each chosen model costs the page (its figures, every pair of the
-    Compare panel): 600 models opened at once took minutes (issue 29)."""
+    Compare panel): 600 models opened at once took minutes (issue 29). ``runs``: the runs
+    ``frame`` is (all their rows): the leaderboard is then cached on them (a grouped mean
+    of 100k rows on every rerun otherwise)."""
+    from kbench_app import cache
+
     options = list(options)
     note = ""
     default = options
     if len(options) > MANY_MODELS:
-        default, metric = leaderboard_ends(frame, kind)
+        default, metric = (leaderboard_ends(frame, kind) if runs is None else
+                           cache.cached(leaderboard_ends, frame, runs=runs, kind=kind))
         note = (f"{len(options):,} models: showing the {ENDS} best and {ENDS} worst by mean "
                 f"{metric} (add others here).")
     chosen = multiselect(label, options, key=key, default=default, resets=resets,

@@ -37,7 +37,7 @@ runs, trials = shown.runs, shown.frame
 all_models = sorted(map(str, trials["model"].unique()))
 left, middle, right = st.columns([2, 2, 3])
 models = kit.model_picker("Models", all_models, key=K.MODELS, frame=trials, kind="bias",
-                         container=left)
+                         container=left, runs=runs)
 if "category" in trials and trials["category"].notna().any():
     all_categories = sorted(map(str, trials["category"].dropna().unique()))
     categories = kit.multiselect("Bias families", all_categories, key=K.CATEGORIES,

@@ -82,7 +82,7 @@ with tests_box:
                          spinner="Preparing the tests...")
     all_models = sorted(map(str, tests["model"].unique()))
     models = kit.model_picker("Models (agent configurations)", all_models, key=K.MODELS,
-                              frame=tests, kind="replication")
+                              frame=tests, kind="replication", runs=runs)
     with st.expander("Metric options", icon=":material/tune:"):
         c1, c2, c3, c4, c5 = st.columns(5)
         options = ReplicationOptions(

@@ -34,7 +34,7 @@ judge = kit.select("Judge", judges, key=K.JUDGE, container=left,
                         "'human' marks expert labels.")
 voting = agreement_page.majority_controls(frame, judge, container=left)
 models = kit.model_picker("Detector models", all_models, key=K.MODELS, frame=frame, kind="judged",
-                         container=middle)
+                         container=middle, runs=runs)
 split = kit.toggle("Split by prompt type", key=K.SPLIT, container=right,
                    disabled=not has_prompts, help="One leaderboard row per model × prompt type.")
 with st.expander("Metric options (beyond BlockBench's rules)", icon=":material/tune:"):
