@@ -52,13 +52,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from kbench_core import families, native
 from kbench_core.io import Problem, Run, RunFormatError, load_run, run_name
+from kbench_core.kahne import repeated
 
 __all__ = ["LazyRun", "Workspace", "WorkspaceError", "check_directory", "clear_caches",
            "response_rows"]
@@ -294,20 +294,6 @@ def _reduced(path: Path, src: Any, engine: str, spark_master: str | None) -> pa.
     return table
 
 
-def _unweighted(frame: pd.DataFrame) -> pd.DataFrame:
-    """A frame of weighted tuples (a bias run an engine reduced, ``weighted=True``) as the
-    rows they stand for: the loader leaves out a file's ``__kbench_rows`` (a file cannot
-    pass its own weights), so a saved file holds each tuple as many times as it counts."""
-    from kbench_core.kahne._common import WEIGHT, row_weights
-
-    weights = row_weights(frame)
-    if weights is None:
-        return frame
-    counts = weights.astype(np.int64)
-    return frame.drop(columns=[WEIGHT]).take(np.repeat(np.arange(len(frame)), counts)
-                                             ).reset_index(drop=True)
-
-
 def _slug(name: str) -> str:
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._")
     return slug[:60] or "run"
@@ -370,7 +356,9 @@ class Workspace:
         :class:`WorkspaceError` says why."""
         stem = f"{self._stem(run)}-{secrets.token_hex(4)}"
         path = Path(self.directory) / f"{stem}.parquet"
-        frame = _unweighted(run.frame)
+        # Weighted tuples (a bias run an engine reduced) saved as the rows they stand for:
+        # the loader leaves out a file's __kbench_rows (a file cannot pass its own weights).
+        frame = repeated(run.frame)
         try:
             table = pa.Table.from_pandas(frame, preserve_index=False)
         except (pa.ArrowException, TypeError, ValueError):

@@ -46,8 +46,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from kbench_core import families
-from kbench_core.engines.source import COUNT, FILE, ROW, ParquetSource, _reserved, plain
+from kbench_core.engines.source import COUNT, FILE, ROW, ParquetSource, plain
+from kbench_core.io.finish import reserved as _reserved
 from kbench_core.io.finish import reserved_warning
+from kbench_core.kahne import repeated
 
 __all__ = ["COUNT", "NOT_READ", "SCHEMA_ONLY", "WEIGHTED", "TypedRows", "at_item_grain",
            "finish", "read_columns", "reduction", "typed_rows"]
@@ -297,8 +299,7 @@ def finish(reduced: pa.Table | TypedRows, src: ParquetSource, *,
         notes = tuple(family.notes(frame)) if family.notes is not None else ()
         return Run(name=src.name, kind=src.kind, frame=frame, meta=meta,
                    warnings=(*left_out, *notes))
-    frame = small.frame.take(np.repeat(np.arange(len(small.frame)), counts)
-                             ).reset_index(drop=True)
+    frame = repeated(small.frame.assign(**{COUNT: counts}))
     warnings = tuple(family.notes(frame)) if family.notes is not None else ()
     meta = {**meta, "rows": len(frame), "columns": list(frame.columns),
             "reduced_rows": len(counts)}

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from kbench_core import families
+from kbench_core.io.finish import reserved as _reserved
 from kbench_core.problems import Problem, RunFormatError
 
 __all__ = ["COUNT", "FILE", "ROW", "ParquetSource", "file_source", "is_parquet_source",
@@ -26,7 +27,6 @@ __all__ = ["COUNT", "FILE", "ROW", "ParquetSource", "file_source", "is_parquet_s
 ROW = "__kbench_row"
 FILE = "__kbench_file"
 COUNT = "__kbench_rows"  # a reduced tuple's rows (kbench_core.engines.reduce)
-RESERVED_PREFIX = "__kbench"  # kbench's own columns; a file's column so named is left out
 _SUFFIXES = (".parquet", ".pq")
 _SIDECAR_LIMIT = 4 * 1024**2  # as the workspace's own check
 
@@ -200,13 +200,6 @@ def open_table(con: Any, src: ParquetSource) -> Any:
     renames = {new: old for old, new in src.renames.items()}
     renames.update({new: old for new, old in stripped.items() if new not in renames})
     return table.rename(renames) if renames else table
-
-
-def _reserved(column: str) -> bool:
-    """A file's own column under a name kbench uses for its own (``__kbench…``): left out,
-    as the loader leaves it out (kbench_core.io)."""
-    # in any case: DuckDB's and Spark's names are case-insensitive, so __KBENCH_ROW clashes
-    return str(column).strip().lower().startswith(RESERVED_PREFIX)
 
 
 def plain(table: pa.Table) -> pa.Table:

@@ -95,8 +95,7 @@ def _finish(parsed: _Table | _Native, *, name: str, kind: Kind | None, on_error:
         mapping = dict(columns or {})
         table.encoded = {renames.get(mapping.get(c, c), mapping.get(c, c))
                          for c in table.encoded}
-    # (in any case, as the engines leave them out: their names are case-insensitive)
-    theirs = [c for c in frame.columns if str(c).strip().lower().startswith(RESERVED_PREFIX)]
+    theirs = [c for c in frame.columns if reserved(c)]
     if theirs:  # e.g. a row count that every reader would weigh the rows by
         frame = frame.drop(columns=theirs)
         warnings.append(reserved_warning(theirs))
@@ -119,6 +118,13 @@ def _finish(parsed: _Table | _Native, *, name: str, kind: Kind | None, on_error:
 
 
 RESERVED_PREFIX = "__kbench"  # kbench's own columns (an engine's row counts, file, row)
+
+
+def reserved(column: object) -> bool:
+    """A file's own column under a name kbench uses for its own (``__kbench…``), left out by
+    the loader and every engine; in any case, as DuckDB's and Spark's names are
+    case-insensitive (a file's ``__KBENCH_ROW`` clashes with the engine's)."""
+    return str(column).strip().lower().startswith(RESERVED_PREFIX)
 
 
 def reserved_warning(columns: list[str]) -> str:

@@ -62,6 +62,7 @@ from ._common import (  # noqa: F401  (re-exported: the names of the old module)
     _Trials,
     human_baselines,
     prepare,
+    repeated,
     row_weights,
     rows_of,
     scored_share,
@@ -116,5 +117,5 @@ from .rci import (  # noqa: F401  (re-exported: the names of the old module)
 __all__ = [
     "AGGREGATION_WEIGHTS", "INTENSITY_WEIGHTS", "Fingerprint", "bci", "bmp", "bms", "cas",
     "domain_means", "fingerprint", "has", "human_baselines", "infer_method_kind", "prepare",
-    "rci", "row_weights", "rows_of", "scored_share", "with_threshold",
+    "rci", "repeated", "row_weights", "rows_of", "scored_share", "with_threshold",
 ]

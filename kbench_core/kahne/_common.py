@@ -43,6 +43,16 @@ def row_weights(trials: pd.DataFrame) -> np.ndarray | None:
     return pd.to_numeric(trials[WEIGHT], errors="coerce").fillna(1).to_numpy(dtype=float)
 
 
+def repeated(trials: pd.DataFrame) -> pd.DataFrame:
+    """A weighted frame (:func:`row_weights`) as the rows it stands for: each row repeated
+    its weight's times, the weight column dropped; an unweighted frame as it is."""
+    weight = row_weights(trials)
+    if weight is None:
+        return trials
+    rows = np.repeat(np.arange(len(trials)), weight.astype(np.int64))
+    return trials.drop(columns=[WEIGHT]).take(rows).reset_index(drop=True)
+
+
 def rows_of(trials: pd.DataFrame) -> int:
     """The responses ``trials`` stands for: its rows, or on a weighted frame the sum of its
     weights (:func:`row_weights`), so a reduced run counts what its repeated frame would."""
