@@ -212,22 +212,23 @@ def cached(fn: Callable[..., T], *data: Any, runs: Sequence[Any], selection: Any
     """
     key = (getattr(fn, "__module__", ""), getattr(fn, "__qualname__", repr(fn)),
            runs_key(runs), freeze(selection), freeze(options))
-    in_worker = getattr(_thread, "store", None) is not None
+    if getattr(_thread, "store", None) is not None:
+        spinner = None  # a worker has no page to show one on
     store = current_store()
     state, value = store.claim(key)
     if state == "found":
         return value
     if state == "wait":
-        with _maybe_spinner(None if in_worker else spinner):
+        with _maybe_spinner(spinner):
             value.wait(WAIT_SECONDS)
         state, value = store.claim(key)  # found, or (it failed or took too long) ours
         if state == "found":
             return value
         if state == "wait":  # still running elsewhere: compute without waiting longer
-            with _maybe_spinner(None if in_worker else spinner):
+            with _maybe_spinner(spinner):
                 return fn(*data, **options)
     try:
-        with _maybe_spinner(None if in_worker else spinner):
+        with _maybe_spinner(spinner):
             value = fn(*data, **options)
     except BaseException:
         store.release(key)

@@ -117,6 +117,18 @@ def count_calls(monkeypatch: pytest.MonkeyPatch, owner: object, name: str,
     monkeypatch.setattr(owner, name, counted)
 
 
+def bias_page(monkeypatch: pytest.MonkeyPatch, args: str):
+    """The Cognitive biases page (AppTest) opened with ``KBENCH_APP_ARGS=args``, run once,
+    without an exception."""
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("KBENCH_APP_ARGS", args)
+    at = AppTest.from_file(str(ROOT / "views" / "bias.py"), default_timeout=60)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
 def clear_app_caches() -> None:
     """Forget every result of the app's caches and the workspace's, as a new server would."""
     from kbench_app import cache, state

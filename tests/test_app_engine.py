@@ -17,6 +17,7 @@ from kbench_core import workspace as ws_module
 from kbench_core.cli import app as cli_app
 from kbench_core.io import load_run
 from kbench_core.workspace import Workspace
+from tests.conftest import bias_page
 
 ROOT = Path(__file__).resolve().parent.parent
 BIAS = ROOT / "sample_data" / "bias.csv"
@@ -71,14 +72,6 @@ def saved(bias_workspace, monkeypatch):
     return ws, saved_file, calls
 
 
-def _bias_page(monkeypatch, args: str) -> AppTest:
-    monkeypatch.setenv("KBENCH_APP_ARGS", args)
-    at = AppTest.from_file(str(ROOT / "views" / "bias.py"), default_timeout=60)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
 def test_the_runs_page_lists_workspace_runs_through_duckdb(monkeypatch, saved) -> None:
     ws, _, calls = saved
     monkeypatch.setenv("KBENCH_APP_ARGS", f"--no-samples --workspace {ws} --engine duckdb")
@@ -99,11 +92,11 @@ def test_the_runs_page_lists_workspace_runs_through_duckdb(monkeypatch, saved) -
 def test_the_bias_page_through_duckdb_equals_memory_and_widgets_skip_the_engine(
         monkeypatch, saved) -> None:
     ws, _, calls = saved
-    memory = _bias_page(monkeypatch, f"--no-samples --workspace {ws} --engine memory")
+    memory = bias_page(monkeypatch, f"--no-samples --workspace {ws} --engine memory")
     assert calls == {"engine": 0, "pandas": 1}
     expected = memory.dataframe[1].value.set_index(["bias", "model"])
     cache.clear()  # results are keyed on content hashes, the same for both engines
-    duck = _bias_page(monkeypatch, f"--no-samples --workspace {ws}")  # duckdb by default
+    duck = bias_page(monkeypatch, f"--no-samples --workspace {ws}")  # duckdb by default
     assert calls == {"engine": 1, "pandas": 1}
     shown = duck.dataframe[1].value.set_index(["bias", "model"])
     assert list(shown.index) == list(expected.index)
@@ -119,7 +112,7 @@ def test_the_bias_page_through_duckdb_equals_memory_and_widgets_skip_the_engine(
     assert after["synthetic-alpha"] > before["synthetic-alpha"]  # recomputed ...
     assert calls == {"engine": 1, "pandas": 1}  # ... from the cached table
     # another session on the same workspace finishes from the cached table too
-    _bias_page(monkeypatch, f"--no-samples --workspace {ws} --engine duckdb")
+    bias_page(monkeypatch, f"--no-samples --workspace {ws} --engine duckdb")
     assert calls == {"engine": 1, "pandas": 1}
 
 

@@ -32,7 +32,7 @@ from kbench_core.families.bias import (
 )
 from kbench_core.kahne import WEIGHT
 from kbench_core.workspace import Workspace
-from tests.conftest import count_calls
+from tests.conftest import bias_page, count_calls
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_data" / "bias.csv"
@@ -265,14 +265,6 @@ def saved(bias_workspace, monkeypatch):
     return ws, calls
 
 
-def _page(monkeypatch, args: str) -> AppTest:
-    monkeypatch.setenv("KBENCH_APP_ARGS", args)
-    at = AppTest.from_file(str(ROOT / "views" / "bias.py"), default_timeout=60)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
 def _caption(at: AppTest) -> str:
     (found,) = [c.value for c in at.caption if "text is shown exactly as uploaded" in c.value]
     return found
@@ -282,7 +274,7 @@ def test_the_bias_page_reads_the_small_table_and_widgets_skip_the_engine(monkeyp
                                                                          saved) -> None:
     ws, calls = saved
     memory = io.load_run(SAMPLE)
-    at = _page(monkeypatch, f"--no-samples --workspace {ws} --engine duckdb")
+    at = bias_page(monkeypatch, f"--no-samples --workspace {ws} --engine duckdb")
     reg = at.session_state[state.REGISTRY]
     frame = reg.runs["bias"].frame
     small = _reduced(memory.frame)
@@ -315,7 +307,7 @@ def test_the_drill_down_fetches_text_through_the_engine_and_says_when_capped(mon
 
     ws, calls = saved
     memory = io.load_run(SAMPLE).frame
-    at = _page(monkeypatch, f"--no-samples --workspace {ws} --engine duckdb")
+    at = bias_page(monkeypatch, f"--no-samples --workspace {ws} --engine duckdb")
     model = at.selectbox(key="bias_drill_model").value
     bias = at.selectbox(key="bias_drill_bias").value
     want = memory[(memory["model"] == model) & (memory["bias"] == bias)]
@@ -345,7 +337,7 @@ def test_hostile_text_fetched_by_the_engine_stays_inert(monkeypatch, saved, tmp_
     frame["response"] = hostile
     reg = RunRegistry(workspace=Workspace(ws))
     reg.add_files([("hostile.csv", frame.to_csv(index=False).encode())])
-    at = _page(monkeypatch, f"--no-samples --workspace {ws} --engine duckdb")
+    at = bias_page(monkeypatch, f"--no-samples --workspace {ws} --engine duckdb")
     at.multiselect(key="bias_runs").set_value(["hostile"]).run()
     assert not at.exception
     table = at.dataframe[-1].value
@@ -358,10 +350,10 @@ def test_a_weighted_run_beside_an_uploaded_one_gives_the_memory_fingerprint(
     ws, calls = saved
     other = ROOT.parent / "shared" / "formats" / "kahnebench" / "results_example.json"
     both = f"--no-samples {other} --workspace {ws}"
-    mixed = _page(monkeypatch, f"{both} --engine duckdb")
+    mixed = bias_page(monkeypatch, f"{both} --engine duckdb")
     assert calls["engine"] == 1
     cache.clear()
-    plain = _page(monkeypatch, f"{both} --engine memory")
+    plain = bias_page(monkeypatch, f"{both} --engine memory")
     assert calls["engine"] == 1
     for index in (0, 1):
         got, want = mixed.dataframe[index].value, plain.dataframe[index].value
