@@ -12,7 +12,7 @@ from kbench_app import state
 from kbench_core import families, samples, vuln
 
 ROOT = Path(__file__).resolve().parent.parent
-FORMATS = Path("/work/shared/formats")
+FORMATS = ROOT.parent / "shared" / "formats"
 
 
 def open_page(monkeypatch: pytest.MonkeyPatch, args: str = "") -> AppTest:

@@ -20,7 +20,7 @@ from kbench_core import vuln
 from kbench_core.io import RunFormatError, load_run
 from kbench_core.native.blockbench import parse_lines
 
-FORMATS = Path("/work/shared/formats")
+FORMATS = Path(__file__).resolve().parents[2] / "shared" / "formats"
 FOLDER = FORMATS / "blockbench_judge_output"
 GROUND_TRUTH = FORMATS / "blockbench_ground_truth_example.json"
 MULTI = FORMATS / "blockbench_multi_judge_records.json"

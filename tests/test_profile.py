@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 REAL = ROOT / "sample_data" / "real"
 REPORTS = REAL / "kahnebench"
 RESULTS = REAL / "humanstudy-bench" / "simple_results.json"
-MULTI = Path("/work/shared/formats/blockbench_multi_judge_records.json")
+MULTI = ROOT.parent / "shared" / "formats" / "blockbench_multi_judge_records.json"
 if not MULTI.exists():  # the repository's own copy of the format example, when present
     MULTI = ROOT / "tests" / "data" / "formats" / "blockbench_multi_judge_records.json"
 

@@ -116,7 +116,7 @@ def _judged(source: str, tmp_path: Path):
     if source == "sample":
         return load_run(ROOT / "sample_data" / "judged.csv")
     if source == "records":  # several judges, difficulty tiers in the ids, fixed versions
-        return load_run(Path("/work/shared/formats/blockbench_multi_judge_records.json"))
+        return load_run(ROOT.parent / "shared" / "formats" / "blockbench_multi_judge_records.json")
     path = tmp_path / "big.parquet"
     big_judged_samples(5_400).to_parquet(path)
     return load_run(path)

@@ -23,7 +23,7 @@ from kbench_core.samples import big_judged_samples
 from kbench_core.vuln._prepare import _line_overlap, _line_set
 
 ROOT = Path(__file__).resolve().parent.parent
-RECORDS = Path("/work/shared/formats/blockbench_multi_judge_records.json")
+RECORDS = ROOT.parent / "shared" / "formats" / "blockbench_multi_judge_records.json"
 
 
 def _runs(name: str = "r") -> list:

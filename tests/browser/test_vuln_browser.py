@@ -7,6 +7,7 @@ import pytest
 
 from kbench_core import samples
 from tests.browser.conftest import ARTIFACTS, AppServer, screenshot, wait_for_app
+from tests.conftest import ROOT
 
 pytestmark = pytest.mark.browser
 CHARTS = ("vuln_leaderboard_chart", "vuln_reliability_chart", "vuln_lucky_chart",
@@ -64,7 +65,8 @@ def test_equal_mass_bins_and_sui_weights(spread_server, page) -> None:
 
 
 def test_blockbench_folder_drill_down(page) -> None:
-    server = AppServer("--no-samples /work/shared/formats/blockbench_judge_output")
+    folder = ROOT.parent / "shared" / "formats" / "blockbench_judge_output"
+    server = AppServer(f"--no-samples {folder}")
     try:
         page.goto(f"{server.url}/vulnerability?vuln_split=0")
         wait_for_app(page)
