@@ -20,6 +20,7 @@ from kbench_app.ui import shown, table_config
 from kbench_core import agreement, families, vuln
 from kbench_core.families.judged import AgreementOptions, ConsensusOptions
 from kbench_core.io import Run
+from kbench_core.select import labels_in
 
 
 class Keys:
@@ -219,19 +220,12 @@ def disagreements(frame: pd.DataFrame, run: Run, label: str, *, include_missing:
 
 def _matching(items: pd.DataFrame, *, models: Sequence[str],
               prompts: Sequence[str] | None) -> pd.DataFrame:
-    keep = _isin(items["model"], models)
+    keep = labels_in(items["model"], models)
     if prompts is not None and "prompt_type" in items:
-        keep &= _isin(items["prompt_type"], prompts)
+        keep &= labels_in(items["prompt_type"], prompts)
     return items[keep].reset_index(drop=True)
 
 
-def _isin(series: pd.Series, values: Sequence[str]) -> np.ndarray:
-    """Mask of the rows whose label (as text) is one of ``values``; on the categories when the
-    column is categorical, not on one string per row."""
-    if isinstance(series.dtype, pd.CategoricalDtype):
-        wanted = np.array([str(c) in set(values) for c in series.cat.categories] + [False])
-        return wanted[series.cat.codes.to_numpy()]
-    return series.astype(str).isin(values).to_numpy()
 
 
 def item_records(frame: pd.DataFrame, run: Run, item: Mapping[str, Any]) -> pd.DataFrame:
@@ -244,7 +238,7 @@ def _item_records(frame: pd.DataFrame, *, item: Mapping[str, Any]) -> pd.DataFra
     mask = np.ones(len(frame), dtype=bool)
     for column, value in item.items():
         if column in frame:
-            mask &= _isin(frame[column], [str(value)])
+            mask &= labels_in(frame[column], [str(value)])
     rows = frame[mask]
     if rows.empty:
         return pd.DataFrame()

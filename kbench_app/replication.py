@@ -14,6 +14,7 @@ import streamlit as st
 from kbench_app.ui import interval_text, shown, table_config
 from kbench_core import families, replication
 from kbench_core.families.replication import ReplicationOptions
+from kbench_core.select import labels_in
 
 __all__ = ["CI_METHOD_LABELS", "Keys", "cost_view", "ecs_note", "ecs_view", "finding_view",
            "findings_view", "pas_grid_view", "pas_unavailable", "pas_view", "summary_view"]
@@ -136,7 +137,7 @@ def ecs_note(options: ReplicationOptions) -> str:
 
 def chosen_tests(tests: pd.DataFrame, *, models: tuple[str, ...]) -> pd.DataFrame:
     """The prepared tests of the chosen models."""
-    return tests[tests["model"].astype(str).isin(list(models)).to_numpy()]
+    return tests[labels_in(tests["model"], models)]
 
 
 def ecs_view(table: pd.DataFrame, published: pd.Series | None = None,

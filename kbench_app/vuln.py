@@ -25,6 +25,7 @@ from kbench_core.families.judged import (
 from kbench_core.figures import vuln as vuln_figures
 from kbench_core.io import Run
 from kbench_core.ranking import rank_interval_text
+from kbench_core.select import labels_in
 from kbench_core.text import count_noun
 
 # The run picker and the widgets a new run clears are named by the family's page entry
@@ -162,7 +163,7 @@ def tiers(selected: pd.DataFrame, *, runs: Sequence[Run], selection: tuple,
                              selection=(selection, base), by=by, n_bins=options.n_bins,
                              binning=options.binning)
     if models is not None:
-        table = table[table["model"].astype(str).isin(models).to_numpy()]
+        table = table[labels_in(table["model"], models)]
     return leaderboard(vuln.reweight_sui(table, options.weights()))
 
 

@@ -11,6 +11,7 @@ from kbench_app.ui import plain
 from kbench_core import vuln
 from kbench_core.families.judged import TierOptions
 from kbench_core.figures import vuln as vuln_figures
+from kbench_core.select import labels_in
 
 K = page.Keys
 
@@ -175,7 +176,7 @@ if results.by_difficulty is not None:
                "over every answer (each answer weighs alike), by the chosen judge.")
 
 if "claims_fixed_target" in frame and frame["claims_fixed_target"].notna().any():
-    page.fixed_section(frame[frame["model"].astype(str).isin(models).to_numpy()], judge,
+    page.fixed_section(frame[labels_in(frame["model"], models)], judge,
                        runs=runs, selection=selection, voting=voting)
 
 if has_prompts:
