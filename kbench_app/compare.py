@@ -26,6 +26,7 @@ from kbench_core import compare
 from kbench_core.figures import compare as compare_figures
 from kbench_core.kahne import rows_of
 from kbench_core.ranking import rank_text as _rank_texts
+from kbench_core.select import labels_in
 from kbench_core.stats import Estimate
 from kbench_core.words import count_noun, plural
 
@@ -148,8 +149,13 @@ def compare_panel(frame: pd.DataFrame, *, values: Mapping[str, str], group: str,
     labels = list(values)
     if mode == modes[0]:
         c1, c2, c3 = st.columns(3)
-        a = kit.select("Model A", models, key=f"{key}_a", default=models[0], container=c1)
-        b = kit.select("Model B", models, key=f"{key}_b", default=models[1], container=c2)
+        # A model that left the selection is replaced by one the other side does not hold
+        # (else dropping model A of the pair showed "choose two different models").
+        kept_b = kit.held(f"{key}_b", models)
+        a = kit.select("Model A", models, key=f"{key}_a", container=c1,
+                       default=next(m for m in models if m != kept_b))
+        b = kit.select("Model B", models, key=f"{key}_b", container=c2,
+                       default=next(m for m in models if m != a))
         label = kit.select("Metric (per item)", labels, key=f"{key}_metric", container=c3)
     else:
         label = kit.select("Metric (per item)", labels, key=f"{key}_metric")
@@ -184,14 +190,24 @@ def compare_panel(frame: pd.DataFrame, *, values: Mapping[str, str], group: str,
         else:
             asked = dict(value=value, a=a, b=b, group=group, cluster=cluster, label=label,
                          noun=noun)
-            result = cache.cached(compare.compare_pair, frame, **where,
+            # One pair asked for: its comparison reads the two models' rows only, so it is
+            # keyed on them, and another model set that keeps A and B finds it (and its
+            # forest plot) instead of recomputing both.
+            rows = frame[labels_in(frame["model"], (a, b))]
+            pair = dict(runs=runs, selection=("pair", content_hash(rows)))
+            result = cache.cached(compare.compare_pair, rows, **pair,
                                   spinner="Comparing the two models...", **asked)
             _two_models(result, key=key, runs=runs,
-                        selection=(where["selection"], cache.freeze(asked)))
-        with st.expander(f"Every pair of models ({n_pairs:,})", icon=":material/table:"):
-            pairs = every_pair()
-            if pairs is not None:
-                _pairs_table(pairs, value=value, key=key, runs=runs)
+                        selection=(pair["selection"], cache.freeze(asked)))
+        # computed once opened: every pair is a table nobody reads on most reruns, and it
+        # was a tenth of a model-set change on a big replication run
+        every = st.expander(f"Every pair of models ({n_pairs:,})", icon=":material/table:",
+                            key=f"{key}_every", on_change="rerun")
+        if every.open:
+            with every:
+                pairs = every_pair()
+                if pairs is not None:
+                    _pairs_table(pairs, value=value, key=key, runs=runs)
     unit = plural(cluster) if cluster else noun
     with st.expander(f"Rank intervals (bootstrap over {unit})", icon=":material/leaderboard:"):
         if kit.toggle("Compute rank intervals (1000 resamples; cached)", key=f"{key}_ranks"):

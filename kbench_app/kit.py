@@ -115,13 +115,7 @@ def _declare(key: str, kind: urlstate.Kind, default: Any, options: Sequence[Any]
     """
     state_ = st.session_state
     shadow = _shadow(key)
-    if key in state_:
-        candidate = state_[key]
-    elif shadow in state_:
-        candidate = state_[shadow]
-    else:
-        candidate = urlstate.url_value(key, kind) if in_url else _MISSING
-    value = _valid(candidate, kind, options, low, high)
+    value = _held(key, kind, options, low, high, in_url)
     if value is _MISSING:
         value = _valid(default, kind, options, low, high)
         if value is _MISSING:
@@ -135,6 +129,28 @@ def _declare(key: str, kind: urlstate.Kind, default: Any, options: Sequence[Any]
     if in_url:
         urlstate.register(key, kind)
     return value
+
+
+def _held(key: str, kind: urlstate.Kind, options: Sequence[Any] | None,
+          low: float | None = None, high: float | None = None, in_url: bool = True) -> Any:
+    """The value widget ``key`` keeps (its state, else the value kept while it was not drawn,
+    else the link's) if still valid for ``options``; else ``_MISSING``."""
+    state_ = st.session_state
+    shadow = _shadow(key)
+    if key in state_:
+        candidate = state_[key]
+    elif shadow in state_:
+        candidate = state_[shadow]
+    else:
+        candidate = urlstate.url_value(key, kind) if in_url else _MISSING
+    return _valid(candidate, kind, options, low, high)
+
+
+def held(key: str, options: Sequence[Any]) -> Any | None:
+    """What a selectbox or radio ``key`` would keep among ``options`` (None when its value is
+    gone or it has none yet), without drawing it: a widget's default can then avoid it."""
+    value = _held(key, "one", list(options))
+    return None if value is _MISSING else value
 
 
 def select(label: str, options: Sequence[Any], *, key: str, default: Any = _MISSING,

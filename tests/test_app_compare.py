@@ -261,3 +261,30 @@ def test_verdict_box_adjusts_over_the_pairs_asked_for() -> None:
     assert ("cannot tell A and B apart" in sentences
             and f"Holm-adjusted p = {holm:.3g} (paired t test; Holm-adjusted over all 6 pairs "
                 "compared)" in sentences)
+
+
+def test_every_pair_section_of_two_models_is_computed_once_opened(monkeypatch) -> None:
+    from kbench_core import compare
+    from tests.conftest import clear_app_caches, count_calls
+
+    clear_app_caches()
+    calls: dict[str, int] = {}
+    count_calls(monkeypatch, compare, "compare_models", calls)
+    at = start()
+    assert calls["compare_models"] == 0
+    assert not any("p (Holm" in str(c) for d in at.dataframe for c in d.value.columns)
+    at.session_state["cmp_every"] = True  # the user opens "Every pair of models (3)"
+    at.run()
+    assert not at.exception
+    assert calls["compare_models"] == 1
+    pairs = next(d.value for d in at.dataframe if "model_a" in d.value.columns)
+    expected = {(a, b): clustered(bias_differences(a, b))[-1] for a, b in [
+        ("synthetic-alpha", "synthetic-beta"), ("synthetic-alpha", "synthetic-gamma"),
+        ("synthetic-beta", "synthetic-gamma")]}
+    holm = dict(zip(expected, multipletests(list(expected.values()), method="holm")[1],
+                    strict=True))
+    for row in pairs.itertuples():
+        key = (row.model_a, row.model_b) if (row.model_a, row.model_b) in holm else (
+            row.model_b, row.model_a)
+        assert row.p_adjusted == pytest.approx(holm[key])
+    clear_app_caches()
