@@ -90,8 +90,12 @@ def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *
     n_cols = min(n_panels, PANEL_COLUMNS)
     # One axis pair per panel; set_panels lays them out (and re-grids them for an export
     # width), so every panel keeps its own tick labels whatever its place in the grid.
-    fig = make_subplots(rows=1, cols=max(n_panels, 1))
-    cells = [(1, i + 1) for i in range(n_panels)]
+    # one panel: the axes make_subplots would give, without its grid (7 ms a figure)
+    one = n_panels <= 1
+    fig = (go.Figure(layout=dict(xaxis=dict(anchor="y", domain=[0.0, 1.0]),
+                                 yaxis=dict(anchor="x", domain=[0.0, 1.0])))
+           if one else make_subplots(rows=1, cols=n_panels))
+    cells = [(1, i + 1) for i in range(max(n_panels, 1))]
     scatter = go.Scattergl if len(data) > WEBGL_ABOVE else go.Scatter
     finite_all = np.concatenate([data["d_h"].to_numpy(float), data["d_a"].to_numpy(float)])
     lo = float(np.nanmin([*finite_all, 0.0])) - 0.1
@@ -114,9 +118,11 @@ def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *
     symbols = {m: SYMBOLS[i % len(SYMBOLS)] for i, m in enumerate(models)}
     for (row, col), model in zip(cells, models if panels else [None], strict=True):
         first = (row, col) == (1, 1)
+        place = {} if one else dict(row=row, col=col)
         part = data if model is None else data[data["model"].astype(str) == model]
         # y = x as a shape, not a trace: isolating a study from the legend keeps it.
-        fig.add_shape(type="line", x0=lo, y0=lo, x1=hi, y1=hi, row=row, col=col,
+        fig.add_shape(type="line", x0=lo, y0=lo, x1=hi, y1=hi,
+                      **(dict(xref="x", yref="y") if one else place),
                       line=dict(color="#888", dash="dash", width=1.5), layer="below")
         if dense:  # aggregate: counts on a grid instead of one marker per test
             counts, xe, ye = np.histogram2d(part["d_h"], part["d_a"], bins=DENSITY_BINS,
@@ -126,7 +132,7 @@ def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *
                 y=(ye[:-1] + ye[1:]) / 2, colorscale="Viridis", showscale=first,
                 colorbar=dict(title="tests"), name="tests",
                 hovertemplate="human d %{x:.2f} · agent d %{y:.2f}<br>%{z} tests"
-                              "<extra></extra>"), row=row, col=col)
+                              "<extra></extra>"), **place)
         for group in ([] if dense else [None] if many else groups):
             rows = part if group is None else part[part[color_by].astype(str) == group]
             if rows.empty:
@@ -164,7 +170,7 @@ def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *
                     text=_hover_lines(sub, titled),
                     hovertemplate=("%{text}<br>human d %{x:.3f} · agent d %{y:.3f}"
                                    + (" (beyond the axes: drawn at the edge)" if clamped_part
-                                      else "") + "<extra></extra>")), row=row, col=col)
+                                      else "") + "<extra></extra>")), **place)
         # One weighted fit per model: in its own panel, or in the model's colour when overlaid
         # (one pooled fit when too many models are overlaid for their lines to be told apart).
         per_model = not panels and len(models) <= MAX_FIT_LINES
@@ -184,9 +190,11 @@ def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *
                           dash="dot" if per_model else "solid"),
                 hovertemplate=f"{fit_model + ' ' if per_model else ''}fit: agent = "
                               f"{intercept:.2f} + {slope:.2f} · human<extra></extra>"),
-                row=row, col=col)
-        fig.update_xaxes(title_text="Human effect (d)", range=[lo, hi], row=row, col=col)
-        fig.update_yaxes(title_text="Agent effect (d)", range=[lo, hi], row=row, col=col)
+                **place)
+        fig.update_xaxes(title_text="Human effect (d)", range=[lo, hi], **place)
+        fig.update_yaxes(title_text="Agent effect (d)", range=[lo, hi], **place)
+    if one:  # as make_subplots' one cell names them
+        fig.update_traces(xaxis="x", yaxis="y")
     if clamped.any() and not dense:  # one legend entry for every off-scale marker
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name="beyond the axes "
                                  "(drawn at the edge)", legendgroup="off-scale",
@@ -236,7 +244,10 @@ def _hover_lines(rows: pd.DataFrame, titled: dict[str, str]) -> np.ndarray:
         return np.asarray(labels, dtype=object)[codes]
 
     parts = [texts(c) for c in ("test", "study", "finding", "model")]
-    return "<b>" + parts[0] + "</b><br>" + parts[1] + " · " + parts[2] + "<br>" + parts[3]
+    lines = "<b>" + parts[0] + "</b><br>" + parts[1] + " · " + parts[2] + "<br>" + parts[3]
+    # fixed-width text, not objects: Plotly deep-copies a trace's arrays when it is added
+    # and again when Streamlit serialises it, element by element for objects
+    return lines.astype(str)
 
 
 @functools.cache
@@ -255,6 +266,27 @@ def _symbol_codes(names: np.ndarray) -> dict:
     numbers = _symbol_numbers()
     codes = np.array([numbers[str(n)] for n in names], dtype=np.int16)
     return to_typed_array_spec(codes)
+
+
+def _study_grid(table: pd.DataFrame, value: str) -> pd.DataFrame:
+    """Study × model grid of the mean ``value`` per cell (NaN where a cell has no known
+    value; every study and model of ``table`` kept), labels as text in sorted order: what
+    ``pivot_table(..., dropna=False)`` gives, from two ``bincount`` calls on integer codes
+    (the pivot cost more than the figure on every model-set change)."""
+    table = table[table["study"].notna().to_numpy() & table["model"].notna().to_numpy()]
+    rows, studies = pd.factorize(table["study"].astype(str), sort=True)
+    cols, models = pd.factorize(table["model"].astype(str), sort=True)
+    values = pd.to_numeric(table[value], errors="coerce").to_numpy(dtype=float)
+    known = np.isfinite(values)
+    cell = rows[known] * len(models) + cols[known]
+    size = len(studies) * len(models)
+    total = np.bincount(cell, weights=values[known], minlength=size)
+    count = np.bincount(cell, minlength=size)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.where(count > 0, total / count, np.nan)
+    return pd.DataFrame(means.reshape(len(studies), len(models)),
+                        index=pd.Index(studies, dtype=object),
+                        columns=pd.Index(models, dtype=object))
 
 
 def study_titles(table: pd.DataFrame) -> dict[str, str]:
@@ -296,22 +328,16 @@ def study_heatmap(table: pd.DataFrame, *, value: str = "pas", title: str | None 
     :data:`~kbench_core.figures.base.MAX_HEAT_ROWS` rows the catalog splits it into pages.
     Rows and columns are ranked by their mean value, best first (not alphabetical)."""
     table, title = plot_text(table), plot_text(title)  # labels from data show literally
-    grid = table.pivot_table(index="study", columns="model", values=value, observed=True,
-                             dropna=False)
-    grid.index = [str(i) for i in grid.index]
-    grid.columns = [str(c) for c in grid.columns]
+    grid = _study_grid(table, value)
     # ranked, not alphabetical: the best row on top and the best column on the left (each by
     # its mean over the cells it has; ties alphabetical), rows and columns without scores last
-    grid = grid.sort_index().sort_index(axis=1)
     grid = grid.loc[grid.mean(axis=1).sort_values(ascending=False, kind="stable",
                                                   na_position="last").index]
     grid = grid[grid.mean(axis=0).sort_values(ascending=False, kind="stable",
                                               na_position="last").index]
     counts = None
     if "n" in table:
-        frame = table.assign(study=table["study"].astype(str), model=table["model"].astype(str))
-        counts = (frame.pivot_table(index="study", columns="model", values="n", observed=True,
-                                    dropna=False).reindex(index=grid.index, columns=grid.columns)
+        counts = (_study_grid(table, "n").reindex(index=grid.index, columns=grid.columns)
                   .to_numpy(dtype=float))
     hover = "%{y} · %{x}<br>" + value.upper() + " %{z:.3f}"
     rows_are = ("study", unit)  # what the rows and the columns are, for the title
