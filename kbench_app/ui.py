@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from kbench_core.tables import SIGNIFICANT, TINY, column_kind, format_value
+from kbench_core.tables import SIGNIFICANT, TINY, column_kind, format_numbers
 
 # ``&`` too: Markdown resolves HTML entities, so ``https&colon;&sol;&sol;evil`` would become a
 # URL (and a live link) after the escapes were checked.
@@ -49,11 +49,13 @@ def plain(text: object) -> str:
 
 def interval_text(low: pd.Series, high: pd.Series) -> pd.Series:
     """``[low, high]`` to 4 significant digits; empty where either bound is undefined."""
-    lows, highs = pd.Series(low).to_numpy(dtype=object), pd.Series(high).to_numpy(dtype=object)
-    known = pd.notna(lows) & pd.notna(highs)
-    return pd.Series([f"[{format_value(lo)}, {format_value(hi)}]" if ok else ""
-                      for lo, hi, ok in zip(lows, highs, known, strict=True)],
-                     index=low.index, dtype=object)
+    lows = pd.to_numeric(pd.Series(low), errors="coerce").to_numpy(dtype=float)
+    highs = pd.to_numeric(pd.Series(high), errors="coerce").to_numpy(dtype=float)
+    known = ~(np.isnan(lows) | np.isnan(highs))
+    texts = np.full(len(lows), "", dtype=object)
+    texts[known] = [f"[{lo}, {hi}]" for lo, hi in zip(
+        format_numbers(lows[known]), format_numbers(highs[known]), strict=True)]
+    return pd.Series(texts, index=low.index, dtype=object)
 
 
 def number_format(name: str, values: pd.Series) -> str | None:

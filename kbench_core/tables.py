@@ -22,8 +22,8 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["COMPARABLE_WITHIN", "SIGNIFICANT", "TINY", "ColumnKind", "best_marks", "column_kind",
-           "cost_decimals", "csv_frame", "format_frame", "format_value", "round_frame",
-           "round_significant"]
+           "cost_decimals", "csv_frame", "format_frame", "format_numbers", "format_value",
+           "round_frame", "round_significant"]
 
 SIGNIFICANT = 4
 TINY = 1e-12  # below this in absolute value a number is a floating-point residue: shown as 0
@@ -131,6 +131,27 @@ def format_value(value: object, kind: ColumnKind = "number", *,
         return f"{number:.{digits - 1}e}"
     text = f"{number:#.{digits}g}"  # '#': trailing zeros kept, 0.4650 has 4 digits too
     return text.rstrip(".")
+
+
+def format_numbers(values: Sequence[float] | np.ndarray) -> list[str]:
+    """:func:`format_value` of each number (kind ``"number"``, :data:`SIGNIFICANT` digits),
+    without its per-cell type dispatch: a table's interval column formats thousands of
+    floats on every rerun of a page (a third of the time of ``format_value`` calls)."""
+    out = []
+    for value in np.asarray(values, dtype=float).tolist():
+        if not math.isfinite(value):
+            out.append("–" if math.isnan(value) else "∞" if value > 0 else "−∞")
+            continue
+        number = 0.0 if abs(value) < TINY else float(f"{value:.{SIGNIFICANT}g}")
+        if number == 0:
+            out.append("0")
+        elif abs(number) >= 10 ** SIGNIFICANT:
+            out.append(f"{number:,.0f}")
+        elif abs(number) < 1e-4:
+            out.append(f"{number:.{SIGNIFICANT - 1}e}")
+        else:
+            out.append(f"{number:#.{SIGNIFICANT}g}".rstrip("."))
+    return out
 
 
 def format_frame(frame: pd.DataFrame, *, digits: int = SIGNIFICANT) -> pd.DataFrame:

@@ -32,3 +32,4 @@ def test_numeric_categories_match_their_text() -> None:
     series = pd.Series(pd.Categorical([3, 1, None, 3], categories=[1, 3]))
     assert labels_in(series, ["3"]).tolist() == [True, False, False, True]
     assert labels_in(pd.Series([1.5, np.nan]), ["1.5", "nan"]).tolist() == [True, False]
+
