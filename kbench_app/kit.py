@@ -28,7 +28,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from kbench_app import state, urlstate
+from kbench_app import runtime, state, urlstate
 from kbench_app.downloads import figure_downloads, table_downloads
 from kbench_app.state import _VALUE, _shadow, forget, set_value  # noqa: F401  (the kit's API)
 from kbench_core.io import Run
@@ -400,3 +400,6 @@ def lazy_section(title: str, *, key: str, lazy: bool, what: str) -> tuple[Any, b
     box = st.expander(f"{what} (a big run: computed when opened)", key=key,
                       on_change="rerun", icon=":material/hourglass_top:")
     return box, bool(box.open)
+
+
+runtime.settle()  # once per server process, before its first page
