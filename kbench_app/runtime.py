@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import importlib
+import os
 import threading
 
 __all__ = ["settle"]
@@ -26,10 +27,11 @@ def settle() -> None:
     """Import what every page uses, then move every object alive (modules, classes,
     functions: they live as long as the process) out of the collector's reach with
     :func:`gc.freeze`. Once per process; later calls do nothing, so results computed later
-    (figures, tables: cycles among them included) stay collectable as before."""
+    (figures, tables: cycles among them included) stay collectable as before.
+    ``KBENCH_GC_FREEZE=0`` leaves the collector as Python has it."""
     global _settled
     with _lock:
-        if _settled:
+        if _settled or os.environ.get("KBENCH_GC_FREEZE") == "0":
             return
         for name in _MODULES:
             importlib.import_module(name)
