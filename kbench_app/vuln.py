@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -203,7 +202,7 @@ def selected_rows(frame: pd.DataFrame, models: Sequence[str], judge: str, *,
     (:func:`kbench_core.agreement.consensus` as ``voting`` says) when ``judge`` is
     ``majority`` (cached: on a 600k-row run the filter costs more than a rerun may take)."""
     def select(rows: pd.DataFrame, models: tuple[str, ...], judge: str) -> pd.DataFrame:
-        return rows[rows["model"].isin(models).to_numpy() & rows_equal(rows["judge"], judge)]
+        return rows[rows["model"].isin(models).to_numpy() & labels_in(rows["judge"], [judge])]
 
     def majority(rows: pd.DataFrame, voting: ConsensusOptions) -> pd.DataFrame:
         return judge_views(rows, replace(voting, judge=MAJORITY))[0][1]
@@ -232,16 +231,6 @@ def sui_figure(table: pd.DataFrame, *, weights: tuple[tuple[str, float], ...]) -
     """The SUI composition chart of a leaderboard computed with these SUI ``weights``."""
     return vuln_figures.sui_leaderboard(table, vuln.sui_contributions(
         table, sui_weights=dict(weights)))
-
-
-def rows_equal(series: pd.Series, value: str) -> np.ndarray:
-    """Mask of the rows whose label is ``value``: compared on the categories when the column
-    is categorical (as io loads labels), not on one string per row."""
-    if isinstance(series.dtype, pd.CategoricalDtype) and pd.api.types.infer_dtype(
-            series.cat.categories, skipna=True) == "string":
-        code = series.cat.categories.get_indexer([value])[0]
-        return series.cat.codes.to_numpy() == code if code >= 0 else np.zeros(len(series), bool)
-    return (series.astype(str) == value).to_numpy(dtype=bool)
 
 
 def tier_view(table: pd.DataFrame, metrics: Sequence[str], *,
@@ -528,7 +517,7 @@ def fixed_section(frame: pd.DataFrame, judge: str, *, runs: Sequence[Run],
 
 def samples_of(selected: pd.DataFrame, model: str) -> list[str]:
     """The sample ids ``model`` answered in ``selected``, sorted as text."""
-    return sorted(map(str, selected["sample"][rows_equal(selected["model"], model)].unique()))
+    return sorted(map(str, selected["sample"][labels_in(selected["model"], [model])].unique()))
 
 
 def drill_down(selected: pd.DataFrame, models: Sequence[str], judge: str, *,
@@ -558,8 +547,8 @@ def drill_down(selected: pd.DataFrame, models: Sequence[str], judge: str, *,
                         key=Keys.DRILL_SAMPLE, container=c2, in_url=False)
     if len(sample_ids) > MAX_SAMPLE_OPTIONS:
         c2.caption(f"The first {MAX_SAMPLE_OPTIONS:,} are listed; search to find the others.")
-    answers = selected[rows_equal(selected["model"], model)
-                       & rows_equal(selected["sample"], sample)]
+    answers = selected[labels_in(selected["model"], [model])
+                       & labels_in(selected["sample"], [sample])]
     st.caption(f"{count_noun(len(answers), 'answer')} of **{plain(model)}** on "
                f"**{plain(sample)}** as judged by **{plain(judge)}**; text is shown exactly as "
                "uploaded.")

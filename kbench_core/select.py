@@ -17,6 +17,10 @@ def labels_in(series: pd.Series, values: Iterable[object]) -> np.ndarray:
     missing label matches nothing."""
     wanted = {str(v) for v in values}
     if isinstance(series.dtype, pd.CategoricalDtype):
-        hits = np.array([str(c) in wanted for c in series.cat.categories] + [False])
+        categories = series.cat.categories
+        if pd.api.types.infer_dtype(categories, skipna=True) != "string":
+            categories = categories.astype(str)  # numbers, dates: matched by their text
+        # one hash lookup per category (a run's 200k sample ids), then one take per row
+        hits = np.append(categories.isin(list(wanted)), False)
         return hits[series.cat.codes.to_numpy()]
     return (series.astype(str).isin(wanted) & series.notna()).to_numpy()

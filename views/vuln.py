@@ -137,7 +137,7 @@ if has_prompts:
     prompt_filter = kit.select("Prompt type", prompts, key=K.RELIABILITY_PROMPT,
                                container=controls)
 rel_frame = (selected if prompt_filter == "all"
-             else selected[page.rows_equal(selected["prompt_type"], prompt_filter)])
+             else selected[labels_in(selected["prompt_type"], [prompt_filter])])
 reliability = page.reliability_chart(rel_frame, runs=runs, selection=selection,
                                      options=options, prompt_filter=prompt_filter,
                                      colors=colors)
