@@ -191,10 +191,11 @@ def compare_panel(frame: pd.DataFrame, *, values: Mapping[str, str], group: str,
             asked = dict(value=value, a=a, b=b, group=group, cluster=cluster, label=label,
                          noun=noun)
             # One pair asked for: its comparison reads the two models' rows only, so it is
-            # keyed on them, and another model set that keeps A and B finds it (and its
-            # forest plot) instead of recomputing both.
-            rows = frame[labels_in(frame["model"], (a, b))]
-            pair = dict(runs=runs, selection=("pair", content_hash(rows)))
+            # keyed on their content, and another model set that keeps A and B finds it (and
+            # its forest plot) instead of recomputing both. The rows and their hash are
+            # cached on the selection: a rerun does not hash them again.
+            rows, digest = cache.cached(_pair_rows, frame, **where, a=a, b=b)
+            pair = dict(runs=runs, selection=("pair", digest))
             result = cache.cached(compare.compare_pair, rows, **pair,
                                   spinner="Comparing the two models...", **asked)
             _two_models(result, key=key, runs=runs,
@@ -217,6 +218,13 @@ def compare_panel(frame: pd.DataFrame, *, values: Mapping[str, str], group: str,
             else:
                 _ranks(ranks, label=label, lower=lower, cluster=cluster, noun=noun, key=key,
                        colors=colors)
+
+
+def _pair_rows(frame: pd.DataFrame, *, a: str, b: str) -> tuple[pd.DataFrame, str]:
+    """The rows of models ``a`` and ``b`` and a hash of their content
+    (:func:`content_hash`)."""
+    rows = frame[labels_in(frame["model"], (a, b))]
+    return rows, content_hash(rows)
 
 
 def _ranks(ranks: pd.DataFrame, *, label: str, lower: bool, cluster: str | None, noun: str,
