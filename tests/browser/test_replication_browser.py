@@ -47,3 +47,27 @@ def test_replication_page_draws_the_scatter(app_server, page) -> None:
     assert not any(v for k, v in after.items() if k != "study_02")
     scatter.screenshot(path=str(ARTIFACTS / "replication_scatter_isolated.png"))
     assert page.js_errors == []
+
+
+def test_compare_panel_keeps_a_pair_when_model_a_leaves(app_server, page) -> None:
+    """A link whose model A is not among its models (as after dropping A from the selection)
+    gets another A than its B (not "choose two different models"), and the table of every
+    pair appears once its section is opened."""
+    page.goto(f"{app_server.url}/replication?rep_models=synthetic-agent-mirror"
+              "&rep_models=synthetic-agent-shifted&rep_cmp_a=synthetic-agent-flat"
+              "&rep_cmp_b=synthetic-agent-mirror")
+    wait_for_app(page)
+    page.wait_for_function(
+        "() => location.search.includes('rep_cmp_a=synthetic-agent-shifted')")
+    assert page.get_by_text("Choose two different models").count() == 0
+    forest = page.locator('.st-key-rep_cmp_forest_chart [data-testid="stPlotlyChart"]')
+    forest.scroll_into_view_if_needed()
+    forest.locator(".main-svg").first.wait_for(timeout=20_000)
+    page.get_by_text("Every pair of models (1)").click()
+    section = page.locator('[data-testid="stExpander"]', has_text="Every pair of models (1)")
+    table = section.locator('[data-testid="stDataFrame"]')
+    table.wait_for(timeout=20_000)
+    wait_for_app(page)
+    table.scroll_into_view_if_needed()
+    screenshot(page, "replication_compare_every_pair")
+    assert page.js_errors == []
