@@ -3,6 +3,7 @@ item, to feed :func:`kbench_core.vuln.tiers` like any single judge."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -78,7 +79,7 @@ def _votes(codes: np.ndarray, min_votes: int) -> tuple[np.ndarray, np.ndarray]:
         best, top = np.where(ahead, count, best), np.where(ahead, code, top)
     holders = sum(count == best for count in votes)
     winner = np.where((best >= min_votes) & (holders == best) & (best > 0), top, -1)
-    return winner, np.logical_or.reduce([c >= 0 for c in judge])
+    return winner, functools.reduce(np.logical_or, [c >= 0 for c in judge])
 
 
 def _row_median(values: np.ndarray) -> np.ndarray:
@@ -91,15 +92,16 @@ def _row_median(values: np.ndarray) -> np.ndarray:
         return np.full(values.shape[0], np.nan)
     if values.shape[1] <= 3:
         judge = _columns(values)
-        present = sum(~np.isnan(v) for v in judge)
-        # fmin / fmax skip NaN: the lowest and highest value given (NaN when none).
-        low, high = np.fmin.reduce(judge), np.fmax.reduce(judge)
-        median = np.where(present == 2, (low + high) / 2, low)  # one value: itself
         if len(judge) == 3:
             a, b, c = judge
             middle = np.maximum(np.minimum(a, b), np.minimum(np.maximum(a, b), c))
-            median = np.where(present == 3, middle, median)
-        return median
+            if not np.isnan(values).any():  # every judge gave a value (most labels)
+                return middle
+        present = sum(~np.isnan(v) for v in judge)
+        # fmin / fmax skip NaN: the lowest and highest value given (NaN when none).
+        low, high = functools.reduce(np.fmin, judge), functools.reduce(np.fmax, judge)
+        median = np.where(present == 2, (low + high) / 2, low)  # one value: itself
+        return np.where(present == 3, middle, median) if len(judge) == 3 else median
     ordered = np.sort(values, axis=1)  # NaN last
     m = (~np.isnan(values)).sum(axis=1)
     rows = np.arange(values.shape[0])
@@ -124,7 +126,7 @@ def _first_present(frame: pd.DataFrame, layout: _Layout, column: str) -> pd.Seri
         return pd.Series(array.take(layout.first))
     none = len(frame)
     candidates = [np.where((s >= 0) & known[s], s, none) for s in _columns(layout.slots)]
-    pick = np.minimum.reduce(candidates) if candidates else np.full(layout.n_items, none)
+    pick = functools.reduce(np.minimum, candidates, np.full(layout.n_items, none))
     empty = pick == none
     rows = np.where(empty, layout.first, pick)
     if empty.any() and values.dtype == object:
