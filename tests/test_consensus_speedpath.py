@@ -360,11 +360,12 @@ def test_consensus_is_the_reference_on_a_big_sample() -> None:
 
 # --- The helpers against libraries and hand counts -----------------------------------------
 
+@pytest.mark.parametrize("missing", [0.0, 0.3])  # 0: every judge gave a value
 @pytest.mark.parametrize("n_judges", [0, 1, 2, 3, 4, 5])
-def test_row_median_is_numpys_nanmedian(n_judges: int) -> None:
+def test_row_median_is_numpys_nanmedian(n_judges: int, missing: float) -> None:
     rng = np.random.default_rng(n_judges)
-    values = rng.choice([0.0, 0.5, 1.0, 2.0, -3.0, 7.25], size=(2000, n_judges))
-    values[rng.random(values.shape) < 0.3] = np.nan
+    values = rng.choice([0.0, 0.5, 1.0, 2.0, -3.0, 7.25, 1e300], size=(2000, n_judges))
+    values[rng.random(values.shape) < missing] = np.nan
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # nanmedian: "All-NaN slice"
         expected = np.nanmedian(values, axis=1) if n_judges else np.full(2000, np.nan)
