@@ -301,6 +301,10 @@ def judged_frames(draw: st.DrawFn) -> pd.DataFrame:
         frame["note"] = pd.Categorical(pick(["x", "y", None]), categories=["y", "x", "z"])
     elif kind == "ints":  # an object column of numbers: not text, so no str dtype
         frame["note"] = pd.Series(pick([1, 2, None]), dtype=object)
+    if n and draw(st.booleans()):  # a row without a judge: nobody's vote
+        extra = frame.iloc[[0]].copy()
+        extra["judge"] = None
+        frame = pd.concat([frame, extra], ignore_index=True)
     return frame
 
 
