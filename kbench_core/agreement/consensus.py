@@ -3,6 +3,7 @@ item, to feed :func:`kbench_core.vuln.tiers` like any single judge."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -32,13 +33,33 @@ from kbench_core.stats import check_choice
 _BATCH_ROWS = 1 << 15  # items x numeric labels up to which their medians share one sort
 
 
+def _columns(grid: np.ndarray) -> list[np.ndarray]:
+    """The judges' columns of an items × judges grid. The grids have a handful of judges and
+    hundreds of thousands of items: a reduction along such short rows costs several times
+    the same work done column by column."""
+    return [grid[:, j] for j in range(grid.shape[1])]
+
+
+def _judge_votes(judge: list[np.ndarray]) -> list[np.ndarray]:
+    """Per judge (its column of codes), how many judges of each item gave its value (0 when
+    it gave none), counted one pair of judges at a time: O(items · judges²) whatever the
+    number of categories, so free-text labels such as ``claimed_lines`` cost no more than
+    yes/no, and with no items × judges × judges array."""
+    given = [c >= 0 for c in judge]
+    votes = [g.astype(np.int64) for g in given]
+    for a in range(len(judge)):
+        for b in range(a + 1, len(judge)):
+            same = (judge[a] == judge[b]) & given[a]
+            votes[a] += same
+            votes[b] += same
+    return votes
+
+
 def _vote_counts(codes: np.ndarray) -> np.ndarray:
     """Per item and judge: how many judges of the item gave this judge's value (0 when the
-    judge gave none). O(items · judges²) whatever the number of categories, so free-text
-    labels such as ``claimed_lines`` cost no more than yes/no."""
-    ok = codes >= 0
-    same = (codes[:, :, None] == codes[:, None, :]) & ok[:, None, :]
-    return np.where(ok, same.sum(axis=2), 0)
+    judge gave none)."""
+    votes = _judge_votes(_columns(codes))
+    return np.stack(votes, axis=1) if votes else np.zeros(codes.shape, dtype=np.int64)
 
 
 def _votes(codes: np.ndarray, min_votes: int) -> tuple[np.ndarray, np.ndarray]:
@@ -50,20 +71,37 @@ def _votes(codes: np.ndarray, min_votes: int) -> tuple[np.ndarray, np.ndarray]:
     n = codes.shape[0]
     if codes.shape[1] == 0:
         return np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=bool)
-    votes = _vote_counts(codes)
-    best = votes.max(axis=1)
-    holders = (votes == best[:, None]).sum(axis=1)
-    top = codes[np.arange(n), votes.argmax(axis=1)]
+    judge = _columns(codes)
+    votes = _judge_votes(judge)
+    best, top = votes[0], judge[0]
+    for count, code in zip(votes[1:], judge[1:], strict=True):
+        ahead = count > best  # strictly: the first judge holding the top count names it
+        best, top = np.where(ahead, count, best), np.where(ahead, code, top)
+    holders = sum(count == best for count in votes)
     winner = np.where((best >= min_votes) & (holders == best) & (best > 0), top, -1)
-    return winner, (codes >= 0).any(axis=1)
+    return winner, functools.reduce(np.logical_or, [c >= 0 for c in judge])
 
 
 def _row_median(values: np.ndarray) -> np.ndarray:
     """Median of each row over its non-missing values (NaN when none). ``np.nanmedian`` goes
     through masked arrays and warns once per empty row; with a handful of judges a sort
-    along the row is all it takes."""
+    along the row is all it takes, and with up to three (the common case) no sort at all:
+    the median of two is the mean of their min and max, the median of three
+    ``max(min(a, b), min(max(a, b), c))``, the same numbers the sort picks."""
     if values.shape[1] == 0:
         return np.full(values.shape[0], np.nan)
+    if values.shape[1] <= 3:
+        judge = _columns(values)
+        if len(judge) == 3:
+            a, b, c = judge
+            middle = np.maximum(np.minimum(a, b), np.minimum(np.maximum(a, b), c))
+            if not np.isnan(values).any():  # every judge gave a value (most labels)
+                return middle
+        present = sum(~np.isnan(v) for v in judge)
+        # fmin / fmax skip NaN: the lowest and highest value given (NaN when none).
+        low, high = functools.reduce(np.fmin, judge), functools.reduce(np.fmax, judge)
+        median = np.where(present == 2, (low + high) / 2, low)  # one value: itself
+        return np.where(present == 3, middle, median) if len(judge) == 3 else median
     ordered = np.sort(values, axis=1)  # NaN last
     m = (~np.isnan(values)).sum(axis=1)
     rows = np.arange(values.shape[0])
@@ -75,26 +113,53 @@ def _row_median(values: np.ndarray) -> np.ndarray:
 def _first_present(frame: pd.DataFrame, layout: _Layout, column: str) -> pd.Series:
     """Per item, the first judge's non-missing value (ground truth is the same for all).
 
-    Taken by position: per item the first of its rows (in frame order) with a value, one
-    ``minimum.at`` over the rows instead of a groupby per column. An item without any value
-    takes the missing value of its first row, the dtype's own NA, as ``groupby().first()``
-    gives; in a plain object column (None or NaN?) that groupby still decides."""
+    Taken by position: per item the first of its rows (in frame order) with a value, the
+    lowest position on its row of :attr:`_Layout.slots`. An item without any value takes the
+    missing value of its first row, the dtype's own NA, as ``groupby().first()`` gives; in a
+    plain object column that groupby gives ``None``, whichever missing value the rows hold."""
     values = frame[column]
     array = values.array
-    known = (array.codes[layout.rows] >= 0 if isinstance(array, pd.Categorical)
-             else values.notna().to_numpy()[layout.rows])
-    none = layout.rows.size
-    pick = np.full(layout.n_items, none, dtype=np.int64)
-    np.minimum.at(pick, layout.item[known], np.flatnonzero(known))
+    if isinstance(values.dtype, np.dtype) and values.dtype.kind in "biu":
+        return pd.Series(array.take(layout.first))  # numpy bools and integers hold no NA
+    known = array.codes >= 0 if isinstance(array, pd.Categorical) else values.notna().to_numpy()
+    if known.all():  # the first row of each item has a value
+        return pd.Series(array.take(layout.first))
+    none = len(frame)
+    candidates = [np.where((s >= 0) & known[s], s, none) for s in _columns(layout.slots)]
+    pick = functools.reduce(np.minimum, candidates, np.full(layout.n_items, none))
     empty = pick == none
-    if empty.any():
-        if values.dtype == object:
-            subset = values.iloc[layout.rows].reset_index(drop=True)
-            return subset.groupby(layout.item, sort=True).first().reindex(
-                range(layout.n_items)).reset_index(drop=True)
-        rows = np.where(empty, layout.first, layout.rows[np.minimum(pick, none - 1)])
-        return pd.Series(values.array.take(rows))
-    return pd.Series(values.array.take(layout.rows[pick]))
+    rows = np.where(empty, layout.first, pick)
+    if empty.any() and values.dtype == object:
+        taken = values.to_numpy()[rows]
+        taken[empty] = None
+        return pd.Series(taken, dtype=object)
+    return pd.Series(array.take(rows))
+
+
+def _judged_by(judge: pd.Series, chosen: list[str]) -> np.ndarray:
+    """Per row, whether its judge (as text) is one of ``chosen``. A categorical column
+    compares its few categories, not its rows: the text of every row (``astype(str)``) cost
+    as much as the whole vote. A missing judge is never chosen (``astype(str)`` keeps it
+    missing)."""
+    if isinstance(judge.dtype, pd.CategoricalDtype):
+        wanted = np.append(judge.cat.categories.astype(str).isin(chosen), False)
+        return wanted[judge.array.codes]  # code -1 (missing) takes the False at the end
+    return judge.astype(str).isin(chosen).to_numpy()
+
+
+def _typed_take(values: np.ndarray, index: np.ndarray) -> Any:
+    """``values[index]`` (``values`` an object array, ``index`` >= 0) with the dtype the
+    DataFrame constructor would infer from it (``str`` for text), inferred from the few
+    values used rather than from every item: pandas' string inference and conversion of a
+    few hundred thousand objects cost more than the whole vote. An inference to a plain
+    object array leaves the full array to the constructor, as before."""
+    used = np.flatnonzero(np.bincount(index, minlength=len(values)))
+    typed = pd.Series(values[used]).array
+    if isinstance(typed, pd.arrays.NumpyExtensionArray):
+        return values[index]
+    position = np.zeros(len(values), dtype=np.int64)
+    position[used] = np.arange(used.size)
+    return typed.take(position[index])
 
 
 def consensus(judged: pd.DataFrame, *, judges: Sequence[str] | None = None,
@@ -172,7 +237,7 @@ def consensus(judged: pd.DataFrame, *, judges: Sequence[str] | None = None,
         raise ValueError("consensus needs at least one judge other than 'human'")
     if judges is not None:
         # Only the voters' rows: an item none of them labelled is not an item of theirs.
-        judged = judged[judged["judge"].astype(str).isin(chosen).to_numpy()]
+        judged = judged[_judged_by(judged["judge"], chosen)]
     layout = _layout(judged, human=False)
     n_judges = len(layout.judges)
     min_votes = check_min_votes(min_votes, n_judges)
@@ -188,7 +253,7 @@ def consensus(judged: pd.DataFrame, *, judges: Sequence[str] | None = None,
     if "target_found" in judged:
         found = _label(judged, "target_found")  # read once: a vote and the reasoning filter
         assert found.codes is not None
-        found_grid = layout.grid(found.codes[layout.rows], -1)
+        found_grid = layout.take(found.codes, -1)
     truth = {c: _first_present(judged, layout, c) for c in TRUTH_COLUMNS if c in judged}
     undecided: dict[str, np.ndarray] = {}
     numeric: dict[str, np.ndarray] = {}
@@ -196,7 +261,8 @@ def consensus(judged: pd.DataFrame, *, judges: Sequence[str] | None = None,
         if column in keys:
             continue
         if column == "judge":
-            out[column] = np.full(layout.n_items, CONSENSUS, dtype=object)
+            out[column] = _typed_take(np.array([CONSENSUS], dtype=object),
+                                      np.zeros(layout.n_items, dtype=np.int64))
         elif column in truth:
             out[column] = truth[column]
         else:
@@ -237,7 +303,9 @@ def consensus(judged: pd.DataFrame, *, judges: Sequence[str] | None = None,
                     out[column] = pd.Categorical.from_codes(
                         winner, categories=categories, ordered=spec.ordered)
                 else:
-                    out[column] = np.array([*categories, None], dtype=object)[winner]
+                    # -1 (no winner) takes the None after the categories.
+                    out[column] = _typed_take(np.array([*categories, None], dtype=object),
+                                              np.where(winner < 0, len(categories), winner))
     if numeric and layout.n_items * len(numeric) <= _BATCH_ROWS:
         # Every numeric label's medians in one sort: the same per-row operations on the
         # rows of all labels at once, instead of a dozen calls on a few hundred rows each
@@ -258,7 +326,7 @@ def consensus(judged: pd.DataFrame, *, judges: Sequence[str] | None = None,
         mask |= undecided[column].astype(np.int64) << bit
     text = np.array([", ".join(c for b, c in enumerate(names) if code >> b & 1)
                      for code in range(2 ** len(names))], dtype=object)
-    out["no_majority"] = text[mask]
+    out["no_majority"] = _typed_take(text, mask)
     # Built once, in the final column order (adding columns one by one copied the frame).
     frame = pd.DataFrame({c: out[c] for c in [*(c for c in judged.columns if c in out),
                                               "n_judges", "no_majority"]})

@@ -166,7 +166,9 @@ def judge_views(judged: pd.DataFrame, options: Mapping[str, Any] | None = None
     names = vuln.judges_of(judged)
     offered = [MAJORITY, *names] if default_judge(judged) == MAJORITY else names
     wanted = offered if chosen.judge is None else [chosen.judge]
-    text = judged["judge"].astype(str).to_numpy() if names else np.array([])
+    # The judges' names as text only once a judge's own rows are wanted: converting every
+    # row costs a third of the majority view's time (0.1 s on 600k rows).
+    text: np.ndarray | None = None
     views = []
     for name in wanted:
         if name == MAJORITY:
@@ -174,6 +176,8 @@ def judge_views(judged: pd.DataFrame, options: Mapping[str, Any] | None = None
 
             views.append((name, consensus(judged, **chosen.consensus())))
         else:
+            if text is None:
+                text = judged["judge"].astype(str).to_numpy() if names else np.array([])
             views.append((name, judged[text == name]))
     return views
 
