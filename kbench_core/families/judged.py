@@ -25,6 +25,7 @@ from kbench_core.schema import (
     KindSpec,
     unit_column,
 )
+from kbench_core.select import labels_in
 
 __all__ = ["FAMILY", "MAJORITY", "ConsensusOptions", "TierOptions", "check_judges",
            "default_judge", "difficulty_tdr", "fixed_versions", "judge_views", "leaderboard",
@@ -166,19 +167,14 @@ def judge_views(judged: pd.DataFrame, options: Mapping[str, Any] | None = None
     names = vuln.judges_of(judged)
     offered = [MAJORITY, *names] if default_judge(judged) == MAJORITY else names
     wanted = offered if chosen.judge is None else [chosen.judge]
-    # The judges' names as text only once a judge's own rows are wanted: converting every
-    # row costs a third of the majority view's time (0.1 s on 600k rows).
-    text: np.ndarray | None = None
     views = []
     for name in wanted:
         if name == MAJORITY:
             from kbench_core.agreement import consensus
 
             views.append((name, consensus(judged, **chosen.consensus())))
-        else:
-            if text is None:
-                text = judged["judge"].astype(str).to_numpy() if names else np.array([])
-            views.append((name, judged[text == name]))
+        else:  # matched on the judge column's categories: no text per row (600k rows)
+            views.append((name, judged[labels_in(judged["judge"], [name])]))
     return views
 
 
