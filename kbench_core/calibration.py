@@ -146,7 +146,11 @@ def _quantile_bins(answers: SortedAnswers, edges: np.ndarray) -> np.ndarray:
     if n == 0 or n_inner <= 0:
         return np.zeros(n, dtype=np.int64)
     g_sorted, keys, starts = answers.group, answers.keys, answers.starts
-    present = np.flatnonzero(answers.sizes > 0)
+    # A group whose answers all weigh 0 (a bootstrap replicate that drew none of its
+    # samples) has NaN edges: its key g + NaN·i sorts after every key, and the cut would land
+    # at the end of the array, one bin too far for the last group's last answer. Its answers
+    # weigh nothing, so it is left uncut (bin 0).
+    present = np.flatnonzero((answers.sizes > 0) & ~np.isnan(edges[:, 1:-1]).any(axis=1))
     inner = edges[present, 1:-1]
     cuts = np.searchsorted(keys, (present[:, None] + 1j * inner).ravel(), side="right")
     # Shift group g's positions by g so a cut at the end of one group (= start of the next)

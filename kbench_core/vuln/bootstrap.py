@@ -10,14 +10,28 @@ import pandas as pd
 from scipy import sparse
 from scipy.stats import rankdata
 
-from kbench_core.calibration import Binned, bin_calibration, sort_answers
-from kbench_core.stats import bootstrap_groups, t_interval, widen_small
+from kbench_core.calibration import Binned, SortedAnswers, bin_calibration, sort_answers
+from kbench_core.stats import bootstrap_groups_batched, t_interval, widen_small
 from kbench_core.vuln._formulas import _core
 from kbench_core.vuln._prepare import _Q, _Prepared
 
 _BOOTSTRAPPED = ("sui", "tus", "tus_geometric", "lgi", "ece", "ece_l2_debiased", "mce", "f1",
                  "f2")
 
+_CHUNK_FLOATS = 4_000_000  # about 32 MB per array of a chunk of replicates
+
+
+def _stack_answers(answers: SortedAnswers, b: int, size: int) -> SortedAnswers:
+    """``answers`` repeated for ``b`` replicates, replicate r's group g renumbered r·size + g:
+    what :func:`sort_answers` gives for the stacked codes, without sorting them again."""
+    n = answers.group.size
+    shift = np.arange(b, dtype=np.int64)
+    group = (answers.group[None, :] + (shift * size)[:, None]).ravel()
+    confidence = np.tile(answers.confidence, b)
+    sizes = np.tile(answers.sizes, b)
+    return SortedAnswers(order=(answers.order[None, :] + (shift * n)[:, None]).ravel(),
+                         group=group, confidence=confidence, keys=group + 1j * confidence,
+                         starts=np.concatenate(([0], np.cumsum(sizes)[:-1])), sizes=sizes)
 
 # The range of each bootstrapped metric (the debiased ECE, a signed root, has none).
 _RANGES = {"sui": (0.0, 1.0), "tus": (0.0, 1.0), "tus_geometric": (0.0, 1.0),
@@ -84,27 +98,44 @@ def _bootstrap(table: pd.DataFrame, prep: _Prepared, weights: Mapping[str, float
         edge_table = np.broadcast_to(edges, (size, n_bins + 1))
     else:
         answers = sort_answers(conf_group, prep.confidence, size, order=prep.conf_order)
+    n_cells, n_q, n_conf = cells.size, len(_Q), prep.confidence.size
+    # Replicates per chunk: the largest per-chunk array (replicates x cells x quantities, or
+    # replicates x answers for equal-mass bins) stays near _CHUNK_FLOATS floats.
+    per_replicate = max(n_cells * n_q, calib_cells.size * 3 if uniform else 4 * n_conf, 1)
+    chunk = int(np.clip(_CHUNK_FLOATS // per_replicate, 1, max(n_boot, 1)))
+    stacked: dict[int, SortedAnswers] = {}
 
     def statistic(counts: np.ndarray) -> np.ndarray:
-        sums = to_group @ (q_cells * counts[cell_sample][:, None])
+        # (replicate, group) is one stacked group axis, replicate-major: row r·size + g.
+        b = counts.shape[0]
+        # to_group @ (cells x (replicate, quantity)) adds each group's cells in the order
+        # one replicate's sparse product adds them, so the sums are the same floats.
+        x = q_cells[:, None, :] * counts[:, cell_sample].T[:, :, None]
+        sums = (to_group @ x.reshape(n_cells, b * n_q)).reshape(size, b, n_q)
+        sums = sums.transpose(1, 0, 2).reshape(b * size, n_q)
         if uniform:
-            per_bin = to_bin @ (calib_sums * counts[calib_sample][:, None])
-            binned = Binned(edge_table, per_bin[:, 0].reshape(size, n_bins),
-                            per_bin[:, 1].reshape(size, n_bins),
-                            per_bin[:, 2].reshape(size, n_bins))
+            y = calib_sums[:, None, :] * counts[:, calib_sample].T[:, :, None]
+            per_bin = (to_bin @ y.reshape(calib_cells.size, b * 3)).reshape(size, n_bins, b, 3)
+            per_bin = per_bin.transpose(3, 2, 0, 1).reshape(3, b * size, n_bins)
+            binned = Binned(np.broadcast_to(edges, (b * size, n_bins + 1)), *per_bin)
         else:
-            binned = bin_calibration(conf_group, prep.confidence, prep.correct,
-                                     n_groups=size, n_bins=n_bins, strategy="quantile",
-                                     weight=counts[conf_sample], order=answers)
-        core = _core(np.asarray(sums), binned, weights, zero_division, no_target_reasoning)
-        # The SUI rank of each group in this replicate (1 = best; undefined SUI ranks last),
+            if b not in stacked:
+                stacked[b] = _stack_answers(answers, b, size)
+            shift = (np.arange(b, dtype=np.int64) * size)[:, None]
+            binned = bin_calibration((conf_group[None, :] + shift).ravel(),
+                                     np.tile(prep.confidence, b), np.tile(prep.correct, b),
+                                     n_groups=b * size, n_bins=n_bins, strategy="quantile",
+                                     weight=counts[:, conf_sample].ravel(), order=stacked[b])
+        core = _core(sums, binned, weights, zero_division, no_target_reasoning)
+        # The SUI rank of each group in each replicate (1 = best; undefined SUI ranks last),
         # so the leaderboard can show each rank's interval.
-        sui = np.where(np.isfinite(core.sui), core.sui, -np.inf)
-        ranks = rankdata(-sui, method="average")
-        return np.concatenate([*(getattr(core, name) for name in _BOOTSTRAPPED), ranks])
+        sui = np.where(np.isfinite(core.sui), core.sui, -np.inf).reshape(b, size)
+        ranks = rankdata(-sui, method="average", axis=1)
+        return np.concatenate([*(getattr(core, name).reshape(b, size)
+                                 for name in _BOOTSTRAPPED), ranks], axis=1)
 
-    low, high = bootstrap_groups(max(prep.n_samples, 1), statistic, n_boot=n_boot,
-                                 random_state=random_state)
+    low, high = bootstrap_groups_batched(max(prep.n_samples, 1), statistic, n_boot=n_boot,
+                                         random_state=random_state, chunk=chunk)
     samples = (table["n_samples"].to_numpy(dtype=float) if "n_samples" in table
                else np.full(size, float(prep.n_samples)))
     for k, name in enumerate(_BOOTSTRAPPED):
