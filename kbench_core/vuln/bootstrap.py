@@ -112,11 +112,14 @@ def _bootstrap(table: pd.DataFrame, prep: _Prepared, weights: Mapping[str, float
         # one replicate's sparse product adds them, so the sums are the same floats.
         x = q_cells[:, None, :] * counts[:, cell_sample].T[:, :, None]
         sums = (to_group @ x.reshape(n_cells, b * n_q)).reshape(size, b, n_q)
-        sums = sums.transpose(1, 0, 2).reshape(b * size, n_q)
+        sums = np.ascontiguousarray(sums.transpose(1, 0, 2)).reshape(b * size, n_q)
         if uniform:
             y = calib_sums[:, None, :] * counts[:, calib_sample].T[:, :, None]
             per_bin = (to_bin @ y.reshape(calib_cells.size, b * 3)).reshape(size, n_bins, b, 3)
-            per_bin = per_bin.transpose(3, 2, 0, 1).reshape(3, b * size, n_bins)
+            # C order, as one replicate's arrays are: numpy sums a row of eight or more
+            # bins pairwise only when the bins are contiguous, and ECE must round alike.
+            per_bin = np.ascontiguousarray(per_bin.transpose(3, 2, 0, 1)).reshape(
+                3, b * size, n_bins)
             binned = Binned(np.broadcast_to(edges, (b * size, n_bins + 1)), *per_bin)
         else:
             if b not in stacked:
