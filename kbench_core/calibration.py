@@ -125,6 +125,16 @@ def quantile_edges(group: np.ndarray, confidence: np.ndarray, n_groups: int, n_b
                                           side="right"), x.size - 1)
     if x.size == 0:
         return np.full((n_groups, n_bins + 1), np.nan)
+    return _interpolated_edges(x, lo_index, hi_index, h, gamma, last, total)
+
+
+def _interpolated_edges(x: np.ndarray, lo_index: np.ndarray, hi_index: np.ndarray,
+                        h: np.ndarray, gamma: np.ndarray, last: np.ndarray,
+                        total: np.ndarray) -> np.ndarray:
+    """numpy.percentile's linear interpolation between the sorted answers at ``lo_index``
+    and ``hi_index`` (:func:`quantile_edges`, Notes); NaN where ``total`` is 0. Shared with
+    the bootstrap of :mod:`kbench_core.vuln`, which finds the indices of many replicates at
+    once and must get the same edges."""
     a, b = x[lo_index], x[hi_index]
     diff = b - a
     edges = np.where(gamma >= 0.5, b - diff * (1 - gamma), a + diff * gamma)

@@ -18,8 +18,8 @@ import pandas as pd
 from scipy import stats as _st
 
 __all__ = ["SMALL_SAMPLE", "Estimate", "WithinGroups", "agreement_wilson", "bootstrap_groups",
-           "bootstrap_groups_batched", "bounded_mean_interval", "check_choice", "t_interval", "widen_small", "wilson",
-           "wilson_by"]
+           "bootstrap_groups_batched", "bounded_mean_interval", "check_choice", "t_interval",
+           "widen_small", "wilson", "wilson_by"]
 
 SMALL_SAMPLE = 30
 """Below this many items a large-sample (asymptotic or percentile-bootstrap) interval of an

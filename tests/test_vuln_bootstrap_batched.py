@@ -8,9 +8,8 @@ kept here as the reference; ``tiers`` is run once with it patched in and once as
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import importlib
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
@@ -213,11 +212,11 @@ def test_batched_draws_are_the_loops_draws() -> None:
         seen: list[np.ndarray] = []
         seen_batched: list[np.ndarray] = []
 
-        def one(counts: np.ndarray) -> np.ndarray:
+        def one(counts: np.ndarray, seen: list = seen) -> np.ndarray:
             seen.append(counts.copy())
             return counts.astype(float)
 
-        def many(counts: np.ndarray) -> np.ndarray:
+        def many(counts: np.ndarray, seen_batched: list = seen_batched) -> np.ndarray:
             seen_batched.extend(counts.copy())
             return counts.astype(float)
 

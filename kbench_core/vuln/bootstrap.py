@@ -10,7 +10,7 @@ import pandas as pd
 from scipy import sparse
 from scipy.stats import rankdata
 
-from kbench_core.calibration import Binned, SortedAnswers, bin_calibration, sort_answers
+from kbench_core.calibration import Binned, SortedAnswers, _interpolated_edges, sort_answers
 from kbench_core.stats import bootstrap_groups_batched, t_interval, widen_small
 from kbench_core.vuln._formulas import _core
 from kbench_core.vuln._prepare import _Q, _Prepared
@@ -21,17 +21,170 @@ _BOOTSTRAPPED = ("sui", "tus", "tus_geometric", "lgi", "ece", "ece_l2_debiased",
 _CHUNK_FLOATS = 4_000_000  # about 32 MB per array of a chunk of replicates
 
 
-def _stack_answers(answers: SortedAnswers, b: int, size: int) -> SortedAnswers:
-    """``answers`` repeated for ``b`` replicates, replicate r's group g renumbered r·size + g:
-    what :func:`sort_answers` gives for the stacked codes, without sorting them again."""
-    n = answers.group.size
-    shift = np.arange(b, dtype=np.int64)
-    group = (answers.group[None, :] + (shift * size)[:, None]).ravel()
-    confidence = np.tile(answers.confidence, b)
-    sizes = np.tile(answers.sizes, b)
-    return SortedAnswers(order=(answers.order[None, :] + (shift * n)[:, None]).ravel(),
-                         group=group, confidence=confidence, keys=group + 1j * confidence,
-                         starts=np.concatenate(([0], np.cumsum(sizes)[:-1])), sizes=sizes)
+_DENSE_FLOATS = 4_000_000  # the largest samples x (rows, quantities) table multiplied densely
+
+
+def _exact_columns(values: np.ndarray, sample: np.ndarray, n_samples: int) -> np.ndarray:
+    """Per column of ``values`` (cells x quantities): whether every replicate's sums
+    Σ count[sample]·value are exact in float64 whatever order they are added in.
+
+    They are when the column's values are multiples of 2^-k (counts, halves of partial
+    credit, the default severity weights) and every partial sum stays below 2^53·2^-k; a
+    replicate draws ``n_samples`` samples, so no sum exceeds n_samples times the largest
+    per-sample total of |value|. Then a BLAS product gives the bits the per-replicate sparse
+    product gave, and only the other columns (confidences, reasoning scores such as 0.7)
+    need the sparse product's order."""
+    values = np.asarray(values, dtype=float)
+    n_cols = values.shape[1]
+    per_sample = np.column_stack([np.bincount(sample, weights=np.abs(values[:, j]),
+                                              minlength=n_samples) for j in range(n_cols)]) \
+        if values.size else np.zeros((1, n_cols))
+    bound = max(n_samples, 1) * per_sample.max(axis=0, initial=0.0)
+    exact = np.zeros(n_cols, dtype=bool)
+    undecided = np.isfinite(values).all(axis=0)
+    for k in range(31):
+        fits = undecided & (np.ldexp(bound, k) < 2.0 ** 53)
+        if not fits.any():
+            break
+        scaled = np.ldexp(values[:, fits], k)
+        whole = (scaled == np.round(scaled)).all(axis=0)
+        exact[np.flatnonzero(fits)[whole]] = True
+        undecided[np.flatnonzero(fits)[whole]] = False
+    return exact
+
+
+class _CellSums:
+    """Per replicate and row, Σ over the row's cells of count[sample]·value, for a chunk of
+    replicates at once, equal bit for bit to one replicate's ``rows @ (values · count)``.
+
+    A cell is one (row, sample) pair with a value per quantity. Columns that sum exactly
+    (:func:`_exact_columns`) are one dense product counts @ (samples x (rows, quantities));
+    the others keep the sparse product's order: a CSR matrix (quantity, row) x sample holding
+    the values, whose product with counts.T adds each row's cells in ascending sample order,
+    as ``to_group @ (q_cells * counts)`` did (scipy's kernel multiplies then adds: no fused
+    multiply-add, which the bit-for-bit test would catch)."""
+
+    def __init__(self, row: np.ndarray, sample: np.ndarray, values: np.ndarray, n_rows: int,
+                 n_samples: int) -> None:
+        values = np.asarray(values, dtype=float)
+        self.n_rows, self.n_cols = n_rows, values.shape[1]
+        exact = _exact_columns(values, sample, n_samples)
+        self.exact, self.other = np.flatnonzero(exact), np.flatnonzero(~exact)
+        n_exact = self.exact.size
+        self.dense: np.ndarray | sparse.csr_matrix | None = None
+        if n_exact and n_samples * n_rows * n_exact <= _DENSE_FLOATS:
+            dense = np.zeros((n_samples, n_rows, n_exact))
+            dense[sample, row] = values[:, self.exact]
+            self.dense = dense.reshape(n_samples, n_rows * n_exact)
+        elif n_exact:
+            self.dense = sparse.csr_matrix(
+                (values[:, self.exact].ravel(),
+                 (np.repeat(sample, n_exact),
+                  (row[:, None] * n_exact + np.arange(n_exact)).ravel())),
+                shape=(n_samples, n_rows * n_exact))
+        n_other = self.other.size
+        ordered = sparse.csr_matrix(
+            (values[:, self.other].T.ravel(),
+             ((np.arange(n_other)[:, None] * n_rows + row[None, :]).ravel(),
+              np.tile(sample, n_other))), shape=(n_other * n_rows, n_samples))
+        ordered.eliminate_zeros()  # a sum that starts at +0.0 is unchanged by adding +0.0
+        ordered.sort_indices()
+        self.ordered = ordered
+
+    def __call__(self, counts: np.ndarray) -> np.ndarray:
+        """(replicates, rows, quantities) for counts (replicates, samples)."""
+        b = counts.shape[0]
+        drawn = counts.astype(float)
+        out = np.empty((b, self.n_rows, self.n_cols))
+        if self.dense is not None:
+            out[:, :, self.exact] = np.asarray(drawn @ self.dense).reshape(
+                b, self.n_rows, self.exact.size)
+        if self.other.size:
+            summed = self.ordered @ np.ascontiguousarray(drawn.T)
+            out[:, :, self.other] = summed.reshape(self.other.size, self.n_rows, b).transpose(
+                2, 1, 0)
+        return out
+
+
+class _QuantileBins:
+    """Equal-mass bins of every replicate of a chunk at once: per replicate, bit for bit
+    ``bin_calibration(group, confidence, correct, strategy="quantile", weight=counts[sample])``.
+
+    With the answers sorted by (group, confidence), a replicate's edges are percentiles of
+    the reweighted answers, found from the cumulative weights (as
+    :func:`kbench_core.calibration.quantile_edges` does, and with its interpolation), and each
+    bin is a run of consecutive sorted answers between two cuts (the positions after the last
+    answer ≤ each inner edge). Counts and correct answers per bin are differences of the
+    cumulative sums (whole numbers: exact); both ride in one int64 cumulative sum of
+    w·(2^32 + correct), so that the sum of weights is the high part. The confidence sums are
+    added answer by answer in the rows' order with one ``bincount``, as ``bin_calibration``
+    adds them, so they round the same way."""
+
+    def __init__(self, answers: SortedAnswers, sample: np.ndarray, confidence: np.ndarray,
+                 correct: np.ndarray, n_groups: int, n_bins: int) -> None:
+        self.answers, self.n_groups, self.n_bins = answers, n_groups, n_bins
+        self.n = answers.group.size
+        self.sample_row = np.asarray(sample, dtype=np.int64)
+        self.sample_sorted = self.sample_row[answers.order]
+        self.factor = (1 << 32) + np.asarray(correct, dtype=np.int64)[answers.order]
+        self.confidence = np.asarray(confidence, dtype=float)
+        self.position = np.empty(self.n, dtype=np.int64)  # sorted position of each row
+        self.position[answers.order] = np.arange(self.n)
+        self.starts = answers.starts.astype(np.int64)
+        self.ends = self.starts + answers.sizes
+        self.q = np.linspace(0.0, 1.0, n_bins + 1) * 100 / 100  # as quantile_edges has it
+
+    def __call__(self, counts: np.ndarray) -> Binned:
+        b, n, size, n_bins = counts.shape[0], self.n, self.n_groups, self.n_bins
+        if n == 0:
+            zeros = np.zeros((b * size, n_bins))
+            return Binned(np.full((b * size, n_bins + 1), np.nan), zeros, zeros, zeros)
+        weight = counts[:, self.sample_sorted]
+        packed = np.zeros((b, n + 1), dtype=np.int64)  # packed[:, p]: answers before p
+        np.cumsum(weight * self.factor, axis=1, out=packed[:, 1:])
+        start = packed[:, self.starts] >> 32
+        total = (packed[:, self.ends] >> 32) - start                   # (b, groups)
+        # quantile_edges' arithmetic, on (replicate, group, quantile)
+        h = (total[:, :, None] - 1) * self.q
+        prev = np.floor(h)
+        gamma = h - prev
+        last = total[:, :, None] - 1
+        upper = np.minimum(prev + 1, last)
+        lower = np.minimum(prev, last)
+        # The first answer whose inclusive cumulative weight exceeds base + t, searched in
+        # the packed sums: weight > t exactly when packed >= (t + 1)·2^32.
+        targets = np.stack([upper, lower]) + start[None, :, :, None]
+        keys = ((targets.astype(np.int64) + 1) << 32) - 1
+        found = np.empty(keys.shape, dtype=np.int64)
+        for r in range(b):
+            found[:, r] = np.searchsorted(packed[r, 1:], keys[:, r], side="right")
+        found = np.minimum(found, n - 1)
+        edges = _interpolated_edges(self.answers.confidence, found[1], found[0], h, gamma,
+                                    last, total)
+        # Cuts after the last answer <= each inner edge (calibration._quantile_bins); a group
+        # that weighs nothing in a replicate keeps all its answers in its first bin.
+        bounds = np.empty((b, size, n_bins + 1), dtype=np.int64)
+        bounds[:, :, 0] = self.starts
+        bounds[:, :, 1:] = self.ends[None, :, None]
+        cut = (self.answers.sizes > 0)[None, :] & (total > 0)
+        if n_bins > 1 and cut.any():
+            r, g = np.nonzero(cut)
+            inner = edges[r, g, 1:-1]
+            found_cut = np.searchsorted(self.answers.keys, g[:, None] + 1j * inner,
+                                        side="right")
+            bounds[r, g, 1:-1] = np.sort(found_cut, axis=1)  # bin = cuts at or before
+        at = np.take_along_axis(packed, bounds.reshape(b, -1), axis=1).reshape(bounds.shape)
+        count = np.diff(at >> 32, axis=2).astype(float).reshape(b * size, n_bins)
+        correct = np.diff(at & 0xFFFFFFFF, axis=2).astype(float).reshape(b * size, n_bins)
+        # Each sorted answer's cell (replicate, group, bin), then the rows' order for the
+        # confidence sums.
+        lengths = np.diff(bounds, axis=2).ravel()
+        cell = np.repeat(np.arange(b * size * n_bins), lengths).reshape(b, n)[:, self.position]
+        terms = self.confidence * counts[:, self.sample_row]
+        conf_sum = np.bincount(cell.ravel(), weights=terms.ravel(),
+                               minlength=b * size * n_bins).reshape(b * size, n_bins)
+        return Binned(edges.reshape(b * size, n_bins + 1), count, conf_sum, correct)
+
 
 # The range of each bootstrapped metric (the debiased ECE, a signed root, has none).
 _RANGES = {"sui": (0.0, 1.0), "tus": (0.0, 1.0), "tus_geometric": (0.0, 1.0),
@@ -72,8 +225,8 @@ def _bootstrap(table: pd.DataFrame, prep: _Prepared, weights: Mapping[str, float
                                            minlength=cells.size) for j in range(len(_Q))])
     cell_group = cells // max(prep.n_samples, 1)
     cell_sample = cells % max(prep.n_samples, 1)
-    to_group = sparse.csr_matrix((np.ones(cells.size), (cell_group, np.arange(cells.size))),
-                                 shape=(size, cells.size))
+    n_s = max(prep.n_samples, 1)
+    group_sums = _CellSums(cell_group, cell_sample, q_cells, size, n_s)
     conf_group = prep.gid[prep.conf_rows]
     conf_sample = prep.sample[prep.conf_rows]
     uniform = binning == "uniform"
@@ -91,44 +244,30 @@ def _bootstrap(table: pd.DataFrame, prep: _Prepared, weights: Mapping[str, float
         calib_gs = calib_cells // n_bins
         calib_sample = calib_gs % max(prep.n_samples, 1)
         calib_group = calib_gs // max(prep.n_samples, 1)
-        to_bin = sparse.csr_matrix(
-            (np.ones(calib_cells.size), (calib_group * n_bins + calib_bin,
-                                         np.arange(calib_cells.size))),
-            shape=(size * n_bins, calib_cells.size))
-        edge_table = np.broadcast_to(edges, (size, n_bins + 1))
+        bin_sums = _CellSums(calib_group * n_bins + calib_bin, calib_sample, calib_sums,
+                             size * n_bins, n_s)
     else:
         answers = sort_answers(conf_group, prep.confidence, size, order=prep.conf_order)
-    n_cells, n_q, n_conf = cells.size, len(_Q), prep.confidence.size
-    # Replicates per chunk: the largest per-chunk array (replicates x cells x quantities, or
-    # replicates x answers for equal-mass bins) stays near _CHUNK_FLOATS floats.
-    per_replicate = max(n_cells * n_q, calib_cells.size * 3 if uniform else 4 * n_conf, 1)
+        quantile_bins = _QuantileBins(answers, conf_sample, prep.confidence, prep.correct,
+                                      size, n_bins)
+    n_q, n_conf = len(_Q), prep.confidence.size
+    # Replicates per chunk: the largest per-chunk array (replicates x answers for equal-mass
+    # bins, else replicates x samples or rows x quantities) stays near _CHUNK_FLOATS floats.
+    per_replicate = max(n_s, size * n_q, size * n_bins * 3, 4 * n_conf if not uniform else 1)
     chunk = int(np.clip(_CHUNK_FLOATS // per_replicate, 1, max(n_boot, 1)))
-    stacked: dict[int, SortedAnswers] = {}
 
     def statistic(counts: np.ndarray) -> np.ndarray:
         # (replicate, group) is one stacked group axis, replicate-major: row r·size + g.
         b = counts.shape[0]
-        # to_group @ (cells x (replicate, quantity)) adds each group's cells in the order
-        # one replicate's sparse product adds them, so the sums are the same floats.
-        x = q_cells[:, None, :] * counts[:, cell_sample].T[:, :, None]
-        sums = (to_group @ x.reshape(n_cells, b * n_q)).reshape(size, b, n_q)
-        sums = np.ascontiguousarray(sums.transpose(1, 0, 2)).reshape(b * size, n_q)
+        sums = group_sums(counts).reshape(b * size, n_q)
         if uniform:
-            y = calib_sums[:, None, :] * counts[:, calib_sample].T[:, :, None]
-            per_bin = (to_bin @ y.reshape(calib_cells.size, b * 3)).reshape(size, n_bins, b, 3)
             # C order, as one replicate's arrays are: numpy sums a row of eight or more
             # bins pairwise only when the bins are contiguous, and ECE must round alike.
-            per_bin = np.ascontiguousarray(per_bin.transpose(3, 2, 0, 1)).reshape(
+            per_bin = np.ascontiguousarray(bin_sums(counts).transpose(2, 0, 1)).reshape(
                 3, b * size, n_bins)
             binned = Binned(np.broadcast_to(edges, (b * size, n_bins + 1)), *per_bin)
         else:
-            if b not in stacked:
-                stacked[b] = _stack_answers(answers, b, size)
-            shift = (np.arange(b, dtype=np.int64) * size)[:, None]
-            binned = bin_calibration((conf_group[None, :] + shift).ravel(),
-                                     np.tile(prep.confidence, b), np.tile(prep.correct, b),
-                                     n_groups=b * size, n_bins=n_bins, strategy="quantile",
-                                     weight=counts[:, conf_sample].ravel(), order=stacked[b])
+            binned = quantile_bins(counts)
         core = _core(sums, binned, weights, zero_division, no_target_reasoning)
         # The SUI rank of each group in each replicate (1 = best; undefined SUI ranks last),
         # so the leaderboard can show each rank's interval.
