@@ -229,3 +229,36 @@ def test_batched_draws_are_the_loops_draws() -> None:
         np.testing.assert_array_equal(high, high_b)
     with pytest.raises(ValueError, match="chunk must be a whole number >= 1; got 0"):
         stats.bootstrap_groups_batched(3, lambda c: c, chunk=0)
+
+
+def test_a_group_of_zero_weight_leaves_the_other_groups_bins_alone() -> None:
+    """A bootstrap replicate that draws none of a group's samples gives that group zero
+    weight. Its equal-mass edges are NaN; before the fix its cut landed at the end of the
+    answers and moved the last group's last answer one bin up (out of range when it was in
+    the top bin: ``tiers(..., binning="quantile", ci="bootstrap")`` raised). The last
+    group's bins must be numpy.percentile's of its answers repeated by their weights."""
+    from kbench_core.calibration import bin_calibration
+
+    group = np.array([0, 0, 1, 1, 1, 1])
+    confidence = np.array([0.3, 0.6, 0.1, 0.2, 0.4, 0.8])
+    correct = np.array([1, 0, 0, 1, 1, 1])
+    weight = np.array([0, 0, 2, 1, 1, 1])  # group 0 not drawn
+    for n_bins in (2, 3):
+        binned = bin_calibration(group, confidence, correct, n_groups=2, n_bins=n_bins,
+                                 strategy="quantile", weight=weight)
+        repeated = np.repeat(confidence[2:], weight[2:])
+        edges = np.percentile(repeated, np.linspace(0, 100, n_bins + 1))
+        bins = np.searchsorted(edges[1:-1], confidence[2:], side="left")
+        np.testing.assert_allclose(binned.edges[1], edges, rtol=1e-12)
+        np.testing.assert_array_equal(
+            binned.count[1], np.bincount(bins, weights=weight[2:], minlength=n_bins))
+        np.testing.assert_array_equal(
+            binned.correct_sum[1],
+            np.bincount(bins, weights=weight[2:] * correct[2:], minlength=n_bins))
+        assert binned.count[0].sum() == 0 and np.isnan(binned.edges[0]).all()
+    # n_bins = 2: edges 0.1, 0.2, 0.8; the top answer (0.8) stays in bin 1 of 2
+    frame = pd.DataFrame(dict(sample=["s1", "s2", "s3", "s3"], model=["b", "b", "a", "b"],
+                              judge="j", is_vulnerable=True, said_vulnerable=False,
+                              target_found=False, confidence=[0.0, 0.0, 0.0, 0.1]))
+    table = vuln.tiers(frame, ci="bootstrap", binning="quantile", n_bins=2, n_boot=20)
+    assert np.isfinite(table["ece_high"]).all()
