@@ -262,3 +262,11 @@ def test_a_group_of_zero_weight_leaves_the_other_groups_bins_alone() -> None:
                               target_found=False, confidence=[0.0, 0.0, 0.0, 0.1]))
     table = vuln.tiers(frame, ci="bootstrap", binning="quantile", n_bins=2, n_boot=20)
     assert np.isfinite(table["ece_high"]).all()
+
+
+def test_replicates_too_heavy_to_pack_are_binned_one_by_one(monkeypatch) -> None:
+    frame = samples.judged_samples(n_samples=12, seed=1, judges=("judge-one",))
+    frame["confidence"] = np.round(np.random.default_rng(3).random(len(frame)), 2)
+    monkeypatch.setattr(vuln_bootstrap._QuantileBins, "PACK_LIMIT", 0)
+    new, old = both(frame, monkeypatch, binning="quantile", n_bins=5, n_boot=30)
+    assert_same(new, old)

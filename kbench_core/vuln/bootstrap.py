@@ -10,7 +10,13 @@ import pandas as pd
 from scipy import sparse
 from scipy.stats import rankdata
 
-from kbench_core.calibration import Binned, SortedAnswers, _interpolated_edges, sort_answers
+from kbench_core.calibration import (
+    Binned,
+    SortedAnswers,
+    _interpolated_edges,
+    bin_calibration,
+    sort_answers,
+)
 from kbench_core.stats import bootstrap_groups_batched, t_interval, widen_small
 from kbench_core.vuln._formulas import _core
 from kbench_core.vuln._prepare import _Q, _Prepared
@@ -120,9 +126,15 @@ class _QuantileBins:
     added answer by answer in the rows' order with one ``bincount``, as ``bin_calibration``
     adds them, so they round the same way."""
 
+    # The packed sums hold a replicate's total weight times 2^32 in an int64: beyond 2^31
+    # answers drawn (one sample of many answers drawn thousands of times) the replicates are
+    # binned one by one instead.
+    PACK_LIMIT = 2 ** 31
+
     def __init__(self, answers: SortedAnswers, sample: np.ndarray, confidence: np.ndarray,
                  correct: np.ndarray, n_groups: int, n_bins: int) -> None:
         self.answers, self.n_groups, self.n_bins = answers, n_groups, n_bins
+        self.correct = np.asarray(correct, dtype=float)
         self.n = answers.group.size
         self.sample_row = np.asarray(sample, dtype=np.int64)
         self.sample_sorted = self.sample_row[answers.order]
@@ -139,6 +151,9 @@ class _QuantileBins:
         if n == 0:
             zeros = np.zeros((b * size, n_bins))
             return Binned(np.full((b * size, n_bins + 1), np.nan), zeros, zeros, zeros)
+        per_sample = np.bincount(self.sample_row, minlength=counts.shape[1])
+        if (counts @ per_sample).max() >= self.PACK_LIMIT:
+            return self._one_by_one(counts)
         counts = counts.astype(np.int32)  # halves the bytes gathered (a count <= samples)
         weight = counts[:, self.sample_sorted]
         packed = np.zeros((b, n + 1), dtype=np.int64)  # packed[:, p]: answers before p
@@ -187,6 +202,15 @@ class _QuantileBins:
                                minlength=b * size * n_bins).reshape(b * size, n_bins)
         return Binned(edges.reshape(b * size, n_bins + 1), count, conf_sum, correct)
 
+    def _one_by_one(self, counts: np.ndarray) -> Binned:
+        group = self.answers.group[np.argsort(self.answers.order)]
+        parts = [bin_calibration(group, self.confidence, self.correct,
+                                 n_groups=self.n_groups, n_bins=self.n_bins,
+                                 strategy="quantile", weight=row[self.sample_row],
+                                 order=self.answers) for row in counts]
+        return Binned(*(np.concatenate([getattr(part, name) for part in parts])
+                        for name in ("edges", "count", "confidence_sum", "correct_sum")))
+
 
 # The range of each bootstrapped metric (the debiased ECE, a signed root, has none).
 _RANGES = {"sui": (0.0, 1.0), "tus": (0.0, 1.0), "tus_geometric": (0.0, 1.0),
@@ -215,10 +239,14 @@ def _bootstrap(table: pd.DataFrame, prep: _Prepared, weights: Mapping[str, float
                random_state: int, no_target_reasoning: str = "zero") -> None:
     """Percentile intervals of the composites over resampled samples (contracts).
 
-    Answers are first summed per (group, sample) cell, so a replicate costs one sparse
-    product over cells, not a pass over every answer; with uniform bins the calibration sums
-    are cells too (the bin is part of the cell), with equal-mass bins each replicate
-    recomputes its edges from the reweighted answers."""
+    Answers are first summed per (group, sample) cell, so a replicate costs a product over
+    cells, not a pass over every answer; with uniform bins the calibration sums are cells too
+    (the bin is part of the cell), with equal-mass bins each replicate recomputes its edges
+    from the reweighted answers. The replicates are drawn one by one as
+    :func:`~kbench_core.stats.bootstrap_groups` draws them and computed a chunk at a time
+    (:func:`~kbench_core.stats.bootstrap_groups_batched`), (replicate, group) stacked as one
+    group axis of ``_core``: the same floats as one replicate at a time
+    (``tests/test_vuln_bootstrap_batched.py``), at a fraction of the Python overhead."""
     size = prep.n_groups
     cell_key = prep.gid * max(prep.n_samples, 1) + prep.sample
     cells, cell_of_row = np.unique(cell_key, return_inverse=True)
