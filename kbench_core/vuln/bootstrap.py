@@ -135,6 +135,7 @@ class _QuantileBins:
                  correct: np.ndarray, n_groups: int, n_bins: int) -> None:
         self.answers, self.n_groups, self.n_bins = answers, n_groups, n_bins
         self.correct = np.asarray(correct, dtype=float)
+        self.work: dict[str, np.ndarray] | None = None
         self.n = answers.group.size
         self.sample_row = np.asarray(sample, dtype=np.int64)
         self.sample_sorted = self.sample_row[answers.order]
@@ -154,10 +155,15 @@ class _QuantileBins:
         per_sample = np.bincount(self.sample_row, minlength=counts.shape[1])
         if (counts @ per_sample).max() >= self.PACK_LIMIT:
             return self._one_by_one(counts)
-        counts = counts.astype(np.int32)  # halves the bytes gathered (a count <= samples)
-        weight = counts[:, self.sample_sorted]
-        packed = np.zeros((b, n + 1), dtype=np.int64)  # packed[:, p]: answers before p
-        np.cumsum(weight * self.factor, axis=1, out=packed[:, 1:])
+        work = self._work(b)
+        # np.take gathers along an axis about twice as fast as fancy indexing; the work
+        # arrays are reused from chunk to chunk (fresh pages cost more than the arithmetic).
+        weight = np.take(counts.astype(np.int32), self.sample_sorted, axis=1,
+                         out=work["weight"][:b])
+        packed = work["packed"][:b]  # packed[:, p]: the answers before p, packed
+        np.multiply(weight, self.factor, out=packed[:, 1:])
+        for r in range(b):  # one row at a time: numpy's accumulate over axis 1 strides
+            np.cumsum(packed[r, 1:], out=packed[r, 1:])
         start = packed[:, self.starts] >> 32
         total = (packed[:, self.ends] >> 32) - start                   # (b, groups)
         # quantile_edges' arithmetic, on (replicate, group, quantile)
@@ -196,11 +202,20 @@ class _QuantileBins:
         # confidence sums.
         lengths = np.diff(bounds, axis=2).ravel()
         cell = np.take(np.repeat(np.arange(b * size * n_bins), lengths).reshape(b, n),
-                       self.position, axis=1)
-        terms = self.confidence * counts[:, self.sample_row]
+                       self.position, axis=1, out=work["cell"][:b])
+        terms = np.take(counts.astype(float), self.sample_row, axis=1, out=work["terms"][:b])
+        terms *= self.confidence  # confidence · weight, as bin_calibration multiplies them
         conf_sum = np.bincount(cell.ravel(), weights=terms.ravel(),
                                minlength=b * size * n_bins).reshape(b * size, n_bins)
         return Binned(edges.reshape(b * size, n_bins + 1), count, conf_sum, correct)
+
+    def _work(self, b: int) -> dict[str, np.ndarray]:
+        if self.work is None or self.work["cell"].shape[0] < b:
+            self.work = {"weight": np.empty((b, self.n), dtype=np.int32),
+                         "packed": np.zeros((b, self.n + 1), dtype=np.int64),
+                         "cell": np.empty((b, self.n), dtype=np.int64),
+                         "terms": np.empty((b, self.n))}
+        return self.work
 
     def _one_by_one(self, counts: np.ndarray) -> Binned:
         group = self.answers.group[np.argsort(self.answers.order)]
