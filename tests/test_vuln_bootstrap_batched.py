@@ -270,3 +270,12 @@ def test_replicates_too_heavy_to_pack_are_binned_one_by_one(monkeypatch) -> None
     monkeypatch.setattr(vuln_bootstrap._QuantileBins, "PACK_LIMIT", 0)
     new, old = both(frame, monkeypatch, binning="quantile", n_bins=5, n_boot=30)
     assert_same(new, old)
+
+
+def test_cells_read_from_the_runs_when_many_answers_move(monkeypatch) -> None:
+    frame = samples.judged_samples(n_samples=12, seed=2, judges=("judge-one",))
+    frame["confidence"] = np.round(np.random.default_rng(5).random(len(frame)), 2)
+    monkeypatch.setattr(vuln_bootstrap._QuantileBins, "MOVED_LIMIT", 0.0)
+    new, old = both(frame, monkeypatch, binning="quantile", n_bins=6, n_boot=30,
+                    by=("model", "prompt_type"))
+    assert_same(new, old)

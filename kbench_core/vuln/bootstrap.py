@@ -14,7 +14,9 @@ from kbench_core.calibration import (
     Binned,
     SortedAnswers,
     _interpolated_edges,
+    _quantile_bins,
     bin_calibration,
+    quantile_edges,
     sort_answers,
 )
 from kbench_core.stats import bootstrap_groups_batched, t_interval, widen_small
@@ -130,12 +132,27 @@ class _QuantileBins:
     # answers drawn (one sample of many answers drawn thousands of times) the replicates are
     # binned one by one instead.
     PACK_LIMIT = 2 ** 31
+    # Beyond this many moved answers per answer of a chunk (the ranges of a replicate's
+    # cuts overlap) each answer's cell is read from its bin's run instead.
+    MOVED_LIMIT = 1.0
 
     def __init__(self, answers: SortedAnswers, sample: np.ndarray, confidence: np.ndarray,
                  correct: np.ndarray, n_groups: int, n_bins: int) -> None:
         self.answers, self.n_groups, self.n_bins = answers, n_groups, n_bins
         self.correct = np.asarray(correct, dtype=float)
         self.work: dict[str, np.ndarray] | None = None
+        # The bins of the whole sample (each answer once): most answers keep them in a
+        # replicate. bounds_static[g, k] = the first sorted position of group g's bin k.
+        static = _quantile_bins(answers, quantile_edges(
+            answers.group, answers.confidence, n_groups, n_bins, order=answers))
+        group_row = np.empty(answers.group.size, dtype=np.int64)
+        group_row[answers.order] = answers.group
+        self.cell_static = group_row * n_bins + static
+        per_bin = np.bincount(self.cell_static, minlength=n_groups * n_bins).reshape(
+            n_groups, n_bins)
+        self.bounds_static = np.concatenate(
+            (np.zeros((n_groups, 1), dtype=np.int64), np.cumsum(per_bin, axis=1)),
+            axis=1) + answers.starts[:, None]
         self.n = answers.group.size
         self.sample_row = np.asarray(sample, dtype=np.int64)
         self.sample_sorted = self.sample_row[answers.order]
@@ -198,16 +215,41 @@ class _QuantileBins:
         at = np.take_along_axis(packed, bounds.reshape(b, -1), axis=1).reshape(bounds.shape)
         count = np.diff(at >> 32, axis=2).astype(float).reshape(b * size, n_bins)
         correct = np.diff(at & 0xFFFFFFFF, axis=2).astype(float).reshape(b * size, n_bins)
-        # Each sorted answer's cell (replicate, group, bin), then the rows' order for the
-        # confidence sums.
-        lengths = np.diff(bounds, axis=2).ravel()
-        cell = np.take(np.repeat(np.arange(b * size * n_bins), lengths).reshape(b, n),
-                       self.position, axis=1, out=work["cell"][:b])
+        cell = self._cells(bounds, work["cell"][:b])
         terms = np.take(counts.astype(float), self.sample_row, axis=1, out=work["terms"][:b])
         terms *= self.confidence  # confidence · weight, as bin_calibration multiplies them
         conf_sum = np.bincount(cell.ravel(), weights=terms.ravel(),
                                minlength=b * size * n_bins).reshape(b * size, n_bins)
         return Binned(edges.reshape(b * size, n_bins + 1), count, conf_sum, correct)
+
+    def _cells(self, bounds: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """Each answer's cell (replicate, group, bin), in the rows' order, for the confidence
+        sums: its bin on the whole sample, corrected where a replicate's cuts moved (only
+        the answers between a cut of the whole sample and the replicate's own cut change
+        bin)."""
+        b, size, n_bins, n = bounds.shape[0], self.n_groups, self.n_bins, self.n
+        np.add(self.cell_static, (np.arange(b, dtype=np.int64) * size * n_bins)[:, None],
+               out=out)
+        if n_bins == 1:
+            return out
+        moved, static = bounds[:, :, 1:-1], self.bounds_static[None, :, 1:-1]
+        lo, hi = np.minimum(moved, static), np.maximum(moved, static)
+        lengths = (hi - lo).ravel()
+        total = int(lengths.sum())
+        if total == 0:
+            return out
+        if total > self.MOVED_LIMIT * out.size:  # cuts far away: every answer from its run
+            lengths = np.diff(bounds, axis=2).ravel()
+            return np.take(np.repeat(np.arange(b * size * n_bins), lengths).reshape(b, n),
+                           self.position, axis=1, out=out)
+        offsets = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+        position = np.repeat(lo.ravel() - offsets, lengths) + np.arange(total)
+        r, g = np.repeat(np.divmod(np.arange(lengths.size) // (n_bins - 1), size), lengths,
+                         axis=1)
+        # bin = the replicate's cuts at or before the position
+        bin_of = (bounds[r, g, 1:-1] <= position[:, None]).sum(axis=1)
+        out[r, self.answers.order[position]] = (r * size + g) * n_bins + bin_of
+        return out
 
     def _work(self, b: int) -> dict[str, np.ndarray]:
         if self.work is None or self.work["cell"].shape[0] < b:
