@@ -66,7 +66,8 @@ CHANGES: dict[str, list[Change]] = {
             at.multiselect(key="rep_models").options[:5])),
     ],
     "agreement.py": [
-        ("label", lambda at: at.selectbox(key="agr_label").set_value("said_vulnerable")),
+        ("label", lambda at: at.selectbox(key="agr_label").set_value("type_match")),
+        ("another label (a score)", lambda at: at.selectbox(key="agr_label").set_value("rcir")),
     ],
 }
 

@@ -4,7 +4,9 @@ out on an items × judges grid with each label coded once (:class:`_Layout`, :cl
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal
@@ -137,6 +139,19 @@ class _Layout:
         out[self.item, self.judge] = values
         return out
 
+    def among(self, names: Sequence[str]) -> _Layout:
+        """The same items with only the grid columns of judges ``names`` (in that order): a
+        pair of judges read off the whole run's layout instead of a layout of the pair's own
+        rows. Items neither judge labelled stay, with no judgement: every coefficient leaves
+        an item with fewer than two judgements out, as it leaves one that is not there."""
+        column = np.full(len(self.judges), -1, dtype=np.int64)
+        column[[self.judges.index(n) for n in names]] = np.arange(len(names))
+        judge = column[self.judge]
+        keep = judge >= 0
+        return _Layout(judges=tuple(names), rows=self.rows[keep], item=self.item[keep],
+                       judge=judge[keep], n_items=self.n_items, first=self.first,
+                       source=self.source, keys=self.keys)
+
     @cached_property
     def slots(self) -> np.ndarray:
         """Per item and judge, the position (in the frame) of its row, -1 where the judge has
@@ -171,7 +186,34 @@ def _sort_codes(series: pd.Series) -> tuple[np.ndarray, int]:
     return codes, size + 1
 
 
+# Layouts made inside :func:`shared_layouts`, by frame (held, so that its id is not reused).
+_SHARED: ContextVar[dict[tuple[int, bool], tuple[pd.DataFrame, _Layout]] | None] = ContextVar(
+    "kbench_shared_layouts", default=None)
+
+
+@contextmanager
+def shared_layouts() -> Iterator[None]:
+    """Within the block, every coefficient asked about the same frame places its rows once:
+    :func:`kbench_core.agreement.summarize` asks four coefficients of one frame, each of
+    which would lay out its 600k rows again (a quarter of a label change on a big run)."""
+    token = _SHARED.set({})
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
+
+
 def _layout(judged: pd.DataFrame, *, human: bool) -> _Layout:
+    memo = _SHARED.get()
+    if memo is None:
+        return _new_layout(judged, human=human)
+    held = memo.get((id(judged), human))
+    if held is None or held[0] is not judged:
+        held = memo[(id(judged), human)] = (judged, _new_layout(judged, human=human))
+    return held[1]
+
+
+def _new_layout(judged: pd.DataFrame, *, human: bool) -> _Layout:
     missing = [c for c in ("sample", "model", "judge") if c not in judged]
     if missing:
         raise ValueError(f"a judged frame needs the column(s) {', '.join(missing)}")

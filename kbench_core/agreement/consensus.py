@@ -28,6 +28,7 @@ from kbench_core.agreement._labels import (
     check_min_votes,
     voters,
 )
+from kbench_core.select import labels_in
 from kbench_core.stats import check_choice
 
 _BATCH_ROWS = 1 << 15  # items x numeric labels up to which their medians share one sort
@@ -136,17 +137,6 @@ def _first_present(frame: pd.DataFrame, layout: _Layout, column: str) -> pd.Seri
     return pd.Series(array.take(rows))
 
 
-def _judged_by(judge: pd.Series, chosen: list[str]) -> np.ndarray:
-    """Per row, whether its judge (as text) is one of ``chosen``. A categorical column
-    compares its few categories, not its rows: the text of every row (``astype(str)``) cost
-    as much as the whole vote. A missing judge is never chosen (``astype(str)`` keeps it
-    missing)."""
-    if isinstance(judge.dtype, pd.CategoricalDtype):
-        wanted = np.append(judge.cat.categories.astype(str).isin(chosen), False)
-        return wanted[judge.array.codes]  # code -1 (missing) takes the False at the end
-    return judge.astype(str).isin(chosen).to_numpy()
-
-
 def _typed_take(values: np.ndarray, index: np.ndarray) -> Any:
     """``values[index]`` (``values`` an object array, ``index`` >= 0) with the dtype the
     DataFrame constructor would infer from it (``str`` for text), inferred from the few
@@ -237,7 +227,7 @@ def consensus(judged: pd.DataFrame, *, judges: Sequence[str] | None = None,
         raise ValueError("consensus needs at least one judge other than 'human'")
     if judges is not None:
         # Only the voters' rows: an item none of them labelled is not an item of theirs.
-        judged = judged[_judged_by(judged["judge"], chosen)]
+        judged = judged[labels_in(judged["judge"], chosen)]
     layout = _layout(judged, human=False)
     n_judges = len(layout.judges)
     min_votes = check_min_votes(min_votes, n_judges)

@@ -30,6 +30,7 @@ from kbench_core.agreement._labels import (
     default_level,
     failed_rule,
     interpret,
+    shared_layouts,
 )
 from kbench_core.agreement._labels import judges as judges_of
 from kbench_core.agreement.alpha import krippendorff_alpha, pairwise_alpha
@@ -170,11 +171,12 @@ def summarize(judged: pd.DataFrame, label: str, *, weights: Weights = None,
     pairs = fleiss = alpha = percent = None
     if n_llm >= 2:
         boot = dict(n_boot=n_boot, random_state=random_state)
-        pairs = (pairwise_alpha(judged, label, ci=ci, **boot) if numeric
-                 else pairwise_kappa(judged, label, weights=used))
-        fleiss = None if numeric else fleiss_kappa(judged, label)
-        alpha = krippendorff_alpha(judged, label, level=level, ci=ci, **boot)
-        percent = percent_agreement(judged, label)
+        with shared_layouts():  # the four coefficients place the rows once
+            pairs = (pairwise_alpha(judged, label, ci=ci, **boot) if numeric
+                     else pairwise_kappa(judged, label, weights=used))
+            fleiss = None if numeric else fleiss_kappa(judged, label)
+            alpha = krippendorff_alpha(judged, label, level=level, ci=ci, **boot)
+            percent = percent_agreement(judged, label)
     human = None
     if not numeric and HUMAN in judges_of(judged):
         table = human_agreement(judged, label, weights=used)
