@@ -37,16 +37,19 @@ def sui_contributions(table: pd.DataFrame, *, by: Sequence[str] = ("model",),
     total = (present * raw).sum(axis=1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
         effective = np.where(present & (total > 0), raw / total, np.nan)
-    long = []
-    for k, component in enumerate(SUI_WEIGHTS):
-        part = table[list(by)].copy()
-        part["component"] = component
-        part["label"] = SUI_COMPONENTS[component]
-        part["value"] = values[component].to_numpy()
-        part["weight"] = effective[:, k]
-        part["contribution"] = part["weight"] * part["value"]
-        long.append(part)
-    return pd.concat(long, ignore_index=True)
+    # component by component, each over every group: built column by column at once (a
+    # frame per component, concatenated, was a third of the SUI chart's time)
+    n, components = len(table), list(SUI_WEIGHTS)
+    long = table[list(by)].iloc[np.tile(np.arange(n), len(components))].reset_index(drop=True)
+    value = values.to_numpy(dtype=float).T.ravel()
+    weight = effective.T.ravel()
+    long["component"] = np.repeat(np.array(components, dtype=object), n)
+    long["label"] = np.repeat(np.array([SUI_COMPONENTS[c] for c in components], dtype=object),
+                              n)
+    long["value"] = value
+    long["weight"] = weight
+    long["contribution"] = weight * value
+    return long
 
 
 def _reasoning_column(table: pd.DataFrame) -> pd.Series:
