@@ -148,15 +148,21 @@ def current_store() -> _Store:
     return store if store is not None else _store()
 
 
+class Interrupted(Exception):
+    """A worker's task stopped between two results (:func:`using`'s ``stop`` was set)."""
+
+
 @contextmanager
-def using(store: _Store) -> Iterator[None]:
+def using(store: _Store, stop: threading.Event | None = None) -> Iterator[None]:
     """Run :func:`cached` calls of this thread (a worker outside any Streamlit session)
-    against ``store``, without spinners."""
-    _thread.store = store
+    against ``store``, without spinners. Once ``stop`` is set, the next result this thread
+    would compute raises :class:`Interrupted` instead (what it finds is still returned): a
+    task worked ahead gives way to the page that asked for it within one result."""
+    _thread.store, _thread.stop = store, stop
     try:
         yield
     finally:
-        _thread.store = None
+        _thread.store = _thread.stop = None
 
 
 def clear() -> None:
@@ -221,6 +227,11 @@ def cached(fn: Callable[..., T], *data: Any, runs: Sequence[Any], selection: Any
     state, value = store.claim(key)
     if state == "found":
         return value
+    stop = getattr(_thread, "stop", None)
+    if stop is not None and stop.is_set():
+        if state == "mine":
+            store.release(key)
+        raise Interrupted
     if state == "wait":
         with _maybe_spinner(spinner):
             value.wait(WAIT_SECONDS)

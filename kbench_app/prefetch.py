@@ -12,7 +12,8 @@ Bounded cost on a shared server: one worker thread per server process for every 
 at most :data:`MAX_PENDING` tasks waiting (the oldest are dropped: they belong to a view the
 user has left), a task already waiting is not queued twice, a session's waiting tasks are
 dropped when its page runs again (:func:`cancel`: they were for the view it is leaving, and
-would compete with the rerun for the CPU), and ``KBENCH_PREFETCH=0`` turns it off. A task
+would compete with the rerun for the CPU) and its running task stops before its next result,
+and ``KBENCH_PREFETCH=0`` turns it off. A task
 that fails is dropped quietly: the page meets the same error, with its message, if the user
 asks for that view.
 """
@@ -54,6 +55,7 @@ class _Worker:
         self.busy = False
         self.condition = threading.Condition()
         self.thread: threading.Thread | None = None
+        self.running: tuple[Hashable, threading.Event] | None = None  # (owner, its stop)
 
     def submit(self, key: Hashable, task: Callable[[], object], who: Hashable) -> None:
         store = cache.current_store()  # read here, in the page's thread
@@ -76,21 +78,29 @@ class _Worker:
                     self.busy = False
                     self.condition.notify_all()
                     self.condition.wait()
-                _, (_, store, task) = self.tasks.popitem(last=False)
+                _, (who, store, task) = self.tasks.popitem(last=False)
+                stop = threading.Event()
+                self.running = (who, stop)
                 self.busy = True
             try:
-                with cache.using(store):
+                with cache.using(store, stop):
                     task()
+            except cache.Interrupted:  # its session's page runs again: give way to it
+                _log.debug("prefetch task interrupted")
             except BaseException:  # the page shows the error if the user asks for this view
                 _log.debug("prefetch task failed", exc_info=True)
+            with self.condition:
+                self.running = None
             # let go of the task while idle: it holds a session's run (its whole frame)
-            del store, task
+            del store, task, stop
 
     def cancel(self, who: Hashable) -> int:
         with self.condition:
             gone = [k for k, (whose, _, _) in self.tasks.items() if whose == who]
             for key in gone:
                 del self.tasks[key]
+            if self.running is not None and self.running[0] == who:
+                self.running[1].set()  # the running task stops before its next result
             self.condition.notify_all()
         return len(gone)
 
@@ -112,7 +122,8 @@ def submit(key: Hashable, task: Callable[[], object]) -> None:
 
 def cancel() -> int:
     """Drop the waiting tasks of the session asking (a page calls it as it runs again: what
-    it queued was for the view being left); returns how many. A task already running ends."""
+    it queued was for the view being left); returns how many. Its task already running
+    stops before the next result it would compute (the ones it finished stay cached)."""
     return _WORKER.cancel(owner())
 
 

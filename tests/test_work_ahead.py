@@ -176,6 +176,45 @@ def test_a_session_running_its_page_again_drops_only_its_own_waiting_tasks(
     assert done == ["bob"]
 
 
+def test_a_running_task_stops_before_its_next_result_when_its_page_runs_again(
+        monkeypatch) -> None:
+    monkeypatch.setenv("KBENCH_PREFETCH", "1")
+    assert prefetch.wait_idle(30)
+    cache.clear()
+    worker, inside, gate, computed = prefetch._WORKER, threading.Event(), threading.Event(), []
+
+    def step(name: str) -> str:
+        computed.append(name)
+        if name == "first":
+            inside.set()
+            gate.wait(30)
+        return name
+
+    def task() -> None:
+        for name in ("first", "second", "third"):
+            cache.cached(step, runs=[], selection=("stop test", name), name=name)
+
+    for canceller in ("bob", "alice"):  # another session's page does not stop alice's task
+        computed.clear()
+        inside.clear()
+        gate.clear()
+        cache.clear()
+        worker.submit(("stop test", canceller), task, "alice")
+        assert inside.wait(30)
+        worker.cancel(canceller)
+        gate.set()
+        assert prefetch.wait_idle(30)
+        if canceller == "bob":
+            assert computed == ["first", "second", "third"]
+        else:  # her page ran again: the result in progress ends, the next is not started
+            assert computed == ["first"]
+    # what it finished stays cached: a page asking for it finds it
+    assert cache.cached(step, runs=[], selection=("stop test", "first"), name="first") \
+        == "first" and computed == ["first"]
+    assert worker.running is None
+    cache.clear()
+
+
 def test_work_ahead_can_be_turned_off(monkeypatch) -> None:
     monkeypatch.setenv("KBENCH_PREFETCH", "0")
     done = []
