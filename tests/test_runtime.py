@@ -8,6 +8,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -40,3 +42,24 @@ def test_settle_freezes_the_imports_once_and_later_cycles_are_still_collected() 
     before, frozen = map(int, out.stdout.split())
     # the imports' objects (about 160k on Python 3.11) are frozen
     assert before == 0 and frozen > 50_000
+
+
+@pytest.mark.parametrize("env", [{}, {"OPENBLAS_NUM_THREADS": "2"}])
+def test_a_server_keeps_blas_to_one_thread_unless_told(env) -> None:
+    import os
+
+    script = textwrap.dedent("""
+        from threadpoolctl import threadpool_info
+        import kbench_app.kit  # settles the process
+        print(max(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"))
+    """)
+    clean = {k: v for k, v in os.environ.items()
+             if k not in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
+                         text=True, timeout=120, env={**clean, **env})
+    assert out.returncode == 0, out.stderr
+    threads = int(out.stdout.split()[-1])
+    if env:
+        assert threads == 2  # a number set by the environment stands
+    else:
+        assert threads == 1
