@@ -15,27 +15,19 @@ import importlib
 import os
 import platform
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from vuln import best_of  # benchmarks/vuln.py, its sibling
+
 from kbench_core import vuln
 from kbench_core.samples import big_judged_samples
 from tests.test_vuln_bootstrap_batched import old_bootstrap
 
 tiers_module = importlib.import_module("kbench_core.vuln.tiers")
-
-
-def best_of(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main() -> None:

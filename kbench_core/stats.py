@@ -262,18 +262,9 @@ def bootstrap_groups(n_items: int, statistic: Callable[[np.ndarray], np.ndarray]
     ``np.bincount(..., weights=...)`` in one pass. Written by hand because scipy's
     ``bootstrap`` resamples one statistic at a time and would loop over the groups.
     """
-    rng = np.random.default_rng(random_state)
-    draws = []
-    for _ in range(n_boot):
-        counts = np.bincount(rng.integers(0, n_items, n_items), minlength=n_items)
-        draws.append(np.asarray(statistic(counts), dtype=float))
-    values = np.vstack(draws)
-    alpha = (1 - level) / 2
-    with warnings.catch_warnings():  # a group undefined in every replicate stays NaN
-        warnings.simplefilter("ignore", RuntimeWarning)
-        low = np.nanquantile(values, alpha, axis=0)
-        high = np.nanquantile(values, 1 - alpha, axis=0)
-    return low, high
+    return bootstrap_groups_batched(
+        n_items, lambda counts: np.asarray(statistic(counts[0]), dtype=float).reshape(1, -1),
+        n_boot=n_boot, random_state=random_state, level=level, chunk=1)
 
 
 def bootstrap_groups_batched(n_items: int, statistic: Callable[[np.ndarray], np.ndarray], *,
