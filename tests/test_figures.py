@@ -445,3 +445,13 @@ def test_rank_chart_says_what_rank_one_means() -> None:
                           "rank_high": [2.0, 2.0], "value": [0.1, 0.2]})
     fig = compare_figures.rank_chart(ranks, best="least biased")
     assert fig.layout.xaxis.title.text == "Rank (1 = least biased)"
+
+
+def test_effect_scatter_of_a_model_without_a_finite_effect_is_an_empty_figure() -> None:
+    # A model whose agent effects are all missing (the Models page draws its card from its
+    # rows alone): one panel per model is no panel, not a ValueError from the panel loop.
+    tests = pd.DataFrame({"model": ["m1", "m2"], "study": "s", "finding": "f",
+                          "test": ["t1", "t2"], "d_h": [np.nan, 0.5], "d_a": [0.2, np.nan]})
+    for panels in (True, False):
+        fig = rep_figures.effect_scatter(tests, panels=panels)
+        assert not [t for t in fig.data if t.x is not None and len(t.x) and t.x[0] is not None]

@@ -95,7 +95,7 @@ def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *
     fig = (go.Figure(layout=dict(xaxis=dict(anchor="y", domain=[0.0, 1.0]),
                                  yaxis=dict(anchor="x", domain=[0.0, 1.0])))
            if one else make_subplots(rows=1, cols=n_panels))
-    cells = [(1, i + 1) for i in range(max(n_panels, 1))]
+    cells = [(1, i + 1) for i in range(n_panels)]  # none: panels of no model (no finite d)
     scatter = go.Scattergl if len(data) > WEBGL_ABOVE else go.Scatter
     finite_all = np.concatenate([data["d_h"].to_numpy(float), data["d_a"].to_numpy(float)])
     lo = float(np.nanmin([*finite_all, 0.0])) - 0.1
