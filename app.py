@@ -10,8 +10,12 @@ from pathlib import Path
 import streamlit as st
 
 import kbench_core
-from kbench_app import state
+from kbench_app import runtime, state
 from kbench_core import families
+
+# Before the registry loads the first session's runs: what the imports made is frozen
+# (kbench_app.runtime), not those runs.
+runtime.settle()
 
 st.set_page_config(page_title="kbench", page_icon=":material/monitoring:", layout="wide")
 

@@ -63,3 +63,33 @@ def test_a_server_keeps_blas_to_one_thread_unless_told(env) -> None:
         assert threads == 2  # a number set by the environment stands
     else:
         assert threads == 1
+
+
+def test_a_server_settles_before_its_first_session_loads_a_run() -> None:
+    """``streamlit run app.py``: the router builds the first session's registry (the sample
+    runs, files named on the command line, the workspace) before any page imports the kit;
+    frozen then, those runs and the session's containers would never be walked by the
+    collector again (a cycle through them never freed). The freeze must come first."""
+    script = textwrap.dedent("""
+        import gc
+        from streamlit.testing.v1 import AppTest
+        from kbench_app import state
+
+        seen = []
+        freeze = gc.freeze
+
+        def watched():
+            seen.append(state._run_cache().live())  # runs some session holds, now
+            freeze()
+
+        gc.freeze = watched
+        at = AppTest.from_file("app.py", default_timeout=120)
+        at.run()
+        assert not at.exception, at.exception
+        assert state._run_cache().live() > 0  # the samples were loaded
+        print(seen)
+    """)
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[-1] == "[0]", out.stdout
