@@ -226,8 +226,6 @@ def _matching(items: pd.DataFrame, *, models: Sequence[str],
     return items[keep].reset_index(drop=True)
 
 
-
-
 def item_records(frame: pd.DataFrame, run: Run, item: Mapping[str, Any]) -> pd.DataFrame:
     """Every judge's row of one answer, transposed (fields × judges), as text."""
     return cache.cached(_item_records, frame, runs=[run], selection=tuple(item.items()),
