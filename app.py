@@ -13,8 +13,8 @@ import kbench_core
 from kbench_app import runtime, state
 from kbench_core import families
 
-# Before the registry loads the first session's runs: what the imports made is frozen
-# (kbench_app.runtime), not those runs.
+# Every script run, before the registry loads a session's runs: the imports frozen out of
+# the cyclic collector, thawed and frozen again a period later (kbench_app.runtime).
 runtime.settle()
 
 st.set_page_config(page_title="kbench", page_icon=":material/monitoring:", layout="wide")

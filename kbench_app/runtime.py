@@ -1,4 +1,4 @@
-"""Process-wide tuning of a kbench server: what it does once, before any page runs."""
+"""Process-wide tuning of a kbench server: what it does before its pages run."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ import gc
 import importlib
 import os
 import threading
+import time
 
-__all__ = ["settle"]
+__all__ = ["REFREEZE_SECONDS", "settle"]
 
 # What the pages compute and draw with. Importing them creates most of a server's ~180k
 # objects that the cyclic garbage collector tracks (functions, classes, dicts of modules);
@@ -20,26 +21,41 @@ _MODULES = (
         "agreement", "bias", "calibration", "compare", "heat", "replication", "vuln")),
 )
 _lock = threading.Lock()
-_settled = False
+_settled_at: float | None = None  # time.monotonic() of the last freeze (or of the first call)
+# How long what was alive at a freeze stays out of the collector's reach. A server's first
+# freeze comes in its first session's first script run, so that session's own objects
+# (Streamlit's session and its state, which refer to each other) are frozen with the
+# imports: once it ended, the cycle holding its registry, runs and uploads was never
+# collected. A later settle() thaws, collects and freezes again: a full collection
+# (~70 ms) once per period at most, instead of on arbitrary widget changes.
+REFREEZE_SECONDS = 600.0
 
 
 def settle() -> None:
-    """Once per process, before its first page: import what every page uses and move every
-    object then alive (modules, classes, functions: they live as long as the process) out
-    of the collector's reach with :func:`gc.freeze` (``KBENCH_GC_FREEZE=0``: not), and keep
-    BLAS to one thread (:func:`_one_blas_thread`). Later calls do nothing, so results
-    computed later (figures, tables: cycles among them included) stay collectable."""
-    global _settled
+    """Before a page: on the first call, keep BLAS to one thread (:func:`_one_blas_thread`),
+    import what every page uses and move every object then alive (modules, classes,
+    functions: they live as long as the process) out of the collector's reach with
+    :func:`gc.freeze` (``KBENCH_GC_FREEZE=0``: not). The router calls it on every script
+    run: a call within :data:`REFREEZE_SECONDS` of the last freeze does nothing, so results
+    computed meanwhile (figures, tables: cycles among them included) stay collectable; a
+    later one thaws what was frozen, collects what has become garbage (a session that ended
+    since, frozen while it was alive) and freezes what is alive now."""
+    global _settled_at
     with _lock:
-        if _settled:
+        now = time.monotonic()
+        if _settled_at is not None and now - _settled_at < REFREEZE_SECONDS:
             return
-        _settled = True
-        _one_blas_thread()
+        first = _settled_at is None
+        _settled_at = now
+        if first:
+            _one_blas_thread()
         if os.environ.get("KBENCH_GC_FREEZE") == "0":
             return
-        for name in _MODULES:
-            importlib.import_module(name)
-        gc.collect()  # garbage alive now would otherwise stay for good
+        if first:
+            for name in _MODULES:
+                importlib.import_module(name)
+        gc.unfreeze()
+        gc.collect()  # garbage alive now would otherwise stay until the next freeze
         gc.freeze()
 
 

@@ -65,11 +65,40 @@ def test_a_server_keeps_blas_to_one_thread_unless_told(env) -> None:
         assert threads == 1
 
 
-def test_a_server_settles_before_its_first_session_loads_a_run() -> None:
-    """``streamlit run app.py``: the router builds the first session's registry (the sample
-    runs, files named on the command line, the workspace) before any page imports the kit;
-    frozen then, those runs and the session's containers would never be walked by the
-    collector again (a cycle through them never freed). The freeze must come first."""
+def test_what_a_freeze_caught_is_collected_once_it_is_garbage_at_the_next_settle() -> None:
+    """A server's first freeze comes in its first session's script run: that session's
+    objects, which refer to each other, are frozen with the imports. Once the session ended
+    they must not stay for the life of the process: a settle() after REFREEZE_SECONDS thaws,
+    collects and freezes again (before that, calls do nothing)."""
+    script = textwrap.dedent("""
+        import gc, weakref
+        from kbench_app import runtime
+
+        class Session:  # a session's objects: they refer to each other
+            pass
+
+        a, b = Session(), Session()
+        a.other, b.other = b, a
+        alive = weakref.ref(a)
+        runtime.settle()  # the first freeze, while the session is alive
+        del a, b  # the session ends
+        gc.collect()
+        kept = alive() is not None
+        runtime.settle()  # within the period: nothing
+        kept_within = alive() is not None
+        runtime.REFREEZE_SECONDS = 0.0
+        runtime.settle()
+        print(kept, kept_within, alive() is None, gc.get_freeze_count() > 50_000)
+    """)
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "True", "True", "True"], out.stdout
+
+
+def test_the_router_settles_before_the_first_session_loads_its_runs() -> None:
+    """``streamlit run app.py``: the router settles (and, a period later, settles again) on
+    every script run, before the registry loads a session's runs."""
     script = textwrap.dedent("""
         import gc
         from streamlit.testing.v1 import AppTest
