@@ -51,9 +51,13 @@ _INTERVAL_HELP = {
 
 
 def content_hash(frame: pd.DataFrame) -> str:
-    """A key for a frame that comes from no run (a test's own frame): changes whenever its
-    content does (pandas' row hashes, summed with their positions so that a reordering counts
-    as a change)."""
+    """A key for a frame's content: a frame that comes from no run (a test's own frame), and
+    the two models' rows one pair's comparison is cached on (:func:`_pair_rows`, beside the
+    runs' own hashes). Changes whenever the values do (pandas' row hashes, summed with their
+    positions so that a reordering counts as a change). Dtypes are not part of it: a
+    comparison reads numbers as numbers and labels as text, so frames alike but for dtypes
+    compare alike, except an object column mixing 1 and "1" (two labels, hashed alike), which
+    the loader never makes (its labels are text)."""
     rows = pd.util.hash_pandas_object(frame, index=False).to_numpy()
     mixed = rows ^ (np.arange(rows.size, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15))
     return f"{len(frame)}:{','.join(map(str, frame.columns))}:{int(mixed.sum(dtype=np.uint64))}"
