@@ -234,27 +234,19 @@ def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *
 
 def _hover_lines(rows: pd.DataFrame, titled: dict[str, str]) -> np.ndarray:
     """Each test's hover heading: the test in bold, its study (with the paper's title) and
-    finding, the model (the text already made literal by ``plot_text``)."""
-    def texts(column: str) -> tuple[np.ndarray, np.ndarray]:
+    finding, the model (the text already made literal by ``plot_text``). Objects, not
+    fixed-width text: a fixed-width array is as wide as its longest line on every row, and
+    one long uploaded label would make it gigabytes."""
+    def texts(column: str) -> np.ndarray:
         # through the distinct values: a run's 16k tests name a few hundred studies
         codes, uniques = pd.factorize(rows[column], use_na_sentinel=False)
         labels = pd.Index(uniques).astype(str)
         if column == "study":
             labels = pd.Index([titled.get(v, v) for v in labels])
-        labels = np.asarray(labels, dtype=object)
-        return labels[codes], np.fromiter(map(len, labels), np.int64, labels.size)[codes]
+        return np.asarray(labels, dtype=object)[codes]
 
-    (test, n_test), (study, n_study), (finding, n_finding), (model, n_model) = (
-        texts(c) for c in ("test", "study", "finding", "model"))
-    lines = "<b>" + test + "</b><br>" + study + " · " + finding + "<br>" + model
-    # fixed-width text, not objects: Plotly deep-copies a trace's arrays when it is added
-    # and again when Streamlit serialises it, element by element for objects. But every row
-    # of a fixed-width array is as wide as the longest (4 bytes a character): one long label
-    # (an uploaded test name of 20k characters on 1k rows: 87 MB for 88 kB of text) keeps
-    # the objects.
-    size = n_test + n_study + n_finding + n_model + len("<b></b><br> · <br>")
-    fixed = 4 * int(size.max(initial=0)) * size.size
-    return lines.astype(str) if fixed <= 8 * (int(size.sum()) + 56 * size.size) else lines
+    parts = [texts(c) for c in ("test", "study", "finding", "model")]
+    return "<b>" + parts[0] + "</b><br>" + parts[1] + " · " + parts[2] + "<br>" + parts[3]
 
 
 @functools.cache
