@@ -128,6 +128,9 @@ def test_every_table_names_its_columns_in_one_style(monkeypatch) -> None:
 
 def test_the_compare_tables_name_the_interval_of_their_difference(monkeypatch) -> None:
     at = open_page(monkeypatch, "views/bias.py", f"--no-samples {REAL / 'kahnebench'}")
+    for key in ("bias_cmp_every", "bias_report_cmp_every"):  # the every-pair sections opened
+        at.session_state[key] = True
+    at.run()
     shown = labels(table_with(at, "model_a", "delta_low"))
     assert shown["delta_low"] == "A − B 95% CI low" and shown["p_value"] == "p (unadjusted)"
     assert shown["p_adjusted"] == "p (Holm, 55 pairs)"
