@@ -1,6 +1,6 @@
 """Another model set on the Replication page of a big run (100,080 tests, 60 configurations):
 six model sets in a row, each one full rerun of ``views/replication.py`` under Streamlit's
-AppTest (target: <= 0.3 s, SPEC 5). Prints, per change, the wall time, the script's own CPU
+AppTest (target: <= 0.3 s a change). Prints, per change, the wall time, the script's own CPU
 time (its thread's, so other processes on a shared machine count less) and the time spent in
 the garbage collector's passes during it. Asserts nothing.
 
