@@ -202,7 +202,7 @@ def selected_rows(frame: pd.DataFrame, models: Sequence[str], judge: str, *,
     (:func:`kbench_core.agreement.consensus` as ``voting`` says) when ``judge`` is
     ``majority`` (cached: on a 600k-row run the filter costs more than a rerun may take)."""
     def select(rows: pd.DataFrame, models: tuple[str, ...], judge: str) -> pd.DataFrame:
-        return rows[rows["model"].isin(models).to_numpy() & labels_in(rows["judge"], [judge])]
+        return rows[labels_in(rows["model"], models) & labels_in(rows["judge"], [judge])]
 
     def majority(rows: pd.DataFrame, voting: ConsensusOptions) -> pd.DataFrame:
         return judge_views(rows, replace(voting, judge=MAJORITY))[0][1]

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from kbench_core.schema import FINDING_COUNTS, TYPE_MATCHES
+from kbench_core.select import labels_in
 from kbench_core.vuln._formulas import Clusters
 from kbench_core.vuln.definitions import _PARTIAL, _Q, _QI, REASONING
 
@@ -61,10 +62,7 @@ def _one_judge(judged: pd.DataFrame, judge: str | None) -> tuple[pd.DataFrame, s
     column = judged["judge"]
     if len(found) == 1 and column.notna().all():  # one judge's rows already: no copy
         return judged, judge
-    # Compare on the categories, not on a million strings.
-    mask = (column == judge) if isinstance(column.dtype, pd.CategoricalDtype) and all(
-        isinstance(c, str) for c in column.cat.categories) else column.astype(str) == judge
-    return judged[mask.to_numpy(dtype=bool)], judge
+    return judged[labels_in(column, [judge])], judge  # on the categories, not a million strings
 
 
 def _bools(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
