@@ -44,6 +44,7 @@ __all__ = [
     "PageRuns",
     "chart",
     "done",
+    "focused_kinds",
     "forget",
     "lazy_section",
     "leaderboard_ends",
@@ -284,6 +285,12 @@ def runs_of(kinds: Sequence[str]) -> dict[str, Run]:
     return {name: run for name, run in state.registry().runs.items() if run.kind in kinds}
 
 
+def focused_kinds() -> set[str]:
+    """The kinds of the runs just uploaded (or opened from the Runs page): a page showing
+    several kinds puts the section of these first."""
+    return state.focused_kinds()
+
+
 def open_runs(title: str | None, kinds: Sequence[str], *, key: str, empty: str,
               resets: Sequence[str] = (), single: bool = False,
               eligible: Callable[[dict[str, Run]], dict[str, Run]] | None = None,
@@ -298,6 +305,7 @@ def open_runs(title: str | None, kinds: Sequence[str], *, key: str, empty: str,
     """
     if title:
         st.title(title)
+    _say_gone(key, kinds)
     runs = runs_of(kinds)
     if not runs:
         st.info(empty)
@@ -307,10 +315,12 @@ def open_runs(title: str | None, kinds: Sequence[str], *, key: str, empty: str,
         if not runs:
             st.info(none_eligible)
             st.stop()
-    urlstate.warn_missing_runs(list(runs), key)
-    names = list(runs)
+    # a run another session removed was just said to be gone: not "upload it again"
+    urlstate.warn_missing_runs([*runs, *state.gone_names()], key)
+    names = _focus_first(list(runs), key, resets, single)
     if single:
-        chosen = [select("Run", names, key=key, resets=resets, container=container)]
+        chosen = [select("Run", names, key=key, default=_default_runs(names)[0],
+                         resets=resets, container=container)]
     else:
         chosen = multiselect(
             "Runs", names, key=key, default=_default_runs(names), resets=resets,
@@ -342,6 +352,41 @@ def _usable(runs: dict[str, Run]) -> dict[str, Run]:
                      icon=":material/error:")
             st.code(registry.problem(name), language=None, wrap_lines=True)
     return usable
+
+
+def _focus_first(names: list[str], key: str, resets: Sequence[str],
+                 single: bool) -> list[str]:
+    """``names`` with the runs just uploaded (:func:`kbench_app.state.focus`) first; the
+    first time the picker ``key`` is drawn since the upload, they become its choice (the
+    first of them for a ``single`` picker), whatever it held before: a page opened after an
+    upload shows that upload (issue 37.5)."""
+    focused = [name for name in state.focus() if name in set(names)]
+    if not focused:
+        return names
+    ordered = focused + [name for name in names if name not in focused]
+    if opened := state.focus_to_open(key, ordered):
+        value: Any = opened[0] if single else opened
+        if _held(key, "one" if single else "many", ordered) != value:
+            forget(*resets)  # what depended on the runs shown before
+            set_value(key, value)
+    return ordered
+
+
+def _say_gone(key: str, kinds: Sequence[str]) -> None:
+    """Say once, on the page of their kind, which runs another session removed from the
+    workspace since this session loaded them (they are no longer offered)."""
+    from kbench_app.ui import plain
+
+    gone = state.gone_to_tell(key, list(kinds))
+    if not gone:
+        return
+    one = len(gone) == 1
+    names = ", ".join(f"**{plain(name)}**" for name in gone[:5])
+    more = f" and {len(gone) - 5:,} more" if len(gone) > 5 else ""
+    st.warning(f"{'The run' if one else 'The runs'} {names}{more} {'was' if one else 'were'} "
+               "removed from the workspace by another session (or its files were deleted): "
+               f"{'it is' if one else 'they are'} no longer loaded here, and this page shows "
+               "the other runs.", icon=":material/delete_sweep:")
 
 
 def _default_runs(names: list[str]) -> list[str]:

@@ -7,6 +7,8 @@ loaded: a bad file only adds an entry to ``errors``.
 from __future__ import annotations
 
 import math
+import os
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -38,6 +40,9 @@ def _changed(run: Run, **changes: object) -> Run:
     return replace(run, **changes)  # type: ignore[arg-type]
 
 
+_RECENT_NS = 2_000_000_000  # a folder time this close to now may hide a change in its tick
+
+
 def default_loader(filename: str, data: bytes) -> Run:
     return load_run((filename, data))
 
@@ -62,6 +67,8 @@ class RunRegistry:
     runs: dict[str, Run] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
     workspace: Workspace | None = None
+    # the workspace folder's modification time when :meth:`drop_stale` last listed it
+    _listed_at: int | None = field(default=None, repr=False, compare=False)
 
     def unique_name(self, name: str) -> str:
         if name not in self.runs:
@@ -166,6 +173,38 @@ class RunRegistry:
         run = self.runs.pop(name)
         if self.workspace is not None:
             self.workspace.remove(run)
+
+    def drop_stale(self) -> list[tuple[str, str]]:
+        """Drop the saved runs whose file is no longer in the workspace (another session on
+        the same workspace removed them, or someone deleted the files); returns their
+        ``(name, kind)``. Several sessions share one workspace and each holds its own
+        registry: without this, a session kept listing, and serving the numbers of, a run
+        another user had removed (issue 37.8).
+
+        Called on every script run, so it must cost nothing when nothing changed: one
+        ``stat`` of the folder, whose modification time changes whenever a file in it is
+        created, renamed or deleted; the folder is listed only then. A time that recent
+        (within :data:`_RECENT_NS` of now) is not trusted, as a change in the same clock tick
+        would not move it. A folder that cannot be listed drops nothing (a passing error must
+        not empty every session)."""
+        if self.workspace is None:
+            return []
+        directory = Path(self.workspace.directory)
+        try:
+            changed = directory.stat().st_mtime_ns
+        except OSError:
+            return []
+        if changed == self._listed_at:
+            return []
+        try:
+            present = {entry.name for entry in os.scandir(directory)}
+        except OSError:
+            return []
+        self._listed_at = changed if time.time_ns() - changed > _RECENT_NS else None
+        gone = [name for name, run in self.runs.items()
+                if isinstance(saved := run.meta.get("workspace_file"), str)
+                and saved not in present]
+        return [(name, self.runs.pop(name).kind) for name in gone]
 
     def dismiss_error(self, filename: str) -> None:
         self.errors.pop(filename, None)

@@ -19,10 +19,14 @@ if not test_runs and not summary_runs:
     st.info("No replication run is loaded. Add one on the Runs page (a per-test table, "
             "HumanStudy-Bench's effect list JSON or its simple_studies.csv).")
     kit.stop()
-# The demo opens on the published (real) results; otherwise the per-test runs come first. The
-# published section is drawn first into its place, so a stop in the per-test one keeps it.
+# The demo opens on the published (real) results, and so does the page after an upload of
+# published results (issue 37.5); otherwise the per-test runs come first. The published
+# section is drawn first into its place, so a stop in the per-test one keeps it.
 first, second = st.container(), st.container()
-tests_box, summary_box = (second, first) if state.demo() else (first, second)
+just = kit.focused_kinds()
+published_first = "replication" not in just and (
+    "replication_summary" in just or state.demo())
+tests_box, summary_box = (second, first) if published_first else (first, second)
 
 if summary_runs:
     with summary_box:
