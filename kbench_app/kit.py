@@ -106,7 +106,7 @@ def _valid(value: Any, kind: urlstate.Kind, options: Sequence[Any] | None,
 
 def _declare(key: str, kind: urlstate.Kind, default: Any, options: Sequence[Any] | None = None,
              *, low: float | None = None, high: float | None = None,
-             resets: Sequence[str] = (), in_url: bool = True) -> Any:
+             resets: Sequence[str] = (), in_url: bool = True, label: str = "") -> Any:
     """Settle the value of widget ``key`` before it is drawn and return it.
 
     Order: the widget's own state (the user just changed it, or it was drawn last run), else
@@ -128,7 +128,7 @@ def _declare(key: str, kind: urlstate.Kind, default: Any, options: Sequence[Any]
     if key not in state_ or state_[key] != value:
         state_[key] = value
     if in_url:
-        urlstate.register(key, kind)
+        urlstate.register(key, kind, label)
     return value
 
 
@@ -160,7 +160,7 @@ def select(label: str, options: Sequence[Any], *, key: str, default: Any = _MISS
     """A selectbox (``default``: the first option)."""
     options = list(options)
     _declare(key, "one", options[0] if default is _MISSING and options else default, options,
-             resets=resets, in_url=in_url)
+             resets=resets, in_url=in_url, label=label)
     return (container or st).selectbox(label, options, key=key, **kwargs)
 
 
@@ -170,7 +170,7 @@ def radio(label: str, options: Sequence[Any], *, key: str, default: Any = _MISSI
     """Radio buttons (``default``: the first option)."""
     options = list(options)
     _declare(key, "one", options[0] if default is _MISSING and options else default, options,
-             resets=resets, in_url=in_url)
+             resets=resets, in_url=in_url, label=label)
     return (container or st).radio(label, options, key=key, **kwargs)
 
 
@@ -179,7 +179,7 @@ def multiselect(label: str, options: Sequence[Any], *, key: str, default: Sequen
                 **kwargs: Any) -> list[Any]:
     """A multiselect; values no longer offered (another run) are dropped."""
     options = list(options)
-    _declare(key, "many", list(default), options, resets=resets, in_url=in_url)
+    _declare(key, "many", list(default), options, resets=resets, in_url=in_url, label=label)
     return (container or st).multiselect(label, options, key=key, **kwargs)
 
 
@@ -237,7 +237,7 @@ def model_picker(label: str, options: Sequence[str], *, key: str, frame: pd.Data
 def toggle(label: str, *, key: str, default: bool = False, resets: Sequence[str] = (),
            container: Any = None, in_url: bool = True, **kwargs: Any) -> bool:
     """A toggle switch."""
-    _declare(key, "bool", bool(default), resets=resets, in_url=in_url)
+    _declare(key, "bool", bool(default), resets=resets, in_url=in_url, label=label)
     return (container or st).toggle(label, key=key, **kwargs)
 
 
@@ -247,14 +247,15 @@ def slider(label: str, low: float, high: float, *, key: str, default: float,
     """A slider over [``low``, ``high``] (integers when all three numbers are)."""
     kind: urlstate.Kind = "int" if all(isinstance(v, int) for v in (low, high, default)) \
         else "float"
-    _declare(key, kind, default, low=low, high=high, resets=resets, in_url=in_url)
+    _declare(key, kind, default, low=low, high=high, resets=resets, in_url=in_url,
+             label=label)
     return (container or st).slider(label, low, high, key=key, **kwargs)
 
 
 def text(label: str, *, key: str, default: str = "", container: Any = None,
          in_url: bool = False, **kwargs: Any) -> str:
     """A text box (not in the URL by default: searches are not views)."""
-    _declare(key, "text", default, in_url=in_url)
+    _declare(key, "text", default, in_url=in_url, label=label)
     return (container or st).text_input(label, key=key, **kwargs)
 
 
