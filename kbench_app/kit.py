@@ -50,6 +50,7 @@ __all__ = [
     "leaderboard_ends",
     "model_picker",
     "multiselect",
+    "number_style",
     "open_runs",
     "radio",
     "runs_of",
@@ -430,10 +431,28 @@ def table(frame: pd.DataFrame, name: str, *, runs: Sequence[Run], key: str,
           container: Any = None, **kwargs: Any) -> None:
     """A table (``view`` shown, ``frame`` downloaded as CSV / LaTeX, file stem ``name``)."""
     target = container or st.container()
+    shown = frame if view is None else view
     with target:
-        st.dataframe(frame if view is None else view, hide_index=True, width="stretch",
-                     column_config=dict(config or {}), key=key, **kwargs)
+        st.dataframe(shown, hide_index=True, width="stretch",
+                     column_config=number_style(shown, config), key=key, **kwargs)
         table_downloads(frame, name, runs=runs, options=options, best=best, key=f"{key}_dl")
+
+
+def number_style(view: pd.DataFrame, config: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``config`` with every number column a page formats as ``%.4g`` (four significant
+    digits, which Streamlit writes without their trailing zeros: "0" beside "0.3084") given
+    the app's one number style instead, :func:`kbench_app.ui.decimals_format` of the values
+    shown (issue 37.12)."""
+    from kbench_app.ui import decimals_format
+
+    out = dict(config or {})
+    for column, given in out.items():
+        type_config = given.get("type_config") if isinstance(given, Mapping) else None
+        if isinstance(type_config, Mapping) and type_config.get("type") == "number" \
+                and type_config.get("format") == "%.4g" and column in view.columns:
+            out[column] = {**given, "type_config": {
+                **type_config, "format": decimals_format(view[column])}}
+    return out
 
 
 def lazy_section(title: str, *, key: str, lazy: bool, what: str) -> tuple[Any, bool]:

@@ -93,3 +93,23 @@ def test_a_bias_report_with_human_rates_is_still_a_run() -> None:
     report = next((ROOT / "sample_data" / "real" / "kahnebench").glob("fingerprint_*.json"))
     run = load_run(report)
     assert run.kind == "bias_summary" and "human_rate" in run.frame
+
+
+def test_a_page_table_formatted_as_four_significant_digits_gets_the_one_style() -> None:
+    # The bias page's susceptibility column (format "%.4g" in kbench_app.bias) read "0"
+    # beside "0.3084" and "0.4941".
+    import streamlit as st
+
+    from kbench_app.kit import number_style
+
+    view = pd.DataFrame({"model": ["d", "b", "a"], "susceptibility": [0.0, 0.30841, 0.49412],
+                         "n_biases": [6, 6, 6]})
+    config = {"susceptibility": st.column_config.NumberColumn("Susceptibility", format="%.4g"),
+              "n_biases": st.column_config.NumberColumn("Biases", format="localized"),
+              "model": st.column_config.TextColumn("Model")}
+    styled = number_style(view, config)
+    fmt = styled["susceptibility"]["type_config"]["format"]
+    assert [shown_as(fmt, v) for v in view["susceptibility"]] == ["0.0000", "0.3084", "0.4941"]
+    assert format_numbers(view["susceptibility"])[1:] == ["0.3084", "0.4941"]
+    assert styled["susceptibility"]["label"] == "Susceptibility"  # the rest as the page set
+    assert styled["n_biases"] == config["n_biases"] and styled["model"] == config["model"]

@@ -80,6 +80,8 @@ if summary_runs:
 if not test_runs:
     kit.stop()
 with tests_box:
+    if published_first and summary_runs:  # its own heading, not under the published ones
+        st.subheader("Per-test runs")
     shown = kit.open_runs(None, ["replication"], key=K.RUNS, resets=(K.MODELS,), empty="")
     runs = shown.runs
     tests = cache.cached(replication.prepare_tests, shown.frame, runs=runs,
