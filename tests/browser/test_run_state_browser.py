@@ -116,3 +116,16 @@ def test_a_run_another_session_removed_is_said_gone(browser, tmp_path) -> None:
         for context in contexts:
             context.close()
         server.stop()
+
+
+def test_tier_two_numbers_keep_their_trailing_zeros(app_server, page) -> None:
+    # Issue 37.12: "0.84", "0.6" beside four-digit intervals (the screenshot shows the tab).
+    page.goto(f"{app_server.url}/vulnerability")
+    wait_for_app(page)
+    page.get_by_role("tab", name="Tier 2").click()
+    grid = page.locator('[data-testid="stDataFrame"]').filter(
+        has=page.locator(":visible")).nth(1)
+    grid.wait_for(state="visible")
+    wait_for_app(page)
+    grid.screenshot(path=str(screenshot(page, "vuln_tier2").with_name("vuln_tier2_table.png")))
+    assert page.js_errors == []
