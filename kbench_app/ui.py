@@ -70,9 +70,14 @@ def decimals_format(values: pd.Series | np.ndarray) -> str:
     Streamlit's ``%.4g`` drops trailing zeros ("0.84", "0.6" beside intervals of four digits,
     issue 37.12) and no printf format keeps them; one number of decimals per column also lines
     the points up. Outside [1e-4, 10**SIGNIFICANT) it stays ``%.4g``."""
-    numbers = pd.to_numeric(pd.Series(np.asarray(values).ravel()), errors="coerce")
-    magnitudes = np.abs(numbers.to_numpy(dtype=float))
-    magnitudes = magnitudes[np.isfinite(magnitudes) & (magnitudes >= TINY)]
+    array = values.to_numpy() if isinstance(values, pd.Series) else np.asarray(values)
+    try:  # a float column as it is (called for every number column on every rerun)
+        magnitudes = np.abs(array.astype(float, copy=False).ravel())
+    except (TypeError, ValueError):  # pandas' missing values, numbers as text
+        magnitudes = np.abs(pd.to_numeric(pd.Series(array.ravel()), errors="coerce")
+                            .to_numpy(dtype=float, na_value=np.nan))
+    with np.errstate(invalid="ignore"):
+        magnitudes = magnitudes[np.isfinite(magnitudes) & (magnitudes >= TINY)]
     if not len(magnitudes):
         return f"%.{SIGNIFICANT}g"
     typical = float(np.median(magnitudes))
