@@ -59,6 +59,9 @@ def test_an_uploaded_published_table_opens_replication_on_itself(monkeypatch, na
     # its section is the page's first, above the synthetic per-test run's
     assert at.subheader[0].value == "Published results"
     assert "Human against agent effects (ECS)" in [s.value for s in at.subheader[1:]]
+    # finding scores alone: the page says why there is only their table
+    findings_only = [i.value for i in at.info if "finding scores only" in i.value]
+    assert len(findings_only) == (name == "simple_findings.csv")
 
 
 def test_the_per_test_section_stays_first_without_such_an_upload(monkeypatch) -> None:

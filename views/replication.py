@@ -68,6 +68,10 @@ if summary_runs:
                     st.dataframe(view, hide_index=True, width="stretch",
                                  key="rep_summary_cost_table", column_config=config)
         findings, config = page.findings_view(frame)
+        if len(findings) and not len(studies):  # e.g. simple_findings.csv alone
+            st.info("This run holds finding scores only, so there is no leaderboard or heat "
+                    "table: those need the study scores of HumanStudy-Bench's "
+                    "simple_studies.csv or simple_results.json.", icon=":material/info:")
         if len(findings):
             with st.expander(f"Published finding scores ({len(findings):,})",
                              icon=":material/table:", expanded=not len(studies)):
