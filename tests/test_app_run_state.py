@@ -103,6 +103,14 @@ def test_a_run_opened_from_the_runs_page_is_shown_first_on_every_page(monkeypatc
     assert at.selectbox(key="agr_run").value == "first"
 
 
+def test_a_one_run_page_opens_on_the_users_run_before_a_sample(monkeypatch) -> None:
+    # A run given to `kbench app` comes after the bundled samples; a page showing one run
+    # opened on the synthetic sample (a page showing several shows every run of the user's).
+    at = session(monkeypatch, str(RECORDS))
+    at.switch_page("views/agreement.py").run()
+    assert at.selectbox(key="agr_run").value == RECORDS.stem
+
+
 # -------------------------------------------------- 37.8: a run another session removed
 
 def test_a_run_another_session_removed_is_gone_on_the_next_interaction(monkeypatch,
