@@ -362,7 +362,8 @@ def _focus_first(names: list[str], key: str, resets: Sequence[str],
     first time the picker ``key`` is drawn since the upload, they become its choice (the
     first of them for a ``single`` picker), whatever it held before: a page opened after an
     upload shows that upload (issue 37.5)."""
-    focused = [name for name in state.focus() if name in set(names)]
+    offered = set(names)
+    focused = [name for name in state.focus() if name in offered]
     if not focused:
         return names
     ordered = focused + [name for name in names if name not in focused]
