@@ -492,3 +492,31 @@ def test_the_profile_resamples_the_family_cluster(tmp_path) -> None:
     assert tdr["rank_low"].tolist() == ours.loc[tdr.index, "rank_low"].tolist()
     assert tdr["rank_high"].tolist() == ours.loc[tdr.index, "rank_high"].tolist()
     assert tdr["value"].to_numpy() == pytest.approx(values.loc[tdr.index].to_numpy())
+
+
+def test_kbench_profile_suggests_near_matches(tmp_path, capsys) -> None:
+    # KahneBench's grok-4-1-fast-reasoning and HumanStudy-Bench's x_ai_grok_4.1_fast are not
+    # joined by rule; the command lists them and the aliases line that would join them
+    table = cli_csv(capsys, str(REPORTS), str(RESULTS))
+    assert {"grok-4.1-fast-reasoning", "grok-4.1-fast"} <= set(table["model"])
+    assert profile_main([str(REPORTS), str(RESULTS)]) == 0
+    err = capsys.readouterr().err
+    assert "kbench: 1 near-match not joined" in err
+    assert ("grok-4.1-fast-reasoning (grok-4-1-fast-reasoning in kahnebench) ~ grok-4.1-fast "
+            "(x_ai_grok_4.1_fast_v1-empty in simple_results)") in err
+    assert '"grok-4.1-fast" = [\n    "grok-4.1-fast-reasoning",\n]' in err
+    # accepted into an aliases file (with the user's own aliases), then passed back: joined
+    mine = tmp_path / "mine.toml"
+    mine.write_text('[aliases]\n"claude-haiku-4.5" = ["my-haiku"]\n')
+    written = tmp_path / "suggested.toml"
+    assert profile_main([str(REPORTS), str(RESULTS), "--aliases", str(mine),
+                         "--suggest-aliases", str(written)]) == 0
+    assert "wrote " in capsys.readouterr().err
+    accepted = load_aliases(written)
+    assert dict(accepted.aliases) == {"my-haiku": "claude-haiku-4.5",
+                                      "grok-4.1-fast-reasoning": "grok-4.1-fast"}
+    joined = cli_csv(capsys, str(REPORTS), str(RESULTS), "--aliases", str(written))
+    grok = joined[joined["model"] == "grok-4.1-fast"]
+    assert set(grok["family"]) == {"bias", "replication"}
+    assert set(grok.loc[grok["family"] == "bias", "joined_by"]) == {"alias"}
+    assert "near-match" not in capsys.readouterr().err
