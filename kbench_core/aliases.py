@@ -285,7 +285,7 @@ NEAR_COLUMNS = ["model", "suggested", "why", "raw_ids", "runs", "suggested_raw_i
                 "suggested_runs"]
 _WHY = {"spelling": "the same name written with other separators",
         "order": "the same words in another order",
-        "longer": "the suggested id with more words (a variant or a fuller name)"}
+        "longer": "its first words are the suggested id (a variant or a fuller name)"}
 
 
 def near_matches(table: pd.DataFrame) -> pd.DataFrame:
