@@ -520,3 +520,29 @@ def test_kbench_profile_suggests_near_matches(tmp_path, capsys) -> None:
     assert set(grok["family"]) == {"bias", "replication"}
     assert set(grok.loc[grok["family"] == "bias", "joined_by"]) == {"alias"}
     assert "near-match" not in capsys.readouterr().err
+
+
+def test_every_rank_interval_caller_names_its_cluster() -> None:
+    # The class of issue 38.2: a rank interval over items of several columns (sample × prompt
+    # type) that resamples the items without the family's cluster. Every call of
+    # rank_intervals / model_ranks / ratio_ranks in the package and the app passes cluster=, or
+    # ranks one value per unit (a one-column item such as "bias" or "study", its own cluster).
+    import ast
+
+    calls = []
+    for folder in ("kbench_core", "kbench_app", "views"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            tree = ast.parse(path.read_text(), filename=str(path))
+            for node in ast.walk(tree):
+                if not isinstance(node, ast.Call):
+                    continue
+                name = getattr(node.func, "attr", getattr(node.func, "id", ""))
+                if name not in ("rank_intervals", "model_ranks", "ratio_ranks"):
+                    continue
+                keywords = {k.arg: k.value for k in node.keywords}
+                item = keywords.get("item")
+                one_unit = isinstance(item, ast.Constant) and isinstance(item.value, str)
+                where = f"{path.relative_to(ROOT)}:{node.lineno}"
+                calls.append(where)
+                assert "cluster" in keywords or one_unit, where
+    assert any("profile.py" in c for c in calls) and len(calls) >= 5, calls
