@@ -291,8 +291,9 @@ def ratio_ranks(frame: pd.DataFrame, numerator: np.ndarray, denominator: np.ndar
     clusters with replacement for all models at once (paired where their clusters are shared)
     and recomputes each model's ratio; a model with nothing drawn ranks last in that
     replicate (the tier bootstrap's convention for an undefined SUI). Ranks: 1 = best, ties
-    share their mean rank; the interval is taken outward (``"lower"``/``"higher"``) and
-    widened to hold the rank, so no rank lies outside its interval. Columns ``model, rank,
+    share their mean rank (no rank with fewer than two values); the interval is taken outward
+    (``"lower"``/``"higher"``) and widened to hold the rank, so no rank lies outside its
+    interval. Columns ``model, rank,
     rank_low, rank_high, n_clusters`` (the clusters the model's rows come from).
 
     Cluster bootstrap: Davison & Hinkley (1997), *Bootstrap Methods and their Application*,
@@ -304,7 +305,8 @@ def ratio_ranks(frame: pd.DataFrame, numerator: np.ndarray, denominator: np.ndar
     sign = 1.0 if lower_is_better else -1.0
     known = np.isfinite(point)
     rank = np.full(len(models), np.nan)
-    rank[known] = rankdata(sign * point[known], method="average")
+    if known.sum() >= 2:  # one model has nothing to be ranked against
+        rank[known] = rankdata(sign * point[known], method="average")
     model = models.get_indexer(frame["model"].astype(str))
     keep = (model >= 0) & np.isfinite(denominator) & np.isfinite(numerator)
     # clusters coded in their text order: a replicate draws the same clusters whatever order

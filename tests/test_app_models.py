@@ -5,6 +5,7 @@ the newest result, and aliases added in the app."""
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 
 import pandas as pd
@@ -117,16 +118,20 @@ def test_hostile_model_ids_stay_inert(monkeypatch, tmp_path) -> None:
     first = frame["model"].iloc[0]
     hostile = "[click](http://evil.example) **x**_v1-empty"
     frame.loc[frame["model"] == first, "model"] = hostile
-    path = tmp_path / "hostile.csv"
+    path = tmp_path / "[run](javascript:alert(1)).csv"   # the run's name, in the profile table
     frame.to_csv(path, index=False)
-    at = open_page(monkeypatch, f"--no-samples {path}")
+    at = open_page(monkeypatch, f"--no-samples {shlex.quote(str(path))}")
     models = at.selectbox(key="models_model").options
     at.selectbox(key="models_model").set_value(
         next(m for m in models if "evil" in m)).run()
     assert not at.exception, [e.value for e in at.exception]
     texts = [e.value for e in (*at.markdown, *at.caption, *at.subheader)] + [
-        m.label for m in at.metric] + [e.label for e in at.expander]
+        m.label for m in at.metric] + [e.label for e in at.expander] + [
+        str(cell) for t in at.table for cell in t.value.to_numpy().ravel()]
     assert not any("](http" in t for t in texts), texts   # no live link from the data
+    cells = [str(c) for t in at.table for c in t.value.to_numpy().ravel()]
+    assert any("\\[run\\]\\(javascript" in c for c in cells), cells   # escaped: text
+    assert not any("](javascript" in c for c in cells), cells
     joined = frame_with(at, "raw id", "joined by")
     assert hostile in set(joined["raw id"])                 # shown, as text
 
