@@ -195,8 +195,7 @@ def card_figure(run: Run, raw_ids: Sequence[str]) -> go.Figure | None:
             return None
         return rep_figures.study_heatmap(studies.assign(model=named), value="pas",
                                          unit="configuration",
-                                         title="PAS per study and prompt configuration "
-                                               "(published)")
+                                         title="Published PAS per study")
     if run.kind == "judged":
         from kbench_core import vuln
         from kbench_core.families.judged import TierOptions, judge_views
