@@ -306,7 +306,8 @@ def near_matches(table: pd.DataFrame) -> pd.DataFrame:
       shorter. Versions are words, so ``claude-opus-4.5`` is never near ``claude-opus-4.6``.
 
     One row per pair, columns :data:`NEAR_COLUMNS`: ``model`` the id to move, ``suggested``
-    the id to join it to (accepting the row is the alias ``suggested = [model]``), ``why``, and
+    the id to join it to (accepting the row is the alias ``suggested = [model]``; an id
+    suggested under one that is itself moved is suggested where that one goes), ``why``, and
     the raw ids and runs of each (", "-joined)."""
     if not len(table):
         return pd.DataFrame(columns=NEAR_COLUMNS)
@@ -335,14 +336,32 @@ def near_matches(table: pd.DataFrame) -> pd.DataFrame:
         for names in groups.values():
             for a, b in itertools.combinations(names, 2):
                 add(a, b, why)
-    rows = []
+    moves: list[tuple[str, str, str]] = []
     for (a, b), why in sorted(pairs.items()):
         if why == "longer":  # the longer id under the shorter
             model, suggested = (b, a) if len(b.split("-")) > len(a.split("-")) else (a, b)
         else:  # under the id of more runs, then of more separate words, then alphabetically
             model, suggested = sorted((a, b), key=lambda m: (len(runs[m]), m.count("-"), m))
-        rows.append({"model": model, "suggested": suggested, "why": _WHY[why],
+        moves.append((model, suggested, _WHY[why]))
+    # An id suggested under one that is itself moved goes where that one goes (A under B and
+    # B under C: A under C), so accepting every suggestion joins all three instead of leaving
+    # A under a name nothing else carries; never onto an id one of its runs also holds.
+    first_target = {}
+    for model, suggested, _ in moves:
+        first_target.setdefault(model, suggested)
+    rows, seen = [], set()
+    for model, suggested, why in moves:
+        target, visited = suggested, {model}
+        while (target in first_target and target not in visited
+               and not runs[model] & runs[first_target[target]]
+               and first_target[target] != model):
+            visited.add(target)
+            target = first_target[target]
+        if (model, target) in seen:
+            continue
+        seen.add((model, target))
+        rows.append({"model": model, "suggested": target, "why": why,
                      "raw_ids": raws[model], "runs": ", ".join(sorted(runs[model])),
-                     "suggested_raw_ids": raws[suggested],
-                     "suggested_runs": ", ".join(sorted(runs[suggested]))})
+                     "suggested_raw_ids": raws[target],
+                     "suggested_runs": ", ".join(sorted(runs[target]))})
     return pd.DataFrame(rows, columns=NEAR_COLUMNS)

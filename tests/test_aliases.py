@@ -330,6 +330,31 @@ def test_near_matches_are_suggested_never_joined() -> None:
     assert near_matches(pd.DataFrame(columns=["model", "raw_ids", "run"])).empty
 
 
+def test_near_matches_follow_a_chain_to_its_end() -> None:
+    # llama4-maverick-17b is near llama-4-maverick-17b (spelling), which is near
+    # llama-4-maverick (longer); the first is near the last only through the second. Accepting
+    # every suggestion joins all three under one id (before, llama4-maverick-17b went under
+    # llama-4-maverick-17b, itself moved under llama-4-maverick, and stayed apart)
+    rows = [{"model": canonical_id(raw), "raw_ids": raw, "run": run} for raw, run in (
+        ("llama4-maverick-17b", "a"), ("llama-4-maverick-17b", "b"),
+        ("meta-llama/llama-4-maverick", "c"))]
+    found = near_matches(pd.DataFrame(rows))
+    assert sorted(zip(found["model"], found["suggested"], strict=True)) == [
+        ("llama-4-maverick-17b", "llama-4-maverick"),
+        ("llama4-maverick-17b", "llama-4-maverick")]
+    table = AliasTable()
+    for row in found.itertuples():
+        table = table.with_alias(row.model, row.suggested)
+    assert {table.canonical(r["raw_ids"]) for r in rows} == {"llama-4-maverick"}
+    # never onto an id one of its own runs holds: with run "a" holding llama-4-maverick too,
+    # llama4-maverick-17b stays under llama-4-maverick-17b
+    rows[2]["run"] = "a"
+    found = near_matches(pd.DataFrame(rows))
+    assert set(zip(found["model"], found["suggested"], strict=True)) == {
+        ("llama4-maverick-17b", "llama-4-maverick-17b"),
+        ("llama-4-maverick-17b", "llama-4-maverick")}
+
+
 @pytest.mark.parametrize("text", [
     "[aliases]\nx = " + "[" * 1000 + "]" * 1000 + "\n",          # 2 KB, RecursionError before
     "[aliases]\n" + "a = " + "{b = " * 600 + "1" + "}" * 600 + "\n",
