@@ -110,6 +110,12 @@ def read_labels(source: str | Path | tuple[str, bytes], *,
         raise LabelError(name, [Problem(None, None, (
             f"not UTF-8 text (byte {exc.start + 1}); save the sheet as CSV UTF-8"))]) from None
     rows = list(csv.reader(io.StringIO(text, newline="")))
+    # the provenance lines kbench writes above a sheet (``# kbench ...``), kept as rows so
+    # that every later row keeps its line number
+    skipped = 0
+    while skipped < len(rows) and rows[skipped][:1] and rows[skipped][0].startswith("#"):
+        skipped += 1
+    rows = rows[skipped:]
     if not rows:
         raise LabelError(name, [Problem(None, None, "the file is empty; expected a header row "
                                         f"with {', '.join(ITEM_KEY)}, target_found")])
@@ -117,18 +123,18 @@ def read_labels(source: str | Path | tuple[str, bytes], *,
     problems: list[Problem] = []
     dupes = sorted({h for h in header if header.count(h) > 1 and h})
     if dupes:
-        raise LabelError(name, [Problem(1, d, "this column appears more than once")
+        raise LabelError(name, [Problem(skipped + 1, d, "this column appears more than once")
                                 for d in dupes])
     need = [c for c in ("sample", "model", "target_found") if c not in header]
     if need:
-        raise LabelError(name, [Problem(1, c, "missing column (a labels sheet has "
+        raise LabelError(name, [Problem(skipped + 1, c, "missing column (a labels sheet has "
                                         f"{', '.join(ITEM_KEY)}, target_found, reviewer, "
                                         "labelled_at, note, run_sha256)") for c in need])
     col = {h: i for i, h in enumerate(header)}
     records: list[dict[str, object]] = []
     warnings: list[str] = []
     blank = 0
-    for number, row in enumerate(rows[1:], start=2):
+    for number, row in enumerate(rows[1:], start=skipped + 2):
         if not any(cell.strip() for cell in row):
             continue
         if len(row) > len(header):

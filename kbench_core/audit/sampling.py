@@ -103,7 +103,8 @@ def sample(judged: pd.DataFrame, n: int, *, by: Sequence[str] = ("model",),
         columns, ``stratum``, ``p_include`` (:math:`n_h / N_h` among the items left),
         ``judge_decision`` (found / not found / failed) and the evidence a reviewer reads:
         ground truth (``is_vulnerable, severity, vuln_type, true_lines``), the detector's
-        verdict (``said_vulnerable``, ``claimed_lines``) and every LLM judge's decision
+        verdict (``detector_verdict``: vulnerable / safe; ``claimed_lines``) and every LLM
+        judge's decision
         (``judges``, e.g. ``"a: found; b: failed"``). ``attrs`` holds ``seed``, ``judge``,
         ``n_population`` and ``n_labelled_before``.
     """
@@ -155,6 +156,12 @@ def _evidence_columns(judged: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame
     columns = [c for c in ("is_vulnerable", "severity", "vuln_type", "true_lines", "difficulty",
                            "said_vulnerable", "claimed_lines") if c in first]
     out = first[columns].astype(object).where(first[columns].notna(), None)
+    # the detector's verdict is evidence, not a label the reviewer gives (said_vulnerable is
+    # the name of the optional label column of a sheet)
+    out = out.rename(columns={"said_vulnerable": "detector_verdict"})
+    if "detector_verdict" in out:
+        out["detector_verdict"] = out["detector_verdict"].map(
+            {True: "vulnerable", False: "safe"}).astype(object)
     found = llm["target_found"].astype("Float64") if "target_found" in llm else \
         pd.Series(np.nan, index=llm.index)
     words = np.where(found.isna().to_numpy(bool), FAILED,
