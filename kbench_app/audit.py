@@ -234,3 +234,44 @@ def imported_rows(labels: pd.DataFrame) -> list[dict[str, object]]:
 def sheet_csv(sample: pd.DataFrame, run: Run) -> str:
     """The blank sheet of this sample (``kbench audit sample --out``'s file)."""
     return audit.labels_csv(audit.blank_sheet(sample, run_sha256=run.content_hash))
+
+
+def _with_interval(frame: pd.DataFrame, column: str) -> pd.Series:
+    """``value [low, high]`` to 4 significant digits; "—" where the value is undefined."""
+    from kbench_app.ui import interval_text
+    from kbench_core.tables import format_numbers
+
+    values = pd.to_numeric(frame[column], errors="coerce").to_numpy(float)
+    known = ~pd.isna(values)
+    text = pd.Series("—", index=frame.index, dtype=object)
+    if known.any():
+        bounds = interval_text(frame[f"{column}_low"], frame[f"{column}_high"])
+        numbers = format_numbers(values[known])
+        text[known] = [f"{v} {b}".strip() for v, b in zip(numbers, bounds[known], strict=True)]
+    return text
+
+
+CORRECTED_LABELS = {"model": "Model", "judge_only": "Judge only (95% CI)",
+                    "human_only": "Reviewers only (95% CI)", "corrected": "Corrected (95% CI)",
+                    "n_items": "Items", "n_labelled": "Labels", "n_contracts": "Contracts",
+                    "note": "Note"}
+ACCURACY_LABELS = {"judge": "Judge", "sensitivity": "Sensitivity (95% CI)",
+                   "specificity": "Specificity (95% CI)", "accuracy": "Accuracy (95% CI)",
+                   "kappa": "κ (95% CI)", "n_labelled": "Labels"}
+
+
+def interval_view(frame: pd.DataFrame, labels: dict[str, str]) -> dict:
+    """``view=`` and ``config=`` of :func:`kbench_app.kit.table`: each rate with its interval
+    in one column, the columns named in words (the download keeps every column)."""
+    from kbench_app.ui import table_config
+
+    display = pd.DataFrame(index=frame.index)
+    for column, label in labels.items():
+        if column not in frame:
+            continue
+        if f"{column}_low" in frame:
+            display[label] = _with_interval(frame, column)
+        else:
+            display[label] = frame[column].astype(object).where(frame[column].notna(), "")
+    display = display.reset_index(drop=True)
+    return dict(view=display, config=table_config(display))

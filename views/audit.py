@@ -129,12 +129,14 @@ else:
     kit.chart(audit_figures.corrected_forest(tables["corrected"]), "audit_corrected",
               runs=[run], key="aud_forest", options=options)
     kit.table(tables["corrected"], "audit_corrected", runs=[run], key="aud_corrected",
-              options=options)
+              options=options, **page.interval_view(tables["corrected"],
+                                                    page.CORRECTED_LABELS))
     st.markdown("**Each judge against the reviewers**")
     kit.chart(audit_figures.accuracy_chart(tables["accuracy"]), "audit_accuracy", runs=[run],
               key="aud_accuracy_chart", options=options)
     kit.table(tables["accuracy"], "audit_accuracy", runs=[run], key="aud_accuracy",
-              options=options)
+              options=options, **page.interval_view(tables["accuracy"],
+                                                    page.ACCURACY_LABELS))
     if not tables["reviewers"].empty:
         st.markdown("**Reviewers against each other** (Cohen's κ on the items both labelled)")
         kit.table(tables["reviewers"], "audit_reviewers", runs=[run], key="aud_reviewers",

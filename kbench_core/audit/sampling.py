@@ -99,8 +99,8 @@ def sample(judged: pd.DataFrame, n: int, *, by: Sequence[str] = ("model",),
     Returns
     -------
     DataFrame
-        One row per item drawn, in stratum order: ``sample, model, prompt_type``, the ``by``
-        columns, ``stratum``, ``p_include`` (:math:`n_h / N_h` among the items left),
+        One row per item drawn, in a random order (the draw's): ``sample, model,
+        prompt_type``, the ``by`` columns, ``stratum``, ``p_include`` (:math:`n_h / N_h` among the items left),
         ``judge_decision`` (found / not found / failed) and the evidence a reviewer reads:
         ground truth (``is_vulnerable, severity, vuln_type, true_lines``), the detector's
         verdict (``detector_verdict``: vulnerable / safe; ``claimed_lines``) and every LLM
@@ -138,7 +138,9 @@ def sample(judged: pd.DataFrame, n: int, *, by: Sequence[str] = ("model",),
     out["p_include"] = (take / np.maximum(sizes, 1))[code[chosen]]
     out = out.rename(columns={"decision_text": "judge_decision"}).drop(columns="decision")
     out = out.join(_evidence_columns(judged, out), how="left")
-    out = out.sort_values(["stratum", *ITEM_KEY], kind="stable").reset_index(drop=True)
+    # in the order of the draw's random numbers, so that a reviewer who stops half-way has
+    # checked every stratum about as far (strata in sequence would leave the last unchecked)
+    out = out.iloc[np.argsort(u[chosen], kind="stable")].reset_index(drop=True)
     out.attrs.update(seed=int(seed), judge=judge, n_population=len(pop),
                      n_labelled_before=int(done.sum()))
     return out
