@@ -100,7 +100,8 @@ def sample(judged: pd.DataFrame, n: int, *, by: Sequence[str] = ("model",),
     -------
     DataFrame
         One row per item drawn, in a random order (the draw's): ``sample, model,
-        prompt_type``, the ``by`` columns, ``stratum``, ``p_include`` (:math:`n_h / N_h` among the items left),
+        prompt_type``, the ``by`` columns, ``stratum``, ``p_include`` (:math:`n_h / N_h`
+        among the items left),
         ``judge_decision`` (found / not found / failed) and the evidence a reviewer reads:
         ground truth (``is_vulnerable, severity, vuln_type, true_lines``), the detector's
         verdict (``detector_verdict``: vulnerable / safe; ``claimed_lines``) and every LLM
