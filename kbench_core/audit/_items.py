@@ -44,11 +44,18 @@ def judge_choices(judged: pd.DataFrame) -> list[str]:
 
 
 def check_judge(judged: pd.DataFrame, judge: str) -> None:
-    """A ``ValueError`` naming the choices when ``judge`` is not one of the run's."""
+    """A ``ValueError`` naming the choices when ``judge`` is not one of the run's (the
+    majority of a run with one LLM judge is that judge)."""
     choices = judge_choices(judged)
-    if judge not in choices:
+    if judge not in choices and not (judge == MAJORITY and len(choices) == 1):
         raise ValueError(f"no judge {judge!r} in this run; choose one of: "
                          f"{', '.join(choices) or 'none (the run has no LLM judge)'}")
+
+
+def effective_judge(judged: pd.DataFrame, judge: str) -> str:
+    """The judge's own name: the majority of a run with one LLM judge is that judge."""
+    names = llm_judges(judged)
+    return names[0] if judge == MAJORITY and len(names) == 1 else judge
 
 
 def judge_rows(judged: pd.DataFrame, judge: str, *, judges: Sequence[str] | None = None,
@@ -58,6 +65,8 @@ def judge_rows(judged: pd.DataFrame, judge: str, *, judges: Sequence[str] | None
     judged = item_frame(judged)
     check_judge(judged, judge)
     llm = judged[judged["judge"].astype(str) != HUMAN]
+    if judge == MAJORITY and len(llm_judges(judged)) == 1:
+        return llm
     if judge == MAJORITY:
         from kbench_core.agreement import consensus
 
@@ -136,7 +145,10 @@ def joined(parts: Sequence[pd.Series | np.ndarray | pd.Categorical]) -> pd.Categ
 def item_keys(frame: pd.DataFrame) -> pd.MultiIndex:
     """The rows' items as an index of (sample, model, prompt_type) text: for joins that must
     not depend on the columns' dtypes."""
-    return pd.MultiIndex.from_arrays([_labels(frame[c]) for c in ITEM_KEY], names=ITEM_KEY)
+    # levels from plain text (not categoricals): a join between two frames then never
+    # compares level codes of different widths (pandas fails on int8 against int16 codes)
+    return pd.MultiIndex.from_arrays(
+        [np.asarray(_labels(frame[c]).astype(object)) for c in ITEM_KEY], names=ITEM_KEY)
 
 
 def evidence(judged: pd.DataFrame, item: Sequence[Any]) -> dict[str, Any]:

@@ -64,6 +64,7 @@ from kbench_core.audit._items import (
     HUMAN,
     ITEM_KEY,
     MAJORITY,
+    effective_judge,
     item_keys,
     joined,
     judge_choices,
@@ -284,7 +285,8 @@ def corrected(judged: pd.DataFrame, labels: pd.DataFrame, *, label: str = "targe
         elif method == "difference":
             c = _difference(yhat, y, w[lab], cluster, level)
         else:
-            c, note = _rogan_gladen(j, accuracy, dict(zip(by, key, strict=True)), judge)
+            c, note = _rogan_gladen(j, accuracy, dict(zip(by, key, strict=True)),
+                                    effective_judge(judged, judge))
         rows.append({**dict(zip(by, key, strict=True)),
                      "judge_only": j.value, "judge_only_low": j.low, "judge_only_high": j.high,
                      "human_only": h.value, "human_only_low": h.low, "human_only_high": h.high,

@@ -100,10 +100,7 @@ def read_labels(source: str | Path | tuple[str, bytes], *,
     """
     name, data = _bytes(source)
     if len(data) > MAX_LABEL_BYTES:
-        raise LabelError(name, [Problem(None, None, (
-            f"the file is {len(data) / 1024**2:.1f} MB, over the "
-            f"{MAX_LABEL_BYTES // 1024**2} MB limit for a labels sheet (100,000 labels with "
-            "notes take about 10 MB): is this a labels file?"))])
+        raise _too_big(name, len(data))
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -224,8 +221,15 @@ def _bytes(source: str | Path | tuple[str, bytes]) -> tuple[str, bytes]:
     path = Path(source)
     size = path.stat().st_size
     if size > MAX_LABEL_BYTES:
-        return path.name, b"\0" * (MAX_LABEL_BYTES + 1)
+        raise _too_big(path.name, size)
     return path.name, path.read_bytes()
+
+
+def _too_big(name: str, size: int) -> LabelError:
+    return LabelError(name, [Problem(None, None, (
+        f"the file is {size / 1024**2:.1f} MB, over the {MAX_LABEL_BYTES // 1024**2} MB limit "
+        "for a labels sheet (100,000 labels with notes take about 10 MB): is this a labels "
+        "file?"))])
 
 
 def _drop_duplicates(frame: pd.DataFrame, name: str) -> tuple[pd.DataFrame, list[str]]:
@@ -238,12 +242,12 @@ def _drop_duplicates(frame: pd.DataFrame, name: str) -> tuple[pd.DataFrame, list
     dup = frame.duplicated(same, keep="first")
     if dup.any():
         rows = ", ".join(map(str, frame.loc[dup, "_row"].head(5)))
-        warnings.append(f"{name}: {int(dup.sum())} duplicated row{'s' * (dup.sum() != 1)} "
+        warnings.append(f"{name}: {int(dup.sum())} duplicated row{'s' * int(dup.sum() != 1)} "
                         f"kept once (rows {rows}{', …' if dup.sum() > 5 else ''})")
         frame = frame[~dup.to_numpy()]
     again = frame.duplicated([*ITEM_KEY, "reviewer"], keep="last")
     if again.any():
-        warnings.append(f"{name}: {int(again.sum())} label{'s' * (again.sum() != 1)} "
+        warnings.append(f"{name}: {int(again.sum())} label{'s' * int(again.sum() != 1)} "
                         "corrected by a later row of the same reviewer (the latest counts)")
     return frame, warnings
 

@@ -154,6 +154,8 @@ def _evidence_columns(judged: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame
     keys = item_keys(llm)
     wanted = item_keys(items)
     llm = llm[keys.isin(wanted)]
+    # judges by name, so that the row order of the run never changes the text
+    llm = llm.iloc[np.argsort(llm["judge"].astype(str).to_numpy(), kind="stable")]
     keys = item_keys(llm)
     first = llm.set_axis(keys)[~keys.duplicated()]
     columns = [c for c in ("is_vulnerable", "severity", "vuln_type", "true_lines", "difficulty",
