@@ -59,11 +59,16 @@ def effective_judge(judged: pd.DataFrame, judge: str) -> str:
 
 
 def judge_rows(judged: pd.DataFrame, judge: str, *, judges: Sequence[str] | None = None,
-               min_votes: int | None = None) -> pd.DataFrame:
+               min_votes: int | None = None, columns: Sequence[str] | None = None
+               ) -> pd.DataFrame:
     """One row per item as ``judge`` decided it: the majority of the LLM judges
-    (:func:`kbench_core.agreement.consensus`) or the named judge's own rows."""
+    (:func:`kbench_core.agreement.consensus`) or the named judge's own rows; ``columns``:
+    only these (and the key), so that a majority votes on what is needed alone."""
     judged = item_frame(judged)
     check_judge(judged, judge)
+    if columns is not None:
+        keep = list(dict.fromkeys([*ITEM_KEY, "judge", *columns]))
+        judged = judged[[c for c in keep if c in judged]]
     llm = judged[judged["judge"].astype(str) != HUMAN]
     if judge == MAJORITY and len(llm_judges(judged)) == 1:
         return llm
@@ -86,7 +91,8 @@ def population(judged: pd.DataFrame, judge: str = MAJORITY, *, label: str = "tar
     """
     if label not in AUDIT_LABELS:
         raise ValueError(f"label must be one of {', '.join(AUDIT_LABELS)}; got {label!r}")
-    rows = judge_rows(judged, judge, judges=judges, min_votes=min_votes)
+    rows = judge_rows(judged, judge, judges=judges, min_votes=min_votes,
+                      columns=[label, "is_vulnerable", *by])
     if label == "target_found" and "is_vulnerable" in rows:
         rows = rows[rows["is_vulnerable"].astype("boolean").fillna(False).to_numpy(bool)]
     by = list(by)
@@ -142,6 +148,16 @@ def joined(parts: Sequence[pd.Series | np.ndarray | pd.Categorical]) -> pd.Categ
                                                                            dtype=object))
 
 
+def _equals(values: pd.Series, value: str) -> np.ndarray:
+    """``values == value`` as text, on a categorical's codes (one lookup, no string per
+    row)."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        text = np.asarray(values.cat.categories.astype(str), dtype=object)
+        codes = np.flatnonzero(text == value)
+        return np.isin(values.cat.codes.to_numpy(), codes)
+    return values.astype(str).to_numpy() == value
+
+
 def item_keys(frame: pd.DataFrame) -> pd.MultiIndex:
     """The rows' items as an index of (sample, model, prompt_type) text: for joins that must
     not depend on the columns' dtypes."""
@@ -162,7 +178,7 @@ def evidence(judged: pd.DataFrame, item: Sequence[Any]) -> dict[str, Any]:
     key = dict(zip(ITEM_KEY, map(str, item), strict=True))
     mask = np.ones(len(judged), dtype=bool)
     for c, v in key.items():
-        mask &= judged[c].astype(str).to_numpy() == v
+        mask &= _equals(judged[c], v)
     rows = judged[mask]
     rows = rows[rows["judge"].astype(str) != HUMAN]
     if rows.empty:

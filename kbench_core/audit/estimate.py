@@ -65,9 +65,11 @@ from kbench_core.audit._items import (
     ITEM_KEY,
     MAJORITY,
     effective_judge,
+    item_frame,
     item_keys,
     joined,
     judge_choices,
+    llm_judges,
     population,
 )
 from kbench_core.audit.labels import human_labels, latest
@@ -406,10 +408,22 @@ def judge_accuracy(judged: pd.DataFrame, labels: pd.DataFrame, *,
     base["w"] = _design_weights(base)
     base = base[~np.isnan(base["human"].to_numpy(float))]
     keys = item_keys(base)
+    # only the labelled items' rows: each judge's decisions on them (a majority of a few
+    # hundred items, not of the run)
+    wanted = item_keys(item_frame(judged)).isin(keys)
+    small = judged[wanted]
+    # the majority's threshold is the whole run's (an LLM judge without a row among the
+    # labelled items still counts towards it, as a failed judgement does)
+    voting = list(judges) if judges is not None else llm_judges(judged)
+    present = [j for j in voting if j in set(llm_judges(small))]
+    needed = min_votes if min_votes is not None else len(voting) // 2 + 1
     rows = []
     for who in choices:
-        decided = population(judged, who, label=label, by=by, judges=judges,
-                             min_votes=min_votes)
+        if who == MAJORITY:
+            decided = population(small, who, label=label, by=by, judges=present,
+                                 min_votes=min(needed, max(len(present), 1)))
+        else:
+            decided = population(small, who, label=label, by=by)
         d = pd.Series(decided["decision"].to_numpy(float),
                       index=item_keys(decided)).reindex(keys).to_numpy(float)
         frame = base.assign(d=d)

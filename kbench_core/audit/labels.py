@@ -71,7 +71,8 @@ def empty_labels() -> pd.DataFrame:
 
 
 def read_labels(source: str | Path | tuple[str, bytes], *,
-                run_sha256: str | None = None, judged: pd.DataFrame | None = None,
+                run_sha256: str | None = None,
+                judged: pd.DataFrame | pd.MultiIndex | None = None,
                 reviewer: str | None = None) -> tuple[pd.DataFrame, list[str]]:
     """A filled labels sheet (CSV, as ``kbench audit sample --out`` writes it), checked.
 
@@ -80,8 +81,9 @@ def read_labels(source: str | Path | tuple[str, bytes], *,
     source : path or (file name, bytes)
     run_sha256 : str, optional
         The run's content hash: a row naming another run is refused.
-    judged : DataFrame, optional
-        The run: a label for an item it does not have is refused.
+    judged : DataFrame or MultiIndex, optional
+        The run (or its :func:`~kbench_core.audit._items.item_keys`, computed once): a label
+        for an item it does not have is refused.
     reviewer : str, optional
         Who labelled rows whose ``reviewer`` is empty (else such a row is refused).
 
@@ -200,7 +202,7 @@ def read_labels(source: str | Path | tuple[str, bytes], *,
         raise LabelError(name, problems)
     frame = pd.DataFrame.from_records(records, columns=["_row", *LABEL_FRAME_COLUMNS])
     if judged is not None and len(frame):
-        known = item_keys(item_frame(judged))
+        known = judged if isinstance(judged, pd.MultiIndex) else item_keys(item_frame(judged))
         unknown = ~item_keys(frame).isin(known)
         if unknown.any():
             raise LabelError(name, [Problem(int(r), "sample", (

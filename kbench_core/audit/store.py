@@ -83,7 +83,8 @@ class LabelStore:
             os.close(fd)
         return path
 
-    def read(self, judged: pd.DataFrame | None = None) -> tuple[pd.DataFrame, list[str]]:
+    def read(self, judged: pd.DataFrame | pd.MultiIndex | None = None
+             ) -> tuple[pd.DataFrame, list[str]]:
         """Every reviewer's labels of this run (all files), with warnings: a file that cannot
         be read is named and skipped (the others still count), a torn last line left out."""
         if not self.folder.is_dir():
