@@ -14,7 +14,7 @@ import pandas as pd
 from streamlit.testing.v1 import AppTest
 
 from kbench_core import audit
-from kbench_core.audit import store  # noqa: F401  (audit.store in the tests)
+from kbench_core.audit import store
 from kbench_core.io import load_run
 from tests.conftest import ROOT
 
@@ -111,8 +111,8 @@ def test_audit_commands_refuse_with_file_row_and_field(tmp_path: Path) -> None:
 def _page(monkeypatch, args: str = "") -> AppTest:
     monkeypatch.setenv("KBENCH_APP_ARGS", args)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    at.switch_page("views/audit.py")
     at.run()
+    at.switch_page("views/audit.py").run()
     return at
 
 
@@ -182,8 +182,36 @@ def test_a_bad_sheet_changes_nothing_and_a_good_one_is_imported(monkeypatch,
     at.file_uploader(key="aud_upload").upload(
         "good.csv", audit.labels_csv(good).encode(), "text/csv").run()
     assert not at.exception
-    labels, _ = audit.store.LabelStore(tmp_path, run.content_hash).read(run.frame)
+    labels, _ = store.LabelStore(tmp_path, run.content_hash).read(run.frame)
     assert len(labels) == 4  # 1 made on the page + 3 imported
     assert set(labels["note"]) == {"", "=HYPERLINK(\"http://evil.example\")"}
     # kept as text, neutralised in the file a spreadsheet would open
     assert b"'=HYPERLINK" in b"".join(p.read_bytes() for p in files[0].parent.iterdir())
+
+
+def test_the_vulnerability_page_says_when_the_labels_find_the_judge_off(monkeypatch,
+                                                                        tmp_path: Path) -> None:
+    run = load_run(SAMPLE)
+    drawn = audit.sample(run.frame, 90, seed=0)
+    # a reviewer who overrules every "found" of the lenient majority: the judge is far off
+    labels = drawn[["sample", "model", "prompt_type"]].astype(str).copy()
+    labels["target_found"] = False
+    labels["reviewer"] = "ann"
+    labels["labelled_at"] = audit.now_utc()
+    labels["note"] = ""
+    labels["run_sha256"] = run.content_hash
+    store.LabelStore(tmp_path, run.content_hash).append(labels.to_dict("records"),
+                                                       reviewer="ann", session="s")
+    monkeypatch.setenv("KBENCH_APP_ARGS", f"--workspace {tmp_path}")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("views/vuln.py").run()
+    assert not at.exception and at.title[0].value == "Vulnerability detection"
+    assert any("off beyond chance" in w.value for w in at.warning)
+    # and not without labels
+    monkeypatch.setenv("KBENCH_APP_ARGS", "")
+    plain_page = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    plain_page.run()
+    plain_page.switch_page("views/vuln.py").run()
+    assert plain_page.title[0].value == "Vulnerability detection"
+    assert not any("off beyond chance" in w.value for w in plain_page.warning)
