@@ -215,3 +215,23 @@ def test_the_vulnerability_page_says_when_the_labels_find_the_judge_off(monkeypa
     plain_page.switch_page("views/vuln.py").run()
     assert plain_page.title[0].value == "Vulnerability detection"
     assert not any("off beyond chance" in w.value for w in plain_page.warning)
+
+
+def test_figures_with_labels_add_the_audit_with_its_provenance(tmp_path: Path) -> None:
+    sheet = tmp_path / "sheet.csv"
+    assert _kbench("audit", "sample", str(SAMPLE), "--n", "30", "--out",
+                   str(sheet)).returncode == 0
+    filled = tmp_path / "filled.csv"
+    _fill(sheet, filled)
+    out = tmp_path / "figs"
+    done = _kbench("figures", str(SAMPLE), "--labels", str(filled), "--out", str(out),
+                   "--items", "audit_confusion,audit_corrected_rates", timeout=300)
+    assert done.returncode == 0, done.stderr
+    table = (out / "judged_audit_corrected_rates.csv").read_text()
+    assert '"audit_labels": 30' in table and '"audit_reviewers": 1' in table
+    assert "audit_labels_sha256" in table
+    confusion = pd.read_csv(out / "judged_audit_confusion.csv", comment="#")
+    assert confusion["judge"].tolist()[0] == "majority"
+    # every labelled item is in one of the four cells of each judge (none failed here)
+    cells = confusion[["n_both_found", "n_reviewer_only", "n_judge_only", "n_neither"]]
+    assert (cells.sum(axis=1) == 30).all()
