@@ -253,6 +253,15 @@ def slider(label: str, low: float, high: float, *, key: str, default: float,
     return (container or st).slider(label, low, high, key=key, **kwargs)
 
 
+def number(label: str, low: int, high: int, *, key: str, default: int,
+           resets: Sequence[str] = (), container: Any = None, in_url: bool = True,
+           **kwargs: Any) -> int:
+    """A whole-number box from ``low`` to ``high`` (in the link like the others)."""
+    _declare(key, "int", int(default), low=low, high=high, resets=resets, in_url=in_url)
+    return int((container or st).number_input(label, min_value=low, max_value=high, key=key,
+                                               **kwargs))
+
+
 def text(label: str, *, key: str, default: str = "", container: Any = None,
          in_url: bool = False, **kwargs: Any) -> str:
     """A text box (not in the URL by default: searches are not views)."""
