@@ -208,6 +208,9 @@ def test_the_vulnerability_page_says_when_the_labels_find_the_judge_off(monkeypa
     at.switch_page("views/vuln.py").run()
     assert not at.exception and at.title[0].value == "Vulnerability detection"
     assert any("off beyond chance" in w.value for w in at.warning)
+    at.switch_page("views/agreement.py").run()
+    assert not at.exception and at.title[0].value == "Judge agreement"
+    assert any("off beyond chance" in w.value for w in at.warning)
     # and not without labels
     monkeypatch.setenv("KBENCH_APP_ARGS", "")
     plain_page = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
