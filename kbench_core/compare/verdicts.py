@@ -12,6 +12,8 @@ from kbench_core.words import plural
 
 from .paired import _TEST_TEXT, FEW_CLUSTERS, PairedEstimate
 
+P_FLOOR = 1e-12  # smaller p-values are written "< 1e-12"
+
 
 def samples_needed(delta: float, sd_diff: float, *, power: float = 0.8,
                    alpha: float = 0.05) -> int:
@@ -35,6 +37,12 @@ def min_items_sign_test(alpha: float = 0.05) -> int:
     if not 0 < alpha < 1:
         raise ValueError("alpha must be in (0, 1)")
     return max(1, math.floor(math.log2(2 / alpha)) + 1)
+
+
+def p_text(p: float) -> str:
+    """``= 0.0312`` for a p-value in a sentence; ``< 1e-12`` below :data:`P_FLOOR`, where a
+    p is no longer a meaningful number (and "p = 0" would claim certainty)."""
+    return f"< {P_FLOOR:g}" if p < P_FLOOR else f"= {p:.3g}"
 
 
 def claims_direction(est: Estimate, *, adjusted_p: float | None = None,
@@ -140,11 +148,13 @@ def verdict(est: Estimate, a: str, b: str, metric: str, *, lower_is_better: bool
     numbers += f", {unit}"
     p_name = f"{correction}-adjusted p" if adjusted_p is not None else "p"
     family = _family_text(adjusted_p is not None, correction, n_compared)
-    if test in ("exact sign", "exact McNemar"):
-        name = "exact sign-test" if test == "exact sign" else "exact McNemar"
-        numbers += f", {name} {p_name} = {quoted:.3g}" + (f" ({family})" if family else "")
+    if test in ("exact sign", "exact McNemar", "cluster sign-flip"):
+        name = {"exact sign": "exact sign-test", "exact McNemar": "exact McNemar",
+                "cluster sign-flip": f"exact sign-flip test over {plural(cluster or 'cluster')},"
+                }[test]
+        numbers += f", {name} {p_name} {p_text(quoted)}" + (f" ({family})" if family else "")
     else:
-        numbers += (f", {p_name} = {quoted:.3g} ({_TEST_TEXT.get(test or '', 't test')}"
+        numbers += (f", {p_name} {p_text(quoted)} ({_TEST_TEXT.get(test or '', 't test')}"
                     + (f"; {family}" if family else "") + ")")
     few = ""
     if isinstance(est, PairedEstimate) and est.effective_clusters < FEW_CLUSTERS - 1e-6 \
@@ -164,6 +174,15 @@ def verdict(est: Estimate, a: str, b: str, metric: str, *, lower_is_better: bool
                 f"({'better' if better else 'worse'}: {'lower' if lower_is_better else 'higher'}"
                 f" is preferable): {a} − {b} = {numbers}.{few}")
     need = min_items_sign_test(alpha)
+    if test == "cluster sign-flip" and est.value != 0 and isinstance(est, PairedEstimate) \
+            and est.n_discordant is not None and est.n_discordant < need:
+        # the "too few" rule counts clusters: repeated items of a cluster are one unit
+        word = plural(cluster) if cluster else "clusters"
+        why = (f"only {est.n_discordant:,} {word} differ between the two (the clusters the "
+               f"exact sign-flip test counts; their {noun} are not independent), too few "
+               f"for it: it needs at least {need} (p < {alpha:g})")
+        return (f"The data cannot tell {a} and {b} apart{about} in {metric}: {a} − {b} = "
+                f"{numbers}; {why}.{few}")
     if test == "exact McNemar":
         discordant = (est.n_discordant if isinstance(est, PairedEstimate)
                       and est.n_discordant is not None else est.n)
