@@ -57,6 +57,7 @@ from .items import (  # noqa: F401  (re-exported: the names of the old module)
     is_lower_better,
     item_values,
     lower_is_better_metrics,
+    per_item_quantities,
     per_item_values,
     trial_grain_refusal,
 )
@@ -105,6 +106,7 @@ from .verdicts import (  # noqa: F401  (re-exported: the names of the old module
     claims_direction,
     min_items_sign_test,
     p_text,
+    pair_verdicts,
     samples_needed,
     verdict,
 )
@@ -134,7 +136,9 @@ __all__ = [
     "min_items_sign_test",
     "newcombe_paired",
     "p_text",
+    "pair_verdicts",
     "paired_difference",
+    "per_item_quantities",
     "per_item_values",
     "rank_intervals",
     "samples_needed",
