@@ -411,7 +411,7 @@ def _pairs_table(pairs: pd.DataFrame, *, value: str, key: str, runs: Sequence[An
         help="What an exact 0/1 test counts: items where exactly one model scored 1 "
              "(McNemar), or clusters whose summed difference is not 0 (cluster sign-flip)")
     config["p_value"] = st.column_config.TextColumn(
-        "p (this pair)", help="The pair's own p-value, unadjusted")
+        "p (unadjusted)", help="The pair's own p-value, as if it were the only comparison")
     config["p_adjusted"] = st.column_config.TextColumn(
         f"p (Holm, {n_pairs})",
         help=f"p adjusted by Holm's step-down method over all {n_pairs} of models")
