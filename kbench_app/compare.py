@@ -363,10 +363,9 @@ def _every_pair(pairs: pd.DataFrame, *, label: str, value: str, lower: bool, key
                              delta_low=pairs["delta_adj_low"],
                              delta_high=pairs["delta_adj_high"])
         forest = compare_figures.forest_plot(
-            drawn, label="pair", what="A − B",
+            drawn, label="pair", what="A − B, simultaneous 95% interval",
             title=f"{label}: {decided} of {count_noun(len(drawn), 'pair')} differ after Holm's "
-                  f"adjustment (simultaneous 95% intervals over the {len(drawn):,}; "
-                  f"{'lower' if lower else 'higher'} is better)")
+                  f"adjustment ({'lower' if lower else 'higher'} is better)")
         st.plotly_chart(forest, key=f"{key}_pairs_chart")
         figure_downloads(forest, f"pairs-forest-{value}", runs=runs, key=f"{key}_pairs_fig_dl")
     lines = ["- " + plain(text) for text in pairs["verdict"]]
@@ -425,7 +424,11 @@ def _pairs_table(pairs: pd.DataFrame, *, value: str, key: str, runs: Sequence[An
     if "verdict" in pairs:
         config["verdict"] = st.column_config.TextColumn(
             "Verdict", help="What kbench compare writes for the pair", width="large")
-    view = shown(pairs)
+    # the adjusted decision and its interval first, then the pair's own numbers
+    first = ["model_a", "model_b", "delta", "delta_adj_low", "delta_adj_high", "p_adjusted",
+             "direction", "delta_low", "delta_high", "p_value"]
+    view = shown(pairs[[c for c in first if c in pairs]
+                       + [c for c in pairs if c not in first]])
     for column in ("p_value", "p_adjusted"):
         view[column] = [format_value(p, "p") for p in pairs[column]]
     st.dataframe(view, hide_index=True, width="stretch", key=f"{key}_pairs_table",
