@@ -175,7 +175,7 @@ def test_every_pair_mode_shows_all_pairs_with_holm_p() -> None:
     for pair, (mean, *_rest) in expected.items():
         assert by_pair[pair] == pytest.approx(mean)
     # 0/1 scores in 6 biases: each pair's exact sign-flip p is at best 2 · 0.5⁶ = 0.031,
-    # which Holm over 3 pairs takes to 0.0625: six biases cannot order three models
+    # which Holm over 3 pairs takes to 0.094: six biases cannot order three models
     raw = [sign_flip_p(bias_differences(*pair.split(" − "))) for pair in expected]
     holm = multipletests(raw, method="holm")[1]
     sentences = unescape(" ".join(m.value for m in at.markdown))
