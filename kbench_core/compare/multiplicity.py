@@ -93,23 +93,24 @@ def _pairs_paired(values: np.ndarray, first: np.ndarray, second: np.ndarray,
     with np.errstate(invalid="ignore"):
         degenerate = ~no_test & ~mcnemar & ~flip & ((se <= 1e-12 * scale) | (scale == 0))
     t_test = ~no_test & ~mcnemar & ~flip & ~degenerate
-    t_df = np.where(t_test, df, 1.0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p_t = 2 * stats.t.sf(np.abs(mean / se), t_df)
-    p_items = _sign_p(positive, negative)
-    p_units = _sign_p(unit_positive, unit_negative)
-    p_flip = np.ones(size)
+    # each p computed on the rows whose test it is (with 179,700 pairs every array counts)
+    p_value = np.full(size, np.nan)
+    if t_test.any():
+        with np.errstate(invalid="ignore", divide="ignore"):
+            p_value[t_test] = 2 * stats.t.sf(np.abs(mean[t_test] / se[t_test]), df[t_test])
+    if mcnemar.any():
+        p_value[mcnemar] = _sign_p(positive[mcnemar], negative[mcnemar])
+    if degenerate.any():
+        p_value[degenerate] = _sign_p(unit_positive[degenerate], unit_negative[degenerate])
     deff = np.full(size, np.nan)
     discordant = np.where(mcnemar, positive + negative, -1)
     if flip.any():
-        p_flip[flip] = cluster_sign_flip_p(totals[flip])
+        p_value[flip] = cluster_sign_flip_p(totals[flip])
         with np.errstate(invalid="ignore", divide="ignore"):
             deff[flip] = kish_design_effect(se[flip], se_items[flip] ** 2,
                                             (sizes[flip].astype(float) ** 2).sum(axis=1),
                                             n[flip])
         discordant[flip] = (np.rint(totals[flip]) != 0).sum(axis=1)
-    p_value = np.select([mcnemar, flip, degenerate, t_test], [p_items, p_flip, p_units, p_t],
-                        np.nan)
     test = np.select([mcnemar, flip, degenerate, t_test],
                      ["exact McNemar", "cluster sign-flip", "exact sign",
                       "paired t" if cluster is None else "CR2 t"], "")
@@ -120,11 +121,10 @@ def _pairs_paired(values: np.ndarray, first: np.ndarray, second: np.ndarray,
         "p_value": p_value.astype(float), "test": test.astype(object),
         "df": np.where(t_test | flip, df, np.nan), "n": n.astype(np.int64),
         "n_clusters": clusters, "n_dropped": dropped.astype(np.int64),
-        "n_discordant": pd.array(np.where(discordant >= 0, discordant, 0), dtype="Int64"),
+        "n_discordant": pd.arrays.IntegerArray(np.maximum(discordant, 0), discordant < 0),
         # what _bounds needs to give the interval at another level (dropped by compare_models)
         "_se": se, "_binary": binary, "_ones": ones, "_positive": positive,
         "_negative": negative, "_deff": deff})
-    out.loc[discordant < 0, "n_discordant"] = pd.NA
     out["delta_low"], out["delta_high"] = _bounds(out, level)
     return out
 
@@ -156,17 +156,19 @@ def _bounds(table: pd.DataFrame, level: float | np.ndarray) -> tuple[np.ndarray,
                        ("cluster sign-flip", test == "cluster sign-flip")):
         if not rows.any():
             continue
-        counts = (ones[rows], positive[rows], negative[rows], rest[rows])
-        for value in np.unique(level[rows]):  # one level for most tables: one call
-            at = level[rows] == value
+        index = np.flatnonzero(rows)
+        counts = (ones[index], positive[index], negative[index], rest[index])
+        levels = level[index]
+        deff = table["_deff"].to_numpy(float)[index]
+        # one level for the whole table but for the rows without a p: one call each
+        for value in ((levels[0],) if (levels == levels[0]).all() else np.unique(levels)):
+            at = slice(None) if levels.size and (levels == value).all() else levels == value
             sub = tuple(c[at] for c in counts)
             if name == "exact McNemar":
                 lo, hi = newcombe_paired(*sub, level=float(value))
             else:
-                lo, hi = clustered_newcombe(*sub, table["_deff"].to_numpy(float)[rows][at],
-                                            df[rows][at], level=float(value))
-            idx = np.flatnonzero(rows)[at]
-            low[idx], high[idx] = lo, hi
+                lo, hi = clustered_newcombe(*sub, deff[at], df[index][at], level=float(value))
+            low[index[at]], high[index[at]] = lo, hi
     return low, high
 
 
