@@ -143,3 +143,20 @@ def test_the_interval_covers_near_the_boundary_and_with_unequal_clusters(sizes, 
     _, coverage = _simulate(sizes, *shifts, sd_u=0.5 if shifts[0] == 2.0 else 0.7, reps=400,
                             seed=sum(sizes))
     assert coverage >= 0.93
+
+
+def test_huge_spans_over_many_clusters_take_the_normal_approximation_quickly() -> None:
+    # 300 clusters summing to thousands each: the exact distribution would cost seconds per
+    # pair; with this many clusters the normal approximation (Durkalski's χ²) is used.
+    import time
+
+    rng = np.random.default_rng(0)
+    sums = rng.integers(-3000, 3000, (2, 300)) + 500
+    start = time.perf_counter()
+    got = compare.cluster_sign_flip_p(sums)
+    assert time.perf_counter() - start < 2.0
+    chi2 = sums.sum(axis=1) ** 2 / (sums.astype(float) ** 2).sum(axis=1)
+    assert got == pytest.approx(stats.chi2.sf(chi2, 1))
+    # few clusters stay exact however large their sums
+    few = np.array([[3000, 2000, -1500, 2500, 1000, -700]])
+    assert compare.cluster_sign_flip_p(few)[0] == pytest.approx(brute_force_p(few[0]))
