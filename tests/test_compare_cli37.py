@@ -120,8 +120,10 @@ def test_undecided_pairs_never_show_an_adjusted_interval_excluding_zero() -> Non
 
 ISSUE = ["<img src=x onerror=alert(1)> [verify](https://evil.example)",
          "x\\input{/etc/passwd}\\immediate\\write18{rm -rf ~}"]
-# every piece of the hostile-names corpus (tests/test_export_safety.py), six to a name
-NAMES = ISSUE + ["m" + "".join(PIECES[i:i + 6]) for i in range(0, len(PIECES), 6)]
+# every piece of the hostile-names corpus (tests/test_export_safety.py), six to a name, and
+# the encoded markup of tests/test_shared_server.py's names
+NAMES = ISSUE + ["m" + "".join(PIECES[i:i + 6]) for i in range(0, len(PIECES), 6)] + [
+    "&lt;img src=x onerror=alert(1)&gt;", "https&colon;&sol;&sol;evil.example %{x}"]
 PAIRS = [(i, i + 1) for i in range(0, len(NAMES) - 1, 2)] + [(len(NAMES) - 1, 0)]
 
 
