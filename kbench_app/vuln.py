@@ -12,6 +12,7 @@ import streamlit as st
 from kbench_app import cache
 from kbench_app.ui import interval_text, shown, table_config
 from kbench_core import families, vuln
+from kbench_core.agreement import judge_rows
 from kbench_core.families.judged import (
     MAJORITY,
     ConsensusOptions,
@@ -204,6 +205,12 @@ def selected_rows(frame: pd.DataFrame, models: Sequence[str], judge: str, *,
     def select(rows: pd.DataFrame, models: tuple[str, ...], judge: str) -> pd.DataFrame:
         return rows[labels_in(rows["model"], models) & labels_in(rows["judge"], [judge])]
 
+    def one_judge(rows: pd.DataFrame, models: tuple[str, ...], judge: str,
+                  failed_as: str) -> pd.DataFrame:
+        # its failed judgements counted as the majority's are (agreement.judge_rows)
+        rows = judge_rows(rows, judge, failed_as=failed_as)  # type: ignore[arg-type]
+        return rows[labels_in(rows["model"], models)]
+
     def majority(rows: pd.DataFrame, voting: ConsensusOptions) -> pd.DataFrame:
         return judge_views(rows, replace(voting, judge=MAJORITY))[0][1]
 
@@ -211,8 +218,10 @@ def selected_rows(frame: pd.DataFrame, models: Sequence[str], judge: str, *,
         frame = cache.cached(majority, frame, runs=runs, selection=(),
                              voting=voting or ConsensusOptions(),
                              spinner="Taking the judges' majority...")
-    return cache.cached(select, frame, runs=runs, selection=(
-        voting if judge == MAJORITY else None), models=tuple(models), judge=judge)
+        return cache.cached(select, frame, runs=runs, selection=voting, models=tuple(models),
+                            judge=judge)
+    return cache.cached(one_judge, frame, runs=runs, selection=None, models=tuple(models),
+                        judge=judge, failed_as=voting.failed_as if voting else "missing")
 
 
 def judge_pool(frame: pd.DataFrame, selected: pd.DataFrame, models: Sequence[str],

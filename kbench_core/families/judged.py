@@ -25,7 +25,6 @@ from kbench_core.schema import (
     KindSpec,
     unit_column,
 )
-from kbench_core.select import labels_in
 
 __all__ = ["FAMILY", "MAJORITY", "ConsensusOptions", "TierOptions", "check_judges",
            "default_judge", "difficulty_tdr", "fixed_versions", "judge_views", "leaderboard",
@@ -45,9 +44,11 @@ JUDGED = KindSpec(
         Column("is_vulnerable", "bool", True, meaning="ground truth"),
         Column("severity", "category", allowed=SEVERITIES),
         Column("vuln_type", "category"),
-        Column("said_vulnerable", "bool", True, meaning="the detector's verdict"),
+        # Empty only in a failed judgement's row (``failed_judgement`` says why, docs/formats.md):
+        # a judge whose record could not be read leaves the answer's labels missing.
+        Column("said_vulnerable", "bool", "column", meaning="the detector's verdict"),
         unit_column("confidence", "confidence the detector expressed"),
-        Column("target_found", "bool", True),
+        Column("target_found", "bool", "column"),
         Column("type_match", "category", allowed=TYPE_MATCHES),
         unit_column("rcir", "root-cause score"),
         unit_column("ava", "attack-vector score"),
@@ -58,6 +59,8 @@ JUDGED = KindSpec(
         Column("true_lines", "lines"),
         Column("claims_fixed_target", "bool",
                meaning="fixed contracts: the detector still claims the fixed vulnerability"),
+        Column("failed_judgement", "text",
+               meaning="why the judgement failed (its labels are then empty)"),
     ),
     key=("sample", "model", "prompt_type", "judge"),
     signature=frozenset({"sample", "model", "judge", "said_vulnerable"}),
@@ -173,8 +176,10 @@ def judge_views(judged: pd.DataFrame, options: Mapping[str, Any] | None = None
             from kbench_core.agreement import consensus
 
             views.append((name, consensus(judged, **chosen.consensus())))
-        else:  # matched on the judge column's categories: no text per row (600k rows)
-            views.append((name, judged[labels_in(judged["judge"], [name])]))
+        else:  # its failed judgements counted as the majority's are (failed_as)
+            from kbench_core.agreement import judge_rows
+
+            views.append((name, judge_rows(judged, name, failed_as=chosen.failed_as)))
     return views
 
 
@@ -429,11 +434,37 @@ def _catalog() -> list[Item]:
     ]
 
 
+# A verdict or found label may be empty only in a failed judgement's row, which says why.
+FAILED_LABELS = ("said_vulnerable", "target_found")
+
+
 def _rules(columns: Mapping[str, Any], frame: pd.DataFrame, add) -> None:
     """No judge may be called ``majority``: that is the consensus's label, and a judge of that
-    name would print as a second consensus beside the real one."""
+    name would print as a second consensus beside the real one. ``said_vulnerable`` and
+    ``target_found`` are empty only in a failed judgement's row, whose ``failed_judgement``
+    says why (docs/formats.md: a failed judgement is kept as a row with missing labels); anywhere
+    else an empty cell is a missing value, as for any required column."""
     if "judge" not in columns:  # the file-level pass: nothing to check
         return
+    reason = columns.get("failed_judgement")
+    for name in FAILED_LABELS:
+        values = columns.get(name)
+        if values is None:
+            continue
+        empty = np.isnan(np.asarray(values, dtype=float))  # parsed: NaN = empty or unreadable
+        if not empty.any():
+            continue
+        at = np.flatnonzero(empty)
+        raw = frame[name].iloc[at]
+        # only cells left empty: an unreadable one ("maybe") has its own message already
+        blank = (raw.isna() | raw.astype(str).str.strip().eq("")).to_numpy(dtype=bool)
+        if reason is not None:
+            given = pd.Series(reason).iloc[at].astype("string").str.strip()
+            blank = blank & ~(given.notna() & given.ne("")).fillna(False).to_numpy(dtype=bool)
+        bad = np.zeros(len(empty), dtype=bool)
+        bad[at[blank]] = True
+        add(bad, name, "missing value: expected true or false (a failed judgement leaves it "
+                       "empty, with its reason in failed_judgement)")
     judge = columns["judge"]
     if isinstance(judge.dtype, pd.CategoricalDtype):  # on the distinct names, not the rows
         names = pd.Series(judge.cat.categories).astype("string").str.strip().str.casefold()
