@@ -1,6 +1,7 @@
-"""Failed judgements are kept as rows with a missing label (issue 37, item 2; docs/formats.md, docs/metrics/agreement.md).
+"""Failed judgements are kept as rows with a missing label (issue 37, item 2;
+docs/formats.md, "Failed judgements").
 
-Synthetic records in the real multi-judge schema (``../shared/formats/
+Synthetic records in the real multi-judge schema (``tests/data/formats/
 blockbench_multi_judge_records.json``: a failed record carries ``error`` and a null verdict),
 three judges j1, j2, j3 on one detector ``m`` and four vulnerable DS contracts:
 
@@ -98,7 +99,7 @@ def test_the_reader_keeps_every_failed_judgement_as_a_row(run) -> None:
 
 def test_a_failed_record_repeating_a_readable_one_is_left_out() -> None:
     # a judge's record retried: the readable one stands, the key stays unique
-    data = records() + [record("ds_t1_001", "j1", None)]
+    data = [*records(), record("ds_t1_001", "j1", None)]
     loaded = io.load_run(("ds.json", json.dumps(data).encode()))
     assert len(loaded.frame) == 12
     row = one(loaded.frame, sample="ds_t1_001", judge="j1")
