@@ -21,6 +21,7 @@ from kbench_core.families.judged import (
     fixed_versions,
     judge_views,
     leaderboard,
+    leaderboard_groups,
 )
 from kbench_core.figures import vuln as vuln_figures
 from kbench_core.io import Run
@@ -53,8 +54,10 @@ class Keys:
     PROMPT_METRIC = "vuln_prompt_metric"
     DRILL_SEARCH = "vuln_drill_search"
     COMPARE = "vuln_cmp"
+    RUN_GROUP = "vuln_run_group"
 
 
+TOGETHER = "all"  # the run-group choice that ranks every chosen run in one leaderboard
 BOOTSTRAP_BY_DEFAULT_ROWS = 100_000  # larger runs bootstrap on request (seconds, not instant)
 HEADLINE = ("sui", "tus", "tus_geometric", "lgi", "accuracy", "f2", "tdr", "tdr_difficulty_mean",
             "lucky_guess_rate", "finding_precision", "hallucination_rate", "avg_reasoning",
@@ -99,6 +102,72 @@ FIXED_CAPTION = ("Of the fixed (patched) contracts, the share where the detector
                  "vulnerable versions; Wilson 95% intervals. Per the chosen judge and, with "
                  "several judges, by their majority (a claim without a majority is left out). "
                  "The two rates are unpaired.")
+
+
+def _groups(frame: pd.DataFrame, *, names: tuple[str, ...]) -> list[list[str]]:
+    """:func:`kbench_core.families.judged.leaderboard_groups` of the runs combined in
+    ``frame`` (its ``run`` column), in the order of ``names``."""
+    if "run" not in frame or len(names) < 2:
+        return [list(names)]
+    return leaderboard_groups({name: frame[labels_in(frame["run"], [name])]
+                               for name in names})
+
+
+@dataclass(frozen=True)
+class RunGroup:
+    """The runs one view of the page shows (:func:`pick_run_group`)."""
+
+    runs: tuple[Run, ...]
+    frame: pd.DataFrame
+    together: bool             # runs of different benchmarks or judges, ranked together
+    groups: tuple[tuple[str, ...], ...]  # the runs that could share a leaderboard
+
+
+def pick_run_group(runs: Sequence[Run], frame: pd.DataFrame) -> RunGroup:
+    """With chosen runs of different benchmarks or judges
+    (:func:`kbench_core.families.judged.leaderboard_groups`), a choice of which of them the
+    page shows: one benchmark's runs at a time by default, or every run ranked in one
+    leaderboard when the user asks (and the page then says so). Each run keeps its own
+    judges and majority either way (:func:`kbench_core.agreement.consensus` votes run by
+    run)."""
+    from kbench_app import kit, state
+    from kbench_app.agreement import MAJORITY_KEYS
+    from kbench_app.ui import plain
+
+    names = tuple(run.name for run in runs)
+    groups = cache.cached(_groups, frame, runs=runs, names=names)
+    if len(groups) < 2:
+        return RunGroup(tuple(runs), frame, False, tuple(tuple(g) for g in groups))
+    options = [" + ".join(group) for group in groups] + [TOGETHER]
+    chosen = kit.radio(
+        "Leaderboard of", options, key=Keys.RUN_GROUP, horizontal=True,
+        resets=(Keys.MODELS, Keys.JUDGE, Keys.DRILL_MODEL, Keys.DRILL_SAMPLE,
+                *MAJORITY_KEYS[:2]),
+        format_func=lambda o: "every run together" if o == TOGETHER else o,
+        help="These runs have different judges or contracts (benchmarks): each is ranked "
+             "in its own leaderboard. 'Every run together' ranks all their detectors in one "
+             "table, each run still judged by its own judges and majority.")
+    st.caption(":material/info: The chosen runs have different judges or contracts, so their "
+               "detectors are not ranked in one table: "
+               + "; ".join(f"**{plain(' + '.join(g))}**" for g in groups)
+               + ". Choose one above, or every run together.")
+    if chosen == TOGETHER:
+        return RunGroup(tuple(runs), frame, True, tuple(tuple(g) for g in groups))
+    keep = [run for run in runs if run.name in groups[options.index(chosen)]]
+    return RunGroup(tuple(keep), state.combined_runs(keep), False,
+                    tuple(tuple(g) for g in groups))
+
+
+def together_caption(group: RunGroup) -> str:
+    """What the leaderboard says when it ranks runs of different benchmarks or judges
+    together, as the user asked."""
+    from kbench_app.ui import plain
+
+    return (":material/warning: Ranked together as you asked: detectors of "
+            f"{len(group.runs)} runs with different judges or contracts ("
+            + "; ".join(plain(" + ".join(g)) for g in group.groups)
+            + "). A rank across them compares answers to different contracts, judged by "
+              "different judges; each run's numbers are its own majority's.")
 
 
 def weight_sliders() -> dict[str, float]:

@@ -17,11 +17,14 @@ K = page.Keys
 
 shown = kit.open_runs(
     "Vulnerability detection", ["judged"], key=K.RUNS,
-    resets=(K.MODELS, K.JUDGE, K.DRILL_MODEL, K.DRILL_SAMPLE, *agreement_page.MAJORITY_KEYS[:2]),
+    resets=(K.MODELS, K.JUDGE, K.DRILL_MODEL, K.DRILL_SAMPLE, *agreement_page.MAJORITY_KEYS[:2],
+            K.RUN_GROUP),
     empty="No judged vulnerability-detection run is loaded. Add one on the Runs page (a judged "
           "CSV, a BlockBench judge-output folder as .zip/.tar.gz, or a list of multi-judge "
           "records).")
-runs, frame = shown.runs, shown.frame
+# Runs of different benchmarks or judges: one leaderboard each, unless the user asks
+group = page.pick_run_group(shown.runs, shown.frame)
+runs, frame = group.runs, group.frame
 prefetch.cancel()  # what this session queued ahead was for the view it is leaving
 # the majority of several LLM judges first (docs/metrics/agreement.md)
 judges = page.judge_choices(frame)
@@ -111,6 +114,8 @@ with board_section:
                             if missing else "") + ". Click a column header to sort.")
     if voting is not None and judge == "majority":
         st.caption(agreement_page.majority_caption(voting, frame))
+    if group.together:
+        st.caption(page.together_caption(group))
     # Views and figures are cached too: on a big run they cost more than a rerun may take.
     views = page.leaderboard_views(board, runs=runs, selection=selection, options=options,
                                    split=split, keys=keys)

@@ -115,6 +115,63 @@ def _row_median(values: np.ndarray) -> np.ndarray:
     return np.where(m > 0, np.where(m % 2 == 1, low, (low + high) / 2), np.nan)
 
 
+def _runs_of(judged: pd.DataFrame) -> list[str]:
+    """The runs of a frame of several runs viewed together (its ``run`` column), in order of
+    first appearance; empty without the column."""
+    if "run" not in judged:
+        return []
+    values = judged["run"]
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        present = np.bincount(values.cat.codes.to_numpy()[values.cat.codes.to_numpy() >= 0],
+                              minlength=len(values.cat.categories)) > 0
+        return [str(c) for c, p in zip(values.cat.categories, present, strict=True) if p]
+    return [str(v) for v in pd.unique(values.dropna())]
+
+
+def _per_run(judged: pd.DataFrame, runs: Sequence[str], *, judges: Sequence[str] | None,
+             min_votes: int | None, failed_as: FailedAs) -> pd.DataFrame:
+    """:func:`consensus` of each run of ``judged`` on its own, stacked: each run's voters
+    are its own judges (of ``judges``, those it has) and its default ``min_votes`` a strict
+    majority of them. ``attrs["runs"]`` records, per run, its voters and votes needed."""
+    parts = []
+    for run in runs:
+        rows = judged[labels_in(judged["run"], [run])]
+        llm = voters(rows, None)
+        mine = None if judges is None else [j for j in judges if j in llm]
+        if mine is not None and not mine:
+            raise ValueError(f"run {run!r} has none of the judges {', '.join(judges or [])}; "
+                             f"its judges: {', '.join(llm) or 'none'}")
+        try:
+            parts.append(consensus(rows, judges=mine, min_votes=min_votes,
+                                   failed_as=failed_as))
+        except ValueError as err:
+            raise ValueError(f"run {run!r}: {err}") from None
+    frame = pd.concat(parts, ignore_index=True)
+    for column in frame.columns:
+        dtypes = [p[column].dtype for p in parts]
+        if isinstance(frame[column].dtype, pd.CategoricalDtype):
+            continue
+        if all(isinstance(d, pd.CategoricalDtype) for d in dtypes):
+            # each run voted among its own values: one set of categories again
+            merged = pd.api.types.union_categoricals([p[column].array for p in parts],
+                                                     ignore_order=True)
+            frame[column] = merged.as_ordered() if dtypes[0].ordered else merged
+        elif all(pd.api.types.is_bool_dtype(d) for d in dtypes) \
+                and not pd.api.types.is_bool_dtype(frame[column].dtype):
+            frame[column] = frame[column].astype("boolean")
+    frame.attrs["runs"] = {run: {"judges": p.attrs["judges"],
+                                 "min_votes": p.attrs["min_votes"]}
+                           for run, p in zip(runs, parts, strict=True)}
+    frame.attrs["no_majority"] = {
+        c: sum(p.attrs["no_majority"].get(c, 0) for p in parts)
+        for c in dict.fromkeys(c for p in parts for c in p.attrs["no_majority"])}
+    # the voters of every run; min_votes is each run's own (attrs["runs"])
+    frame.attrs["judges"] = sorted({j for p in parts for j in p.attrs["judges"]})
+    frame.attrs["min_votes"] = parts[0].attrs["min_votes"]
+    frame.attrs["failed_as"] = failed_as
+    return frame
+
+
 def _first_present(frame: pd.DataFrame, layout: _Layout, column: str) -> pd.Series:
     """Per item, the first judge's non-missing value (ground truth is the same for all).
 
@@ -164,7 +221,10 @@ def consensus(judged: pd.DataFrame, *, judges: Sequence[str] | None = None,
     Parameters
     ----------
     judged : DataFrame
-        A validated ``judged`` frame; ``human`` rows are left out.
+        A validated ``judged`` frame; ``human`` rows are left out. Several runs viewed
+        together (a ``run`` column, :func:`kbench_core.io.combine_runs`) vote run by run:
+        each run's majority is made of its own judges with its own default ``min_votes``,
+        so a run's consensus never changes because another run is beside it.
     judges : sequence of str, optional
         The judges that vote (e.g. the three a paper published); default every judge other
         than ``human``. An unknown name, ``human`` or a repeated name is an error naming the
@@ -226,6 +286,9 @@ def consensus(judged: pd.DataFrame, *, judges: Sequence[str] | None = None,
     True
     """
     check_choice("failed_as", failed_as, FAILED_AS)
+    runs = _runs_of(judged)
+    if len(runs) > 1:
+        return _per_run(judged, runs, judges=judges, min_votes=min_votes, failed_as=failed_as)
     chosen = voters(judged, judges)
     if not chosen:
         raise ValueError("consensus needs at least one judge other than 'human'")

@@ -28,6 +28,7 @@ from kbench_core.schema import (
 
 __all__ = ["FAMILY", "MAJORITY", "ConsensusOptions", "TierOptions", "check_judges",
            "default_judge", "difficulty_tdr", "fixed_versions", "judge_views", "leaderboard",
+           "leaderboard_groups",
            "majority_provenance"]
 
 MAJORITY = "majority"  # = kbench_core.agreement.CONSENSUS (not imported: agreement is lazy)
@@ -135,6 +136,44 @@ def check_judges(judged: pd.DataFrame, options: Mapping[str, Any] | None) -> Con
         voting = agreement.voters(judged, list(chosen.judges) or None)
         agreement.check_min_votes(chosen.min_votes, len(voting))
     return chosen
+
+
+SHARED_SAMPLES = 0.5  # runs of one benchmark share at least this share of their contracts
+
+
+def leaderboard_groups(frames: Mapping[str, pd.DataFrame]) -> list[list[str]]:
+    """The runs (by name, in the order given) whose detectors may be ranked in one
+    leaderboard: runs judged by the same LLM judges on the same benchmark, told by their
+    contracts (two runs share at least :data:`SHARED_SAMPLES` of the smaller one's samples).
+    Runs of different benchmarks or judges are never ranked together by default: one
+    benchmark's detectors would be ranked on other contracts, by other judges and under
+    another majority rule than the other's.
+
+    >>> import pandas as pd
+    >>> ds = pd.DataFrame({"sample": ["ds_1", "ds_2"], "judge": ["a", "b"]})
+    >>> tc = pd.DataFrame({"sample": ["tc_1", "tc_2"], "judge": ["a", "b"]})
+    >>> leaderboard_groups({"DS claude": ds, "TC": tc, "DS gpt": ds})
+    [['DS claude', 'DS gpt'], ['TC']]
+    """
+    from kbench_core import vuln
+
+    def signature(frame: pd.DataFrame) -> tuple[tuple[str, ...], set[str]]:
+        judges = tuple(j for j in vuln.judges_of(frame) if j != "human")
+        return judges, {str(s) for s in pd.unique(frame["sample"].dropna())}
+
+    groups: list[tuple[tuple[str, ...], set[str], list[str]]] = []
+    for name, frame in frames.items():
+        judges, samples = signature(frame)
+        for group_judges, group_samples, names in groups:
+            shared = len(samples & group_samples)
+            if group_judges == judges and shared >= SHARED_SAMPLES * min(
+                    len(samples), len(group_samples)) and shared > 0:
+                names.append(name)
+                group_samples |= samples
+                break
+        else:
+            groups.append((judges, set(samples), [name]))
+    return [names for _, _, names in groups]
 
 
 def default_judge(judged: pd.DataFrame) -> str | None:
