@@ -53,6 +53,7 @@ class Keys:
     RELIABILITY_PROMPT = "vuln_rel_prompt"
     PROMPT_METRIC = "vuln_prompt_metric"
     DRILL_SEARCH = "vuln_drill_search"
+    DRILL_PROMPT = "vuln_drill_prompt"
     COMPARE = "vuln_cmp"
     RUN_GROUP = "vuln_run_group"
 
@@ -598,12 +599,56 @@ def samples_of(selected: pd.DataFrame, model: str) -> list[str]:
     return sorted(map(str, selected["sample"][labels_in(selected["model"], [model])].unique()))
 
 
+def _item_rows(frame: pd.DataFrame, *, model: str, sample: str) -> pd.DataFrame:
+    """Every judge's rows of ``model``'s answers on ``sample`` (all its prompt types)."""
+    return frame[labels_in(frame["model"], [model]) & labels_in(frame["sample"], [sample])]
+
+
+DRILL_JUDGE_FIELDS = ("said_vulnerable", "confidence", "target_found", "partial_found",
+                      "type_match", "rcir", "ava", "fsv", *(
+                          c for c in ("n_target_match", "n_partial_match", "n_bonus_valid",
+                                      "n_hallucinated", "n_other_invalid")),
+                      "claimed_lines", "claims_fixed_target", "failed_judgement",
+                      "n_judges", "no_majority")
+
+
+def judges_view(raw: pd.DataFrame, majority: pd.DataFrame | None,
+                prompt_type: str | None) -> pd.DataFrame:
+    """One answer (a prompt type of the rows) field by field: each judge's decision as
+    :func:`kbench_app.agreement.item_records` lays it out (the Judge agreement page's
+    "Answer to inspect"), then the majority's (``majority`` rows, when given), as text."""
+    from kbench_app.agreement import _item_records
+
+    def fields(rows: pd.DataFrame) -> pd.DataFrame:
+        keep = [c for c in ("sample", "model", "prompt_type", "judge", *DRILL_JUDGE_FIELDS)
+                if c in rows]
+        item = {c: str(rows[c].iloc[0]) for c in ("sample", "model") if c in rows and len(rows)}
+        if prompt_type is not None:
+            item["prompt_type"] = prompt_type
+        return _item_records(rows[keep], item=item)
+
+    table = fields(raw)
+    if majority is None or table.empty:
+        return table
+    voted = fields(majority)
+    if voted.empty:
+        return table
+    # the majority last, its own fields (n_judges, no_majority) after the judges' fields
+    out = table.merge(voted, on="field", how="outer", sort=False)
+    order = {f: i for i, f in enumerate([*table["field"], *voted["field"]])}
+    out = out.iloc[out["field"].map(order).argsort(kind="stable")].reset_index(drop=True)
+    return out.fillna("")
+
+
 def drill_down(selected: pd.DataFrame, models: Sequence[str], judge: str, *,
-               runs: Sequence[Run], selection: tuple) -> None:
-    """The One sample section: a detector's answers on one sample and their findings, text
-    shown exactly as uploaded. ``selection`` names what cut ``selected`` out of ``runs``
-    (the sample list is cached on it: sorting a big run's ids on every rerun of the page
-    cost a tenth of a widget change)."""
+               runs: Sequence[Run], selection: tuple, frame: pd.DataFrame | None = None
+               ) -> None:
+    """The One sample section: a detector's answers on one sample as ``judge`` decided them,
+    then (``frame``: every judge's rows) each judge's decision beside the majority's, field
+    by field, and the detector's findings as each judge classified them, with their
+    reasoning; text shown exactly as uploaded (plain text, never markup). ``selection``
+    names what cut ``selected`` out of ``runs`` (the sample list is cached on it: sorting a
+    big run's ids on every rerun of the page cost a tenth of a widget change)."""
     from kbench_app import kit
     from kbench_app.ui import plain
     from kbench_core.schema import FINDING_COUNTS
@@ -627,18 +672,63 @@ def drill_down(selected: pd.DataFrame, models: Sequence[str], judge: str, *,
         c2.caption(f"The first {MAX_SAMPLE_OPTIONS:,} are listed; search to find the others.")
     answers = selected[labels_in(selected["model"], [model])
                        & labels_in(selected["sample"], [sample])]
+    majority = judge == MAJORITY
+    raw = answers
+    if frame is not None:
+        raw = cache.cached(_item_rows, frame, runs=runs, selection=(), model=model,
+                           sample=sample)
+        if not majority:  # the chosen judge's own rows for its findings
+            raw_findings = raw[labels_in(raw["judge"], [judge])]
+        else:  # the detector's findings as each LLM judge read them
+            raw_findings = raw[~labels_in(raw["judge"], ["human"])]
+    else:
+        raw_findings = answers
+    n_judges = int(raw["judge"].nunique()) if frame is not None else 1
     st.caption(f"{count_noun(len(answers), 'answer')} of **{plain(model)}** on "
-               f"**{plain(sample)}** as judged by **{plain(judge)}**; text is shown exactly as "
-               "uploaded.")
-    drill = answers[[c for c in DRILL_COLUMNS + FINDING_COUNTS if c in answers]]
+               f"**{plain(sample)}** as judged by **{plain(judge)}**"
+               + (f" (the majority of {count_noun(n_judges, 'judge')}: each judge's "
+                  "decision is below)" if majority else "")
+               + "; text is shown exactly as uploaded.")
+    extra = ("n_judges", "no_majority") if majority else ("failed_judgement",)
+    drill = answers[[c for c in (*DRILL_COLUMNS, *FINDING_COUNTS, *extra) if c in answers]]
     st.dataframe(drill, hide_index=True, width="stretch", key="vuln_drill_answers",
                  column_config=table_config(drill))
-    findings = vuln.sample_findings(answers)
-    if "findings" not in answers:
+
+    if frame is not None and n_judges >= 2:
+        prompts = (sorted(map(str, answers["prompt_type"].dropna().unique()))
+                   if "prompt_type" in answers else [])
+        prompt = None
+        if len(prompts) > 1:
+            prompt = kit.select("Answer (prompt type)", prompts, key=Keys.DRILL_PROMPT,
+                                in_url=False)
+        elif prompts:
+            prompt = prompts[0]
+        st.markdown("**Each judge's decision" + (" and the majority's" if majority else "")
+                    + "**" + (f" on the {plain(prompt)} prompt" if prompt else ""))
+        record = judges_view(raw, answers if majority else None, prompt)
+        st.dataframe(record, hide_index=True, width="stretch", key="vuln_drill_judges",
+                     column_config=table_config(record))
+        st.caption("One column per judge (its reasoning is in the findings below)"
+                   + (", then the majority: each label the value at least the votes needed "
+                      "gave (no_majority names those without one)" if majority else "")
+                   + ". An empty column with a failed_judgement is a judgement that failed.")
+
+    findings = vuln.sample_findings(raw_findings)
+    if "findings" not in raw_findings:
         st.caption("This run gives finding counts only (no findings text).")
     elif findings.empty:
-        st.caption("The detector reported no findings here.")
+        failed = ("failed_judgement" in raw_findings
+                  and raw_findings["failed_judgement"].notna().all())
+        st.caption("No judgement of this answer could be read (see failed_judgement)."
+                   if failed and len(raw_findings) else
+                   "No judge lists a finding of the detector here.")
     else:
-        listed = findings.drop(columns=["sample", "model", "judge"], errors="ignore")
+        listed = findings.drop(columns=["sample", "model"]
+                               + ([] if majority and frame is not None else ["judge"]),
+                               errors="ignore")
+        st.markdown("**The detector's findings**" + (", as each judge classified them"
+                                                     if majority else ""))
         st.dataframe(listed, hide_index=True, width="stretch", key="vuln_drill_findings",
                      column_config=table_config(listed))
+        st.caption("The claimed type, location and description are the detector's; the "
+                   "classification and its reasoning are the judge's.")

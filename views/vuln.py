@@ -207,7 +207,7 @@ run_compare_panel(selected, "judged", key=K.COMPARE, runs=list(runs), colors=col
 st.caption("Items are sample × prompt type; errors are clustered by sample (a contract's "
            "prompt variants share its difficulty). Judged by " + plain(judge) + ".")
 
-page.drill_down(selected, models, judge, runs=runs, selection=selection)
+page.drill_down(selected, models, judge, runs=runs, selection=selection, frame=frame)
 # the other judges, worked out while the user reads this one (kbench_app.prefetch)
 page.work_ahead(frame, models, judge, runs=runs, voting=voting, options=options,
                 colors=colors, split=split, prompt_tiers=eager_prompts, prompts=has_prompts,
