@@ -148,10 +148,11 @@ def pick_run_group(runs: Sequence[Run], frame: pd.DataFrame) -> RunGroup:
         help="These runs have different judges or contracts (benchmarks): each is ranked "
              "in its own leaderboard. 'Every run together' ranks all their detectors in one "
              "table, each run still judged by its own judges and majority.")
-    st.caption(":material/info: The chosen runs have different judges or contracts, so their "
-               "detectors are not ranked in one table: "
-               + "; ".join(f"**{plain(' + '.join(g))}**" for g in groups)
-               + ". Choose one above, or every run together.")
+    if chosen != TOGETHER:
+        st.caption(":material/info: The chosen runs have different judges or contracts, so "
+                   "each of " + "; ".join(f"**{plain(' + '.join(g))}**" for g in groups)
+                   + " is ranked in its own leaderboard. Choose one above, or every run "
+                     "together.")
     if chosen == TOGETHER:
         return RunGroup(tuple(runs), frame, True, tuple(tuple(g) for g in groups))
     keep = [run for run in runs if run.name in groups[options.index(chosen)]]
@@ -683,7 +684,8 @@ def drill_down(selected: pd.DataFrame, models: Sequence[str], judge: str, *,
             raw_findings = raw[~labels_in(raw["judge"], ["human"])]
     else:
         raw_findings = answers
-    n_judges = int(raw["judge"].nunique()) if frame is not None else 1
+    n_judges = (len([j for j in map(str, raw["judge"].unique()) if j != "human"])
+                if frame is not None else 1)
     st.caption(f"{count_noun(len(answers), 'answer')} of **{plain(model)}** on "
                f"**{plain(sample)}** as judged by **{plain(judge)}**"
                + (f" (the majority of {count_noun(n_judges, 'judge')}: each judge's "
@@ -694,7 +696,7 @@ def drill_down(selected: pd.DataFrame, models: Sequence[str], judge: str, *,
     st.dataframe(drill, hide_index=True, width="stretch", key="vuln_drill_answers",
                  column_config=table_config(drill))
 
-    if frame is not None and n_judges >= 2:
+    if frame is not None and raw["judge"].nunique() >= 2:
         prompts = (sorted(map(str, answers["prompt_type"].dropna().unique()))
                    if "prompt_type" in answers else [])
         prompt = None

@@ -85,7 +85,10 @@ options = TierOptions(partial_credit=partial_credit, severity_weighted=severity,
                       zero_division=zero, bootstrap=bootstrap, n_bins=n_bins, binning=binning,
                       sui_weights=tuple(weights.items()))
 provenance = {**options.provenance(), "judge": judge,
-              **(voting.provenance() if voting else {})}
+              **(voting.provenance() if voting else {}),
+              # detectors of runs of different judges or contracts, ranked together as asked
+              **({"ranked_together": [" + ".join(g) for g in group.groups]}
+                 if group.together else {})}
 selection = (tuple(models), judge, voting)
 colors = state.model_colors(all_models)
 selected = page.selected_rows(frame, models, judge, runs=runs, voting=voting)
