@@ -264,3 +264,28 @@ def test_the_engines_give_the_memory_numbers(run, tmp_path, failed_as) -> None:
             engines.load(path, engine=engine)
         messages.append(str(info.value))
     assert messages[0] == messages[1] and "failed_judgement" in messages[0]
+
+
+def test_the_vulnerability_page_honours_failed_as_for_one_judge(tmp_path, monkeypatch) -> None:
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    from kbench_app import state
+
+    path = tmp_path / "ds.json"
+    path.write_text(json.dumps(records()))
+    monkeypatch.setenv("KBENCH_APP_ARGS", f"--no-samples {path}")
+    state._cached_load.clear()
+    root = Path(__file__).resolve().parent.parent
+    at = AppTest.from_file(str(root / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("views/vuln.py").run()
+    at.selectbox(key="vuln_judge").set_value("j3").run()
+    board = at.dataframe[0].value.set_index("model")
+    assert (board.loc["m", "n"], board.loc["m", "tdr"]) == (2, pytest.approx(1 / 2))
+    assert "2 failed judgements left out" in " ".join(c.value for c in at.caption)
+    at.radio(key="vuln_failed_as").set_value("not_found").run()
+    assert not at.exception
+    board = at.dataframe[0].value.set_index("model")
+    assert (board.loc["m", "n"], board.loc["m", "tdr"]) == (4, pytest.approx(1 / 4))

@@ -85,7 +85,9 @@ options = TierOptions(partial_credit=partial_credit, severity_weighted=severity,
                       zero_division=zero, bootstrap=bootstrap, n_bins=n_bins, binning=binning,
                       sui_weights=tuple(weights.items()))
 provenance = {**options.provenance(), "judge": judge,
-              **(voting.provenance() if voting else {}),
+              # the majority's rule, or (one LLM judge) only what a failed judgement counts as
+              **(voting.provenance() if voting and "majority" in judges
+                 else {"failed_as": voting.failed_as} if voting else {}),
               # detectors of runs of different judges or contracts, ranked together as asked
               **({"ranked_together": [" + ".join(g) for g in group.groups]}
                  if group.together else {})}
