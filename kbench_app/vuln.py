@@ -605,6 +605,12 @@ def _item_rows(frame: pd.DataFrame, *, model: str, sample: str) -> pd.DataFrame:
     return frame[labels_in(frame["model"], [model]) & labels_in(frame["sample"], [sample])]
 
 
+DRILL_LABELS = {"n_judges": st.column_config.NumberColumn(
+                    "Judgements", help="Judges whose judgement of the answer could be read"),
+                "no_majority": st.column_config.TextColumn(
+                    "No majority on", help="Labels no value won the votes needed for"),
+                "failed_judgement": st.column_config.TextColumn(
+                    "Failed judgement", help="Why the judge's record could not be read")}
 DRILL_JUDGE_FIELDS = ("said_vulnerable", "confidence", "target_found", "partial_found",
                       "type_match", "rcir", "ava", "fsv", *(
                           c for c in ("n_target_match", "n_partial_match", "n_bonus_valid",
@@ -694,7 +700,7 @@ def drill_down(selected: pd.DataFrame, models: Sequence[str], judge: str, *,
     extra = ("n_judges", "no_majority") if majority else ("failed_judgement",)
     drill = answers[[c for c in (*DRILL_COLUMNS, *FINDING_COUNTS, *extra) if c in answers]]
     st.dataframe(drill, hide_index=True, width="stretch", key="vuln_drill_answers",
-                 column_config=table_config(drill))
+                 column_config=table_config(drill, DRILL_LABELS))
 
     if frame is not None and raw["judge"].nunique() >= 2:
         prompts = (sorted(map(str, answers["prompt_type"].dropna().unique()))
