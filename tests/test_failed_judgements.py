@@ -289,3 +289,35 @@ def test_the_vulnerability_page_honours_failed_as_for_one_judge(tmp_path, monkey
     assert not at.exception
     board = at.dataframe[0].value.set_index("model")
     assert (board.loc["m", "n"], board.loc["m", "tdr"]) == (4, pytest.approx(1 / 4))
+
+
+def test_the_agreement_pages_spread_honours_failed_as(tmp_path, monkeypatch) -> None:
+    """"How much the judge moves the score" on the Judge agreement page: each judge's TDR
+    follows the Failed judgements choice (it ignored it: issue 37)."""
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    from kbench_app import state
+
+    path = tmp_path / "ds.json"
+    path.write_text(json.dumps(records()))
+    monkeypatch.setenv("KBENCH_APP_ARGS", f"--no-samples {path}")
+    state._cached_load.clear()
+    root = Path(__file__).resolve().parent.parent
+    at = AppTest.from_file(str(root / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("views/agreement.py").run()
+
+    def tdr_range() -> tuple[float, float]:
+        table = next(d.value for d in at.dataframe
+                     if {"metric", "judge_low", "judge_high"} <= set(d.value.columns))
+        row = table[table["metric"] == "tdr"].iloc[0]
+        return float(row["low"]), float(row["high"])
+
+    # missing: j1 2/3, j2 1/3, j3 1/2
+    assert tdr_range() == pytest.approx((1 / 3, 2 / 3))
+    at.radio(key="agr_failed_as").set_value("not_found").run()
+    assert not at.exception
+    # not found: j1 2/4, j2 1/4, j3 1/4
+    assert tdr_range() == pytest.approx((1 / 4, 2 / 4))
