@@ -164,3 +164,14 @@ def test_the_page_ranks_each_run_apart_unless_asked(monkeypatch, tmp_path, runs)
     assert "Ranked together as you asked" in captions
     assert "Majority, run by run: **DS** 2 of 3 votes" in captions
     assert "**TC** 3 of 5 votes" in captions
+
+
+def test_a_run_of_expert_labels_only_has_no_majority_beside_another(runs) -> None:
+    ds, _ = runs
+    experts = load("experts", {"ds_t1_001": {"human": True}})
+    together = io.combine_runs([ds, experts])
+    voted = agreement.consensus(together)
+    assert list(voted.attrs["runs"]) == ["DS"]
+    assert set(voted["run"].astype(str)) == {"DS"}
+    with pytest.raises(ValueError, match="no judge 'zz'"):
+        agreement.consensus(together, judges=["zz"])

@@ -133,10 +133,14 @@ def _per_run(judged: pd.DataFrame, runs: Sequence[str], *, judges: Sequence[str]
     """:func:`consensus` of each run of ``judged`` on its own, stacked: each run's voters
     are its own judges (of ``judges``, those it has) and its default ``min_votes`` a strict
     majority of them. ``attrs["runs"]`` records, per run, its voters and votes needed."""
-    parts = []
+    if judges is not None:
+        voters(judged, judges)  # an unknown name is an error naming every run's judges
+    parts, named = [], []
     for run in runs:
         rows = judged[labels_in(judged["run"], [run])]
         llm = voters(rows, None)
+        if not llm:
+            continue  # expert labels only: nothing to vote on in this run
         mine = None if judges is None else [j for j in judges if j in llm]
         if mine is not None and not mine:
             raise ValueError(f"run {run!r} has none of the judges {', '.join(judges or [])}; "
@@ -146,6 +150,9 @@ def _per_run(judged: pd.DataFrame, runs: Sequence[str], *, judges: Sequence[str]
                                    failed_as=failed_as))
         except ValueError as err:
             raise ValueError(f"run {run!r}: {err}") from None
+        named.append(run)
+    if not parts:
+        raise ValueError("consensus needs at least one judge other than 'human'")
     frame = pd.concat(parts, ignore_index=True)
     for column in frame.columns:
         dtypes = [p[column].dtype for p in parts]
@@ -161,7 +168,7 @@ def _per_run(judged: pd.DataFrame, runs: Sequence[str], *, judges: Sequence[str]
             frame[column] = frame[column].astype("boolean")
     frame.attrs["runs"] = {run: {"judges": p.attrs["judges"],
                                  "min_votes": p.attrs["min_votes"]}
-                           for run, p in zip(runs, parts, strict=True)}
+                           for run, p in zip(named, parts, strict=True)}
     frame.attrs["no_majority"] = {
         c: sum(p.attrs["no_majority"].get(c, 0) for p in parts)
         for c in dict.fromkeys(c for p in parts for c in p.attrs["no_majority"])}
