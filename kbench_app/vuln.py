@@ -640,6 +640,8 @@ def judges_view(raw: pd.DataFrame, majority: pd.DataFrame | None,
     voted = fields(majority)
     if voted.empty:
         return table
+    # a median of whole counts that is whole reads as the judges' counts do ("1", not "1.0")
+    voted[MAJORITY] = voted[MAJORITY].str.replace(r"^(-?\d+)\.0$", r"\1", regex=True)
     # the majority last, its own fields (n_judges, no_majority) after the judges' fields
     out = table.merge(voted, on="field", how="outer", sort=False)
     order = {f: i for i, f in enumerate([*table["field"], *voted["field"]])}
@@ -716,10 +718,12 @@ def drill_down(selected: pd.DataFrame, models: Sequence[str], judge: str, *,
         record = judges_view(raw, answers if majority else None, prompt)
         st.dataframe(record, hide_index=True, width="stretch", key="vuln_drill_judges",
                      column_config=table_config(record))
+        failed = "failed_judgement" in raw and bool(raw["failed_judgement"].notna().any())
         st.caption("One column per judge (its reasoning is in the findings below)"
                    + (", then the majority: each label the value at least the votes needed "
                       "gave (no_majority names those without one)" if majority else "")
-                   + ". An empty column with a failed_judgement is a judgement that failed.")
+                   + (". A column with a failed_judgement is a judgement that failed: its "
+                      "labels are empty, never a 'no'" if failed else "") + ".")
 
     findings = vuln.sample_findings(raw_findings)
     if "findings" not in raw_findings:
