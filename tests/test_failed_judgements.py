@@ -289,6 +289,8 @@ def test_the_vulnerability_page_honours_failed_as_for_one_judge(tmp_path, monkey
     assert not at.exception
     board = at.dataframe[0].value.set_index("model")
     assert (board.loc["m", "n"], board.loc["m", "tdr"]) == (4, pytest.approx(1 / 4))
+    assert "2 failed judgements counted as 'not found'" in " ".join(
+        c.value for c in at.caption)
 
 
 def test_the_agreement_pages_spread_honours_failed_as(tmp_path, monkeypatch) -> None:

@@ -114,9 +114,15 @@ with board_section:
     board = by_prompt if split else table
     keys = ("model", "prompt_type") if split else ("model",)
     missing = int(table["n_missing"].sum())
+    # one judge's failed judgements counted as "not found" (the majority's caption says its)
+    counted = (int(selected["failed_judgement"].notna().sum())
+               if judge != "majority" and voting is not None and voting.failed_as == "not_found"
+               and "failed_judgement" in selected else 0)
     st.caption(f"Judge **{plain(judge)}** · {len(selected):,} answers · ranked by SUI (rank 1 "
                "= best)" + (f" · {missing:,} failed judgements left out (missing, not 'no')"
-                            if missing else "") + ". Click a column header to sort.")
+                            if missing else "")
+               + (f" · {counted:,} failed judgements counted as 'not found' (BlockBench's "
+                  "convention)" if counted else "") + ". Click a column header to sort.")
     if voting is not None and judge == "majority":
         st.caption(agreement_page.majority_caption(voting, frame))
     if group.together:
