@@ -323,3 +323,19 @@ def test_the_agreement_pages_spread_honours_failed_as(tmp_path, monkeypatch) -> 
     assert not at.exception
     # not found: j1 2/4, j2 1/4, j3 1/4
     assert tdr_range() == pytest.approx((1 / 4, 2 / 4))
+
+
+@pytest.mark.parametrize("failed_as", ["missing", "not_found"])
+def test_the_fixed_versions_tdr_follows_failed_as(failed_as) -> None:
+    from kbench_core.families.judged import fixed_versions
+
+    fixed = [{**record("df_tc_001", j, False), "target_assessment": {
+        "false_positive_detected": False, "type_match": "not_mentioned"}}
+        for j in ("j1", "j2", "j3")]
+    loaded = io.load_run(("ds.json", json.dumps(records() + fixed).encode()))
+    table = fixed_versions(loaded.frame, judges=["j3"], consensus={"failed_as": failed_as})
+    j3 = one(table, judge="j3")
+    # j3 on the four vulnerable contracts: found 1 of the 2 it judged, 2 failed
+    assert (j3["n_vulnerable"], j3["tdr"]) == (
+        (2, pytest.approx(1 / 2)) if failed_as == "missing" else (4, pytest.approx(1 / 4)))
+    assert (j3["n_fixed"], j3["fixed_claim_rate"]) == (1, 0.0)

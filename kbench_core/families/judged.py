@@ -310,16 +310,19 @@ def fixed_versions(judged: pd.DataFrame, *, judges: Sequence[str] | None = None,
     judge; ``majority`` among them is the consensus); empty when no answer assesses a fixed
     contract."""
     from kbench_core import vuln
+    from kbench_core.agreement import judge_rows
 
     every = vuln.judges_of(judged)
     parts = []
     llm = [j for j in every if j != "human"]
+    chosen = ConsensusOptions.from_mapping(consensus)
     if len(llm) > 1:
         from kbench_core.agreement import consensus as vote
 
-        parts.append(vuln.fixed_claims(vote(judged, **ConsensusOptions.from_mapping(
-            consensus).consensus())))
-    parts += [vuln.fixed_claims(judged, judge=judge)
+        parts.append(vuln.fixed_claims(vote(judged, **chosen.consensus())))
+    # each judge's TDR beside counts its failed judgements as the majority's (failed_as)
+    parts += [vuln.fixed_claims(judge_rows(judged, judge, failed_as=chosen.failed_as),
+                                judge=judge)
               for judge in (every if judges is None else judges) if judge != MAJORITY]
     kept = [p for p in parts if len(p)]
     return pd.concat(kept, ignore_index=True) if kept else parts[0]
