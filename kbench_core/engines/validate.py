@@ -192,6 +192,9 @@ def _rule_suspect(kind: str, table: Any, labels: _Labels) -> Any | None:
     if kind == "replication" and {"human_effect", "test_type"} <= columns:
         has_effect = ~absent("human_effect") | ~absent("agent_effect")
         return has_effect & absent("test_type")
+    if kind == "judged":  # a label left empty needs a failed judgement's reason
+        return ((absent("said_vulnerable") | absent("target_found"))
+                & absent("failed_judgement"))
     if kind == "replication_summary" and "finding" in columns:
         rows = ~absent("finding")
         return rows & (absent("finding_score") | absent("n_tests"))
