@@ -94,7 +94,9 @@ def measure(html: Path) -> dict[str, float]:
                "load_s": nav["loadEventEnd"] / 1000,
                "height_px": page.evaluate("document.documentElement.scrollHeight"),
                "plots": page.locator(".plotly-graph-div").count(),
-               "drawn_at_load": page.locator(".plotly-graph-div .main-svg").count()}
+               "drawn_at_load": page.evaluate(
+                   "[...document.querySelectorAll('.plotly-graph-div')]"
+                   ".filter(d => d.querySelector('.main-svg')).length")}
         # the first plot of the page, scrolled to once the first screen is there
         start = page.evaluate("""() => {
             const d = document.querySelector('.plotly-graph-div');
