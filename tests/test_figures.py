@@ -605,3 +605,22 @@ def test_intensity_panels_keep_their_level_labels_over_their_own_panel(
     for axis in axes:
         levels = list(fig.layout[axis].categoryarray)
         assert list(fig.layout[axis].range) == [-0.5, len(levels) - 0.5]
+
+
+def test_heatmap_columns_that_fit_unturned_get_no_turned_margin() -> None:
+    """At an export width the columns' room is known: short labels that fit their column
+    keep a one-line margin (40 + ceil(1.3 * 12) = 56 px), long ones the margin of the turned
+    label (40 + int(len * 0.66 * 12 * 0.8))."""
+    import math
+
+    from kbench_core.figures.base import fit_to_width, heatmap_figure
+
+    def heat(columns):
+        grid = pd.DataFrame([[0.1] * len(columns)] * 3, index=["r1", "r2", "r3"],
+                            columns=columns)
+        return fit_to_width(heatmap_figure(grid, title="t", zmin=0, zmax=1,
+                                           colorbar_title="v"), 672)
+
+    short, long = heat(["a", "b", "c"]), heat([f"a-long-column-name-{i}" for i in range(10)])
+    assert short.layout.margin.b == 40 + math.ceil(1.3 * 12)
+    assert long.layout.margin.b == 40 + int(len("a-long-column-name-0") * 0.66 * 12 * 0.8)

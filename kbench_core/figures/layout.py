@@ -484,9 +484,17 @@ def _recut_ticks(fig: go.Figure, width: int, height: int) -> int:
         size = spec["size"] - (1 if width < NARROW else 0)
         labels = spec["labels"]
         if spec.get("turn"):  # heatmap columns: one line, whole (turned when they must)
+            shown = turned_labels(labels)
             margin = turned_margin(labels, size)
+            heat = meta.get("kbench_heatmap")
+            if isinstance(heat, Mapping):  # columns wide enough for their labels: unturned
+                colorbar = 0 if width < NARROW else heat.get("colorbar_px", 90)
+                plot = width - min(0.4 * width, heat["label_px"]) - colorbar - 40
+                cell = plot / max(int(heat["columns"]), 1)
+                if max((text_width(label, size) for label in shown), default=0) + 8 <= cell:
+                    margin = 40 + math.ceil(1.3 * size)
             before = fig.layout.margin.b or 0
-            fig.layout[axis].update(ticktext=turned_labels(labels), tickfont=dict(size=size))
+            fig.layout[axis].update(ticktext=shown, tickfont=dict(size=size))
             fig.layout.margin.b = margin
             grown += margin - before
             continue
