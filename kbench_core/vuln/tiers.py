@@ -11,7 +11,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from kbench_core.calibration import bin_calibration
+from kbench_core.calibration import bin_calibration, mce_interval_of
 from kbench_core.schema import SEVERITIES
 from kbench_core.stats import check_choice
 from kbench_core.vuln._formulas import (
@@ -110,9 +110,11 @@ def tiers(judged: pd.DataFrame | PreparedAnswers, *, by: Sequence[str] = ("model
     judge : str, optional
         The judge to use; required when the frame holds several.
     ci : {None, "bootstrap"}
-        ``"bootstrap"`` adds percentile intervals to SUI, TUS, TUS (geometric), LGI, ECE, MCE,
+        ``"bootstrap"`` adds percentile intervals to SUI, TUS, TUS (geometric), LGI, ECE,
         F1 and F2: ``n_boot`` resamples of the samples (contracts, with all their answers, so
-        models stay paired), ``random_state`` seeded.
+        models stay paired), ``random_state`` seeded; and MCE's simultaneous interval
+        (:func:`kbench_core.calibration.mce_interval`: per-bin Wilson, clustered by sample,
+        Bonferroni over the bins; the bootstrap of a max never covered a small MCE).
     no_target_reasoning : {"zero", "renormalise"}
         How SUI and TUS treat a group that had vulnerable answers but found no target (its
         reasoning means are undefined): ``"zero"`` (default) counts its reasoning as 0, since
@@ -201,6 +203,14 @@ def tiers(judged: pd.DataFrame | PreparedAnswers, *, by: Sequence[str] = ("model
     if ci == "bootstrap":
         _bootstrap(table, prep, weights, zero_division, n_bins, binning, n_boot, random_state,
                    no_target_reasoning)
+        # MCE: simultaneous Wilson intervals of the bins (clustered by sample), not the
+        # bootstrap, whose percentile interval of a max never covers a small MCE
+        low, high = mce_interval_of(prep.gid[prep.conf_rows], prep.confidence, prep.correct,
+                                    prep.sample[prep.conf_rows], n_groups=prep.n_groups,
+                                    n_bins=n_bins, strategy=binning, order=prep.conf_order)
+        position = table.columns.get_loc("mce") + 1
+        table.insert(position, "mce_low", low)
+        table.insert(position + 1, "mce_high", high)
     if "difficulty" in frame and "difficulty" not in by and frame["difficulty"].notna().any():
         _difficulty_means(table, frame, by, dict(
             sui_weights=weights, partial_credit=partial_credit, severity_weights=severity,
@@ -339,8 +349,10 @@ class _Totals:
             sums = [np.column_stack([self.cells(p[k] if k < 3 or p[3] is not None else p[2])
                                      for p in chunk]) for k in (1, 2, 3)]
             _, _, deff = self.clusters.deff(*sums)
+            edge = self.clusters.boundary_n(sums[2])  # monotone in the count (item 38.8)
             for j, (name, *_, successes, total) in enumerate(chunk):
-                out.pending.append((name, successes / deff[:, j], total / deff[:, j]))
+                out.pending.append((name, successes / deff[:, j], total / deff[:, j],
+                                    edge[:, j]))
         self.pending.clear()
 
     def mean_t(self, out: dict, name: str, values: np.ndarray, used: np.ndarray, *,

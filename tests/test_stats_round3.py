@@ -1,0 +1,146 @@
+"""Issue 38 (statistics round 3), items 3-8: MCE's simultaneous interval, bounded means over
+few units, monotone composite intervals, rank intervals with few clusters, the difficulty
+mean's interval and the tier rates' monotone bounds. Each test fails on the code before the
+round (checked); coverage claims are checked by small seeded simulations."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from statsmodels.stats.proportion import proportion_confint
+
+from kbench_core import calibration, vuln
+from tests.test_stats_round2_vuln import design  # the round-2 simulated designs
+
+
+def covers(low: np.ndarray, high: np.ndarray, truth: float | np.ndarray) -> float:
+    return float(np.mean((np.asarray(low) <= truth) & (truth <= np.asarray(high))))
+
+
+# ------------------------------------------------------------------ item 3: MCE
+
+
+def mce_runs(reps: int, n: int, gap: float, seed: int, lowest: float = 0.5):
+    """``reps`` detectors of ``n`` answers, confidence uniform on [lowest, 1], right with
+    probability confidence − gap: every bin's true gap is ``gap``, so the true MCE is too
+    (given the confidences drawn, the bin's expected accuracy is its mean confidence − gap)."""
+    rng = np.random.default_rng(seed)
+    conf = rng.uniform(max(lowest, gap), 1.0, (reps, n))
+    return conf, rng.random((reps, n)) < conf - gap
+
+
+def test_mce_interval_by_hand() -> None:
+    # Two bins: (0.2, 0.2, 0.2, 0.2) with 1 right, (0.9 x 6) with 6 right. Bonferroni over
+    # B = 2 bins: each Wilson interval at 97.5 %. Bin 1: conf 0.2, Wilson(1 of 4) =
+    # [L1, U1]; bin 2: conf 0.9, Wilson(6 of 6) = [L2, 1]. MCE = max(|0.25 - 0.2|, 0.1) = 0.1;
+    # low = max(dist(0.2, [L1, U1]), dist(0.9, [L2, 1])) = 0 (both hold their confidence);
+    # high = max(max(U1 - 0.2, 0.2 - L1), max(1 - 0.9, 0.9 - L2)).
+    conf = [0.2] * 4 + [0.9] * 6
+    correct = [1, 0, 0, 0] + [1] * 6
+    est = calibration.mce(conf, correct, n_bins=2, ci="bootstrap")
+    l1, u1 = proportion_confint(1, 4, alpha=0.025, method="wilson")
+    l2, _ = proportion_confint(6, 6, alpha=0.025, method="wilson")
+    assert float(est) == pytest.approx(0.1)
+    assert est.low == 0.0
+    assert est.high == pytest.approx(max(u1 - 0.2, 0.2 - l1, 0.1, 0.9 - l2))
+    # a bin whose interval excludes its confidence sets the lower end: 0 of 6 at 0.9
+    est = calibration.mce([0.9] * 6, [0] * 6, n_bins=2, ci="bootstrap")
+    _, u = proportion_confint(0, 6, alpha=0.05, method="wilson")
+    assert (float(est), est.low, est.high) == pytest.approx((0.9, 0.9 - u, 0.9))
+
+
+@pytest.mark.parametrize(("gap", "lowest"), [(0.0, 0.5), (0.1, 0.5), (0.0, 0.0), (0.1, 0.0)])
+def test_mce_interval_covers_zero_and_a_real_gap(gap, lowest) -> None:
+    # The issue: 500 answers, 10 bins; the bootstrap covered a true MCE of 0 in 0 % of runs
+    # and 0.10 in 9-30 %. Now >= 90 % (measured 95-97 % on 300 runs).
+    conf, right = mce_runs(120, 500, gap, seed=int(100 * gap + 10 * lowest))
+    ests = [calibration.mce(c, y, ci="bootstrap") for c, y in zip(conf, right, strict=True)]
+    low = np.array([e.low for e in ests])
+    high = np.array([e.high for e in ests])
+    value = np.array([float(e) for e in ests])
+    assert covers(low, high, gap) >= 0.90
+    assert ((low <= value) & (value <= high)).all()  # the plug-in MCE is inside
+
+
+def test_mce_interval_of_the_tiers_is_clustered_and_covers() -> None:
+    # 120 detectors x 250 contracts x 2 prompt types with the same answer (identical verdicts,
+    # one confidence per contract): Wilson on the answers would count every contract twice;
+    # clustered by sample it is Wilson on the contracts.
+    rng = np.random.default_rng(3)
+    reps, contracts = 120, 250
+    conf = rng.uniform(0.5, 1.0, (reps, contracts))
+    right = rng.random((reps, contracts)) < conf - 0.1
+    frame = pd.DataFrame({
+        "model": np.repeat([f"m{r:03d}" for r in range(reps)], 2 * contracts),
+        "sample": np.tile(np.repeat([f"c{c}" for c in range(contracts)], 2), reps),
+        "prompt_type": np.tile(["a", "b"], reps * contracts), "judge": "j",
+        "is_vulnerable": True, "said_vulnerable": np.repeat(right.ravel(), 2),
+        "target_found": False, "confidence": np.repeat(conf.ravel(), 2)})
+    table = vuln.tiers(frame, ci="bootstrap", n_boot=20)
+    assert covers(table["mce_low"], table["mce_high"], 0.1) >= 0.90
+    one = frame[frame["prompt_type"] == "a"]
+    single = calibration.mce(one.loc[one["model"] == "m000", "confidence"],
+                             one.loc[one["model"] == "m000", "said_vulnerable"],
+                             ci="bootstrap")
+    row = table.iloc[0]
+    # Wilson on each bin's contracts (the jackknife's effective n is G - 1 of G contracts,
+    # so a shade wider), not on twice as many answers
+    assert row["mce_low"] <= single.low and single.high <= row["mce_high"] < single.high + 0.01
+    items = calibration.mce(frame.loc[frame["model"] == "m000", "confidence"],
+                            frame.loc[frame["model"] == "m000", "said_vulnerable"],
+                            items=frame.loc[frame["model"] == "m000", "sample"],
+                            ci="bootstrap")
+    assert (items.low, items.high) == pytest.approx((row["mce_low"], row["mce_high"]))
+    naive = calibration.mce(frame.loc[frame["model"] == "m000", "confidence"],
+                            frame.loc[frame["model"] == "m000", "said_vulnerable"],
+                            ci="bootstrap")
+    assert naive.high - naive.low < single.high - single.low
+
+
+# ------------------------------------------------------------------ item 8: monotone rates
+
+
+def with_wrong(frame: pd.DataFrame, rows: list[int]) -> pd.DataFrame:
+    out = frame.copy()
+    out.loc[rows, ["said_vulnerable", "target_found"]] = False
+    return out
+
+
+def test_a_tier_rate_lower_bound_never_drops_when_the_score_becomes_perfect() -> None:
+    # 40 contracts x 3 prompt types. 120/120: full correlation (Kish's effective number of
+    # clusters, 40), Wilson(40 of 40) = [0.912, 1]. 119/120 was Wilson on the jackknife's
+    # effective n (about 120): [0.954, 0.9985], above the perfect score's bound.
+    perfect = design(1, [3] * 40, 1.0)
+    top = vuln.tiers(perfect).iloc[0]
+    low40, _ = proportion_confint(40, 40, method="wilson")
+    assert top["accuracy_low"] == pytest.approx(low40)
+    for wrong in ([0], [0, 1], [0, 3], [0, 1, 2], [5, 50, 100]):
+        row = vuln.tiers(with_wrong(perfect, wrong)).iloc[0]
+        for rate in ("accuracy", "recall", "tdr"):
+            assert row[f"{rate}_low"] <= top[f"{rate}_low"] + 1e-12, (wrong, rate)
+            assert row[f"{rate}_low"] <= row[rate] <= row[f"{rate}_high"]
+    # and the mirror image at 0: a zero score's upper bound is the lowest
+    none = design(1, [3] * 40, 0.0)
+    bottom = vuln.tiers(none).iloc[0]
+    for right in ([0], [0, 3], [5, 50, 100]):
+        changed = none.copy()
+        changed.loc[right, ["said_vulnerable", "target_found"]] = True
+        row = vuln.tiers(changed).iloc[0]
+        assert row["accuracy_high"] >= bottom["accuracy_high"] - 1e-12
+
+
+def test_one_answer_per_contract_keeps_the_plain_wilson_interval() -> None:
+    frame = design(1, [1] * 120, 1.0)
+    row = vuln.tiers(with_wrong(frame, [0])).iloc[0]
+    assert (row["accuracy_low"], row["accuracy_high"]) == pytest.approx(
+        proportion_confint(119, 120, method="wilson"))
+
+
+def test_fixed_claims_bounds_are_monotone_too() -> None:
+    base = design(1, [3] * 40, 1.0).assign(is_vulnerable=False, claims_fixed_target=True)
+    top = vuln.fixed_claims(base).iloc[0]
+    one = base.copy()
+    one.loc[0, "claims_fixed_target"] = False
+    row = vuln.fixed_claims(one).iloc[0]
+    assert row["fixed_claim_rate_low"] <= top["fixed_claim_rate_low"] + 1e-12
