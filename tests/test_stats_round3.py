@@ -144,3 +144,72 @@ def test_fixed_claims_bounds_are_monotone_too() -> None:
     one.loc[0, "claims_fixed_target"] = False
     row = vuln.fixed_claims(one).iloc[0]
     assert row["fixed_claim_rate_low"] <= top["fixed_claim_rate_low"] + 1e-12
+
+
+# ------------------------------------------------------------------ item 7: difficulty mean
+
+
+def difficulty_design(reps: int, sizes: list[int], rates: list[float], prompts: int = 1,
+                      seed: int = 0) -> pd.DataFrame:
+    """``reps`` detectors (one replicate each) on difficulty tiers of ``sizes`` vulnerable
+    contracts, found with probability ``rates`` per tier, the same verdict for each of a
+    contract's ``prompts`` prompt types."""
+    rng = np.random.default_rng(seed)
+    tier = np.repeat(np.arange(len(sizes)), sizes)
+    found = rng.random((reps, tier.size)) < np.asarray(rates)[tier]
+    model = np.repeat(np.arange(reps), tier.size * prompts)
+    contract = np.tile(np.repeat(np.arange(tier.size), prompts), reps)
+    return pd.DataFrame({
+        "model": [f"m{m:04d}" for m in model],
+        "sample": [f"ds_t{tier[k] + 1}_{k:03d}" for k in contract],
+        "prompt_type": np.tile(np.arange(prompts), reps * tier.size).astype(str),
+        "difficulty": [f"t{tier[k] + 1}" for k in contract], "judge": "j",
+        "is_vulnerable": True, "said_vulnerable": True,
+        "target_found": np.repeat(found.ravel(), prompts)})
+
+
+def test_difficulty_mean_interval_by_hand() -> None:
+    # Detector "a": t1 4 of 4, t2 1 of 2; mean (1 + 0.5)/2 = 0.75. MOVER over the tiers'
+    # Jeffreys intervals, each tier weighing 1/2:
+    #   low = 0.75 - sqrt(((1 - l1)/2)^2 + ((0.5 - l2)/2)^2), high = 0.75 + (u2 - 0.5)/2
+    # (t1's upper bound is 1 at 4 of 4, so it adds nothing above).
+    from scipy import stats as sps
+
+    from tests.test_stats_round2_vuln import difficulty_run
+
+    row = vuln.tiers(difficulty_run()).set_index("model").loc["a"]
+    l1 = sps.beta.ppf(0.025, 4.5, 0.5)
+    l2, u2 = sps.beta.ppf([0.025, 0.975], 1.5, 1.5)
+    assert row["tdr_difficulty_mean"] == 0.75
+    assert row["tdr_difficulty_mean_low"] == pytest.approx(
+        0.75 - np.hypot((1 - l1) / 2, (0.5 - l2) / 2))
+    assert row["tdr_difficulty_mean_high"] == pytest.approx(0.75 + (u2 - 0.5) / 2)
+
+
+@pytest.mark.parametrize(("rates", "prompts"), [
+    ([0.9, 0.7, 0.5, 0.3], 1), ([0.99, 0.97, 0.95, 0.9], 1), ([0.5] * 4, 1),
+    ([0.9, 0.7, 0.5, 0.3], 3)])
+def test_difficulty_mean_interval_covers(rates, prompts) -> None:
+    # Tiers of 20/10/5/3 contracts (the issue): the pooled TDR's interval held the tier mean
+    # in about half of the runs where the tiers differ; the mean's own interval >= 92 %.
+    table = vuln.tiers(difficulty_design(300, [20, 10, 5, 3], rates, prompts, seed=7))
+    truth = float(np.mean(rates))
+    assert covers(table["tdr_difficulty_mean_low"], table["tdr_difficulty_mean_high"],
+                  truth) >= 0.92
+    for rate in ("accuracy", "recall", "precision"):
+        assert f"{rate}_difficulty_mean_low" in table
+    if rates[0] - rates[-1] > 0.5:  # tiers far apart: the pooled rate is another number
+        assert covers(table["tdr_low"], table["tdr_high"], truth) < 0.7
+
+
+def test_difficulty_mean_interval_reaches_the_page_and_exports() -> None:
+    from kbench_core import families
+    from tests.test_stats_round2_vuln import difficulty_run
+
+    frame = difficulty_run()
+    item = next(i for i in families.items_for("judged") if i.name == "difficulty")
+    [(_, exported)] = list(item.objects(frame))
+    assert exported["tdr_difficulty_mean_low"].notna().all()
+    tiers_item = next(i for i in families.items_for("judged") if i.name == "tiers")
+    [(_, leaderboard)] = list(tiers_item.objects(frame))
+    assert {"tdr_difficulty_mean_low", "tdr_difficulty_mean_high"} <= set(leaderboard)

@@ -141,6 +141,9 @@ class _Columns(dict):
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
         self.pending: list[tuple[str, np.ndarray, np.ndarray]] = []
+        # each rate's effective (successes, units, boundary n), the Wilson interval's inputs:
+        # the difficulty means build their MOVER intervals on them
+        self.effective: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def finish(self) -> _Columns:
         if self.pending:
@@ -154,6 +157,8 @@ class _Columns(dict):
             at = 0
             for name, n, *_ in self.pending:
                 size = np.size(n)
+                self.effective[name] = (num[at:at + size], den[at:at + size],
+                                        edge[at:at + size])
                 _interval_columns(self, name, low[at:at + size], high[at:at + size])
                 at += size
             self.pending = []

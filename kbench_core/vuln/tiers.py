@@ -13,7 +13,7 @@ import pandas as pd
 
 from kbench_core.calibration import bin_calibration, mce_interval_of
 from kbench_core.schema import SEVERITIES
-from kbench_core.stats import check_choice
+from kbench_core.stats import check_choice, jeffreys_effective
 from kbench_core.vuln._formulas import (
     Clusters,
     _Columns,
@@ -192,14 +192,9 @@ def tiers(judged: pd.DataFrame | PreparedAnswers, *, by: Sequence[str] = ("model
     else:
         frame, judge_name = _one_judge(judged, judge)
         source = frame
-    prep, rows = _prepare(source, by, float(partial_credit), severity)
-    groups = _totals(prep, rows, weights, n_bins, binning, zero_division, no_target_reasoning)
-    out = _identity(frame, groups, by, judge_name)
-    for tier in (_detection, _target, _findings, _reasoning, _type_match, _calibration,
-                 _composite, _location):
-        tier(out, groups)
-    groups.flush(out)
-    table = pd.DataFrame(out.finish())
+    table, _, prep = _tier_columns(frame, source, by, judge_name, weights, partial_credit,
+                                   severity, n_bins, binning, zero_division,
+                                   no_target_reasoning)
     if ci == "bootstrap":
         _bootstrap(table, prep, weights, zero_division, n_bins, binning, n_boot, random_state,
                    no_target_reasoning)
@@ -212,25 +207,57 @@ def tiers(judged: pd.DataFrame | PreparedAnswers, *, by: Sequence[str] = ("model
         table.insert(position, "mce_low", low)
         table.insert(position + 1, "mce_high", high)
     if "difficulty" in frame and "difficulty" not in by and frame["difficulty"].notna().any():
-        _difficulty_means(table, frame, by, dict(
-            sui_weights=weights, partial_credit=partial_credit, severity_weights=severity,
+        _difficulty_means(table, frame, by, judge_name, dict(
+            weights=weights, partial_credit=partial_credit, severity=severity,
             n_bins=n_bins, binning=binning, no_target_reasoning=no_target_reasoning))
     return table
 
 
+def _tier_columns(frame: pd.DataFrame, source: pd.DataFrame | _Answers, by: tuple[str, ...],
+                  judge_name: str | None, weights: Mapping[str, float],
+                  partial_credit: float, severity: Mapping[str, float] | None, n_bins: int,
+                  binning: str, zero_division: float, no_target_reasoning: str,
+                  ) -> tuple[pd.DataFrame, _Columns, _Prepared]:
+    """The tier table without bootstrap or difficulty means, with its written columns (whose
+    ``effective`` holds each rate's effective counts) and the prepared answers."""
+    prep, rows = _prepare(source, by, float(partial_credit), severity)
+    groups = _totals(prep, rows, weights, n_bins, binning, zero_division, no_target_reasoning)
+    out = _identity(frame, groups, by, judge_name)
+    for tier in (_detection, _target, _findings, _reasoning, _type_match, _calibration,
+                 _composite, _location):
+        tier(out, groups)
+    groups.flush(out)
+    return pd.DataFrame(out.finish()), out, prep
+
+
 def _difficulty_means(table: pd.DataFrame, frame: pd.DataFrame, by: tuple[str, ...],
-                      options: dict) -> None:
+                      judge_name: str | None, options: dict) -> None:
     """``<rate>_difficulty_mean``: the unweighted mean over the difficulty tiers of each rate
     of :data:`DIFFICULTY_MEAN_RATES` (BlockBench's "Avg" over its four DS tiers), beside the
     rate pooled over answers, and ``n_difficulties``. A tier where the rate is undefined
     (no vulnerable answer, say) is left out of the mean rather than counted as 0; answers
-    without a difficulty are in the pooled rate only. No interval (it is a descriptive
-    summary of the per-tier rates, which have theirs)."""
-    per = tiers(frame, by=(*by, "difficulty"), zero_division=np.nan, **options)
+    without a difficulty are in the pooled rate only.
+
+    Each rate with a per-tier interval gets ``<rate>_difficulty_mean_low/_high``: the MOVER
+    interval of the mean (Zou & Donner 2008; :func:`kbench_core.stats.mover_sum`'s formula)
+    over Jeffreys intervals of the tiers on the effective counts of their clustered Wilson
+    intervals (:func:`kbench_core.stats.jeffreys_effective`), the tiers (different
+    contracts) independent. The pooled rate's interval is about another number: with tiers
+    of 20/10/5/3 contracts it held the tier mean in 55 % of simulated runs; this one in
+    93–96 %, where MOVER over the Wilson intervals fell to 90 % near 1
+    (``docs/statistics.md``, round 3 item 7)."""
+    per, columns, _ = _tier_columns(frame, frame, (*by, "difficulty"), judge_name,
+                                    zero_division=np.nan, **options)
+    for rate, (successes, units, edge) in columns.effective.items():
+        if rate in DIFFICULTY_MEAN_RATES:  # Jeffreys on the tier's effective counts
+            per[f"{rate}_low"], per[f"{rate}_high"] = jeffreys_effective(successes, units,
+                                                                         edge)
     per = per[per["difficulty"].notna()]
     key = (lambda t: pd.MultiIndex.from_frame(t[list(by)].astype(str))) if by else (
         lambda t: pd.Index(np.zeros(len(t), dtype=int)))
-    grouped = per.set_axis(key(per)).groupby(level=list(range(len(by))) if by else 0)
+    per = per.set_axis(key(per))
+    levels = list(range(len(by))) if by else 0
+    grouped = per.groupby(level=levels)
     means = grouped[list(DIFFICULTY_MEAN_RATES)].mean()
     counts = grouped["difficulty"].nunique()
     where = key(table)
@@ -239,6 +266,26 @@ def _difficulty_means(table: pd.DataFrame, frame: pd.DataFrame, by: tuple[str, .
         position = table.columns.get_loc(after) + 1
         table.insert(position, f"{rate}_difficulty_mean",
                      means[rate].reindex(where).to_numpy(dtype=float))
+        if f"{rate}_low" not in per:
+            continue  # F1, F2: no per-tier interval, so none for their mean
+        # MOVER over the tiers' (Jeffreys, effective-count) intervals, each present tier
+        # weighing 1/K: the tiers hold different contracts, so they are independent
+        present = per[rate].notna()
+        k = present.groupby(level=levels).transform("sum").to_numpy(dtype=float)
+        weight = np.where(present, 1.0 / np.maximum(k, 1.0), 0.0)
+        parts = pd.DataFrame({
+            "down": (weight * (per[rate] - per[f"{rate}_low"]).fillna(0.0)) ** 2,
+            "up": (weight * (per[f"{rate}_high"] - per[rate]).fillna(0.0)) ** 2,
+            "open": present & per[f"{rate}_low"].isna()}, index=per.index)
+        # (Series, not the frame: a frame's reindex on a one-level MultiIndex finds nothing)
+        sums = {name: column.groupby(level=levels).sum().reindex(where).to_numpy(dtype=float)
+                for name, column in parts.items()}
+        mean = table[f"{rate}_difficulty_mean"].to_numpy(dtype=float)
+        shut = sums["open"] == 0
+        table.insert(position + 1, f"{rate}_difficulty_mean_low",
+                     np.where(shut, mean - np.sqrt(sums["down"]), np.nan))
+        table.insert(position + 2, f"{rate}_difficulty_mean_high",
+                     np.where(shut, mean + np.sqrt(sums["up"]), np.nan))
     table["n_difficulties"] = counts.reindex(where).fillna(0).to_numpy(dtype=np.int64)
 
 
