@@ -419,17 +419,19 @@ class Clusters:
             v = (k - 1) / k * self.per_group(dev * dev)
         return k, np.where(k >= 2, v, np.nan)
 
-    def deff(self, y_c: np.ndarray, n_c: np.ndarray,
-             u_c: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def deff(self, y_c: np.ndarray, n_c: np.ndarray, u_c: np.ndarray | None = None, *,
+             weighted: bool | np.ndarray = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(Σ num, Σ units, design effect ≥ 1) per group of the ratio Σ num / Σ den, from
         their sums per cell (:meth:`per_cell`); ``u_c`` the units the Wilson n counts
         (default the denominator's). The design effect is 1 where the group has no unit.
-        Several rates at once: arrays (cells, rates) give (groups, rates)."""
+        Several rates at once: arrays (cells, rates) give (groups, rates). ``weighted``
+        (per rate) marks a ratio whose units weigh unequally (F1, F2: a true positive counts
+        5 times in F2's denominator), so the jackknife runs even with one unit per sample."""
         u_c = n_c if u_c is None else u_c
         y, n = self.per_group(y_c), self.per_group(n_c)
         u = n if u_c is n_c else self.per_group(u_c)
         # One unit per sample (per rate): nothing is clustered, the plain interval stays.
-        plain = self.singletons & ~(u_c > 1).any(axis=0)
+        plain = self.singletons & ~(u_c > 1).any(axis=0) & ~np.asarray(weighted, dtype=bool)
         if np.all(plain):
             return y, u, np.ones(y.shape)
         p = _share(y, n)

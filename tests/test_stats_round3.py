@@ -5,6 +5,8 @@ round (checked); coverage claims are checked by small seeded simulations."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -213,3 +215,99 @@ def test_difficulty_mean_interval_reaches_the_page_and_exports() -> None:
     tiers_item = next(i for i in families.items_for("judged") if i.name == "tiers")
     [(_, leaderboard)] = list(tiers_item.objects(frame))
     assert {"tdr_difficulty_mean_low", "tdr_difficulty_mean_high"} <= set(leaderboard)
+
+
+# ------------------------------------------------------------------ item 5: composites
+
+
+def sample_consensus() -> pd.DataFrame:
+    from kbench_core import agreement
+    from kbench_core.io import load_run
+
+    root = Path(__file__).resolve().parent.parent
+    return agreement.consensus(load_run(root / "sample_data" / "judged.csv").frame)
+
+
+SHARP = "synthetic-detector-sharp"
+
+
+def test_composite_intervals_move_with_the_detector() -> None:
+    # The sample's perfect detector, then missing 1, 2, 3 of its 28 targets (all prompt
+    # types of a contract): before, SUI 0.940 [0.821, 0.982] and, one target missed,
+    # 0.931 [0.910, 0.940] (the lower bound rose as the detector got worse).
+    frame = sample_consensus()
+    found = frame[(frame["model"] == SHARP) & frame["target_found"].astype(bool)]
+    contracts = list(dict.fromkeys(found["sample"]))
+    rows = []
+    for missed in range(4):
+        changed = frame.copy()
+        lost = (changed["model"] == SHARP) & changed["sample"].isin(contracts[:missed])
+        changed.loc[lost, "target_found"] = False
+        table = vuln.tiers(changed, ci="bootstrap", n_boot=50).set_index("model")
+        rows.append(table.loc[SHARP])
+    for name in ("sui", "tus", "tus_geometric"):
+        for worse, better in zip(rows[1:], rows[:-1], strict=True):
+            assert worse[name] < better[name]
+            assert worse[f"{name}_low"] <= better[f"{name}_low"] + 1e-12, name
+            assert worse[f"{name}_high"] <= better[f"{name}_high"] + 1e-12, name
+        for row in rows:
+            assert row[f"{name}_low"] < row[name] <= row[f"{name}_high"], name
+    # LGI = accuracy - TDR rises as targets are missed (the answers stay right)
+    for worse, better in zip(rows[1:], rows[:-1], strict=True):
+        assert worse["lgi_low"] >= better["lgi_low"] - 1e-12
+
+
+def test_sui_interval_by_hand() -> None:
+    # SUI's interval is the weighted mean of its components' bounds (MOVER, correlation 1)
+    table = vuln.tiers(sample_consensus(), ci="bootstrap", n_boot=20)
+    row = table.set_index("model").loc["synthetic-detector-eager"]
+    reasoning_low = np.mean([row[f"mean_{k}_low"] for k in ("rcir", "ava", "fsv")])
+    low = (0.25 * row["f2_low"] + 0.25 * row["tdr_low"] + 0.15 * row["finding_precision_low"]
+           + 0.25 * reasoning_low + 0.10 * (1 - row["ece_high"]))
+    assert row["sui_low"] == pytest.approx(low)
+
+
+def sui_design(reps: int, a: float, b: float, c: float, prompts: int = 1, *, n_vul: int = 28,
+               n_safe: int = 12, seed: int = 0) -> pd.DataFrame:
+    """Detectors that say "vulnerable" on a vulnerable contract with probability a, find its
+    target with probability b when they do, and on a safe contract with probability c;
+    reasoning (rcir) Beta(8, 2) on found targets; confidence 0.9 everywhere."""
+    rng = np.random.default_rng(seed)
+    n = n_vul + n_safe
+    vulnerable = np.arange(n) < n_vul
+    said = np.where(vulnerable, rng.random((reps, n)) < a, rng.random((reps, n)) < c)
+    found = said & vulnerable & (rng.random((reps, n)) < b)
+    rcir = np.where(found, rng.beta(8, 2, (reps, n)), np.nan)
+
+    def spread(x: np.ndarray) -> np.ndarray:
+        return np.repeat(x.ravel(), prompts)
+
+    return pd.DataFrame({
+        "model": np.repeat([f"m{r:04d}" for r in range(reps)], n * prompts),
+        "sample": np.tile(np.repeat([f"c{k:03d}" for k in range(n)], prompts), reps),
+        "prompt_type": np.tile(np.arange(prompts), reps * n).astype(str), "judge": "j",
+        "is_vulnerable": np.tile(np.repeat(vulnerable, prompts), reps),
+        "said_vulnerable": spread(said), "target_found": spread(found), "rcir": spread(rcir),
+        "confidence": 0.9})
+
+
+def sui_truth(a: float, b: float, c: float, n_vul: int = 28, n_safe: int = 12) -> dict:
+    tp, fn, fp = n_vul * a, n_vul * (1 - a), n_safe * c
+    f2 = 5 * tp / (5 * tp + 4 * fn + fp)
+    tdr = a * b
+    accuracy = (tp + n_safe * (1 - c)) / (n_vul + n_safe)
+    ece = abs(accuracy - 0.9)  # one bin: every confidence is 0.9
+    # no findings: finding precision 1 by BlockBench's convention; reasoning E[Beta(8, 2)]
+    sui = 0.25 * f2 + 0.25 * tdr + 0.15 * 1.0 + 0.25 * 0.8 + 0.10 * (1 - ece)
+    return {"sui": sui, "f2": f2, "tdr": tdr, "lgi": accuracy - tdr, "tus": tdr * 0.8}
+
+
+@pytest.mark.parametrize(("a", "b", "c", "prompts"), [
+    (0.98, 0.98, 0.02, 1), (0.98, 0.98, 0.02, 3), (0.8, 0.7, 0.2, 1), (0.995, 0.995, 0.0, 1)])
+def test_composite_intervals_cover_near_the_boundary(a, b, c, prompts) -> None:
+    table = vuln.tiers(sui_design(200, a, b, c, prompts, seed=5), ci="bootstrap", n_boot=20)
+    truth = sui_truth(a, b, c)
+    for name in ("sui", "tus", "lgi"):
+        assert covers(table[f"{name}_low"], table[f"{name}_high"], truth[name]) >= 0.93, name
+    if (a, c) != (0.995, 0.0):  # there F2 near 1 meets Wilson's known dip (docs)
+        assert covers(table["f2_low"], table["f2_high"], truth["f2"]) >= 0.93

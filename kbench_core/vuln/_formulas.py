@@ -207,8 +207,10 @@ def _t(out: dict, name: str, n: np.ndarray, mean: np.ndarray, var: np.ndarray, *
     out[name] = mean
     if clustered is not None:
         clusters, se = clustered
-        # t_interval(m, sd, k) is m ± t(k − 1)·sd/√k: sd = se·√G gives t(G − 1)·se.
-        low, high = t_interval(mean, se * np.sqrt(clusters), clusters)
+        # t_interval(m, sd, k) is m ± t(k − 1)·sd/√k: sd = se·√G gives t(G − 1)·se. Equal
+        # values (se 0) get the Wilson-type bound on the G samples, as the unclustered
+        # branch does, not NaN (round 3: the composites' reasoning component needs it)
+        low, high = t_interval(mean, se * np.sqrt(clusters), clusters, bounds=bounds)
         _interval_columns(out, name, np.clip(low, *bounds), np.clip(high, *bounds))
         return
     with np.errstate(invalid="ignore", divide="ignore"):

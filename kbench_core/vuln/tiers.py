@@ -35,6 +35,7 @@ from kbench_core.vuln._prepare import (
     _weights,
 )
 from kbench_core.vuln.bootstrap import _bootstrap
+from kbench_core.vuln.composite import composite_intervals
 from kbench_core.vuln.definitions import (
     _EXACT,
     _PARTIAL,
@@ -110,11 +111,16 @@ def tiers(judged: pd.DataFrame | PreparedAnswers, *, by: Sequence[str] = ("model
     judge : str, optional
         The judge to use; required when the frame holds several.
     ci : {None, "bootstrap"}
-        ``"bootstrap"`` adds percentile intervals to SUI, TUS, TUS (geometric), LGI, ECE,
-        F1 and F2: ``n_boot`` resamples of the samples (contracts, with all their answers, so
-        models stay paired), ``random_state`` seeded; and MCE's simultaneous interval
-        (:func:`kbench_core.calibration.mce_interval`: per-bin Wilson, clustered by sample,
-        Bonferroni over the bins; the bootstrap of a max never covered a small MCE).
+        ``"bootstrap"`` adds the intervals of the composites and the binned statistics:
+        ECE's and MCE's simultaneous intervals
+        (:func:`kbench_core.calibration.ece_interval`, :func:`~kbench_core.calibration.
+        mce_interval`: per-bin Wilson, clustered by sample, Bonferroni over the bins; the
+        bootstrap never covered a small ECE or MCE), SUI, TUS, TUS (geometric) and LGI from
+        their components' intervals (MOVER, :mod:`kbench_core.vuln.composite`: monotone in
+        every component), and percentile intervals of the debiased ECE and of the SUI rank:
+        ``n_boot`` resamples of the samples (contracts, with all their answers, so models
+        stay paired), ``random_state`` seeded. F1 and F2 always have their interval (the
+        rates': Wilson on the effective n).
     no_target_reasoning : {"zero", "renormalise"}
         How SUI and TUS treat a group that had vulnerable answers but found no target (its
         reasoning means are undefined): ``"zero"`` (default) counts its reasoning as 0, since
@@ -198,14 +204,18 @@ def tiers(judged: pd.DataFrame | PreparedAnswers, *, by: Sequence[str] = ("model
     if ci == "bootstrap":
         _bootstrap(table, prep, weights, zero_division, n_bins, binning, n_boot, random_state,
                    no_target_reasoning)
-        # MCE: simultaneous Wilson intervals of the bins (clustered by sample), not the
-        # bootstrap, whose percentile interval of a max never covers a small MCE
-        low, high = mce_interval_of(prep.gid[prep.conf_rows], prep.confidence, prep.correct,
-                                    prep.sample[prep.conf_rows], n_groups=prep.n_groups,
-                                    n_bins=n_bins, strategy=binning, order=prep.conf_order)
-        position = table.columns.get_loc("mce") + 1
-        table.insert(position, "mce_low", low)
-        table.insert(position + 1, "mce_high", high)
+        # ECE and MCE: simultaneous Wilson intervals of the bins (clustered by sample), not
+        # the bootstrap, whose percentile interval never covered a small ECE or MCE
+        for which in ("ece", "mce"):
+            low, high = mce_interval_of(
+                prep.gid[prep.conf_rows], prep.confidence, prep.correct,
+                prep.sample[prep.conf_rows], n_groups=prep.n_groups, n_bins=n_bins,
+                strategy=binning, order=prep.conf_order, which=which)
+            position = table.columns.get_loc(which) + 1
+            table.insert(position, f"{which}_low", low)
+            table.insert(position + 1, f"{which}_high", high)
+        # SUI, TUS, LGI from their components' intervals (MOVER; round 3 item 5)
+        composite_intervals(table, weights)
     if "difficulty" in frame and "difficulty" not in by and frame["difficulty"].notna().any():
         _difficulty_means(table, frame, by, judge_name, dict(
             weights=weights, partial_credit=partial_credit, severity=severity,
@@ -370,11 +380,12 @@ class _Totals:
 
     def rate(self, out: dict, name: str, num: np.ndarray, den: np.ndarray | str, *,
              zero_division: float | None = None, value: np.ndarray | None = None,
-             units: np.ndarray | str | None = None) -> None:
+             units: np.ndarray | str | None = None, weighted: bool = False) -> None:
         """The rate Σ num / Σ den per group (per-answer ``num`` and ``den``, bools or
         numbers; ``den`` may name a shared one) with its Wilson interval clustered by sample
         (:class:`~kbench_core.vuln._formulas.Clusters`); ``units`` per answer are what the
-        interval's n counts (default ``den``)."""
+        interval's n counts (default ``den``); ``weighted``: the answers weigh unequally in
+        ``den`` (:meth:`Clusters.deff`)."""
         u_c = self.cells(den if units is None else units)
         total = self.clusters.per_group(u_c)
         zero = self.zero_division if zero_division is None else zero_division
@@ -383,7 +394,7 @@ class _Totals:
         out[name] = value
         _interval_columns(out, name, None, None)  # the columns' place; filled in flush()
         self.pending.append((name, num, den, units,
-                             np.where(total > 0, value * total, 0.0), total))
+                             np.where(total > 0, value * total, 0.0), total, weighted))
 
     def flush(self, out: _Columns) -> None:
         """The design effects of the pending rates, several at a time (a matrix of cells ×
@@ -395,9 +406,9 @@ class _Totals:
             chunk = self.pending[at:at + per_chunk]
             sums = [np.column_stack([self.cells(p[k] if k < 3 or p[3] is not None else p[2])
                                      for p in chunk]) for k in (1, 2, 3)]
-            _, _, deff = self.clusters.deff(*sums)
+            _, _, deff = self.clusters.deff(*sums, weighted=np.array([p[6] for p in chunk]))
             edge = self.clusters.boundary_n(sums[2])  # monotone in the count (item 38.8)
-            for j, (name, *_, successes, total) in enumerate(chunk):
+            for j, (name, *_, successes, total, _) in enumerate(chunk):
                 out.pending.append((name, successes / deff[:, j], total / deff[:, j],
                                     edge[:, j]))
         self.pending.clear()
@@ -452,7 +463,15 @@ def _detection(out: dict, g: _Totals) -> None:
            value=core.accuracy)
     g.rate(out, "precision", "tp", said)
     g.rate(out, "recall", "tp", "vulnerable")
-    out["f1"], out["f2"] = core.f1, core.f2
+    # F-beta = (1 + β²)TP / ((1 + β²)TP + β²FN + FP) is a ratio of sums over the answers
+    # that are TP, FN or FP: its interval is the rates' (Wilson on the effective n of those
+    # answers), the jackknife carrying the unequal weights (round 3 item 5)
+    tp, fn, fp = (vulnerable & said), (vulnerable & ~said), (~vulnerable & said)
+    counted = tp | fn | fp
+    g.rate(out, "f1", 2.0 * tp, 2.0 * tp + fn + fp, value=core.f1, units=counted,
+           weighted=True)
+    g.rate(out, "f2", 5.0 * tp, 5.0 * tp + 4.0 * fn + fp, value=core.f2, units=counted,
+           weighted=True)
     g.rate(out, "fpr", "fp", ~vulnerable)
     g.rate(out, "fnr", "fn", "vulnerable")
 
