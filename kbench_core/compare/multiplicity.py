@@ -10,9 +10,9 @@ import pandas as pd
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
+from .directions import _directions
 from .items import Correction, _item_columns, _item_means, item_values
 from .paired import _is_binary, newcombe_paired
-from .ranks import _directions
 
 _PAIR_CELLS = 1_000_000  # pairs × items per chunk of compare_models (8 MB per float array)
 
