@@ -58,7 +58,7 @@ def test_the_page_joins_claude_haiku_across_families(monkeypatch) -> None:
     pas = expected[expected["configuration"] == "v4-background"].iloc[0]
     assert shown["PAS (published) · v4\\-background"] == f"{pas['value']:.4f}"
     captions = [c.value for c in at.caption]
-    assert "rank 11 [8, 11] of 11 · n = 15" in captions
+    assert "rank 11 [1, 11] of 11 · n = 15" in captions  # simultaneous (issue 38 item 6)
     assert f"rank {pas['rank']:g} [{pas['rank_low']:g}, {pas['rank_high']:g}] of 63 · n = 12" \
         in captions
     charts = [c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")]

@@ -376,3 +376,70 @@ def test_rank_intervals_from_holm_decisions_by_hand() -> None:
     assert ranks.loc["B", ["rank_low", "rank_high"]].tolist() == [3.0, 3.0]
     assert ranks.loc["C", ["rank_low", "rank_high"]].tolist() == [1.0, 2.0]
     assert ranks.loc["D", ["rank_low", "rank_high"]].tolist() == [1.0, 2.0]
+
+
+# ------------------------------------------------------------------ item 4: bounded means
+
+
+def skewed_studies(reps: int, studies: int, seed: int, *, a: float = 20.0,
+                   b: float = 0.5) -> pd.DataFrame:
+    """``reps`` configurations of ``studies`` studies whose PAS is Beta(a, b) (near 1 for the
+    default, mean a/(a + b) = 0.9756): one finding of one test each, the human posterior 1,
+    so the study's PAS is the agent's posterior (PAS = pi_h pi_a + (1 - pi_h)(1 - pi_a))."""
+    rng = np.random.default_rng(seed)
+    pas_values = rng.beta(a, b, (reps, studies)).ravel()
+    return pd.DataFrame({
+        "model": np.repeat([f"c{r:04d}" for r in range(reps)], studies),
+        "study": np.tile([f"s{s}" for s in range(studies)], reps), "finding": "f1",
+        "test": "t1", "human_pi": 1.0, "agent_pi": pas_values, "n_eff": 100.0,
+        "pas": pas_values})
+
+
+@pytest.mark.parametrize("studies", [4, 6, 12])
+def test_mean_pas_over_few_studies_covers(studies) -> None:
+    # Plain t over 4-6 studies of Beta(20, 0.5): 0.82-0.84 (the issue), 0.88 with 12.
+    from kbench_core import replication
+
+    truth = 20 / 20.5
+    frame = skewed_studies(300, studies, seed=studies)
+    model = replication.pas(frame[["model", "study", "finding", "test", "human_pi",
+                                   "agent_pi", "n_eff"]]).model
+    assert covers(model["pas_low"], model["pas_high"], truth) >= 0.92
+    board = replication.summary_leaderboard(frame[["model", "study", "pas"]])
+    assert covers(board["mean_study_pas_low"], board["mean_study_pas_high"], truth) >= 0.92
+    # the same number, the same interval, in both tables
+    both = model.set_index("model")[["pas_low", "pas_high"]].join(
+        board.set_index("model")[["mean_study_pas_low", "mean_study_pas_high"]])
+    np.testing.assert_allclose(both["pas_low"], both["mean_study_pas_low"], atol=1e-9)
+
+
+def test_bounded_mean_interval_is_wilsons_below_30_values() -> None:
+    from kbench_core.stats import bounded_mean_interval
+
+    # 4 values spread over [0, 1] (mean 0.5, sd 0.42): Wilson(2 of 4) = [0.150, 0.850];
+    # round 2's union with the t interval (t(3) * 0.42 / 2 = 0.67) was [0, 1]
+    values = np.array([0.0, 0.3, 0.7, 1.0])
+    low, high = bounded_mean_interval(values.mean(), values.std(ddof=1), 4, bounds=(0, 1))
+    assert (float(low), float(high)) == pytest.approx(proportion_confint(2, 4, method="wilson"))
+    # on [0, cap] the share is rescaled: a mean BMS of 0.5 on [0, 2] over 5 biases
+    low, high = bounded_mean_interval(0.5, 0.3, 5, bounds=(0.0, 2.0))
+    wl, wh = proportion_confint(0.25 * 5, 5, method="wilson")
+    assert (float(low), float(high)) == pytest.approx((2 * wl, 2 * wh))
+
+
+def test_fingerprint_and_susceptibility_table_show_one_interval() -> None:
+    # synthetic-alpha's susceptibility was [0.359, 0.629] in fingerprint.models (t) and
+    # [0.184, 0.809] in susceptibility_table: the same number with two intervals.
+    from kbench_core import kahne
+    from kbench_core.families.bias import susceptibility_table
+    from kbench_core.io import load_run
+
+    root = Path(__file__).resolve().parent.parent
+    fingerprint = kahne.fingerprint(load_run(root / "sample_data" / "bias.csv").frame)
+    models = fingerprint.models.set_index("model")
+    table = susceptibility_table(fingerprint).set_index("model")
+    for column in ("susceptibility", "susceptibility_low", "susceptibility_high"):
+        np.testing.assert_allclose(models[column], table.loc[models.index, column])
+    alpha = models.loc["synthetic-alpha"]
+    wl, wh = proportion_confint(alpha["susceptibility"] * 6, 6, method="wilson")  # cap 1
+    assert (alpha["susceptibility_low"], alpha["susceptibility_high"]) == pytest.approx((wl, wh))

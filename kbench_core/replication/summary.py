@@ -1,5 +1,5 @@
 """Tables from a ``replication_summary`` run: its study and finding rows, and the leaderboard
-of configurations (means with t intervals, ranks) that the page and every export show."""
+of configurations (means with their intervals, ranks) that the page and every export show."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from kbench_core.stats import t_interval
+from kbench_core.stats import bounded_mean_interval
 
 
 def study_rows(frame: pd.DataFrame) -> pd.DataFrame:
@@ -83,7 +83,8 @@ def summary_leaderboard(frame: pd.DataFrame, *, n_boot: int = 1000,
 
     Columns: ``model``; ``config_pas``, ``config_ecs`` — the published configuration-level
     values, no interval, NaN when the file lacks them; ``mean_study_pas``, ``mean_study_ecs``
-    — the mean of the published per-study values, with t intervals over studies
+    — the mean of the published per-study values, with the bounded-mean interval over
+    studies (:func:`kbench_core.stats.bounded_mean_interval`: Wilson-type below 30 studies)
     (``_low``/``_high``) and counts ``n_pas``, ``n_ecs``; ``n_studies``; ``tokens`` and
     ``cost`` (US dollars), the sums of the published per-study values (they equal the
     published configuration totals); ``rank`` (1 = best, ties share the mean rank) with its
@@ -117,8 +118,9 @@ def summary_leaderboard(frame: pd.DataFrame, *, n_boot: int = 1000,
         if metric in studies:
             moments = grouped[metric].agg(["mean", "std", "count"])
             bound = (0.0, 1.0) if metric == "pas" else (-1.0, 1.0)
-            low, high = t_interval(moments["mean"], moments["std"], moments["count"],
-                                   bounds=bound)
+            # the bounded-mean interval over the studies (issue 38 item 4)
+            low, high = bounded_mean_interval(moments["mean"], moments["std"],
+                                              moments["count"], bounds=bound)
             out[name] = moments["mean"]
             out[f"{name}_low"], out[f"{name}_high"] = np.clip(low, *bound), np.clip(high,
                                                                                    *bound)
