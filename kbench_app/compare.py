@@ -28,7 +28,7 @@ from kbench_core.kahne import rows_of
 from kbench_core.ranking import rank_text as _rank_texts
 from kbench_core.select import labels_in
 from kbench_core.stats import Estimate
-from kbench_core.words import count_noun, plural
+from kbench_core.words import count_noun, plural, unit_plural
 
 __all__ = ["cached_rank_intervals", "compare_panel", "content_hash", "rank_column",
            "rank_text", "run_compare_panel"]
@@ -298,7 +298,7 @@ def _two_models(result: compare.Comparison, *, key: str, runs: Sequence[Any],
         if clustered is not None and cluster:
             text += (f"; {noun} cluster by {plain(cluster.replace('_', ' '))} (design effect "
                      f"{result.design_effect:.2f}), so about {clustered:,}, i.e. about "
-                     f"{result.clusters_needed():,} {plain(plural(cluster))} of this run's "
+                     f"{result.clusters_needed():,} {plain(unit_plural(cluster))} of this run's "
                      "mean size")
         st.caption(f"{text}. This run has {est.n:,}.")
     groups = result.groups

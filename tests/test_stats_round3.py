@@ -443,3 +443,38 @@ def test_fingerprint_and_susceptibility_table_show_one_interval() -> None:
     alpha = models.loc["synthetic-alpha"]
     wl, wh = proportion_confint(alpha["susceptibility"] * 6, 6, method="wilson")  # cap 1
     assert (alpha["susceptibility_low"], alpha["susceptibility_high"]) == pytest.approx((wl, wh))
+
+
+# ------------------------------------------------------------------ item 8: words
+
+
+def test_items_needed_sentence_says_clusters_in_words() -> None:
+    # A cluster column named "clu" read "about 1,733 clus of this run's mean size".
+    from kbench_core import compare
+    from kbench_core.words import unit_plural
+
+    rng = np.random.default_rng(8)
+    groups = np.repeat(np.arange(12), 5)
+    diff = rng.normal(0, 0.3, 12)[groups] + rng.normal(0.05, 0.3, 60)
+    frame = pd.DataFrame({"item": np.tile(np.arange(60), 2), "clu": np.tile(groups, 2),
+                          "model": np.repeat(["A", "B"], 60),
+                          "value": np.concatenate([diff, np.zeros(60)])})
+    verdict = compare.compare_pair(frame, "value", "A", "B", item="item", cluster="clu").verdict
+    assert "clusters of this run's mean size" in verdict and " clus " not in verdict
+    assert unit_plural("sample") == "samples" and unit_plural("group") == "groups"
+
+
+def test_latex_bolds_a_best_row_only_when_its_interval_is_clear() -> None:
+    # The app's LaTeX download and `kbench metrics --format latex` both write through
+    # export.to_latex: a best point estimate whose interval overlaps the runner-up's was bold.
+    from kbench_core.export import table_bytes
+
+    frame = pd.DataFrame({"model": ["a", "b", "c"], "sui": [0.80, 0.78, 0.50],
+                          "sui_low": [0.70, 0.68, 0.40], "sui_high": [0.88, 0.86, 0.60]})
+    text = table_bytes(frame, "latex", best={"sui": "max"}).decode()
+    assert "textbf" not in text
+    clear = frame.assign(sui_low=[0.75, 0.60, 0.40], sui_high=[0.85, 0.70, 0.60])
+    text = table_bytes(clear, "latex", best={"sui": "max"}).decode()
+    assert r"\textbf{0.8000 [0.7500, 0.8500]}" in text and text.count("textbf") == 1
+    assert "**0.8000 [0.7500, 0.8500]**" in table_bytes(clear, "markdown",
+                                                         best={"sui": "max"}).decode()
