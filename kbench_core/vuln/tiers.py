@@ -5,7 +5,7 @@ judge's answers, sums them per group, then writes each tier's columns in a named
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import numpy as np
@@ -119,8 +119,8 @@ def tiers(judged: pd.DataFrame | PreparedAnswers, *, by: Sequence[str] = ("model
         their components' intervals (MOVER, :mod:`kbench_core.vuln.composite`: monotone in
         every component), and percentile intervals of the debiased ECE and of the SUI rank:
         ``n_boot`` resamples of the samples (contracts, with all their answers, so models
-        stay paired), ``random_state`` seeded. F1 and F2 always have their interval (the
-        rates': Wilson on the effective n).
+        stay paired), ``random_state`` seeded. F1 and F2 get the rates' interval (Wilson on
+        the effective n).
     no_target_reasoning : {"zero", "renormalise"}
         How SUI and TUS treat a group that had vulnerable answers but found no target (its
         reasoning means are undefined): ``"zero"`` (default) counts its reasoning as 0, since
@@ -200,7 +200,7 @@ def tiers(judged: pd.DataFrame | PreparedAnswers, *, by: Sequence[str] = ("model
         source = frame
     table, _, prep = _tier_columns(frame, source, by, judge_name, weights, partial_credit,
                                    severity, n_bins, binning, zero_division,
-                                   no_target_reasoning)
+                                   no_target_reasoning, intervals=ci == "bootstrap")
     if ci == "bootstrap":
         _bootstrap(table, prep, weights, zero_division, n_bins, binning, n_boot, random_state,
                    no_target_reasoning)
@@ -226,12 +226,14 @@ def tiers(judged: pd.DataFrame | PreparedAnswers, *, by: Sequence[str] = ("model
 def _tier_columns(frame: pd.DataFrame, source: pd.DataFrame | _Answers, by: tuple[str, ...],
                   judge_name: str | None, weights: Mapping[str, float],
                   partial_credit: float, severity: Mapping[str, float] | None, n_bins: int,
-                  binning: str, zero_division: float, no_target_reasoning: str,
-                  ) -> tuple[pd.DataFrame, _Columns, _Prepared]:
+                  binning: str, zero_division: float, no_target_reasoning: str, *,
+                  intervals: bool = False) -> tuple[pd.DataFrame, _Columns, _Prepared]:
     """The tier table without bootstrap or difficulty means, with its written columns (whose
-    ``effective`` holds each rate's effective counts) and the prepared answers."""
+    ``effective`` holds each rate's effective counts) and the prepared answers; ``intervals``:
+    the composites' intervals are asked for (F1 and F2 get theirs)."""
     prep, rows = _prepare(source, by, float(partial_credit), severity)
     groups = _totals(prep, rows, weights, n_bins, binning, zero_division, no_target_reasoning)
+    groups = replace(groups, composite_intervals=intervals)
     out = _identity(frame, groups, by, judge_name)
     for tier in (_detection, _target, _findings, _reasoning, _type_match, _calibration,
                  _composite, _location):
@@ -342,6 +344,8 @@ class _Totals:
     clusters: Clusters
     cell_sums: dict[str, np.ndarray] = field(default_factory=dict)
     pending: list = field(default_factory=list)  # rates whose design effects are due
+    # the composites' intervals are asked for (ci="bootstrap"): F1 and F2 get theirs
+    composite_intervals: bool = False
 
     @property
     def size(self) -> int:
@@ -466,12 +470,16 @@ def _detection(out: dict, g: _Totals) -> None:
     # F-beta = (1 + β²)TP / ((1 + β²)TP + β²FN + FP) is a ratio of sums over the answers
     # that are TP, FN or FP: its interval is the rates' (Wilson on the effective n of those
     # answers), the jackknife carrying the unequal weights (round 3 item 5)
-    tp, fn, fp = (vulnerable & said), (vulnerable & ~said), (~vulnerable & said)
-    counted = tp | fn | fp
-    g.rate(out, "f1", 2.0 * tp, 2.0 * tp + fn + fp, value=core.f1, units=counted,
-           weighted=True)
-    g.rate(out, "f2", 5.0 * tp, 5.0 * tp + 4.0 * fn + fp, value=core.f2, units=counted,
-           weighted=True)
+    # (only with the composites' intervals, as SPEC has it for F1 and F2)
+    if g.composite_intervals:
+        tp, fn, fp = (vulnerable & said), (vulnerable & ~said), (~vulnerable & said)
+        counted = tp | fn | fp
+        g.rate(out, "f1", 2.0 * tp, 2.0 * tp + fn + fp, value=core.f1, units=counted,
+               weighted=True)
+        g.rate(out, "f2", 5.0 * tp, 5.0 * tp + 4.0 * fn + fp, value=core.f2, units=counted,
+               weighted=True)
+    else:
+        out["f1"], out["f2"] = core.f1, core.f2
     g.rate(out, "fpr", "fp", ~vulnerable)
     g.rate(out, "fnr", "fn", "vulnerable")
 
