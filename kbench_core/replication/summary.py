@@ -88,17 +88,18 @@ def summary_leaderboard(frame: pd.DataFrame, *, n_boot: int = 1000,
     (``_low``/``_high``) and counts ``n_pas``, ``n_ecs``; ``n_studies``; ``tokens`` and
     ``cost`` (US dollars), the sums of the published per-study values (they equal the
     published configuration totals); ``rank`` (1 = best, ties share the mean rank) with its
-    bootstrap interval ``rank_low``/``rank_high`` and as text ``rank_text`` (``2 [1, 4] · few
+    interval ``rank_low``/``rank_high`` (from every pair's paired test over the shared studies,
+    :func:`kbench_core.compare.rank_intervals`) and as text ``rank_text`` (``2 [1, 4] · few
     studies``, "no scores"; :func:`kbench_core.ranking.rank_text`), ``ranked_by`` (which
     column), ``n_dropped``
-    (studies left out of the rank bootstrap because this configuration lacks them),
+    (studies left out of the ranking because this configuration lacks them),
     ``few_items`` (ranked on fewer than 30 studies) and ``no_scores`` (no score at all; such
     configurations come last, unranked).
 
     Ranking is by ``config_pas`` when the file has it, else by ``mean_study_pas`` (the
-    published ``pas_raw`` is the mean of its study values, so the rank bootstrap resamples
-    studies for that same statistic, :func:`kbench_core.compare.rank_intervals`). When the
-    bootstrap's statistic — the mean PAS over the studies every configuration has,
+    published ``pas_raw`` is the mean of its study values, so the rank intervals compare the
+    studies of that same statistic, :func:`kbench_core.compare.rank_intervals`). When the
+    rank intervals' statistic — the mean PAS over the studies every configuration has,
     ``shared_study_pas`` — is not that value for the same configurations (studies missing
     for some, a published PAS that is not its studies' mean), the rank is the bootstrap's
     own and ``ranked_by`` is ``shared_study_pas``, so a rank and its interval always rest
@@ -154,7 +155,7 @@ def summary_leaderboard(frame: pd.DataFrame, *, n_boot: int = 1000,
     if at.any():
         for column in ("rank_low", "rank_high", "n_dropped"):
             out.loc[at, column] = ranks.loc[at, column].to_numpy()
-        # One statistic behind a rank and its interval: the bootstrap ranks the mean PAS
+        # One statistic behind a rank and its interval: the intervals rank the mean PAS
         # over the studies every configuration has. The rank by ``by`` stands only when
         # it is that statistic for the same configurations (as in HumanStudy-Bench's
         # files, where pas_raw is the mean of its studies); otherwise the rank is the
