@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from kbench_app import cache
-from kbench_app.ui import interval_text, shown, table_config
+from kbench_app.ui import decimals_format, interval_text, shown, table_config
 from kbench_core import families, vuln
 from kbench_core.families.judged import (
     MAJORITY,
@@ -274,7 +274,8 @@ def tier_view(table: pd.DataFrame, metrics: Sequence[str], *,
         label = vuln.METRIC_LABELS.get(metric, metric)
         integer = pd.api.types.is_integer_dtype(table[metric])
         config[metric] = st.column_config.NumberColumn(
-            label, help=_HELP.get(metric), format="localized" if integer else "%.4g")
+            label, help=_HELP.get(metric),
+            format="localized" if integer else decimals_format(table[metric]))
         if f"{metric}_low" in table and table[f"{metric}_low"].notna().any():
             columns[f"{metric}_ci"] = interval_text(table[f"{metric}_low"],
                                                     table[f"{metric}_high"])

@@ -113,8 +113,8 @@ def format_value(value: object, kind: ColumnKind = "number", *,
         return f"{round(number):,}"
     if kind == "rank":
         return f"{number:g}" if number != round(number) else f"{round(number)}"
-    if kind == "p":
-        return "0" if abs(number) < TINY else f"{number:.2g}"
+    if kind == "p":  # a p-value is never 0: below TINY it is written as a bound
+        return f"< {TINY:g}" if abs(number) < TINY else f"{number:.2g}"
     if kind == "cost":
         if abs(number) < TINY:
             return "$0"

@@ -4,6 +4,7 @@ fixed versions, prompt types and a drill-down to one sample's findings."""
 import streamlit as st
 
 from kbench_app import agreement as agreement_page
+from kbench_app import audit as audit_page
 from kbench_app import cache, kit, prefetch, state
 from kbench_app import vuln as page
 from kbench_app.compare import run_compare_panel
@@ -22,6 +23,10 @@ shown = kit.open_runs(
           "CSV, a BlockBench judge-output folder as .zip/.tar.gz, or a list of multi-judge "
           "records).")
 runs, frame = shown.runs, shown.frame
+for audited in runs:  # the reviewers' labels say the judge is off: say so, point to the audit
+    if (note := audit_page.banner_needed(audited)) is not None:
+        st.warning(note, icon=":material/fact_check:")
+        st.page_link("views/audit.py", label="Judge audit", icon=":material/fact_check:")
 prefetch.cancel()  # what this session queued ahead was for the view it is leaving
 # the majority of several LLM judges first (docs/metrics/agreement.md)
 judges = page.judge_choices(frame)

@@ -465,8 +465,10 @@ FAMILY = Family(
     kind="judged", title="Vulnerability detection", spec=JUDGED,
     item_key=("sample", "prompt_type"),
     comparison=CompareDefaults((("correct verdict", "correct"),
-                           ("target found (vulnerable samples)", "target_found_vulnerable")),
-                          "prompt_type", "sample", "answers"),
+                                ("TDR (target found, vulnerable samples)",
+                                 "target_found_vulnerable")),
+                               "prompt_type", "sample", "answers",
+                               headline="target_found_vulnerable"),  # TDR: the headline
     per_item=_per_item, lower_is_better=_lower(), catalog=_catalog, rules=_rules,
     sample_files=("judged.csv",), sample=_sample,
     format_doc="docs/formats.md",
