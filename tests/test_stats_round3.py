@@ -451,7 +451,6 @@ def test_fingerprint_and_susceptibility_table_show_one_interval() -> None:
 def test_items_needed_sentence_says_clusters_in_words() -> None:
     # A cluster column named "clu" read "about 1,733 clus of this run's mean size".
     from kbench_core import compare
-    from kbench_core.words import unit_plural
 
     rng = np.random.default_rng(8)
     groups = np.repeat(np.arange(12), 5)
@@ -461,6 +460,8 @@ def test_items_needed_sentence_says_clusters_in_words() -> None:
                           "value": np.concatenate([diff, np.zeros(60)])})
     verdict = compare.compare_pair(frame, "value", "A", "B", item="item", cluster="clu").verdict
     assert "clusters of this run's mean size" in verdict and " clus " not in verdict
+    from kbench_core.words import unit_plural
+
     assert unit_plural("sample") == "samples" and unit_plural("group") == "groups"
 
 
