@@ -19,7 +19,7 @@ from scipy import stats as _st
 
 __all__ = ["SMALL_SAMPLE", "Clusters", "Estimate", "WithinGroups", "agreement_wilson",
            "bootstrap_groups", "bootstrap_groups_batched", "bounded_mean_interval",
-           "check_choice", "jeffreys_effective", "mover_sum", "t_interval", "widen_small",
+           "check_choice", "jeffreys_effective", "t_interval", "widen_small",
            "wilson", "wilson_by", "wilson_effective"]
 
 SMALL_SAMPLE = 30
@@ -512,32 +512,6 @@ def wilson_effective(successes: np.ndarray, units: np.ndarray, deff: np.ndarray,
             np.where(np.isfinite(bottom_high), np.fmax(high, bottom_high), high))
 
 
-def mover_sum(value: np.ndarray, low: np.ndarray, high: np.ndarray, weight: np.ndarray, *,
-              axis: int = -1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    r"""Σ_k w_k θ_k of independent estimates with its MOVER interval (Zou & Donner 2008,
-    "Construction of confidence limits about effect measures: a general approach",
-    *Statistics in Medicine* 27, 1693–1702; Newcombe 2013, *Confidence Intervals for
-    Proportions and Related Measures of Effect Size*, ch. 7), along ``axis``:
-
-    .. math:: L = \hat	heta - \sqrt{	extstyle\sum_k w_k^2 (\hat	heta_k - \ell_k)^2},\qquad
-              U = \hat	heta + \sqrt{	extstyle\sum_k w_k^2 (u_k - \hat	heta_k)^2}
-
-    for weights w_k ≥ 0, [ℓ_k, u_k] each estimate's own interval (a Wilson interval, say).
-    The square roots recover each component's variance from the distance to its own limit
-    on the side the sum moves, so the interval inherits the components' asymmetry near 0
-    and 1 (where a plain sum of variances would cross the boundary) and is monotone in every
-    component's interval. NaN where a component with positive weight has no interval.
-    Returns (value, low, high). Written by hand (three sums)."""
-    v, lo, hi, w = np.broadcast_arrays(*(np.asarray(a, dtype=float)
-                                         for a in (value, low, high, weight)))
-    with np.errstate(invalid="ignore"):
-        used = w != 0
-        total = np.where(used, w * v, 0.0).sum(axis=axis)
-        down = np.sqrt(np.where(used, (w * (v - lo)) ** 2, 0.0).sum(axis=axis))
-        up = np.sqrt(np.where(used, (w * (hi - v)) ** 2, 0.0).sum(axis=axis))
-    return total, total - down, total + up
-
-
 def jeffreys_effective(successes: np.ndarray, units: np.ndarray, boundary_n: np.ndarray, *,
                        level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """Jeffreys interval of a proportion on effective numbers (``successes`` of ``units``,
@@ -545,9 +519,9 @@ def jeffreys_effective(successes: np.ndarray, units: np.ndarray, boundary_n: np.
     interval of Beta(x + ½, n − x + ½), with the lower bound 0 at x = 0 and the upper 1 at
     x = n (Brown, Cai & DasGupta 2001, *Statistical Science* 16, 101–133, §4.1.2), kept
     monotone in the count at the boundary as :func:`wilson_effective` is (``boundary_n``).
-    Used inside MOVER sums (:func:`mover_sum`), where it kept the nominal coverage near 0
-    and 1 better than Wilson's (``docs/statistics.md``, round 3 item 7). NaN where
-    ``units`` is 0. scipy's beta quantiles."""
+    Used inside MOVER sums (Zou & Donner 2008; the tiers' difficulty means), where it kept
+    the nominal coverage near 0 and 1 better than Wilson's (``docs/statistics.md``, round 3
+    item 7). NaN where ``units`` is 0. scipy's beta quantiles."""
     x, n, edge = np.broadcast_arrays(*(np.asarray(a, dtype=float)
                                        for a in (successes, units, boundary_n)))
     alpha = (1 - level) / 2

@@ -251,7 +251,7 @@ def _difficulty_means(table: pd.DataFrame, frame: pd.DataFrame, by: tuple[str, .
     without a difficulty are in the pooled rate only.
 
     Each rate with a per-tier interval gets ``<rate>_difficulty_mean_low/_high``: the MOVER
-    interval of the mean (Zou & Donner 2008; :func:`kbench_core.stats.mover_sum`'s formula)
+    interval of the mean (Zou & Donner 2008: L = θ̂ − √Σ((θ̂_k − l_k)/K)², U likewise)
     over Jeffreys intervals of the tiers on the effective counts of their clustered Wilson
     intervals (:func:`kbench_core.stats.jeffreys_effective`), the tiers (different
     contracts) independent. The pooled rate's interval is about another number: with tiers
