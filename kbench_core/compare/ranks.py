@@ -87,9 +87,9 @@ def rank_intervals(frame: pd.DataFrame, value: str, *, item: Sequence[str] | str
             "__value").reset_index()
         pairs = compare_models(long, "__value", item=keys, cluster=cluster,
                                correction="holm", level=level, alpha=1 - level)
-        where = {name: i for i, name in enumerate(models)}
-        a = pairs["model_a"].map(where).to_numpy(dtype=np.int64)
-        b = pairs["model_b"].map(where).to_numpy(dtype=np.int64)
+        where = pd.Index(models)  # a hash lookup: a Python map over 179,700 pairs took 0.3 s
+        a = where.get_indexer(pairs["model_a"].to_numpy(dtype=object)).astype(np.int64)
+        b = where.get_indexer(pairs["model_b"].to_numpy(dtype=object)).astype(np.int64)
         direction = pairs["direction"].to_numpy(dtype=object)
         a_better = direction == ("lower" if lower else "higher")
         b_better = direction == ("higher" if lower else "lower")
