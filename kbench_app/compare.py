@@ -28,7 +28,7 @@ from kbench_core.kahne import rows_of
 from kbench_core.ranking import rank_text as _rank_texts
 from kbench_core.select import labels_in
 from kbench_core.tables import format_value
-from kbench_core.words import count_noun, plural
+from kbench_core.words import count_noun, plural, unit_plural
 
 __all__ = ["cached_rank_intervals", "compare_panel", "content_hash", "rank_column",
            "rank_text", "run_compare_panel"]
@@ -82,20 +82,21 @@ def _rank_intervals(frame: pd.DataFrame, value: str, *, lower_is_better: bool | 
 def cached_rank_intervals(frame: pd.DataFrame, value: str, *, runs: Sequence[Any] = (),
                           selection: Any = None, lower_is_better: bool | None = None,
                           cluster: str | None = None) -> pd.DataFrame | None:
-    """:func:`kbench_core.compare.rank_intervals` (1000 resamples; whole ``cluster`` levels
-    resampled when given), cached on the runs and selection (else the frame's content); None
-    when fewer than two models share an item (nothing to rank)."""
+    """:func:`kbench_core.compare.rank_intervals` (simultaneous intervals from every pair's
+    paired test, clustered by ``cluster`` when given), cached on the runs and selection (else
+    the frame's content); None when fewer than two models share an item (nothing to rank)."""
     return cache.cached(_rank_intervals, frame, runs=runs,
                         selection=content_hash(frame) if selection is None else selection,
-                        spinner="Bootstrapping the ranks (1000 resamples)...", value=value,
+                        spinner="Testing every pair of models for the rank intervals...",
+                        value=value,
                         lower_is_better=lower_is_better, cluster=cluster)
 
 
 def rank_text(ranks: pd.DataFrame, *, cluster: str | None = None) -> pd.Series:
     """``rank [low, high]`` per model (e.g. ``2 [1, 3]``), from :func:`rank_intervals`
-    (:func:`kbench_core.ranking.rank_text`), marked `` · few <clusters>`` when the bootstrap
-    resampled fewer than :data:`kbench_core.compare.FEW_CLUSTERS` clusters (its intervals are
-    then too narrow)."""
+    (:func:`kbench_core.ranking.rank_text`), marked `` · few <clusters>`` when the ranks rest
+    on fewer than :data:`kbench_core.compare.FEW_CLUSTERS` clusters (the intervals hold there
+    and are wide)."""
     few = ranks.get("few_clusters")
     label = f"few {plural(cluster)}" if cluster else "few clusters"
     return pd.Series(_rank_texts(ranks["rank"], ranks["rank_low"], ranks["rank_high"],
@@ -105,7 +106,7 @@ def rank_text(ranks: pd.DataFrame, *, cluster: str | None = None) -> pd.Series:
 
 def rank_column(leaderboard: pd.DataFrame, ranks: pd.DataFrame | None, *,
                 model: str = "model", position: int = 0) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """``leaderboard`` with a ``rank_text`` column (rank and its 95% bootstrap interval)
+    """``leaderboard`` with a ``rank_text`` column (rank and its simultaneous 95% interval)
     inserted at ``position``, and the ``column_config`` entry that labels and explains it.
 
     Models without a rank (absent from ``ranks``, or ``ranks`` None) get an empty cell.
@@ -122,8 +123,9 @@ def rank_column(leaderboard: pd.DataFrame, ranks: pd.DataFrame | None, *,
     config = {_RANK_TEXT: st.column_config.TextColumn(
         "Rank [95% CI]",
         help="Rank by the point value (1 = best; ties share the mean rank) and its 95% "
-             "bootstrap interval over items. Models whose intervals overlap cannot be "
-             "ordered by this run.")}
+             "interval from every pair's paired test (Holm over the pairs; all models' "
+             "intervals hold together). Models whose intervals overlap cannot be ordered "
+             "by this run.")}
     return out, config
 
 
@@ -223,8 +225,9 @@ def compare_panel(frame: pd.DataFrame, *, values: Mapping[str, str], group: str,
                     _pairs_table(pairs, value=value, key=key, runs=runs, label=label,
                                  lower=lower, cluster=cluster, noun=noun)
     unit = plural(cluster) if cluster else noun
-    with st.expander(f"Rank intervals (bootstrap over {unit})", icon=":material/leaderboard:"):
-        if kit.toggle("Compute rank intervals (1000 resamples; cached)", key=f"{key}_ranks"):
+    with st.expander(f"Rank intervals (paired tests over {unit})",
+                     icon=":material/leaderboard:"):
+        if kit.toggle("Compute rank intervals (every pair's test; cached)", key=f"{key}_ranks"):
             ranks = cached_rank_intervals(frame, value, cluster=cluster, **where)
             if ranks is None:
                 st.info(f"No {noun} were answered by every model, so there is nothing to rank.")
@@ -244,7 +247,7 @@ def _ranks(ranks: pd.DataFrame, *, label: str, lower: bool, cluster: str | None,
            key: str, colors: Mapping[str, str] | None) -> None:
     st.plotly_chart(compare_figures.rank_chart(
         ranks, colors=dict(colors or {}),
-        title=f"{label}: rank with its 95% bootstrap interval "
+        title=f"{label}: rank with its simultaneous 95% interval "
               f"({'lower' if lower else 'higher'} is better)"), key=f"{key}_rank_chart")
     view = ranks.assign(rank_text=rank_text(ranks, cluster=cluster))
     view = view[["model", "rank_text", *[c for c in view if c not in ("model", "rank_text")]]]
@@ -257,11 +260,13 @@ def _ranks(ranks: pd.DataFrame, *, label: str, lower: bool, cluster: str | None,
         note = (" Left out because some model lacks them: " + ", ".join(
             f"{plain(m)} {int(k):,}" for m, k in
             zip(dropped["model"], dropped["n_dropped"], strict=True)) + ".")
-    resampled = (f"{int(ranks['n_clusters'].iloc[0]):,} {plural(cluster)} resampled"
-                 if cluster else "items resampled")
+    resampled = (f"{int(ranks['n_clusters'].iloc[0]):,} {plural(cluster)}, errors clustered "
+                 f"by {cluster}" if cluster else "items independent")
     if cluster and bool(ranks["few_clusters"].iloc[0]):
         resampled += (f"; fewer than {compare.FEW_CLUSTERS} {plural(cluster)}, so the rank "
-                      "intervals are too narrow: two identical models can come out apart")
+                      "intervals are wide")
+    resampled += ("; each interval from every pair's paired test, Holm-adjusted, so all hold "
+                  "together")
     st.caption(f"Ranks over the {int(ranks['n'].iloc[0]):,} {noun} every model answered "
                f"({resampled}; {'lower' if lower else 'higher'} {plain(label)} is better). "
                f"Overlapping rank intervals mean the data cannot order those models.{note}")
@@ -303,7 +308,7 @@ def _two_models(result: compare.Comparison, *, key: str, runs: Sequence[Any],
         if clustered is not None and cluster:
             text += (f"; {noun} cluster by {plain(cluster.replace('_', ' '))} (design effect "
                      f"{result.design_effect:.2f}), so about {clustered:,}, i.e. about "
-                     f"{result.clusters_needed():,} {plain(plural(cluster))} of this run's "
+                     f"{result.clusters_needed():,} {plain(unit_plural(cluster))} of this run's "
                      "mean size")
         st.caption(f"{text}. This run has {est.n:,}.")
     groups = result.groups

@@ -543,6 +543,12 @@ def difficulty_view(table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object
     view["tdr_difficulty_mean"] = table["tdr_difficulty_mean"]
     config["tdr_difficulty_mean"] = st.column_config.NumberColumn(
         "Mean over tiers", format="%.3f", help=_HELP["tdr_difficulty_mean"])
+    if "tdr_difficulty_mean_low" in table:  # its own interval (MOVER over the tiers)
+        view["tdr_difficulty_mean_ci"] = interval_text(table["tdr_difficulty_mean_low"],
+                                                       table["tdr_difficulty_mean_high"])
+        config["tdr_difficulty_mean_ci"] = st.column_config.TextColumn(
+            "Mean over tiers 95% CI",
+            help="MOVER over the tiers' intervals (each tier's contracts independent)")
     view["tdr"] = table["tdr"]
     config["tdr"] = st.column_config.NumberColumn(
         "TDR (pooled)", format="%.3f", help="Targets found / vulnerable answers, all tiers")

@@ -10,7 +10,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
 from kbench_core import bias_reports, replication
@@ -79,12 +78,11 @@ def test_kbench_profile_joins_claude_haiku_across_families(capsys) -> None:
     assert bias.loc["published_susceptibility", "value"] == pytest.approx(
         report["summary"]["overall_bias_susceptibility"], abs=5e-5)
     assert np.isnan(bias.loc["published_susceptibility", "value_low"])
-    # kbench's mean BMS: the mean of the report's 15 per-bias magnitudes, t interval (scipy)
+    # kbench's mean BMS: the mean of the report's 15 per-bias magnitudes; 15 biases (< 30):
+    # the Wilson interval of the mean as a proportion (issue 38 item 4; round 2 took its
+    # union with the t interval)
     bms = np.array([v["overall_magnitude"] for v in report["magnitude_scores"].values()])
-    low, high = stats.t.interval(0.95, len(bms) - 1, loc=bms.mean(), scale=stats.sem(bms))
-    # 15 biases (< 30): widened to contain the Wilson interval of the mean as a proportion
-    w_low, w_high = proportion_confint(bms.mean() * len(bms), len(bms), method="wilson")
-    low, high = min(low, w_low), max(high, w_high)
+    low, high = proportion_confint(bms.mean() * len(bms), len(bms), method="wilson")
     row = bias.loc["mean_bms"]
     assert row["value"] == pytest.approx(bms.mean(), abs=5e-5)
     assert (row["value_low"], row["value_high"]) == pytest.approx((low, high), abs=5e-5)
@@ -110,14 +108,15 @@ def test_kbench_profile_joins_claude_haiku_across_families(capsys) -> None:
         assert published["value"] == pytest.approx(results[raw]["pas_raw"], abs=5e-5)
         assert published["n_models"] == 63
         assert published["rank_low"] <= published["rank"] <= published["rank_high"]
-        # the mean of the per-study PAS and its t interval over the 12 studies (scipy)
+        # the mean of the per-study PAS and its interval over the 12 studies: Wilson's for a
+        # [0, 1] mean below 30 studies (issue 38 item 4; it was the t interval)
         studies = np.array([s["pas_raw"] for s in results[raw]["studies"]])
         mean = haiku[(haiku["metric"] == "mean_study_pas")
                      & (haiku["configuration"] == configuration)].iloc[0]
-        low, high = stats.t.interval(0.95, len(studies) - 1, loc=studies.mean(),
-                                     scale=stats.sem(studies))
-        assert (mean["value_low"], mean["value_high"]) == pytest.approx(
-            (max(low, 0.0), min(high, 1.0)), abs=5e-5)
+        low, high = proportion_confint(studies.mean() * len(studies), len(studies),
+                                       method="wilson")
+        assert (mean["value_low"], mean["value_high"]) == pytest.approx((low, high),
+                                                                        abs=5e-5)
         assert np.isnan(mean["rank"])          # the rank sits beside the value it ranks
 
 
@@ -267,7 +266,9 @@ def test_command_formats_out_and_bad_aliases(tmp_path, capsys) -> None:
     assert profile_main([str(REPORTS), "--format", "markdown"]) == 0
     shown = capsys.readouterr().out
     assert "| claude-haiku-4.5 | bias | kahnebench |" in shown
-    assert "0.2668 [0.1006, 0.5197]" in shown and "11 [8, 11]" in shown
+    # Wilson's interval of the mean BMS over 15 biases; no pair of the 11 models is decided
+    # after Holm over their 55 pairs, so the rank interval spans every rank (issue 38)
+    assert "0.2668 [0.1091, 0.5197]" in shown and "11 [1, 11]" in shown
     bad = tmp_path / "bad.toml"
     bad.write_text('[aliases]\n"a" = ["x"]\n"b" = ["x"]\n')
     with pytest.raises(SystemExit, match=r"bad\.toml: raw id 'x' is claimed by two"):

@@ -51,7 +51,8 @@ if summary_runs:
                         "This file has no configuration-level scores, so none is shown under "
                         "the published names. ")
                        + "'Mean of per-study' columns are computed here from the published "
-                         "study values, with t intervals over studies; the published ECS pools "
+                         "study values, with Wilson-type intervals over studies (a mean "
+                         "of bounded values over few studies); the published ECS pools "
                          "every test, so it differs from the mean of the per-study ECS. Cost "
                          "and tokens are totals over the studies.")
             metrics = [m for m in ("pas", "ecs") if m in studies and studies[m].notna().any()]

@@ -62,8 +62,10 @@ with st.expander("Metric options (beyond BlockBench's rules)", icon=":material/t
                                   "nan": "NaN (undefined)"}.get)
     bootstrap = kit.toggle("Bootstrap composite intervals", key=K.BOOTSTRAP, container=c4,
                            default=len(frame) <= page.BOOTSTRAP_BY_DEFAULT_ROWS,
-                           help="1000 resamples of the samples (contracts) for SUI, TUS, LGI, "
-                                "ECE, MCE, F1, F2 and the SUI rank; cached, so only the first "
+                           help="Intervals of SUI, TUS and LGI (from their components' "
+                                "intervals), ECE and MCE (simultaneous intervals of the "
+                                "bins), and 1000 resamples of the samples (contracts) for "
+                                "the debiased ECE and the SUI rank; cached, so only the first "
                                 "view waits. On by default up to "
                                 f"{page.BOOTSTRAP_BY_DEFAULT_ROWS:,} answers.")
 weights = page.weight_sliders()

@@ -10,6 +10,7 @@ import pandas as pd
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
+from .directions import _directions
 from .items import Correction, _item_columns, _item_means, item_values
 from .paired import (
     _is_binary,
@@ -18,7 +19,6 @@ from .paired import (
     kish_design_effect,
     newcombe_paired,
 )
-from .ranks import _directions
 
 _PAIR_CELLS = 1_000_000  # pairs × items per chunk of compare_models (8 MB per float array)
 

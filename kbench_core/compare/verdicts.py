@@ -9,7 +9,7 @@ import pandas as pd
 from scipy import stats
 
 from kbench_core.stats import Estimate
-from kbench_core.words import plural
+from kbench_core.words import plural, unit_plural
 
 from .paired import _TEST_TEXT, FEW_CLUSTERS, PairedEstimate
 
@@ -108,7 +108,8 @@ def _needed_text(est: Estimate, sd_diff: float | None, *, noun: str, alpha: floa
         size = est.n / n_clusters
         groups = math.ceil(need / size)
         text += (f" ({independent:,} if independent × design effect {design_effect:.2f}), "
-                 f"about {groups:,} {plural(cluster)} of this run's mean size {size:.3g}")
+                 f"about {groups:,} {unit_plural(cluster)} of this run's mean size "
+                 f"{size:.3g}")
     return text
 
 

@@ -286,8 +286,9 @@ def leaderboard(tiers: pd.DataFrame) -> pd.DataFrame:
 def difficulty_tdr(tiers: pd.DataFrame, by_difficulty: pd.DataFrame) -> pd.DataFrame:
     """One row per detector (and judge): TDR per difficulty tier (``tdr_t1`` …, with
     ``n_vulnerable_t1`` …), the unweighted mean over the tiers ``tdr_difficulty_mean``
-    (BlockBench's DS "Avg") and the TDR pooled over answers with its interval, from
-    :func:`kbench_core.vuln.tiers` by model and by (model, difficulty)."""
+    (BlockBench's DS "Avg") with its own (MOVER) interval and the TDR pooled over answers
+    with its interval, from :func:`kbench_core.vuln.tiers` by model and by (model,
+    difficulty)."""
     per = by_difficulty[by_difficulty["difficulty"].notna()].copy()
     per["model"] = per["model"].astype(str)
     per["difficulty"] = per["difficulty"].astype(str)
@@ -296,7 +297,8 @@ def difficulty_tdr(tiers: pd.DataFrame, by_difficulty: pd.DataFrame) -> pd.DataF
     tiers_ = sorted(per["difficulty"].unique())
     order = [c for tier in tiers_ for c in (f"tdr_{tier}", f"n_vulnerable_{tier}")]
     base = tiers.assign(model=tiers["model"].astype(str))
-    keep = [c for c in ("model", "judge", "tdr_difficulty_mean", "n_difficulties", "tdr",
+    keep = [c for c in ("model", "judge", "tdr_difficulty_mean", "tdr_difficulty_mean_low",
+                        "tdr_difficulty_mean_high", "n_difficulties", "tdr",
                         "tdr_low", "tdr_high", "n_vulnerable", "n_samples", "few_items")
             if c in base]
     return base[keep].merge(wide[order].reset_index(), on="model", how="left")

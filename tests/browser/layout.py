@@ -316,7 +316,7 @@ def compare_figures_of(name: str, kind: str, frame) -> list[Figure]:
         lower = compare.is_lower_better(value)
         out.append(Figure(f"{name} :: page rank_chart", compare_figures.rank_chart(
             ranks, best="least biased" if kind.startswith("bias") else "best",
-            title=f"{label}: rank with its 95% bootstrap interval "
+            title=f"{label}: rank with its simultaneous 95% interval "
                   f"({'lower' if lower else 'higher'} is better)")))
     return out
 
