@@ -88,10 +88,32 @@ HEADLINE: dict[str, tuple[str, ...]] = {
 LONG_TABLE = 30
 
 
+class _AuditItem:
+    """The judge audit's figures and tables in the report, as a catalog item looks."""
+
+    def __init__(self, name: str, title: str, what: str) -> None:
+        self.name, self.title, self.what = name, title, what
+
+
+def _audit_sections(run: Run, labels: pd.DataFrame | None, options: Mapping[str, Any] | None
+                    ) -> list[tuple[Any, list[tuple[str, Any]]]]:
+    """The judge audit of a judged run for its reviewers' labels (docs/metrics/audit.md)."""
+    if labels is None or labels.empty or run.kind != "judged":
+        return []
+    from kbench_core.audit import judge_choices
+    from kbench_core.audit.exports import audit_objects
+
+    judge = (options or {}).get("judge") or judge_choices(run.frame)[0]
+    return [(_AuditItem(stem, title, what), [(stem, obj)])
+            for stem, what, obj, title in audit_objects(run.frame, labels, judge=judge)]
+
+
 def _built_sections(run: Run, options: Mapping[str, Any] | None,
+                    labels: pd.DataFrame | None = None,
                     ) -> tuple[list[tuple[Any, list[tuple[str, Any]]]], list[str]]:
     """The run's items that yield something, in reading order (headline, figures, short
-    tables, long tables), and the lines saying what is not shown and why."""
+    tables, long tables), and the lines saying what is not shown and why; with ``labels``
+    (a judged run's reviewers' labels) the judge audit right after the headline."""
     items = items_for(run.kind)
     why = unavailable(run.kind, run.frame)
     if why:
@@ -122,6 +144,10 @@ def _built_sections(run: Run, options: Mapping[str, Any] | None,
         return (3 if long else 2), 0
 
     built.sort(key=order)  # stable: the catalog's order within each rank
+    audit = _audit_sections(run, labels, options)
+    if audit:  # right after the headline: it says how far the headline can be trusted
+        first = sum(1 for item, _ in built if item.name in headline) or min(1, len(built))
+        built[first:first] = audit
     notes = [f"Not shown: {'; '.join(titles)}. Why: {why}." for why, titles in explained.items()]
     if empty:
         notes.append("Not shown, as this run has no data for them (e.g. a second LLM judge, "
@@ -270,7 +296,8 @@ _LOADER = r"""
 
 
 def report_html(runs: Sequence[Run], *, options: Mapping[str, Any] | None = None,
-                progress: Callable[[str], None] | None = None) -> str:
+                progress: Callable[[str], None] | None = None,
+                audits: Mapping[str, pd.DataFrame] | None = None) -> str:
     """The report of ``runs`` as one HTML document (a string): a table of contents, then per
     run its headline (:data:`HEADLINE`: the ranking and the figure that sums it up), and,
     folded, its other figures, its tables and last its long tables (more than
@@ -282,9 +309,12 @@ def report_html(runs: Sequence[Run], *, options: Mapping[str, Any] | None = None
     (:class:`_FigureStore`); a figure is drawn when it scrolls near the viewport
     (IntersectionObserver), into a placeholder of its height, so the page does not jump.
     Every text from the runs is escaped (:func:`_h`: markup as entities, controls and bidi
-    overrides as visible escapes)."""
+    overrides as visible escapes). ``audits`` maps a judged run's SHA-256 to its reviewers'
+    labels: the run then shows its judge audit (``docs/metrics/audit.md``) after its
+    headline."""
     prov = provenance_of(runs, what="report", options=options)
-    sections = [_built_sections(run, options) for run in runs]
+    sections = [_built_sections(run, options, (audits or {}).get(run.content_hash))
+                for run in runs]
     store = _FigureStore()
     parts = [f"<!-- {_h(' · '.join(prov.lines()))} -->", "<!DOCTYPE html>",
              '<html lang="en"><head><meta charset="utf-8">',

@@ -238,3 +238,25 @@ def test_figures_with_labels_add_the_audit_with_its_provenance(tmp_path: Path) -
     # every labelled item is in one of the four cells of each judge (none failed here)
     cells = confusion[["n_both_found", "n_reviewer_only", "n_judge_only", "n_neither"]]
     assert (cells.sum(axis=1) == 30).all()
+
+
+def test_report_with_labels_shows_the_audit_after_the_headline(tmp_path: Path) -> None:
+    sheet = tmp_path / "sheet.csv"
+    assert _kbench("audit", "sample", str(SAMPLE), "--n", "30", "--out",
+                   str(sheet)).returncode == 0
+    filled = tmp_path / "filled.csv"
+    _fill(sheet, filled)
+    out = tmp_path / "report.html"
+    done = _kbench("report", str(SAMPLE), str(ROOT / "sample_data" / "bias.csv"), "--labels",
+                   str(filled), "--out", str(out), timeout=300)
+    assert done.returncode == 0, done.stderr
+    text = out.read_text()
+    judged = text.index('<h2 id="run-0">')
+    assert text.index("Detection rate corrected for the judge") > judged
+    assert "Each judge against the reviewers" in text
+    assert "audit_labels&quot;: 30" in text and "audit_labels_sha256" in text
+    # labels for a run not given are refused, naming the file
+    other = tmp_path / "other.csv"
+    other.write_text(filled.read_text().replace(load_run(SAMPLE).content_hash, "1" * 64))
+    done = _kbench("report", str(SAMPLE), "--labels", str(other), "--out", str(out))
+    assert done.returncode == 1 and "other.csv: labels for a run not given" in done.stderr
