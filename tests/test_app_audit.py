@@ -251,8 +251,8 @@ def test_report_with_labels_shows_the_audit_after_the_headline(tmp_path: Path) -
                    str(filled), "--out", str(out), timeout=300)
     assert done.returncode == 0, done.stderr
     text = out.read_text()
-    judged = text.index('<h2 id="run-0">')
-    assert text.index("Detection rate corrected for the judge") > judged
+    judged, bias = text.index('<h2 id="run-0">'), text.index('<h2 id="run-1">')
+    assert judged < text.index("Detection rate corrected for the judge", judged) < bias
     assert "Each judge against the reviewers" in text
     assert "audit_labels&quot;: 30" in text and "audit_labels_sha256" in text
     # labels for a run not given are refused, naming the file
