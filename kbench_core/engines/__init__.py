@@ -146,6 +146,16 @@ def reduce_source(src: ParquetSource, *, engine: Engine, spark_master: str | Non
     return _sufficient(src, engine=chosen, backend=backend)
 
 
+class _DuckdbScan:
+    """What :func:`source.check_read` is told read a file at item grain with no backend
+    given: DuckDB's own scan (:func:`~kbench_core.engines.reduce.typed_rows`)."""
+
+    name = "duckdb"
+
+
+_DUCKDB = _DuckdbScan()
+
+
 def _sufficient(src: ParquetSource, *, engine: Engine, backend: Any,
                 keep: tuple[str, ...] = ()) -> pa.Table | TypedRows:
     """The validated sufficient table of ``src`` on ``backend`` (None: a new DuckDB).
@@ -157,7 +167,10 @@ def _sufficient(src: ParquetSource, *, engine: Engine, backend: Any,
     from kbench_core.engines import reduce, source, validate
 
     if reduce.at_item_grain(src, keep):
-        return reduce.typed_rows(src, backend=backend)
+        rows = reduce.typed_rows(src, backend=backend)
+        # the file read is the file hashed (the provenance's SHA-256), or the run is refused
+        source.check_read(src, backend if backend is not None else _DUCKDB)
+        return rows
     if backend is None:
         backend = connect(engine)
     table = source.open_table(backend, src)
@@ -166,6 +179,7 @@ def _sufficient(src: ParquetSource, *, engine: Engine, backend: Any,
     reduced = reduce.reduction(table, src.kind, tuple(f.name for f in src.files),
                                keep=keep).to_pyarrow()
     validate.validate(table, src, reduced)
+    source.check_read(src, backend)
     return reduced
 
 

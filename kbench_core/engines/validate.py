@@ -66,6 +66,9 @@ def _column_suspect(col: Any, spec: Column) -> Any:
     required = spec.required is True
     false = ibis.literal(False)
     if spec.type in ("text", "category"):
+        if dtype.is_array() or dtype.is_struct() or dtype.is_map():
+            # every nested value is refused (no label), a missing one too where required
+            return (col.notnull() | col.isnull()) if required else col.notnull()
         if not dtype.is_string():
             return col.isnull() if required else false
         bad = _blank(col) if required else false

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import sys
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -80,6 +81,26 @@ def _open_file(source: str | Path, max_bytes: int) -> tuple[str, BinaryIO]:
         handle.close()
         raise
     return filename, handle
+
+
+def open_regular(path: str | Path) -> tuple[str, BinaryIO]:
+    """(file name, open binary handle) of a regular file, whatever its size: opened without
+    blocking and checked on the open descriptor (:func:`_open_file`), so a FIFO, a device
+    (``/dev/zero``), a folder or a link to one is refused, naming the entry, before a byte is
+    read, and cannot be swapped in between the check and the read (the engines read the file
+    through this descriptor: :mod:`kbench_core.engines.source`)."""
+    return _open_file(path, sys.maxsize)
+
+
+def read_regular(path: str | Path) -> bytes:
+    """The bytes of a regular file (:func:`open_regular`), read from the descriptor that was
+    checked; RunFormatError naming the entry when it is not one or cannot be read."""
+    filename, handle = open_regular(path)
+    with handle:
+        try:
+            return handle.read()
+        except OSError as exc:
+            raise _fail(filename, f"cannot read: {exc.strerror or exc}") from None
 
 
 def _file_chunks(filename: str, handle: BinaryIO, head: bytes, max_bytes: int,
