@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 from kbench_core import families
 from kbench_core.io.finish import reserved as _reserved
 from kbench_core.problems import Problem, RunFormatError
-from kbench_core.readers.parquet import check_schema
+from kbench_core.readers.parquet import check_footer, check_schema
 from kbench_core.readers.sources import open_regular
 
 __all__ = ["COUNT", "FILE", "ROW", "ParquetSource", "Pinned", "file_source",
@@ -217,24 +217,32 @@ class Pinned:
         return outer.hexdigest()
 
 
-def _plain_type(kind: pa.DataType) -> pa.DataType:
-    """A column's type as the loader reads its values (a dictionary as its values, large
-    text or bytes as text or bytes)."""
+def _type_class(kind: pa.DataType) -> str:
+    """What a column's values are, in words: the classes an engine reading a folder as one
+    table converts within (DuckDB widens numbers and casts text), not across (a number in
+    one file and text in another failed inside DuckDB with a ConversionException where the
+    loader, reading each file alone, took both)."""
     if pa.types.is_dictionary(kind):
         kind = kind.value_type
-    if pa.types.is_large_string(kind) or pa.types.is_string_view(kind):
-        return pa.string()
-    if pa.types.is_large_binary(kind) or pa.types.is_binary_view(kind):
-        return pa.binary()
-    return kind
+    if pa.types.is_boolean(kind):
+        return "true/false values"
+    if pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_decimal(kind):
+        return "numbers"
+    if (pa.types.is_string(kind) or pa.types.is_large_string(kind)
+            or pa.types.is_string_view(kind) or pa.types.is_binary(kind)
+            or pa.types.is_large_binary(kind) or pa.types.is_binary_view(kind)
+            or pa.types.is_fixed_size_binary(kind)):
+        return "text"
+    if pa.types.is_null(kind):
+        return "nothing"  # a column of nulls only: read as any type
+    return str(kind)
 
 
 def _checked_schemas(pinned: Pinned) -> list[str]:
-    """The column names of a source's files, each file's schema checked with the loader's
-    rules (:func:`~kbench_core.readers.parquet.check_schema`) and the files of a folder
-    checked to share their columns, names and types alike (an engine reads a folder as one
-    table: DuckDB casts a later file's column to the first file's type, so a score of 0.7
-    read into a column of integers would be 1)."""
+    """The column names of a source's files, each file's schema and footer checked with the
+    loader's rules (:func:`~kbench_core.readers.parquet.check_schema`, ``check_footer``) and
+    the files of a folder checked to share their columns, names and kinds of values alike
+    (an engine reads a folder as one table: :func:`_type_class`)."""
     schemas = []
     for name, meta in zip(pinned.names, pinned.metadata, strict=True):
         try:
@@ -243,6 +251,7 @@ def _checked_schemas(pinned: Pinned) -> list[str]:
             raise RunFormatError(name, [Problem(None, None, f"cannot read Parquet: "
                                                             f"{str(exc)[:300]}")]) from None
         check_schema(name, schema)
+        check_footer(name, meta)
         schemas.append(schema)
     first = schemas[0]
     names = [str(n).strip() for n in first.names]
@@ -252,11 +261,12 @@ def _checked_schemas(pinned: Pinned) -> list[str]:
                 f"its columns differ from {pinned.names[0]}'s: a folder is read as one run, "
                 "so its Parquet files must share their columns"))])
         for mine, theirs in zip(schema, first, strict=True):
-            if _plain_type(mine.type) != _plain_type(theirs.type):
+            held, expected = _type_class(mine.type), _type_class(theirs.type)
+            if held != expected and "nothing" not in (held, expected):
                 raise RunFormatError(name, [Problem(None, str(mine.name).strip(), (
-                    f"its column holds {mine.type} where {pinned.names[0]}'s holds "
-                    f"{theirs.type}: a folder is read as one run, so its Parquet files must "
-                    "share their columns' types"))])
+                    f"its column holds {held} ({mine.type}) where {pinned.names[0]}'s holds "
+                    f"{expected} ({theirs.type}): a folder is read as one run, so its "
+                    "Parquet files must hold the same kind of values in each column"))])
     return names
 
 

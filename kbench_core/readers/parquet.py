@@ -46,6 +46,7 @@ def _parse_parquet(filename: str, data: bytes | bytearray, limit: int) -> _Table
     except (pa.ArrowException, OSError, ValueError, TypeError, IndexError) as exc:
         raise _fail(filename, f"cannot read Parquet: {str(exc)[:300]}") from None
     check_schema(filename, schema)
+    check_footer(filename, meta)
     if n_rows > MAX_ROWS:
         raise _too_many_rows(filename, n_rows)
     in_memory = max(unpacked, n_rows * max(n_cols, 1) * 8)
@@ -100,6 +101,31 @@ def check_schema(filename: str, schema: pa.Schema) -> None:
                                   "label or a text is written as text; convert the column "
                                   "to text (e.g. ISO 8601) and save the file again",
                         field=str(field.name).strip())
+
+
+def check_footer(filename: str, meta: pq.FileMetaData) -> None:
+    """Refuse a footer whose counts do not add up: the file's rows are the sum of its row
+    groups' rows, and every column chunk of a row group holds at least one value (a null
+    counts) per row. Readers trust different counts: pyarrow the file's (a footer claiming
+    5,000,000,000 rows over row groups of 1,234,567 was refused as too big while DuckDB read
+    the row groups), DuckDB the row groups' (one claiming more rows than its columns hold
+    failed inside DuckDB while pyarrow read the pages), so a crafted footer would give each
+    engine another run; refused here, by the loader and every engine in the same words."""
+    counted = 0
+    for g in range(meta.num_row_groups):
+        group = meta.row_group(g)
+        counted += group.num_rows
+        for c in range(group.num_columns):
+            chunk = group.column(c)
+            if chunk.num_values < group.num_rows:
+                raise _fail(filename, f"its footer does not add up (a damaged or crafted "
+                                      f"file): row group {g + 1} claims {group.num_rows:,} "
+                                      f"rows but its column {chunk.path_in_schema!r} holds "
+                                      f"{chunk.num_values:,} values")
+    if counted != meta.num_rows:
+        raise _fail(filename, f"its footer does not add up (a damaged or crafted file): it "
+                              f"claims {meta.num_rows:,} rows but its row groups hold "
+                              f"{counted:,}")
 
 
 def _arrow_rows(filename: str, table: pa.Table) -> _Table:
