@@ -97,8 +97,21 @@ def _glob_escaped(path: str) -> str:
 
 
 def _stamp(info: os.stat_result) -> tuple[int, ...]:
-    """What changes when a file is replaced or written: its inode, size and times."""
-    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    """What changes when a file is replaced or written: its inode, size and times, and its
+    count of links (see :func:`_same`)."""
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_nlink,
+            info.st_ctime_ns)
+
+
+def _same(before: tuple[int, ...], now: tuple[int, ...] | None) -> bool:
+    """Whether a file's stamp is unchanged. Its change time counts unless its links
+    changed: a file renamed over or removed from its path (links down to 0) changes its
+    change time though not a byte of it, and an engine reading its descriptor reads it
+    still; a write changes its modification time, and resetting that (``utime``) changes
+    its change time."""
+    if now is None or before[:4] != now[:4]:
+        return False
+    return before[4] != now[4] or before[5] == now[5]
 
 
 def _close(handles: list[BinaryIO]) -> None:
@@ -199,7 +212,7 @@ class Pinned:
                     now = _stamp(os.stat(path))
             except OSError:
                 now = None
-            if now != stamp:
+            if not _same(stamp, now):
                 raise RunFormatError(label, [Problem(None, None, (
                     f"{path.name} changed while it was read (it was written to, replaced or "
                     "removed after kbench hashed it), so its numbers and its SHA-256 may not "
@@ -388,8 +401,11 @@ def open_table(con: Any, src: ParquetSource) -> Any:
         # the file's name under a name no file has (a file's own "filename", or even
         # "__kbench_file", would clash with DuckDB's column), then kbench's
         ours = f"{FILE}_{uuid.uuid4().hex}"
+        # several files by name: a column of nulls only in the first file (a pyarrow
+        # "null" column) is read with another file's type, not as the first file's NULL
+        several = {"union_by_name": True} if len(files.paths) > 1 else {}
         table = con.read_parquet(files.duckdb_paths(), file_row_number=True, filename=ours,
-                                 table_name=f"kbench_{uuid.uuid4().hex}")
+                                 table_name=f"kbench_{uuid.uuid4().hex}", **several)
         theirs = [c for c in table.columns if c != ours and _reserved(c)]
         table = table.drop(*theirs) if theirs else table
         table = table.mutate(**{FILE: _file_names(table[ours], files)}).drop(ours)

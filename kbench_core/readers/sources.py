@@ -67,9 +67,10 @@ def _open_file(source: str | Path, max_bytes: int) -> tuple[str, BinaryIO]:
         raise _fail(filename, "cannot read: permission denied") from None
     except OSError as exc:
         raise _fail(filename, f"cannot open: {exc.strerror or exc}") from None
-    handle = os.fdopen(fd, "rb")
     try:
-        info = os.fstat(handle.fileno())
+        # checked before it becomes a file object (which refuses a folder with a bare
+        # IsADirectoryError: a link to / named like a run)
+        info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
             raise _fail(filename, "is a folder, not a file")
         if not stat.S_ISREG(info.st_mode):
@@ -77,8 +78,9 @@ def _open_file(source: str | Path, max_bytes: int) -> tuple[str, BinaryIO]:
                                   "path of a saved file")
         if info.st_size > max_bytes:
             raise _size_error(filename, info.st_size, max_bytes)
+        handle = os.fdopen(fd, "rb")
     except BaseException:
-        handle.close()
+        os.close(fd)
         raise
     return filename, handle
 
