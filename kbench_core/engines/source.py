@@ -458,10 +458,53 @@ def _spark_table(con: Any, src: ParquetSource, files: Pinned) -> Any:
                                      if not _reserved(c)),
                                    F.lit(file_name).alias(FILE),
                                    F.col("_metadata.row_index").alias(ROW)))
-    frame = reduce(lambda a, b: a.unionByName(b), frames)
+    frames = _typed_alike(frames, files)
+    frame = _nan_as_infinity(reduce(lambda a, b: a.unionByName(b), frames), src)
     view = f"kbench_{uuid.uuid4().hex}"
     frame.createOrReplaceTempView(view)
     return con.table(view)
+
+
+def _nan_as_infinity(frame: Any, src: ParquetSource) -> Any:
+    """The Spark frame with a NaN in a number column of the family's read as infinity.
+
+    What Spark hands over reaches Arrow through pandas, where a NaN becomes a null: a NaN
+    score passed as a missing one (the loader refuses it, "NaN and infinity are not valid
+    values"). Infinity crosses as it is and the loader refuses it in the same words, so the
+    engine's checks and the loader's messages see the cell as the loader does."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import DoubleType, FloatType
+
+    numbers = {c.name for c in families.spec(src.kind).columns if c.type in ("float", "int")}
+    floating = {f.name for f in frame.schema.fields
+                if isinstance(f.dataType, DoubleType | FloatType)}
+    return frame.select(*(
+        F.when(F.isnan(F.col(f"`{c}`")), F.lit(float("inf")).cast(
+            frame.schema[c].dataType)).otherwise(F.col(f"`{c}`")).alias(c)
+        if c in floating and c.strip() in numbers else F.col(f"`{c}`")
+        for c in frame.columns))
+
+
+def _typed_alike(frames: list[Any], files: Pinned) -> list[Any]:
+    """The Spark frames of a folder's files with a column that is all nulls in one file (a
+    pyarrow "null" column, which Spark reads as numbers) given another file's type, so the
+    union does not cast the other files' text to numbers (the loader reads each file alone,
+    and DuckDB by name: :func:`open_table`)."""
+    from pyspark.sql import functions as F
+
+    if len(frames) < 2:
+        return frames
+    empty = [{f.name for f in meta.schema.to_arrow_schema() if pa.types.is_null(f.type)}
+             for meta in files.metadata]
+    target: dict[str, Any] = {}
+    for frame, nulls in zip(frames, empty, strict=True):
+        for spark_field in frame.schema.fields:
+            if spark_field.name not in nulls:
+                target.setdefault(spark_field.name, spark_field.dataType)
+    return [frame.select(*(F.lit(None).cast(target[c]).alias(c)
+                           if c in nulls and c in target else F.col(f"`{c}`")
+                           for c in frame.columns))
+            for frame, nulls in zip(frames, empty, strict=True)]
 
 
 def check_read(src: ParquetSource, con: Any) -> None:
