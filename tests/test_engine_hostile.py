@@ -608,3 +608,26 @@ def test_a_file_written_in_place_while_read_is_refused(bias, tmp_path, request,
         handle.write(data)
     with pytest.raises(RunFormatError, match=r"run\.parquet changed while it was read"):
         engines.reduce_source(src, engine=engine, backend=_backend(engine, request))
+
+
+def test_the_memory_engine_refuses_a_folder_file_replaced_after_its_hash(bias, tmp_path,
+                                                                         monkeypatch) -> None:
+    # a folder's files are hashed (the source), then read by the loader: a file renamed over
+    # one between the two had its numbers shown under the first file's SHA-256
+    import kbench_core.io
+
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    _write(bias.iloc[:300], folder / "a.parquet")
+    _write(bias.iloc[300:600], folder / "b.parquet")
+    load = kbench_core.io.load_run
+
+    def replacing(path, **kwargs):
+        if Path(path).name == "b.parquet":
+            _write(bias.iloc[1000:1500], folder / "new.parquet")
+            os.replace(folder / "new.parquet", path)
+        return load(path, **kwargs)
+
+    monkeypatch.setattr(kbench_core.io, "load_run", replacing)
+    with pytest.raises(RunFormatError, match=r"b\.parquet changed while it was read"):
+        engines.load(folder, engine="memory")

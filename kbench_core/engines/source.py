@@ -142,6 +142,14 @@ def _digest(name: str, handle: BinaryIO) -> bytes:
     return digest.digest()
 
 
+def changed(label: str, name: str) -> RunFormatError:
+    """The error of a run whose file ``name`` changed between its hash and its read."""
+    return RunFormatError(label, [Problem(None, None, (
+        f"{name} changed while it was read (it was written to, replaced or removed after "
+        "kbench hashed it), so its numbers and its SHA-256 may not be of the same bytes; "
+        "read it again once nothing writes to it"))])
+
+
 class Pinned:
     """The files of a source as an engine reads them: the bytes that were checked and hashed.
 
@@ -213,10 +221,7 @@ class Pinned:
             except OSError:
                 now = None
             if not _same(stamp, now):
-                raise RunFormatError(label, [Problem(None, None, (
-                    f"{path.name} changed while it was read (it was written to, replaced or "
-                    "removed after kbench hashed it), so its numbers and its SHA-256 may not "
-                    "be of the same bytes; read it again once nothing writes to it"))])
+                raise changed(label, path.name)
 
     def sha256(self) -> str:
         """The loader's hash: a file's SHA-256, or for several the hash of their hashes (as
