@@ -171,17 +171,38 @@ def test_a_folder_reads_each_of_its_files_once(bias, tmp_path, request, engine) 
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_a_repeated_key_names_the_files_as_they_are_named(bias, tmp_path, request,
-                                                          engine) -> None:
-    # Spark's own file name is URL-encoded (a%20b.parquet); DuckDB's was the whole path
+@pytest.mark.parametrize(("first", "second"), [("a b", "run[1]"), ("a\\b", "c\\d")])
+def test_a_repeated_key_names_the_files_as_they_are_named(bias, tmp_path, request, engine,
+                                                          first, second) -> None:
+    # Spark's own file name is URL-encoded (a%20b.parquet); DuckDB's was the whole path, and
+    # a name holding a backslash was cut at it ("b.parquet:41")
     folder = tmp_path / "keys"
     folder.mkdir()
-    _write(bias.iloc[:50], folder / "a b.parquet")
-    _write(bias.iloc[40:90], folder / "run[1].parquet")
+    _write(bias.iloc[:50], folder / f"{first}.parquet")
+    _write(bias.iloc[40:90], folder / f"{second}.parquet")
     message = _message(folder, engine, request)
-    assert "row run[1].parquet:1, field 'id': duplicate key (id) = (" in message
-    assert "first seen at row a b.parquet:41" in message
+    assert f"row {second}.parquet:1, field 'id': duplicate key (id) = (" in message
+    assert f"first seen at row {first}.parquet:41" in message
     assert "10 problems" in message
+
+
+def test_sources_keep_at_most_their_budget_of_descriptors(bias, tmp_path) -> None:
+    """A workspace of many runs makes a source per run at once: each keeps its descriptor
+    only within the process's budget, the others are read by path (and checked after)."""
+    paths = [_write(bias.iloc[i * 10:i * 10 + 40], tmp_path / f"r{i}.parquet")
+             for i in range(source._PINNED_MAX + 20)]
+    open_before, kept_before = len(os.listdir("/proc/self/fd")), source._KEPT[0]
+    pinned = [source.Pinned([p]) for p in paths]
+    assert len(os.listdir("/proc/self/fd")) - open_before <= source._PINNED_MAX
+    assert not pinned[-1].by_descriptor
+    last = source.file_source(paths[-1], name="last", kind="bias")
+    (run,) = [engines.reduce.finish(engines.reduce_source(last, engine="duckdb"), last)]
+    assert len(run) == 40
+    del pinned, last
+    import gc
+
+    gc.collect()
+    assert source._KEPT[0] == kept_before
 
 
 @pytest.mark.parametrize("engine", ["duckdb", "spark"])

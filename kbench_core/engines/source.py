@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 import uuid
 import weakref
 from collections.abc import Sequence
@@ -75,9 +76,13 @@ def is_parquet_source(path: Path) -> bool:
     return path.suffix.lower() in _SUFFIXES
 
 
-# Files a source keeps open for its engine at most (each holds a descriptor until the source
-# is gone): a folder of more is read by its paths, checked again after the read.
+# Files the process keeps open for its engines at most (each source holds its descriptors
+# until it is gone; a workspace of 1,500 runs makes 1,500 sources at once, and a process may
+# open 1,024 files): past it a source's files are read by their paths, checked again after
+# the read.
 _PINNED_MAX = 256
+_KEPT = [0]  # descriptors kept by live sources
+_KEPT_LOCK = threading.Lock()
 _GLOB = frozenset("*?[")
 
 
@@ -114,9 +119,13 @@ def _same(before: tuple[int, ...], now: tuple[int, ...] | None) -> bool:
     return before[4] != now[4] or before[5] == now[5]
 
 
-def _close(handles: list[BinaryIO]) -> None:
+def _close(handles: list[BinaryIO], kept: int = 0) -> None:
+    """Close ``handles``, giving back the ``kept`` descriptors of the process's budget."""
     for handle in handles:
         handle.close()
+    if kept:
+        with _KEPT_LOCK:
+            _KEPT[0] -= kept
 
 
 def _metadata(name: str, handle: BinaryIO) -> pq.FileMetaData:
@@ -168,8 +177,15 @@ class Pinned:
     def __init__(self, paths: Sequence[Path], *, keep: bool = True) -> None:
         self.paths = tuple(Path(p) for p in paths)
         self.names = tuple(p.name for p in self.paths)
-        # keep: the descriptors stay open for DuckDB while this object lives (a source's)
-        folder = _fd_folder() if keep and len(self.paths) <= _PINNED_MAX else None
+        # keep: the descriptors stay open for DuckDB while this object lives (a source's),
+        # within the process's budget of kept descriptors
+        folder = _fd_folder() if keep else None
+        if folder is not None:
+            with _KEPT_LOCK:
+                if _KEPT[0] + len(self.paths) <= _PINNED_MAX:
+                    _KEPT[0] += len(self.paths)
+                else:
+                    folder = None
         handles: list[BinaryIO] = []
         self.metadata: list[pq.FileMetaData] = []
         self.digests: list[bytes] = []
@@ -184,11 +200,11 @@ class Pinned:
                 if folder is None:
                     handles.pop().close()
         except BaseException:
-            _close(handles)
+            _close(handles, len(self.paths) if folder is not None else 0)
             raise
         self._handles = handles
         self._folder = folder
-        weakref.finalize(self, _close, handles)
+        weakref.finalize(self, _close, handles, len(self.paths) if folder is not None else 0)
 
     @property
     def by_descriptor(self) -> bool:

@@ -581,8 +581,9 @@ def _check_page(rows: pa.Table, src: ParquetSource, left: int,
 
 def _place(file: Any, row: Any, several: bool) -> int | str:
     """A row's place in the run as the loader names it: its 1-based row in its file (with
-    the file's name when the run is a folder of files)."""
+    the file's name when the run is a folder of files: the engines' :data:`FILE` is the
+    name, which may hold a backslash)."""
     place = int(row) + 1
     if not several:
         return place
-    return f"{str(file).replace(chr(92), '/').rsplit('/', 1)[-1]}:{place}"
+    return f"{file}:{place}"
