@@ -202,7 +202,7 @@ def test_sources_keep_at_most_their_budget_of_descriptors(bias, tmp_path) -> Non
     import gc
 
     gc.collect()
-    assert source._KEPT[0] == kept_before
+    assert source._KEPT[0] <= kept_before  # every descriptor given back (others too)
 
 
 @pytest.mark.parametrize("engine", ["duckdb", "spark"])
