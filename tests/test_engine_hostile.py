@@ -195,9 +195,10 @@ def test_sources_keep_at_most_their_budget_of_descriptors(bias, tmp_path) -> Non
     pinned = [source.Pinned([p]) for p in paths]
     assert len(os.listdir("/proc/self/fd")) - open_before <= source._PINNED_MAX
     assert not pinned[-1].by_descriptor
+    from kbench_core.engines.reduce import finish
+
     last = source.file_source(paths[-1], name="last", kind="bias")
-    (run,) = [engines.reduce.finish(engines.reduce_source(last, engine="duckdb"), last)]
-    assert len(run) == 40
+    assert len(finish(engines.reduce_source(last, engine="duckdb"), last)) == 40
     del pinned, last
     import gc
 
