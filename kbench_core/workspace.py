@@ -59,6 +59,7 @@ import pyarrow.parquet as pq
 from kbench_core import families, native
 from kbench_core.io import Problem, Run, RunFormatError, load_run, run_name
 from kbench_core.kahne import repeated
+from kbench_core.readers.sources import read_regular
 
 __all__ = ["LazyRun", "Workspace", "WorkspaceError", "check_directory", "clear_caches",
            "response_rows"]
@@ -88,7 +89,7 @@ def _read_sidecar(path: Path) -> dict[str, Any]:
         size = path.stat().st_size
         if size > MAX_SIDECAR_BYTES:
             raise _bad(name, f"workspace metadata of {size:,} bytes, over the 4 MB limit")
-        text = path.read_bytes().decode("utf-8")
+        text = read_regular(path).decode("utf-8")  # a FIFO or device refused, not read
     except FileNotFoundError:
         raise _bad(name, "missing workspace metadata; remove the .parquet twin or upload the "
                          "run again") from None
@@ -194,7 +195,7 @@ def _validated(path: Path, name: str, kind: str) -> Run:
     """:func:`~kbench_core.io.load_run` of a saved run, or the run validated earlier from the
     same bytes."""
     try:
-        data = path.read_bytes()
+        data = read_regular(path)  # a FIFO or a device is refused by name, never read
     except OSError as exc:
         raise _bad(path.name, f"cannot read the saved run ({exc.strerror or exc})") from None
     key = (hashlib.sha256(data).hexdigest(), kind)
@@ -405,8 +406,8 @@ class Workspace:
             return
         path = Path(self.directory) / saved
         try:  # the validated copy goes too (other sessions keep their own runs)
-            digest = hashlib.sha256(path.read_bytes()).hexdigest()
-        except OSError:
+            digest = hashlib.sha256(read_regular(path)).hexdigest()
+        except (OSError, RunFormatError):
             digest = None
         _forget_validated(digest)
         _unlink_quietly(path, path.with_suffix(".json"))
