@@ -1,5 +1,5 @@
 """``--engine`` and ``--spark-master`` for the commands that read runs (``metrics``,
-``figures``, ``compare``, ``report``): the arguments and the loading they choose."""
+``figures``, ``compare``, ``report``, ``profile``): the arguments and the loading they choose."""
 
 from __future__ import annotations
 
