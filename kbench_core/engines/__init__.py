@@ -251,10 +251,14 @@ def _read(src: ParquetSource, *, engine: Engine, backend: Any,
         backend = connect(engine)
     table = source.open_table(backend, src)
     # The reduction first: its tuples hold every value of the columns it keeps, so the
-    # validation checks those on them (a valid run is then two passes over its rows).
-    reduced = reduce.reduction(table, src.kind, tuple(f.name for f in src.files),
-                               keep=keep).to_pyarrow()
-    validate.validate(table, src, reduced)
+    # validation checks those on them, and it counts the bad cells of the columns it leaves
+    # out in the same pass (the rows are read once, and once more for the keys).
+    kept = reduce.read_columns(src.kind, list(table.columns), keep)
+    reduced = reduce.reduction(table, src.kind, tuple(f.name for f in src.files), keep=keep,
+                               checks=lambda rows: validate.row_checks(rows, src, kept)
+                               ).to_pyarrow()
+    reduced, others_clean = validate.checked_clean(reduced)
+    validate.validate(table, src, reduced, others_clean=others_clean)
     source.check_read(src, backend)
     return reduced
 
