@@ -521,3 +521,31 @@ def test_two_processes_append_at_once_and_keep_every_label(tmp_path: Path, sampl
     labels, warnings = LabelStore(tmp_path, sample_run.content_hash).read()
     assert len(labels) == 400 and warnings == []
     assert labels.groupby("reviewer").size().tolist() == [200, 200]
+
+
+# ------------------------------------------------------------------ review: hostile sheets
+
+
+def _one_item_sheet(sample_run, tail: str) -> bytes:
+    item = audit.sample(sample_run.frame, 1, seed=0).iloc[0]
+    head = "sample,model,prompt_type,target_found,reviewer,labelled_at,note,run_sha256\n"
+    key = f"{item['sample']},{item['model']},{item['prompt_type']}"
+    return (head + f"{key},no,ann,,,\n" + key + tail).encode()
+
+
+@pytest.mark.parametrize(("tail", "words"), [
+    (f',yes,ann,,"{"x" * 200_000}",\n', "longer than"),  # past the csv module's cell limit
+    (',yes,ann,,"no end quote,\n', "quote"),  # the rest of the file would become one note
+    (',yes,ann,,"a"b,\n', "quote"),
+])
+def test_a_sheet_that_is_not_csv_names_file_and_row(sample_run, tail, words) -> None:
+    with pytest.raises(audit.LabelError) as info:
+        audit.read_labels(("sheet.csv", _one_item_sheet(sample_run, tail)),
+                          judged=sample_run.frame)
+    assert "sheet.csv: row 3" in str(info.value) and words in str(info.value)
+
+
+def test_a_reviewer_name_has_a_length_limit(sample_run) -> None:
+    data = _one_item_sheet(sample_run, f",yes,{'r' * 5000},,,\n")
+    with pytest.raises(audit.LabelError, match=r"row 3, field 'reviewer': 5,000 characters"):
+        audit.read_labels(("sheet.csv", data), judged=sample_run.frame)

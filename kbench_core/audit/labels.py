@@ -26,6 +26,7 @@ from kbench_core.text import csv_cell, restore_cell
 # A sheet of 100k labels with notes is ~10 MB; past this a labels file is not a labels file.
 MAX_LABEL_BYTES = 20 * 1024**2
 MAX_NOTE_CHARS = 2_000
+MAX_REVIEWER_CHARS = 200
 LABEL_FRAME_COLUMNS: tuple[str, ...] = (*ITEM_KEY, "target_found", "said_vulnerable",
                                         "reviewer", "labelled_at", "note", "run_sha256",
                                         "p_include")
@@ -108,7 +109,7 @@ def read_labels(source: str | Path | tuple[str, bytes], *,
     except UnicodeDecodeError as exc:
         raise LabelError(name, [Problem(None, None, (
             f"not UTF-8 text (byte {exc.start + 1}); save the sheet as CSV UTF-8"))]) from None
-    rows = list(csv.reader(io.StringIO(text, newline="")))
+    rows = _csv_rows(name, text)
     # the provenance lines kbench writes above a sheet (``# kbench ...``), kept as rows so
     # that every later row keeps its line number
     skipped = 0
@@ -166,6 +167,10 @@ def read_labels(source: str | Path | tuple[str, bytes], *,
         if not who:
             problems.append(Problem(number, "reviewer", "empty: say who labelled the row (or "
                                     "give the reviewer's name when importing)"))
+        if len(who) > MAX_REVIEWER_CHARS:
+            problems.append(Problem(number, "reviewer", f"{len(who):,} characters, over the "
+                                    f"{MAX_REVIEWER_CHARS} a reviewer's name may hold"))
+            who = who[:MAX_REVIEWER_CHARS]
         record["reviewer"] = who
         stamp = cell.get("labelled_at", "").strip()
         try:
@@ -215,6 +220,27 @@ def read_labels(source: str | Path | tuple[str, bytes], *,
     frame, more = _drop_duplicates(frame, name)
     warnings += more
     return _typed(frame.drop(columns="_row")), warnings
+
+
+def _csv_rows(name: str, text: str) -> list[list[str]]:
+    """The CSV records of ``text``; a record the :mod:`csv` module cannot read (an unclosed
+    quote, text after a closing quote, a cell past its length limit) is a :class:`LabelError`
+    naming the record (its row, as a spreadsheet numbers it)."""
+    rows: list[list[str]] = []
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    try:
+        for row in reader:
+            rows.append(row)
+    except csv.Error as exc:
+        reason = str(exc)
+        if "field limit" in reason:
+            reason = (f"a cell longer than {csv.field_size_limit():,} characters (a note may "
+                      f"hold {MAX_NOTE_CHARS:,})")
+        elif "expected after" in reason or "end of data" in reason:
+            reason = ("a quote that is not closed, or text after a closing quote (a quote "
+                      f"inside a cell is written twice: \"\"); the csv reader says: {reason}")
+        raise LabelError(name, [Problem(len(rows) + 1, None, f"not CSV: {reason}")]) from None
+    return rows
 
 
 def _bytes(source: str | Path | tuple[str, bytes]) -> tuple[str, bytes]:
