@@ -549,3 +549,20 @@ def test_a_reviewer_name_has_a_length_limit(sample_run) -> None:
     data = _one_item_sheet(sample_run, f",yes,{'r' * 5000},,,\n")
     with pytest.raises(audit.LabelError, match=r"row 3, field 'reviewer': 5,000 characters"):
         audit.read_labels(("sheet.csv", data), judged=sample_run.frame)
+
+
+def test_one_odd_row_in_the_store_never_hides_a_sessions_other_labels(tmp_path: Path,
+                                                                       sample_run) -> None:
+    store = LabelStore(tmp_path, sample_run.content_hash)
+    drawn = audit.sample(sample_run.frame, 3, seed=0)
+    rows = labels_for(drawn, pd.Series([True, False, True], index=drawn.index))
+    rows["run_sha256"] = sample_run.content_hash
+    records = rows.to_dict("records")
+    # a note the page allows (2,000 characters) that the store writes escaped, longer
+    records[1]["note"] = "\u202e" * 2000
+    store.append(records, reviewer="ann", session="s1")
+    path = store.file_for("ann", "s1")
+    path.write_bytes(path.read_bytes() + b"c0001,m,direct,maybe,ann,,,\n")  # tampered
+    labels, warnings = store.read(sample_run.frame)
+    assert len(labels) == 3, warnings
+    assert any("row 5, field 'target_found'" in w and "left out" in w for w in warnings)

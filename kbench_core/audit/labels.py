@@ -15,13 +15,14 @@ import io
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import pandas as pd
 
 from kbench_core.audit._items import AUDIT_LABELS, HUMAN, ITEM_KEY, item_frame, item_keys
 from kbench_core.problems import MAX_LISTED_PROBLEMS, Problem, RunFormatError, show_value
-from kbench_core.text import csv_cell, restore_cell
+from kbench_core.text import csv_cell, escape_controls, restore_cell
 
 # A sheet of 100k labels with notes is ~10 MB; past this a labels file is not a labels file.
 MAX_LABEL_BYTES = 20 * 1024**2
@@ -74,7 +75,9 @@ def empty_labels() -> pd.DataFrame:
 def read_labels(source: str | Path | tuple[str, bytes], *,
                 run_sha256: str | None = None,
                 judged: pd.DataFrame | pd.MultiIndex | None = None,
-                reviewer: str | None = None) -> tuple[pd.DataFrame, list[str]]:
+                reviewer: str | None = None,
+                on_error: Literal["raise", "skip"] = "raise"
+                ) -> tuple[pd.DataFrame, list[str]]:
     """A filled labels sheet (CSV, as ``kbench audit sample --out`` writes it), checked.
 
     Parameters
@@ -87,6 +90,10 @@ def read_labels(source: str | Path | tuple[str, bytes], *,
         for an item it does not have is refused.
     reviewer : str, optional
         Who labelled rows whose ``reviewer`` is empty (else such a row is refused).
+    on_error : "raise" or "skip"
+        ``"skip"``: a faulty row is left out and named in the warnings, the other rows kept
+        (the workspace's store reads its files so: one odd row never hides a session's
+        labels); a fault of the whole file is still raised.
 
     Returns
     -------
@@ -201,15 +208,27 @@ def read_labels(source: str | Path | tuple[str, bytes], *,
                                         "a probability in (0, 1] (the sample's inclusion "
                                         "probability: leave it as drawn)"))
         records.append(record)
-        if len(problems) > 10 * MAX_LISTED_PROBLEMS:
+        if len(problems) > 10 * MAX_LISTED_PROBLEMS and on_error == "raise":
             break
-    if problems:
+    if problems and on_error == "raise":
         raise LabelError(name, problems)
+    if problems:
+        bad = {p.row for p in problems}
+        records = [r for r in records if r["_row"] not in bad]
+        warnings += [f"{escape_controls(name)}: {p} (left out)"
+                     for p in problems[:MAX_LISTED_PROBLEMS]]
+        if len(problems) > MAX_LISTED_PROBLEMS:
+            warnings.append(f"{escape_controls(name)}: {len(problems) - MAX_LISTED_PROBLEMS} "
+                            "more faulty rows left out")
     frame = pd.DataFrame.from_records(records, columns=["_row", *LABEL_FRAME_COLUMNS])
     if judged is not None and len(frame):
         known = judged if isinstance(judged, pd.MultiIndex) else item_keys(item_frame(judged))
         unknown = ~item_keys(frame).isin(known)
-        if unknown.any():
+        if unknown.any() and on_error == "skip":
+            warnings.append(f"{escape_controls(name)}: {int(unknown.sum())} labels of items "
+                            "this run does not have left out")
+            frame = frame[~unknown.to_numpy()]
+        elif unknown.any():
             raise LabelError(name, [Problem(int(r), "sample", (
                 f"no item ({show_value(s)}, {show_value(m)}, {show_value(p)}) in this run"))
                 for r, s, m, p in frame.loc[unknown, ["_row", *ITEM_KEY]].itertuples(

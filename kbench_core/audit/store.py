@@ -23,15 +23,28 @@ import pandas as pd
 from kbench_core.audit.labels import (
     LABEL_FRAME_COLUMNS,
     MAX_LABEL_BYTES,
+    MAX_NOTE_CHARS,
     LabelError,
     _cell,
     empty_labels,
     read_labels,
 )
-from kbench_core.text import safe_name
+from kbench_core.text import csv_cell, safe_name
 
 STORE_COLUMNS: tuple[str, ...] = LABEL_FRAME_COLUMNS
 _SHA = re.compile(r"[0-9a-f]{64}")
+
+
+def _fitting_note(note: object) -> object:
+    """A note cut so that what the file holds (controls and bidi characters written as
+    visible escapes, :func:`kbench_core.text.csv_cell`) stays within
+    :data:`~kbench_core.audit.labels.MAX_NOTE_CHARS`, which reading checks."""
+    if not isinstance(note, str):
+        return note
+    while len(str(csv_cell(note))) > MAX_NOTE_CHARS:
+        note = note[:max(len(note) - max((len(str(csv_cell(note))) - MAX_NOTE_CHARS) // 10, 1),
+                         0)]
+    return note
 
 
 class LabelStore:
@@ -66,7 +79,8 @@ class LabelStore:
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
         for row in rows:
-            writer.writerow([_cell(row.get(c)) for c in STORE_COLUMNS])
+            writer.writerow([_cell(_fitting_note(row.get(c)) if c == "note" else row.get(c))
+                             for c in STORE_COLUMNS])
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
         fd = os.open(path, flags, 0o600)
         try:
@@ -110,7 +124,7 @@ class LabelStore:
                                 "interrupted) and is left out")
             try:
                 frame, more = read_labels((path.name, data), run_sha256=self.run_sha256,
-                                          judged=judged)
+                                          judged=judged, on_error="skip")
             except LabelError as exc:
                 warnings.append(str(exc))
                 continue
