@@ -566,3 +566,36 @@ def test_one_odd_row_in_the_store_never_hides_a_sessions_other_labels(tmp_path: 
     labels, warnings = store.read(sample_run.frame)
     assert len(labels) == 3, warnings
     assert any("row 5, field 'target_found'" in w and "left out" in w for w in warnings)
+
+
+def test_the_store_reads_no_file_swapped_for_a_link_or_a_fifo_after_its_check(
+        tmp_path: Path, sample_run, monkeypatch) -> None:
+    store = LabelStore(tmp_path / "ws", sample_run.content_hash)
+    drawn = audit.sample(sample_run.frame, 1, seed=0)
+    rows = labels_for(drawn, pd.Series([True], index=drawn.index))
+    rows["run_sha256"] = sample_run.content_hash
+    outside = LabelStore(tmp_path / "elsewhere", sample_run.content_hash)
+    secret = outside.append(rows.to_dict("records"), reviewer="eve", session="x")
+    store.folder.mkdir(parents=True)
+    (store.folder / "eve-link.csv").symlink_to(secret)
+    os.mkfifo(store.folder / "pipe.csv")
+    regular = secret.lstat()
+    monkeypatch.setattr(Path, "lstat", lambda self: regular)  # the check passes, then ...
+    labels, warnings = store.read(sample_run.frame)
+    assert labels.empty
+    assert sum("not a regular file" in w for w in warnings) == 2, warnings
+
+
+def test_the_store_neither_reads_nor_writes_through_a_linked_folder(tmp_path: Path,
+                                                                    sample_run) -> None:
+    elsewhere = LabelStore(tmp_path / "elsewhere", sample_run.content_hash)
+    elsewhere.append([{"sample": "c0001", "model": "m", "prompt_type": "",
+                       "target_found": True, "reviewer": "eve",
+                       "run_sha256": sample_run.content_hash}], reviewer="eve", session="x")
+    store = LabelStore(tmp_path / "ws", sample_run.content_hash)
+    store.folder.parent.mkdir(parents=True)
+    store.folder.symlink_to(elsewhere.folder)
+    labels, warnings = store.read()
+    assert labels.empty and any("a link" in w for w in warnings)
+    with pytest.raises(OSError, match="a link"):
+        store.append([{"sample": "c0002", "target_found": True}], reviewer="ann", session="s")

@@ -10,6 +10,7 @@ being written, and a torn last line is left out on reading, with a warning.
 from __future__ import annotations
 
 import csv
+import errno
 import io
 import os
 import re
@@ -33,6 +34,32 @@ from kbench_core.text import csv_cell, safe_name
 
 STORE_COLUMNS: tuple[str, ...] = LABEL_FRAME_COLUMNS
 _SHA = re.compile(r"[0-9a-f]{64}")
+
+
+def _read_regular(path: Path) -> bytes | None:
+    """The bytes of ``path`` when it is a regular file (opened without following a link and
+    without waiting on a FIFO; checked on the open file, so a swap after a check is caught),
+    at most one byte past :data:`MAX_LABEL_BYTES`; None when it is anything else."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENXIO, errno.EMLINK):  # a link; a FIFO, no writer
+            return None
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks, size = [], 0
+        while size <= MAX_LABEL_BYTES:
+            chunk = os.read(fd, min(1 << 20, MAX_LABEL_BYTES + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def _fitting_note(note: object) -> object:
@@ -75,6 +102,9 @@ class LabelStore:
         """Add labels (dicts with :data:`STORE_COLUMNS`) to this reviewer's session file, in
         one write, flushed to disk. Returns the file."""
         self.folder.mkdir(parents=True, exist_ok=True)
+        if self.folder.is_symlink() or self.folder.parent.is_symlink():
+            raise OSError(f"labels/{self.run_sha256[:12]}… is a link, not the workspace's own "
+                          "folder: no label is written through it")
         path = self.file_for(reviewer, session)
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
@@ -103,6 +133,9 @@ class LabelStore:
         be read is named and skipped (the others still count), a torn last line left out."""
         if not self.folder.is_dir():
             return empty_labels(), []
+        if self.folder.is_symlink() or self.folder.parent.is_symlink():
+            return empty_labels(), [f"labels/{self.run_sha256[:12]}…: a link, not the "
+                                    "workspace's own folder; its labels are not read"]
         frames, warnings = [], []
         for path in sorted(self.folder.glob("*.csv")):
             try:
@@ -110,11 +143,14 @@ class LabelStore:
                 if not stat.S_ISREG(info.st_mode):
                     warnings.append(f"{path.name}: not a regular file, skipped")
                     continue
-                if info.st_size > MAX_LABEL_BYTES:
+                data = _read_regular(path)
+                if data is None:  # swapped for a link, a FIFO or a device since the check
+                    warnings.append(f"{path.name}: not a regular file, skipped")
+                    continue
+                if len(data) > MAX_LABEL_BYTES:
                     warnings.append(f"{path.name}: over {MAX_LABEL_BYTES // 1024**2} MB, "
                                     "skipped")
                     continue
-                data = path.read_bytes()
             except OSError as exc:
                 warnings.append(f"{path.name}: cannot be read ({exc.strerror or exc})")
                 continue
