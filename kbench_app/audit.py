@@ -105,9 +105,12 @@ def results(frame: pd.DataFrame, run: Run, labels: Labels, *, judge: str,
                 ) -> dict[str, pd.DataFrame]:
         from kbench_core.audit.errors import judge_errors, overruled
 
-        return {"corrected": audit.corrected(judged, rows, judge=judge, method=method),
-                "accuracy": audit.judge_accuracy(judged, rows),
-                "needed": audit.labels_needed(judged, rows, judge=judge),
+        # the page draws its sample with the judge chosen on it: that judge's strata weigh
+        # the labels (docs/metrics/audit.md, "The sample")
+        return {"corrected": audit.corrected(judged, rows, judge=judge, method=method,
+                                             design_judge=judge),
+                "accuracy": audit.judge_accuracy(judged, rows, design_judge=judge),
+                "needed": audit.labels_needed(judged, rows, judge=judge, design_judge=judge),
                 "errors": judge_errors(judged, rows, judge=judge),
                 "overruled": overruled(judged, rows, judge=judge),
                 "reviewers": audit.reviewer_kappa(rows)}

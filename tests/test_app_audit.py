@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from kbench_core import audit
@@ -235,3 +236,38 @@ def test_figures_with_labels_add_the_audit_with_its_provenance(tmp_path: Path) -
     # every labelled item is in one of the four cells of each judge (none failed here)
     cells = confusion[["n_both_found", "n_reviewer_only", "n_judge_only", "n_neither"]]
     assert (cells.sum(axis=1) == 30).all()
+
+
+def test_the_page_weighs_labels_by_the_judge_it_drew_them_with() -> None:
+    """The page draws its sample with the judge chosen on it: its tables weigh the labels
+    by that judge's strata. 1,000 items, the first 100 truly found; j1 and j2 say exactly
+    that; j0 says found on 0-49 and 100-149: its sensitivity is 50 / 100 = 0.5. Drawn with
+    j0 (50 of its 100 "found", 150 of its 900 "not found"), the majority's strata would
+    weigh j0's found items three times too much (sensitivity about 0.75)."""
+    import numpy as np
+
+    from kbench_app import audit as page
+
+    truth = np.r_[np.ones(100, bool), np.zeros(900, bool)]
+    j0 = np.zeros(1000, bool)
+    j0[:50] = j0[100:150] = True
+    frame = pd.concat([pd.DataFrame({"sample": [f"c{i:04d}" for i in range(1000)],
+                                     "model": "m", "prompt_type": "direct", "judge": name,
+                                     "is_vulnerable": True, "said_vulnerable": True,
+                                     "target_found": found})
+                       for name, found in (("j0", j0), ("j1", truth), ("j2", truth))])
+    run = load_run(("three.csv", frame.to_csv(index=False).encode()))
+    sensitivities = []
+    for seed in range(4):
+        drawn = page.drawn(run.frame, run, n=200, judge="j0", seed=seed)
+        rows = [page.label_row((s, m, p), found=bool(truth[int(s[1:])]), reviewer="ann",
+                               note="", run=run, p_include=float(q))
+                for s, m, p, q in drawn[["sample", "model", "prompt_type", "p_include"]]
+                .astype(str).itertuples(index=False)]
+        labels = page.Labels(audit.labels_frame(rows), (), False)
+        tables = page.results(run.frame, run, labels, judge="j0", method="ppi++")
+        accuracy = tables["accuracy"].set_index("judge")
+        sensitivities.append(accuracy.loc["j0", "sensitivity"])
+        row = tables["corrected"].iloc[0]
+        assert row["corrected_low"] <= 0.1 <= row["corrected_high"]
+    assert np.mean(sensitivities) == pytest.approx(0.5, abs=0.12), sensitivities

@@ -599,3 +599,50 @@ def test_the_store_neither_reads_nor_writes_through_a_linked_folder(tmp_path: Pa
     assert labels.empty and any("a link" in w for w in warnings)
     with pytest.raises(OSError, match="a link"):
         store.append([{"sample": "c0002", "target_found": True}], reviewer="ann", session="s")
+
+
+# ------------------------------------------------- review: the sample's design, kept
+
+
+def _three_judges_one_useless() -> tuple[pd.DataFrame, np.ndarray]:
+    """1,000 items; j1 and j2 say found on the first 100, which are the truly found ones;
+    j0 says found on every item (a useless judge). The majority's strata: 100 "found" and
+    900 "not found"; audit.sample(60) takes √-allocated 15 and 45 of them."""
+    truth = np.r_[np.ones(100, bool), np.zeros(900, bool)]
+    frame = judged(truth, {"j0": np.ones(1000, bool), "j1": truth, "j2": truth})
+    return frame, truth
+
+
+def test_labels_drawn_with_the_majority_and_corrected_for_another_judge_keep_their_weights(
+        ) -> None:
+    frame, truth = _three_judges_one_useless()
+    drawn = audit.sample(frame, 60, seed=1)
+    position = drawn["sample"].str[1:].astype(int).to_numpy()
+    labels = labels_for(drawn, pd.Series(truth[position], index=drawn.index))
+    assert (drawn["judge_decision"] == "found").sum() == 15
+    # j0's one cell holds both of the majority's strata: its labels weighted 100/15 and
+    # 900/45 give the run's rate, 100 / 1,000 (unweighted, 15 / 60 = 0.25)
+    row = audit.corrected(frame, labels, judge="j0", design_judge="majority").iloc[0]
+    assert row["corrected"] == pytest.approx(0.1)
+    assert row["human_only"] == pytest.approx(0.1)
+    assert row["corrected_low"] <= 0.1 <= row["corrected_high"]
+
+
+def test_the_failed_judgements_stratum_keeps_its_own_weight() -> None:
+    # 400 items; the judge found the first 100 (all truly found), said not found on 280
+    # (none found) and failed on 20 (all truly found). The sample's strata are found / not
+    # found / failed; the corrected rate's cells put a failure with "not found" (the judge
+    # credits nothing it failed on), so the failed stratum's labels need their own weight:
+    # rate = (100 + 20) / 400 = 0.3.
+    truth = np.r_[np.ones(100, bool), np.zeros(280, bool), np.ones(20, bool)]
+    decision = pd.array(np.r_[np.ones(100, bool), np.zeros(300, bool)], dtype="boolean")
+    decision[380:] = pd.NA
+    frame = judged(truth, {"a": decision})
+    drawn = audit.sample(frame, 40, seed=3)
+    position = drawn["sample"].str[1:].astype(int).to_numpy()
+    labels = labels_for(drawn, pd.Series(truth[position], index=drawn.index))
+    row = audit.corrected(frame, labels).iloc[0]
+    assert row["corrected"] == pytest.approx(0.3)
+    assert row["human_only"] == pytest.approx(0.3)
+    need = audit.labels_needed(frame, labels).iloc[0]
+    assert np.isfinite(need["half_width_now"])

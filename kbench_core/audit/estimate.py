@@ -13,7 +13,10 @@ judge's decision (a failed judgement counts as "not found", as the judge-only ra
 
 .. math:: \hat\theta = \sum_h W_h \bar Y_h,
 
-the share of each decision the reviewer confirms, weighted by how often the judge made it:
+the share of each decision the reviewer confirms, weighted by how often the judge made it
+(:math:`\bar Y_h` the cell's labels averaged with their design weights :math:`N_s / n_s` of
+the sample's strata :math:`s`: failed judgements are a stratum of their own, and labels drawn
+with one judge's decisions may correct another's rate):
 prediction-powered inference (Angelopoulos et al. 2023, *Science* 382; PPI++, Angelopoulos,
 Duchi & Zrnic 2023, arXiv:2311.01453) with the stratified sample's inverse-probability weights
 :math:`w_i = N_h / n_h`. Because :math:`\hat Y` is constant within a cell, the PPI++ estimate
@@ -99,15 +102,16 @@ def design(judged: pd.DataFrame, labels: pd.DataFrame, *, label: str = "target_f
 
     One row per item: the key, the ``by`` columns, ``yhat`` (the judge's decision, a failed
     judgement as 0), ``failed``, ``human`` (the reviewers' mean label, NaN when unlabelled),
-    ``n_reviewers``, ``p_include`` (from the labels when they carry it, else NaN) and ``cell``
-    (the ``by`` values and the decision).
+    ``n_reviewers``, ``p_include`` (from the labels when they carry it, else NaN), ``cell``
+    (the ``by`` values and the decision, a failure as "not found") and ``stratum`` (the ``by``
+    values and the decision, a failure as "failed": :func:`kbench_core.audit.sample`'s).
     """
     pop = population(judged, judge, label=label, by=by, judges=judges, min_votes=min_votes)
     pop["failed"] = np.isnan(pop["decision"].to_numpy(float))
     pop["yhat"] = np.nan_to_num(pop["decision"].to_numpy(float), nan=0.0)
     pop["cell"] = joined([*(pop[c] for c in by),
                           np.where(pop["yhat"] > 0.5, "found", "not found")])
-    pop = pop.drop(columns=["decision", "decision_text", "stratum"])
+    pop = pop.drop(columns=["decision", "decision_text"])
     keys = item_keys(pop)
     if labels is not None and len(labels):
         human = human_labels(labels, label)
@@ -146,11 +150,16 @@ def _codes(values: pd.Series | np.ndarray) -> tuple[np.ndarray, int]:
 
 
 def _poststratified(yhat: np.ndarray, y: np.ndarray, cluster: np.ndarray, cell: np.ndarray,
-                    level: float) -> tuple[_Rate, str]:
+                    level: float, weights: np.ndarray | None = None) -> tuple[_Rate, str]:
     """:math:`\\sum_h W_h \\bar Y_h` and its interval (module docstring); a reason when a
-    cell has no label."""
+    cell has no label. ``weights``: the labels' design weights (the sample's strata need not
+    be the cells: labels drawn with another judge's decisions, or failed judgements drawn as
+    a stratum of their own), each cell's :math:`\\bar Y_h` then their weighted (Hájek) mean;
+    without them every label of a cell counts alike."""
     n_items = len(yhat)
     lab = ~np.isnan(y)
+    w = np.ones(n_items) if weights is None else np.asarray(weights, dtype=float)
+    w = np.where(lab, w, 0.0)
     cell_code, n_cells = _codes(cell)
     size = np.bincount(cell_code, minlength=n_cells).astype(float)
     n_lab = np.bincount(cell_code[lab], minlength=n_cells).astype(float)
@@ -161,10 +170,15 @@ def _poststratified(yhat: np.ndarray, y: np.ndarray, cluster: np.ndarray, cell: 
         names = pd.unique(np.asarray(cell)[np.isin(cell_code, np.flatnonzero(empty))])
         return _Rate(np.nan, np.nan, np.nan, int(lab.sum())), \
             "no label where the judge said " + "; ".join(map(str, names))
-    ybar = np.bincount(cell_code[lab], weights=y[lab], minlength=n_cells) / n_lab
+    w_sum = np.bincount(cell_code, weights=w, minlength=n_cells)
+    w_sum2 = np.bincount(cell_code, weights=w**2, minlength=n_cells)
+    w_sum = np.where(w_sum > 0, w_sum, 1.0)
+    ybar = np.bincount(cell_code[lab], weights=w[lab] * y[lab], minlength=n_cells) / w_sum
     weight = size / n_items
     theta = float(np.sum(weight * ybar))
-    w = np.where(lab, size[cell_code] / np.maximum(n_lab[cell_code], 1), 0.0)
+    # each label's share of its cell: N_h w_i / sum of the cell's w (N_h / n_h when alike)
+    share = np.where(lab, w / w_sum[cell_code], 0.0)
+    a = size[cell_code] * share
     resid = np.where(lab, y - ybar[cell_code], 0.0)
     c_code, n_clusters = _codes(cluster)
     g = max(n_clusters, 2)
@@ -172,14 +186,16 @@ def _poststratified(yhat: np.ndarray, y: np.ndarray, cluster: np.ndarray, cell: 
     composition = np.bincount(c_code, weights=ybar[cell_code] - theta, minlength=n_clusters)
     v_composition = g / (g - 1) * np.sum(composition**2) / n_items**2
     # ... and the labels' part, clustered and as if independent (its design effect), each
-    # cell's variance at least Agresti-Coull's.
-    within = np.bincount(c_code, weights=w * resid, minlength=n_clusters)
+    # cell's variance at least Agresti-Coull's on the cell's effective number of labels.
+    within = np.bincount(c_code, weights=a * resid, minlength=n_clusters)
     v_within_cl = g / (g - 1) * np.sum(within**2) / n_items**2
-    ss = np.bincount(cell_code[lab], weights=resid[lab] ** 2, minlength=n_cells)
-    var_cell = np.where(n_lab > 1, ss / np.maximum(n_lab - 1, 1), 0.0) / n_lab
+    ss = np.bincount(cell_code[lab], weights=(share[lab] * resid[lab]) ** 2,
+                     minlength=n_cells)
+    var_cell = np.where(n_lab > 1, ss * n_lab / np.maximum(n_lab - 1, 1), 0.0)
+    n_eff = np.where(w_sum2 > 0, w_sum**2 / np.where(w_sum2 > 0, w_sum2, 1.0), 0.0)
     z2 = _z(level) ** 2
-    p_tilde = (n_lab * np.clip(ybar, 0, 1) + z2 / 2) / (n_lab + z2)
-    floor = p_tilde * (1 - p_tilde) / (n_lab + z2)
+    p_tilde = (n_eff * np.clip(ybar, 0, 1) + z2 / 2) / (n_eff + z2)
+    floor = p_tilde * (1 - p_tilde) / (n_eff + z2)
     v_within_iid = float(np.sum(weight**2 * var_cell))
     deff = v_within_cl / v_within_iid if v_within_iid > 0 else 1.0
     v_within = max(deff, 1.0) * float(np.sum(weight**2 * np.maximum(var_cell, floor)))
@@ -245,10 +261,13 @@ def corrected(judged: pd.DataFrame, labels: pd.DataFrame, *, label: str = "targe
     r"""Per group, the judge's rate, the reviewers' rate and the rate corrected for the judge's
     errors, each with its interval (module docstring; ``docs/metrics/audit.md``).
 
-    ``human_only`` is the reviewers' labels weighted back to the run (the cells of
-    ``design_judge``, by default the majority or the only judge: the sample's strata), with a
-    clustered Wilson interval on Kish's effective number of labels; it uses no judge decision
-    beyond the weights, so its interval is what the labels alone support.
+    ``design_judge`` is the judge whose decisions made the sample's strata (by default the
+    majority or the only judge, as :func:`kbench_core.audit.sample` draws): every label
+    carries its stratum's weight :math:`N_h / n_h`, and each of ``judge``'s cells averages its
+    labels with these weights, so labels drawn with one judge correct another's rate.
+    ``human_only`` is the reviewers' labels weighted back to the run, with a clustered Wilson
+    interval on Kish's effective number of labels; it uses no judge decision beyond the
+    weights, so its interval is what the labels alone support.
 
     Returns
     -------
@@ -283,7 +302,8 @@ def corrected(judged: pd.DataFrame, labels: pd.DataFrame, *, label: str = "targe
         h = _hajek(y[lab], w[lab], cluster[lab], level)
         note = ""
         if method == "ppi++":
-            c, note = _poststratified(yhat, y, cluster, group["cell"].to_numpy(), level)
+            c, note = _poststratified(yhat, y, cluster, group["cell"].to_numpy(), level,
+                                      weights=w)
         elif method == "difference":
             c = _difference(yhat, y, w[lab], cluster, level)
         else:
@@ -335,7 +355,8 @@ def _rogan_gladen(j: _Rate, accuracy: pd.DataFrame | None, key: dict, judge: str
 def _weights_from(judged: pd.DataFrame, labels: pd.DataFrame, pop: pd.DataFrame, *,
                   label: str, by: Sequence[str], judges: Sequence[str] | None,
                   min_votes: int | None, design_judge: str | None, judge: str) -> np.ndarray:
-    """:func:`_design_weights` of ``design_judge``'s cells, aligned with ``pop``'s items."""
+    """:func:`_design_weights` of ``design_judge``'s strata (by default the majority or the only
+    judge, :func:`kbench_core.audit.sample`'s default), aligned with ``pop``'s items."""
     choices = judge_choices(judged)
     design_judge = design_judge or (MAJORITY if MAJORITY in choices else choices[0])
     if design_judge == judge:
@@ -347,13 +368,14 @@ def _weights_from(judged: pd.DataFrame, labels: pd.DataFrame, pop: pd.DataFrame,
 
 
 def _design_weights(pop: pd.DataFrame) -> np.ndarray:
-    """Weights of the labelled items: :math:`N_h / n_h` in the cells (the ``by`` groups and
-    the decision) of the judge the sample was drawn with: the inverse inclusion probability of
-    :func:`kbench_core.audit.sample`'s strata, summed over successive draws (the union of
-    draws from what is left of a stratum is one simple random sample of it); for labels drawn
-    outside kbench as a simple random sample, post-stratification (Särndal et al. §7.6)."""
+    """Weights of the labelled items: :math:`N_h / n_h` in the strata (the ``by`` groups and
+    the decision: found, not found or failed) of the judge the sample was drawn with: the
+    inverse inclusion probability of :func:`kbench_core.audit.sample`'s strata, summed over
+    successive draws (the union of draws from what is left of a stratum is one simple random
+    sample of it); for labels drawn outside kbench as a simple random sample,
+    post-stratification (Särndal et al. §7.6)."""
     lab = ~np.isnan(pop["human"].to_numpy(float))
-    code, n_cells = _codes(pop["cell"])
+    code, n_cells = _codes(pop["stratum"])
     size = np.bincount(code, minlength=n_cells).astype(float)
     n_lab = np.bincount(code[lab], minlength=n_cells).astype(float)
     return np.where(lab, size[code] / np.maximum(n_lab[code], 1), 0.0)
@@ -472,7 +494,8 @@ def _accuracy_row(part: pd.DataFrame, level: float) -> dict[str, float]:
 def labels_needed(judged: pd.DataFrame, labels: pd.DataFrame, *, half_width: float = 0.05,
                   level: float = 0.95, judge: str = MAJORITY, by: Sequence[str] = ("model",),
                   label: str = "target_found", judges: Sequence[str] | None = None,
-                  min_votes: int | None = None) -> pd.DataFrame:
+                  min_votes: int | None = None, design_judge: str | None = None
+                  ) -> pd.DataFrame:
     r"""Per group, how many more labels bring the corrected rate's interval to ``half_width``.
 
     The variance is split into the part labels cannot shrink (the judge's decisions over the
@@ -488,6 +511,8 @@ def labels_needed(judged: pd.DataFrame, labels: pd.DataFrame, *, half_width: flo
     by = list(by)
     pop = design(judged, labels, label=label, judge=judge, by=by, judges=judges,
                  min_votes=min_votes)
+    pop["w"] = _weights_from(judged, labels, pop, label=label, by=by, judges=judges,
+                             min_votes=min_votes, design_judge=design_judge, judge=judge)
     rows = []
     for key, group in pop.groupby(by, sort=True, observed=True):
         key = key if isinstance(key, tuple) else (key,)
@@ -497,7 +522,8 @@ def labels_needed(judged: pd.DataFrame, labels: pd.DataFrame, *, half_width: flo
         cell = group["cell"].to_numpy()
         lab = ~np.isnan(y)
         n_lab = int(lab.sum())
-        rate, note = _poststratified(yhat, y, cluster, cell, level)
+        w = group["w"].to_numpy(float)
+        rate, note = _poststratified(yhat, y, cluster, cell, level, weights=w)
         row = {**dict(zip(by, key, strict=True)), "half_width_now": np.nan,
                "n_labelled": n_lab, "labels_needed": np.nan, "note": note}
         if np.isfinite(rate.value):
@@ -505,8 +531,8 @@ def labels_needed(judged: pd.DataFrame, labels: pd.DataFrame, *, half_width: flo
             row["half_width_now"] = now
             # the part labels cannot shrink: the judge's decisions over the contracts
             code, n_cells = _codes(cell)
-            ybar = np.bincount(code[lab], weights=y[lab], minlength=n_cells) / \
-                np.maximum(np.bincount(code[lab], minlength=n_cells), 1)
+            ybar = np.bincount(code[lab], weights=w[lab] * y[lab], minlength=n_cells) / \
+                np.maximum(np.bincount(code[lab], weights=w[lab], minlength=n_cells), 1e-300)
             theta = rate.value
             c_code, g = _codes(cluster)
             totals = np.bincount(c_code, weights=ybar[code] - theta, minlength=g)
