@@ -166,7 +166,10 @@ def banner_needed(run: Run) -> str | None:
                 | (table["judge_only"] > table["corrected_high"])]
     if off.empty:
         return None
-    names = ", ".join(map(str, off["model"].head(3))) + ("…" if len(off) > 3 else "")
+    from kbench_app.ui import plain
+
+    # model names come from the run: shown as text in the page's Markdown
+    names = plain(", ".join(map(str, off["model"].head(3)))) + ("…" if len(off) > 3 else "")
     return (f"The reviewers' {len(labels.frame):,} labels say the judge's detection rate is "
             f"off beyond chance for {len(off)} model{'s' * (len(off) != 1)} ({names}): see "
             "the corrected rates on the Judge audit page.")

@@ -271,3 +271,38 @@ def test_the_page_weighs_labels_by_the_judge_it_drew_them_with() -> None:
         row = tables["corrected"].iloc[0]
         assert row["corrected_low"] <= 0.1 <= row["corrected_high"]
     assert np.mean(sensitivities) == pytest.approx(0.5, abs=0.12), sensitivities
+
+
+def test_store_and_upload_warnings_show_file_names_as_text(monkeypatch, tmp_path: Path
+                                                           ) -> None:
+    run = load_run(SAMPLE)
+    folder = tmp_path / "labels" / run.content_hash
+    folder.mkdir(parents=True)
+    (folder / "[click](javascript:alert(1)) **x**.csv").write_bytes(b"sample\n\xff\n")
+    at = _page(monkeypatch, f"--workspace {tmp_path}")
+    _sign_in(at, "Ann")
+    assert not at.exception
+    shown = [w.value for w in at.warning]
+    assert any("not UTF" in w for w in shown), shown
+    assert not any("[click](javascript" in w or "**x**" in w for w in shown), shown
+    drawn = audit.sample(run.frame, 60, seed=0)
+    sheet = audit.blank_sheet(drawn.iloc[:3], run_sha256=run.content_hash)
+    sheet["target_found"] = ["yes", "no", ""]
+    at.file_uploader(key="aud_upload").upload(
+        "[a](http://evil.example).csv", audit.labels_csv(sheet).encode(), "text/csv").run()
+    assert not at.exception
+    shown = [w.value for w in at.warning] + [s.value for s in at.success]
+    assert not any("[a](http" in w for w in shown), shown
+
+
+def test_the_family_pages_warning_shows_model_names_as_text(monkeypatch) -> None:
+    from kbench_app import audit as page
+
+    run = load_run(SAMPLE)
+    table = pd.DataFrame({"model": ["[x](http://evil.example) **bold**"], "judge_only": [0.9],
+                          "corrected_low": [0.1], "corrected_high": [0.3]})
+    monkeypatch.setattr(page, "labels_of", lambda run: page.Labels(
+        audit.labels_frame([{"sample": "c", "model": "m", "target_found": True}]), (), True))
+    monkeypatch.setattr(page, "results", lambda *a, **k: {"corrected": table})
+    note = page.banner_needed(run)
+    assert "off beyond chance" in note and "**bold**" not in note and "](http" not in note

@@ -56,8 +56,8 @@ if not labels.in_workspace:
     st.info("Without a workspace (`kbench app --workspace DIR`) your labels live only in "
             "this browser session: download them as CSV below to keep them.",
             icon=":material/info:")
-for line in labels.warnings:
-    st.warning(line)
+for line in labels.warnings:  # file names and values from files: text, never Markdown
+    st.warning(plain(line), icon=":material/warning:")
 
 sample = page.drawn(frame, run, n=n, judge=judge, seed=seed)
 mine, anyone = page.progress(sample, labels.frame, reviewer)
@@ -184,6 +184,6 @@ if upload is not None:
             done.add(token)
             st.success(f"Imported {len(imported):,} labels from {plain(upload.name)}.")
             for line in warnings:
-                st.warning(line)
+                st.warning(plain(line), icon=":material/warning:")
             st.rerun()
 kit.done()
