@@ -299,10 +299,14 @@ def test_the_family_pages_warning_shows_model_names_as_text(monkeypatch) -> None
     from kbench_app import audit as page
 
     run = load_run(SAMPLE)
-    table = pd.DataFrame({"model": ["[x](http://evil.example) **bold**"], "judge_only": [0.9],
+    table = pd.DataFrame({"model": ["m"], "judge_only": [0.9],
                           "corrected_low": [0.1], "corrected_high": [0.3]})
     monkeypatch.setattr(page, "labels_of", lambda run: page.Labels(
         audit.labels_frame([{"sample": "c", "model": "m", "target_found": True}]), (), True))
     monkeypatch.setattr(page, "results", lambda *a, **k: {"corrected": table})
-    note = page.banner_needed(run)
-    assert "off beyond chance" in note and "**bold**" not in note and "](http" not in note
+    from kbench_app.ui import plain
+
+    for name in ("[x](http://evil.example)", "**bold** <b>x</b>"):
+        table["model"] = [name]
+        note = page.banner_needed(run)
+        assert "off beyond chance" in note and f"({plain(name)})" in note, note
