@@ -646,3 +646,25 @@ def test_the_failed_judgements_stratum_keeps_its_own_weight() -> None:
     assert row["human_only"] == pytest.approx(0.3)
     need = audit.labels_needed(frame, labels).iloc[0]
     assert np.isfinite(need["half_width_now"])
+
+
+def test_the_api_takes_labels_without_time_note_or_hash_and_without_prompt_types() -> None:
+    # SPEC 7: labels whose run_sha256, labelled_at and note are absent; a run without
+    # prompt_type (its items' prompt type is empty)
+    rng = np.random.default_rng(4)
+    truth = rng.random(200) < 0.4
+    decision = np.where(truth, rng.random(200) < 0.9, rng.random(200) < 0.2)
+    frame = judged(truth, {"a": decision, "b": truth}).drop(columns="prompt_type")
+    drawn = audit.sample(frame, 40, seed=0, judge="a")
+    position = drawn["sample"].str[1:].astype(int).to_numpy()
+    labels = pd.DataFrame({"sample": drawn["sample"], "model": drawn["model"],
+                           "prompt_type": drawn["prompt_type"],
+                           "target_found": truth[position], "reviewer": "ann"})
+    assert audit.corrected(frame, labels, judge="a")["corrected"].notna().all()
+    assert len(audit.judge_accuracy(frame, labels)) == 3
+    assert len(audit.labels_needed(frame, labels, judge="a")) == 1
+    assert len(judge_errors(frame, labels, judge="a")) >= 0
+    assert (overruled(frame, labels, judge="a")["notes"] == "").all()
+    assert audit.reviewer_kappa(labels).empty
+    more = audit.sample(frame, 40, seed=1, judge="a", labels=labels.drop(columns="prompt_type"))
+    assert not set(more["sample"]) & set(drawn["sample"])

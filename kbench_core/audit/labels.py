@@ -321,9 +321,19 @@ def labels_frame(rows: Sequence[dict[str, object]]) -> pd.DataFrame:
     return _typed(frame[list(LABEL_FRAME_COLUMNS)])
 
 
+def _with_optional_columns(labels: pd.DataFrame) -> pd.DataFrame:
+    """``labels`` with the columns the API lets a caller leave out (SPEC 7: ``run_sha256``,
+    ``labelled_at``, ``note``; and ``prompt_type`` for a run without prompt types) added,
+    empty."""
+    missing = [c for c in ("prompt_type", "labelled_at", "note", "run_sha256")
+               if c not in labels]
+    return labels.assign(**{c: "" for c in missing}) if missing else labels
+
+
 def latest(labels: pd.DataFrame) -> pd.DataFrame:
     """The label that counts per reviewer and item: the latest ``labelled_at`` (an empty time
     counts as earliest), then the last row."""
+    labels = _with_optional_columns(labels)
     if labels.empty:
         return labels
     order = np.lexsort((np.arange(len(labels)), labels["labelled_at"].astype(str).to_numpy()))
