@@ -266,6 +266,27 @@ ACCURACY_LABELS = {"judge": "Judge", "sensitivity": "Sensitivity (95% CI)",
                    "kappa": "κ (95% CI)", "n_labelled": "Labels"}
 
 
+def needed_view(needed: pd.DataFrame) -> dict:
+    """``view=`` and ``config=`` of the labels-needed table (:func:`kbench_core.audit.
+    labels_needed`): its columns in words, "—" where a number is undefined (the note says
+    why)."""
+    from kbench_app.ui import table_config
+    from kbench_core.tables import format_numbers
+
+    def words(values: pd.Series, text) -> list[str]:
+        numbers = pd.to_numeric(values, errors="coerce").to_numpy(float)
+        return [text(v) if v == v else "—" for v in numbers]
+
+    display = pd.DataFrame({
+        "Model": needed["model"].astype(str).to_numpy() if "model" in needed else "",
+        "Half-width now (95% CI)": words(needed["half_width_now"],
+                                         lambda v: f"± {format_numbers([v])[0]}"),
+        "Labels": words(needed["n_labelled"], lambda v: f"{int(v):,}"),
+        "More labels needed": words(needed["labels_needed"], lambda v: f"{int(v):,}"),
+        "Note": needed["note"].fillna("").astype(str).to_numpy()})
+    return dict(view=display, config=table_config(display))
+
+
 def interval_view(frame: pd.DataFrame, labels: dict[str, str]) -> dict:
     """``view=`` and ``config=`` of :func:`kbench_app.kit.table`: each rate with its interval
     in one column, the columns named in words (the download keeps every column)."""

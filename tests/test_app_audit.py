@@ -310,3 +310,16 @@ def test_the_family_pages_warning_shows_model_names_as_text(monkeypatch) -> None
         table["model"] = [name]
         note = page.banner_needed(run)
         assert "off beyond chance" in note and f"({plain(name)})" in note, note
+
+
+def test_the_labels_needed_table_speaks_words_and_shows_no_none() -> None:
+    from kbench_app import audit as page
+
+    needed = pd.DataFrame({"model": ["a", "b"], "half_width_now": [0.2957, float("nan")],
+                           "n_labelled": [4, 2], "labels_needed": [80.0, float("nan")],
+                           "note": ["", "no label where the judge said b · not found"]})
+    view = page.needed_view(needed)["view"]
+    assert list(view.columns) == ["Model", "Half-width now (95% CI)", "Labels",
+                                  "More labels needed", "Note"]
+    assert view.iloc[0].tolist()[:4] == ["a", "± 0.2957", "4", "80"]
+    assert view.iloc[1].tolist()[:4] == ["b", "—", "2", "—"]

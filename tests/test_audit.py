@@ -668,3 +668,16 @@ def test_the_api_takes_labels_without_time_note_or_hash_and_without_prompt_types
     assert audit.reviewer_kappa(labels).empty
     more = audit.sample(frame, 40, seed=1, judge="a", labels=labels.drop(columns="prompt_type"))
     assert not set(more["sample"]) & set(drawn["sample"])
+
+
+def test_the_accuracy_chart_lists_the_judges_top_down_as_the_table_does() -> None:
+    from kbench_core.figures.audit import accuracy_chart
+
+    rng = np.random.default_rng(1)
+    truth = rng.random(120) < 0.5
+    frame = judged(truth, {"a": truth, "b": ~truth, "c": truth})
+    labels = labels_for(frame[KEY].iloc[:120], pd.Series(truth))
+    table = audit.judge_accuracy(frame, labels)
+    fig = accuracy_chart(table)
+    assert list(fig.data[0].y) == table["judge"].tolist()  # majority first ...
+    assert fig.layout.yaxis.autorange == "reversed"  # ... and at the top

@@ -9,6 +9,7 @@ from kbench_app import kit, state
 from kbench_app.ui import plain
 from kbench_core import audit
 from kbench_core.audit import LabelError
+from kbench_core.audit.labels import MAX_LABEL_BYTES
 from kbench_core.figures import audit as audit_figures
 
 K = page.Keys
@@ -143,7 +144,7 @@ else:
                   options=options)
     st.markdown("**Labels needed** for a corrected interval of ± 0.05")
     kit.table(tables["needed"], "audit_labels_needed", runs=[run], key="aud_needed",
-              options=options)
+              options=options, **page.needed_view(tables["needed"]))
     with st.expander("Where the judge goes wrong", icon=":material/troubleshoot:"):
         errors = tables["errors"]
         flagged = errors[errors["flagged"]]["factor"].unique() if len(errors) else []
@@ -166,8 +167,10 @@ d2.download_button("All labels (CSV)", audit.labels_csv(labels.frame),
                    file_name=f"audit-labels-{run.content_hash[:12]}.csv", mime="text/csv",
                    disabled=labels.frame.empty)
 upload = d3.file_uploader("Upload a filled sheet", type=["csv"], key="aud_upload",
-                          help="Labels made in a spreadsheet; rows without target_found are "
-                               "skipped, your name fills an empty reviewer.")
+                          help="Labels made in a spreadsheet (a CSV file of at most "
+                               f"{MAX_LABEL_BYTES // 1024**2} MB, whatever the box below "
+                               "says); rows without target_found are skipped, your name "
+                               "fills an empty reviewer.")
 if upload is not None:
     token = (upload.name, upload.size, run.content_hash)
     done = state.session_setdefault("kbench_audit_imported", set())
