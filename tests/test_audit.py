@@ -681,3 +681,19 @@ def test_the_accuracy_chart_lists_the_judges_top_down_as_the_table_does() -> Non
     fig = accuracy_chart(table)
     assert list(fig.data[0].y) == table["judge"].tolist()  # majority first ...
     assert fig.layout.yaxis.autorange == "reversed"  # ... and at the top
+
+
+def test_two_reviewers_who_disagree_do_not_overrule_the_judge() -> None:
+    # item c0000: the judge said not found; ann says found, bo says not found (a tie, mean
+    # 0.5): no majority of reviewers against the judge, so not an overruled item nor an error
+    truth = np.zeros(4, bool)
+    frame = judged(truth, {"a": np.array([False, False, True, True])})
+    items = frame[KEY]
+    one = labels_for(items, pd.Series([True, False, True, False]), "ann")
+    two = labels_for(items, pd.Series([False, False, True, True]), "bo")
+    both = pd.concat([one, two], ignore_index=True)
+    table = overruled(frame, both)
+    # c0003: judge found, ann not found, bo found: a tie too; none is overruled
+    assert table.empty, table
+    errors = judge_errors(frame, both, factors=("model",))
+    assert errors.empty or errors["errors"].sum() == 0
