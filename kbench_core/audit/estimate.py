@@ -57,6 +57,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Literal
 
 import numpy as np
@@ -150,12 +151,16 @@ def _codes(values: pd.Series | np.ndarray) -> tuple[np.ndarray, int]:
 
 
 def _poststratified(yhat: np.ndarray, y: np.ndarray, cluster: np.ndarray, cell: np.ndarray,
-                    level: float, weights: np.ndarray | None = None) -> tuple[_Rate, str]:
+                    level: float, weights: np.ndarray | None = None,
+                    parts: dict[str, float] | None = None) -> tuple[_Rate, str]:
     """:math:`\\sum_h W_h \\bar Y_h` and its interval (module docstring); a reason when a
     cell has no label. ``weights``: the labels' design weights (the sample's strata need not
     be the cells: labels drawn with another judge's decisions, or failed judgements drawn as
     a stratum of their own), each cell's :math:`\\bar Y_h` then their weighted (Hájek) mean;
-    without them every label of a cell counts alike."""
+    without them every label of a cell counts alike. ``parts``: filled with the variance's
+    parts (``fixed``: what more labels cannot shrink, the judge's decisions over the
+    contracts and their covariance with the labels' part; ``within``: the labels' part) and
+    ``df``."""
     n_items = len(yhat)
     lab = ~np.isnan(y)
     w = np.ones(n_items) if weights is None else np.asarray(weights, dtype=float)
@@ -203,6 +208,9 @@ def _poststratified(yhat: np.ndarray, y: np.ndarray, cluster: np.ndarray, cell: 
     covariance = g / (g - 1) * np.sum(composition * within) / n_items**2
     variance = max(v_composition + v_within + 2 * covariance, v_within)
     df = min(n_clusters - 1, int(lab.sum()) - int((n_lab > 0).sum()))
+    if parts is not None:
+        parts.update(fixed=max(v_composition + 2 * covariance, 0.0), within=v_within,
+                     df=float(df), clusters=float(n_clusters), cells=float(n_cells))
     half = _t(level, df) * np.sqrt(variance)
     return _Rate(theta, max(0.0, theta - half), min(1.0, theta + half), int(lab.sum())), ""
 
@@ -491,6 +499,16 @@ def _accuracy_row(part: pd.DataFrame, level: float) -> dict[str, float]:
     return out
 
 
+def _projected_half_width(parts: dict[str, float], n_lab: int, level: float,
+                          more: int) -> float:
+    """The corrected interval's half-width after ``more`` labels: the labels' part shrinks as
+    1/n with the sample allocated as now; the judge's decisions over the contracts (and their
+    covariance with the labels' part) stay; t's degrees of freedom grow with the labels."""
+    n = n_lab + more
+    df = min(parts["clusters"] - 1, n - parts["cells"])
+    return _t(level, df) * float(np.sqrt(parts["fixed"] + parts["within"] * n_lab / n))
+
+
 def labels_needed(judged: pd.DataFrame, labels: pd.DataFrame, *, half_width: float = 0.05,
                   level: float = 0.95, judge: str = MAJORITY, by: Sequence[str] = ("model",),
                   label: str = "target_found", judges: Sequence[str] | None = None,
@@ -499,8 +517,10 @@ def labels_needed(judged: pd.DataFrame, labels: pd.DataFrame, *, half_width: flo
     r"""Per group, how many more labels bring the corrected rate's interval to ``half_width``.
 
     The variance is split into the part labels cannot shrink (the judge's decisions over the
-    contracts: :math:`V_0`) and the within-cell part, which shrinks as :math:`1/n` with the
-    sample allocated as now: :math:`n^\ast = n\,V_1 / ((h/t)^2 - V_0)`. Returns the ``by``
+    contracts and their covariance with the labels' part: :math:`V_0`) and the labels' part
+    :math:`V_1`, which shrinks as :math:`1/n` with the sample allocated as now; the answer is
+    the least :math:`k` with :math:`t_{d(n+k)} \sqrt{V_0 + V_1 n / (n + k)} \le h`, the
+    degrees of freedom :math:`d` those of :math:`n + k` labels. Returns the ``by``
     columns, ``half_width_now``, ``n_labelled``, ``labels_needed`` (more labels; 0 when the
     target is met, NaN when labels alone cannot reach it or no cell has two labels yet) and
     ``note``.
@@ -523,35 +543,30 @@ def labels_needed(judged: pd.DataFrame, labels: pd.DataFrame, *, half_width: flo
         lab = ~np.isnan(y)
         n_lab = int(lab.sum())
         w = group["w"].to_numpy(float)
-        rate, note = _poststratified(yhat, y, cluster, cell, level, weights=w)
+        parts: dict[str, float] = {}
+        rate, note = _poststratified(yhat, y, cluster, cell, level, weights=w, parts=parts)
         row = {**dict(zip(by, key, strict=True)), "half_width_now": np.nan,
                "n_labelled": n_lab, "labels_needed": np.nan, "note": note}
         if np.isfinite(rate.value):
             now = (rate.high - rate.low) / 2
             row["half_width_now"] = now
-            # the part labels cannot shrink: the judge's decisions over the contracts
-            code, n_cells = _codes(cell)
-            ybar = np.bincount(code[lab], weights=w[lab] * y[lab], minlength=n_cells) / \
-                np.maximum(np.bincount(code[lab], weights=w[lab], minlength=n_cells), 1e-300)
-            theta = rate.value
-            c_code, g = _codes(cluster)
-            totals = np.bincount(c_code, weights=ybar[code] - theta, minlength=g)
-            v0 = max(g, 2) / max(g - 1, 1) * np.sum(totals**2) / len(yhat) ** 2
-            t = _t(level, min(g - 1, n_lab - n_cells))
-            v = (now / t) ** 2
-            v1 = max(v - v0, 0.0)
-            target = (half_width / t) ** 2
+            left = len(group) - n_lab
+            half = partial(_projected_half_width, parts, n_lab, level)
+
             if now <= half_width:
                 row["labels_needed"] = 0
-            elif target <= v0:
+            elif _t(level, parts["clusters"] - 1) * np.sqrt(parts["fixed"]) >= half_width:
                 row["note"] = ("labels alone cannot reach it: the spread of the judge's "
                                "decisions over the contracts is wider")
+            elif half(left) > half_width:
+                row["note"] = f"more than the {left} items left: label them all"
+                row["labels_needed"] = left
             else:
-                need = int(np.ceil(n_lab * v1 / (target - v0)))
-                left = len(group) - n_lab
-                if need - n_lab > left:
-                    row["note"] = f"more than the {left} items left: label them all"
-                row["labels_needed"] = min(max(need - n_lab, 0), left)
+                low, high = 0, left  # half(high) <= half_width < half(low)
+                while high - low > 1:
+                    middle = (low + high) // 2
+                    low, high = (middle, high) if half(middle) > half_width else (low, middle)
+                row["labels_needed"] = high
         rows.append(row)
     return pd.DataFrame(rows)
 
