@@ -323,3 +323,13 @@ def test_the_labels_needed_table_speaks_words_and_shows_no_none() -> None:
                                   "More labels needed", "Note"]
     assert view.iloc[0].tolist()[:4] == ["a", "± 0.2957", "4", "80"]
     assert view.iloc[1].tolist()[:4] == ["b", "—", "2", "—"]
+
+
+def test_a_run_with_nothing_to_audit_says_so(monkeypatch, tmp_path: Path) -> None:
+    # every contract safe: no target to find (the page used to crash drawing 1 of 0 items)
+    frame = pd.read_csv(SAMPLE)
+    safe = tmp_path / "all_safe.csv"
+    frame.assign(is_vulnerable=False, target_found=False).to_csv(safe, index=False)
+    at = _page(monkeypatch, f"--no-samples {safe}")
+    assert not at.exception, at.exception
+    assert any("nothing to audit" in i.value for i in at.info), [i.value for i in at.info]

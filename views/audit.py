@@ -31,6 +31,10 @@ judge = kit.select("Judge to audit", choices, key=K.JUDGE, container=c1,
                    help="'majority' is the consensus of the LLM judges (what the other pages "
                         "show first); or audit one judge.")
 size = page.population_size(frame, run, judge)
+if size == 0:
+    st.info("This run has nothing to audit: no answer about a vulnerable contract, so no "
+            "target the judge could have found or missed.")
+    kit.stop()
 n = kit.number("Items to label", 1, max(size, 1), key=K.SIZE,
                default=min(page.DEFAULT_SIZE, max(size, 1)), container=c2, step=10,
                help=f"Drawn from the {size:,} answers about a vulnerable contract, "
