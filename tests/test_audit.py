@@ -728,3 +728,27 @@ def test_labelling_as_many_more_as_labels_needed_says_reaches_the_half_width() -
         after.append(audit.labels_needed(frame, both, half_width=0.10)
                      .iloc[0]["half_width_now"])
     assert len(after) >= 12 and np.median(after) <= 0.10, (np.median(after), after)
+
+
+def test_the_store_parses_again_only_the_files_that_changed(tmp_path: Path, sample_run,
+                                                           monkeypatch) -> None:
+    # each label the page makes re-reads the store: a file that has not changed is not
+    # parsed again (100,000 labels take seconds to parse)
+    from kbench_core.audit import store as store_module
+
+    store = LabelStore(tmp_path, sample_run.content_hash)
+    drawn = audit.sample(sample_run.frame, 3, seed=0)
+    rows = labels_for(drawn, pd.Series([True, False, True], index=drawn.index))
+    rows["run_sha256"] = sample_run.content_hash
+    records = rows.to_dict("records")
+    store.append(records[:1], reviewer="ann", session="s1")
+    store.append(records[1:2], reviewer="bo", session="s2")
+    parsed: list[str] = []
+    real = store_module.read_labels
+    monkeypatch.setattr(store_module, "read_labels",
+                        lambda source, **kw: parsed.append(source[0]) or real(source, **kw))
+    assert len(store.read(sample_run.frame)[0]) == 2 and len(parsed) == 2
+    store.append(records[2:], reviewer="ann", session="s1")
+    labels, _ = store.read(sample_run.frame)
+    assert len(labels) == 3
+    assert parsed[2:] == [store.file_for("ann", "s1").name]

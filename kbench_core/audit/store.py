@@ -16,6 +16,8 @@ import os
 import re
 import secrets
 import stat
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -33,6 +35,11 @@ from kbench_core.audit.labels import (
 from kbench_core.text import csv_cell, safe_name
 
 STORE_COLUMNS: tuple[str, ...] = LABEL_FRAME_COLUMNS
+# Files parsed, by (path, inode, size, modification time): a label appended changes its own
+# file only, so a page that re-reads the store parses that one again.
+_PARSED: OrderedDict[tuple, tuple[pd.DataFrame | None, list[str]]] = OrderedDict()
+_PARSED_LOCK = threading.Lock()
+_PARSED_FILES = 256
 _SHA = re.compile(r"[0-9a-f]{64}")
 
 
@@ -127,6 +134,29 @@ class LabelStore:
             os.close(fd)
         return path
 
+    def _parse(self, path: Path, judged: pd.DataFrame | pd.MultiIndex | None
+               ) -> tuple[pd.DataFrame | None, list[str]]:
+        """One file's labels (None when it cannot be read) and its warnings."""
+        warnings: list[str] = []
+        try:
+            data = _read_regular(path)
+        except OSError as exc:
+            return None, [f"{path.name}: cannot be read ({exc.strerror or exc})"]
+        if data is None:  # swapped for a link, a FIFO or a device since the check
+            return None, [f"{path.name}: not a regular file, skipped"]
+        if len(data) > MAX_LABEL_BYTES:
+            return None, [f"{path.name}: over {MAX_LABEL_BYTES // 1024**2} MB, skipped"]
+        if data and not data.endswith(b"\n"):
+            data = data[:data.rfind(b"\n") + 1]
+            warnings.append(f"{path.name}: its last line was cut short (a save "
+                            "interrupted) and is left out")
+        try:
+            frame, more = read_labels((path.name, data), run_sha256=self.run_sha256,
+                                      judged=judged, on_error="skip")
+        except LabelError as exc:
+            return None, [*warnings, str(exc)]
+        return frame, warnings + more
+
     def read(self, judged: pd.DataFrame | pd.MultiIndex | None = None
              ) -> tuple[pd.DataFrame, list[str]]:
         """Every reviewer's labels of this run (all files), with warnings: a file that cannot
@@ -140,31 +170,27 @@ class LabelStore:
         for path in sorted(self.folder.glob("*.csv")):
             try:
                 info = path.lstat()
-                if not stat.S_ISREG(info.st_mode):
-                    warnings.append(f"{path.name}: not a regular file, skipped")
-                    continue
-                data = _read_regular(path)
-                if data is None:  # swapped for a link, a FIFO or a device since the check
-                    warnings.append(f"{path.name}: not a regular file, skipped")
-                    continue
-                if len(data) > MAX_LABEL_BYTES:
-                    warnings.append(f"{path.name}: over {MAX_LABEL_BYTES // 1024**2} MB, "
-                                    "skipped")
-                    continue
             except OSError as exc:
                 warnings.append(f"{path.name}: cannot be read ({exc.strerror or exc})")
                 continue
-            if data and not data.endswith(b"\n"):
-                data = data[:data.rfind(b"\n") + 1]
-                warnings.append(f"{path.name}: its last line was cut short (a save "
-                                "interrupted) and is left out")
-            try:
-                frame, more = read_labels((path.name, data), run_sha256=self.run_sha256,
-                                          judged=judged, on_error="skip")
-            except LabelError as exc:
-                warnings.append(str(exc))
+            if not stat.S_ISREG(info.st_mode):
+                warnings.append(f"{path.name}: not a regular file, skipped")
                 continue
-            frames.append(frame)
+            # a file is parsed again only when it changed (each label re-reads the store)
+            key = (str(path), info.st_ino, info.st_size, info.st_mtime_ns, judged is None)
+            with _PARSED_LOCK:
+                found = _PARSED.get(key)
+                if found is not None:
+                    _PARSED.move_to_end(key)
+            if found is None:
+                found = self._parse(path, judged)
+                with _PARSED_LOCK:
+                    _PARSED[key] = found
+                    while len(_PARSED) > _PARSED_FILES:
+                        _PARSED.popitem(last=False)
+            frame, more = found
+            if frame is not None:
+                frames.append(frame)
             warnings += more
         if not frames:
             return empty_labels(), warnings
