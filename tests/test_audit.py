@@ -752,3 +752,29 @@ def test_the_store_parses_again_only_the_files_that_changed(tmp_path: Path, samp
     labels, _ = store.read(sample_run.frame)
     assert len(labels) == 3
     assert parsed[2:] == [store.file_for("ann", "s1").name]
+
+
+def test_judge_accuracy_intervals_cover_when_the_judge_errs_by_contract() -> None:
+    # 60 contracts x 5 prompt types, 150 labelled (a simple random sample); the judge is
+    # fooled by a hard contract (a third of them) on every prompt type: its errors are
+    # clustered, so 150 labels hold fewer independent checks than 150. Sensitivity
+    # 1/3 x 0.5 + 2/3 x 0.95 = 0.8, specificity 1/3 x 0.5 + 2/3 x 0.95 = 0.8.
+    from kbench_core.audit.estimate import _accuracy_row
+
+    rng = np.random.default_rng(21)
+    covered = {"sensitivity": 0, "specificity": 0}
+    reps = 1000
+    for _ in range(reps):
+        p = rng.beta(2, 3, 60)
+        truth = (rng.random((60, 5)) < p[:, None]).ravel()
+        hard = np.repeat(rng.random(60) < 1 / 3, 5)
+        right = rng.random(300) < np.where(hard, 0.5, 0.95)
+        decision = np.where(right, truth, ~truth)
+        chosen = rng.choice(300, 150, replace=False)
+        part = pd.DataFrame({"human": truth[chosen].astype(float),
+                             "d": decision[chosen].astype(float), "w": 1.0,
+                             "sample": np.repeat(np.arange(60), 5)[chosen]})
+        row = _accuracy_row(part, 0.95)
+        for name in covered:
+            covered[name] += row[f"{name}_low"] <= 0.8 <= row[f"{name}_high"]
+    assert min(covered.values()) / reps >= 0.93, covered

@@ -424,8 +424,9 @@ def judge_accuracy(judged: pd.DataFrame, labels: pd.DataFrame, *,
     cells of ``design_judge``, by default the majority, or the only judge: the sample's
     strata): ``sensitivity`` = P(judge found | reviewer found), ``specificity`` = P(judge
     not found | reviewer not found), ``accuracy`` and Cohen's ``kappa``, each with a Wilson
-    (κ: asymptotic) interval on Kish's effective number of labels; ``n_labelled`` (labelled
-    items the judge decided; a failed judgement is left out).
+    (κ: asymptotic) interval on Kish's effective number of labels divided by the design effect
+    of their contracts; ``n_labelled`` (labelled items the judge decided; a failed judgement
+    is left out).
 
     Returns one row per judge (``per_group=True``: per judge and ``by`` group).
     """
@@ -470,12 +471,39 @@ def judge_accuracy(judged: pd.DataFrame, labels: pd.DataFrame, *,
     return pd.DataFrame(rows, columns=columns)
 
 
-def _share(numerator: np.ndarray, weights: np.ndarray, level: float) -> tuple[float, ...]:
+def _effective_n(x: np.ndarray, weights: np.ndarray, cluster: np.ndarray | None) -> float:
+    """Kish's effective number of labels :math:`(\\sum w)^2 / \\sum w^2` of a weighted share
+    of ``x``, divided by the design effect of the labels' contracts (the clustered variance
+    of the share over the independent one, at least 1): a judge fooled by a contract on every
+    prompt type makes its labels fewer independent checks."""
+    keep = weights > 0
+    x, weights = x[keep], weights[keep]
+    total = weights.sum()
+    n_eff = total**2 / np.sum(weights**2)
+    if cluster is None or len(x) < 2:
+        return float(n_eff)
+    theta = np.sum(weights * x) / total
+    u = weights * (x - theta) / total
+    c_code, n_clusters = _codes(np.asarray(cluster)[keep])
+    v_cl = np.sum(np.bincount(c_code, weights=u, minlength=n_clusters) ** 2)
+    v_cl *= max(n_clusters, 2) / max(n_clusters - 1, 1)
+    v_iid = np.sum(u**2) * len(x) / (len(x) - 1)
+    deff = max(v_cl / v_iid, 1.0) if v_iid > 0 else 1.0
+    return float(n_eff / deff)
+
+
+def _share(numerator: np.ndarray, weights: np.ndarray, level: float,
+           cluster: np.ndarray | None = None) -> tuple[float, ...]:
     total = weights.sum()
     if total <= 0:
         return np.nan, np.nan, np.nan
     p = float(np.sum(weights * numerator) / total)
-    n_eff = total**2 / np.sum(weights**2)
+    n_eff = _effective_n(numerator, weights, cluster)
+    if cluster is not None:
+        # Wilson's interval with t's quantile on the contracts' degrees of freedom for z
+        # (a cluster-robust variance from few contracts is itself uncertain)
+        n_clusters = len(pd.unique(np.asarray(cluster)[weights > 0]))
+        level = 2 * float(sps.norm.cdf(_t(level, n_clusters - 1))) - 1
     low, high = wilson(p * n_eff, n_eff, level=level)
     return p, float(low), float(high)
 
@@ -484,16 +512,19 @@ def _accuracy_row(part: pd.DataFrame, level: float) -> dict[str, float]:
     y = part["human"].to_numpy(float)
     d = part["d"].to_numpy(float)
     w = part["w"].to_numpy(float)
+    cluster = part["sample"].to_numpy() if "sample" in part else None
     out: dict[str, float] = {}
     out["sensitivity"], out["sensitivity_low"], out["sensitivity_high"] = \
-        _share(d, w * y, level)
+        _share(d, w * y, level, cluster)
     out["specificity"], out["specificity_low"], out["specificity_high"] = \
-        _share(1 - d, w * (1 - y), level)
+        _share(1 - d, w * (1 - y), level, cluster)
     agree = y * d + (1 - y) * (1 - d)
-    out["accuracy"], out["accuracy_low"], out["accuracy_high"] = _share(agree, w, level)
+    out["accuracy"], out["accuracy_low"], out["accuracy_high"] = \
+        _share(agree, w, level, cluster)
     table = np.array([[np.sum(w * y * d), np.sum(w * y * (1 - d))],
                       [np.sum(w * (1 - y) * d), np.sum(w * (1 - y) * (1 - d))]])
-    n_eff = w.sum() ** 2 / np.sum(w**2) if len(w) else 0.0
+    # κ's interval on the effective number of labels of the agreement
+    n_eff = _effective_n(agree, w, cluster) if len(w) and w.sum() > 0 else 0.0
     out["kappa"], out["kappa_low"], out["kappa_high"] = _kappa(table, n_eff, level)
     out["n_labelled"] = len(part)
     return out
