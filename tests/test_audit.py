@@ -778,3 +778,22 @@ def test_judge_accuracy_intervals_cover_when_the_judge_errs_by_contract() -> Non
         for name in covered:
             covered[name] += row[f"{name}_low"] <= 0.8 <= row[f"{name}_high"]
     assert min(covered.values()) / reps >= 0.93, covered
+
+
+def test_rogan_gladen_takes_the_judges_accuracy_weighted_by_the_samples_own_strata() -> None:
+    # 1,000 items, the first 100 truly found; j1 and j2 say so; j0 says found on 0-49 and
+    # 100-149 (sensitivity 0.5, specificity 850/900). Drawn with j0's strata, the rate
+    # (0.1 + 0.944 - 1) / (0.5 + 0.944 - 1) = 0.1; with the majority's weights j0's
+    # sensitivity reads about 0.75 and the corrected rate about 0.064.
+    truth = np.r_[np.ones(100, bool), np.zeros(900, bool)]
+    j0 = np.zeros(1000, bool)
+    j0[:50] = j0[100:150] = True
+    frame = judged(truth, {"j0": j0, "j1": truth, "j2": truth})
+    rates = []
+    for seed in range(4):
+        drawn = audit.sample(frame, 200, judge="j0", seed=seed)
+        position = drawn["sample"].str[1:].astype(int).to_numpy()
+        labels = labels_for(drawn, pd.Series(truth[position], index=drawn.index))
+        rates.append(audit.corrected(frame, labels, judge="j0", method="rogan_gladen",
+                                     design_judge="j0").iloc[0]["corrected"])
+    assert np.mean(rates) == pytest.approx(0.1, abs=0.02), rates

@@ -297,7 +297,8 @@ def corrected(judged: pd.DataFrame, labels: pd.DataFrame, *, label: str = "targe
     accuracy = None
     if method == "rogan_gladen":
         accuracy = judge_accuracy(judged, labels, label=label, by=by, level=level,
-                                  judges=judges, min_votes=min_votes, per_group=True)
+                                  judges=judges, min_votes=min_votes, per_group=True,
+                                  design_judge=design_judge)
     for key, group in pop.groupby(by, sort=True, observed=True):
         key = key if isinstance(key, tuple) else (key,)
         yhat = group["yhat"].to_numpy(float)
