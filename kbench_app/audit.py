@@ -219,6 +219,14 @@ def next_unlabelled(sample: pd.DataFrame, labels: pd.DataFrame, reviewer: str, *
     return min(after + 1, len(sample) - 1)
 
 
+def note_key(run: Run, item: Sequence[str]) -> str:
+    """The note box's widget key: one per run and item (a note typed for an item never moves
+    to whatever item takes its place when the sample changes); a digest, as item names are
+    a stranger's text."""
+    text = "\x1f".join([run.content_hash, *map(str, item)])
+    return "aud_note_" + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 def label_row(item: tuple[str, str, str], *, found: bool, reviewer: str, note: str, run: Run,
               p_include: float | None = None) -> dict[str, object]:
     """One label as the store keeps it."""

@@ -333,3 +333,15 @@ def test_a_run_with_nothing_to_audit_says_so(monkeypatch, tmp_path: Path) -> Non
     at = _page(monkeypatch, f"--no-samples {safe}")
     assert not at.exception, at.exception
     assert any("nothing to audit" in i.value for i in at.info), [i.value for i in at.info]
+
+
+def test_a_note_belongs_to_its_item_not_to_its_place_in_the_sample(monkeypatch) -> None:
+    at = _page(monkeypatch)
+    _sign_in(at, "Ann")
+    first = next(m.value for m in at.markdown if m.value.startswith("Contract"))
+    note = next(t for t in at.text_input if t.label == "Note (optional)")
+    note.input("typed for the first item").run()
+    at.number_input(key="aud_seed").set_value(7).run()  # another sample: another item 1
+    assert next(m.value for m in at.markdown if m.value.startswith("Contract")) != first
+    note = next(t for t in at.text_input if t.label == "Note (optional)")
+    assert note.value == ""

@@ -97,7 +97,7 @@ with st.container(border=True):
         st.dataframe(evidence["judges"], hide_index=True, width="stretch")
     given = page.current_label(labels.frame, key, reviewer)
     st.caption(f"Your label: **{given}**" if given else "Not labelled by you yet.")
-    note = st.text_input("Note (optional)", key=f"aud_note_{index}", max_chars=2000)
+    note = st.text_input("Note (optional)", key=page.note_key(run, key), max_chars=2000)
     b1, b2, b3, b4 = st.columns(4)
     found = b1.button("Found", shortcut="F", type="primary", width="stretch",
                       help="The detector identified the target vulnerability (key F).")
