@@ -8,7 +8,8 @@ The corrected rate
 For a group (a detector model) of :math:`N` items, the judge decides :math:`\hat Y_i \in
 \{0, 1\}` on every item and the reviewer labels a sample, :math:`Y_i` (the mean of the
 reviewers' labels when several labelled it). Split the items into cells :math:`h` by the
-judge's decision (a failed judgement counts as "not found", as the judge-only rate does), with
+judge's decision (a failed judgement counts as "not found": the judge credits nothing it
+failed on; its labels keep their own stratum's weight; the judge-only rate leaves it out), with
 :math:`N_h` items of which :math:`n_h` are labelled; :math:`W_h = N_h / N`. The estimate is
 
 .. math:: \hat\theta = \sum_h W_h \bar Y_h,
