@@ -797,3 +797,11 @@ def test_rogan_gladen_takes_the_judges_accuracy_weighted_by_the_samples_own_stra
         rates.append(audit.corrected(frame, labels, judge="j0", method="rogan_gladen",
                                      design_judge="j0").iloc[0]["corrected"])
     assert np.mean(rates) == pytest.approx(0.1, abs=0.02), rates
+
+
+def test_judge_accuracy_on_labels_of_two_contracts_has_an_interval() -> None:
+    from kbench_core.audit.estimate import _share
+
+    p, low, high = _share(np.array([0.0, 1.0, 1.0]), np.array([42.0, 15.0, 0.0]), 0.95,
+                          np.array(["c1", "c2", "c3"]))
+    assert p == pytest.approx(15 / 57) and 0 <= low < p < high <= 1

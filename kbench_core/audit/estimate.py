@@ -505,7 +505,9 @@ def _share(numerator: np.ndarray, weights: np.ndarray, level: float,
         # Wilson's interval with t's quantile on the contracts' degrees of freedom for z
         # (a cluster-robust variance from few contracts is itself uncertain)
         n_clusters = len(pd.unique(np.asarray(cluster)[weights > 0]))
-        level = 2 * float(sps.norm.cdf(_t(level, n_clusters - 1))) - 1
+        # (on one or two contracts t's quantile is past what a normal level can say: the
+        # interval is then the whole [0, 1])
+        level = min(2 * float(sps.norm.cdf(_t(level, n_clusters - 1))) - 1, 1 - 1e-9)
     low, high = wilson(p * n_eff, n_eff, level=level)
     return p, float(low), float(high)
 
