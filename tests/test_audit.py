@@ -805,3 +805,22 @@ def test_judge_accuracy_on_labels_of_two_contracts_has_an_interval() -> None:
     p, low, high = _share(np.array([0.0, 1.0, 1.0]), np.array([42.0, 15.0, 0.0]), 0.95,
                           np.array(["c1", "c2", "c3"]))
     assert p == pytest.approx(15 / 57) and 0 <= low < p < high <= 1
+
+
+def test_the_exports_weigh_the_labels_as_kbench_audit_does() -> None:
+    # kbench figures/report --labels and kbench audit --judge J: the same numbers (the
+    # sample drawn with J's strata)
+    from kbench_core.audit.exports import audit_objects
+
+    truth = np.r_[np.ones(100, bool), np.zeros(900, bool)]
+    j0 = np.zeros(1000, bool)
+    j0[:50] = j0[100:150] = True
+    frame = judged(truth, {"j0": j0, "j1": truth, "j2": truth})
+    drawn = audit.sample(frame, 200, judge="j0", seed=0)
+    position = drawn["sample"].str[1:].astype(int).to_numpy()
+    labels = labels_for(drawn, pd.Series(truth[position], index=drawn.index))
+    objects = {stem: obj for stem, _, obj, _ in audit_objects(frame, labels, judge="j0")}
+    want = audit.corrected(frame, labels, judge="j0", design_judge="j0")
+    pd.testing.assert_frame_equal(objects["audit_corrected_rates"], want)
+    pd.testing.assert_frame_equal(objects["audit_judge_accuracy"],
+                                  audit.judge_accuracy(frame, labels, design_judge="j0"))
