@@ -219,6 +219,17 @@ def next_unlabelled(sample: pd.DataFrame, labels: pd.DataFrame, reviewer: str, *
     return min(after + 1, len(sample) - 1)
 
 
+def item_line(item: Sequence[str]) -> str:
+    """The item's line above its evidence (Markdown): contract, detector and prompt type,
+    each a stranger's text shown as text, controls and bidi overrides as visible escapes."""
+    from kbench_app.ui import plain
+    from kbench_core.text import escape_controls
+
+    shown = [plain(escape_controls(str(part))) for part in item]
+    return (f"Contract **{shown[0]}** · detector **{shown[1]}**"
+            + (f" · prompt **{shown[2]}**" if str(item[2]) else ""))
+
+
 def note_key(run: Run, item: Sequence[str]) -> str:
     """The note box's widget key: one per run and item (a note typed for an item never moves
     to whatever item takes its place when the sample changes); a digest, as item names are

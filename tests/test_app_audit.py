@@ -345,3 +345,13 @@ def test_a_note_belongs_to_its_item_not_to_its_place_in_the_sample(monkeypatch) 
     assert next(m.value for m in at.markdown if m.value.startswith("Contract")) != first
     note = next(t for t in at.text_input if t.label == "Note (optional)")
     assert note.value == ""
+
+
+def test_the_item_line_shows_a_bidi_override_in_a_name_as_an_escape() -> None:
+    # a right-to-left override in a detector's name would show the rest of "Contract c ·
+    # detector d · prompt p" reversed: the reviewer could not tell which item they label
+    from kbench_app import audit as page
+
+    line = page.item_line(("c0001", "evil\u202edetector", "direct"))
+    assert "\u202e" not in line and "\\u202e" in line.replace("\\\\", "\\")
+    assert line.startswith("Contract **c0001** · detector **")

@@ -11,6 +11,7 @@ from kbench_core import audit
 from kbench_core.audit import LabelError
 from kbench_core.audit.labels import MAX_LABEL_BYTES
 from kbench_core.figures import audit as audit_figures
+from kbench_core.text import escape_controls
 
 K = page.Keys
 
@@ -67,7 +68,7 @@ for line in labels.warnings:  # file names and values from files: text, never Ma
 sample = page.drawn(frame, run, n=n, judge=judge, seed=seed)
 mine, anyone = page.progress(sample, labels.frame, reviewer)
 st.progress(mine / max(len(sample), 1),
-            text=f"{mine} of {len(sample)} labelled by you ({plain(reviewer)})"
+            text=f"{mine} of {len(sample)} labelled by you ({plain(escape_controls(reviewer))})"
                  + (f" · {anyone} by anyone" if anyone != mine else ""))
 
 positions = state.session_setdefault(page.POSITION, {})
@@ -79,8 +80,7 @@ key = (str(item["sample"]), str(item["model"]), str(item["prompt_type"]))
 
 with st.container(border=True):
     st.subheader(f"Item {index + 1} of {len(sample)}")
-    st.markdown(f"Contract **{plain(key[0])}** · detector **{plain(key[1])}**"
-                + (f" · prompt **{plain(key[2])}**" if key[2] else ""))
+    st.markdown(page.item_line(key))
     evidence = page.evidence(frame, run, key)
     left, right = st.columns(2)
     with left:
