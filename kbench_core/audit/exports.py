@@ -17,16 +17,17 @@ from kbench_core.audit.labels import latest
 __all__ = ["audit_objects", "audit_provenance", "confusion_tables"]
 
 
-def confusion_tables(judged: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
+def confusion_tables(judged: pd.DataFrame, labels: pd.DataFrame, *,
+                     design_judge: str | None = None) -> pd.DataFrame:
     """Each judge's decisions against the reviewers' labels on the labelled items, as counts
     (``n_*``) and weighted back to the run (``run_*``: the items the run holds of each kind):
     one row per judge, the columns of a 2×2 table (reviewer found / not found × judge found /
     not found)."""
     choices = judge_choices(judged)
+    base = design(judged, labels, judge=design_judge or choices[0])
     rows = []
     for who in choices:
         data = design(judged, labels, judge=who)
-        base = design(judged, labels, judge=choices[0])
         weights = _weights(base)
         data = data.assign(w=weights.reindex(_keys(data)).to_numpy(float))
         data = data[~np.isnan(data["human"].to_numpy(float)) & ~data["failed"].to_numpy(bool)]
@@ -76,8 +77,10 @@ def audit_objects(judged: pd.DataFrame, labels: pd.DataFrame, *, judge: str = MA
     confusion tables."""
     from kbench_core.figures import audit as figures
 
-    table = corrected(judged, labels, judge=judge, method=method)
-    accuracy = judge_accuracy(judged, labels)
+    # the sample drawn with the judge audited (as ``kbench audit --judge`` and the page take
+    # it): its strata weigh the labels
+    table = corrected(judged, labels, judge=judge, method=method, design_judge=judge)
+    accuracy = judge_accuracy(judged, labels, design_judge=judge)
     yield ("audit_corrected", "figure", figures.corrected_forest(table),
            "Detection rate corrected for the judge's errors")
     yield ("audit_accuracy", "figure", figures.accuracy_chart(accuracy),
@@ -85,5 +88,5 @@ def audit_objects(judged: pd.DataFrame, labels: pd.DataFrame, *, judge: str = MA
     yield ("audit_corrected_rates", "table", table,
            "Detection rate corrected for the judge's errors")
     yield ("audit_judge_accuracy", "table", accuracy, "Each judge against the reviewers")
-    yield ("audit_confusion", "table", confusion_tables(judged, labels),
+    yield ("audit_confusion", "table", confusion_tables(judged, labels, design_judge=judge),
            "Each judge's decisions against the reviewers' labels")

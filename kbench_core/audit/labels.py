@@ -15,17 +15,19 @@ import io
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import pandas as pd
 
 from kbench_core.audit._items import AUDIT_LABELS, HUMAN, ITEM_KEY, item_frame, item_keys
 from kbench_core.problems import MAX_LISTED_PROBLEMS, Problem, RunFormatError, show_value
-from kbench_core.text import csv_cell, restore_cell
+from kbench_core.text import csv_cell, escape_controls, restore_cell
 
 # A sheet of 100k labels with notes is ~10 MB; past this a labels file is not a labels file.
 MAX_LABEL_BYTES = 20 * 1024**2
 MAX_NOTE_CHARS = 2_000
+MAX_REVIEWER_CHARS = 200
 LABEL_FRAME_COLUMNS: tuple[str, ...] = (*ITEM_KEY, "target_found", "said_vulnerable",
                                         "reviewer", "labelled_at", "note", "run_sha256",
                                         "p_include")
@@ -73,7 +75,9 @@ def empty_labels() -> pd.DataFrame:
 def read_labels(source: str | Path | tuple[str, bytes], *,
                 run_sha256: str | None = None,
                 judged: pd.DataFrame | pd.MultiIndex | None = None,
-                reviewer: str | None = None) -> tuple[pd.DataFrame, list[str]]:
+                reviewer: str | None = None,
+                on_error: Literal["raise", "skip"] = "raise"
+                ) -> tuple[pd.DataFrame, list[str]]:
     """A filled labels sheet (CSV, as ``kbench audit sample --out`` writes it), checked.
 
     Parameters
@@ -86,6 +90,10 @@ def read_labels(source: str | Path | tuple[str, bytes], *,
         for an item it does not have is refused.
     reviewer : str, optional
         Who labelled rows whose ``reviewer`` is empty (else such a row is refused).
+    on_error : "raise" or "skip"
+        ``"skip"``: a faulty row is left out and named in the warnings, the other rows kept
+        (the workspace's store reads its files so: one odd row never hides a session's
+        labels); a fault of the whole file is still raised.
 
     Returns
     -------
@@ -108,7 +116,7 @@ def read_labels(source: str | Path | tuple[str, bytes], *,
     except UnicodeDecodeError as exc:
         raise LabelError(name, [Problem(None, None, (
             f"not UTF-8 text (byte {exc.start + 1}); save the sheet as CSV UTF-8"))]) from None
-    rows = list(csv.reader(io.StringIO(text, newline="")))
+    rows = _csv_rows(name, text)
     # the provenance lines kbench writes above a sheet (``# kbench ...``), kept as rows so
     # that every later row keeps its line number
     skipped = 0
@@ -166,6 +174,10 @@ def read_labels(source: str | Path | tuple[str, bytes], *,
         if not who:
             problems.append(Problem(number, "reviewer", "empty: say who labelled the row (or "
                                     "give the reviewer's name when importing)"))
+        if len(who) > MAX_REVIEWER_CHARS:
+            problems.append(Problem(number, "reviewer", f"{len(who):,} characters, over the "
+                                    f"{MAX_REVIEWER_CHARS} a reviewer's name may hold"))
+            who = who[:MAX_REVIEWER_CHARS]
         record["reviewer"] = who
         stamp = cell.get("labelled_at", "").strip()
         try:
@@ -196,15 +208,27 @@ def read_labels(source: str | Path | tuple[str, bytes], *,
                                         "a probability in (0, 1] (the sample's inclusion "
                                         "probability: leave it as drawn)"))
         records.append(record)
-        if len(problems) > 10 * MAX_LISTED_PROBLEMS:
+        if len(problems) > 10 * MAX_LISTED_PROBLEMS and on_error == "raise":
             break
-    if problems:
+    if problems and on_error == "raise":
         raise LabelError(name, problems)
+    if problems:
+        bad = {p.row for p in problems}
+        records = [r for r in records if r["_row"] not in bad]
+        warnings += [f"{escape_controls(name)}: {p} (left out)"
+                     for p in problems[:MAX_LISTED_PROBLEMS]]
+        if len(problems) > MAX_LISTED_PROBLEMS:
+            warnings.append(f"{escape_controls(name)}: {len(problems) - MAX_LISTED_PROBLEMS} "
+                            "more faulty rows left out")
     frame = pd.DataFrame.from_records(records, columns=["_row", *LABEL_FRAME_COLUMNS])
     if judged is not None and len(frame):
         known = judged if isinstance(judged, pd.MultiIndex) else item_keys(item_frame(judged))
         unknown = ~item_keys(frame).isin(known)
-        if unknown.any():
+        if unknown.any() and on_error == "skip":
+            warnings.append(f"{escape_controls(name)}: {int(unknown.sum())} labels of items "
+                            "this run does not have left out")
+            frame = frame[~unknown.to_numpy()]
+        elif unknown.any():
             raise LabelError(name, [Problem(int(r), "sample", (
                 f"no item ({show_value(s)}, {show_value(m)}, {show_value(p)}) in this run"))
                 for r, s, m, p in frame.loc[unknown, ["_row", *ITEM_KEY]].itertuples(
@@ -215,6 +239,27 @@ def read_labels(source: str | Path | tuple[str, bytes], *,
     frame, more = _drop_duplicates(frame, name)
     warnings += more
     return _typed(frame.drop(columns="_row")), warnings
+
+
+def _csv_rows(name: str, text: str) -> list[list[str]]:
+    """The CSV records of ``text``; a record the :mod:`csv` module cannot read (an unclosed
+    quote, text after a closing quote, a cell past its length limit) is a :class:`LabelError`
+    naming the record (its row, as a spreadsheet numbers it)."""
+    rows: list[list[str]] = []
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    try:
+        for row in reader:
+            rows.append(row)
+    except csv.Error as exc:
+        reason = str(exc)
+        if "field limit" in reason:
+            reason = (f"a cell longer than {csv.field_size_limit():,} characters (a note may "
+                      f"hold {MAX_NOTE_CHARS:,})")
+        elif "expected after" in reason or "end of data" in reason:
+            reason = ("a quote that is not closed, or text after a closing quote (a quote "
+                      f"inside a cell is written twice: \"\"); the csv reader says: {reason}")
+        raise LabelError(name, [Problem(len(rows) + 1, None, f"not CSV: {reason}")]) from None
+    return rows
 
 
 def _bytes(source: str | Path | tuple[str, bytes]) -> tuple[str, bytes]:
@@ -276,9 +321,19 @@ def labels_frame(rows: Sequence[dict[str, object]]) -> pd.DataFrame:
     return _typed(frame[list(LABEL_FRAME_COLUMNS)])
 
 
+def _with_optional_columns(labels: pd.DataFrame) -> pd.DataFrame:
+    """``labels`` with the columns the API lets a caller leave out (``run_sha256``,
+    ``labelled_at``, ``note``; and ``prompt_type`` for a run without prompt types) added,
+    empty."""
+    missing = [c for c in ("prompt_type", "labelled_at", "note", "run_sha256")
+               if c not in labels]
+    return labels.assign(**{c: "" for c in missing}) if missing else labels
+
+
 def latest(labels: pd.DataFrame) -> pd.DataFrame:
     """The label that counts per reviewer and item: the latest ``labelled_at`` (an empty time
     counts as earliest), then the last row."""
+    labels = _with_optional_columns(labels)
     if labels.empty:
         return labels
     order = np.lexsort((np.arange(len(labels)), labels["labelled_at"].astype(str).to_numpy()))

@@ -118,7 +118,9 @@ def sample(judged: pd.DataFrame, n: int, *, by: Sequence[str] = ("model",),
     keys = item_keys(pop)
     done = np.zeros(len(pop), dtype=bool)
     if labels is not None and len(labels):
-        done = keys.isin(item_keys(labels))
+        from kbench_core.audit.labels import _with_optional_columns
+
+        done = keys.isin(item_keys(_with_optional_columns(labels)))
     left = pop[~done].reset_index(drop=True)
     if n > len(left):
         raise ValueError(
