@@ -18,6 +18,7 @@ import pandas as pd
 
 from kbench_app import cache, state
 from kbench_core import audit
+from kbench_core.audit.labels import drawn_judge
 from kbench_core.audit.store import LabelStore
 from kbench_core.io import Run
 
@@ -105,12 +106,13 @@ def results(frame: pd.DataFrame, run: Run, labels: Labels, *, judge: str,
                 ) -> dict[str, pd.DataFrame]:
         from kbench_core.audit.errors import judge_errors, overruled
 
-        # the page draws its sample with the judge chosen on it: that judge's strata weigh
-        # the labels (docs/metrics/audit.md, "The sample")
+        # the judge the labels' sample was drawn with (the page draws with the judge chosen
+        # on it, and records it): its strata weigh the labels (docs/metrics/audit.md)
+        design = drawn_judge(rows, judge)
         return {"corrected": audit.corrected(judged, rows, judge=judge, method=method,
-                                             design_judge=judge),
-                "accuracy": audit.judge_accuracy(judged, rows, design_judge=judge),
-                "needed": audit.labels_needed(judged, rows, judge=judge, design_judge=judge),
+                                             design_judge=design),
+                "accuracy": audit.judge_accuracy(judged, rows, design_judge=design),
+                "needed": audit.labels_needed(judged, rows, judge=judge, design_judge=design),
                 "errors": judge_errors(judged, rows, judge=judge),
                 "overruled": overruled(judged, rows, judge=judge),
                 "reviewers": audit.reviewer_kappa(rows)}
@@ -239,13 +241,23 @@ def note_key(run: Run, item: Sequence[str]) -> str:
 
 
 def label_row(item: tuple[str, str, str], *, found: bool, reviewer: str, note: str, run: Run,
-              p_include: float | None = None) -> dict[str, object]:
-    """One label as the store keeps it."""
-    p = p_include
+              p_include: float | None = None, partial: bool = False,
+              drawn_with: str = "") -> dict[str, object]:
+    """One label as the store keeps it (``partial``: a partial match, a found target;
+    ``drawn_with``: the judge whose strata the page's sample was drawn from)."""
     return {"sample": item[0], "model": item[1], "prompt_type": item[2],
-            "target_found": bool(found), "said_vulnerable": None, "reviewer": reviewer,
+            "target_found": bool(found or partial), "said_vulnerable": None,
+            "partial_found": True if partial else None, "reviewer": reviewer,
             "labelled_at": audit.now_utc(), "note": note[:2000],
-            "run_sha256": run.content_hash, "p_include": p}
+            "run_sha256": run.content_hash, "p_include": p_include, "drawn_with": drawn_with}
+
+
+def grades_partial(frame: pd.DataFrame) -> bool:
+    """Whether the run grades partial matches (a ``partial_found`` column, or ``type_match``
+    "partial"): then the page offers a "Partial" label."""
+    if "partial_found" in frame and frame["partial_found"].notna().any():
+        return True
+    return "type_match" in frame and bool((frame["type_match"].astype(str) == "partial").any())
 
 
 def imported_rows(labels: pd.DataFrame) -> list[dict[str, object]]:

@@ -380,3 +380,16 @@ def test_the_item_line_shows_a_bidi_override_in_a_name_as_an_escape() -> None:
     line = page.item_line(("c0001", "evil\u202edetector", "direct"))
     assert "\u202e" not in line and "\\u202e" in line.replace("\\\\", "\\")
     assert line.startswith("Contract **c0001** · detector **")
+
+
+def test_the_page_offers_partial_where_the_run_grades_it_and_records_its_judge(
+        monkeypatch, tmp_path: Path) -> None:
+    at = _page(monkeypatch, f"--workspace {tmp_path}")
+    _sign_in(at, "Ann")
+    labels = [b.label for b in at.button]
+    assert "Partial" in labels  # the sample run's judges grade partial type matches
+    _press(at, "Partial")
+    kept, _ = store.LabelStore(tmp_path, load_run(SAMPLE).content_hash).read()
+    row = kept.iloc[0]
+    assert bool(row["target_found"]) and bool(row["partial_found"])
+    assert row["drawn_with"] == "majority"

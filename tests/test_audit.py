@@ -824,3 +824,42 @@ def test_the_exports_weigh_the_labels_as_kbench_audit_does() -> None:
     pd.testing.assert_frame_equal(objects["audit_corrected_rates"], want)
     pd.testing.assert_frame_equal(objects["audit_judge_accuracy"],
                                   audit.judge_accuracy(frame, labels, design_judge="j0"))
+
+
+def test_a_sheet_records_its_judge_and_the_weights_follow_it(sample_run) -> None:
+    frame = sample_run.frame
+    drawn = audit.sample(frame, 40, seed=4, judge="judge-three")
+    sheet = audit.blank_sheet(drawn, run_sha256=sample_run.content_hash)
+    assert set(sheet["drawn_with"]) == {"judge-three"}
+    sheet["target_found"] = np.where(np.arange(len(sheet)) % 3, "yes", "no")
+    sheet["reviewer"] = "ann"
+    labels, _ = audit.read_labels(("s.csv", audit.labels_csv(sheet).encode()),
+                                  run_sha256=sample_run.content_hash, judged=frame)
+    assert audit.drawn_judge(labels, "majority") == "judge-three"
+    # analysed for the majority, weighed by judge-three's strata (what the sheet says)
+    from kbench_core.audit.exports import audit_objects
+
+    table = next(obj for stem, what, obj, _ in audit_objects(frame, labels, judge="majority")
+                 if stem == "audit_corrected_rates")
+    want = audit.corrected(frame, labels, judge="majority", design_judge="judge-three")
+    assert table["corrected"].tolist() == pytest.approx(want["corrected"].tolist(), nan_ok=True)
+    other = audit.corrected(frame, labels, judge="majority", design_judge="majority")
+    assert not np.allclose(other["human_only"], want["human_only"], equal_nan=True)
+    # a sheet naming a judge the run does not have is refused, naming row and field
+    sheet["drawn_with"] = "nobody"
+    with pytest.raises(audit.LabelError, match="field 'drawn_with'"):
+        audit.read_labels(("s.csv", audit.labels_csv(sheet).encode()), judged=frame)
+
+
+def test_a_partial_match_is_a_found_target(sample_run) -> None:
+    drawn = audit.sample(sample_run.frame, 2, seed=0)
+    sheet = audit.blank_sheet(drawn)
+    sheet["target_found"] = ["yes", "no"]
+    sheet["partial_found"] = ["yes", ""]
+    sheet["reviewer"] = "ann"
+    labels, _ = audit.read_labels(("p.csv", audit.labels_csv(sheet).encode()))
+    assert labels["partial_found"].tolist() == [True, pd.NA] or \
+        labels["partial_found"].isna().tolist() == [False, True]
+    sheet["partial_found"] = ["", "yes"]  # partial yet not found: a contradiction
+    with pytest.raises(audit.LabelError, match="row 3, field 'partial_found'"):
+        audit.read_labels(("p.csv", audit.labels_csv(sheet).encode()))

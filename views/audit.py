@@ -98,19 +98,26 @@ with st.container(border=True):
     given = page.current_label(labels.frame, key, reviewer)
     st.caption(f"Your label: **{given}**" if given else "Not labelled by you yet.")
     note = st.text_input("Note (optional)", key=page.note_key(run, key), max_chars=2000)
-    b1, b2, b3, b4 = st.columns(4)
-    found = b1.button("Found", shortcut="F", type="primary", width="stretch",
-                      help="The detector identified the target vulnerability (key F).")
-    missed = b2.button("Not found", shortcut="N", width="stretch",
-                       help="The detector did not identify it (key N).")
-    back = b3.button("Previous", shortcut="Left", width="stretch", disabled=index == 0,
-                     help="Key ←")
-    ahead = b4.button("Next", shortcut="Right", width="stretch",
-                      disabled=index >= len(sample) - 1, help="Key →")
-    if found or missed:
-        page.add_labels(run, [page.label_row(key, found=bool(found), reviewer=reviewer,
-                                             note=note, run=run,
-                                             p_include=float(item["p_include"]))],
+    partial_graded = page.grades_partial(frame)
+    columns = st.columns(5 if partial_graded else 4)
+    found = columns[0].button("Found", shortcut="F", type="primary", width="stretch",
+                              help="The detector identified the target vulnerability (key F).")
+    partial = partial_graded and columns[1].button(
+        "Partial", shortcut="P", width="stretch",
+        help="The detector identified the target only in part (key P): a found target under "
+             "BlockBench's rule, kept as a partial match.")
+    rest = columns[2:] if partial_graded else columns[1:]
+    missed = rest[0].button("Not found", shortcut="N", width="stretch",
+                            help="The detector did not identify it (key N).")
+    back = rest[1].button("Previous", shortcut="Left", width="stretch", disabled=index == 0,
+                          help="Key ←")
+    ahead = rest[2].button("Next", shortcut="Right", width="stretch",
+                           disabled=index >= len(sample) - 1, help="Key →")
+    if found or missed or partial:
+        page.add_labels(run, [page.label_row(key, found=bool(found), partial=bool(partial),
+                                             reviewer=reviewer, note=note, run=run,
+                                             p_include=float(item["p_include"]),
+                                             drawn_with=judge)],
                         reviewer=reviewer)
         positions[where] = page.next_unlabelled(sample, page.labels_of(run).frame, reviewer,
                                                 after=index)

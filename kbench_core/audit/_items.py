@@ -20,6 +20,9 @@ HUMAN = "human"
 MAJORITY = "majority"
 # The yes/no labels a reviewer can give (target_found required, the others optional).
 AUDIT_LABELS: tuple[str, ...] = ("target_found", "said_vulnerable")
+# A label a reviewer may add where the run grades partial matches (BlockBench's
+# ``partial_found``): a partial match is a found target under BlockBench's rule.
+PARTIAL = "partial_found"
 # The judge's decision in words, as a stratum and on the page.
 FOUND, NOT_FOUND, FAILED = "found", "not found", "failed"
 
@@ -89,7 +92,7 @@ def population(judged: pd.DataFrame, judge: str = MAJORITY, *, label: str = "tar
     and ``stratum`` (the ``by`` values and the decision, joined by `` · ``). For
     ``target_found`` only vulnerable items are kept (``is_vulnerable``).
     """
-    if label not in AUDIT_LABELS:
+    if label not in AUDIT_LABELS:  # (partial_found is kept with a label, never audited alone)
         raise ValueError(f"label must be one of {', '.join(AUDIT_LABELS)}; got {label!r}")
     rows = judge_rows(judged, judge, judges=judges, min_votes=min_votes,
                       columns=[label, "is_vulnerable", *by])

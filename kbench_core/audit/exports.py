@@ -12,7 +12,7 @@ import pandas as pd
 
 from kbench_core.audit._items import MAJORITY, judge_choices
 from kbench_core.audit.estimate import corrected, design, judge_accuracy
-from kbench_core.audit.labels import latest
+from kbench_core.audit.labels import drawn_judge, latest
 
 __all__ = ["audit_objects", "audit_provenance", "confusion_tables"]
 
@@ -79,8 +79,9 @@ def audit_objects(judged: pd.DataFrame, labels: pd.DataFrame, *, judge: str = MA
 
     # the sample drawn with the judge audited (as ``kbench audit --judge`` and the page take
     # it): its strata weigh the labels
-    table = corrected(judged, labels, judge=judge, method=method, design_judge=judge)
-    accuracy = judge_accuracy(judged, labels, design_judge=judge)
+    design = drawn_judge(labels, judge)
+    table = corrected(judged, labels, judge=judge, method=method, design_judge=design)
+    accuracy = judge_accuracy(judged, labels, design_judge=design)
     yield ("audit_corrected", "figure", figures.corrected_forest(table),
            "Detection rate corrected for the judge's errors")
     yield ("audit_accuracy", "figure", figures.accuracy_chart(accuracy),
@@ -88,5 +89,5 @@ def audit_objects(judged: pd.DataFrame, labels: pd.DataFrame, *, judge: str = MA
     yield ("audit_corrected_rates", "table", table,
            "Detection rate corrected for the judge's errors")
     yield ("audit_judge_accuracy", "table", accuracy, "Each judge against the reviewers")
-    yield ("audit_confusion", "table", confusion_tables(judged, labels, design_judge=judge),
+    yield ("audit_confusion", "table", confusion_tables(judged, labels, design_judge=design),
            "Each judge's decisions against the reviewers' labels")

@@ -20,7 +20,15 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from kbench_core.audit._items import AUDIT_LABELS, HUMAN, ITEM_KEY, item_frame, item_keys
+from kbench_core.audit._items import (
+    AUDIT_LABELS,
+    HUMAN,
+    ITEM_KEY,
+    PARTIAL,
+    item_frame,
+    item_keys,
+    judge_choices,
+)
 from kbench_core.problems import MAX_LISTED_PROBLEMS, Problem, RunFormatError, show_value
 from kbench_core.text import csv_cell, escape_controls, restore_cell
 
@@ -29,8 +37,9 @@ MAX_LABEL_BYTES = 20 * 1024**2
 MAX_NOTE_CHARS = 2_000
 MAX_REVIEWER_CHARS = 200
 LABEL_FRAME_COLUMNS: tuple[str, ...] = (*ITEM_KEY, "target_found", "said_vulnerable",
-                                        "reviewer", "labelled_at", "note", "run_sha256",
-                                        "p_include")
+                                        "partial_found", "reviewer", "labelled_at", "note",
+                                        "run_sha256", "p_include", "drawn_with")
+_BOOLEAN_LABELS: tuple[str, ...] = (*AUDIT_LABELS, PARTIAL)
 _YES = {"true", "1", "yes", "y", "found", "t"}
 _NO = {"false", "0", "no", "n", "not found", "not_found", "f"}
 ALLOWED = "yes/no, true/false, 1/0 or found/not found"
@@ -69,6 +78,7 @@ def empty_labels() -> pd.DataFrame:
     out["target_found"] = out["target_found"].astype("boolean")
     out["p_include"] = out["p_include"].astype(float)
     out["said_vulnerable"] = out["said_vulnerable"].astype("boolean")
+    out[PARTIAL] = out[PARTIAL].astype("boolean")
     return out
 
 
@@ -87,7 +97,8 @@ def read_labels(source: str | Path | tuple[str, bytes], *,
         The run's content hash: a row naming another run is refused.
     judged : DataFrame or MultiIndex, optional
         The run (or its :func:`~kbench_core.audit._items.item_keys`, computed once): a label
-        for an item it does not have is refused.
+        for an item it does not have is refused (and, given the frame, a ``drawn_with`` that
+        is not one of its judges).
     reviewer : str, optional
         Who labelled rows whose ``reviewer`` is empty (else such a row is refused).
     on_error : "raise" or "skip"
@@ -109,6 +120,9 @@ def read_labels(source: str | Path | tuple[str, bytes], *,
         :data:`ALLOWED`, a bad time, another run's hash, an item the run does not have.
     """
     name, data = _bytes(source)
+    # the judges a ``drawn_with`` may name (the run's, when the run is given as a frame)
+    judges = ({*judge_choices(judged), "majority"} if isinstance(judged, pd.DataFrame)
+              else None)
     if len(data) > MAX_LABEL_BYTES:
         raise _too_big(name, len(data))
     try:
@@ -160,7 +174,7 @@ def read_labels(source: str | Path | tuple[str, bytes], *,
             problems.append(Problem(number, "sample" if not record["sample"] else "model",
                                     "empty: every label names its item"))
             continue
-        for field in AUDIT_LABELS:
+        for field in _BOOLEAN_LABELS:
             value = cell.get(field, "").strip()
             if field != "target_found" and not value:
                 record[field] = None
@@ -207,6 +221,15 @@ def read_labels(source: str | Path | tuple[str, bytes], *,
                 problems.append(Problem(number, "p_include", f"{show_value(chance)} is not "
                                         "a probability in (0, 1] (the sample's inclusion "
                                         "probability: leave it as drawn)"))
+        drawn = restore_cell(cell.get("drawn_with", "")).strip()
+        if drawn and judges is not None and drawn not in judges:
+            problems.append(Problem(number, "drawn_with", (
+                f"{show_value(drawn)} is not a judge of this run (the judge the sample was "
+                f"drawn with: one of {', '.join(judges)})")))
+        if record.get(PARTIAL) and record.get("target_found") is False:
+            problems.append(Problem(number, PARTIAL, "a partial match is a found target: "
+                                    "target_found must say yes"))
+        record["drawn_with"] = drawn
         records.append(record)
         if len(problems) > 10 * MAX_LISTED_PROBLEMS and on_error == "raise":
             break
@@ -301,10 +324,10 @@ def _drop_duplicates(frame: pd.DataFrame, name: str) -> tuple[pd.DataFrame, list
 
 def _typed(frame: pd.DataFrame) -> pd.DataFrame:
     out = frame.reset_index(drop=True)
-    for c in ("target_found", "said_vulnerable"):
+    for c in _BOOLEAN_LABELS:
         out[c] = pd.array(out[c].tolist(), dtype="boolean") if len(out) else \
             pd.Series(dtype="boolean")
-    for c in (*ITEM_KEY, "reviewer", "labelled_at", "note", "run_sha256"):
+    for c in (*ITEM_KEY, "reviewer", "labelled_at", "note", "run_sha256", "drawn_with"):
         out[c] = out[c].fillna("").astype(str).astype(object)
     out["p_include"] = pd.to_numeric(out["p_include"], errors="coerce").astype(float)
     return out[list(LABEL_FRAME_COLUMNS)]
@@ -317,7 +340,7 @@ def labels_frame(rows: Sequence[dict[str, object]]) -> pd.DataFrame:
     frame = pd.DataFrame.from_records(list(rows))
     for c in LABEL_FRAME_COLUMNS:
         if c not in frame:
-            frame[c] = None if c in AUDIT_LABELS else (np.nan if c == "p_include" else "")
+            frame[c] = None if c in _BOOLEAN_LABELS else (np.nan if c == "p_include" else "")
     return _typed(frame[list(LABEL_FRAME_COLUMNS)])
 
 
@@ -328,6 +351,17 @@ def _with_optional_columns(labels: pd.DataFrame) -> pd.DataFrame:
     missing = [c for c in ("prompt_type", "labelled_at", "note", "run_sha256")
                if c not in labels]
     return labels.assign(**{c: "" for c in missing}) if missing else labels
+
+
+def drawn_judge(labels: pd.DataFrame, default: str) -> str:
+    """The judge whose decisions made the sample's strata: the labels' ``drawn_with`` when
+    they all name one (``kbench audit sample`` and the page write it), else ``default`` (the
+    judge audited). Labels of rounds drawn with different judges fall back to ``default``:
+    their strata cannot be weighed as one design (docs/metrics/audit.md)."""
+    if labels is None or "drawn_with" not in labels or labels.empty:
+        return default
+    named = {str(v) for v in labels["drawn_with"].dropna() if str(v)}
+    return named.pop() if len(named) == 1 else default
 
 
 def latest(labels: pd.DataFrame) -> pd.DataFrame:

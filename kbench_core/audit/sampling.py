@@ -185,5 +185,7 @@ def blank_sheet(drawn: pd.DataFrame, *, run_sha256: str = "") -> pd.DataFrame:
     out = drawn.copy()
     for column in LABEL_COLUMNS:
         out[column] = run_sha256 if column == "run_sha256" else ""
-    first = [*ITEM_KEY, *LABEL_COLUMNS]
+    # the judge whose strata the sample was drawn from: its labels are weighed by them
+    out["drawn_with"] = str(drawn.attrs.get("judge", ""))
+    first = [*ITEM_KEY, *LABEL_COLUMNS, "drawn_with"]
     return out[first + [c for c in out.columns if c not in first]]

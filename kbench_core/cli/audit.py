@@ -91,11 +91,13 @@ def audit_tables(run, labels, *, judge: str, method: str = "ppi++",
                  by: Sequence[str] = ("model",)) -> tuple:
     """The corrected table and the judges' accuracy of ``run`` given ``labels``."""
     from kbench_core.audit import corrected, judge_accuracy
+    from kbench_core.audit.labels import drawn_judge
 
     # the sample was drawn with the same --judge (kbench audit sample --judge): its strata
     # weigh the labels
-    table = corrected(run.frame, labels, judge=judge, by=by, method=method, design_judge=judge)
-    accuracy = judge_accuracy(run.frame, labels, by=by, design_judge=judge)
+    design = drawn_judge(labels, judge)  # the judge the labels' sample was drawn with
+    table = corrected(run.frame, labels, judge=judge, by=by, method=method, design_judge=design)
+    accuracy = judge_accuracy(run.frame, labels, by=by, design_judge=design)
     return table, accuracy
 
 
