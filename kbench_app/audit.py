@@ -130,7 +130,7 @@ def progress(sample: pd.DataFrame, labels: pd.DataFrame, reviewer: str) -> tuple
     return int(keys.isin(audit_keys(mine)).sum()), int(keys.isin(audit_keys(labels)).sum())
 
 
-def audit_keys(frame: pd.DataFrame) -> pd.MultiIndex:
+def audit_keys(frame: pd.DataFrame) -> pd.Index:
     from kbench_core.audit._items import item_keys
 
     return item_keys(frame)

@@ -138,7 +138,7 @@ def overruled(judged: pd.DataFrame, labels: pd.DataFrame, *, judge: str = MAJORI
     out["reviewer_label"] = found(data["human"].to_numpy(float))
     current = latest(labels)
     keys = item_keys(current)
-    levels = list(range(len(ITEM_KEY)))
+    levels = 0  # the items' keys: one level
     who = pd.Series(current["reviewer"].astype(str).to_numpy(), index=keys)
     notes = pd.Series(current["note"].astype(str).to_numpy(), index=keys)
     wanted = item_keys(out)

@@ -43,7 +43,7 @@ def confusion_tables(judged: pd.DataFrame, labels: pd.DataFrame, *,
     return pd.DataFrame(rows)
 
 
-def _keys(frame: pd.DataFrame) -> pd.MultiIndex:
+def _keys(frame: pd.DataFrame) -> pd.Index:
     from kbench_core.audit._items import item_keys
 
     return item_keys(frame)

@@ -84,7 +84,7 @@ def empty_labels() -> pd.DataFrame:
 
 def read_labels(source: str | Path | tuple[str, bytes], *,
                 run_sha256: str | None = None,
-                judged: pd.DataFrame | pd.MultiIndex | None = None,
+                judged: pd.DataFrame | pd.Index | None = None,
                 reviewer: str | None = None,
                 on_error: Literal["raise", "skip"] = "raise"
                 ) -> tuple[pd.DataFrame, list[str]]:
@@ -95,7 +95,7 @@ def read_labels(source: str | Path | tuple[str, bytes], *,
     source : path or (file name, bytes)
     run_sha256 : str, optional
         The run's content hash: a row naming another run is refused.
-    judged : DataFrame or MultiIndex, optional
+    judged : DataFrame or Index, optional
         The run (or its :func:`~kbench_core.audit._items.item_keys`, computed once): a label
         for an item it does not have is refused (and, given the frame, a ``drawn_with`` that
         is not one of its judges).
@@ -245,7 +245,7 @@ def read_labels(source: str | Path | tuple[str, bytes], *,
                             "more faulty rows left out")
     frame = pd.DataFrame.from_records(records, columns=["_row", *LABEL_FRAME_COLUMNS])
     if judged is not None and len(frame):
-        known = judged if isinstance(judged, pd.MultiIndex) else item_keys(item_frame(judged))
+        known = judged if isinstance(judged, pd.Index) else item_keys(item_frame(judged))
         unknown = ~item_keys(frame).isin(known)
         if unknown.any() and on_error == "skip":
             warnings.append(f"{escape_controls(name)}: {int(unknown.sum())} labels of items "

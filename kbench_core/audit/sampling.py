@@ -174,7 +174,7 @@ def _evidence_columns(judged: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame
     words = np.where(found.isna().to_numpy(bool), FAILED,
                      np.where(found.fillna(0).to_numpy(float) > 0.5, FOUND, NOT_FOUND))
     text = pd.Series(llm["judge"].astype(str).to_numpy(), index=keys) + ": " + words
-    out["judges"] = text.groupby(level=list(range(len(ITEM_KEY))), sort=False).agg("; ".join)
+    out["judges"] = text.groupby(level=0, sort=False).agg("; ".join)
     return out.reindex(item_keys(items)).set_axis(items.index)
 
 

@@ -134,7 +134,7 @@ class LabelStore:
             os.close(fd)
         return path
 
-    def _parse(self, path: Path, judged: pd.DataFrame | pd.MultiIndex | None
+    def _parse(self, path: Path, judged: pd.DataFrame | pd.Index | None
                ) -> tuple[pd.DataFrame | None, list[str]]:
         """One file's labels (None when it cannot be read) and its warnings."""
         warnings: list[str] = []
@@ -157,7 +157,7 @@ class LabelStore:
             return None, [*warnings, str(exc)]
         return frame, warnings + more
 
-    def read(self, judged: pd.DataFrame | pd.MultiIndex | None = None
+    def read(self, judged: pd.DataFrame | pd.Index | None = None
              ) -> tuple[pd.DataFrame, list[str]]:
         """Every reviewer's labels of this run (all files), with warnings: a file that cannot
         be read is named and skipped (the others still count), a torn last line left out."""
