@@ -143,7 +143,14 @@ def clear_caches() -> None:
 
 def _not_queried(path: Path, engine: str, exc: Exception) -> RunFormatError:
     """The saved run's error when its engine raised something else than a RunFormatError
-    (a damaged file the engine cannot read, a missing backend)."""
+    (a damaged file the engine cannot read, a missing backend). A Spark session that could
+    not start says why in full: it is the engine's fault, not the file's, and the process
+    does not try that session again (:mod:`kbench_core.engines.spark`)."""
+    from kbench_core.engines.spark import SparkUnavailable
+
+    if isinstance(exc, SparkUnavailable):
+        return _bad(path.name, f"not read: {exc} (kbench does not try Spark again until the "
+                               f"app restarts)")
     return _bad(path.name, f"could not be queried by {engine} ({type(exc).__name__}: "
                            f"{str(exc)[:200]})")
 
