@@ -35,11 +35,15 @@ files (``<slug>-<hash>-<token>``), recorded in the saved run's ``meta["workspace
 removal deletes exactly that pair: two strangers who upload the same bytes each own a copy, and
 neither removes the other's. A save that fails (full disk, file-size limit) leaves no partial
 file behind and raises :class:`WorkspaceError`, so the caller can say the run is not kept.
+A save keeps a journal while it writes, so one whose process was killed midway is finished
+(its files were whole) or rolled back on the next start, which reports what it did, and lists,
+never removes, what it cannot vouch for (:func:`kbench_core.workspace_files.recover`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import io
 import json
@@ -63,10 +67,13 @@ from kbench_core.workspace_files import (  # noqa: F401  (kept importable from h
     MAX_COUNT,
     MAX_META_TEXT,
     MAX_SIDECAR_BYTES,
+    Recovery,
+    SaveJournal,
     _bad,
     _checked_meta,
     _read_sidecar,
     _trusted_sidecar,
+    recover,
 )
 
 __all__ = ["LazyRun", "Workspace", "WorkspaceError", "check_directory", "clear_caches",
@@ -286,10 +293,17 @@ class Workspace:
                    "parquet_sha256": hashlib.sha256(data).hexdigest(),
                    # what the Runs page lists, so a start reads no Parquet file (open_all)
                    "models": run.models, "rows": len(run)}
+        text = json.dumps(sidecar, indent=1, default=str)
         tmp, tmp_side = path.with_suffix(".parquet.tmp"), side.with_suffix(".json.tmp")
+        journal = None
         try:
+            # the journal first, so a start after a crash at any later step finishes or
+            # rolls back this save (kbench_core.workspace_files.recover)
+            journal = SaveJournal.begin(Path(self.directory), stem, name=run.name,
+                                        parquet_sha256=sidecar["parquet_sha256"],
+                                        sidecar=text.encode("utf-8"))
             tmp.write_bytes(data)
-            tmp_side.write_text(json.dumps(sidecar, indent=1, default=str), encoding="utf-8")
+            tmp_side.write_text(text, encoding="utf-8")
             # the sidecar first: load_all lists runs by their Parquet file, so another session
             # starting meanwhile never sees a run without its metadata
             tmp_side.replace(side)
@@ -299,6 +313,9 @@ class Workspace:
             raise WorkspaceError(f"run {run.name!r} could not be saved in the workspace "
                                  f"({exc.strerror or exc}); it stays in this session only and "
                                  f"will not come back on the next start") from None
+        finally:
+            if journal is not None:
+                journal.end()
         return path
 
     def remove(self, run: Run) -> None:
@@ -327,14 +344,22 @@ class Workspace:
 
         return sorted(Path(self.directory).glob("*.parquet"), key=modified)
 
+    def recover(self) -> Recovery:
+        """Finish or roll back the saves a dead process left half done, and list the files
+        an interrupted save may have left that kbench cannot vouch for (never removed;
+        :func:`kbench_core.workspace_files.recover`). :meth:`load_all` and :meth:`open_all`
+        call it first and report what it did."""
+        return recover(Path(self.directory))
+
     def load_all(self) -> tuple[list[Run], list[RunFormatError]]:
         """Every saved run, oldest first, and the errors of files that no longer load (a bad
         sidecar or Parquet file is reported and skipped; the others still load)."""
         runs: list[Run] = []
-        errors: list[RunFormatError] = []
+        recovered = self.recover()
+        errors = _recovery_errors(recovered)
         for path in self._paths():
             try:
-                runs.append(_saved_run(path, _trusted_sidecar(path)))
+                runs.append(_noted(_saved_run(path, _trusted_sidecar(path)), recovered))
             except RunFormatError as err:
                 errors.append(err)
         return runs, errors
@@ -345,14 +370,32 @@ class Workspace:
         bad sidecars. A run's Parquet file is read, checked against its SHA-256 and validated
         cell by cell on its first use, which raises the per-file error if it fails."""
         runs: list[LazyRun] = []
-        errors: list[RunFormatError] = []
+        recovered = self.recover()
+        errors = _recovery_errors(recovered)
         for path in self._paths():
             try:
-                runs.append(LazyRun(_Saved(path, _trusted_sidecar(path), engine=self.engine,
-                                           spark_master=self.spark_master)))
+                runs.append(_noted(LazyRun(_Saved(path, _trusted_sidecar(path),
+                                                  engine=self.engine,
+                                                  spark_master=self.spark_master)), recovered))
             except RunFormatError as err:
                 errors.append(err)
         return runs, errors
+
+
+def _recovery_errors(recovered: Recovery) -> list[RunFormatError]:
+    """A start's report of saves rolled back and files left in place, one error per file."""
+    return [_bad(name, message) for name, message in
+            (*recovered.rolled_back.items(), *recovered.left.items())]
+
+
+def _noted(run: Run, recovered: Recovery) -> Any:
+    """``run`` with a warning saying its interrupted save was finished on this start."""
+    note = recovered.finished.get(str(run.meta.get("workspace_file")))
+    if note is None:
+        return run
+    warnings = (*run.warnings, note)
+    return run.changed(warnings=warnings) if isinstance(run, LazyRun) \
+        else dataclasses.replace(run, warnings=warnings)
 
 
 def _saved_run(path: Path, sidecar: dict[str, Any]) -> Run:

@@ -6,7 +6,13 @@ file and field, never a crash."""
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
+import os
 import re
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -136,3 +142,265 @@ def _trusted_sidecar(path: Path) -> dict[str, Any]:
                    "saved and its provenance cannot be trusted; remove it and "
                    "upload the run again", "parquet_sha256")
     return sidecar
+
+
+# ------------------------------------------------------------------------------------------
+# Interrupted saves. A save writes, in this order: its journal ``<stem>.saving`` (written as
+# ``<stem>.saving.tmp``, locked, then renamed: a journal under its final name is complete),
+# ``<stem>.parquet.tmp``, ``<stem>.json.tmp``, renames the sidecar then the Parquet file into
+# place, and removes the journal. The journal records the SHA-256 of both files, and its lock
+# (flock) is held until the save ends, so a journal nobody holds is a save whose process died
+# (a lock goes with its process, even on SIGKILL). On start, each such save is finished when
+# both files' bytes are there as kbench wrote them, else rolled back; a file under a final
+# name is removed only when its bytes are those the journal records, so kbench never deletes a
+# file it did not write. What it cannot tell is listed, never touched.
+
+JOURNAL = ".saving"
+MAX_JOURNAL_BYTES = 64 * 1024
+_STEM = re.compile(r"[A-Za-z0-9._-]+-(?:[0-9a-f]{12}|nohash)-[0-9a-f]{8}")
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not Linux or macOS: a journal is dead after an hour
+    fcntl = None  # type: ignore[assignment]
+ORPHAN_SECONDS = 3600.0
+
+
+def _try_lock(handle: int, *, wait: bool) -> bool:
+    if fcntl is None:  # pragma: no cover
+        return True
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+    except OSError:
+        return False
+    return True
+
+
+class SaveJournal:
+    """The journal of one save in progress (:meth:`begin`), held locked until :meth:`end`."""
+
+    def __init__(self, path: Path, handle: int) -> None:
+        self.path = path
+        self.handle = handle
+
+    @classmethod
+    def begin(cls, directory: Path, stem: str, *, name: str, parquet_sha256: str,
+              sidecar: bytes) -> SaveJournal:
+        """Write and lock the journal of the save of ``stem`` (OSError when it cannot)."""
+        record = json.dumps({"name": name, "stem": stem, "parquet_sha256": parquet_sha256,
+                             "sidecar_sha256": hashlib.sha256(sidecar).hexdigest()})
+        tmp = directory / f"{stem}{JOURNAL}.tmp"
+        handle = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            _try_lock(handle, wait=True)
+            os.write(handle, record.encode("utf-8"))
+            os.replace(tmp, directory / f"{stem}{JOURNAL}")
+        except OSError:
+            os.close(handle)
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise
+        return cls(directory / f"{stem}{JOURNAL}", handle)
+
+    def end(self) -> None:
+        """The save is over (done or undone): the journal goes, then its lock."""
+        with contextlib.suppress(OSError):
+            self.path.unlink()
+        os.close(self.handle)
+
+
+@dataclass
+class Recovery:
+    """What :func:`recover` found: saves it finished (their Parquet file names), saves it
+    rolled back and files it left in place (each a message by file name)."""
+
+    finished: dict[str, str] = field(default_factory=dict)
+    rolled_back: dict[str, str] = field(default_factory=dict)
+    left: dict[str, str] = field(default_factory=dict)
+
+
+def _digest(path: Path) -> str | None:
+    try:
+        with path.open("rb") as handle:
+            return hashlib.file_digest(handle, "sha256").hexdigest()
+    except OSError:
+        return None
+
+
+def _journal(path: Path, stem: str) -> dict[str, str] | None:
+    """A journal's record when it is one kbench writes for ``stem``, else None."""
+    try:
+        if path.stat().st_size > MAX_JOURNAL_BYTES:
+            return None
+        record = json.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not (isinstance(record, dict) and record.get("stem") == stem
+            and isinstance(record.get("name"), str)
+            and all(isinstance(record.get(k), str) and _HEX64.fullmatch(record[k])
+                    for k in ("parquet_sha256", "sidecar_sha256"))):
+        return None
+    return record
+
+
+def _settle(directory: Path, journal: Path, record: dict[str, str], found: Recovery) -> None:
+    """Finish or roll back the interrupted save ``journal`` records (its lock is held)."""
+    stem, name = record["stem"], record["name"]
+    files = {kind: (directory / f"{stem}.{kind}", directory / f"{stem}.{kind}.tmp")
+             for kind in ("parquet", "json")}
+    wanted = {"parquet": record["parquet_sha256"], "json": record["sidecar_sha256"]}
+    ours = {kind: [p for p in pair if p.exists() and _digest(p) == wanted[kind]]
+            for kind, pair in files.items()}
+    parquet = f"{stem}.parquet"
+    if ours["parquet"] and ours["json"]:
+        moved = False
+        for kind in ("json", "parquet"):  # the sidecar first, as a save does
+            final, tmp = files[kind]
+            if final not in ours[kind]:
+                os.replace(tmp, final)
+                moved = True
+            elif tmp.exists() and tmp in ours[kind]:
+                tmp.unlink()
+        if moved:
+            found.finished[parquet] = (
+                f"the save of run {name!r} was interrupted (kbench stopped while writing "
+                f"it); its files were complete, so it was finished on this start")
+    else:
+        removed = []
+        for kind, (final, tmp) in files.items():
+            # the temporary files bear this save's own name (an unguessable token)
+            for path in ([final] if final in ours[kind] else []) + [tmp]:
+                if path.exists():
+                    path.unlink()
+                    removed.append(path.name)
+        found.rolled_back[parquet] = (
+            f"run {name!r} was not saved: kbench stopped while saving it, before its files "
+            f"were complete; its partial files were removed "
+            f"({', '.join(removed) or 'none were written'}); upload it again to keep it")
+        for final, _ in files.values():
+            if final.exists():
+                found.left[final.name] = (
+                    "left in place: an interrupted save of this name did not write these "
+                    "bytes")
+    journal.unlink()
+
+
+def recover(directory: Path) -> Recovery:
+    """Finish or roll back the saves of ``directory`` whose process died (see above), and
+    list what an interrupted save may have left that kbench cannot vouch for (temporary
+    files without a journal, metadata without its Parquet file): never removed."""
+    found = Recovery()
+    try:
+        names = set(os.listdir(directory))
+    except OSError:
+        return found
+    handled: set[str] = set()
+    for entry in sorted(n for n in names if n.endswith((JOURNAL, JOURNAL + ".tmp"))):
+        journal = directory / entry
+        stem = entry[:-len(JOURNAL)] if entry.endswith(JOURNAL) else entry[:-len(JOURNAL) - 4]
+        if not _STEM.fullmatch(stem) or stem in handled:
+            continue  # not a name kbench gives
+        try:
+            handle = os.open(journal, os.O_RDONLY)
+        except OSError:
+            continue  # finished meanwhile
+        try:
+            if not _try_lock(handle, wait=False):
+                handled.add(stem)  # a save in progress in another process
+                continue
+            if fcntl is None and time.time() - os.fstat(handle).st_mtime < ORPHAN_SECONDS:
+                handled.add(stem)  # pragma: no cover
+                continue
+            record = _journal(journal, stem)
+            handled.add(stem)
+            if record is not None and entry.endswith(".tmp"):
+                # the process died before the journal was in place: nothing else was written
+                journal.unlink()
+                found.rolled_back[f"{stem}.parquet"] = (
+                    f"run {record['name']!r} was not saved: kbench stopped as it began saving "
+                    f"it; nothing of it was kept; upload it again to keep it")
+                continue
+            if record is None:
+                found.left[entry] = ("left in place: not a journal kbench can read (an "
+                                     "interrupted save's files, if any, are listed too)")
+                handled.discard(stem)
+                continue
+            try:
+                _settle(directory, journal, record, found)
+            except OSError as exc:
+                found.left[entry] = (f"an interrupted save could not be finished or rolled "
+                                     f"back ({exc.strerror or exc})")
+        finally:
+            os.close(handle)
+
+    def listed() -> list[tuple[str, str, str]]:
+        """(entry, stem, suffix) of every file named as a save's that no journal covers."""
+        try:
+            entries = sorted(os.listdir(directory))
+        except OSError:
+            return []
+        present = set(entries)
+        out = []
+        for entry in entries:
+            suffix = next((s for s in (".parquet.tmp", ".json.tmp", JOURNAL + ".tmp",
+                                       JOURNAL, ".json")
+                           if entry.endswith(s)), None)
+            stem = entry[:-len(suffix)] if suffix else ""
+            if suffix == ".json" and f"{stem}.parquet" in present:
+                continue  # a saved run (the start's common case: no file opened)
+            if suffix and stem not in handled and _STEM.fullmatch(stem) \
+                    and not _saving_now(directory, stem):
+                out.append((entry, stem, suffix))
+        return out
+
+    for entry, stem, suffix in listed():
+        if suffix == ".json":
+            message = _orphan_sidecar(directory, stem, found)
+            if message:
+                found.left[entry] = message
+    for entry, _, suffix in listed():
+        if suffix != ".json":
+            found.left.setdefault(entry, "left in place: the temporary file of a save that "
+                                         "did not finish (an earlier kbench, or one saving "
+                                         "now); remove it when no kbench is saving")
+    return found
+
+
+def _saving_now(directory: Path, stem: str) -> bool:
+    """Whether a save of ``stem`` runs now (it began after the journals were read): its
+    journal, under either name, is held by a live process."""
+    for name in (f"{stem}{JOURNAL}", f"{stem}{JOURNAL}.tmp"):
+        try:
+            handle = os.open(directory / name, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            if not _try_lock(handle, wait=False):
+                return True
+        finally:
+            os.close(handle)
+    return False
+
+
+def _orphan_sidecar(directory: Path, stem: str, found: Recovery) -> str:
+    """An earlier kbench's interrupted save (it kept no journal): the sidecar was renamed,
+    the Parquet file was not. Finished when ``<stem>.parquet.tmp`` holds the bytes the
+    sidecar records; otherwise the sidecar is listed, never removed."""
+    sidecar = directory / f"{stem}.json"
+    tmp = directory / f"{stem}.parquet.tmp"
+    try:
+        recorded = _read_sidecar(sidecar)
+    except RunFormatError:
+        recorded = None
+    if recorded and recorded["parquet_sha256"] and _digest(tmp) == recorded["parquet_sha256"]:
+        try:
+            os.replace(tmp, directory / f"{stem}.parquet")
+        except OSError as exc:
+            return f"an interrupted save could not be finished ({exc.strerror or exc})"
+        found.finished[f"{stem}.parquet"] = (
+            f"the save of run {recorded['name']!r} was interrupted (kbench stopped between "
+            f"its two renames); its Parquet file was complete, so it was finished on this "
+            f"start")
+        return ""
+    return ("left in place: workspace metadata without its Parquet file (a save or a removal "
+            "that did not finish); remove it if no kbench is saving")
