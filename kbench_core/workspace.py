@@ -62,6 +62,7 @@ import pyarrow.parquet as pq
 
 from kbench_core.io import Run, RunFormatError, load_run
 from kbench_core.kahne import repeated
+from kbench_core.readonly import freeze
 from kbench_core.workspace_files import (  # noqa: F401  (kept importable from here)
     _META_TEXT,
     MAX_COUNT,
@@ -108,6 +109,7 @@ def _validated(path: Path, name: str, kind: str) -> Run:
             _VALIDATED.move_to_end(key)
             return _VALIDATED[key][0]
     run = load_run((path.name, data), name=name, kind=kind)  # type: ignore[arg-type]
+    freeze(run.frame)  # every session of a server reading these bytes shares this frame
     size = int(run.frame.memory_usage(deep=False).sum())
     global _VALIDATED_BYTES
     with _VALIDATED_LOCK:
@@ -478,6 +480,7 @@ class _Saved:
                     self.run = (_saved_run(self.path, self.sidecar) if self.engine == "memory"
                                 else _queried_run(self.path, self.sidecar, self.engine,
                                                   self.spark_master))
+                    freeze(self.run.frame)  # sessions of a server may share this run
                 except RunFormatError as err:
                     self.error = err
             if self.error is not None:
