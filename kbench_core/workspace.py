@@ -68,6 +68,7 @@ from kbench_core.workspace_files import (  # noqa: F401  (kept importable from h
     MAX_COUNT,
     MAX_META_TEXT,
     MAX_SIDECAR_BYTES,
+    REMOVAL,
     Recovery,
     SaveJournal,
     _bad,
@@ -333,7 +334,17 @@ class Workspace:
         except OSError:
             digest = None
         _forget_validated(digest)
-        _unlink_quietly(path, path.with_suffix(".json"))
+        journal = None
+        with contextlib.suppress(OSError):  # without a journal the files still go
+            journal = SaveJournal.begin(
+                Path(self.directory), path.stem, name=run.name,
+                parquet_sha256=digest or "0" * 64,
+                sidecar=path.with_suffix(".json").read_bytes(), suffix=REMOVAL)
+        try:
+            _unlink_quietly(path, path.with_suffix(".json"))
+        finally:
+            if journal is not None:
+                journal.end()
 
     def _paths(self) -> list[Path]:
         """The saved runs' Parquet files, oldest first."""
@@ -363,7 +374,8 @@ class Workspace:
             try:
                 runs.append(_noted(_saved_run(path, _trusted_sidecar(path)), recovered))
             except RunFormatError as err:
-                errors.append(err)
+                if path.exists():  # else another server removed the run meanwhile
+                    errors.append(err)
         return runs, errors
 
     def open_all(self) -> tuple[list[LazyRun], list[RunFormatError]]:
@@ -380,7 +392,8 @@ class Workspace:
                                                   engine=self.engine,
                                                   spark_master=self.spark_master)), recovered))
             except RunFormatError as err:
-                errors.append(err)
+                if path.exists():  # else another server removed the run meanwhile
+                    errors.append(err)
         return runs, errors
 
 

@@ -156,6 +156,10 @@ def _trusted_sidecar(path: Path) -> dict[str, Any]:
 # file it did not write. What it cannot tell is listed, never touched.
 
 JOURNAL = ".saving"
+# A removal keeps a journal too (the Parquet file goes first, then the sidecar): another
+# server starting meanwhile does not report the sidecar as left over, and a removal whose
+# process died is finished on the next start (each file only if its bytes are the recorded).
+REMOVAL = ".removing"
 MAX_JOURNAL_BYTES = 64 * 1024
 _STEM = re.compile(r"[A-Za-z0-9._-]+-(?:[0-9a-f]{12}|nohash)-[0-9a-f]{8}")
 
@@ -185,22 +189,23 @@ class SaveJournal:
 
     @classmethod
     def begin(cls, directory: Path, stem: str, *, name: str, parquet_sha256: str,
-              sidecar: bytes) -> SaveJournal:
-        """Write and lock the journal of the save of ``stem`` (OSError when it cannot)."""
+              sidecar: bytes, suffix: str = JOURNAL) -> SaveJournal:
+        """Write and lock the journal of the save of ``stem`` (OSError when it cannot);
+        ``suffix=REMOVAL``: of its removal."""
         record = json.dumps({"name": name, "stem": stem, "parquet_sha256": parquet_sha256,
                              "sidecar_sha256": hashlib.sha256(sidecar).hexdigest()})
-        tmp = directory / f"{stem}{JOURNAL}.tmp"
+        tmp = directory / f"{stem}{suffix}.tmp"
         handle = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
             _try_lock(handle, wait=True)
             os.write(handle, record.encode("utf-8"))
-            os.replace(tmp, directory / f"{stem}{JOURNAL}")
+            os.replace(tmp, directory / f"{stem}{suffix}")
         except OSError:
             os.close(handle)
             with contextlib.suppress(OSError):
                 tmp.unlink()
             raise
-        return cls(directory / f"{stem}{JOURNAL}", handle)
+        return cls(directory / f"{stem}{suffix}", handle)
 
     def end(self) -> None:
         """The save is over (done or undone): the journal goes, then its lock."""
@@ -217,6 +222,16 @@ class Recovery:
     finished: dict[str, str] = field(default_factory=dict)
     rolled_back: dict[str, str] = field(default_factory=dict)
     left: dict[str, str] = field(default_factory=dict)
+
+
+def _beginning(handle: int) -> bool:
+    """Whether a journal nobody locks is a save or removal beginning now: created, not yet
+    locked nor written (an empty file, younger than :data:`ORPHAN_SECONDS`)."""
+    try:
+        info = os.fstat(handle)
+    except OSError:
+        return False
+    return info.st_size == 0 and time.time() - info.st_mtime < ORPHAN_SECONDS
 
 
 def _digest(path: Path) -> str | None:
@@ -295,6 +310,8 @@ def recover(directory: Path) -> Recovery:
     except OSError:
         return found
     handled: set[str] = set()
+    for entry in sorted(n for n in names if n.endswith((REMOVAL, REMOVAL + ".tmp"))):
+        _finish_removal(directory, entry, found)
     for entry in sorted(n for n in names if n.endswith((JOURNAL, JOURNAL + ".tmp"))):
         journal = directory / entry
         stem = entry[:-len(JOURNAL)] if entry.endswith(JOURNAL) else entry[:-len(JOURNAL) - 4]
@@ -305,7 +322,7 @@ def recover(directory: Path) -> Recovery:
         except OSError:
             continue  # finished meanwhile
         try:
-            if not _try_lock(handle, wait=False):
+            if not _try_lock(handle, wait=False) or _beginning(handle):
                 handled.add(stem)  # a save in progress in another process
                 continue
             if fcntl is None and time.time() - os.fstat(handle).st_mtime < ORPHAN_SECONDS:
@@ -343,7 +360,7 @@ def recover(directory: Path) -> Recovery:
         out = []
         for entry in entries:
             suffix = next((s for s in (".parquet.tmp", ".json.tmp", JOURNAL + ".tmp",
-                                       JOURNAL, ".json")
+                                       JOURNAL, REMOVAL + ".tmp", REMOVAL, ".json")
                            if entry.endswith(s)), None)
             stem = entry[:-len(suffix)] if suffix else ""
             if suffix == ".json" and f"{stem}.parquet" in present:
@@ -369,17 +386,48 @@ def recover(directory: Path) -> Recovery:
 def _saving_now(directory: Path, stem: str) -> bool:
     """Whether a save of ``stem`` runs now (it began after the journals were read): its
     journal, under either name, is held by a live process."""
-    for name in (f"{stem}{JOURNAL}", f"{stem}{JOURNAL}.tmp"):
+    for name in (f"{stem}{JOURNAL}", f"{stem}{JOURNAL}.tmp", f"{stem}{REMOVAL}",
+                 f"{stem}{REMOVAL}.tmp"):
         try:
             handle = os.open(directory / name, os.O_RDONLY)
         except OSError:
             continue
         try:
-            if not _try_lock(handle, wait=False):
+            if not _try_lock(handle, wait=False) or _beginning(handle):
                 return True
         finally:
             os.close(handle)
     return False
+
+
+def _finish_removal(directory: Path, entry: str, found: Recovery) -> None:
+    """Finish the removal ``entry`` journals when its process died: each of the run's two
+    files goes if its bytes are those recorded; a removal running now is left alone."""
+    stem = entry.removesuffix(".tmp").removesuffix(REMOVAL)
+    if not _STEM.fullmatch(stem):
+        return
+    journal = directory / entry
+    try:
+        handle = os.open(journal, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        if not _try_lock(handle, wait=False) or _beginning(handle):
+            return  # a removal in progress
+        record = _journal(journal, stem)
+        if record is None:
+            found.left[entry] = "left in place: not a journal kbench can read"
+            return
+        for kind, digest in (("parquet", record["parquet_sha256"]),
+                             ("json", record["sidecar_sha256"])):
+            path = directory / f"{stem}.{kind}"
+            if path.exists() and _digest(path) == digest:
+                path.unlink()
+        journal.unlink()
+    except OSError as exc:
+        found.left[entry] = f"an interrupted removal could not be finished ({exc.strerror})"
+    finally:
+        os.close(handle)
 
 
 def _orphan_sidecar(directory: Path, stem: str, found: Recovery) -> str:

@@ -515,3 +515,78 @@ def test_no_page_and_no_export_writes_to_a_run_s_frame(monkeypatch) -> None:
         assert at.session_state[state.REGISTRY].runs[name].frame is frame, name
         assert list(frame.columns) == columns and frame.equals(copy), name
         assert is_frozen(frame), name
+
+
+CHURN = """
+import dataclasses, sys
+from pathlib import Path
+from kbench_core.io import load_run
+from kbench_core.workspace import Workspace
+
+folder, who, n = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+good = sys.stdin.buffer.read()
+workspace = Workspace(folder)  # this server's own Workspace object
+kept = []
+for i in range(n):
+    run = load_run((f"{who}{i}.csv", good.replace(b"m1", f"{who}{i}".encode())))
+    path = workspace.save(run)
+    if i % 2:
+        workspace.remove(dataclasses.replace(run, meta={**run.meta,
+                                                        "workspace_file": path.name}))
+    else:
+        kept.append(run.name)
+print(" ".join(kept))
+"""
+
+
+def test_two_servers_saving_and_removing_at_once_leave_a_consistent_workspace(
+        tmp_path) -> None:
+    """Two processes, each with its own Workspace on one folder, save 30 runs each and
+    remove every other one while a third starts over and over: no start ever reports a
+    problem, and at the end exactly the kept runs are there, whole, with nothing else."""
+    import time
+
+    from kbench_core.workspace_files import recover
+
+    servers = [subprocess.Popen([sys.executable, "-c", CHURN, str(tmp_path), who, "30"],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                env={**os.environ, "PYTHONPATH": str(ROOT)})
+               for who in ("alice", "bob")]
+    for server in servers:
+        server.stdin.write(GOOD)
+        server.stdin.close()
+    starts = 0
+    deadline = time.monotonic() + 240
+    while any(server.poll() is None for server in servers):
+        assert time.monotonic() < deadline
+        runs, errors = Workspace(tmp_path).open_all()
+        assert errors == [], [str(e) for e in errors]
+        starts += 1
+    kept = set()
+    for server in servers:
+        assert server.wait() == 0
+        kept |= set(server.stdout.read().decode().split())
+    assert starts > 0 and len(kept) == 30
+    runs, errors = Workspace(tmp_path).load_all()
+    assert errors == [] and {run.name for run in runs} == kept
+    assert all(run.models == [run.name] for run in runs)  # each its own bytes
+    assert len(files(tmp_path)) == 2 * len(kept)
+    found = recover(tmp_path)
+    assert not (found.finished or found.rolled_back or found.left)
+
+
+def test_a_removal_killed_between_its_two_files_is_finished_on_the_next_start(
+        tmp_path) -> None:
+    from kbench_core.workspace_files import REMOVAL, SaveJournal
+
+    path = Workspace(tmp_path).save(load_run(("results.csv", GOOD)))
+    side = path.with_suffix(".json")
+    # what a removal killed after its journal and the Parquet file leaves
+    journal = SaveJournal.begin(tmp_path, path.stem, name="results",
+                                parquet_sha256=__import__("hashlib").sha256(
+                                    path.read_bytes()).hexdigest(),
+                                sidecar=side.read_bytes(), suffix=REMOVAL)
+    path.unlink()
+    os.close(journal.handle)  # the process is gone: its lock with it
+    runs, errors = Workspace(tmp_path).open_all()
+    assert runs == [] and errors == [] and files(tmp_path) == []
