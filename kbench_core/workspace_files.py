@@ -370,13 +370,16 @@ def recover(directory: Path) -> Recovery:
                 out.append((entry, stem, suffix))
         return out
 
+    # A save or removal may end between the listing and here: what it left is looked at
+    # again, after its journal (if any) was found unlocked.
     for entry, stem, suffix in listed():
-        if suffix == ".json":
+        if suffix == ".json" and not (directory / f"{stem}.parquet").exists() \
+                and (directory / entry).exists():
             message = _orphan_sidecar(directory, stem, found)
             if message:
                 found.left[entry] = message
     for entry, _, suffix in listed():
-        if suffix != ".json":
+        if suffix != ".json" and (directory / entry).exists():
             found.left.setdefault(entry, "left in place: the temporary file of a save that "
                                          "did not finish (an earlier kbench, or one saving "
                                          "now); remove it when no kbench is saving")
