@@ -29,6 +29,7 @@ PAGE_TABLE = [
     *((page.path, page.title, page.icon, page.url) for page in families.pages()),
     ("views/models.py", "Models", ":material/person_search:", "models"),
     ("views/agreement.py", "Judge agreement", ":material/groups:", "agreement"),
+    ("views/audit.py", "Judge audit", ":material/fact_check:", "audit"),
     ("views/export.py", "Export", ":material/download:", "export"),
 ]
 # The Runs page is the default one, served at "/". Streamlit still reserves a default page's

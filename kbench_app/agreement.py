@@ -150,32 +150,71 @@ MAJORITY_KEYS = (*families.get("judged").page.dependent[-2:],  # type: ignore[un
                  "vuln_failed_as")
 
 
+def _run_judges(frame: pd.DataFrame) -> dict[str, list[str]]:
+    """The LLM judges of each run of a frame of several runs (its ``run`` column); one
+    entry, named "", for a frame of one run."""
+    if "run" not in frame or frame["run"].nunique() < 2:
+        return {"": [j for j in agreement.judges(frame) if j != agreement.HUMAN]}
+    # (run, judge) pairs by their codes: no copy of a big frame's rows per run
+    run = frame["run"].astype("category").array
+    judge = frame["judge"].astype("category").array
+    width = len(judge.categories) + 1
+    pairs = np.unique(run.codes.astype(np.int64) * width + judge.codes + 1)
+    out: dict[str, list[str]] = {}
+    for code in pairs:
+        r, j = divmod(int(code), width)
+        if r >= 0 and j > 0 and str(judge.categories[j - 1]) != agreement.HUMAN:
+            out.setdefault(str(run.categories[r]), []).append(str(judge.categories[j - 1]))
+    return {name: sorted(judges) for name, judges in out.items()}
+
+
 def majority_controls(frame: pd.DataFrame, judge: str, *,
                       container: Any = None) -> ConsensusOptions | None:
     """The Vulnerability page's choice of how the majority of several LLM judges is made
     (voters, votes, failed judgements), in an expander under the judge; None for a run with
-    fewer than two LLM judges (no majority to make)."""
+    no failed judgement and fewer than two LLM judges (nothing to choose). A run with one
+    LLM judge and failed judgements gets the Failed judgements choice alone; runs of
+    different judges viewed together each keep their own majority (every judge of the run,
+    a strict majority), so only that choice is offered then too."""
+    per_run = _run_judges(frame)
     llm = [j for j in agreement.judges(frame) if j != agreement.HUMAN]
-    if len(llm) < 2:
+    failed = "failed_judgement" in frame and bool(frame["failed_judgement"].notna().any())
+    several = any(len(judges) >= 2 for judges in per_run.values())
+    if not several and not failed:
         return None
     voters_key, votes_key, failed_key = MAJORITY_KEYS
-    box = (container or st).expander("How the majority is made", icon=":material/how_to_vote:")
+    title = "How the majority is made" if several else "Failed judgements"
+    box = (container or st).expander(title, icon=":material/how_to_vote:")
     with box:
         failed_as = failed_as_control(key=failed_key)
+        if len(per_run) > 1 and len({tuple(j) for j in per_run.values()}) > 1:
+            st.caption("Each run's majority is made of its own judges, a strict majority of "
+                       "them.")
+            return ConsensusOptions(judge=judge, failed_as=failed_as)  # type: ignore[arg-type]
+        if len(llm) < 2:
+            return ConsensusOptions(judge=judge, failed_as=failed_as)  # type: ignore[arg-type]
         return voter_controls(frame, voters_key=voters_key, votes_key=votes_key,
                               failed_as=failed_as, judge=judge)
 
 
 def majority_caption(voting: ConsensusOptions, frame: pd.DataFrame) -> str:
     """One line saying how the majority was made: its voters, the votes needed and what a
-    failed judgement counted as."""
+    failed judgement counted as (run by run for runs of different judges viewed
+    together)."""
     from kbench_app.ui import plain
 
-    llm = [j for j in agreement.judges(frame) if j != agreement.HUMAN]
-    voters = list(voting.judges) or llm
-    needed = voting.min_votes or len(voters) // 2 + 1
-    return (f"Majority: {needed} of {len(voters)} votes ({plain(', '.join(voters))}); "
-            + agreement.FAILED_WORDS[voting.failed_as] + ".")
+    def rule(llm: list[str]) -> str:
+        voters = [j for j in voting.judges if j in llm] or llm
+        needed = voting.min_votes or len(voters) // 2 + 1
+        return f"{needed} of {len(voters)} votes ({plain(', '.join(voters))})"
+
+    per_run = _run_judges(frame)
+    if len(per_run) > 1 and len({tuple(j) for j in per_run.values()}) > 1:
+        text = "Majority, run by run: " + "; ".join(
+            f"**{plain(run)}** {rule(llm)}" for run, llm in per_run.items() if llm)
+    else:
+        text = "Majority: " + rule(next(iter(per_run.values())))
+    return text + "; " + agreement.FAILED_WORDS[voting.failed_as] + "."
 
 
 # ------------------------------------------------------------------------- cached numbers

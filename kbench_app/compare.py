@@ -27,8 +27,8 @@ from kbench_core.figures import compare as compare_figures
 from kbench_core.kahne import rows_of
 from kbench_core.ranking import rank_text as _rank_texts
 from kbench_core.select import labels_in
-from kbench_core.stats import Estimate
-from kbench_core.words import count_noun, plural
+from kbench_core.tables import format_value
+from kbench_core.words import count_noun, plural, unit_plural
 
 __all__ = ["cached_rank_intervals", "compare_panel", "content_hash", "rank_column",
            "rank_text", "run_compare_panel"]
@@ -39,7 +39,9 @@ _DRAWN_PAIRS = kit.MANY_MODELS * (kit.MANY_MODELS - 1) // 2
 _TEST_NAMES = {"paired t": "Paired t test", "CR2 t": "Cluster-robust t test (CR2 standard "
                "error, Bell–McCaffrey degrees of freedom)", "exact McNemar": "Exact McNemar "
                "test on the items where exactly one model scored 1",
-               "exact sign": "Exact sign test: every shared item differs the same way"}
+               "exact sign": "Exact sign test: every shared item differs the same way",
+               "cluster sign-flip": "Exact sign-flip test over the clusters' summed "
+               "differences (0/1 outcomes in clusters: a cluster's repeated items count once)"}
 _INTERVAL_HELP = {
     "paired t": "Paired t interval on the per-item differences.",
     "CR2 t": "t interval with errors clustered by {cluster}: CR2 cluster-robust SE with "
@@ -47,6 +49,9 @@ _INTERVAL_HELP = {
     "exact McNemar": "Newcombe's (1998) interval for a difference of paired proportions "
                      "(0/1 outcomes; stays inside [−1, 1]).",
     "exact sign": "None: every shared item differs the same way, so p is the exact sign test.",
+    "cluster sign-flip": "Newcombe's (1998) interval on Kish's effective number of items "
+                         "(errors clustered by {cluster}), with the Korn–Graubard degrees-of-"
+                         "freedom correction: wide when few clusters carry the items.",
 }
 
 
@@ -77,20 +82,21 @@ def _rank_intervals(frame: pd.DataFrame, value: str, *, lower_is_better: bool | 
 def cached_rank_intervals(frame: pd.DataFrame, value: str, *, runs: Sequence[Any] = (),
                           selection: Any = None, lower_is_better: bool | None = None,
                           cluster: str | None = None) -> pd.DataFrame | None:
-    """:func:`kbench_core.compare.rank_intervals` (1000 resamples; whole ``cluster`` levels
-    resampled when given), cached on the runs and selection (else the frame's content); None
-    when fewer than two models share an item (nothing to rank)."""
+    """:func:`kbench_core.compare.rank_intervals` (simultaneous intervals from every pair's
+    paired test, clustered by ``cluster`` when given), cached on the runs and selection (else
+    the frame's content); None when fewer than two models share an item (nothing to rank)."""
     return cache.cached(_rank_intervals, frame, runs=runs,
                         selection=content_hash(frame) if selection is None else selection,
-                        spinner="Bootstrapping the ranks (1000 resamples)...", value=value,
+                        spinner="Testing every pair of models for the rank intervals...",
+                        value=value,
                         lower_is_better=lower_is_better, cluster=cluster)
 
 
 def rank_text(ranks: pd.DataFrame, *, cluster: str | None = None) -> pd.Series:
     """``rank [low, high]`` per model (e.g. ``2 [1, 3]``), from :func:`rank_intervals`
-    (:func:`kbench_core.ranking.rank_text`), marked `` · few <clusters>`` when the bootstrap
-    resampled fewer than :data:`kbench_core.compare.FEW_CLUSTERS` clusters (its intervals are
-    then too narrow)."""
+    (:func:`kbench_core.ranking.rank_text`), marked `` · few <clusters>`` when the ranks rest
+    on fewer than :data:`kbench_core.compare.FEW_CLUSTERS` clusters (the intervals hold there
+    and are wide)."""
     few = ranks.get("few_clusters")
     label = f"few {plural(cluster)}" if cluster else "few clusters"
     return pd.Series(_rank_texts(ranks["rank"], ranks["rank_low"], ranks["rank_high"],
@@ -100,7 +106,7 @@ def rank_text(ranks: pd.DataFrame, *, cluster: str | None = None) -> pd.Series:
 
 def rank_column(leaderboard: pd.DataFrame, ranks: pd.DataFrame | None, *,
                 model: str = "model", position: int = 0) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """``leaderboard`` with a ``rank_text`` column (rank and its 95% bootstrap interval)
+    """``leaderboard`` with a ``rank_text`` column (rank and its simultaneous 95% interval)
     inserted at ``position``, and the ``column_config`` entry that labels and explains it.
 
     Models without a rank (absent from ``ranks``, or ``ranks`` None) get an empty cell.
@@ -117,18 +123,20 @@ def rank_column(leaderboard: pd.DataFrame, ranks: pd.DataFrame | None, *,
     config = {_RANK_TEXT: st.column_config.TextColumn(
         "Rank [95% CI]",
         help="Rank by the point value (1 = best; ties share the mean rank) and its 95% "
-             "bootstrap interval over items. Models whose intervals overlap cannot be "
-             "ordered by this run.")}
+             "interval from every pair's paired test (Holm over the pairs; all models' "
+             "intervals hold together). Models whose intervals overlap cannot be ordered "
+             "by this run.")}
     return out, config
 
 
 def compare_panel(frame: pd.DataFrame, *, values: Mapping[str, str], group: str,
                   cluster: str | None = None, key: str, runs: Sequence[Any] = (),
                   selection: Any = None, colors: Mapping[str, str] | None = None,
-                  noun: str = "items", title: bool = True) -> None:
+                  noun: str = "items", title: bool = True, default: str | None = None) -> None:
     """Render the panel for ``frame`` (one row per model response, with a ``model`` column).
 
-    ``values`` maps a metric's label to its per-item column (e.g. ``{"bias score": "score"}``);
+    ``values`` maps a metric's label to its per-item column (e.g. ``{"bias score": "score"}``),
+    ``default`` the label selected first (the family's headline; None: the first);
     ``group`` is the forest plot's row (bias, study, prompt_type); ``cluster`` the column whose
     levels share errors (None: items independent); ``runs`` and ``selection`` say where
     ``frame`` came from, for the cache (none: the frame's content is hashed); ``key``
@@ -151,6 +159,7 @@ def compare_panel(frame: pd.DataFrame, *, values: Mapping[str, str], group: str,
                      help="Two models: the verdict, numbers and per-group forest plot of one "
                           "pair. Every pair: all pairs at once, p adjusted over all of them.")
     labels = list(values)
+    first = default if default in labels else labels[0]
     if mode == modes[0]:
         c1, c2, c3 = st.columns(3)
         # A model that left the selection is replaced by one the other side does not hold
@@ -160,9 +169,10 @@ def compare_panel(frame: pd.DataFrame, *, values: Mapping[str, str], group: str,
                        default=next(m for m in models if m != kept_b))
         b = kit.select("Model B", models, key=f"{key}_b", container=c2,
                        default=next(m for m in models if m != a))
-        label = kit.select("Metric (per item)", labels, key=f"{key}_metric", container=c3)
+        label = kit.select("Metric (per item)", labels, key=f"{key}_metric", container=c3,
+                           default=first)
     else:
-        label = kit.select("Metric (per item)", labels, key=f"{key}_metric")
+        label = kit.select("Metric (per item)", labels, key=f"{key}_metric", default=first)
     value = values[label]
     refusal = compare.trial_grain_refusal(frame, value)
     if refusal is not None:
@@ -212,10 +222,12 @@ def compare_panel(frame: pd.DataFrame, *, values: Mapping[str, str], group: str,
             with every:
                 pairs = every_pair()
                 if pairs is not None:
-                    _pairs_table(pairs, value=value, key=key, runs=runs)
+                    _pairs_table(pairs, value=value, key=key, runs=runs, label=label,
+                                 lower=lower, cluster=cluster, noun=noun)
     unit = plural(cluster) if cluster else noun
-    with st.expander(f"Rank intervals (bootstrap over {unit})", icon=":material/leaderboard:"):
-        if kit.toggle("Compute rank intervals (1000 resamples; cached)", key=f"{key}_ranks"):
+    with st.expander(f"Rank intervals (paired tests over {unit})",
+                     icon=":material/leaderboard:"):
+        if kit.toggle("Compute rank intervals (every pair's test; cached)", key=f"{key}_ranks"):
             ranks = cached_rank_intervals(frame, value, cluster=cluster, **where)
             if ranks is None:
                 st.info(f"No {noun} were answered by every model, so there is nothing to rank.")
@@ -235,7 +247,7 @@ def _ranks(ranks: pd.DataFrame, *, label: str, lower: bool, cluster: str | None,
            key: str, colors: Mapping[str, str] | None) -> None:
     st.plotly_chart(compare_figures.rank_chart(
         ranks, colors=dict(colors or {}),
-        title=f"{label}: rank with its 95% bootstrap interval "
+        title=f"{label}: rank with its simultaneous 95% interval "
               f"({'lower' if lower else 'higher'} is better)"), key=f"{key}_rank_chart")
     view = ranks.assign(rank_text=rank_text(ranks, cluster=cluster))
     view = view[["model", "rank_text", *[c for c in view if c not in ("model", "rank_text")]]]
@@ -248,11 +260,13 @@ def _ranks(ranks: pd.DataFrame, *, label: str, lower: bool, cluster: str | None,
         note = (" Left out because some model lacks them: " + ", ".join(
             f"{plain(m)} {int(k):,}" for m, k in
             zip(dropped["model"], dropped["n_dropped"], strict=True)) + ".")
-    resampled = (f"{int(ranks['n_clusters'].iloc[0]):,} {plural(cluster)} resampled"
-                 if cluster else "items resampled")
+    resampled = (f"{int(ranks['n_clusters'].iloc[0]):,} {plural(cluster)}, errors clustered "
+                 f"by {cluster}" if cluster else "items independent")
     if cluster and bool(ranks["few_clusters"].iloc[0]):
         resampled += (f"; fewer than {compare.FEW_CLUSTERS} {plural(cluster)}, so the rank "
-                      "intervals are too narrow: two identical models can come out apart")
+                      "intervals are wide")
+    resampled += ("; each interval from every pair's paired test, Holm-adjusted, so all hold "
+                  "together")
     st.caption(f"Ranks over the {int(ranks['n'].iloc[0]):,} {noun} every model answered "
                f"({resampled}; {'lower' if lower else 'higher'} {plain(label)} is better). "
                f"Overlapping rank intervals mean the data cannot order those models.{note}")
@@ -276,7 +290,8 @@ def _two_models(result: compare.Comparison, *, key: str, runs: Sequence[Any],
               help=_INTERVAL_HELP.get(test or "", "No test: too few shared items or clusters.")
               .format(cluster=cluster or ""))
     quoted = result.adjusted_p if result.adjusted_p is not None else est.p_value
-    m3.metric(result.p_label, "–" if quoted is None else f"{quoted:.3g}",
+    m3.metric(result.p_label, "–" if quoted is None else format_value(quoted, "p")
+              if quoted < compare.P_FLOOR else f"{quoted:.3g}",
               help=f"{_TEST_NAMES.get(test or '', 'No test')}. "
                    + ("One pair was asked for, so its p is not adjusted for the other pairs; "
                       "'Every pair' adjusts over all of them (Holm)."
@@ -293,7 +308,7 @@ def _two_models(result: compare.Comparison, *, key: str, runs: Sequence[Any],
         if clustered is not None and cluster:
             text += (f"; {noun} cluster by {plain(cluster.replace('_', ' '))} (design effect "
                      f"{result.design_effect:.2f}), so about {clustered:,}, i.e. about "
-                     f"{result.clusters_needed():,} {plain(plural(cluster))} of this run's "
+                     f"{result.clusters_needed():,} {plain(unit_plural(cluster))} of this run's "
                      "mean size")
         st.caption(f"{text}. This run has {est.n:,}.")
     groups = result.groups
@@ -318,23 +333,22 @@ def _two_models(result: compare.Comparison, *, key: str, runs: Sequence[Any],
         st.info(f"No {group.replace('_', ' ')} has {noun} both models answered.")
 
 
-def _pair_estimates(pairs: pd.DataFrame) -> list[tuple[Any, Estimate, float | None]]:
-    """(row, Estimate, adjusted p) of each pair of :func:`kbench_core.compare.compare_models`."""
-    out = []
-    for row in pairs.itertuples(index=False):  # one per pair: a handful, not items
-        raw = float(row.p_value) if pd.notna(row.p_value) else None
-        clusters = None if pd.isna(row.n_clusters) else int(row.n_clusters)
-        est = compare.PairedEstimate(row.delta, row.delta_low, row.delta_high, int(row.n),
-                                     raw, int(row.n_dropped), test=row.test or None,
-                                     df=float(row.df), n_clusters=clusters)
-        adjusted = float(row.p_adjusted) if np.isfinite(row.p_adjusted) else None
-        out.append((row, est, adjusted))
-    return out
+def _worded(pairs: pd.DataFrame, *, label: str, lower: bool, cluster: str | None,
+            noun: str) -> pd.DataFrame:
+    """``pairs`` with its ``verdict`` column (:func:`kbench_core.compare.pair_verdicts`, the
+    sentences ``kbench compare`` writes), up to the pairs of :data:`_DRAWN_PAIRS`: beyond,
+    the table alone (a sentence each for thousands of pairs nobody reads)."""
+    if len(pairs) > _DRAWN_PAIRS or "verdict" in pairs:
+        return pairs
+    return pairs.assign(verdict=compare.pair_verdicts(
+        pairs, label, lower_is_better=lower,
+        cluster=cluster.replace("_", " ") if cluster else None, noun=noun))
 
 
 def _every_pair(pairs: pd.DataFrame, *, label: str, value: str, lower: bool, key: str,
                 runs: Sequence[Any], cluster: str | None, noun: str) -> None:
-    """Every pair of models: forest plot of the differences, one verdict each, the table."""
+    """Every pair of models: forest plot of the differences with their simultaneous
+    intervals, one verdict each, the table."""
     decided = int((pairs["direction"] != "undecided").sum())
     if len(pairs) > _DRAWN_PAIRS:  # a forest of thousands of rows and a verdict each: unreadable
         st.caption(f"{decided:,} of {count_noun(len(pairs), 'pair')} differ after Holm's "
@@ -342,48 +356,87 @@ def _every_pair(pairs: pd.DataFrame, *, label: str, value: str, lower: bool, key
                    f"({'lower' if lower else 'higher'} is better). Too many pairs to draw "
                    f"or to word one by one (more than {_DRAWN_PAIRS:,}): the table and its "
                    "downloads hold every pair; 'Two models' words one.")
-        _pairs_table(pairs, value=value, key=key, runs=runs)
+        _pairs_table(pairs, value=value, key=key, runs=runs, label=label, lower=lower,
+                     cluster=cluster, noun=noun)
         return
-    shown = pairs.assign(pair=pairs["model_a"] + " − " + pairs["model_b"])
-    estimates = _pair_estimates(pairs)
-    if shown["delta"].notna().any():
+    pairs = _worded(pairs, label=label, lower=lower, cluster=cluster, noun=noun)
+    if pairs["delta"].notna().any():
+        # The forest draws each pair's simultaneous interval (Bonferroni over the pairs),
+        # which holds 0 wherever Holm leaves the pair undecided: a grey point never shows
+        # an interval clear of 0 (issue 37, item 6). The table keeps both.
+        drawn = pairs.assign(pair=pairs["model_a"] + " − " + pairs["model_b"],
+                             delta_low=pairs["delta_adj_low"],
+                             delta_high=pairs["delta_adj_high"])
         forest = compare_figures.forest_plot(
-            shown, label="pair", what="A − B",
-            title=f"{label}: {decided} of {count_noun(len(shown), 'pair')} differ after Holm's "
-                  "adjustment "
-                  f"({'lower' if lower else 'higher'} is better)")
+            drawn, label="pair", what="A − B, simultaneous 95% interval",
+            title=f"{label}: {decided} of {count_noun(len(drawn), 'pair')} differ after Holm's "
+                  f"adjustment ({'lower' if lower else 'higher'} is better)")
         st.plotly_chart(forest, key=f"{key}_pairs_chart")
         figure_downloads(forest, f"pairs-forest-{value}", runs=runs, key=f"{key}_pairs_fig_dl")
-    context = cluster.replace("_", " ") if cluster else None
-    lines = ["- " + plain(compare.verdict(est, row.model_a, row.model_b, label,
-                                          lower_is_better=lower, adjusted_p=adjusted,
-                                          cluster=context, noun=noun,
-                                          n_compared=len(pairs)))
-             for row, est, adjusted in estimates]
+    lines = ["- " + plain(text) for text in pairs["verdict"]]
     if len(lines) <= 6:
         st.markdown("\n".join(lines))
     else:
         with st.expander(f"Verdict for each of the {len(lines)} pairs", icon=":material/balance:"):
             st.markdown("\n".join(lines))
-    _pairs_table(pairs, value=value, key=key, runs=runs)
+    _pairs_table(pairs, value=value, key=key, runs=runs, label=label, lower=lower,
+                 cluster=cluster, noun=noun)
 
 
-def _pairs_table(pairs: pd.DataFrame, *, value: str, key: str, runs: Sequence[Any]) -> None:
+def _pairs_table(pairs: pd.DataFrame, *, value: str, key: str, runs: Sequence[Any],
+                 label: str, lower: bool, cluster: str | None, noun: str) -> None:
+    """Every pair's table, its verdicts and both intervals named; the p columns written as
+    the exports write them ("< 1e-12" below that, never 0), the downloads as numbers."""
+    pairs = _worded(pairs, label=label, lower=lower, cluster=cluster, noun=noun)
+    n_pairs = count_noun(len(pairs), "pair")
     config = table_config(pairs, {"model_a": "Model A", "model_b": "Model B",
                                   "delta": "A − B", "delta_low": "A − B 95% CI low",
                                   "delta_high": "A − B 95% CI high",
                                   "n": "Shared items", "n_dropped": "Items left out"})
-    config["p_adjusted"] = st.column_config.NumberColumn(
-        f"p (Holm, {count_noun(len(pairs), 'pair')})", format="%.3g",
-        help="p adjusted by Holm's step-down method over all "
-             f"{count_noun(len(pairs), 'pair')} of models")
+    config["delta_low"] = st.column_config.NumberColumn(
+        "A − B 95% CI low (this pair)", format="%.4g",
+        help="The pair's own interval, as if it were the only comparison (unadjusted)")
+    config["delta_high"] = st.column_config.NumberColumn(
+        "A − B 95% CI high (this pair)", format="%.4g",
+        help="The pair's own interval, as if it were the only comparison (unadjusted)")
+    simultaneous = (f"Simultaneous interval over all {n_pairs} (Bonferroni): all of them hold "
+                    "their true differences together with 95% probability. It holds 0 "
+                    "wherever Holm leaves the pair undecided; Holm's step-down can decide a "
+                    "pair whose simultaneous interval still reaches 0, and its verdict says so.")
+    config["delta_adj_low"] = st.column_config.NumberColumn(
+        "A − B simultaneous 95% CI low", format="%.4g", help=simultaneous)
+    config["delta_adj_high"] = st.column_config.NumberColumn(
+        "A − B simultaneous 95% CI high", format="%.4g", help=simultaneous)
+    config["adjusted_level"] = st.column_config.NumberColumn(
+        "Simultaneous level", format="%.4g",
+        help="The confidence level of each pair's simultaneous interval: 1 − 0.05 / pairs")
+    config["n_discordant"] = st.column_config.NumberColumn(
+        "Units that differ", format="%d",
+        help="What an exact 0/1 test counts: items where exactly one model scored 1 "
+             "(McNemar), or clusters whose summed difference is not 0 (cluster sign-flip)")
+    config["p_value"] = st.column_config.TextColumn(
+        "p (unadjusted)", help="The pair's own p-value, as if it were the only comparison")
+    config["p_adjusted"] = st.column_config.TextColumn(
+        f"p (Holm, {n_pairs})",
+        help=f"p adjusted by Holm's step-down method over all {n_pairs} of models")
     config["df"] = st.column_config.NumberColumn(
-        "df", format="%.1f", help="Degrees of freedom of the t test (Bell–McCaffrey with "
+        "df", format="%.1f", help="Degrees of freedom behind the interval (Bell–McCaffrey with "
         "clusters: about the number of clusters minus 1, fewer when they are unequal)")
     config["test"] = st.column_config.TextColumn(
         "Test", help="The test behind p: paired t, CR2 t (cluster-robust, Bell–McCaffrey df), "
-                     "exact McNemar (0/1 outcomes) or exact sign (every difference alike)")
-    st.dataframe(shown(pairs), hide_index=True, width="stretch", key=f"{key}_pairs_table",
+                     "exact McNemar (0/1 outcomes), exact cluster sign-flip (0/1 outcomes in "
+                     "clusters) or exact sign (every difference alike)")
+    if "verdict" in pairs:
+        config["verdict"] = st.column_config.TextColumn(
+            "Verdict", help="What kbench compare writes for the pair", width="large")
+    # the adjusted decision and its interval first, then the pair's own numbers
+    first = ["model_a", "model_b", "delta", "delta_adj_low", "delta_adj_high", "p_adjusted",
+             "direction", "delta_low", "delta_high", "p_value"]
+    view = shown(pairs[[c for c in first if c in pairs]
+                       + [c for c in pairs if c not in first]])
+    for column in ("p_value", "p_adjusted"):
+        view[column] = [format_value(p, "p") for p in pairs[column]]
+    st.dataframe(view, hide_index=True, width="stretch", key=f"{key}_pairs_table",
                  column_config=config)
     table_downloads(pairs, f"pairs-{value}", runs=runs, key=f"{key}_pairs_dl")
 
@@ -421,4 +474,5 @@ def family_compare_panel(frame: pd.DataFrame, kind: str, *, key: str,
     group = spec.group if spec.group in data.columns else (spec.cluster or spec.group)
     cluster = spec.cluster if spec.cluster in data.columns else None
     compare_panel(data, values=spec.options, group=group, cluster=cluster, key=key,
-                  runs=runs, selection=selection, colors=colors, noun=spec.noun, title=title)
+                  runs=runs, selection=selection, colors=colors, noun=spec.noun, title=title,
+                  default=spec.label_of(spec.default))

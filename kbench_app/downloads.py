@@ -59,4 +59,5 @@ def table_downloads(frame: pd.DataFrame, stem: str, *, runs: Sequence[Any] = (),
                            file_name=f"{name}.tex", mime=_MIME["latex"], key=f"{key}_tex",
                            on_click="ignore", type="tertiary", icon=":material/download:",
                            width="content",
-                           help="booktabs table; intervals as value [low, high], best in bold")
+                           help="booktabs table; intervals as value [low, high]; the best in "
+                                "bold where its interval is clear of the others'")

@@ -44,11 +44,13 @@ __all__ = [
     "PageRuns",
     "chart",
     "done",
+    "focused_kinds",
     "forget",
     "lazy_section",
     "leaderboard_ends",
     "model_picker",
     "multiselect",
+    "number_style",
     "open_runs",
     "radio",
     "runs_of",
@@ -105,7 +107,7 @@ def _valid(value: Any, kind: urlstate.Kind, options: Sequence[Any] | None,
 
 def _declare(key: str, kind: urlstate.Kind, default: Any, options: Sequence[Any] | None = None,
              *, low: float | None = None, high: float | None = None,
-             resets: Sequence[str] = (), in_url: bool = True) -> Any:
+             resets: Sequence[str] = (), in_url: bool = True, label: str = "") -> Any:
     """Settle the value of widget ``key`` before it is drawn and return it.
 
     Order: the widget's own state (the user just changed it, or it was drawn last run), else
@@ -127,7 +129,7 @@ def _declare(key: str, kind: urlstate.Kind, default: Any, options: Sequence[Any]
     if key not in state_ or state_[key] != value:
         state_[key] = value
     if in_url:
-        urlstate.register(key, kind)
+        urlstate.register(key, kind, label)
     return value
 
 
@@ -159,7 +161,7 @@ def select(label: str, options: Sequence[Any], *, key: str, default: Any = _MISS
     """A selectbox (``default``: the first option)."""
     options = list(options)
     _declare(key, "one", options[0] if default is _MISSING and options else default, options,
-             resets=resets, in_url=in_url)
+             resets=resets, in_url=in_url, label=label)
     return (container or st).selectbox(label, options, key=key, **kwargs)
 
 
@@ -169,7 +171,7 @@ def radio(label: str, options: Sequence[Any], *, key: str, default: Any = _MISSI
     """Radio buttons (``default``: the first option)."""
     options = list(options)
     _declare(key, "one", options[0] if default is _MISSING and options else default, options,
-             resets=resets, in_url=in_url)
+             resets=resets, in_url=in_url, label=label)
     return (container or st).radio(label, options, key=key, **kwargs)
 
 
@@ -178,7 +180,7 @@ def multiselect(label: str, options: Sequence[Any], *, key: str, default: Sequen
                 **kwargs: Any) -> list[Any]:
     """A multiselect; values no longer offered (another run) are dropped."""
     options = list(options)
-    _declare(key, "many", list(default), options, resets=resets, in_url=in_url)
+    _declare(key, "many", list(default), options, resets=resets, in_url=in_url, label=label)
     return (container or st).multiselect(label, options, key=key, **kwargs)
 
 
@@ -236,7 +238,7 @@ def model_picker(label: str, options: Sequence[str], *, key: str, frame: pd.Data
 def toggle(label: str, *, key: str, default: bool = False, resets: Sequence[str] = (),
            container: Any = None, in_url: bool = True, **kwargs: Any) -> bool:
     """A toggle switch."""
-    _declare(key, "bool", bool(default), resets=resets, in_url=in_url)
+    _declare(key, "bool", bool(default), resets=resets, in_url=in_url, label=label)
     return (container or st).toggle(label, key=key, **kwargs)
 
 
@@ -246,14 +248,24 @@ def slider(label: str, low: float, high: float, *, key: str, default: float,
     """A slider over [``low``, ``high``] (integers when all three numbers are)."""
     kind: urlstate.Kind = "int" if all(isinstance(v, int) for v in (low, high, default)) \
         else "float"
-    _declare(key, kind, default, low=low, high=high, resets=resets, in_url=in_url)
+    _declare(key, kind, default, low=low, high=high, resets=resets, in_url=in_url,
+             label=label)
     return (container or st).slider(label, low, high, key=key, **kwargs)
+
+
+def number(label: str, low: int, high: int, *, key: str, default: int,
+           resets: Sequence[str] = (), container: Any = None, in_url: bool = True,
+           **kwargs: Any) -> int:
+    """A whole-number box from ``low`` to ``high`` (in the link like the others)."""
+    _declare(key, "int", int(default), low=low, high=high, resets=resets, in_url=in_url)
+    return int((container or st).number_input(label, min_value=low, max_value=high, key=key,
+                                               **kwargs))
 
 
 def text(label: str, *, key: str, default: str = "", container: Any = None,
          in_url: bool = False, **kwargs: Any) -> str:
     """A text box (not in the URL by default: searches are not views)."""
-    _declare(key, "text", default, in_url=in_url)
+    _declare(key, "text", default, in_url=in_url, label=label)
     return (container or st).text_input(label, key=key, **kwargs)
 
 
@@ -284,6 +296,12 @@ def runs_of(kinds: Sequence[str]) -> dict[str, Run]:
     return {name: run for name, run in state.registry().runs.items() if run.kind in kinds}
 
 
+def focused_kinds() -> set[str]:
+    """The kinds of the runs just uploaded (or opened from the Runs page): a page showing
+    several kinds puts the section of these first."""
+    return state.focused_kinds()
+
+
 def open_runs(title: str | None, kinds: Sequence[str], *, key: str, empty: str,
               resets: Sequence[str] = (), single: bool = False,
               eligible: Callable[[dict[str, Run]], dict[str, Run]] | None = None,
@@ -298,6 +316,7 @@ def open_runs(title: str | None, kinds: Sequence[str], *, key: str, empty: str,
     """
     if title:
         st.title(title)
+    _say_gone(key, kinds)
     runs = runs_of(kinds)
     if not runs:
         st.info(empty)
@@ -307,10 +326,12 @@ def open_runs(title: str | None, kinds: Sequence[str], *, key: str, empty: str,
         if not runs:
             st.info(none_eligible)
             st.stop()
-    urlstate.warn_missing_runs(list(runs), key)
-    names = list(runs)
+    # a run another session removed was just said to be gone: not "upload it again"
+    urlstate.warn_missing_runs([*runs, *state.gone_names()], key)
+    names = _focus_first(list(runs), key, resets, single)
     if single:
-        chosen = [select("Run", names, key=key, resets=resets, container=container)]
+        chosen = [select("Run", names, key=key, default=_default_runs(names)[0],
+                         resets=resets, container=container)]
     else:
         chosen = multiselect(
             "Runs", names, key=key, default=_default_runs(names), resets=resets,
@@ -342,6 +363,42 @@ def _usable(runs: dict[str, Run]) -> dict[str, Run]:
                      icon=":material/error:")
             st.code(registry.problem(name), language=None, wrap_lines=True)
     return usable
+
+
+def _focus_first(names: list[str], key: str, resets: Sequence[str],
+                 single: bool) -> list[str]:
+    """``names`` with the runs just uploaded (:func:`kbench_app.state.focus`) first; the
+    first time the picker ``key`` is drawn since the upload, they become its choice (the
+    first of them for a ``single`` picker), whatever it held before: a page opened after an
+    upload shows that upload (issue 37.5)."""
+    offered = set(names)
+    focused = [name for name in state.focus() if name in offered]
+    if not focused:
+        return names
+    ordered = focused + [name for name in names if name not in focused]
+    if opened := state.focus_to_open(key, ordered):
+        value: Any = opened[0] if single else opened
+        if _held(key, "one" if single else "many", ordered) != value:
+            forget(*resets)  # what depended on the runs shown before
+            set_value(key, value)
+    return ordered
+
+
+def _say_gone(key: str, kinds: Sequence[str]) -> None:
+    """Say once, on the page of their kind, which runs another session removed from the
+    workspace since this session loaded them (they are no longer offered)."""
+    from kbench_app.ui import plain
+
+    gone = state.gone_to_tell(key, list(kinds))
+    if not gone:
+        return
+    one = len(gone) == 1
+    names = ", ".join(f"**{plain(name)}**" for name in gone[:5])
+    more = f" and {len(gone) - 5:,} more" if len(gone) > 5 else ""
+    st.warning(f"{'The run' if one else 'The runs'} {names}{more} {'was' if one else 'were'} "
+               "removed from the workspace by another session (or its files were deleted): "
+               f"{'it is' if one else 'they are'} no longer loaded here, and this page shows "
+               "the other runs.", icon=":material/delete_sweep:")
 
 
 def _default_runs(names: list[str]) -> list[str]:
@@ -384,10 +441,28 @@ def table(frame: pd.DataFrame, name: str, *, runs: Sequence[Run], key: str,
           container: Any = None, **kwargs: Any) -> None:
     """A table (``view`` shown, ``frame`` downloaded as CSV / LaTeX, file stem ``name``)."""
     target = container or st.container()
+    shown = frame if view is None else view
     with target:
-        st.dataframe(frame if view is None else view, hide_index=True, width="stretch",
-                     column_config=dict(config or {}), key=key, **kwargs)
+        st.dataframe(shown, hide_index=True, width="stretch",
+                     column_config=number_style(shown, config), key=key, **kwargs)
         table_downloads(frame, name, runs=runs, options=options, best=best, key=f"{key}_dl")
+
+
+def number_style(view: pd.DataFrame, config: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``config`` with every number column a page formats as ``%.4g`` (four significant
+    digits, which Streamlit writes without their trailing zeros: "0" beside "0.3084") given
+    the app's one number style instead, :func:`kbench_app.ui.decimals_format` of the values
+    shown (issue 37.12)."""
+    from kbench_app.ui import decimals_format
+
+    out = dict(config or {})
+    for column, given in out.items():
+        type_config = given.get("type_config") if isinstance(given, Mapping) else None
+        if isinstance(type_config, Mapping) and type_config.get("type") == "number" \
+                and type_config.get("format") == "%.4g" and column in view.columns:
+            out[column] = {**given, "type_config": {
+                **type_config, "format": decimals_format(view[column])}}
+    return out
 
 
 def lazy_section(title: str, *, key: str, lazy: bool, what: str) -> tuple[Any, bool]:

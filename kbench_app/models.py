@@ -7,17 +7,28 @@ every figure is an existing :mod:`kbench_core.figures` function drawn on the mod
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import pandas as pd
 import plotly.graph_objects as go
 
+from kbench_core.aliases import AliasError, AliasTable
 from kbench_core.io import Run
 from kbench_core.profile import METRIC_LABELS
 from kbench_core.tables import format_value
 
-__all__ = ["FAMILY_TITLES", "PROFILE_KINDS", "Keys", "card_figure", "headline_text",
-           "model_label", "rank_text"]
+__all__ = [
+    "FAMILY_TITLES",
+    "PROFILE_KINDS",
+    "Keys",
+    "accept_joins",
+    "card_figure",
+    "headline_text",
+    "model_label",
+    "profile_view",
+    "rank_text",
+    "suggestion_label",
+]
 
 PROFILE_KINDS = ("bias_summary", "bias", "replication_summary", "replication", "judged")
 FAMILY_TITLES = {"bias": "Cognitive biases", "replication": "Replication of human studies",
@@ -33,6 +44,8 @@ class Keys:
     UPLOAD = "models_aliases_upload"
     RAW = "models_alias_raw"
     CANONICAL = "models_alias_canonical"
+    SUGGESTED = "models_suggested"      # the near-matches chosen to join
+    SUGGESTED_ERROR = "models_suggested_error"  # why the last joins were refused (not a widget)
 
 
 def model_label(model: str, raw_ids: Sequence[str]) -> str:
@@ -53,43 +66,114 @@ def headline_text(row: pd.Series) -> str:
 
 
 def rank_text(row: pd.Series) -> str:
-    """``rank 11 [8, 11] of 11`` (``unranked`` when the metric has no rank)."""
+    """``rank 11 [8, 11] of 11 · few biases``: the rank, its interval, the models it ranks
+    among and the marks the family's page writes beside it (``not ranked`` when the metric
+    has no rank)."""
     from kbench_core.ranking import rank_text as ranked
 
     if pd.isna(row["rank"]):
         return f"not ranked · {int(row['n_models'])} models in the run"
     text = ranked([row["rank"]], [row["rank_low"]], [row["rank_high"]])[0]
-    return f"rank {text} of {int(row['n_models'])}"
+    note = row.get("rank_note", "")
+    return f"rank {text} of {int(row['n_models'])}" + (f" · {note}" if note else "")
 
 
 def metric_label(metric: str) -> str:
     return METRIC_LABELS.get(metric, metric)
 
 
+# Short metric names for the compact profile (the long ones, METRIC_LABELS, wrap a narrow
+# table into three lines; the full table under "Every metric" keeps the metric keys).
+SHORT_LABELS = {"mean_bms": "mean BMS (kbench)",
+                "published_susceptibility": "susceptibility (published)",
+                "susceptibility": "susceptibility (mean BMS)", "config_pas": "PAS (published)",
+                "config_ecs": "ECS (published)", "mean_study_pas": "mean study PAS",
+                "mean_study_ecs": "mean study ECS",
+                "shared_study_pas": "mean PAS, shared studies", "ecs": "ECS", "pas": "PAS",
+                "tdr": "TDR", "sui": "SUI"}
+
+
+def profile_view(heads: pd.DataFrame) -> pd.DataFrame:
+    """The compact profile of one model (its :func:`kbench_core.profile.headline_rows`) for
+    ``st.table``, one row per benchmark run and configuration: ``benchmark`` (family · run ·
+    configuration), ``metric``, ``value [95%]``, ``rank [95%]`` (with the models ranked among
+    and the page's marks) and ``rests on`` (n and the items). Numbers are written in the
+    tables' one format (:func:`kbench_core.tables.format_value`) and the table wraps between
+    them instead of cutting one ("0.3041 [0.04149, 0.56…" in a metric card); ``st.table``
+    reads Markdown, so every text from a run is escaped (:func:`kbench_app.ui.plain`)."""
+    from kbench_app.ui import plain
+
+    rows = heads.reset_index(drop=True)
+    items = rows["items"] if "items" in rows else pd.Series("", index=rows.index)
+
+    def benchmark(row: pd.Series) -> str:
+        parts = [row["family"], row["run"]] + ([row["configuration"]]
+                                               if row["configuration"] else [])
+        return plain(" · ".join(map(str, parts)))
+
+    def value(row: pd.Series) -> str:
+        # a line breaks between the value and its interval, never inside the interval
+        return headline_text(row).replace(", ", ",\u00a0")
+
+    def rank(row: pd.Series) -> str:
+        return (rank_text(row).removeprefix("rank ").replace(", ", ",\u00a0")
+                .replace(" of ", " of\u00a0"))
+
+    def rests_on(row: pd.Series, what: str) -> str:
+        n = f"n = {row['n']:,.0f}" if pd.notna(row["n"]) else ""
+        return plain(": ".join(t for t in (n, str(what)) if t))
+
+    return pd.DataFrame({
+        "benchmark": [benchmark(r) for _, r in rows.iterrows()],
+        "metric": [SHORT_LABELS.get(m, plain(m)) for m in rows["metric"]],
+        "value [95%]": [value(r) for _, r in rows.iterrows()],
+        "rank [95%]": [rank(r) for _, r in rows.iterrows()],
+        "rests on": [rests_on(r, w) for (_, r), w in zip(rows.iterrows(), items.fillna(""),
+                                                         strict=True)],
+    })
+
+
+def accept_joins(aliases: AliasTable, labels: Mapping[str, tuple[str, str]]) -> None:
+    """The Accept button's callback: the chosen near-matches (``labels``: label → (id, id to
+    join it under)) added to the session's ``aliases`` and the choice cleared; when one is
+    refused (:class:`~kbench_core.aliases.AliasError`) none is added and the reason is kept
+    for the page to show."""
+    import streamlit as st
+
+    chosen = [labels[label] for label in st.session_state.get(Keys.SUGGESTED, [])
+              if label in labels]
+    try:
+        for model, suggested in chosen:
+            aliases = aliases.with_alias(model, suggested)
+    except AliasError as err:
+        st.session_state[Keys.SUGGESTED_ERROR] = str(err)
+        return
+    st.session_state[Keys.ALIASES] = aliases
+    st.session_state[Keys.SUGGESTED] = []
+    st.session_state.pop(Keys.SUGGESTED_ERROR, None)
+
+
+def suggestion_label(row: pd.Series) -> str:
+    """A near-match in the picker of suggested joins: ``model → suggested (why)``."""
+    return f"{row['model']} → {row['suggested']} ({row['why']})"
+
+
 def card_figure(run: Run, raw_ids: Sequence[str]) -> go.Figure | None:
     """The figure that matters for the model (``raw_ids``: its ids in ``run``) in its run's
-    family, drawn by the family's own figure function on the model's rows: the fingerprint
-    (BMS per bias) of a KahneBench report or bias run, the effect scatter of replication
-    tests, the study heat table of its HumanStudy-Bench configurations, the SUI tier bars of
-    a judged run. None when the run has nothing of the model to draw."""
-    from kbench_core import figures
-
+    family, drawn by the family's own figure function on the model's rows: the effect scatter
+    of replication tests, the study heat table of its HumanStudy-Bench configurations (two or
+    more, named by prompt version), the SUI tier bars of a judged run. None when the run has
+    nothing of the model to draw, and for bias runs (one model's fingerprint is a one-column
+    heat table: the page's profile table says it better)."""
     raws = {str(r) for r in raw_ids}
     frame = run.frame
     mine = frame[frame["model"].astype(str).isin(raws)]
     if not len(mine):
         return None
-    if run.kind == "bias_summary":
-        from kbench_core import bias_reports
-
-        table = bias_reports.fingerprint_table(mine)
-        return figures.fingerprint_heatmap(table) if table["bms"].notna().any() else None
-    if run.kind == "bias":
-        from kbench_core import kahne
-        from kbench_core.families.bias import FingerprintOptions
-
-        fingerprint = kahne.fingerprint(mine, **FingerprintOptions().fingerprint())
-        return figures.fingerprint_heatmap(fingerprint.biases)
+    if run.kind in ("bias_summary", "bias"):
+        # one model's fingerprint is a one-column heat table, taller than it says anything:
+        # the profile table holds its headline, the Cognitive biases page its biases
+        return None
     if run.kind == "replication":
         from kbench_core import replication
         from kbench_core.figures import replication as rep_figures
@@ -98,13 +182,20 @@ def card_figure(run: Run, raw_ids: Sequence[str]) -> go.Figure | None:
                                           replication.ecs(mine))
     if run.kind == "replication_summary":
         from kbench_core import replication
+        from kbench_core.aliases import split_configuration
         from kbench_core.figures import replication as rep_figures
 
         studies = replication.study_rows(mine)
         if not len(studies) or "pas" not in studies or not studies["pas"].notna().any():
             return None
-        return rep_figures.study_heatmap(studies, value="pas", unit="configuration",
-                                         title="PAS per study and configuration (published)")
+        # one model's configurations: named by their prompt version alone, the model once in
+        # the title (its raw id three ways abbreviated on one axis said nothing more)
+        named = studies["model"].astype(str).map(lambda raw: split_configuration(raw)[1] or raw)
+        if named.nunique() < 2:  # one configuration: a one-column heat table; the table says
+            return None
+        return rep_figures.study_heatmap(studies.assign(model=named), value="pas",
+                                         unit="configuration",
+                                         title="Published PAS per study")
     if run.kind == "judged":
         from kbench_core import vuln
         from kbench_core.families.judged import TierOptions, judge_views

@@ -7,6 +7,8 @@ loaded: a bad file only adds an entry to ``errors``.
 from __future__ import annotations
 
 import math
+import os
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -38,6 +40,10 @@ def _changed(run: Run, **changes: object) -> Run:
     return replace(run, **changes)  # type: ignore[arg-type]
 
 
+_RECENT_NS = 1_000_000_000  # a listing this soon after the folder's time may miss a change
+_RELIST_NS = 200_000_000  # ... so the folder is listed again, at most this often
+
+
 def default_loader(filename: str, data: bytes) -> Run:
     return load_run((filename, data))
 
@@ -62,6 +68,9 @@ class RunRegistry:
     runs: dict[str, Run] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
     workspace: Workspace | None = None
+    # the workspace folder's modification time when :meth:`drop_stale` last listed it, and
+    # when that was (nanoseconds)
+    _listed: tuple[int, int] | None = field(default=None, repr=False, compare=False)
 
     def unique_name(self, name: str) -> str:
         if name not in self.runs:
@@ -166,6 +175,42 @@ class RunRegistry:
         run = self.runs.pop(name)
         if self.workspace is not None:
             self.workspace.remove(run)
+
+    def drop_stale(self) -> list[tuple[str, str]]:
+        """Drop the saved runs whose file is no longer in the workspace (another session on
+        the same workspace removed them, or someone deleted the files); returns their
+        ``(name, kind)``. Several sessions share one workspace and each holds its own
+        registry: without this, a session kept listing, and serving the numbers of, a run
+        another user had removed (issue 37.8).
+
+        Called on every script run, so it must cost nothing when nothing changed: one
+        ``stat`` of the folder, whose modification time changes whenever a file in it is
+        created, renamed or deleted; the folder is listed only then. A listing made within
+        :data:`_RECENT_NS` of that time is not trusted for long (a later change in the same
+        clock tick would not move it): the folder is listed again, at most every
+        :data:`_RELIST_NS`, until a listing is made later than that. A folder that cannot be
+        listed drops nothing (a passing error must not empty every session)."""
+        if self.workspace is None:
+            return []
+        directory = Path(self.workspace.directory)
+        try:
+            changed = directory.stat().st_mtime_ns
+        except OSError:
+            return []
+        if self._listed is not None and self._listed[0] == changed:
+            listed_when = self._listed[1]
+            if listed_when - changed > _RECENT_NS or time.time_ns() - listed_when < _RELIST_NS:
+                return []
+        listed_when = time.time_ns()
+        try:
+            present = {entry.name for entry in os.scandir(directory)}
+        except OSError:
+            return []
+        self._listed = (changed, listed_when)
+        gone = [name for name, run in self.runs.items()
+                if isinstance(saved := run.meta.get("workspace_file"), str)
+                and saved not in present]
+        return [(name, self.runs.pop(name).kind) for name in gone]
 
     def dismiss_error(self, filename: str) -> None:
         self.errors.pop(filename, None)

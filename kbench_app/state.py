@@ -28,6 +28,9 @@ JUST_ADDED = "kbench_just_added"  # runs of the last upload batch, offered as pa
 EXPORT_ZIP = "kbench_export_zip"  # the last ZIP the Export page built
 GROUPED = "kbench_grouped_uploads"  # run name -> the uploaded files it was made of
 SAMPLES = "kbench_sample_runs"  # names of the bundled sample runs this session opened with
+FOCUS = "kbench_focus"  # the runs of the last upload (or the run opened): pages show them first
+FOCUS_OPENED = "kbench_focus_opened"  # run pickers that have opened on the focus since
+GONE = "kbench_gone"  # saved runs another session removed: [{"name", "kind", "told": {keys}}]
 
 # A widget's value kept while the widget is not drawn (the kit's rule, :mod:`kbench_app.kit`);
 # here because selecting a run from the Runs page sets a page's widgets.
@@ -332,6 +335,63 @@ def select_run(run: Run) -> str | None:
     return page.path
 
 
+def focus(names: list[str] | None = None) -> list[str]:
+    """The runs the user just uploaded (or opened from the Runs page), still loaded: every
+    page showing their kind lists them first and opens on them once (set them by passing
+    ``names``; issue 37.5, a page opened by an upload showed another run)."""
+    if names is not None:
+        st.session_state[FOCUS] = list(names)
+        st.session_state[FOCUS_OPENED] = set()
+    runs = registry().runs
+    return [name for name in st.session_state.get(FOCUS, []) if name in runs]
+
+
+def focus_to_open(key: str, names: list[str]) -> list[str]:
+    """The focused runs among ``names`` when the run picker ``key`` has not opened on them
+    yet (it then has: a later choice of the user stays), else ``[]``."""
+    opened: set[str] = st.session_state.setdefault(FOCUS_OPENED, set())
+    if key in opened:
+        return []
+    opened.add(key)
+    offered = set(names)
+    return [name for name in focus() if name in offered]
+
+
+def focused_kinds() -> set[str]:
+    """The kinds of the focused runs (:func:`focus`)."""
+    runs = registry().runs
+    return {runs[name].kind for name in focus()}
+
+
+def _note_gone(gone: list[tuple[str, str]]) -> None:
+    """Keep what :meth:`RunRegistry.drop_stale` dropped, for the pages to say (each once)."""
+    from kbench_app.ui import plain
+
+    notes = st.session_state.setdefault(GONE, [])
+    notes.extend({"name": name, "kind": kind, "told": set()} for name, kind in gone)
+    names = ", ".join(f"**{plain(name)}**" for name, _ in gone[:3])
+    more = f" and {len(gone) - 3:,} more" if len(gone) > 3 else ""
+    st.toast(f"{names}{more}: removed from the workspace by another session, no longer "
+             "loaded here.", icon=":material/delete_sweep:", duration="long")
+
+
+def gone_to_tell(key: str, kinds: list[str] | None = None) -> list[str]:
+    """The runs (of ``kinds``, or of any kind) another session removed from the workspace
+    that the place ``key`` (a page's run picker, the Runs page) has not said yet; they are
+    said from now on."""
+    told = []
+    for note in st.session_state.get(GONE, []):
+        if key not in note["told"] and (kinds is None or note["kind"] in kinds):
+            note["told"].add(key)
+            told.append(note["name"])
+    return told
+
+
+def gone_names() -> set[str]:
+    """Every run another session removed from the workspace while this one held it."""
+    return {note["name"] for note in st.session_state.get(GONE, [])}
+
+
 def demo() -> bool:
     """Whether the app runs as the reviewers' demo (``kbench app --demo``)."""
     return bool(st.session_state.get(DEMO))
@@ -340,7 +400,12 @@ def demo() -> bool:
 def registry(argv: list[str] | None = None) -> RunRegistry:
     """This session's registry, created on first use with samples, CLI files and workspace."""
     if REGISTRY in st.session_state:
-        return st.session_state[REGISTRY]
+        reg = st.session_state[REGISTRY]
+        # Another session may have removed saved runs since (issue 37.8): they leave this
+        # session too, and it says so, rather than listing and serving runs that are gone.
+        if gone := reg.drop_stale():
+            _note_gone(gone)
+        return reg
     options = app_options(startup_argv() if argv is None else argv)
     workspace, problem = None, None
     if options.workspace:

@@ -58,11 +58,42 @@ def interval_text(low: pd.Series, high: pd.Series) -> pd.Series:
     return pd.Series(texts, index=low.index, dtype=object)
 
 
+MAX_DECIMALS = 6  # what a column's smallest value may ask for (published scores have six)
+
+
+def decimals_format(values: pd.Series | np.ndarray) -> str:
+    """The Streamlit format of a column of numbers: fixed decimals, as many as give its
+    typical value (the median of the non-zero magnitudes) :data:`SIGNIFICANT` significant
+    digits with their trailing zeros, as :mod:`kbench_core.tables` writes it (0.84 →
+    ``0.8400``, 0.6 → ``0.6000``, 12.5 → ``12.50``), and its smallest non-zero value two (up to
+    :data:`MAX_DECIMALS`: 0.000034 among scores near 0.02 is ``0.000034``, not ``0.0000``).
+    Streamlit's ``%.4g`` drops trailing zeros ("0.84", "0.6" beside intervals of four digits,
+    issue 37.12) and no printf format keeps them; one number of decimals per column also lines
+    the points up. Outside [1e-4, 10**SIGNIFICANT) it stays ``%.4g``."""
+    array = values.to_numpy() if isinstance(values, pd.Series) else np.asarray(values)
+    try:  # a float column as it is (called for every number column on every rerun)
+        magnitudes = np.abs(array.astype(float, copy=False).ravel())
+    except (TypeError, ValueError):  # pandas' missing values, numbers as text
+        magnitudes = np.abs(pd.to_numeric(pd.Series(array.ravel()), errors="coerce")
+                            .to_numpy(dtype=float, na_value=np.nan))
+    with np.errstate(invalid="ignore"):
+        magnitudes = magnitudes[np.isfinite(magnitudes) & (magnitudes >= TINY)]
+    if not len(magnitudes):
+        return f"%.{SIGNIFICANT}g"
+    typical = float(np.median(magnitudes))
+    if not 1e-4 <= typical < 10**SIGNIFICANT:
+        return f"%.{SIGNIFICANT}g"
+    decimals = SIGNIFICANT - 1 - int(np.floor(np.log10(typical)))
+    smallest = 1 - int(np.floor(np.log10(float(magnitudes.min()))))
+    return f"%.{max(0, decimals, min(smallest, MAX_DECIMALS))}f"
+
+
 def number_format(name: str, values: pd.Series) -> str | None:
     """The Streamlit ``NumberColumn`` format of a column (``None``: not a number column)."""
     kind = column_kind(name, values)
-    return {"integer": "localized", "rank": "%g", "cost": "dollar", "p": "%.2g",
-            "number": f"%.{SIGNIFICANT}g"}.get(kind)
+    if kind == "number":
+        return decimals_format(values)
+    return {"integer": "localized", "rank": "%g", "cost": "dollar", "p": "%.2g"}.get(kind)
 
 
 def shown(frame: pd.DataFrame) -> pd.DataFrame:

@@ -11,19 +11,27 @@ and lie in its range. A link is a stranger's input: a widget takes at most
 is dropped, and the page says how much), and what a link names is only ever shown as inert text.
 A run named in the link that is not loaded (an upload of someone else's session) is reported by
 :func:`missing_runs` so the page can say, in one box, which files to upload.
+
+The link :func:`publish` writes obeys the same caps, and Streamlit's own: a link of more than
+1,000 fields or 512 Ki characters is ignored whole when opened (every widget then starts from
+its default, without a word). A widget whose value would not survive the link (more than
+:data:`MAX_LINK_VALUES` values, a value over :data:`MAX_LINK_CHARS` characters, or the biggest
+lists when the whole link is too long) is left out of it, and the sidebar says which: whoever
+opens the link sees that widget's default, and knows it (issue 42.9).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any, Literal
+from urllib.parse import urlencode
 
 import streamlit as st
 
 from kbench_app import state
 
-__all__ = ["MISSING", "Kind", "missing_runs", "publish", "register", "stop", "url_value",
-           "warn_missing_runs"]
+__all__ = ["MISSING", "Kind", "fit_link", "missing_runs", "publish", "register", "stop",
+           "url_value", "warn_missing_runs"]
 
 _SEEDED = "kbench_url_seeded"
 _KEYS = "kbench_url_keys"
@@ -31,6 +39,12 @@ MISSING = object()  # no (valid) value in the link
 MAX_LINK_VALUES = 50  # per widget: more runs or models than any view shows at once
 MAX_LINK_CHARS = 300  # per value: longer than any name kbench gives a run (200)
 _SHOWN = 5  # names a warning lists before "and N more"
+_LABELS = "kbench_url_labels"
+# Streamlit ignores a whole query string beyond these (streamlit.runtime.state.query_params:
+# CLIENT_STATE_QUERY_STRING_MAX_FIELDS and _MAX_LENGTH); a few fields are kept free for its own
+# parameters (``embed``, ``embed_options``).
+LINK_FIELDS = 1000 - 10
+LINK_CHARS = 512 * 1024 - 1024
 Kind = Literal["one", "many", "bool", "float", "int", "text"]
 
 
@@ -70,9 +84,12 @@ def _capped(values: list[str]) -> list[str]:
     return [v for v in values if len(v) <= MAX_LINK_CHARS][:MAX_LINK_VALUES]
 
 
-def register(key: str, kind: Kind) -> None:
-    """Put widget ``key`` in the link that :func:`publish` writes at the end of the page."""
+def register(key: str, kind: Kind, label: str = "") -> None:
+    """Put widget ``key`` (shown as ``label``) in the link that :func:`publish` writes at
+    the end of the page."""
     state.session_setdefault(_KEYS, {})[key] = kind
+    if label:
+        state.session_setdefault(_LABELS, {})[key] = label
 
 
 def _encode(value: Any) -> str | list[str]:
@@ -83,11 +100,52 @@ def _encode(value: Any) -> str | list[str]:
     return str(value)
 
 
+def _fields(value: str | list[str]) -> int:
+    return len(value) if isinstance(value, list) else 1
+
+
+def fit_link(wanted: dict[str, str | list[str]]) -> dict[str, int]:
+    """Take out of ``wanted`` (a link's values by widget) what a link would not carry back;
+    returns the widgets taken out, with their numbers of values. First every widget a link
+    would cut (:func:`url_value`: more than :data:`MAX_LINK_VALUES` values, or one over
+    :data:`MAX_LINK_CHARS` characters); then, while the link is over Streamlit's limits
+    (:data:`LINK_FIELDS` fields, :data:`LINK_CHARS` characters), the widget with the most
+    values."""
+    left_out: dict[str, int] = {}
+    for key, value in list(wanted.items()):
+        values = value if isinstance(value, list) else [value]
+        if len(values) > MAX_LINK_VALUES or any(len(v) > MAX_LINK_CHARS for v in values):
+            left_out[key] = len(values)
+            del wanted[key]
+    while wanted and (sum(map(_fields, wanted.values())) > LINK_FIELDS
+                      or len(urlencode(wanted, doseq=True)) > LINK_CHARS):
+        key = max(wanted, key=lambda k: (_fields(wanted[k]), len(str(wanted[k]))))
+        left_out[key] = _fields(wanted.pop(key))
+    return left_out
+
+
+def _say_left_out(left_out: dict[str, int]) -> None:
+    """One line in the sidebar: which widgets the link leaves out, and what that means."""
+    from kbench_app.ui import plain
+
+    labels: dict[str, str] = state.session_get(_LABELS, {})
+    named = ", ".join(f"{plain(labels.get(key) or key)} ({count:,} value{'s' * (count != 1)})"
+                      for key, count in left_out.items())
+    st.sidebar.caption(
+        f":material/link_off: **The link to this view leaves out** {named}: a link keeps at "
+        f"most {MAX_LINK_VALUES} values of a widget, each of at most {MAX_LINK_CHARS} "
+        "characters, and 1,000 values in all, so whoever opens it sees "
+        f"{'that widget' if len(left_out) == 1 else 'those widgets'} at the default.")
+
+
 def publish() -> None:
-    """Write the current value of every seeded widget of this page into the URL."""
+    """Write the current value of every seeded widget of this page into the URL; what a
+    link would not carry back is left out, and the sidebar says so (:func:`fit_link`)."""
     keys: dict[str, Kind] = state.session_get(_KEYS, {})
     wanted = {k: _encode(value) for k in keys
               if (value := state.session_get(k, MISSING)) is not MISSING}
+    if left_out := fit_link(wanted):
+        _say_left_out(left_out)
     current = {k: (st.query_params.get_all(k) if isinstance(v, list) else st.query_params[k])
                for k, v in wanted.items() if k in st.query_params}
     if current != wanted or set(st.query_params) - set(wanted):

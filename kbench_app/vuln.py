@@ -10,8 +10,9 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from kbench_app import cache
-from kbench_app.ui import interval_text, shown, table_config
+from kbench_app.ui import decimals_format, interval_text, shown, table_config
 from kbench_core import families, vuln
+from kbench_core.agreement import judge_rows
 from kbench_core.families.judged import (
     MAJORITY,
     ConsensusOptions,
@@ -20,6 +21,7 @@ from kbench_core.families.judged import (
     fixed_versions,
     judge_views,
     leaderboard,
+    leaderboard_groups,
 )
 from kbench_core.figures import vuln as vuln_figures
 from kbench_core.io import Run
@@ -51,9 +53,12 @@ class Keys:
     RELIABILITY_PROMPT = "vuln_rel_prompt"
     PROMPT_METRIC = "vuln_prompt_metric"
     DRILL_SEARCH = "vuln_drill_search"
+    DRILL_PROMPT = "vuln_drill_prompt"
     COMPARE = "vuln_cmp"
+    RUN_GROUP = "vuln_run_group"
 
 
+TOGETHER = "all"  # the run-group choice that ranks every chosen run in one leaderboard
 BOOTSTRAP_BY_DEFAULT_ROWS = 100_000  # larger runs bootstrap on request (seconds, not instant)
 HEADLINE = ("sui", "tus", "tus_geometric", "lgi", "accuracy", "f2", "tdr", "tdr_difficulty_mean",
             "lucky_guess_rate", "finding_precision", "hallucination_rate", "avg_reasoning",
@@ -98,6 +103,73 @@ FIXED_CAPTION = ("Of the fixed (patched) contracts, the share where the detector
                  "vulnerable versions; Wilson 95% intervals. Per the chosen judge and, with "
                  "several judges, by their majority (a claim without a majority is left out). "
                  "The two rates are unpaired.")
+
+
+def _groups(frame: pd.DataFrame, *, names: tuple[str, ...]) -> list[list[str]]:
+    """:func:`kbench_core.families.judged.leaderboard_groups` of the runs combined in
+    ``frame`` (its ``run`` column), in the order of ``names``."""
+    if "run" not in frame or len(names) < 2:
+        return [list(names)]
+    return leaderboard_groups({name: frame[labels_in(frame["run"], [name])]
+                               for name in names})
+
+
+@dataclass(frozen=True)
+class RunGroup:
+    """The runs one view of the page shows (:func:`pick_run_group`)."""
+
+    runs: tuple[Run, ...]
+    frame: pd.DataFrame
+    together: bool             # runs of different benchmarks or judges, ranked together
+    groups: tuple[tuple[str, ...], ...]  # the runs that could share a leaderboard
+
+
+def pick_run_group(runs: Sequence[Run], frame: pd.DataFrame) -> RunGroup:
+    """With chosen runs of different benchmarks or judges
+    (:func:`kbench_core.families.judged.leaderboard_groups`), a choice of which of them the
+    page shows: one benchmark's runs at a time by default, or every run ranked in one
+    leaderboard when the user asks (and the page then says so). Each run keeps its own
+    judges and majority either way (:func:`kbench_core.agreement.consensus` votes run by
+    run)."""
+    from kbench_app import kit, state
+    from kbench_app.agreement import MAJORITY_KEYS
+    from kbench_app.ui import plain
+
+    names = tuple(run.name for run in runs)
+    groups = cache.cached(_groups, frame, runs=runs, names=names)
+    if len(groups) < 2:
+        return RunGroup(tuple(runs), frame, False, tuple(tuple(g) for g in groups))
+    options = [" + ".join(group) for group in groups] + [TOGETHER]
+    chosen = kit.radio(
+        "Leaderboard of", options, key=Keys.RUN_GROUP, horizontal=True,
+        resets=(Keys.MODELS, Keys.JUDGE, Keys.DRILL_MODEL, Keys.DRILL_SAMPLE,
+                *MAJORITY_KEYS[:2]),
+        format_func=lambda o: "every run together" if o == TOGETHER else o,
+        help="These runs have different judges or contracts (benchmarks): each is ranked "
+             "in its own leaderboard. 'Every run together' ranks all their detectors in one "
+             "table, each run still judged by its own judges and majority.")
+    if chosen != TOGETHER:
+        st.caption(":material/info: The chosen runs have different judges or contracts, so "
+                   "each of " + "; ".join(f"**{plain(' + '.join(g))}**" for g in groups)
+                   + " is ranked in its own leaderboard. Choose one above, or every run "
+                     "together.")
+    if chosen == TOGETHER:
+        return RunGroup(tuple(runs), frame, True, tuple(tuple(g) for g in groups))
+    keep = [run for run in runs if run.name in groups[options.index(chosen)]]
+    return RunGroup(tuple(keep), state.combined_runs(keep), False,
+                    tuple(tuple(g) for g in groups))
+
+
+def together_caption(group: RunGroup) -> str:
+    """What the leaderboard says when it ranks runs of different benchmarks or judges
+    together, as the user asked."""
+    from kbench_app.ui import plain
+
+    return (":material/warning: Ranked together as you asked: detectors of "
+            f"{len(group.runs)} runs with different judges or contracts ("
+            + "; ".join(plain(" + ".join(g)) for g in group.groups)
+            + "). A rank across them compares answers to different contracts, judged by "
+              "different judges; each run's numbers are its own majority's.")
 
 
 def weight_sliders() -> dict[str, float]:
@@ -204,6 +276,12 @@ def selected_rows(frame: pd.DataFrame, models: Sequence[str], judge: str, *,
     def select(rows: pd.DataFrame, models: tuple[str, ...], judge: str) -> pd.DataFrame:
         return rows[labels_in(rows["model"], models) & labels_in(rows["judge"], [judge])]
 
+    def one_judge(rows: pd.DataFrame, models: tuple[str, ...], judge: str,
+                  failed_as: str) -> pd.DataFrame:
+        # its failed judgements counted as the majority's are (agreement.judge_rows)
+        rows = judge_rows(rows, judge, failed_as=failed_as)  # type: ignore[arg-type]
+        return rows[labels_in(rows["model"], models)]
+
     def majority(rows: pd.DataFrame, voting: ConsensusOptions) -> pd.DataFrame:
         return judge_views(rows, replace(voting, judge=MAJORITY))[0][1]
 
@@ -211,8 +289,10 @@ def selected_rows(frame: pd.DataFrame, models: Sequence[str], judge: str, *,
         frame = cache.cached(majority, frame, runs=runs, selection=(),
                              voting=voting or ConsensusOptions(),
                              spinner="Taking the judges' majority...")
-    return cache.cached(select, frame, runs=runs, selection=(
-        voting if judge == MAJORITY else None), models=tuple(models), judge=judge)
+        return cache.cached(select, frame, runs=runs, selection=voting, models=tuple(models),
+                            judge=judge)
+    return cache.cached(one_judge, frame, runs=runs, selection=None, models=tuple(models),
+                        judge=judge, failed_as=voting.failed_as if voting else "missing")
 
 
 def judge_pool(frame: pd.DataFrame, selected: pd.DataFrame, models: Sequence[str],
@@ -274,7 +354,8 @@ def tier_view(table: pd.DataFrame, metrics: Sequence[str], *,
         label = vuln.METRIC_LABELS.get(metric, metric)
         integer = pd.api.types.is_integer_dtype(table[metric])
         config[metric] = st.column_config.NumberColumn(
-            label, help=_HELP.get(metric), format="localized" if integer else "%.4g")
+            label, help=_HELP.get(metric),
+            format="localized" if integer else decimals_format(table[metric]))
         if f"{metric}_low" in table and table[f"{metric}_low"].notna().any():
             columns[f"{metric}_ci"] = interval_text(table[f"{metric}_low"],
                                                     table[f"{metric}_high"])
@@ -462,6 +543,12 @@ def difficulty_view(table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object
     view["tdr_difficulty_mean"] = table["tdr_difficulty_mean"]
     config["tdr_difficulty_mean"] = st.column_config.NumberColumn(
         "Mean over tiers", format="%.3f", help=_HELP["tdr_difficulty_mean"])
+    if "tdr_difficulty_mean_low" in table:  # its own interval (MOVER over the tiers)
+        view["tdr_difficulty_mean_ci"] = interval_text(table["tdr_difficulty_mean_low"],
+                                                       table["tdr_difficulty_mean_high"])
+        config["tdr_difficulty_mean_ci"] = st.column_config.TextColumn(
+            "Mean over tiers 95% CI",
+            help="MOVER over the tiers' intervals (each tier's contracts independent)")
     view["tdr"] = table["tdr"]
     config["tdr"] = st.column_config.NumberColumn(
         "TDR (pooled)", format="%.3f", help="Targets found / vulnerable answers, all tiers")
@@ -520,12 +607,64 @@ def samples_of(selected: pd.DataFrame, model: str) -> list[str]:
     return sorted(map(str, selected["sample"][labels_in(selected["model"], [model])].unique()))
 
 
+def _item_rows(frame: pd.DataFrame, *, model: str, sample: str) -> pd.DataFrame:
+    """Every judge's rows of ``model``'s answers on ``sample`` (all its prompt types)."""
+    return frame[labels_in(frame["model"], [model]) & labels_in(frame["sample"], [sample])]
+
+
+DRILL_LABELS = {"n_judges": st.column_config.NumberColumn(
+                    "Judgements", help="Judges whose judgement of the answer could be read"),
+                "no_majority": st.column_config.TextColumn(
+                    "No majority on", help="Labels no value won the votes needed for"),
+                "failed_judgement": st.column_config.TextColumn(
+                    "Failed judgement", help="Why the judge's record could not be read")}
+DRILL_JUDGE_FIELDS = ("said_vulnerable", "confidence", "target_found", "partial_found",
+                      "type_match", "rcir", "ava", "fsv", *(
+                          c for c in ("n_target_match", "n_partial_match", "n_bonus_valid",
+                                      "n_hallucinated", "n_other_invalid")),
+                      "claimed_lines", "claims_fixed_target", "failed_judgement",
+                      "n_judges", "no_majority")
+
+
+def judges_view(raw: pd.DataFrame, majority: pd.DataFrame | None,
+                prompt_type: str | None) -> pd.DataFrame:
+    """One answer (a prompt type of the rows) field by field: each judge's decision as
+    :func:`kbench_app.agreement.item_records` lays it out (the Judge agreement page's
+    "Answer to inspect"), then the majority's (``majority`` rows, when given), as text."""
+    from kbench_app.agreement import _item_records
+
+    def fields(rows: pd.DataFrame) -> pd.DataFrame:
+        keep = [c for c in ("sample", "model", "prompt_type", "judge", *DRILL_JUDGE_FIELDS)
+                if c in rows]
+        item = {c: str(rows[c].iloc[0]) for c in ("sample", "model") if c in rows and len(rows)}
+        if prompt_type is not None:
+            item["prompt_type"] = prompt_type
+        return _item_records(rows[keep], item=item)
+
+    table = fields(raw)
+    if majority is None or table.empty:
+        return table
+    voted = fields(majority)
+    if voted.empty:
+        return table
+    # a median of whole counts that is whole reads as the judges' counts do ("1", not "1.0")
+    voted[MAJORITY] = voted[MAJORITY].str.replace(r"^(-?\d+)\.0$", r"\1", regex=True)
+    # the majority last, its own fields (n_judges, no_majority) after the judges' fields
+    out = table.merge(voted, on="field", how="outer", sort=False)
+    order = {f: i for i, f in enumerate([*table["field"], *voted["field"]])}
+    out = out.iloc[out["field"].map(order).argsort(kind="stable")].reset_index(drop=True)
+    return out.fillna("")
+
+
 def drill_down(selected: pd.DataFrame, models: Sequence[str], judge: str, *,
-               runs: Sequence[Run], selection: tuple) -> None:
-    """The One sample section: a detector's answers on one sample and their findings, text
-    shown exactly as uploaded. ``selection`` names what cut ``selected`` out of ``runs``
-    (the sample list is cached on it: sorting a big run's ids on every rerun of the page
-    cost a tenth of a widget change)."""
+               runs: Sequence[Run], selection: tuple, frame: pd.DataFrame | None = None
+               ) -> None:
+    """The One sample section: a detector's answers on one sample as ``judge`` decided them,
+    then (``frame``: every judge's rows) each judge's decision beside the majority's, field
+    by field, and the detector's findings as each judge classified them, with their
+    reasoning; text shown exactly as uploaded (plain text, never markup). ``selection``
+    names what cut ``selected`` out of ``runs`` (the sample list is cached on it: sorting a
+    big run's ids on every rerun of the page cost a tenth of a widget change)."""
     from kbench_app import kit
     from kbench_app.ui import plain
     from kbench_core.schema import FINDING_COUNTS
@@ -549,18 +688,66 @@ def drill_down(selected: pd.DataFrame, models: Sequence[str], judge: str, *,
         c2.caption(f"The first {MAX_SAMPLE_OPTIONS:,} are listed; search to find the others.")
     answers = selected[labels_in(selected["model"], [model])
                        & labels_in(selected["sample"], [sample])]
+    majority = judge == MAJORITY
+    raw = answers
+    if frame is not None:
+        raw = cache.cached(_item_rows, frame, runs=runs, selection=(), model=model,
+                           sample=sample)
+        if not majority:  # the chosen judge's own rows for its findings
+            raw_findings = raw[labels_in(raw["judge"], [judge])]
+        else:  # the detector's findings as each LLM judge read them
+            raw_findings = raw[~labels_in(raw["judge"], ["human"])]
+    else:
+        raw_findings = answers
+    n_judges = (len([j for j in map(str, raw["judge"].unique()) if j != "human"])
+                if frame is not None else 1)
     st.caption(f"{count_noun(len(answers), 'answer')} of **{plain(model)}** on "
-               f"**{plain(sample)}** as judged by **{plain(judge)}**; text is shown exactly as "
-               "uploaded.")
-    drill = answers[[c for c in DRILL_COLUMNS + FINDING_COUNTS if c in answers]]
+               f"**{plain(sample)}** as judged by **{plain(judge)}**"
+               + (f" (the majority of {count_noun(n_judges, 'judge')}: each judge's "
+                  "decision is below)" if majority else "")
+               + "; text is shown exactly as uploaded.")
+    extra = ("n_judges", "no_majority") if majority else ("failed_judgement",)
+    drill = answers[[c for c in (*DRILL_COLUMNS, *FINDING_COUNTS, *extra) if c in answers]]
     st.dataframe(drill, hide_index=True, width="stretch", key="vuln_drill_answers",
-                 column_config=table_config(drill))
-    findings = vuln.sample_findings(answers)
-    if "findings" not in answers:
+                 column_config=table_config(drill, DRILL_LABELS))
+
+    if frame is not None and raw["judge"].nunique() >= 2:
+        prompts = (sorted(map(str, answers["prompt_type"].dropna().unique()))
+                   if "prompt_type" in answers else [])
+        prompt = None
+        if len(prompts) > 1:
+            prompt = kit.select("Answer (prompt type)", prompts, key=Keys.DRILL_PROMPT,
+                                in_url=False)
+        elif prompts:
+            prompt = prompts[0]
+        st.markdown("**Each judge's decision" + (" and the majority's" if majority else "")
+                    + "**" + (f" on the {plain(prompt)} prompt" if prompt else ""))
+        record = judges_view(raw, answers if majority else None, prompt)
+        st.dataframe(record, hide_index=True, width="stretch", key="vuln_drill_judges",
+                     column_config=table_config(record))
+        failed = "failed_judgement" in raw and bool(raw["failed_judgement"].notna().any())
+        st.caption("One column per judge (its reasoning is in the findings below)"
+                   + (", then the majority: each label the value at least the votes needed "
+                      "gave (no_majority names those without one)" if majority else "")
+                   + (". A column with a failed_judgement is a judgement that failed: its "
+                      "labels are empty, never a 'no'" if failed else "") + ".")
+
+    findings = vuln.sample_findings(raw_findings)
+    if "findings" not in raw_findings:
         st.caption("This run gives finding counts only (no findings text).")
     elif findings.empty:
-        st.caption("The detector reported no findings here.")
+        failed = ("failed_judgement" in raw_findings
+                  and raw_findings["failed_judgement"].notna().all())
+        st.caption("No judgement of this answer could be read (see failed_judgement)."
+                   if failed and len(raw_findings) else
+                   "No judge lists a finding of the detector here.")
     else:
-        listed = findings.drop(columns=["sample", "model", "judge"], errors="ignore")
+        listed = findings.drop(columns=["sample", "model"]
+                               + ([] if majority and frame is not None else ["judge"]),
+                               errors="ignore")
+        st.markdown("**The detector's findings**" + (", as each judge classified them"
+                                                     if majority else ""))
         st.dataframe(listed, hide_index=True, width="stretch", key="vuln_drill_findings",
                      column_config=table_config(listed))
+        st.caption("The claimed type, location and description are the detector's; the "
+                   "classification and its reasoning are the judge's.")

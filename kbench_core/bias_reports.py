@@ -172,9 +172,10 @@ def leaderboard(frame: pd.DataFrame, summaries: Mapping[str, Any] | None = None,
     """Models by their published susceptibility (lower = less biased; rank 1 = least biased):
     the report's summary (:func:`published_summary`), ``mean_bms`` (kbench's mean of the
     reported per-bias BMS over the biases every model has, for the rank) and the rank with its
-    bootstrap interval over those biases (:func:`kbench_core.compare.rank_intervals`;
-    ``few_items`` when fewer than 30 biases), ``n_ranked`` the biases behind ``mean_bms``
-    and the rank, ``n_dropped`` biases a model lacks."""
+    interval from every pair's paired test over those biases
+    (:func:`kbench_core.compare.rank_intervals`; ``few_items`` when fewer than 30 biases),
+    ``n_ranked`` the biases behind ``mean_bms`` and the rank, ``n_dropped`` biases a model
+    lacks."""
     from kbench_core.compare import FEW_ITEMS
     from kbench_core.ranking import model_ranks
 

@@ -20,9 +20,11 @@ Markdown: images, logs, weights) are skipped before they are read and listed in
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import re
+import stat
 import struct
 import tarfile
 import zipfile
@@ -198,6 +200,25 @@ def read_archive(data: bytes, limit: int, *, gzipped: bool = False) -> Members:
     return files
 
 
+def _open_regular(path: Path) -> io.BufferedReader | None:
+    """``path`` opened for reading if it is a regular file, else None: opened without
+    following a link and without blocking, and checked on the open descriptor, so a FIFO or
+    a device put in its place after the folder was listed is never read (a FIFO would block
+    the read for ever, ``/dev/zero`` never end)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOENT):  # now a link, or gone: not read
+            return None
+        raise  # unreadable: as a read of it would have failed
+    handle = os.fdopen(fd, "rb")
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        handle.close()
+        return None
+    return handle
+
+
 def read_folder(folder: Path, limit: int) -> Members:
     """Every regular file under ``folder`` (symbolic links not followed) as ``{path: bytes}``."""
     budget = _Budget(limit)
@@ -215,9 +236,12 @@ def read_folder(folder: Path, limit: int) -> Members:
         if _skipped(relative):
             files.skipped.append(relative)
             continue
-        size = path.stat().st_size
-        budget.take(size)
-        with path.open("rb") as handle:  # a file that grew since stat counts as it is read
+        handle = _open_regular(path)
+        if handle is None:  # swapped for a link, a FIFO or a device since it was listed
+            continue
+        with handle:  # a file that grew since its size was taken counts as it is read
+            size = os.fstat(handle.fileno()).st_size
+            budget.take(size)
             content = handle.read(budget.limit - budget.used + size + 1)
         budget.take(len(content) - size)
         files[relative] = content

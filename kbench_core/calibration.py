@@ -37,11 +37,13 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from kbench_core.stats import Estimate, bootstrap_groups, wilson
+from kbench_core.stats import Clusters, Estimate, bootstrap_groups, wilson, wilson_effective
 
-__all__ = ["Binned", "SortedAnswers", "Strategy", "bin_calibration", "brier", "calibration_by",
-           "ece", "ece_l2_debiased", "group_codes", "mce", "quantile_edges", "reliability_by",
-           "reliability_groups", "reliability_table", "sort_answers"]
+__all__ = ["Binned", "SortedAnswers", "Strategy", "bin_calibration", "bin_ids", "brier",
+           "calibration_by", "ece", "ece_interval", "ece_l2_debiased", "group_codes", "mce",
+           "mce_interval",
+           "mce_interval_of", "quantile_edges", "reliability_by", "reliability_groups",
+           "reliability_table", "sort_answers"]
 
 Strategy = Literal["uniform", "quantile"]
 STRATEGIES: tuple[str, ...] = ("uniform", "quantile")
@@ -228,6 +230,127 @@ class Binned:
         return out
 
 
+def bin_ids(group: np.ndarray, confidence: np.ndarray, *, n_groups: int, n_bins: int = 10,
+            strategy: Strategy = "uniform", weight: np.ndarray | None = None,
+            order: np.ndarray | SortedAnswers | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(edges ``(n_groups, n_bins + 1)``, each answer's bin) as :func:`bin_calibration`
+    cuts them: the bins the answers of a cluster fall in, for per-bin design effects."""
+    group = np.asarray(group, dtype=np.int64)
+    confidence = np.asarray(confidence, dtype=float)
+    if strategy == "uniform":
+        uniform = np.linspace(0.0, 1.0, n_bins + 1)
+        return (np.broadcast_to(uniform, (n_groups, n_bins + 1)),
+                np.searchsorted(uniform[1:-1], confidence, side="left"))
+    answers = _as_sorted(group, confidence, n_groups, order)
+    edges = quantile_edges(group, confidence, n_groups, n_bins, weight=weight, order=answers)
+    return edges, _quantile_bins(answers, edges)
+
+
+def mce_interval(binned: Binned, *, deff: np.ndarray | None = None,
+                 boundary_n: np.ndarray | None = None,
+                 level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    r"""Simultaneous interval of the maximum calibration error, per group.
+
+    Each non-empty bin's accuracy gets a Wilson interval at level 1 − α/B (Bonferroni over
+    the group's B non-empty bins, α = 1 − ``level``), so all B hold at once with probability
+    at least ``level``. Where they do, each bin's true gap |p_b − conf_b| (conf_b the bin's
+    mean stated confidence, which is known) lies in
+
+    .. math:: igl[\operatorname{dist}(\mathrm{conf}_b, [L_b, U_b]),\;
+              \max(|L_b - \mathrm{conf}_b|, |U_b - \mathrm{conf}_b|)igr]
+
+    and the MCE, the largest gap, in [max_b lower_b, max_b upper_b], which holds the plug-in
+    MCE (Wilson's interval holds acc_b). The percentile bootstrap of the plug-in max never
+    covered: every replicate adds noise to the largest gap, so at a true MCE of 0 all lie
+    above 0 (0 of 100 simulated detectors of 500 answers covered; a true 0.10, 30 of 100).
+    Bonferroni rather than Šidák: the bins of answers clustered by contract are not
+    independent, and Šidák's level would narrow each bin by under 1 %. ``deff`` and
+    ``boundary_n`` ``(groups, bins)`` make each bin's Wilson interval clustered (on its
+    effective n, :func:`kbench_core.stats.wilson_effective`). NaN for a group without
+    answers. Written by hand (no library gives simultaneous bin intervals).
+
+    References
+    ----------
+    Wilson (1927), JASA 22, 209–212; Bonferroni's inequality (Dunn 1961, JASA 56, 52–64);
+    Naeini, Cooper & Hauskrecht (2015), AAAI (MCE). ``docs/statistics.md``, round 3 item 3.
+    """
+    filled, lower, upper = _gap_bounds(binned, deff, boundary_n, level)
+    lower, upper = np.where(filled, lower, -np.inf), np.where(filled, upper, -np.inf)
+    some = filled.any(axis=1)
+    return (np.where(some, lower.max(axis=1, initial=-np.inf), np.nan),
+            np.where(some, upper.max(axis=1, initial=-np.inf), np.nan))
+
+
+def _gap_bounds(binned: Binned, deff: np.ndarray | None, boundary_n: np.ndarray | None,
+                level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(filled, lower, upper) per group × bin: the bounds of each bin's true gap over its
+    Wilson interval at the Bonferroni level 1 − α/B (:func:`mce_interval`)."""
+    count = binned.count
+    filled = count > 0
+    per_level = 1 - (1 - level) / np.maximum(filled.sum(axis=1), 1)
+    levels = np.broadcast_to(per_level[:, None], count.shape)
+    low_b, high_b = wilson_effective(binned.correct_sum, count,
+                                     np.ones(count.shape) if deff is None else deff,
+                                     count if boundary_n is None else boundary_n,
+                                     level=levels)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        conf = binned.confidence_sum / count
+    lower = np.maximum(np.maximum(low_b - conf, conf - high_b), 0.0)
+    upper = np.maximum(high_b - conf, conf - low_b)
+    return filled, lower, upper
+
+
+def ece_interval(binned: Binned, *, deff: np.ndarray | None = None,
+                 boundary_n: np.ndarray | None = None,
+                 level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Simultaneous interval of the (ℓ1) expected calibration error Σ_b (n_b/N)|p_b −
+    conf_b|, per group: the bins' gap bounds of :func:`mce_interval` (Wilson per bin,
+    Bonferroni over the bins) weighted by the bins' shares, [Σ (n_b/N) lower_b, Σ (n_b/N)
+    upper_b]. Where every bin's interval holds (probability ≥ ``level``) the ECE of these
+    bins lies inside, at 0 as elsewhere; it holds the plug-in ECE. The percentile bootstrap
+    of the plug-in never covered a calibrated detector (``docs/statistics.md``, round 2 item
+    10, round 3 item 5); this one is conservative (it bounds every bin at once) and wide:
+    about [0, 0.19] for a calibrated detector with 500 answers in 10 bins. NaN for a group
+    without answers. Written by hand (as :func:`mce_interval`)."""
+    filled, lower, upper = _gap_bounds(binned, deff, boundary_n, level)
+    n = binned.count.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = binned.count / n[:, None]
+        low = np.where(filled, share * lower, 0.0).sum(axis=1)
+        high = np.where(filled, share * upper, 0.0).sum(axis=1)
+    some = filled.any(axis=1)
+    return np.where(some, low, np.nan), np.where(some, np.minimum(high, 1.0), np.nan)
+
+
+def mce_interval_of(group: np.ndarray, confidence: np.ndarray, correct: np.ndarray,
+                    cluster: np.ndarray | None, *, n_groups: int, n_bins: int = 10,
+                    strategy: Strategy = "uniform",
+                    order: np.ndarray | SortedAnswers | None = None,
+                    level: float = 0.95, which: str = "mce") -> tuple[np.ndarray, np.ndarray]:
+    """:func:`mce_interval` (``which="mce"``) or :func:`ece_interval` (``"ece"``) of every
+    group's answers, each bin's interval clustered by ``cluster`` (an integer code per
+    answer: the contract a prompt type's answer belongs to; None: independent answers)
+    through the jackknife design effect of :class:`kbench_core.stats.Clusters` over the
+    (group, bin) cells."""
+    interval = {"mce": mce_interval, "ece": ece_interval}[which]
+    group = np.asarray(group, dtype=np.int64)
+    binned = bin_calibration(group, confidence, correct, n_groups=n_groups, n_bins=n_bins,
+                             strategy=strategy, order=order)
+    if cluster is None:
+        return interval(binned, level=level)
+    _, ids = bin_ids(group, confidence, n_groups=n_groups, n_bins=n_bins,
+                     strategy=strategy, order=order)
+    cluster = np.asarray(cluster, dtype=np.int64)
+    cells = Clusters.of(group * n_bins + ids, cluster, int(cluster.max(initial=-1)) + 1,
+                        n_groups * n_bins)
+    y_c = cells.per_cell(np.asarray(correct, dtype=float))
+    n_c = cells.per_cell(np.ones(group.size))
+    _, _, deff = cells.deff(y_c, n_c)
+    shape = (n_groups, n_bins)
+    return interval(binned, deff=deff.reshape(shape),
+                    boundary_n=cells.boundary_n(n_c).reshape(shape), level=level)
+
+
 def bin_calibration(group: np.ndarray, confidence: np.ndarray, correct: np.ndarray, *,
                     n_groups: int, n_bins: int = 10, strategy: Strategy = "uniform",
                     weight: np.ndarray | None = None,
@@ -244,15 +367,8 @@ def bin_calibration(group: np.ndarray, confidence: np.ndarray, correct: np.ndarr
     group = np.asarray(group, dtype=np.int64)
     confidence = np.asarray(confidence, dtype=float)
     correct = np.asarray(correct, dtype=float)
-    if strategy == "uniform":
-        uniform = np.linspace(0.0, 1.0, n_bins + 1)
-        edges = np.broadcast_to(uniform, (n_groups, n_bins + 1))
-        ids = np.searchsorted(uniform[1:-1], confidence, side="left")
-    else:
-        answers = _as_sorted(group, confidence, n_groups, order)
-        edges = quantile_edges(group, confidence, n_groups, n_bins, weight=weight,
-                               order=answers)
-        ids = _quantile_bins(answers, edges)
+    edges, ids = bin_ids(group, confidence, n_groups=n_groups, n_bins=n_bins,
+                         strategy=strategy, weight=weight, order=order)
     cell = group * n_bins + ids
     size = n_groups * n_bins
     w = None if weight is None else np.asarray(weight, dtype=float)
@@ -408,21 +524,23 @@ def ece(confidence: object, correct: object, *, n_bins: int = 10,
     for a calibrated detector with 500 answers in 10 bins, and its bootstrap interval does
     not cover a calibrated detector's 0; :func:`ece_l2_debiased` is the debiased measure.
 
-    No standard analytic interval exists, so by default there is none (low = high = NaN);
-    ``ci="bootstrap"`` adds a percentile bootstrap (``n_boot`` replicates, ``random_state``)
-    over the answers, or over ``items`` when given (one label per answer: answers sharing a
-    label, e.g. the prompt types of one contract, are drawn together); with
-    ``strategy="quantile"`` each replicate recomputes its own edges. ``n`` counts the
-    complete pairs, ``n_dropped`` the pairs with a missing value. No pair gives NaN.
+    By default there is no interval (low = high = NaN); ``ci="bootstrap"`` (the option the
+    calibration statistics share) adds the **simultaneous** interval of
+    :func:`ece_interval` (Wilson per bin with Bonferroni over the bins, the bins' gap bounds
+    weighted by their shares), not a bootstrap: the percentile bootstrap of the plug-in
+    never covered a calibrated detector (``n_boot`` and ``random_state`` are unused; the
+    bootstrap stays for :func:`ece_l2_debiased` and :func:`brier`). With ``items`` (one label
+    per answer: answers sharing a label, e.g. the prompt types of one contract) each bin's
+    interval is clustered by item. ``n`` counts the complete pairs, ``n_dropped`` the pairs
+    with a missing value. No pair gives NaN.
 
     Examples
     --------
     >>> round(float(ece([0.9, 0.9, 0.6, 0.6], [1, 0, 1, 1])), 3)
     0.4
     """
-    return _binned_statistic("ece", confidence, correct, n_bins=n_bins, strategy=strategy,
-                             items=items, ci=ci, n_boot=n_boot, random_state=random_state,
-                             level=level)
+    return _simultaneous("ece", confidence, correct, n_bins=n_bins, strategy=strategy,
+                         items=items, ci=ci, level=level)
 
 
 def ece_l2_debiased(confidence: object, correct: object, *, n_bins: int = 10,
@@ -475,11 +593,46 @@ def mce(confidence: object, correct: object, *, n_bins: int = 10,
         strategy: Strategy = "uniform", items: object | None = None,
         ci: Literal["bootstrap"] | None = None, n_boot: int = 1000,
         random_state: int = 0, level: float = 0.95) -> Estimate:
-    """Maximum calibration error, the largest |acc_b − conf_b| over non-empty bins; its
-    bootstrap interval only with ``ci="bootstrap"`` (options as :func:`ece`)."""
-    return _binned_statistic("mce", confidence, correct, n_bins=n_bins, strategy=strategy,
-                             items=items, ci=ci, n_boot=n_boot, random_state=random_state,
-                             level=level)
+    """Maximum calibration error, the largest |acc_b − conf_b| over non-empty bins (the
+    plug-in, as BlockBench computes it); its interval only on request (``ci="bootstrap"``,
+    the option :func:`ece` and :func:`brier` share), and then the **simultaneous** interval
+    of :func:`mce_interval` (Wilson per bin with Bonferroni over the bins, then the max), not
+    a bootstrap: a percentile bootstrap of the plug-in max never covers a small true MCE
+    (``n_boot`` and ``random_state`` are unused). With ``items`` each bin's interval is
+    clustered by item (answers sharing a label, e.g. a contract's prompt types;
+    :func:`mce_interval_of`). It covered a calibrated detector (MCE 0) in 95–96 % and an MCE
+    of 0.10 in 97 % of 300 simulated runs of 500 answers in 10 bins (the bootstrap: 0 % and
+    30 %; ``docs/statistics.md``, round 3 item 3; ``tests/test_stats_round3.py``).
+
+    Examples
+    --------
+    >>> est = mce([0.9] * 10, [1] * 9 + [0], n_bins=2, ci="bootstrap")
+    >>> round(float(est), 3), round(est.low, 3), round(est.high, 3)
+    (0.0, 0.0, 0.304)
+    """
+    return _simultaneous("mce", confidence, correct, n_bins=n_bins, strategy=strategy,
+                         items=items, ci=ci, level=level)
+
+
+def _simultaneous(which: str, confidence: object, correct: object, *, n_bins: int,
+                  strategy: Strategy, items: object | None, ci: str | None,
+                  level: float) -> Estimate:
+    """ECE or MCE of one group with, on request, its simultaneous interval
+    (:func:`mce_interval_of`)."""
+    _check_options(n_bins, strategy)
+    _check_ci(ci)
+    conf, corr, codes, dropped = _pairs(confidence, correct, items)
+    group = np.zeros(conf.size, dtype=np.int64)
+    if conf.size == 0:
+        return Estimate(np.nan, np.nan, np.nan, 0, n_dropped=dropped)
+    binned = bin_calibration(group, conf, corr, n_groups=1, n_bins=n_bins, strategy=strategy)
+    value = float(getattr(binned, which)()[0])
+    low = high = np.nan
+    if ci == "bootstrap":
+        lo, hi = mce_interval_of(group, conf, corr, codes, n_groups=1, n_bins=n_bins,
+                                 strategy=strategy, level=level, which=which)
+        low, high = float(lo[0]), float(hi[0])
+    return Estimate(value, low, high, conf.size, n_dropped=dropped)
 
 
 def brier(confidence: object, correct: object, *, items: object | None = None,

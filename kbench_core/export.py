@@ -297,7 +297,8 @@ def to_latex(frame: pd.DataFrame, *, best: Mapping[str, str] | None = None, digi
              provenance: Provenance | None = None) -> str:
     """A booktabs LaTeX table: intervals as ``0.62 [0.55, 0.69]`` (from ``<col>_low`` and
     ``<col>_high``), the best value of each column in ``best`` (``"max"`` or ``"min"``) in bold
-    among comparable rows (one judge, one bias, ...; never a few-samples row:
+    among comparable rows (one judge, one bias, ...; never a few-samples row; where the column
+    has its interval, only when that interval is clear of the other rows':
     :func:`kbench_core.tables.best_marks`),
     every cell escaped. Needs ``\\usepackage{booktabs}``; a table of more than
     :data:`LATEX_WIDE_COLUMNS` columns is scaled to the text width with ``\\resizebox``

@@ -1,5 +1,7 @@
-"""Ranks as every leaderboard shows them: the rank by the point value, its bootstrap interval
-beside it, and a mark when it rests on few items.
+"""Ranks as every leaderboard shows them: the rank by the point value, its interval beside it
+(simultaneous, from every pair's paired test, :func:`kbench_core.compare.rank_intervals`; or
+the bootstrap of a leaderboard's own statistic, :func:`rank_by`), and a mark when it rests on
+few items.
 
 One place, so the dashboard, ``kbench metrics`` and the report write ``2 [1, 4] · few
 studies`` the same way (``docs/statistics.md``, "Rank intervals").
@@ -83,7 +85,7 @@ def rank_by(table: pd.DataFrame, metric: str, *, lower_is_better: bool = False,
 
 
 # The columns :func:`model_ranks` gives, one convention for every leaderboard that ranks
-# models by a per-item mean with a bootstrap interval.
+# models by a per-item mean with its simultaneous interval.
 RANK_COLUMNS = ("model", "rank", "rank_low", "rank_high", "ranked_value", "n_ranked",
                 "n_dropped", "few_items")
 
@@ -92,13 +94,15 @@ def model_ranks(frame: pd.DataFrame, value: str, *, item: Sequence[str] | str,
                 models: Sequence[str] | pd.Series | None = None,
                 lower_is_better: bool | None = None, cluster: str | None = None,
                 n_boot: int = 1000, random_state: int = 0) -> pd.DataFrame:
-    """Every model's rank with its bootstrap interval, one row per model of ``models``
+    """Every model's rank with its simultaneous interval, one row per model of ``models``
     (default: the models of ``frame``, as text), in that order, columns
     :data:`RANK_COLUMNS`: ``rank`` (1 = best, ties share the mean rank), ``rank_low`` /
-    ``rank_high`` (the percentile interval), ``ranked_value`` (the model's mean ``value``
+    ``rank_high`` (the interval from every pair's Holm-adjusted paired test, all models'
+    intervals holding together), ``ranked_value`` (the model's mean ``value``
     over the items every model has: what the rank orders), ``n_ranked`` (those items),
     ``n_dropped`` (items the model lacks) and ``few_items``
-    (:func:`kbench_core.compare.rank_intervals`, which computes them; Hall & Miller 2009).
+    (:func:`kbench_core.compare.rank_intervals`, which computes them; Al Mohamad, Goeman &
+    van Zwet 2022).
 
     Nothing is ranked (rank and interval NaN, ``n_ranked`` 0) when ``frame`` has fewer than two
     models or no item every model has; a model of ``models`` that ``frame`` lacks gets NaN.

@@ -17,9 +17,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _st
 
-__all__ = ["SMALL_SAMPLE", "Estimate", "WithinGroups", "agreement_wilson", "bootstrap_groups",
-           "bootstrap_groups_batched", "bounded_mean_interval", "check_choice", "t_interval",
-           "widen_small", "wilson", "wilson_by"]
+__all__ = ["SMALL_SAMPLE", "Clusters", "Estimate", "WithinGroups", "agreement_wilson",
+           "bootstrap_groups", "bootstrap_groups_batched", "bounded_mean_interval",
+           "check_choice", "jeffreys_effective", "t_interval", "widen_small",
+           "wilson", "wilson_by", "wilson_effective"]
 
 SMALL_SAMPLE = 30
 """Below this many items a large-sample (asymptotic or percentile-bootstrap) interval of an
@@ -50,11 +51,12 @@ class Estimate:
 
 
 def wilson(successes: np.ndarray | pd.Series | float, n: np.ndarray | pd.Series | float,
-           *, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+           *, level: float | np.ndarray = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """Wilson score interval of a proportion, elementwise; NaN where ``n`` is 0 or NaN.
 
     ``successes`` may be fractional (a mean of 0/1 scores times n, or weighted counts):
     statsmodels' ``proportion_confint(method="wilson")`` accepts any count in [0, n].
+    ``level`` may be an array broadcast with them (per-bin Bonferroni levels).
     """
     count = np.asarray(successes, dtype=float)
     nobs = np.asarray(n, dtype=float)
@@ -68,7 +70,10 @@ def wilson(successes: np.ndarray | pd.Series | float, n: np.ndarray | pd.Series 
         # 16 calls of it were a tenth of a small run's tiers.
         count_a, nobs_a = np.clip(count[ok], 0, nobs[ok]), nobs[ok]
         q_ = count_a / nobs_a
-        crit = _normal_isf((1 - level) / 2.0)
+        if np.ndim(level) == 0:
+            crit = _normal_isf((1 - float(level)) / 2.0)
+        else:
+            crit = _st.norm.isf((1 - np.broadcast_to(level, count.shape)[ok]) / 2.0)
         crit2 = crit**2
         denom = 1 + crit2 / nobs_a
         center = (q_ + crit2 / (2 * nobs_a)) / denom
@@ -187,22 +192,36 @@ def bounded_mean_interval(mean: np.ndarray | pd.Series, sd: np.ndarray | pd.Seri
                           n: np.ndarray | pd.Series, *, bounds: tuple[float, float],
                           level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """Interval of the mean of n values known to lie in ``bounds`` = [a, b] (a mean BMS over
-    biases), elementwise: the Student-t interval (:func:`t_interval`, clipped to [a, b]),
-    widened below :data:`SMALL_SAMPLE` values to contain the Wilson score interval of the
-    rescaled mean (m − a)/(b − a) with n trials, mapped back (:func:`widen_small`).
+    biases, a mean study PAS or ECS, a model's PAS over its studies), elementwise: below
+    :data:`SMALL_SAMPLE` values the **Wilson score interval of the rescaled mean**
+    (m − a)/(b − a) with n trials, mapped back; from :data:`SMALL_SAMPLE` values on the
+    Student-t interval (:func:`t_interval`, clipped to [a, b]; equal values get the Wilson
+    bound there too). The one interval of every such mean kbench shows.
 
-    The t interval alone relies on the mean being near normal, which a skewed bounded score
-    over few values is not: 4 values of Beta(0.5, 20) gave 83 % coverage. The Wilson bound is
-    conservative for any [a, b] variable (its variance is at most the Bernoulli one), so the
-    widened interval covers at least its level, generously at very few values
-    (``tests/test_profile.py``, ``tests/test_stats_round2_bias.py``)."""
+    Why: a variable in [a, b] with mean μ has variance at most (μ − a)(b − μ), the Bernoulli
+    one, so the score interval for a proportion covers such a mean at any skew (Wilson 1927;
+    the worst case is the two-point variable). The t interval relies on the mean being near
+    normal, which a skewed bounded score over few values is not: 4 values of Beta(20, 0.5)
+    gave 83 % coverage, 12 values 86 %, 30 values 91 %. Alternatives compared on 4–12 values
+    (``docs/statistics.md``, round 3 item 4): the union of the t and Wilson intervals (the
+    rule of round 2) is never narrower and up to 1.3× wider where the values spread; the
+    betting interval of Waudby-Smith & Ramdas (2024, hedged capital, capital averaged over
+    orders) is valid too but 1.2–1.6× wider at 4–12 values, since 4 values can multiply the
+    bettor's capital at most by 1/m each. Below 30 values no interval that holds for every
+    [a, b] variable can be much narrower: four values at b are as likely under a two-point
+    variable of mean a + 0.6(b − a) as not."""
     a, b = map(float, bounds)
+    if not b > a:
+        raise ValueError(f"bounds must be (low, high) with low < high; got {bounds!r}")
     m = np.asarray(mean, dtype=float)
     k = np.asarray(n, dtype=float)
+    m, k = np.broadcast_arrays(m, k)
     low, high = t_interval(m, sd, k, level=level, bounds=(a, b))
     share = np.clip((m - a) / (b - a), 0.0, 1.0)
     w_low, w_high = wilson(share * k, k, level=level)
-    low, high = widen_small(low, high, a + (b - a) * w_low, a + (b - a) * w_high, k)
+    few = k < SMALL_SAMPLE
+    low = np.where(few, a + (b - a) * w_low, low)
+    high = np.where(few, a + (b - a) * w_high, high)
     return np.clip(low, a, b), np.clip(high, a, b)
 
 
@@ -331,3 +350,190 @@ class WithinGroups:
     def draw(self, rng: np.random.Generator) -> np.ndarray:
         pick = self.start + (rng.random(self.size) * self.count).astype(np.int64)
         return np.bincount(self.order[pick], minlength=self.size)
+
+
+def _share(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+
+@dataclass(frozen=True)
+class Clusters:
+    r"""Answers clustered by sample within each group: a contract's prompt types share the
+    contract's difficulty, so they are not independent answers (``docs/statistics.md``,
+    "Round 2 (issue 23): vulnerability tiers").
+
+    Every rate of the tiers is a ratio :math:`\hat p = Y/N = \sum_c y_c / \sum_c n_c` over
+    the cells c (group × sample) of a group. Its variance is the delete-one-sample jackknife
+    (Quenouille 1956; for ratio estimators Cochran 1977, *Sampling Techniques*, §6.17; the
+    CR3 cluster-robust variance of Cameron & Miller 2015, §VI.B):
+
+    .. math:: \hat V_J = \frac{G-1}{G}\sum_c (\hat p_{(-c)} - \bar p_{(\cdot)})^2,\qquad
+              \hat p_{(-c)} = \frac{Y - y_c}{N - n_c}
+
+    over the G samples with a unit in the denominator. Unlike the plain sandwich it does not
+    shrink the residual of a sample holding most answers, so a design with one large and
+    many small samples keeps its coverage. The design effect (Kish 1965, *Survey Sampling*,
+    §8.2) is :math:`\mathrm{deff} = \max(1, \hat V_J / (\hat p(1-\hat p)/U))`, U the units
+    the rate counts (answers, or findings for the pooled finding rates), and the rate's
+    interval is Wilson's on the effective number U/deff with p̂·U/deff successes: a
+    Wilson-type interval on the effective n. One answer per sample leaves every interval
+    exactly as before (deff = 1); k identical answers per sample give Wilson on the samples.
+    At p̂ = 0 or 1, or with one sample, the data cannot show the correlation, so the bound of
+    full correlation is used: deff = Σ u_c² / U (U / deff is Kish's effective number of
+    clusters). Written by hand: statsmodels' cluster-robust covariances fit one regression
+    per group and rate; this does every group and rate with a few sums over cells.
+    """
+
+    cell: np.ndarray        # per answer, its (group, sample) cell
+    cell_group: np.ndarray  # per cell, its group (cells are sorted by group)
+    size: int               # groups
+    singletons: bool        # one answer per cell
+    starts: np.ndarray      # first cell of each group that has cells
+    filled: np.ndarray      # those groups
+
+    @classmethod
+    def of(cls, gid: np.ndarray, sample: np.ndarray, n_samples: int, size: int) -> Clusters:
+        key = gid.astype(np.int64) * max(n_samples, 1) + sample
+        cells, cell = np.unique(key, return_inverse=True)
+        cell_group = cells // max(n_samples, 1)
+        filled, starts = np.unique(cell_group, return_index=True)
+        return cls(cell=cell.ravel(), cell_group=cell_group, size=size,
+                   singletons=cells.size == key.size, starts=starts, filled=filled)
+
+    def per_group(self, cell_values: np.ndarray) -> np.ndarray:
+        # Cells are sorted by group: contiguous segment sums (reduceat) cost a twentieth of
+        # a weighted bincount.
+        values = np.asarray(cell_values, dtype=float)
+        out = np.zeros((self.size, *values.shape[1:]))
+        if self.starts.size:
+            out[self.filled] = np.add.reduceat(values, self.starts, axis=0)
+        return out
+
+    def per_cell(self, values: np.ndarray) -> np.ndarray:
+        return np.bincount(self.cell, weights=values, minlength=self.cell_group.size)
+
+    def n_clusters(self, used: np.ndarray | None = None) -> np.ndarray:
+        """Samples with at least one (used) answer, per group."""
+        ones = np.ones(self.cell.size) if used is None else used.astype(float)
+        return self.per_group(self.per_cell(ones) > 0)
+
+    def jackknife(self, y_c: np.ndarray, n_c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(G, V_J) per group of the ratio Σ y_c / Σ n_c: the samples with n_c > 0 and the
+        delete-one-sample jackknife variance (NaN with fewer than two such samples)."""
+        g = self.cell_group
+        y, n = self.per_group(y_c), self.per_group(n_c)
+        present = n_c > 0
+        k = self.per_group(present)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            left = np.where(present, (y[g] - y_c) / (n[g] - n_c), 0.0)
+            left = np.where(np.isfinite(left), left, 0.0)
+            mean_left = self.per_group(left) / k
+            dev = np.where(present, left - mean_left[g], 0.0)
+            v = (k - 1) / k * self.per_group(dev * dev)
+        return k, np.where(k >= 2, v, np.nan)
+
+    def deff(self, y_c: np.ndarray, n_c: np.ndarray, u_c: np.ndarray | None = None, *,
+             weighted: bool | np.ndarray = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(Σ num, Σ units, design effect ≥ 1) per group of the ratio Σ num / Σ den, from
+        their sums per cell (:meth:`per_cell`); ``u_c`` the units the Wilson n counts
+        (default the denominator's). The design effect is 1 where the group has no unit.
+        Several rates at once: arrays (cells, rates) give (groups, rates). ``weighted``
+        (per rate) marks a ratio whose units weigh unequally (F1, F2: a true positive counts
+        5 times in F2's denominator), so the jackknife runs even with one unit per sample."""
+        u_c = n_c if u_c is None else u_c
+        y, n = self.per_group(y_c), self.per_group(n_c)
+        u = n if u_c is n_c else self.per_group(u_c)
+        # One unit per sample (per rate): nothing is clustered, the plain interval stays.
+        plain = self.singletons & ~(u_c > 1).any(axis=0) & ~np.asarray(weighted, dtype=bool)
+        if np.all(plain):
+            return y, u, np.ones(y.shape)
+        p = _share(y, n)
+        k, v_cluster = self.jackknife(y_c, n_c)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            v_simple = p * (1 - p) / u
+            ratio = v_cluster / v_simple
+            full = self.per_group(u_c * u_c) / u  # full correlation
+        inner = (p > 0) & (p < 1) & (v_simple > 0) & (k >= 2)
+        deff = np.where(inner, ratio, full)
+        # One answer per sample gives 1 up to rounding: keep the plain interval then.
+        deff = np.where(np.isfinite(deff) & (deff > 1 + 1e-9), deff, 1.0)
+        return y, u, np.where(plain, 1.0, deff)
+
+    def boundary_n(self, u_c: np.ndarray) -> np.ndarray:
+        """Kish's effective number of clusters U² / Σ u_c² per group (units ``u_c`` per cell;
+        arrays (cells, rates) give (groups, rates)): the effective n of a rate at 0 or 1,
+        where :meth:`deff` assumes full correlation. U where every sample holds one unit."""
+        u, squares = self.per_group(u_c), self.per_group(np.asarray(u_c, float) ** 2)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(squares > 0, u * u / np.where(squares > 0, squares, 1.0), 0.0)
+
+    def mean_se(self, values: np.ndarray, used: np.ndarray, n: np.ndarray,
+                var: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(G, standard error) of the mean of ``values[used]`` per group: the larger of the
+        jackknife over samples (:meth:`jackknife` of Σx / Σ1) and the usual s/√n (s² =
+        var·n/(n − 1)); one answer per sample gives s/√n and n − 1 degrees of freedom
+        exactly, k identical answers per sample the t interval of the sample means."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            v_simple = var / np.maximum(n - 1, 1)
+        if self.singletons:
+            return n, np.where(n > 1, np.sqrt(v_simple), np.nan)
+        k, v_cluster = self.jackknife(self.per_cell(np.where(used, values, 0.0)),
+                                      self.per_cell(used.astype(float)))
+        se = np.sqrt(np.fmax(v_cluster, v_simple))
+        return k, np.where((n > 1) & (k >= 2), se, np.nan)
+
+
+def wilson_effective(successes: np.ndarray, units: np.ndarray, deff: np.ndarray,
+                     boundary_n: np.ndarray, *,
+                     level: float | np.ndarray = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """A clustered rate's interval, monotone in its count: Wilson's on the effective numbers
+    ``successes / deff`` of ``units / deff`` (:meth:`Clusters.deff`), its lower bound at most
+    the one a perfect score of the same units gets and its upper bound at least a zero
+    score's, both Wilson's on ``boundary_n`` (:meth:`Clusters.boundary_n`).
+
+    Why: at 0 or 1 the data cannot show how correlated a sample's answers are, so
+    :meth:`Clusters.deff` assumes full correlation (Kish's effective number of clusters),
+    while one answer off the boundary the jackknife sees almost no correlation (one wrong
+    answer cannot disagree with its sample's others) and gives deff ≈ 1. With 40 contracts ×
+    3 prompt types, 120 of 120 gave [0.912, 1] and 119 of 120 [0.954, 0.9985]: the lower
+    bound dropped when the score became perfect. One failure says no more about the
+    correlation than none, so a rate below 1 never gets a higher lower bound than the
+    perfect score (119 of 120: [0.912, 0.9985]); the change only widens, so coverage cannot
+    fall (``docs/statistics.md``, round 3 item 8). One answer per sample: boundary_n = units,
+    the plain Wilson interval, unchanged. Written by hand (two Wilson calls)."""
+    deff = np.asarray(deff, dtype=float)
+    low, high = wilson(np.asarray(successes, float) / deff, np.asarray(units, float) / deff,
+                       level=level)
+    boundary = np.asarray(boundary_n, dtype=float)
+    top_low, _ = wilson(boundary, boundary, level=level)
+    _, bottom_high = wilson(np.zeros_like(boundary), boundary, level=level)
+    return (np.where(np.isfinite(top_low), np.fmin(low, top_low), low),
+            np.where(np.isfinite(bottom_high), np.fmax(high, bottom_high), high))
+
+
+def jeffreys_effective(successes: np.ndarray, units: np.ndarray, boundary_n: np.ndarray, *,
+                       level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Jeffreys interval of a proportion on effective numbers (``successes`` of ``units``,
+    both already divided by the design effect; fractional counts are fine): the equal-tailed
+    interval of Beta(x + ½, n − x + ½), with the lower bound 0 at x = 0 and the upper 1 at
+    x = n (Brown, Cai & DasGupta 2001, *Statistical Science* 16, 101–133, §4.1.2), kept
+    monotone in the count at the boundary as :func:`wilson_effective` is (``boundary_n``).
+    Used inside MOVER sums (Zou & Donner 2008; the tiers' difficulty means), where it kept
+    the nominal coverage near 0 and 1 better than Wilson's (``docs/statistics.md``, round 3
+    item 7). NaN where ``units`` is 0. scipy's beta quantiles."""
+    x, n, edge = np.broadcast_arrays(*(np.asarray(a, dtype=float)
+                                       for a in (successes, units, boundary_n)))
+    alpha = (1 - level) / 2
+    ok = np.isfinite(x) & np.isfinite(n) & (n > 0)
+    low, high = np.full(x.shape, np.nan), np.full(x.shape, np.nan)
+    xs, ns = np.clip(x[ok], 0, n[ok]), n[ok]
+    low[ok] = np.where(xs <= 0, 0.0, _st.beta.ppf(alpha, xs + 0.5, ns - xs + 0.5))
+    high[ok] = np.where(xs >= ns, 1.0, _st.beta.ppf(1 - alpha, xs + 0.5, ns - xs + 0.5))
+    good = ok & np.isfinite(edge) & (edge > 0)
+    if good.any():
+        top_low = _st.beta.ppf(alpha, edge[good] + 0.5, 0.5)
+        bottom_high = _st.beta.ppf(1 - alpha, 0.5, edge[good] + 0.5)
+        low[good] = np.fmin(low[good], top_low)
+        high[good] = np.fmax(high[good], bottom_high)
+    return low, high

@@ -113,8 +113,8 @@ def format_value(value: object, kind: ColumnKind = "number", *,
         return f"{round(number):,}"
     if kind == "rank":
         return f"{number:g}" if number != round(number) else f"{round(number)}"
-    if kind == "p":
-        return "0" if abs(number) < TINY else f"{number:.2g}"
+    if kind == "p":  # a p-value is never 0: below TINY it is written as a bound
+        return f"< {TINY:g}" if abs(number) < TINY else f"{number:.2g}"
     if kind == "cost":
         if abs(number) < TINY:
             return "$0"
@@ -225,6 +225,25 @@ def round_frame(frame: pd.DataFrame, *, digits: int = SIGNIFICANT) -> pd.DataFra
     return out
 
 
+def _clear_of_the_others(frame: pd.DataFrame, column: str, direction: str,
+                         eligible: np.ndarray, group: pd.Series) -> pd.Series:
+    """Per row, whether its interval is clear of every other eligible comparable row's: its
+    lower bound above their largest upper bound (``"max"``), or its upper bound below their
+    smallest lower bound (``"min"``). A row without an interval is never clear."""
+    low = frame[f"{column}_low"].astype(float).where(eligible)
+    high = frame[f"{column}_high"].astype(float).where(eligible)
+    own, other = (low, high) if direction == "max" else (-high, -low)
+    keys = group.to_numpy()
+    # the largest "other" bound of the rest of the group: the group's largest, or its second
+    # largest for the row holding the largest
+    ranked = other.fillna(-np.inf)
+    first = ranked.groupby(keys).transform("max")
+    order = ranked.groupby(keys).rank(method="first", ascending=False)
+    second = ranked.where(order > 1).groupby(keys).transform("max").fillna(-np.inf)
+    rest = np.where(order == 1, second, first)
+    return pd.Series(own.notna().to_numpy() & (own.to_numpy() > rest), index=frame.index)
+
+
 # Rows are compared (for the bold "best" value) only with rows that share every one of these
 # columns: a TDR under one judge is not comparable with a TDR under another, nor a bias's BMS
 # with another bias's, nor a domain's ECS with another domain's.
@@ -242,10 +261,24 @@ def best_marks(frame: pd.DataFrame, best: dict[str, str] | None, *,
     does not crown, nor does it stop another row from being crowned. Ties are all marked;
     a group with a single comparable row marks nothing (best among one is no news).
 
+    Where the frame holds the column's interval (``<column>_low`` / ``<column>_high``) the
+    best row is marked only when its interval is clear of every other comparable row's
+    (above all their upper bounds for ``"max"``, below all their lower bounds for ``"min"``):
+    a bold value claims "best", which overlapping intervals do not support, as the rank
+    intervals and verdicts of the command line do not (issue 38 item 8; before, the LaTeX
+    and Markdown tables bolded by the point estimate alone). A column without an interval is
+    marked by its value.
+
     >>> t = pd.DataFrame({"model": list("abab"), "judge": list("xxyy"), "tdr": [.5, .7, .9, .6],
     ...                   "few_items": [False, False, False, True]})
     >>> best_marks(t, {"tdr": "max"})
     {'tdr': {1}}
+    >>> best_marks(t.assign(tdr_low=[.4, .6, .8, .5], tdr_high=[.55, .8, .95, .7]),
+    ...            {"tdr": "max"})
+    {'tdr': {1}}
+    >>> best_marks(t.assign(tdr_low=[.4, .45, .8, .5], tdr_high=[.6, .8, .95, .7]),
+    ...            {"tdr": "max"})
+    {}
     """
     for column, direction in (best or {}).items():
         if direction not in ("max", "min"):
@@ -266,6 +299,8 @@ def best_marks(frame: pd.DataFrame, best: dict[str, str] | None, *,
         grouped = values.groupby(group.to_numpy())
         target = grouped.transform("max" if direction == "max" else "min")
         hit = np.isclose(values, target) & values.notna() & (sizes.to_numpy() > 1)
+        if f"{column}_low" in frame and f"{column}_high" in frame:
+            hit &= _clear_of_the_others(frame, column, direction, eligible, group)
         found = set(np.flatnonzero(hit.to_numpy()).tolist())
         if found:
             marks[column] = found

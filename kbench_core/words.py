@@ -13,7 +13,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["count_noun", "display_name", "display_names", "method_label", "plural", "wrap_name"]
+__all__ = ["count_noun", "display_name", "display_names", "method_label", "plural",
+           "unit_plural", "wrap_name"]
 
 def plural(noun: str) -> str:
     """The plural of an English item noun (``study`` → ``studies``, ``bias`` → ``biases``,
@@ -28,6 +29,27 @@ def plural(noun: str) -> str:
     if word.endswith(("s", "x", "ch", "sh")):
         return word + "es"
     return word + "s"
+
+
+# The units kbench's families cluster or pair by, and the item nouns their data name: words a
+# sentence can pluralise. Any other column name is a label, not a word ("clu", "cid").
+UNIT_WORDS = frozenset({"bias", "study", "sample", "contract", "domain", "finding", "test",
+                        "item", "prompt_type", "trial", "question", "task", "problem", "model",
+                        "judge", "session", "document", "user", "condition", "intensity",
+                        "group", "cluster", "repository", "file", "dataset", "subject"})
+
+
+def unit_plural(column: str | None) -> str:
+    """The plural of a unit a sentence counts, in words: the plural of a known unit
+    (:data:`UNIT_WORDS`: ``sample`` → ``samples``) and ``clusters`` for any other column
+    name, which is a label, not a noun (``clu`` must not read "1,733 clus"; issue 38).
+
+    >>> [unit_plural(c) for c in ("study", "prompt_type", "clu", "cluster_id", None)]
+    ['studies', 'prompt types', 'clusters', 'clusters', 'clusters']
+    """
+    if column is None or column.strip().lower() not in UNIT_WORDS:
+        return "clusters"
+    return plural(column.strip().lower())
 
 
 # ------------------------------------------------------------------------------ model names

@@ -62,6 +62,7 @@ import pyarrow.parquet as pq
 
 from kbench_core.io import Run, RunFormatError, load_run
 from kbench_core.kahne import repeated
+from kbench_core.readers.sources import read_regular
 from kbench_core.readonly import freeze
 from kbench_core.workspace_files import (  # noqa: F401  (kept importable from here)
     _META_TEXT,
@@ -101,7 +102,7 @@ def _validated(path: Path, name: str, kind: str) -> Run:
     """:func:`~kbench_core.io.load_run` of a saved run, or the run validated earlier from the
     same bytes."""
     try:
-        data = path.read_bytes()
+        data = read_regular(path)  # a FIFO or a device is refused by name, never read
     except OSError as exc:
         raise _bad(path.name, f"cannot read the saved run ({exc.strerror or exc})") from None
     key = (hashlib.sha256(data).hexdigest(), kind)
@@ -330,16 +331,16 @@ class Workspace:
             return
         path = Path(self.directory) / saved
         try:  # the validated copy goes too (other sessions keep their own runs)
-            digest = hashlib.sha256(path.read_bytes()).hexdigest()
-        except OSError:
+            digest = hashlib.sha256(read_regular(path)).hexdigest()
+        except (OSError, RunFormatError):
             digest = None
         _forget_validated(digest)
         journal = None
-        with contextlib.suppress(OSError):  # without a journal the files still go
+        with contextlib.suppress(OSError, RunFormatError):  # without one the files still go
             journal = SaveJournal.begin(
                 Path(self.directory), path.stem, name=run.name,
                 parquet_sha256=digest or "0" * 64,
-                sidecar=path.with_suffix(".json").read_bytes(), suffix=REMOVAL)
+                sidecar=read_regular(path.with_suffix(".json")), suffix=REMOVAL)
         try:
             _unlink_quietly(path, path.with_suffix(".json"))
         finally:

@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import Any
 
 from kbench_core import families, native
 from kbench_core.io import Problem, RunFormatError, run_name
+from kbench_core.readers.sources import open_regular, read_regular
 
 MAX_SIDECAR_BYTES = 4 * 1024**2
 _HEX64 = re.compile(r"[0-9a-f]{64}")
@@ -38,7 +40,7 @@ def _read_sidecar(path: Path) -> dict[str, Any]:
         size = path.stat().st_size
         if size > MAX_SIDECAR_BYTES:
             raise _bad(name, f"workspace metadata of {size:,} bytes, over the 4 MB limit")
-        text = path.read_bytes().decode("utf-8")
+        text = read_regular(path).decode("utf-8")  # a FIFO or device refused, not read
     except FileNotFoundError:
         raise _bad(name, "missing workspace metadata; remove the .parquet twin or upload the "
                          "run again") from None
@@ -235,11 +237,31 @@ def _beginning(handle: int) -> bool:
 
 
 def _digest(path: Path) -> str | None:
+    """The SHA-256 of a regular file's bytes (a FIFO or a device is never opened for reading:
+    None, as for a file that cannot be read)."""
     try:
-        with path.open("rb") as handle:
+        _, handle = open_regular(path)
+        with handle:
             return hashlib.file_digest(handle, "sha256").hexdigest()
+    except (OSError, RunFormatError):
+        return None
+
+
+def _open_journal(path: Path) -> int | None:
+    """A descriptor of the journal ``path`` to lock, or None when it is gone or is not a
+    regular file (opened without blocking: a FIFO named like a journal never stalls a
+    start)."""
+    try:
+        handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return None
+    try:
+        if stat.S_ISREG(os.fstat(handle).st_mode):
+            return handle
+    except OSError:
+        pass
+    os.close(handle)
+    return None
 
 
 def _journal(path: Path, stem: str) -> dict[str, str] | None:
@@ -247,8 +269,8 @@ def _journal(path: Path, stem: str) -> dict[str, str] | None:
     try:
         if path.stat().st_size > MAX_JOURNAL_BYTES:
             return None
-        record = json.loads(path.read_bytes().decode("utf-8"))
-    except (OSError, ValueError):
+        record = json.loads(read_regular(path).decode("utf-8"))
+    except (OSError, ValueError, RunFormatError):
         return None
     if not (isinstance(record, dict) and record.get("stem") == stem
             and isinstance(record.get("name"), str)
@@ -317,10 +339,9 @@ def recover(directory: Path) -> Recovery:
         stem = entry[:-len(JOURNAL)] if entry.endswith(JOURNAL) else entry[:-len(JOURNAL) - 4]
         if not _STEM.fullmatch(stem) or stem in handled:
             continue  # not a name kbench gives
-        try:
-            handle = os.open(journal, os.O_RDONLY)
-        except OSError:
-            continue  # finished meanwhile
+        handle = _open_journal(journal)
+        if handle is None:
+            continue  # finished meanwhile, or not a file kbench writes
         try:
             if not _try_lock(handle, wait=False) or _beginning(handle):
                 handled.add(stem)  # a save in progress in another process
@@ -391,9 +412,8 @@ def _saving_now(directory: Path, stem: str) -> bool:
     journal, under either name, is held by a live process."""
     for name in (f"{stem}{JOURNAL}", f"{stem}{JOURNAL}.tmp", f"{stem}{REMOVAL}",
                  f"{stem}{REMOVAL}.tmp"):
-        try:
-            handle = os.open(directory / name, os.O_RDONLY)
-        except OSError:
+        handle = _open_journal(directory / name)
+        if handle is None:
             continue
         try:
             if not _try_lock(handle, wait=False) or _beginning(handle):
@@ -410,9 +430,8 @@ def _finish_removal(directory: Path, entry: str, found: Recovery) -> None:
     if not _STEM.fullmatch(stem):
         return
     journal = directory / entry
-    try:
-        handle = os.open(journal, os.O_RDONLY)
-    except OSError:
+    handle = _open_journal(journal)
+    if handle is None:
         return
     try:
         if not _try_lock(handle, wait=False) or _beginning(handle):

@@ -7,6 +7,7 @@ against values computed here with pandas, scipy and statsmodels, not with kbench
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from streamlit.testing.v1 import AppTest
 
 from kbench_app import compare as compare_view
 from kbench_core.io import load_run
+from kbench_core.tables import format_value
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "tests" / "apps" / "compare_panel_app.py"
@@ -84,20 +86,39 @@ def clustered(diff: pd.DataFrame) -> tuple[float, float, float, float]:
     return mean, mean - half, mean + half, 2 * stats.t.sf(abs(mean / se), g - 1)
 
 
+def sign_flip_p(diff: pd.DataFrame) -> float:
+    """The exact sign-flip p over the biases' summed 0/1 differences, by enumerating the
+    2^G flips (issue 38, item 1: clustered 0/1 outcomes)."""
+    sums = diff.groupby("bias")["diff"].sum().to_numpy()
+    flips = np.array(list(itertools.product([-1, 1], repeat=sums.size)))
+    return float(np.mean(np.abs(flips @ sums) >= abs(sums.sum()) - 1e-9))
+
+
 def test_bias_panel_shows_verdict_numbers_and_forest_plot() -> None:
+    from kbench_core import compare
+
     at = start()
     alpha_beta = bias_differences("synthetic-alpha", "synthetic-beta")
-    mean, low, high, p_ab = clustered(alpha_beta)
+    mean = alpha_beta["diff"].mean()
+    # 0/1 trial scores clustered by bias: the exact sign-flip test over the 6 biases (every
+    # bias favours alpha: 2 · 0.5⁶) and Newcombe's interval on Kish's effective n (worked in
+    # tests/test_stats_round3_compare.py)
+    p_ab = sign_flip_p(alpha_beta)
+    assert p_ab == pytest.approx(2 * 0.5**6)
+    est = compare.paired_difference(load_run(ROOT / "sample_data" / "bias.csv").frame,
+                                    "score", "synthetic-alpha", "synthetic-beta",
+                                    cluster="bias")
+    low, high = est.low, est.high
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Difference A − B"] == f"{mean:+.3f}"
     assert metrics["95% interval"] == f"[{low:+.2f}, {high:+.2f}]"
     assert metrics["Shared items"] == f"{len(alpha_beta):,}"
-    # One pair asked for: its p from the clustered OLS above, unadjusted (issue 23, item 11)
+    # One pair asked for: its p, unadjusted (issue 23, item 11)
     assert metrics["p (one pair, unadjusted)"] == f"{p_ab:.3g}"
     # alpha planted more biased than beta: a direction is claimed, and it is "worse"
     text = unescape(at.success[0].value)
     assert low > 0 and "synthetic-alpha scores higher than synthetic-beta" in text
-    assert "worse" in text and f"p = {p_ab:.3g} (CR2 cluster-robust t test" in text
+    assert "worse" in text and f"exact sign-flip test over biases, p = {p_ab:.3g}" in text
     assert "one pair compared, unadjusted" in text and "Holm" not in text
 
     # sample size: closed form, times the design effect (clustered / independent SE)²
@@ -153,16 +174,21 @@ def test_every_pair_mode_shows_all_pairs_with_holm_p() -> None:
     by_pair = dict(zip(pairs["y"], pairs["x"], strict=True))
     for pair, (mean, *_rest) in expected.items():
         assert by_pair[pair] == pytest.approx(mean)
-    holm = multipletests([p for *_m, p in expected.values()], method="holm")[1]
+    # 0/1 scores in 6 biases: each pair's exact sign-flip p is at best 2 · 0.5⁶ = 0.031,
+    # which Holm over 3 pairs takes to 0.094: six biases cannot order three models
+    raw = [sign_flip_p(bias_differences(*pair.split(" − "))) for pair in expected]
+    holm = multipletests(raw, method="holm")[1]
     sentences = unescape(" ".join(m.value for m in at.markdown))
     for pair, adjusted in zip(expected, holm, strict=True):
         a, b = pair.split(" − ")
-        assert f"{a} scores higher than {b}" in sentences  # planted: alpha > beta > gamma
+        assert adjusted >= 0.05 and f"cannot tell {a} and {b} apart" in sentences
         assert f"Holm-adjusted p = {adjusted:.3g}" in sentences
     # six equal biases: every verdict says the clusters are few (issue 23, item 3)
     assert sentences.count("Few clusters: only 6 biases (Bell–McCaffrey df 5.0)") == 3
-    # all three intervals exclude 0, and the title says so
-    assert "3 of 3 pairs differ" in found["cmp_pairs_chart"]["layout"]["title"]["text"]
+    # both intervals named (issue 37, item 6)
+    assert sentences.count("(this pair alone; 95% simultaneous over the 3 pairs "
+                           "(Bonferroni):") == 3
+    assert "0 of 3 pairs differ" in found["cmp_pairs_chart"]["layout"]["title"]["text"]
 
 
 def test_rank_intervals_on_request() -> None:
@@ -185,11 +211,25 @@ def test_single_model_shows_a_message_not_a_crash() -> None:
 
 
 def test_judged_panel_switches_metric() -> None:
+    # the family's headline first: TDR's per-item target found (issue 37, item 6)
     at = start(cmp_kind="judged")
     at.selectbox(key="cmp_a").set_value("synthetic-detector-sharp")
     at.selectbox(key="cmp_b").set_value("synthetic-detector-timid").run()
+    assert at.selectbox(key="cmp_metric").value == "TDR (target found, vulnerable samples)"
     frame = load_run(ROOT / "sample_data" / "judged.csv").frame
     frame = frame[frame["judge"] == sorted(frame["judge"].unique())[0]]
+    vulnerable = frame[frame["is_vulnerable"].astype(bool)]
+    found = vulnerable.assign(found=vulnerable["target_found"].astype(float)).pivot_table(
+        index=["sample", "prompt_type"], columns="model", values="found")
+    found_diff = found["synthetic-detector-sharp"] - found["synthetic-detector-timid"]
+    assert {m.label: m.value for m in at.metric}["Shared answers"] == f"{len(found_diff):,}"
+    assert {m.label: m.value for m in at.metric}["Difference A − B"] == \
+        f"{found_diff.mean():+.3f}"
+    forest = charts(at)["cmp_forest_chart"]["data"][0]["x"]
+    assert forest == pytest.approx(sorted(found_diff.groupby(level="prompt_type").mean()))
+    assert "in TDR (target found, vulnerable samples)" in unescape(" ".join(verdicts(at)))
+
+    at.selectbox(key="cmp_metric").set_value("correct verdict").run()
     wide = frame.assign(correct=(frame["said_vulnerable"] == frame["is_vulnerable"])
                         .astype(float)).pivot_table(index=["sample", "prompt_type"],
                                                     columns="model", values="correct")
@@ -197,15 +237,6 @@ def test_judged_panel_switches_metric() -> None:
     assert {m.label: m.value for m in at.metric}["Difference A − B"] == f"{diff.mean():+.3f}"
     correct_forest = charts(at)["cmp_forest_chart"]["data"][0]["x"]
     assert correct_forest == pytest.approx(sorted(diff.groupby(level="prompt_type").mean()))
-
-    at.selectbox(key="cmp_metric").set_value("target found (vulnerable samples)").run()
-    vulnerable = frame[frame["is_vulnerable"].astype(bool)]
-    found = vulnerable.assign(found=vulnerable["target_found"].astype(float)).pivot_table(
-        index=["sample", "prompt_type"], columns="model", values="found")
-    found_diff = found["synthetic-detector-sharp"] - found["synthetic-detector-timid"]
-    assert {m.label: m.value for m in at.metric}["Shared answers"] == f"{len(found_diff):,}"
-    forest = charts(at)["cmp_forest_chart"]["data"][0]["x"]
-    assert forest == pytest.approx(sorted(found_diff.groupby(level="prompt_type").mean()))
     assert forest != pytest.approx(correct_forest)
 
 
@@ -278,7 +309,7 @@ def test_every_pair_section_of_two_models_is_computed_once_opened(monkeypatch) -
     assert not at.exception
     assert calls["compare_models"] == 1
     pairs = next(d.value for d in at.dataframe if "model_a" in d.value.columns)
-    expected = {(a, b): clustered(bias_differences(a, b))[-1] for a, b in [
+    expected = {(a, b): sign_flip_p(bias_differences(a, b)) for a, b in [
         ("synthetic-alpha", "synthetic-beta"), ("synthetic-alpha", "synthetic-gamma"),
         ("synthetic-beta", "synthetic-gamma")]}
     holm = dict(zip(expected, multipletests(list(expected.values()), method="holm")[1],
@@ -286,5 +317,6 @@ def test_every_pair_section_of_two_models_is_computed_once_opened(monkeypatch) -
     for row in pairs.itertuples():
         key = (row.model_a, row.model_b) if (row.model_a, row.model_b) in holm else (
             row.model_b, row.model_a)
-        assert row.p_adjusted == pytest.approx(holm[key])
+        # written as the exports write p ("< 1e-12" below that, never 0)
+        assert row.p_adjusted == format_value(holm[key], "p")
     clear_app_caches()

@@ -4,6 +4,8 @@ the newest result, and aliases added in the app."""
 
 from __future__ import annotations
 
+import re
+import shlex
 from pathlib import Path
 
 import pandas as pd
@@ -45,25 +47,38 @@ def test_the_page_joins_claude_haiku_across_families(monkeypatch) -> None:
                                      *(f"anthropic_claude_haiku_4.5_{c}" for c in (
                                          "v1-empty", "v2-human", "v3-human-plus-demo",
                                          "v4-background"))}
-    assert {s.value for s in at.subheader} >= {"Cognitive biases",
-                                               "Replication of human studies"}
-    # the cards say what kbench_core.profile says, from the same files
+    assert {s.value for s in at.subheader} >= {"Profile", "Replication of human studies"}
+    # the compact profile says what kbench_core.profile says, from the same files: one row per
+    # run and configuration, value and interval whole, the rank with its page's mark
     expected = headline_rows(profile([load_run(REAL / "kahnebench"), load_run(
         REAL / "humanstudy-bench" / "simple_results.json")]))
     expected = expected[expected["model"] == "claude-haiku-4.5"]
-    shown = {m.label: m.value for m in at.metric}
+    shown = profile_table(at).set_index("benchmark")
+    assert len(shown) == 5 and not at.metric
     bms = expected[expected["metric"] == "mean_bms"].iloc[0]
-    assert shown["Mean reported BMS over shared biases (kbench)"] == (
-        f"{bms['value']:.4f} [{bms['value_low']:.4f}, {bms['value_high']:.4f}]")
+    row = shown.loc["bias · kahnebench"]
+    assert row["metric"] == "mean BMS (kbench)"
+    assert row["value [95%]"] == (
+        f"{bms['value']:.4f} [{bms['value_low']:.4f},\u00a0{bms['value_high']:.4f}]")
+    # simultaneous rank intervals: no pair of the 11 is decided after Holm (issue 38 item 6)
+    assert row["rank [95%]"] == "11 [1,\u00a011] of\u00a011 · few biases"
+    assert row["rests on"].startswith("n = 15: the 15 biases every model of the run reports")
     pas = expected[expected["configuration"] == "v4-background"].iloc[0]
-    assert shown["PAS (published) · v4\\-background"] == f"{pas['value']:.4f}"
-    captions = [c.value for c in at.caption]
-    assert "rank 11 [8, 11] of 11 · n = 15" in captions
-    assert f"rank {pas['rank']:g} [{pas['rank_low']:g}, {pas['rank_high']:g}] of 63 · n = 12" \
-        in captions
+    row = shown.loc["replication · simple_results · v4-background"]
+    assert row["value [95%]"] == f"{pas['value']:.4f}"
+    assert row["rank [95%]"] == (f"{pas['rank']:g} [{pas['rank_low']:g},\u00a0"
+                                 f"{pas['rank_high']:g}] of\u00a063 · few studies")
     charts = [c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")]
-    for family in ("bias", "replication"):    # one figure per card
-        assert sum(c.startswith(f"models_card_{family}_") for c in charts) == 1, charts
+    # the configurations' heat table; no one-column fingerprint of one model
+    assert sum(c.startswith("models_card_replication_") for c in charts) == 1, charts
+    assert not any(c.startswith("models_card_bias_") for c in charts), charts
+
+
+def profile_table(at: AppTest) -> pd.DataFrame:
+    """The compact profile as the reader sees it (st.table reads Markdown: the page escapes
+    every text; the escapes removed here)."""
+    (table,) = [t for t in at.table if "rank [95%]" in t.value.columns]
+    return table.value.map(lambda text: re.sub(r"\\(.)", r"\1", str(text)))
 
 
 def test_coverage_and_newest(monkeypatch) -> None:
@@ -104,28 +119,72 @@ def test_hostile_model_ids_stay_inert(monkeypatch, tmp_path) -> None:
     first = frame["model"].iloc[0]
     hostile = "[click](http://evil.example) **x**_v1-empty"
     frame.loc[frame["model"] == first, "model"] = hostile
-    path = tmp_path / "hostile.csv"
+    path = tmp_path / "[run](javascript:alert(1)).csv"   # the run's name, in the profile table
     frame.to_csv(path, index=False)
-    at = open_page(monkeypatch, f"--no-samples {path}")
+    at = open_page(monkeypatch, f"--no-samples {shlex.quote(str(path))}")
     models = at.selectbox(key="models_model").options
     at.selectbox(key="models_model").set_value(
         next(m for m in models if "evil" in m)).run()
     assert not at.exception, [e.value for e in at.exception]
     texts = [e.value for e in (*at.markdown, *at.caption, *at.subheader)] + [
-        m.label for m in at.metric] + [e.label for e in at.expander]
+        m.label for m in at.metric] + [e.label for e in at.expander] + [
+        str(cell) for t in at.table for cell in t.value.to_numpy().ravel()]
     assert not any("](http" in t for t in texts), texts   # no live link from the data
+    cells = [str(c) for t in at.table for c in t.value.to_numpy().ravel()]
+    assert any("\\[run\\]\\(javascript" in c for c in cells), cells   # escaped: text
+    assert not any("](javascript" in c for c in cells), cells
     joined = frame_with(at, "raw id", "joined by")
     assert hostile in set(joined["raw id"])                 # shown, as text
 
 
-@pytest.mark.parametrize(("model", "family"), [
-    ("synthetic-detector-sharp", "vulnerability"), ("synthetic-agent-mirror", "replication"),
-    ("synthetic-alpha", "bias")])
-def test_every_family_card_draws(monkeypatch, model, family) -> None:
+@pytest.mark.parametrize(("model", "family", "metric", "card"), [
+    ("synthetic-detector-sharp", "vulnerability", "TDR", True),
+    ("synthetic-agent-mirror", "replication", "ECS", True),
+    ("synthetic-alpha", "bias", "susceptibility (mean BMS)", False)])
+def test_every_family_has_its_profile_row(monkeypatch, model, family, metric, card) -> None:
     at = open_page(monkeypatch)
     at.selectbox(key="models_model").set_value(model).run()
     assert not at.exception, [e.value for e in at.exception]
     charts = [c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")]
-    assert any(c.startswith(f"models_card_{family}_") for c in charts), charts
-    heads = [m.label for m in at.metric]
-    assert heads, "no headline metric"
+    assert any(c.startswith(f"models_card_{family}_") for c in charts) == card, charts
+    assert metric in set(profile_table(at)["metric"])
+
+
+def test_a_suggested_join_is_accepted_in_the_app(monkeypatch) -> None:
+    at = open_page(monkeypatch)
+    (near,) = [e for e in at.expander if e.label.startswith("Suggested joins")]
+    assert near.label == "Suggested joins (1)"
+    table = frame_with(at, "id", "join under").iloc[0]
+    assert (table["id"], table["join under"]) == ("grok-4.1-fast-reasoning", "grok-4.1-fast")
+    chooser = at.multiselect(key="models_suggested")
+    assert len(chooser.options) == 1
+    chooser.set_value(chooser.options).run()
+    (accept,) = [b for b in at.button if b.label == "Accept the chosen joins"]
+    accept.click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    aliases = frame_with(at, "raw id", "canonical id")
+    assert aliases.to_dict("records") == [{"raw id": "grok-4.1-fast-reasoning",
+                                           "canonical id": "grok-4.1-fast"}]
+    assert not [e for e in at.expander if e.label.startswith("Suggested joins")]
+    at.selectbox(key="models_model").set_value("grok-4.1-fast").run()
+    joined = frame_with(at, "raw id", "joined by").set_index("raw id")
+    assert joined.loc["grok-4-1-fast-reasoning", "joined by"] == "alias"
+    assert set(joined["family"]) == {"bias", "replication"}
+
+
+@pytest.mark.parametrize("text", [
+    "[aliases]\nx = " + "[" * 1000 + "]" * 1000 + "\n",     # RecursionError before
+    "[aliases]\n\"a\" = [\"\U000e0001\"]\n\"b\" = [\"\U000e0001\"]\n",
+])
+def test_a_bad_aliases_upload_is_said_and_changes_nothing(monkeypatch, text) -> None:
+    at = open_page(monkeypatch)
+    at.text_input(key="models_alias_raw").input("grok-4-1-fast-reasoning")
+    at.text_input(key="models_alias_canonical").input("grok-4.1-fast-none")
+    at.button[0].click().run()
+    at.file_uploader(key="models_aliases_upload").set_value(
+        [("deep.toml", text.encode(), "application/toml")]).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(e.value.startswith("The aliases file was not used") for e in at.error)
+    assert any(c.value.startswith("deep.toml: ") for c in at.code)
+    aliases = frame_with(at, "raw id", "canonical id")   # the session's aliases stay
+    assert aliases["raw id"].tolist() == ["grok-4-1-fast-reasoning"]

@@ -194,6 +194,8 @@ def test_compare_panel_on_correct_verdicts(monkeypatch) -> None:
     at = open_page(monkeypatch)
     at.selectbox(key="vuln_cmp_a").set_value("synthetic-detector-sharp").run()
     at.selectbox(key="vuln_cmp_b").set_value("synthetic-detector-timid").run()
+    # the panel opens on TDR, the family's headline (issue 37, item 6); correct verdicts here
+    at.selectbox(key="vuln_cmp_metric").set_value("correct verdict").run()
     frame = load_run("sample_data/judged.csv").frame
     frame = frame[frame["judge"] == "judge-one"].assign(
         correct=lambda d: (d["said_vulnerable"] == d["is_vulnerable"]).astype(float))

@@ -132,7 +132,11 @@ def test_the_compare_tables_name_the_interval_of_their_difference(monkeypatch) -
         at.session_state[key] = True
     at.run()
     shown = labels(table_with(at, "model_a", "delta_low"))
-    assert shown["delta_low"] == "A − B 95% CI low" and shown["p_value"] == "p (unadjusted)"
+    # the pair's own interval and the simultaneous one, each said for what it is (issue 37,
+    # item 6)
+    assert shown["delta_low"] == "A − B 95% CI low (this pair)"
+    assert shown["delta_adj_low"] == "A − B simultaneous 95% CI low"
+    assert shown["p_value"] == "p (unadjusted)"
     assert shown["p_adjusted"] == "p (Holm, 55 pairs)"
 
 

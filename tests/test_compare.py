@@ -155,7 +155,8 @@ def test_verdict_claims_a_direction_only_when_the_quoted_evidence_supports_it(
         assert claims and ("better" in text) != ("worse" in text)
         assert ("A scores lower" in text) == (est.high < 0)
         assert ("better" in text) == ((est.high < 0) == lower)
-    assert f"= {quoted:.3g}" in text  # the p it quotes is the one it decided on
+    # the p it quotes is the one it decided on ("< 1e-12" below that: never "p = 0")
+    assert (f"= {quoted:.3g}" if quoted >= 1e-12 else "p < 1e-12") in text
 
 
 def test_verdict_under_holm_does_not_claim_what_the_adjusted_p_denies() -> None:
@@ -251,7 +252,10 @@ def test_three_contracts_clustered_are_too_few_for_any_direction() -> None:
     result = compare.compare_pair(frame, "correct", "A", "B", item=["sample", "prompt_type"],
                                   cluster="sample", noun="answers")
     est = result.estimate
-    assert est.value == 1.0 and est.n == 9 and math.isnan(est.low) and math.isnan(est.high)
+    # 0/1 outcomes in clusters: the exact sign-flip test over the 3 contracts (issue 38,
+    # item 1), whose interval (Newcombe on Kish's effective n) holds 0
+    assert est.value == 1.0 and est.n == 9 and est.test == "cluster sign-flip"
+    assert est.low <= 0 <= est.high <= 1
     assert est.p_value == pytest.approx(stats.binomtest(3, 3, 0.5).pvalue) == 0.25
     assert not result.claims and result.n_clusters == 3
     assert "cannot tell" in result.verdict and "3 samples" in result.verdict
@@ -311,8 +315,12 @@ def test_ties_share_the_mean_rank() -> None:
     ranks = compare.rank_intervals(frame, "value", item="item", lower_is_better=True)
     assert dict(zip(ranks["model"], ranks["rank"], strict=True)) == {"A": 1.5, "B": 1.5,
                                                                      "C": 3.0}
-    # identical in every resample: the tie never breaks
-    assert ranks.set_index("model").loc["A", ["rank_low", "rank_high"]].tolist() == [1.5, 1.5]
+    # identical models cannot be ordered: each may be first or second (whole ranks; the
+    # bootstrap gave [1.5, 1.5] before issue 38 item 6), and C, 1 worse on all 60 items, is
+    # third for sure
+    table = ranks.set_index("model")
+    assert table.loc["A", ["rank_low", "rank_high"]].tolist() == [1.0, 2.0]
+    assert table.loc["C", ["rank_low", "rank_high"]].tolist() == [3.0, 3.0]
 
 
 def test_directions() -> None:
@@ -436,6 +444,9 @@ def test_kbench_compare_verdict_and_pair_table_follow_the_adjusted_p(tmp_path, c
                              float(rng.random() < np.clip(base + shift, 0, 1))))
     frame = pd.DataFrame(rows, columns=["model", "bias", "domain", "condition", "intensity",
                                         "trial", "score"])
+    # scores inside (0, 1), not 0/1, so the CR2 t applies (0/1 outcomes in clusters take the
+    # exact cluster sign-flip test since issue 38); an affine map leaves every t unchanged
+    frame["score"] = frame["score"] * 0.9 + 0.05
     path = tmp_path / "four.csv"
     frame.to_csv(path, index=False)
     raw = {}
@@ -463,3 +474,5 @@ def test_kbench_compare_verdict_and_pair_table_follow_the_adjusted_p(tmp_path, c
     table = pd.read_csv(io.StringIO(capsys.readouterr().out), comment="#")
     row = table[(table["model_a"] == "A") & (table["model_b"] == "B")].iloc[0]
     assert row["direction"] == "undecided" and row["delta_low"] > 0
+    # ... and its adjusted interval (simultaneous over the 6 pairs) holds 0 (issue 37, item 6)
+    assert row["delta_adj_low"] <= 0 <= row["delta_adj_high"]

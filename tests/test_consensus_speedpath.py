@@ -208,7 +208,22 @@ def reference(judged: pd.DataFrame, *, judges: Sequence[str] | None = None,
     else:
         for column, values in numeric.items():
             out[column] = _ref_row_median(values)
-    out["n_judges"] = np.bincount(layout.item, minlength=layout.n_items)
+    # Issue 37 (docs/formats.md): a failed judgement is a row with its verdict and found labels
+    # missing. n_judges counts the judgements present; an item no voter judged is missing
+    # (not an undecided vote) unless failed judgements count as "not found".
+    present = np.ones(len(judged), dtype=bool)
+    for column in ("said_vulnerable", "target_found"):
+        if column in judged:
+            present &= judged[column].notna().to_numpy(dtype=bool)
+    n_present = layout.grid(present[layout.rows], False).sum(axis=1)
+    nobody = n_present == 0
+    if not not_found and nobody.any():
+        for column in ("said_vulnerable", *FOUND_LABELS):
+            if column in out:
+                out[column] = pd.array(np.where(nobody, pd.NA, np.asarray(out[column],
+                                                                          dtype=object)),
+                                       dtype="boolean")
+    out["n_judges"] = np.asarray(n_present, dtype=np.int64)
     # One bit per reported label, then a lookup of the 2^k joined names (no per-item strings).
     names = list(undecided)
     mask = np.zeros(layout.n_items, dtype=np.int64)

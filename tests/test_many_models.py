@@ -46,13 +46,32 @@ def compare_models_per_pair(frame: pd.DataFrame, value: str, *, item=None, clust
     for i, j in combinations(order, 2):
         est = _paired_values(means[:, i], means[:, j], codes, level)
         rows.append((models[i], models[j], est.value, est.low, est.high, est.p_value,
-                     est.test or "", est.df, est.n, est.n_clusters, est.n_dropped))
+                     est.test or "", est.df, est.n, est.n_clusters, est.n_dropped,
+                     est.n_discordant))
     out = pd.DataFrame(rows, columns=["model_a", "model_b", "delta", "delta_low", "delta_high",
-                                      "p_value", "test", "df", "n", "n_clusters", "n_dropped"])
+                                      "p_value", "test", "df", "n", "n_clusters", "n_dropped",
+                                      "n_discordant"])
     out["p_value"] = out["p_value"].astype(float)
     out["n_clusters"] = out["n_clusters"].astype("Int64")
+    out["n_discordant"] = out["n_discordant"].astype("Int64")
     out.insert(6, "p_adjusted", _adjust(out["p_value"], correction))
     out["direction"] = _directions_per_row(out, correction, alpha)
+    # the adjusted intervals: each pair's own interval at the adjusted level (Bonferroni
+    # for Holm, Benjamini–Yekutieli for BH), widened to 0 where the pair is undecided
+    m = int(out["p_value"].notna().sum())
+    decided = int((out["p_adjusted"] < alpha).sum())
+    adjusted = {"holm": 1 - (1 - level) / max(m, 1), None: level,
+                "fdr_bh": 1 - max(decided, 1) * (1 - level) / max(m, 1)}[correction]
+    out["adjusted_level"] = np.where(out["p_value"].notna(), adjusted, level)
+    lows, highs = [], []
+    for (i, j), row in zip(combinations(order, 2), out.itertuples(), strict=True):
+        est = _paired_values(means[:, i], means[:, j], codes, row.adjusted_level)
+        low, high = est.low, est.high
+        if row.direction == "undecided":
+            low, high = min(low, 0.0), max(high, 0.0)
+        lows.append(low)
+        highs.append(high)
+    out["delta_adj_low"], out["delta_adj_high"] = lows, highs
     return out
 
 
@@ -117,7 +136,7 @@ def test_the_designs_reach_every_test_and_no_test():
             frame = _run(np.random.default_rng(0), **design)
             seen |= set(compare.compare_models(frame, "score", item=["item"],
                                                cluster=cluster)["test"])
-    assert seen == {"paired t", "CR2 t", "exact McNemar", "exact sign", ""}
+    assert seen == {"paired t", "CR2 t", "exact McNemar", "cluster sign-flip", "exact sign", ""}
 
 
 def test_repeated_trials_level_and_fdr_match_the_reference():
@@ -165,7 +184,8 @@ def test_every_pair_is_one_pass_not_one_test_per_pair(monkeypatch):
     frame = _issue_run(30).assign(score=lambda f: f["score"] * 0.5 + 0.1 * (f.index % 3))
     out = compare.compare_models(frame, "score", cluster="bias")
     assert len(out) == 435 and set(out["test"]) >= {"CR2 t"}
-    assert calls == {"pair": 0, "binomtest": 0, "ppf": 1}
+    # ppf twice: the pairs' own intervals and the adjusted (simultaneous) ones, on arrays
+    assert calls == {"pair": 0, "binomtest": 0, "ppf": 2}
 
 
 @pytest.mark.parametrize("correction", ["holm", "fdr_bh", None])

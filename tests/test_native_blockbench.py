@@ -180,13 +180,15 @@ def test_sample_without_ground_truth_is_named(tmp_path) -> None:
 def test_invalid_json_member_is_a_failed_judgement() -> None:
     files = {**tree(), J_A_DS: b'{"sample_id": "ex_ds_001", '}
     run = load_run(("bad.zip", zipped(files)))
+    # no record to read a sample or judge from: nowhere to place a row
     assert ("detector_a", "ex_ds_001") not in by_key(run.frame).index
     note = next(w for w in run.warnings if "failed judgement" in w)
-    assert f"file {J_A_DS} (unreadable file" in note
+    assert f"file {J_A_DS} (unreadable file" in note and "1 left out" in note
 
 
-# Each change makes the record unreadable as a judgement: it is left out (missing, never a
-# "no"), the rest of the run loads, and the warnings name the file and the reason.
+# Each change makes the record unreadable as a judgement: it stays as a row whose labels are
+# missing (never a "no"; docs/formats.md, issue 37), the rest of the run loads, and the warnings
+# name the file and the reason. A record without a sample id has no row to stay as.
 @pytest.mark.parametrize(("change", "reason"), [
     (lambda r: r["overall_verdict"].update(said_vulnerable="maybe"),
      "unreadable overall_verdict"),
@@ -203,8 +205,19 @@ def test_unreadable_records_are_failed_judgements(change, reason) -> None:
     files = edit(tree(), J_A_DS, change)
     run = load_run(("run.tar.gz", tar_gz(files)))
     frame = by_key(run.frame)
-    assert ("detector_a", "ex_ds_001") not in frame.index
-    assert len(frame) == len(by_key(load_run(("ok.tar.gz", tar_gz(tree()))).frame)) - 1
+    complete = len(by_key(load_run(("ok.tar.gz", tar_gz(tree()))).frame))
+    if reason == "no sample_id":
+        assert ("detector_a", "ex_ds_001") not in frame.index
+        assert len(frame) == complete - 1
+    else:
+        row = frame.loc[("detector_a", "ex_ds_001")]
+        assert len(frame) == complete
+        assert pd.isna(row["said_vulnerable"]) and pd.isna(row["target_found"])
+        assert row["failed_judgement"].startswith(reason)
+        assert bool(row["is_vulnerable"])  # the ground truth is the sample's, not the judge's
+        # tiers leave it out and say so: missing, not a "no"
+        table = vuln.tiers(run.frame).set_index("model")
+        assert table.loc["detector_a", "n_missing"] == 1
     note = next(w for w in run.warnings if "failed judgement" in w)
     assert f"file {J_A_DS} ({reason}" in note, note
     assert run.meta["failed_judgements"][0]["reason"].startswith(reason)
@@ -301,7 +314,8 @@ def test_null_score_is_not_assessed() -> None:
 def test_failed_judgement_in_a_folder_is_missing() -> None:
     files = edit(tree(), J_B_TC, lambda r: r.update(error="timeout"))
     run = load_run(("run.zip", zipped(files)))
-    assert len(run.frame) == 5
+    assert len(run.frame) == 6  # kept, with its labels missing (issue 37)
+    assert run.frame["target_found"].isna().sum() == 1
     assert run.meta["failed_judgements"][0]["where"] == J_B_TC
     assert any("1 failed judgement" in w and J_B_TC in w for w in run.warnings)
     # the other judgements of detector_b stand: TDR 1 of 1
@@ -349,7 +363,7 @@ def test_multi_judge_records() -> None:
     run = load_run(MULTI)
     assert run.meta["format"] == "BlockBench multi-judge records (json)"
     frame = run.frame
-    assert len(frame) == 13                       # 14 records, one failed
+    assert len(frame) == 14                       # 14 records, one failed: kept, missing
     assert sorted(vuln.judges_of(frame)) == ["human", "judge-x", "judge-y", "judge-z"]
     inferred = next(w for w in run.warnings if w.startswith("ground truth inferred"))
     # both marks of a fixed contract are named: the variant as well as the assessment key
@@ -359,7 +373,7 @@ def test_multi_judge_records() -> None:
     failed = run.meta["failed_judgements"][0]
     assert failed | {"reason": ""} == {
         "where": 12, "sample": "ds_t2_002", "model": "detector_b", "prompt_type": "direct",
-        "judge": "judge-z", "reason": ""}
+        "judge": "judge-z", "reason": "", "kept": True}
     assert failed["reason"].startswith("error: Failed to parse JSON response")
     keyed = frame.set_index(["sample", "model", "judge"])
     fixed = keyed.loc[("df_tc_001", "detector_a", "judge-x")]
@@ -372,9 +386,13 @@ def test_multi_judge_records() -> None:
     assert not missed["target_found"] and np.isnan(missed["rcir"])
     human = keyed.loc[("ds_t1_001", "detector_a", "human")]
     assert human["claimed_lines"] == "40;41;42;43;44" and human["n_other_invalid"] == 1
-    # the failed judgement is absent, so judge-z has one answer of detector_b, not a "no"
+    # the failed judgement's labels are missing, so judge-z has one answer of detector_b
+    # and one missing, not a "no"
     z = vuln.tiers(frame, judge="judge-z").set_index("model")
-    assert z.loc["detector_b", "n"] == 1 and z.loc["detector_b", "n_missing"] == 0
+    assert z.loc["detector_b", "n"] == 1 and z.loc["detector_b", "n_missing"] == 1
+    failed_row = keyed.loc[("ds_t2_002", "detector_b", "judge-z")]
+    assert pd.isna(failed_row["target_found"]) and pd.isna(failed_row["said_vulnerable"])
+    assert failed_row["failed_judgement"].startswith("error: Failed to parse JSON response")
     x = vuln.tiers(frame, judge="judge-x").set_index("model")
     # judge-x, detector_a: two vulnerable found, plus the fixed contract flagged (FP)
     assert (x.loc["detector_a", "tp"], x.loc["detector_a", "fp"]) == (2, 1)
@@ -419,9 +437,11 @@ def test_multi_judge_malformed_records_are_failed_judgements() -> None:
     records[5] = "oops"
     records[6]["target_assessment"] = {}
     run = load_run(("records.json", json.dumps(records).encode()))
-    assert len(run) == len(base) - 3  # records 4, 6 and 7, besides the one with an error
+    # records 4 and 7 stay as failed rows; record 6 ("oops") has no key to place it
+    assert len(run) == len(base) - 1
+    assert run.frame["failed_judgement"].notna().sum() == 3  # 4, 7 and the one with an error
     note = next(w for w in run.warnings if "failed judgement" in w)
-    assert "4 failed judgements" in note
+    assert "4 failed judgements" in note and "3 kept" in note and "1 left out" in note
     for part in ("record 4 (unreadable overall_verdict)", "record 6 (not a record",
                  "record 7 (empty target_assessment)"):
         assert part in note, note

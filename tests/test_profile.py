@@ -10,7 +10,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
 from kbench_core import bias_reports, replication
@@ -21,10 +20,12 @@ from kbench_core.profile import (
     COLUMNS,
     EXTRA,
     coverage,
+    family_cluster,
     headline_rows,
     mean_bms_interval,
     newest,
     profile,
+    ratio_ranks,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -77,12 +78,11 @@ def test_kbench_profile_joins_claude_haiku_across_families(capsys) -> None:
     assert bias.loc["published_susceptibility", "value"] == pytest.approx(
         report["summary"]["overall_bias_susceptibility"], abs=5e-5)
     assert np.isnan(bias.loc["published_susceptibility", "value_low"])
-    # kbench's mean BMS: the mean of the report's 15 per-bias magnitudes, t interval (scipy)
+    # kbench's mean BMS: the mean of the report's 15 per-bias magnitudes; 15 biases (< 30):
+    # the Wilson interval of the mean as a proportion (issue 38 item 4; round 2 took its
+    # union with the t interval)
     bms = np.array([v["overall_magnitude"] for v in report["magnitude_scores"].values()])
-    low, high = stats.t.interval(0.95, len(bms) - 1, loc=bms.mean(), scale=stats.sem(bms))
-    # 15 biases (< 30): widened to contain the Wilson interval of the mean as a proportion
-    w_low, w_high = proportion_confint(bms.mean() * len(bms), len(bms), method="wilson")
-    low, high = min(low, w_low), max(high, w_high)
+    low, high = proportion_confint(bms.mean() * len(bms), len(bms), method="wilson")
     row = bias.loc["mean_bms"]
     assert row["value"] == pytest.approx(bms.mean(), abs=5e-5)
     assert (row["value_low"], row["value_high"]) == pytest.approx((low, high), abs=5e-5)
@@ -108,14 +108,15 @@ def test_kbench_profile_joins_claude_haiku_across_families(capsys) -> None:
         assert published["value"] == pytest.approx(results[raw]["pas_raw"], abs=5e-5)
         assert published["n_models"] == 63
         assert published["rank_low"] <= published["rank"] <= published["rank_high"]
-        # the mean of the per-study PAS and its t interval over the 12 studies (scipy)
+        # the mean of the per-study PAS and its interval over the 12 studies: Wilson's for a
+        # [0, 1] mean below 30 studies (issue 38 item 4; it was the t interval)
         studies = np.array([s["pas_raw"] for s in results[raw]["studies"]])
         mean = haiku[(haiku["metric"] == "mean_study_pas")
                      & (haiku["configuration"] == configuration)].iloc[0]
-        low, high = stats.t.interval(0.95, len(studies) - 1, loc=studies.mean(),
-                                     scale=stats.sem(studies))
-        assert (mean["value_low"], mean["value_high"]) == pytest.approx(
-            (max(low, 0.0), min(high, 1.0)), abs=5e-5)
+        low, high = proportion_confint(studies.mean() * len(studies), len(studies),
+                                       method="wilson")
+        assert (mean["value_low"], mean["value_high"]) == pytest.approx((low, high),
+                                                                        abs=5e-5)
         assert np.isnan(mean["rank"])          # the rank sits beside the value it ranks
 
 
@@ -265,7 +266,9 @@ def test_command_formats_out_and_bad_aliases(tmp_path, capsys) -> None:
     assert profile_main([str(REPORTS), "--format", "markdown"]) == 0
     shown = capsys.readouterr().out
     assert "| claude-haiku-4.5 | bias | kahnebench |" in shown
-    assert "0.2668 [0.1006, 0.5197]" in shown and "11 [8, 11]" in shown
+    # Wilson's interval of the mean BMS over 15 biases; no pair of the 11 models is decided
+    # after Holm over their 55 pairs, so the rank interval spans every rank (issue 38)
+    assert "0.2668 [0.1091, 0.5197]" in shown and "11 [1, 11]" in shown
     bad = tmp_path / "bad.toml"
     bad.write_text('[aliases]\n"a" = ["x"]\n"b" = ["x"]\n')
     with pytest.raises(SystemExit, match=r"bad\.toml: raw id 'x' is claimed by two"):
@@ -317,3 +320,230 @@ def test_headline_without_the_published_pas() -> None:
     board = replication.summary_leaderboard(run.frame).set_index("model")
     assert np.allclose(heads.set_index("raw_ids")["rank"].sort_index(),
                        board["rank"].sort_index())
+
+
+# --- Ranks agree with the values they sit beside (issue 37.3), resample the family's cluster
+# (issue 38.2) and carry the family pages' marks (issue 38.8) -----------------------------------
+
+LOWER_IS_BETTER = {"mean_bms", "susceptibility"}
+
+
+def assert_ranks_follow_values(table: pd.DataFrame) -> None:
+    """Within each run and metric: a better value never has a worse rank, equal values share
+    a rank, and every rank lies inside its interval."""
+    for (run, metric), rows in table[table["rank"].notna()].groupby(["run", "metric"]):
+        sign = 1.0 if metric in LOWER_IS_BETTER else -1.0
+        value, rank = sign * rows["value"].to_numpy(), rows["rank"].to_numpy()
+        better = value[:, None] < value[None, :] - 1e-12
+        assert not (better & (rank[:, None] >= rank[None, :])).any(), (run, metric)
+        same = np.abs(value[:, None] - value[None, :]) <= 1e-12
+        assert (rank[:, None] == rank[None, :])[same].all(), (run, metric)
+        bounded = rows["rank_low"].notna()
+        assert (rows.loc[bounded, "rank_low"] <= rows.loc[bounded, "rank"]).all(), (run, metric)
+        assert (rows.loc[bounded, "rank"] <= rows.loc[bounded, "rank_high"]).all(), (run, metric)
+
+
+def failed_on_easy_contracts(tmp_path: Path) -> Path:
+    """Four detectors, 30 vulnerable contracts x 3 prompt types. Contracts 0-14 are easy (every
+    detector finds the target); on the hard ones 15-29 claude finds c % 5 == 0, gemini c % 4,
+    gpt c % 6, deepseek c % 3. Deepseek's judgements failed on every easy contract (its rows
+    are missing), as gen-1 BlockBench's deepseek_v3.2."""
+    finds = {"claude": 5, "gemini": 4, "gpt": 6, "deepseek_v3.2": 3}
+    rows = []
+    for c in range(30):
+        for prompt in ("direct", "naturalistic", "adversarial"):
+            for model, every in finds.items():
+                if model == "deepseek_v3.2" and c < 15:
+                    continue
+                found = c < 15 or c % every == 0
+                rows.append({"sample": f"c{c:02d}", "model": model, "judge": "judge-x",
+                             "prompt_type": prompt, "is_vulnerable": True,
+                             "said_vulnerable": True, "target_found": found})
+    path = tmp_path / "failed_on_easy.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+def test_a_rank_is_the_rank_of_the_value_shown(tmp_path) -> None:
+    run = load_run(failed_on_easy_contracts(tmp_path))
+    table = profile([run])
+    tdr = table[table["metric"] == "tdr"].set_index("model")
+    # TDR by hand over each detector's own answers: 15 easy contracts x 3 prompt types found,
+    # plus the hard contracts it finds x 3
+    hard = {"claude": [15, 20, 25], "gemini": [16, 20, 24, 28], "gpt": [18, 24],
+            "deepseek-v3.2": [15, 18, 21, 24, 27]}
+    expected = {m: ((0 if m == "deepseek-v3.2" else 45) + 3 * len(h))
+                / (45 if m == "deepseek-v3.2" else 90) for m, h in hard.items()}
+    assert expected == pytest.approx({"claude": 0.6, "gemini": 57 / 90, "gpt": 51 / 90,
+                                      "deepseek-v3.2": 1 / 3})
+    for model, value in expected.items():
+        assert tdr.loc[model, "value"] == pytest.approx(value, abs=1e-12)
+    # ranked as the values order them (before: deepseek, lowest TDR, ranked 1st of 4 on the
+    # 45 hard answers every detector had)
+    assert tdr["rank"].to_dict() == {"gemini": 1.0, "claude": 2.0, "gpt": 3.0,
+                                     "deepseek-v3.2": 4.0}
+    assert tdr.loc["deepseek-v3.2", "n"] == 45 and tdr.loc["claude", "n"] == 90
+    # the profile says which items: the detector's own answers, and that they differ
+    assert tdr["items"].str.contains("this detector's vulnerable answers judged by "
+                                     "judge-x").all()
+    assert tdr["items"].str.contains("30 samples|15 samples").all()
+    assert tdr.loc["deepseek-v3.2", "items"].startswith(
+        "this detector's vulnerable answers judged by judge-x (15 samples")
+    assert tdr["items"].str.endswith("detectors differ in the answers judged").all()
+    assert_ranks_follow_values(table)
+
+
+def test_every_profile_rank_follows_its_value(tmp_path, real_runs) -> None:
+    runs = [*real_runs, load_run(failed_on_easy_contracts(tmp_path))]
+    runs += [load_run(ROOT / "sample_data" / f"{name}.csv")
+             for name in ("judged", "bias", "bias_summary", "replication",
+                          "replication_summary")]
+    runs.append(load_run(blockbench_run(tmp_path, judge=None)))
+    table = profile(runs)
+    assert_ranks_follow_values(table)
+    assert (table["items"] != "").all()
+
+
+def test_profile_ranks_carry_the_family_pages_marks(real_runs) -> None:
+    reports, results = real_runs
+    table = profile([reports, results])
+    # 15 biases (< 30): the bias leaderboard writes "few biases" beside every rank
+    bms = table[table["metric"] == "mean_bms"]
+    assert (bms["rank_note"] == "few biases").all() and len(bms) == 11
+    board = bias_reports.leaderboard(reports.frame, reports.meta.get("summary"))
+    assert board["few_items"].all()
+    # 12 studies (< 30): the replication leaderboard writes "few studies"
+    pas = table[(table["metric"] == "config_pas") & table["rank"].notna()]
+    assert (pas["rank_note"] == "few studies").all() and len(pas) == 61
+    # no mark where there is no rank
+    assert (table.loc[table["rank"].isna(), "rank_note"] == "").all()
+    # bias trials: the susceptibility table's rank text and the profile's mark agree
+    from kbench_core import kahne
+    from kbench_core.families.bias import FingerprintOptions, susceptibility_table
+
+    run = load_run(ROOT / "sample_data" / "bias.csv")
+    rows = profile([run]).set_index("raw_ids")
+    texts = susceptibility_table(kahne.fingerprint(
+        run.frame, **FingerprintOptions().fingerprint())).set_index("model")["rank_text"]
+    for model, row in rows.iterrows():
+        marks = texts[model].split(" · ")[1:]
+        assert row["rank_note"] == " · ".join(marks), model
+    # judged: "few samples" as the vulnerability leaderboard marks it
+    judged = profile([load_run(ROOT / "sample_data" / "judged.csv")])
+    tdr = judged[judged["metric"] == "tdr"]
+    assert (tdr["rank_note"] == "few samples").all()
+
+
+def identical_detectors(rng: np.random.Generator, *, missing: float = 0.0) -> pd.DataFrame:
+    """Three identical detectors, 30 contracts x 3 prompt types: each contract's difficulty
+    p ~ U(0.2, 0.8), and one verdict per contract and detector shared by its prompt types
+    (found with probability p); ``missing`` of the answers failed at random."""
+    n_contracts, n_prompts, n_models = 30, 3, 3
+    p = rng.uniform(0.2, 0.8, n_contracts)
+    found = rng.random((n_contracts, n_models)) < p[:, None]
+    found = np.repeat(found[:, None, :], n_prompts, axis=1)
+    frame = pd.DataFrame({
+        "sample": np.repeat(np.arange(n_contracts), n_prompts * n_models).astype(str),
+        "prompt_type": np.tile(np.repeat(np.arange(n_prompts), n_models),
+                               n_contracts).astype(str),
+        "model": np.tile(np.arange(n_models), n_contracts * n_prompts).astype(str),
+        "found": found.ravel().astype(float)})
+    return frame[rng.random(len(frame)) >= missing].reset_index(drop=True)
+
+
+def apart(ranks: pd.DataFrame) -> bool:
+    """Two models whose rank intervals do not overlap."""
+    low, high = ranks["rank_low"].to_numpy(), ranks["rank_high"].to_numpy()
+    return bool((high[:, None] < low[None, :]).any())
+
+
+@pytest.mark.parametrize("missing", [0.0, 0.2])
+def test_identical_detectors_are_rarely_ranked_apart(missing) -> None:
+    # Resampling answers as if a contract's prompt types were independent ranked three
+    # identical detectors apart in 32 % of runs (compare.rank_intervals without the cluster,
+    # the profile's call before); resampling contracts (the family's cluster), 4-5 %
+    # (docs/statistics.md, "Profile ranks").
+    rng = np.random.default_rng(20261206)
+    runs = 300
+    hits = 0
+    for k in range(runs):
+        frame = identical_detectors(rng, missing=missing)
+        values = frame.groupby("model")["found"].mean()
+        hits += apart(ratio_ranks(frame, frame["found"].to_numpy(), np.ones(len(frame)),
+                                  values, cluster="sample", random_state=k))
+    assert hits / runs <= 0.075, hits / runs
+
+
+def test_the_profile_resamples_the_family_cluster(tmp_path) -> None:
+    assert family_cluster("judged") == "sample"
+    assert family_cluster("bias") == "bias" and family_cluster("bias_summary") is None
+    frame = identical_detectors(np.random.default_rng(5))
+    judged = pd.DataFrame({"sample": "c" + frame["sample"], "model": "d" + frame["model"],
+                           "judge": "judge-x", "prompt_type": frame["prompt_type"],
+                           "is_vulnerable": True, "said_vulnerable": True,
+                           "target_found": frame["found"].astype(bool)})
+    path = tmp_path / "identical.csv"
+    judged.to_csv(path, index=False)
+    table = profile([load_run(path)])
+    tdr = table[table["metric"] == "tdr"].set_index("raw_ids").sort_index()
+    values = judged.groupby("model")["target_found"].mean()
+    ours = ratio_ranks(judged, judged["target_found"].to_numpy(float),
+                       np.ones(len(judged)), values, cluster="sample").set_index("model")
+    # the profile's interval is the contract bootstrap's (before: answers resampled alone)
+    assert tdr["rank_low"].tolist() == ours.loc[tdr.index, "rank_low"].tolist()
+    assert tdr["rank_high"].tolist() == ours.loc[tdr.index, "rank_high"].tolist()
+    assert tdr["value"].to_numpy() == pytest.approx(values.loc[tdr.index].to_numpy())
+
+
+def test_kbench_profile_suggests_near_matches(tmp_path, capsys) -> None:
+    # KahneBench's grok-4-1-fast-reasoning and HumanStudy-Bench's x_ai_grok_4.1_fast are not
+    # joined by rule; the command lists them and the aliases line that would join them
+    table = cli_csv(capsys, str(REPORTS), str(RESULTS))
+    assert {"grok-4.1-fast-reasoning", "grok-4.1-fast"} <= set(table["model"])
+    assert profile_main([str(REPORTS), str(RESULTS)]) == 0
+    err = capsys.readouterr().err
+    assert "kbench: 1 near-match not joined" in err
+    assert ("grok-4.1-fast-reasoning (grok-4-1-fast-reasoning in kahnebench) ~ grok-4.1-fast "
+            "(x_ai_grok_4.1_fast_v1-empty in simple_results)") in err
+    assert '"grok-4.1-fast" = [\n    "grok-4.1-fast-reasoning",\n]' in err
+    # accepted into an aliases file (with the user's own aliases), then passed back: joined
+    mine = tmp_path / "mine.toml"
+    mine.write_text('[aliases]\n"claude-haiku-4.5" = ["my-haiku"]\n')
+    written = tmp_path / "suggested.toml"
+    assert profile_main([str(REPORTS), str(RESULTS), "--aliases", str(mine),
+                         "--suggest-aliases", str(written)]) == 0
+    assert "wrote " in capsys.readouterr().err
+    accepted = load_aliases(written)
+    assert dict(accepted.aliases) == {"my-haiku": "claude-haiku-4.5",
+                                      "grok-4.1-fast-reasoning": "grok-4.1-fast"}
+    joined = cli_csv(capsys, str(REPORTS), str(RESULTS), "--aliases", str(written))
+    grok = joined[joined["model"] == "grok-4.1-fast"]
+    assert set(grok["family"]) == {"bias", "replication"}
+    assert set(grok.loc[grok["family"] == "bias", "joined_by"]) == {"alias"}
+    assert "near-match" not in capsys.readouterr().err
+
+
+def test_every_rank_interval_caller_names_its_cluster() -> None:
+    # The class of issue 38.2: a rank interval over items of several columns (sample × prompt
+    # type) that resamples the items without the family's cluster. Every call of
+    # rank_intervals / model_ranks / ratio_ranks in the package and the app passes cluster=, or
+    # ranks one value per unit (a one-column item such as "bias" or "study", its own cluster).
+    import ast
+
+    calls = []
+    for folder in ("kbench_core", "kbench_app", "views"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            tree = ast.parse(path.read_text(), filename=str(path))
+            for node in ast.walk(tree):
+                if not isinstance(node, ast.Call):
+                    continue
+                name = getattr(node.func, "attr", getattr(node.func, "id", ""))
+                if name not in ("rank_intervals", "model_ranks", "ratio_ranks"):
+                    continue
+                keywords = {k.arg: k.value for k in node.keywords}
+                item = keywords.get("item")
+                one_unit = isinstance(item, ast.Constant) and isinstance(item.value, str)
+                where = f"{path.relative_to(ROOT)}:{node.lineno}"
+                calls.append(where)
+                assert "cluster" in keywords or one_unit, where
+    assert any("profile.py" in c for c in calls) and len(calls) >= 5, calls

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
+from statsmodels.stats.proportion import proportion_confint
 
 from kbench_core import replication as R
 from kbench_core import samples
@@ -142,11 +143,10 @@ def test_pas_fisher_pooling_hand_worked() -> None:
     model = result.model.iloc[0]
     assert model["pas"] == pytest.approx((s1 + 0.5) / 2)
     assert (model["n"], model["n_findings"], model["n_tests"]) == (2, 3, 4)
-    # t interval over the two studies: mean +- t(0.975, 1) * sd / sqrt(2)
-    sd = abs(s1 - 0.5) / math.sqrt(2)
-    half = stats.t.ppf(0.975, 1) * sd / math.sqrt(2)
+    # a mean of PAS values in [0, 1] over two studies: the Wilson score interval of the mean
+    # with n = 2 (issue 38 item 4; it was the t interval, mean +- t(0.975, 1) * sd / sqrt(2))
     assert (model["pas_low"], model["pas_high"]) == pytest.approx(
-        (max(0.0, (s1 + 0.5) / 2 - half), min(1.0, (s1 + 0.5) / 2 + half)))
+        proportion_confint((s1 + 0.5) / 2 * 2, 2, method="wilson"))
     mean = R.pas(frame, study_pooling="mean").study.set_index("study")["pas"]
     assert mean["s1"] == pytest.approx((f1 + 0.62) / 2)
 
@@ -210,7 +210,9 @@ def test_pas_finding_without_a_usable_test_is_left_out_not_one_half() -> None:
     assert model["pas"] == pytest.approx(0.905)  # not (0.905 + 0.5)/2, not 0.755
     assert (model["n"], model["n_findings"], model["n_tests"], model["n_dropped"]) == (
         1, 1, 1, 3)
-    assert math.isnan(model["pas_low"])  # one study: no t interval
+    # one study: the Wilson bound of a [0, 1] mean with n = 1 (was NaN: no t interval)
+    assert (model["pas_low"], model["pas_high"]) == pytest.approx(
+        proportion_confint(0.905, 1, method="wilson"))
     # the same under the simple mean over findings and under the bootstrap
     assert R.pas(frame, study_pooling="mean").model["pas"].iloc[0] == pytest.approx(0.905)
     boot = R.pas(frame, ci="bootstrap", n_boot=50).model.iloc[0]
@@ -687,9 +689,10 @@ def test_summary_leaderboard_equals_the_planted_means() -> None:
         np.testing.assert_allclose(board.loc[planted.index, f"mean_study_{metric}"],
                                    planted[f"mean_{metric}"], atol=1e-12)
         assert (board.loc[planted.index, f"n_{metric}"] == planted[f"n_{metric}"]).all()
-    # the t interval of v1's PAS: studies 0.40, 0.42, ..., 0.50 (sd 0.03742, n 6)
+    # v1's PAS over studies 0.40, 0.42, ..., 0.50: below 30 studies the Wilson score
+    # interval of the mean with n = 6 (issue 38 item 4; it was the t interval)
     values = 0.4 + 0.02 * np.arange(6)
-    low, high = stats.t.interval(0.95, 5, loc=values.mean(), scale=stats.sem(values))
+    low, high = proportion_confint(values.mean() * 6, 6, method="wilson")
     v1 = board.loc["synthetic-agent-v1-empty"]
     assert (v1["mean_study_pas_low"], v1["mean_study_pas_high"]) == pytest.approx((low, high))
     assert board.index[0] == "synthetic-agent-v3-reasoning"  # best PAS first
@@ -717,9 +720,10 @@ def test_summary_leaderboard_ranks_by_published_pas_and_puts_unscored_last() -> 
     # published values as written; the per-study mean is a different number, kept apart
     assert (row_a["config_ecs"], row_a["mean_study_ecs"]) == (0.9, pytest.approx(0.2))
     assert row_a["cost"] == 3.0 and row_a["n_pas"] == 2 and row_a["few_items"]
-    # two studies: in a bootstrap replicate b beats a unless both draws are the same study
-    # where b is higher anyway (0.5 > 0.2, 0.7 > 0.4): b is always first
-    assert (board["rank_low"].iloc[0], board["rank_high"].iloc[0]) == (1.0, 1.0)
+    # two studies: b is higher on both (0.5 > 0.2, 0.7 > 0.4), but the paired t on 2 studies
+    # (1 degree of freedom) cannot decide the pair, so b may be first or second (the
+    # bootstrap printed [1, 1] before issue 38 item 6: every replicate had b first)
+    assert (board["rank_low"].iloc[0], board["rank_high"].iloc[0]) == (1.0, 2.0)
 
 
 def test_real_humanstudy_results_keep_the_published_numbers() -> None:

@@ -345,7 +345,8 @@ def test_forest_hover_names_holm_and_the_test() -> None:
 
 def test_clustered_binary_outcomes_cover_and_stay_in_range() -> None:
     # A judged-like design: 12 contracts × 3 prompt types, 0/1 outcomes, a contract's
-    # difficulty shared by both models (probit with a cluster effect). CR2 t, cut to [-1, 1].
+    # difficulty shared by both models (probit with a cluster effect). Since issue 38 the
+    # exact cluster sign-flip test with Newcombe's interval on Kish's effective n.
     rng = np.random.default_rng(5)
     groups = np.repeat(np.arange(12), 3)
     shift_a, shift_b = 0.6, 0.3
@@ -358,7 +359,7 @@ def test_clustered_binary_outcomes_cover_and_stay_in_range() -> None:
         b = (rng.normal(0, math.sqrt(0.5), 36) + u < shift_b).astype(float)
         est = compare.paired_difference(paired_frame(a, b, groups), "value", "A", "B",
                                         item="item", cluster="group")
-        assert (est.test in ("CR2 t", "exact sign") and -1 <= est.low <= est.high <= 1) \
+        assert (est.test == "cluster sign-flip" and -1 <= est.low <= est.high <= 1) \
             or math.isnan(est.low)
         hits += bool(est.low <= truth <= est.high)
     assert hits / 300 >= 0.90

@@ -290,7 +290,9 @@ def test_debiased_interval_covers_a_calibrated_detector(gap, least) -> None:
     debiased = covers(table, "ece_l2_debiased", gap)
     assert debiased >= least, debiased
     if gap == 0.0:
-        assert covers(table, "ece", 0.0) == 0.0  # the plug-in: what the issue found
+        # the plug-in's bootstrap interval covered 0 in none of the runs (what the issue
+        # found); since issue 38 its interval is the simultaneous one, which covers
+        assert covers(table, "ece", 0.0) >= least
         assert table["ece"].mean() > 0.02 > abs(table["ece_l2_debiased"].mean())
 
 
@@ -312,8 +314,10 @@ def test_difficulty_table_of_the_page_and_exports() -> None:
 
 def test_a_composite_bootstrap_never_prints_a_zero_width_interval() -> None:
     """The sample's perfect detector: every bootstrap replicate gives SUI 0.94 and TUS 0.8,
-    and the percentile interval was [0.94, 0.94] (issue 23 item 7). It is now the Wilson-type
-    bound of a value in [0, 1] on its 40 samples, computed here with statsmodels."""
+    and the percentile interval was [0.94, 0.94] (issue 23 item 7). It was then the
+    Wilson-type bound of a value in [0, 1] on its 40 samples; since issue 38 item 5 it is
+    built from the components' intervals (MOVER; tests/test_stats_round3.py), which have
+    width too."""
     from pathlib import Path
 
     from kbench_core import agreement
@@ -325,8 +329,6 @@ def test_a_composite_bootstrap_never_prints_a_zero_width_interval() -> None:
     for name in ("sui", "tus"):
         low, high = sharp[f"{name}_low"], sharp[f"{name}_high"]
         assert low < sharp[name] < high, name
-        assert (low, high) == pytest.approx(proportion_confint(sharp[name] * 40, 40,
-                                                               method="wilson")), name
     for name in ("sui", "tus", "tus_geometric", "lgi", "ece", "mce", "f1", "f2"):
         width = table[f"{name}_high"] - table[f"{name}_low"]
         assert not (width <= 1e-12).any(), (name, width.tolist())

@@ -253,8 +253,18 @@ def _count_parquet_reads(monkeypatch) -> list[str]:
         reads.append(str(source))
         return read_table(source, *args, **kwargs)
 
+    from kbench_core import workspace
+
+    read_regular = workspace.read_regular
+
+    def counted_regular(path):  # the workspace reads a file from a checked descriptor
+        if Path(path).suffix == ".parquet":
+            reads.append(Path(path).name)
+        return read_regular(path)
+
     monkeypatch.setattr(Path, "read_bytes", counted_bytes)
     monkeypatch.setattr(pq, "read_table", counted_table)
+    monkeypatch.setattr(workspace, "read_regular", counted_regular)
     return reads
 
 

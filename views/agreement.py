@@ -6,6 +6,7 @@ from dataclasses import replace
 import streamlit as st
 
 from kbench_app import agreement as page
+from kbench_app import audit as audit_page
 from kbench_app import kit
 from kbench_app.ui import plain, table_config
 from kbench_core import agreement
@@ -21,6 +22,9 @@ shown = kit.open_runs(
     eligible=page.eligible_runs, empty=page.EMPTY, none_eligible=page.NONE_ELIGIBLE)
 run = shown.runs[0]
 frame = run.frame  # one run: its own rows (no `run` column to vote on)
+if (note := audit_page.banner_needed(run)) is not None:  # the reviewers' labels say so
+    st.warning(note, icon=":material/fact_check:")
+    st.page_link("views/audit.py", label="Judge audit", icon=":material/fact_check:")
 judges = agreement.judges(frame)
 llm = [j for j in judges if j != agreement.HUMAN]
 labels = agreement.judged_labels(frame)

@@ -1,16 +1,23 @@
-"""Models: one model across benchmarks — its card per family, the coverage of models ×
-families, the newest result per model × benchmark, and the aliases that join raw ids."""
+"""Models: one model across benchmarks — its compact profile (one row per benchmark run),
+the figure of each family where one says more, the coverage of models × families, the newest
+result per model × benchmark, the aliases that join raw ids and the joins suggested."""
 
 import streamlit as st
 
 from kbench_app import cache, kit
 from kbench_app import models as page
+from kbench_app.downloads import table_downloads
 from kbench_app.ui import plain, shown, table_config
 from kbench_core import profile as profiles
-from kbench_core.aliases import AliasError, AliasTable, load_aliases
+from kbench_core.aliases import (
+    MAX_ALIASES_BYTES,
+    AliasError,
+    AliasTable,
+    load_aliases,
+    near_matches,
+)
 
 K = page.Keys
-MAX_ALIASES_BYTES = 1024**2
 
 st.title("Models")
 runs = kit.runs_of(page.PROFILE_KINDS)
@@ -31,6 +38,8 @@ with st.expander(f"Aliases ({len(aliases.aliases)} declared)", icon=":material/l
         try:
             if upload.size > MAX_ALIASES_BYTES:
                 raise AliasError(f"{upload.name}: an aliases file over 1 MB is not read")
+            # every failure of reading it is an AliasError naming the file and the reason
+            # (kbench_core.aliases.load_aliases), so a stranger's file ends here
             aliases = load_aliases(upload.getvalue(), name=upload.name)
             st.session_state[K.ALIASES] = aliases
         except AliasError as err:
@@ -65,6 +74,27 @@ if not len(table):
     st.info("The loaded runs have no model with a headline metric.")
     kit.stop()
 
+near = near_matches(table)  # a few groupbys of the profile: not worth a cache entry
+if len(near):
+    with st.expander(f"Suggested joins ({len(near)})", icon=":material/join_inner:"):
+        st.caption("Canonical ids the rule left apart that may name one model (no run holds "
+                   "both). Nothing is joined until you accept it: an accepted join is an alias "
+                   "(shown above, downloadable as aliases.toml).")
+        st.dataframe(near.rename(columns={"model": "id", "suggested": "join under",
+                                          "raw_ids": "raw ids", "suggested_raw_ids":
+                                          "its raw ids", "suggested_runs": "its runs"}),
+                     hide_index=True, width="stretch", key="models_near_table")
+        labels = {page.suggestion_label(row): (row["model"], row["suggested"])
+                  for _, row in near.iterrows()}
+        picked = st.multiselect("Joins to accept", list(labels), key=K.SUGGESTED)
+        # a callback: it runs before the page, so the aliases and the cleared choice are
+        # what the whole next run sees
+        st.button("Accept the chosen joins", icon=":material/add_link:", disabled=not picked,
+                  on_click=page.accept_joins, args=(aliases, labels))
+        if st.session_state.get(K.SUGGESTED_ERROR):
+            st.error("The join was not accepted:", icon=":material/error:")
+            st.code(st.session_state[K.SUGGESTED_ERROR], language=None, wrap_lines=True)
+
 raw_by_model = table.groupby("model")["raw_ids"].agg(lambda r: list(dict.fromkeys(r)))
 models = sorted(raw_by_model.index)
 families = table.groupby("model")["family"].nunique()
@@ -81,28 +111,31 @@ joined = (mine[["raw_ids", "run", "family", "configuration", "joined_by"]]
 st.dataframe(joined, hide_index=True, width="stretch", key="models_joined")
 
 heads = profiles.headline_rows(mine)
+st.subheader("Profile")
+st.caption("One row per benchmark run (and HumanStudy-Bench configuration): the headline "
+           "metric with its 95% interval, the model's rank among the run's models (1 = best) "
+           "with its interval and the marks its page shows, and what both rest on. No mean "
+           "across benchmarks: their metrics measure different things.")
+# a static table: it wraps to any width instead of cutting values or hiding the rank
+with st.container(key="models_profile_headline"):
+    st.table(page.profile_view(heads), hide_index=True)
+    table_downloads(heads, f"profile_{model}_headline", runs=chosen,
+                    key="models_profile_headline_dl")
 for family in sorted(heads["family"].unique()):
     rows = heads[heads["family"] == family]
     for run_name in dict.fromkeys(rows["run"]):
         here = rows[rows["run"] == run_name]
         run = runs[run_name]
+        figure = cache.cached(page.card_figure, run, list(here["raw_ids"]), runs=[run],
+                              selection=("card", tuple(here["raw_ids"])),
+                              spinner="Drawing...")
+        if figure is None:  # the profile row says all there is for one model
+            continue
         with st.container(border=True):
             st.subheader(f"{page.FAMILY_TITLES.get(family, family)}")
             st.caption(f"Run {plain(run_name)} ({run.kind})")
-            for _, row in here.iterrows():
-                label = page.metric_label(row["metric"])
-                if row["configuration"]:
-                    label += f" · {plain(row['configuration'])}"  # from the raw id: inert
-                left, right = st.columns([2, 3])
-                left.metric(label, page.headline_text(row), help="95% interval in brackets")
-                right.caption(page.rank_text(row) + f" · n = {row['n']:g}"
-                              if row["n"] == row["n"] else page.rank_text(row))
-            figure = cache.cached(page.card_figure, run, list(here["raw_ids"]), runs=[run],
-                                  selection=("card", tuple(here["raw_ids"])),
-                                  spinner="Drawing...")
-            if figure is not None:
-                kit.chart(figure, f"profile_{family}", runs=[run],
-                          key=f"models_card_{family}_{chosen.index(run)}")
+            kit.chart(figure, f"profile_{family}", runs=[run],
+                      key=f"models_card_{family}_{chosen.index(run)}")
 
 with st.expander(f"Every metric of {plain(model)}", icon=":material/table:"):
     kit.table(mine, f"profile_{model}", runs=chosen, key="models_profile_table",
@@ -122,7 +155,7 @@ latest = profiles.newest(profiles.headline_rows(table), list(runs))
 st.caption("Where several runs hold a model's result for a benchmark, the run loaded last is "
            "shown and the others are listed.")
 view = shown(latest[["model", "family", "configuration", "metric", "value", "value_low",
-                     "value_high", "rank", "n_models", "run", "others"]])
+                     "value_high", "rank", "rank_note", "n_models", "run", "others"]])
 kit.table(latest, "newest", runs=chosen, key="models_newest_table", view=view,
           config=table_config(view))
 kit.done()

@@ -19,10 +19,14 @@ if not test_runs and not summary_runs:
     st.info("No replication run is loaded. Add one on the Runs page (a per-test table, "
             "HumanStudy-Bench's effect list JSON or its simple_studies.csv).")
     kit.stop()
-# The demo opens on the published (real) results; otherwise the per-test runs come first. The
-# published section is drawn first into its place, so a stop in the per-test one keeps it.
+# The demo opens on the published (real) results, and so does the page after an upload of
+# published results (issue 37.5); otherwise the per-test runs come first. The published
+# section is drawn first into its place, so a stop in the per-test one keeps it.
 first, second = st.container(), st.container()
-tests_box, summary_box = (second, first) if state.demo() else (first, second)
+just = kit.focused_kinds()
+published_first = "replication" not in just and (
+    "replication_summary" in just or state.demo())
+tests_box, summary_box = (second, first) if published_first else (first, second)
 
 if summary_runs:
     with summary_box:
@@ -47,7 +51,8 @@ if summary_runs:
                         "This file has no configuration-level scores, so none is shown under "
                         "the published names. ")
                        + "'Mean of per-study' columns are computed here from the published "
-                         "study values, with t intervals over studies; the published ECS pools "
+                         "study values, with Wilson-type intervals over studies (a mean "
+                         "of bounded values over few studies); the published ECS pools "
                          "every test, so it differs from the mean of the per-study ECS. Cost "
                          "and tokens are totals over the studies.")
             metrics = [m for m in ("pas", "ecs") if m in studies and studies[m].notna().any()]
@@ -64,6 +69,10 @@ if summary_runs:
                     st.dataframe(view, hide_index=True, width="stretch",
                                  key="rep_summary_cost_table", column_config=config)
         findings, config = page.findings_view(frame)
+        if len(findings) and not len(studies):  # e.g. simple_findings.csv alone
+            st.info("This run holds finding scores only, so there is no leaderboard or heat "
+                    "table: those need the study scores of HumanStudy-Bench's "
+                    "simple_studies.csv or simple_results.json.", icon=":material/info:")
         if len(findings):
             with st.expander(f"Published finding scores ({len(findings):,})",
                              icon=":material/table:", expanded=not len(studies)):
@@ -76,6 +85,8 @@ if summary_runs:
 if not test_runs:
     kit.stop()
 with tests_box:
+    if published_first and summary_runs:  # its own heading, not under the published ones
+        st.subheader("Per-test runs")
     shown = kit.open_runs(None, ["replication"], key=K.RUNS, resets=(K.MODELS,), empty="")
     runs = shown.runs
     tests = cache.cached(replication.prepare_tests, shown.frame, runs=runs,

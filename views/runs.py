@@ -90,6 +90,7 @@ if new_files:
         # File and run names are a stranger's text: no Markdown link or image from them.
         st.info(plain(message), icon=":material/content_copy:")
     added = [registry.runs[name] for name in report.added if name in registry.runs]
+    state.focus(report.added)  # every page showing their kind opens on them first
     if len(added) == 1 and not report.errors and not report.duplicates:
         page = state.select_run(added[0])  # one new run: show it on its family's page
         if page is not None:
@@ -103,9 +104,18 @@ if just_added:
         with st.container(horizontal=True):
             for name in just_added:
                 if st.button(plain(name), key=f"open::{name}", icon=":material/open_in_new:"):
+                    state.focus([name])
                     page = state.select_run(registry.runs[name])
                     if page is not None:
                         st.switch_page(page)
+
+if gone := state.gone_to_tell("runs"):  # another session removed them from the workspace
+    listed = ", ".join(code(name) for name in gone[:20])
+    more = f" and {len(gone) - 20:,} more" if len(gone) > 20 else ""
+    st.warning(f"{count_noun(len(gone), 'run')} removed from the workspace by another session "
+               f"(or {'its' if len(gone) == 1 else 'their'} files deleted) since this session "
+               f"loaded {'it' if len(gone) == 1 else 'them'}: {listed}{more}. No longer "
+               "listed or used here.", icon=":material/delete_sweep:")
 
 for filename, message in list(registry.errors.items()):
     with st.container(border=True):

@@ -4,6 +4,7 @@ fixed versions, prompt types and a drill-down to one sample's findings."""
 import streamlit as st
 
 from kbench_app import agreement as agreement_page
+from kbench_app import audit as audit_page
 from kbench_app import cache, kit, prefetch, state
 from kbench_app import vuln as page
 from kbench_app.compare import run_compare_panel
@@ -17,11 +18,18 @@ K = page.Keys
 
 shown = kit.open_runs(
     "Vulnerability detection", ["judged"], key=K.RUNS,
-    resets=(K.MODELS, K.JUDGE, K.DRILL_MODEL, K.DRILL_SAMPLE, *agreement_page.MAJORITY_KEYS[:2]),
+    resets=(K.MODELS, K.JUDGE, K.DRILL_MODEL, K.DRILL_SAMPLE, *agreement_page.MAJORITY_KEYS[:2],
+            K.RUN_GROUP),
     empty="No judged vulnerability-detection run is loaded. Add one on the Runs page (a judged "
           "CSV, a BlockBench judge-output folder as .zip/.tar.gz, or a list of multi-judge "
           "records).")
-runs, frame = shown.runs, shown.frame
+# Runs of different benchmarks or judges: one leaderboard each, unless the user asks
+group = page.pick_run_group(shown.runs, shown.frame)
+runs, frame = group.runs, group.frame
+for audited in runs:  # the reviewers' labels say the judge is off: say so, point to the audit
+    if (note := audit_page.banner_needed(audited)) is not None:
+        st.warning(note, icon=":material/fact_check:")
+        st.page_link("views/audit.py", label="Judge audit", icon=":material/fact_check:")
 prefetch.cancel()  # what this session queued ahead was for the view it is leaving
 # the majority of several LLM judges first (docs/metrics/agreement.md)
 judges = page.judge_choices(frame)
@@ -54,8 +62,10 @@ with st.expander("Metric options (beyond BlockBench's rules)", icon=":material/t
                                   "nan": "NaN (undefined)"}.get)
     bootstrap = kit.toggle("Bootstrap composite intervals", key=K.BOOTSTRAP, container=c4,
                            default=len(frame) <= page.BOOTSTRAP_BY_DEFAULT_ROWS,
-                           help="1000 resamples of the samples (contracts) for SUI, TUS, LGI, "
-                                "ECE, MCE, F1, F2 and the SUI rank; cached, so only the first "
+                           help="Intervals of SUI, TUS and LGI (from their components' "
+                                "intervals), ECE and MCE (simultaneous intervals of the "
+                                "bins), and 1000 resamples of the samples (contracts) for "
+                                "the debiased ECE and the SUI rank; cached, so only the first "
                                 "view waits. On by default up to "
                                 f"{page.BOOTSTRAP_BY_DEFAULT_ROWS:,} answers.")
 weights = page.weight_sliders()
@@ -82,7 +92,12 @@ options = TierOptions(partial_credit=partial_credit, severity_weighted=severity,
                       zero_division=zero, bootstrap=bootstrap, n_bins=n_bins, binning=binning,
                       sui_weights=tuple(weights.items()))
 provenance = {**options.provenance(), "judge": judge,
-              **(voting.provenance() if voting else {})}
+              # the majority's rule, or (one LLM judge) only what a failed judgement counts as
+              **(voting.provenance() if voting and "majority" in judges
+                 else {"failed_as": voting.failed_as} if voting else {}),
+              # detectors of runs of different judges or contracts, ranked together as asked
+              **({"ranked_together": [" + ".join(g) for g in group.groups]}
+                 if group.together else {})}
 selection = (tuple(models), judge, voting)
 colors = state.model_colors(all_models)
 selected = page.selected_rows(frame, models, judge, runs=runs, voting=voting)
@@ -106,11 +121,19 @@ with board_section:
     board = by_prompt if split else table
     keys = ("model", "prompt_type") if split else ("model",)
     missing = int(table["n_missing"].sum())
+    # one judge's failed judgements counted as "not found" (the majority's caption says its)
+    counted = (int(selected["failed_judgement"].notna().sum())
+               if judge != "majority" and voting is not None and voting.failed_as == "not_found"
+               and "failed_judgement" in selected else 0)
     st.caption(f"Judge **{plain(judge)}** · {len(selected):,} answers · ranked by SUI (rank 1 "
                "= best)" + (f" · {missing:,} failed judgements left out (missing, not 'no')"
-                            if missing else "") + ". Click a column header to sort.")
+                            if missing else "")
+               + (f" · {counted:,} failed judgements counted as 'not found' (BlockBench's "
+                  "convention)" if counted else "") + ". Click a column header to sort.")
     if voting is not None and judge == "majority":
         st.caption(agreement_page.majority_caption(voting, frame))
+    if group.together:
+        st.caption(page.together_caption(group))
     # Views and figures are cached too: on a big run they cost more than a rerun may take.
     views = page.leaderboard_views(board, runs=runs, selection=selection, options=options,
                                    split=split, keys=keys)
@@ -202,7 +225,7 @@ run_compare_panel(selected, "judged", key=K.COMPARE, runs=list(runs), colors=col
 st.caption("Items are sample × prompt type; errors are clustered by sample (a contract's "
            "prompt variants share its difficulty). Judged by " + plain(judge) + ".")
 
-page.drill_down(selected, models, judge, runs=runs, selection=selection)
+page.drill_down(selected, models, judge, runs=runs, selection=selection, frame=frame)
 # the other judges, worked out while the user reads this one (kbench_app.prefetch)
 page.work_ahead(frame, models, judge, runs=runs, voting=voting, options=options,
                 colors=colors, split=split, prompt_tiers=eager_prompts, prompts=has_prompts,

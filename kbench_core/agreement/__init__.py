@@ -29,6 +29,7 @@ function                           what                                interval 
 :func:`label_agreement`            κ, α, % for several labels          as above
 :func:`consensus`                  majority-vote judge for ``tiers``   —
 :func:`count_failed_as_not_found`  BlockBench's "failed = not found"   —
+:func:`judge_rows`                 one judge's rows, ``failed_as``     —
 :func:`agreement_by_label`         ``label_agreement`` + ``failed_as`` as above
 :func:`disagreements`              items where judges differ           —
 :func:`judge_spread`               ``vuln.tiers`` per judge            those of ``tiers``
@@ -83,7 +84,7 @@ from kbench_core.agreement._labels import (  # noqa: F401  (the module's other n
     voters,
 )
 from kbench_core.agreement.alpha import krippendorff_alpha, pairwise_alpha
-from kbench_core.agreement.consensus import consensus
+from kbench_core.agreement.consensus import consensus, judge_rows
 from kbench_core.agreement.differences import (
     confusion,
     disagreements,
@@ -110,7 +111,7 @@ __all__ = [
     "FailedAs", "JudgeTiers", "Level", "Weights", "agreement_by_label", "check_min_votes",
     "confusion", "consensus", "consensus_leaderboard", "count_failed_as_not_found",
     "default_level", "disagreements", "failed_rule", "fleiss_kappa", "human_agreement",
-    "interpret", "judge_spread", "judge_tiers", "judged_labels", "judges",
+    "interpret", "judge_rows", "judge_spread", "judge_tiers", "judged_labels", "judges",
     "krippendorff_alpha", "label_agreement", "labels_as_judged", "pairwise_alpha",
     "pairwise_kappa", "percent_agreement", "spread_summary", "summarize", "voters",
 ]

@@ -74,7 +74,7 @@ def judged_labels(judged: pd.DataFrame, *, detector: bool = False) -> list[str]:
 
     The detector's own fields (:data:`DETECTOR_FIELDS`: ``said_vulnerable``, ``confidence``)
     are left out unless ``detector``: each judge copies them from the same answer."""
-    reserved = {*ITEM_KEY, "judge", *TRUTH_COLUMNS, "run",
+    reserved = {*ITEM_KEY, "judge", *TRUTH_COLUMNS, "run", "failed_judgement",
                 *(() if detector else DETECTOR_FIELDS)}
     known = [c for c in JUDGED_COLUMNS if c in judged and c not in reserved]
     extra = [c for c in judged.columns if c not in reserved and c not in JUDGED_COLUMNS]

@@ -14,6 +14,7 @@ from kbench_core.agreement._labels import (
     CONSENSUS,
     FAILED_AS,
     FOUND_LABELS,
+    HUMAN,
     ORDERED_LABELS,
     REASONING,
     REPORTED,
@@ -31,6 +32,9 @@ from kbench_core.agreement._labels import (
 from kbench_core.select import labels_in
 from kbench_core.stats import check_choice
 
+# The labels a failed judgement leaves missing, and the column saying why (docs/formats.md).
+FAILED_LABELS: tuple[str, ...] = ("said_vulnerable", "target_found")
+FAILED_REASON = "failed_judgement"
 _BATCH_ROWS = 1 << 15  # items x numeric labels up to which their medians share one sort
 
 
@@ -111,6 +115,70 @@ def _row_median(values: np.ndarray) -> np.ndarray:
     return np.where(m > 0, np.where(m % 2 == 1, low, (low + high) / 2), np.nan)
 
 
+def _runs_of(judged: pd.DataFrame) -> list[str]:
+    """The runs of a frame of several runs viewed together (its ``run`` column), in order of
+    first appearance; empty without the column."""
+    if "run" not in judged:
+        return []
+    values = judged["run"]
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        present = np.bincount(values.cat.codes.to_numpy()[values.cat.codes.to_numpy() >= 0],
+                              minlength=len(values.cat.categories)) > 0
+        return [str(c) for c, p in zip(values.cat.categories, present, strict=True) if p]
+    return [str(v) for v in pd.unique(values.dropna())]
+
+
+def _per_run(judged: pd.DataFrame, runs: Sequence[str], *, judges: Sequence[str] | None,
+             min_votes: int | None, failed_as: FailedAs) -> pd.DataFrame:
+    """:func:`consensus` of each run of ``judged`` on its own, stacked: each run's voters
+    are its own judges (of ``judges``, those it has) and its default ``min_votes`` a strict
+    majority of them. ``attrs["runs"]`` records, per run, its voters and votes needed."""
+    if judges is not None:
+        voters(judged, judges)  # an unknown name is an error naming every run's judges
+    parts, named = [], []
+    for run in runs:
+        rows = judged[labels_in(judged["run"], [run])]
+        llm = voters(rows, None)
+        if not llm:
+            continue  # expert labels only: nothing to vote on in this run
+        mine = None if judges is None else [j for j in judges if j in llm]
+        if mine is not None and not mine:
+            raise ValueError(f"run {run!r} has none of the judges {', '.join(judges or [])}; "
+                             f"its judges: {', '.join(llm) or 'none'}")
+        try:
+            parts.append(consensus(rows, judges=mine, min_votes=min_votes,
+                                   failed_as=failed_as))
+        except ValueError as err:
+            raise ValueError(f"run {run!r}: {err}") from None
+        named.append(run)
+    if not parts:
+        raise ValueError("consensus needs at least one judge other than 'human'")
+    frame = pd.concat(parts, ignore_index=True)
+    for column in frame.columns:
+        dtypes = [p[column].dtype for p in parts]
+        if isinstance(frame[column].dtype, pd.CategoricalDtype):
+            continue
+        if all(isinstance(d, pd.CategoricalDtype) for d in dtypes):
+            # each run voted among its own values: one set of categories again
+            merged = pd.api.types.union_categoricals([p[column].array for p in parts],
+                                                     ignore_order=True)
+            frame[column] = merged.as_ordered() if dtypes[0].ordered else merged
+        elif all(pd.api.types.is_bool_dtype(d) for d in dtypes) \
+                and not pd.api.types.is_bool_dtype(frame[column].dtype):
+            frame[column] = frame[column].astype("boolean")
+    frame.attrs["runs"] = {run: {"judges": p.attrs["judges"],
+                                 "min_votes": p.attrs["min_votes"]}
+                           for run, p in zip(named, parts, strict=True)}
+    frame.attrs["no_majority"] = {
+        c: sum(p.attrs["no_majority"].get(c, 0) for p in parts)
+        for c in dict.fromkeys(c for p in parts for c in p.attrs["no_majority"])}
+    # the voters of every run; min_votes is each run's own (attrs["runs"])
+    frame.attrs["judges"] = sorted({j for p in parts for j in p.attrs["judges"]})
+    frame.attrs["min_votes"] = parts[0].attrs["min_votes"]
+    frame.attrs["failed_as"] = failed_as
+    return frame
+
+
 def _first_present(frame: pd.DataFrame, layout: _Layout, column: str) -> pd.Series:
     """Per item, the first judge's non-missing value (ground truth is the same for all).
 
@@ -160,7 +228,10 @@ def consensus(judged: pd.DataFrame, *, judges: Sequence[str] | None = None,
     Parameters
     ----------
     judged : DataFrame
-        A validated ``judged`` frame; ``human`` rows are left out.
+        A validated ``judged`` frame; ``human`` rows are left out. Several runs viewed
+        together (a ``run`` column, :func:`kbench_core.io.combine_runs`) vote run by run:
+        each run's majority is made of its own judges with its own default ``min_votes``,
+        so a run's consensus never changes because another run is beside it.
     judges : sequence of str, optional
         The judges that vote (e.g. the three a paper published); default every judge other
         than ``human``. An unknown name, ``human`` or a repeated name is an error naming the
@@ -222,6 +293,9 @@ def consensus(judged: pd.DataFrame, *, judges: Sequence[str] | None = None,
     True
     """
     check_choice("failed_as", failed_as, FAILED_AS)
+    runs = _runs_of(judged)
+    if len(runs) > 1:
+        return _per_run(judged, runs, judges=judges, min_votes=min_votes, failed_as=failed_as)
     chosen = voters(judged, judges)
     if not chosen:
         raise ValueError("consensus needs at least one judge other than 'human'")
@@ -245,12 +319,25 @@ def consensus(judged: pd.DataFrame, *, judges: Sequence[str] | None = None,
         assert found.codes is not None
         found_grid = layout.take(found.codes, -1)
     truth = {c: _first_present(judged, layout, c) for c in TRUTH_COLUMNS if c in judged}
+    # A judgement is present when its verdict and found labels are (a failed judgement's
+    # row leaves them missing, docs/formats.md): per item, how many voters judged it.
+    judged_rows = np.ones(len(judged), dtype=bool)
+    for column in FAILED_LABELS:
+        if column in judged:
+            judged_rows &= judged[column].notna().to_numpy(dtype=bool)
+    n_present = layout.take(judged_rows, False).sum(axis=1) if layout.n_items else \
+        np.zeros(0, dtype=np.int64)
+    nobody = n_present == 0  # every voter's judgement of the item failed
     undecided: dict[str, np.ndarray] = {}
     numeric: dict[str, np.ndarray] = {}
     for column in judged.columns:
         if column in keys:
             continue
-        if column == "judge":
+        if column == FAILED_REASON:
+            # Not voted on: the item's judgement failed when every voter's did.
+            out[column] = _typed_take(np.array([None, "every judge's judgement failed"],
+                                               dtype=object), nobody.astype(np.int64))
+        elif column == "judge":
             out[column] = _typed_take(np.array([CONSENSUS], dtype=object),
                                       np.zeros(layout.n_items, dtype=np.int64))
         elif column in truth:
@@ -308,7 +395,16 @@ def consensus(judged: pd.DataFrame, *, judges: Sequence[str] | None = None,
     else:
         for column, values in numeric.items():
             out[column] = _row_median(values)
-    out["n_judges"] = np.bincount(layout.item, minlength=layout.n_items)
+    if not not_found and nobody.any():
+        # No judgement of the item at all: missing (tiers leave it out and count it in
+        # n_missing), not an undecided vote. With failed_as="not_found" it is not found, as
+        # the vote above made it (every voter a "no"), its verdict not credited.
+        for column in ("said_vulnerable", *FOUND_LABELS):
+            if column in out:
+                out[column] = pd.array(np.where(nobody, pd.NA, np.asarray(out[column],
+                                                                          dtype=object)),
+                                       dtype="boolean")
+    out["n_judges"] = np.asarray(n_present, dtype=np.int64)
     # One bit per reported label, then a lookup of the 2^k joined names (no per-item strings).
     names = list(undecided)
     mask = np.zeros(layout.n_items, dtype=np.int64)
@@ -325,3 +421,93 @@ def consensus(judged: pd.DataFrame, *, judges: Sequence[str] | None = None,
     frame.attrs["judges"] = list(layout.judges)
     frame.attrs["failed_as"] = failed_as
     return frame
+
+
+# Columns a judge fills in: blank in the row of a judge that has none for an item (what is
+# left is the item's key, ground truth and the run's own columns, the same for every judge).
+_ITEM_COLUMNS = (*TRUTH_COLUMNS, "difficulty", "run", "judge")
+
+
+def judge_rows(judged: pd.DataFrame, judge: str, *,
+               failed_as: FailedAs = "missing") -> pd.DataFrame:
+    """One judge's answers, its failed judgements counted as ``failed_as`` says: the rows
+    ``vuln.tiers`` computes that judge's numbers from, for any judge as the majority's are
+    (:func:`consensus`).
+
+    Parameters
+    ----------
+    judged : DataFrame
+        A validated ``judged`` frame (one run, or several with a ``run`` column).
+    judge : str
+        A judge of the frame.
+    failed_as : {"missing", "not_found"}
+        ``"missing"`` (default): the judge's rows as they are; a failed judgement's row has
+        its labels missing, so ``tiers`` leaves it out and counts it in ``n_missing``.
+        ``"not_found"`` (BlockBench's convention; LLM judges only, ``human`` labels are
+        never filled): the judge answers every item an LLM judge of its run has (a missing
+        row is a failed judgement too, as :func:`count_failed_as_not_found` counts it), and a
+        failed judgement is "not found": ``target_found`` (and ``partial_found``) false, and
+        its verdict, which no judge read, is not credited: ``said_vulnerable`` is the wrong
+        one, ¬``is_vulnerable``, as the majority counts an undecided verdict. Scores, type
+        match and findings stay missing.
+
+    Examples
+    --------
+    Judge ``b`` failed on s1 and has no row for s2; ``a`` found both targets.
+
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"sample": ["s1", "s2", "s1"], "model": "m",
+    ...                       "judge": ["a", "a", "b"], "is_vulnerable": True,
+    ...                       "said_vulnerable": [True, True, None],
+    ...                       "target_found": [True, True, None]})
+    >>> len(judge_rows(frame, "b"))                       # one row, its labels missing
+    1
+    >>> rows = judge_rows(frame, "b", failed_as="not_found")
+    >>> rows["target_found"].tolist(), rows["said_vulnerable"].tolist()
+    ([False, False], [False, False])
+    """
+    check_choice("failed_as", failed_as, FAILED_AS)
+    mine = labels_in(judged["judge"], [judge])
+    rows = judged[mine]
+    if failed_as == "missing" or judge == HUMAN or "target_found" not in judged:
+        return rows
+    scope = judged
+    if "run" in judged:
+        # Only the runs this judge judged: another run's items are not its failures.
+        scope = judged[labels_in(judged["run"], sorted(map(str, rows["run"].unique())))]
+    layout = _layout(scope, human=False)
+    if judge not in layout.judges:
+        return rows
+    absent = np.flatnonzero(layout.slots[:, layout.judges.index(judge)] < 0)
+    parts = [rows]
+    if absent.size:
+        extra = scope.iloc[layout.first[absent]].copy()
+        for column in extra.columns:
+            if column in layout.keys or column in _ITEM_COLUMNS:
+                continue
+            # every other column is the other judge's: blank (the dtype's own missing value)
+            extra[column] = extra[column].where(np.zeros(len(extra), dtype=bool))
+        if isinstance(judged["judge"].dtype, pd.CategoricalDtype):
+            extra["judge"] = pd.Categorical([judge] * len(extra),
+                                            categories=judged["judge"].cat.categories)
+        else:
+            extra["judge"] = judge
+        if FAILED_REASON in judged:
+            extra[FAILED_REASON] = "no record of this judge"
+        parts.append(extra)
+    out = pd.concat(parts) if len(parts) > 1 else rows.copy()
+    truth = out["is_vulnerable"].astype("boolean")
+    failed = out["target_found"].isna().to_numpy(dtype=bool)
+    if "said_vulnerable" in out:
+        failed = failed | out["said_vulnerable"].isna().to_numpy(dtype=bool)
+    if not failed.any():
+        return out
+    for column in FOUND_LABELS:
+        if column in out:
+            out[column] = pd.array(np.where(failed, False, out[column].astype(object)),
+                                   dtype="boolean")
+    if "said_vulnerable" in out:
+        wrong = ~truth.fillna(False).to_numpy(dtype=bool)
+        said = out["said_vulnerable"].astype(object).to_numpy()
+        out["said_vulnerable"] = pd.array(np.where(failed, wrong, said), dtype="boolean")
+    return out

@@ -20,7 +20,13 @@ from kbench_core.agreement._labels import (
     _value_grid,
 )
 from kbench_core.agreement._labels import judges as judges_of
-from kbench_core.agreement.consensus import _row_median, _vote_counts, _votes, consensus
+from kbench_core.agreement.consensus import (
+    _row_median,
+    _vote_counts,
+    _votes,
+    consensus,
+    judge_rows,
+)
 
 
 def _decode(spec: _Label, column: np.ndarray) -> Any:
@@ -155,8 +161,9 @@ def judge_spread(judged: pd.DataFrame, *, include_consensus: bool = True,
     names = judges_of(judged)
     if not names:
         raise ValueError("judge_spread needs a judge column with at least one judge")
-    judge_text = judged["judge"].astype(str).to_numpy()
-    parts = [vuln.tiers(judged[judge_text == name], judge=name, **tier_options)
+    # each judge's failed judgements counted as the majority's are (failed_as)
+    parts = [vuln.tiers(judge_rows(judged, name, failed_as=failed_as),  # type: ignore[arg-type]
+                        judge=name, **tier_options)
              for name in names]
     order = list(names)
     if include_consensus and any(n != HUMAN for n in names):

@@ -334,7 +334,7 @@ def judge_tiers(judged: pd.DataFrame, *, judges: Sequence[str] | None = None,
         raise ValueError("judge_tiers needs at least one judge other than 'human'")
     voted = consensus(judged, judges=judges, min_votes=min_votes, failed_as=failed_as)
     voted_tiers = vuln.tiers(voted, **tier_options)
-    each = judge_spread(judged, include_consensus=False, **tier_options)
+    each = judge_spread(judged, include_consensus=False, failed_as=failed_as, **tier_options)
     spread = pd.concat([each.astype({"judge": str}), voted_tiers], ignore_index=True)
     spread["judge"] = pd.Categorical(spread["judge"].astype(str),
                                      categories=[*names, CONSENSUS], ordered=True)

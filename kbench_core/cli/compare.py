@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Sequence
 
@@ -25,7 +26,13 @@ def compare_command(path: str, *, metric: str | None, models: Sequence[str],
                     spark_master: str | None = None) -> int:
     """Print the paired comparison of two models (or every pair) for a paper (``engine``:
     see :mod:`kbench_core.engines`; an engine keeps the family's item key, which the
-    comparison pairs)."""
+    comparison pairs).
+
+    The metric defaults to the family's headline per-item quantity (TDR's target found for
+    judged runs); one the run does not have as a per-item quantity (an unknown name, a text
+    column) is refused with the list of those it has. Every text a run supplies (model
+    names, a column's name) reaches the output through the format's escaping, the verdict
+    sentence included (:func:`_verdict_block`)."""
     from kbench_core import compare, families
     from kbench_core.export import provenance_of, table_bytes
 
@@ -34,10 +41,10 @@ def compare_command(path: str, *, metric: str | None, models: Sequence[str],
     if run.kind not in compare.COMPARISONS:
         raise SystemExit(f"kbench: runs of kind {run.kind!r} have no per-item comparison")
     spec = compare.COMPARISONS[run.kind]
-    value, group, cluster = spec.values[0][1], spec.group, spec.cluster
+    group, cluster = spec.group, spec.cluster
     if metric == "target_found" and run.kind == "judged":
         metric = "target_found_vulnerable"  # a target can only be found on a vulnerable sample
-    value = metric or value
+    value = metric or spec.default
     voting: dict = {}
     if run.kind == "judged":
         # One judge's answers: the majority of several LLM judges unless --judge says.
@@ -56,34 +63,83 @@ def compare_command(path: str, *, metric: str | None, models: Sequence[str],
     refusal = compare.trial_grain_refusal(frame, value)
     if refusal is not None:
         raise SystemExit(f"kbench: {_safe(run.name)}: {refusal}")
-    if value not in frame.columns:
-        raise SystemExit(f"kbench: no per-item column {_safe(repr(value))} in this run")
+    quantities = compare.per_item_quantities(frame, run.kind)
+    if value not in quantities:
+        what = ("a text column, not a per-item quantity" if value in frame.columns
+                else "not a column of this run")
+        listed = "; ".join(f"{_safe(c)} ({_safe(w)})" if w != c.replace("_", " ")
+                           else _safe(c) for c, w in quantities.items())
+        raise SystemExit(f"kbench: --metric {_safe(repr(value))} is {what}; the per-item "
+                         f"quantities this run can compare are: {listed}")
+    label = quantities[value]
     known = sorted(map(str, frame["model"].unique()))
     unknown = [m for m in models if m not in known]
     if unknown:
         raise SystemExit(f"kbench: unknown model(s) {_safe(', '.join(unknown))}; the run has "
                          f"{_safe(', '.join(known))}")
+    lower = compare.is_lower_better(value)
     if len(models) == 2:
         # One pair asked for: its p is not adjusted for pairs nobody asked about (issue 23,
         # item 11); the per-group table is adjusted over its groups.
         a, b = models
         result = compare.compare_pair(frame, value, a, b, group=group, cluster=cluster,
-                                      correction=correction, noun=spec.noun)
-        _emit(result.verdict + "\n")
+                                      correction=correction, noun=spec.noun, label=label)
+        head = _verdict_block(result, fmt, ours=value in spec.options.values())
         table = result.groups
         if correction is not None and len(table):
             print(f"# p_adjusted: {result.correction_name} over the {len(table)} "
                   f"{_safe(group)} levels", file=sys.stderr)
     else:
+        head = ""
         table = compare.compare_models(frame, value, cluster=cluster, correction=correction)
+        # every pair worded: the adjusted p it decides on and both intervals, named
+        table["verdict"] = compare.pair_verdicts(
+            table, label, lower_is_better=lower, correction=correction,
+            cluster=cluster.replace("_", " ") if cluster else None, noun=spec.noun)
         if correction is not None:
             name = {"holm": "Holm", "fdr_bh": "Benjamini–Hochberg"}[correction]
-            print(f"# p_adjusted: {name} over all {len(table)} pairs", file=sys.stderr)
+            kind = ("simultaneous (Bonferroni)" if correction == "holm"
+                    else "false-coverage-rate adjusted (Benjamini–Yekutieli)")
+            print(f"# p_adjusted: {name} over all {len(table)} pairs; delta_low/high: each "
+                  f"pair's own 95% interval; delta_adj_low/high: {kind}, agreeing with "
+                  "direction", file=sys.stderr)
     prov = provenance_of([run], what=f"compare {value}",
                          options={"models": list(models), "cluster": cluster,
                                   "correction": correction, **voting})
-    _emit(table_bytes(table, fmt, provenance=prov).decode())
+    _emit(head + table_bytes(table, fmt, provenance=prov).decode())
     return 0
+
+
+_PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._:/()+=@'-]*")
+# a Markdown line that would open a block (heading, quote, list, rule, code) as written
+_MARKDOWN_BLOCK = re.compile(r"^(\s*)([#>+\-=*]|\d+[.)])")
+
+
+def _verdict_block(result, fmt: str, *, ours: bool) -> str:
+    """The verdict sentence above the table, escaped for ``fmt`` like the table's cells
+    (issue 42, item 3: the names in it were live): Markdown as one escaped paragraph (no
+    tag, link, image or block marker from a name), LaTeX as one escaped paragraph (no
+    control sequence), CSV as a ``#`` comment line in which every name is plain or a JSON
+    string literal without ``,`` or ``;`` (so no cell a spreadsheet splits off can start a
+    formula; :func:`kbench_core.text.json_quote`; the metric's words too unless ``ours``,
+    the family's own label rather than a column of the run)."""
+    from dataclasses import replace
+
+    from kbench_core.export import latex_escape, markdown_escape
+    from kbench_core.text import escape_controls, json_quote
+
+    if fmt == "markdown":
+        line = markdown_escape(result.verdict)
+        return _MARKDOWN_BLOCK.sub(lambda m: m.group(1) + "\\" + m.group(2), line) + "\n\n"
+    if fmt == "latex":
+        return latex_escape(result.verdict) + "\n\n"
+
+    def words(text: str) -> str:
+        return text if _PLAIN.fullmatch(text) and "--" not in text else json_quote(text)
+
+    quoted = replace(result, a=words(result.a), b=words(result.b),
+                     label=result.label if ours else words(result.label))
+    return "# verdict: " + escape_controls(re.sub(r"\s+", " ", quoted.verdict)) + "\n"
 
 
 _COMPARE_OPTIONS = ("--metric", "--models", "--model", "--judge", "--judges", "--min-votes",
@@ -120,7 +176,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     cmp_ = sub.add_parser("compare", help="paired comparison of models, for papers")
     cmp_.add_argument("file")
     cmp_.add_argument("--metric", default=None,
-                      help="per-item column (default: score, correct or abs_diff by run kind)")
+                      help="per-item quantity (default: the family's headline: the bias "
+                           "effect, TDR's target found, |agent d − human d|)")
     cmp_.add_argument("--models", nargs="*", default=[], metavar="MODEL",
                       help="two models: their difference per group; none: every pair "
                            "(names may start with '-')")

@@ -28,7 +28,8 @@ def write_figures(paths: Sequence[str], *, out: str, formats: Sequence[str],
                   width: int | None, height: int | None, scale: float,
                   tables: bool = True, only: Sequence[str] = (),
                   judges: dict | None = None, engine: str | None = None,
-                  spark_master: str | None = None) -> list[Path]:
+                  spark_master: str | None = None, labels: str | None = None
+                  ) -> list[Path]:
     """Every figure (and table) of each run into ``out`` as ``<run>_<item>[-<suffix>].<fmt>``;
     one kaleido render server for the whole command. ``only`` keeps the items (or file stems,
     e.g. ``bms_curves-anchoring_effect``) named."""
@@ -74,6 +75,15 @@ def write_figures(paths: Sequence[str], *, out: str, formats: Sequence[str],
         for why, names in empty.items():
             print(f"kbench: {_safe(run.name)}: no {_safe(', '.join(names))}: {_safe(why)}",
                   file=sys.stderr)
+        if labels and run.kind == "judged":
+            # the judge audit (docs/metrics/audit.md): the labels must be this run's
+            for stem, what, obj, title, recorded in _audit_jobs(run, labels, judges):
+                if only and stem not in only:
+                    continue
+                item = _AuditItem(what, title)
+                jobs.append((run, item, namer.name(f"{run.name}_{stem}",
+                                                   key=f"{index}\0audit\0{stem}\0{what}"),
+                             obj, {**chosen, **recorded}))
     n_files = sum(len(formats) if item.what == "figure" else 2 for _, item, _, _, _ in jobs)
     written: list[Path] = []
     try:
@@ -105,6 +115,32 @@ def write_figures(paths: Sequence[str], *, out: str, formats: Sequence[str],
     return written
 
 
+class _AuditItem:
+    """What an export job needs of a catalog item, for the audit's figures and tables."""
+
+    def __init__(self, what: str, title: str) -> None:
+        self.what, self.title, self.best = what, title, None
+
+
+def _audit_jobs(run, labels: str, judges: dict | None):
+    """The audit's figures and tables of ``run`` with the labels in the file ``labels``."""
+    from kbench_core.audit import judge_choices, read_labels
+    from kbench_core.audit.exports import audit_objects, audit_provenance
+
+    frame, warnings = read_labels(labels, run_sha256=run.content_hash, judged=run.frame)
+    for line in warnings:
+        print(f"kbench: {_safe(line)}", file=sys.stderr)
+    if frame.empty:
+        print(f"kbench: {_safe(Path(labels).name)}: no label yet, no audit figures",
+              file=sys.stderr)
+        return
+    judge = (judges or {}).get("judge") or judge_choices(run.frame)[0]
+    recorded = audit_provenance(frame, judge=judge, method="ppi++",
+                                source=Path(labels).name, data=Path(labels).read_bytes())
+    for stem, what, obj, title in audit_objects(run.frame, frame, judge=judge):
+        yield stem, what, obj, title, recorded
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     fig = sub.add_parser("figures", help="write every figure (and table) of each run")
     fig.add_argument("files", nargs="+")
@@ -124,6 +160,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     fig.add_argument("--items", default="",
                      help="comma-separated item names or file stems to keep, e.g. "
                           "fingerprint_heatmap,bms_curves-anchoring_effect (default: all)")
+    fig.add_argument("--labels", metavar="FILE", default=None,
+                     help="a judge-audit labels sheet of the judged run: adds the corrected "
+                          "rates and the judges' accuracy (docs/metrics/audit.md)")
     _judge_arguments(fig)
     add_engine_arguments(fig)
     fig.set_defaults(run=_run)
@@ -143,6 +182,7 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                             width=args.width or width, height=args.height or height,
                             scale=args.scale, tables=not args.no_tables,
                             only=[i.strip() for i in args.items.split(",") if i.strip()],
-                            judges=_judge_choice(args), **_engine_choice(args))
+                            judges=_judge_choice(args), labels=args.labels,
+                            **_engine_choice(args))
     print(f"wrote {len(written)} files to {args.out}", file=sys.stderr)
     return 0

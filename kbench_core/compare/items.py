@@ -85,6 +85,32 @@ def per_item_values(frame: pd.DataFrame, kind: str | None = None) -> pd.DataFram
     return family.per_item(frame)
 
 
+def per_item_quantities(frame: pd.DataFrame, kind: str | None = None) -> dict[str, str]:
+    """``{column: words}`` of every per-item quantity a comparison can take on ``frame`` (a
+    :func:`per_item_values` frame): the family's own (its ``CompareDefaults``, the headline
+    first) and then every other numeric or true/false column that is not a key (model, the
+    item key, the cluster, the forest plot's group). Text columns (a response, a label) are
+    not quantities: ``kbench compare --metric response`` is refused with this list rather
+    than comparing nothing (issue 42, item 9)."""
+    kind = kind or families.detect(list(frame.columns))
+    spec = COMPARISONS.get(kind) if kind is not None else None
+    out: dict[str, str] = {}
+    if spec is not None:
+        for column in (spec.default, *(c for _, c in spec.values)):
+            if column in frame.columns:
+                out.setdefault(column, spec.label_of(column))
+    keys = {"model", *(ITEM_KEYS.get(kind, ()) if kind else ()),
+            *((spec.cluster, spec.group) if spec is not None else ())}
+    for column in frame.columns:
+        if column in out or column in keys or not isinstance(column, str):
+            continue
+        dtype = frame[column].dtype
+        if pd.api.types.is_bool_dtype(dtype) or (pd.api.types.is_numeric_dtype(dtype)
+                                                 and not isinstance(dtype, pd.CategoricalDtype)):
+            out[column] = column.replace("_", " ")
+    return out
+
+
 def _item_columns(frame: pd.DataFrame, item: Sequence[str] | str | None) -> list[str]:
     if item is not None:
         columns = [item] if isinstance(item, str) else list(item)

@@ -154,7 +154,8 @@ def compare_pair(frame: pd.DataFrame, value: str, a: str, b: str, *,
     deff = float("nan")
     n_clusters = both.index.get_level_values(cluster).nunique() if cluster else None
     se = getattr(est, "se", math.nan)
-    if cluster and getattr(est, "test", None) == "CR2 t" and sd > 0 and math.isfinite(se):
+    if cluster and getattr(est, "test", None) in ("CR2 t", "cluster sign-flip") and sd > 0 \
+            and math.isfinite(se):
         deff = float((se / (sd / math.sqrt(len(both)))) ** 2)
     return Comparison(a=a, b=b, value=value, label=label or value, estimate=est,
                       adjusted_p=adjusted, correction=correction,

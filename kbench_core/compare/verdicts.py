@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import math
 
+import pandas as pd
 from scipy import stats
 
 from kbench_core.stats import Estimate
-from kbench_core.words import plural
+from kbench_core.words import plural, unit_plural
 
 from .paired import _TEST_TEXT, FEW_CLUSTERS, PairedEstimate
+
+P_FLOOR = 1e-12  # smaller p-values are written "< 1e-12"
 
 
 def samples_needed(delta: float, sd_diff: float, *, power: float = 0.8,
@@ -35,6 +38,12 @@ def min_items_sign_test(alpha: float = 0.05) -> int:
     if not 0 < alpha < 1:
         raise ValueError("alpha must be in (0, 1)")
     return max(1, math.floor(math.log2(2 / alpha)) + 1)
+
+
+def p_text(p: float) -> str:
+    """``= 0.0312`` for a p-value in a sentence; ``< 1e-12`` below :data:`P_FLOOR`, where a
+    p is no longer a meaningful number (and "p = 0" would claim certainty)."""
+    return f"< {P_FLOOR:g}" if p < P_FLOOR else f"= {p:.3g}"
 
 
 def claims_direction(est: Estimate, *, adjusted_p: float | None = None,
@@ -99,7 +108,8 @@ def _needed_text(est: Estimate, sd_diff: float | None, *, noun: str, alpha: floa
         size = est.n / n_clusters
         groups = math.ceil(need / size)
         text += (f" ({independent:,} if independent × design effect {design_effect:.2f}), "
-                 f"about {groups:,} {plural(cluster)} of this run's mean size {size:.3g}")
+                 f"about {groups:,} {unit_plural(cluster)} of this run's mean size "
+                 f"{size:.3g}")
     return text
 
 
@@ -107,7 +117,9 @@ def verdict(est: Estimate, a: str, b: str, metric: str, *, lower_is_better: bool
             adjusted_p: float | None = None, correction: str = "Holm",
             context: str = "", cluster: str | None = None, sd_diff: float | None = None,
             noun: str = "items", alpha: float = 0.05, n_clusters: int | None = None,
-            n_compared: int | None = None, design_effect: float | None = None) -> str:
+            n_compared: int | None = None, design_effect: float | None = None,
+            adjusted_interval: tuple[float, float] | None = None,
+            adjusted_name: str = "simultaneous") -> str:
     """One sentence for a paper about ``a − b`` in ``metric``.
 
     A direction ("lower"/"higher", "better"/"worse") is claimed only when the evidence the
@@ -126,6 +138,12 @@ def verdict(est: Estimate, a: str, b: str, metric: str, *, lower_is_better: bool
     there are) is what a degenerate comparison's sign test counts, so the "too few" sentence
     names it. With the CR2 test, few effective clusters (Bell–McCaffrey df + 1 below
     :data:`FEW_CLUSTERS`) are said in a sentence of their own.
+
+    ``adjusted_interval`` (an every-pair table's ``delta_adj_low/high``, named by
+    ``adjusted_name``) is quoted beside the pair's own interval, each said for what it is:
+    the decision follows the adjusted p, an undecided pair's adjusted interval holds 0, and
+    a pair Holm decides whose simultaneous interval still reaches 0 is said so. A p below
+    :data:`P_FLOOR` is written "< 1e-12", never "= 0".
     """
     about = f" on {context}" if context else ""
     unit = f"{est.n:,} shared {noun}" + (f", errors clustered by {cluster}" if cluster else "")
@@ -137,14 +155,21 @@ def verdict(est: Estimate, a: str, b: str, metric: str, *, lower_is_better: bool
     interval = math.isfinite(est.low) and math.isfinite(est.high)
     numbers = f"{est.value:+.3f}"
     numbers += f" [{est.low:+.3f}, {est.high:+.3f}]" if interval else " (no interval)"
+    adjusted_shown = adjusted_interval is not None and all(
+        math.isfinite(x) for x in adjusted_interval)
+    if adjusted_shown:
+        numbers += (f" (this pair alone; {adjusted_name}: [{adjusted_interval[0]:+.3f}, "
+                    f"{adjusted_interval[1]:+.3f}])")
     numbers += f", {unit}"
     p_name = f"{correction}-adjusted p" if adjusted_p is not None else "p"
     family = _family_text(adjusted_p is not None, correction, n_compared)
-    if test in ("exact sign", "exact McNemar"):
-        name = "exact sign-test" if test == "exact sign" else "exact McNemar"
-        numbers += f", {name} {p_name} = {quoted:.3g}" + (f" ({family})" if family else "")
+    if test in ("exact sign", "exact McNemar", "cluster sign-flip"):
+        name = {"exact sign": "exact sign-test", "exact McNemar": "exact McNemar",
+                "cluster sign-flip": f"exact sign-flip test over {plural(cluster or 'cluster')},"
+                }[test]
+        numbers += f", {name} {p_name} {p_text(quoted)}" + (f" ({family})" if family else "")
     else:
-        numbers += (f", {p_name} = {quoted:.3g} ({_TEST_TEXT.get(test or '', 't test')}"
+        numbers += (f", {p_name} {p_text(quoted)} ({_TEST_TEXT.get(test or '', 't test')}"
                     + (f"; {family}" if family else "") + ")")
     few = ""
     if isinstance(est, PairedEstimate) and est.effective_clusters < FEW_CLUSTERS - 1e-6 \
@@ -160,10 +185,23 @@ def verdict(est: Estimate, a: str, b: str, metric: str, *, lower_is_better: bool
     if claims_direction(est, adjusted_p=adjusted_p, alpha=alpha):
         a_lower = est.value < 0
         better = a_lower == lower_is_better
+        reaches = ""
+        if adjusted_shown and adjusted_interval[0] <= 0 <= adjusted_interval[1]:
+            reaches = (f" {correction}'s adjusted p decides this pair; its {adjusted_name} "
+                       "interval, more conservative, still reaches 0.")
         return (f"{a} scores {'lower' if a_lower else 'higher'} than {b}{about} in {metric} "
                 f"({'better' if better else 'worse'}: {'lower' if lower_is_better else 'higher'}"
-                f" is preferable): {a} − {b} = {numbers}.{few}")
+                f" is preferable): {a} − {b} = {numbers}.{reaches}{few}")
     need = min_items_sign_test(alpha)
+    if test == "cluster sign-flip" and est.value != 0 and isinstance(est, PairedEstimate) \
+            and est.n_discordant is not None and est.n_discordant < need:
+        # the "too few" rule counts clusters: repeated items of a cluster are one unit
+        word = plural(cluster) if cluster else "clusters"
+        why = (f"only {est.n_discordant:,} {word} differ between the two (the clusters the "
+               f"exact sign-flip test counts; their {noun} are not independent), too few "
+               f"for it: it needs at least {need} (p < {alpha:g})")
+        return (f"The data cannot tell {a} and {b} apart{about} in {metric}: {a} − {b} = "
+                f"{numbers}; {why}.{few}")
     if test == "exact McNemar":
         discordant = (est.n_discordant if isinstance(est, PairedEstimate)
                       and est.n_discordant is not None else est.n)
@@ -186,7 +224,9 @@ def verdict(est: Estimate, a: str, b: str, metric: str, *, lower_is_better: bool
                 f"{numbers}; {why}.{few}")
     if not est.low <= 0 <= est.high:
         why = (f"the unadjusted interval excludes 0, but after {correction}'s adjustment for "
-               f"the pairs compared p is not below {alpha:g}" if adjusted_p is not None else
+               f"the pairs compared p is not below {alpha:g}"
+               + (f" (and the {adjusted_name} interval holds 0)" if adjusted_shown else "")
+               if adjusted_p is not None else
                f"the interval excludes 0, but the {_TEST_TEXT.get(test or '', 'test')}'s p is "
                f"not below {alpha:g}")
     else:
@@ -195,3 +235,39 @@ def verdict(est: Estimate, a: str, b: str, metric: str, *, lower_is_better: bool
                              n_clusters=n_clusters, design_effect=design_effect)
     return (f"The data cannot tell {a} and {b} apart{about} in {metric}: {a} − {b} = "
             f"{numbers}; {why}{need_text}.{few}")
+
+
+def pair_verdicts(pairs: pd.DataFrame, label: str, *, lower_is_better: bool,
+                  correction: str | None = "holm", cluster: str | None = None,
+                  noun: str = "items", alpha: float = 0.05, level: float = 0.95) -> pd.Series:
+    """The :func:`verdict` of every row of a :func:`compare_models` table, in its order: the
+    adjusted p it decided on, the pair's own interval and the adjusted one
+    (``delta_adj_low/high``) each named, so the table, the CLI, the app and the exports say
+    the same (issue 37, item 6). ``label`` is the metric in words, ``cluster`` (as words)
+    what the errors cluster by."""
+    name = {"holm": "Holm", "fdr_bh": "Benjamini–Hochberg"}.get(correction or "",
+                                                                 "unadjusted")
+    m = int(pairs["p_value"].notna().sum())
+    adjusted_name = (f"{level:.0%} simultaneous over the {m:,} pairs (Bonferroni)"
+                     if correction == "holm" else
+                     f"{level:.0%} false-coverage-rate adjusted over the {m:,} pairs "
+                     "(Benjamini–Yekutieli)")
+    texts = []
+    for row in pairs.itertuples(index=False):  # one per pair: a sentence each
+        raw = float(row.p_value) if pd.notna(row.p_value) else None
+        adjusted = (float(row.p_adjusted) if correction is not None
+                    and pd.notna(row.p_adjusted) else None)
+        discordant = getattr(row, "n_discordant", pd.NA)
+        est = PairedEstimate(
+            float(row.delta), float(row.delta_low), float(row.delta_high), int(row.n), raw,
+            int(row.n_dropped), test=row.test or None, df=float(row.df),
+            n_clusters=None if pd.isna(row.n_clusters) else int(row.n_clusters),
+            n_discordant=None if pd.isna(discordant) else int(discordant))
+        interval = ((float(row.delta_adj_low), float(row.delta_adj_high))
+                    if correction is not None and hasattr(row, "delta_adj_low") else None)
+        texts.append(verdict(est, str(row.model_a), str(row.model_b), label,
+                             lower_is_better=lower_is_better, adjusted_p=adjusted,
+                             correction=name, cluster=cluster, noun=noun, alpha=alpha,
+                             n_compared=len(pairs), adjusted_interval=interval,
+                             adjusted_name=adjusted_name))
+    return pd.Series(texts, index=pairs.index, dtype=object, name="verdict")

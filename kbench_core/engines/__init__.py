@@ -135,8 +135,51 @@ def reduce_source(src: ParquetSource, *, engine: Engine, spark_master: str | Non
     return _sufficient(src, engine=chosen, backend=backend)
 
 
+class _DuckdbScan:
+    """What :func:`source.check_read` is told read a file at item grain with no backend
+    given: DuckDB's own scan (:func:`~kbench_core.engines.reduce.typed_rows`)."""
+
+    name = "duckdb"
+
+
+_DUCKDB = _DuckdbScan()
+
+
+def _read_errors() -> tuple[type[BaseException], ...]:
+    """What an engine raises on a file it cannot read (DuckDB's errors, Arrow's, Spark's and
+    the JVM's): the run's error, not an unexpected one."""
+    import duckdb
+    import pyarrow as pa
+
+    found: list[type[BaseException]] = [duckdb.Error, pa.ArrowException, OSError]
+    try:
+        from py4j.protocol import Py4JJavaError
+        from pyspark.errors import PySparkException
+    except ImportError:  # pragma: no cover - pyspark is in the spark and test extras
+        pass
+    else:
+        found += [Py4JJavaError, PySparkException]
+    return tuple(found)
+
+
 def _sufficient(src: ParquetSource, *, engine: Engine, backend: Any,
                 keep: tuple[str, ...] = ()) -> pa.Table | TypedRows:
+    """:func:`_read`, a file the engine cannot read (a footer that lies about its pages, a
+    damaged page) refused as the loader refuses one, naming it: "cannot read Parquet"."""
+    from kbench_core.problems import Problem, RunFormatError
+
+    try:
+        return _read(src, engine=engine, backend=backend, keep=keep)
+    except RunFormatError:
+        raise
+    except _read_errors() as exc:
+        raise RunFormatError(src.label, [Problem(None, None, (
+            f"cannot read Parquet ({engine}: {type(exc).__name__}: "
+            f"{str(exc).strip()[:300]})"))]) from None
+
+
+def _read(src: ParquetSource, *, engine: Engine, backend: Any,
+          keep: tuple[str, ...] = ()) -> pa.Table | TypedRows:
     """The validated sufficient table of ``src`` on ``backend`` (None: a new DuckDB).
 
     A run at item grain (:func:`~kbench_core.engines.reduce.at_item_grain`: its reduction
@@ -146,7 +189,10 @@ def _sufficient(src: ParquetSource, *, engine: Engine, backend: Any,
     from kbench_core.engines import reduce, source, validate
 
     if reduce.at_item_grain(src, keep):
-        return reduce.typed_rows(src, backend=backend)
+        rows = reduce.typed_rows(src, backend=backend)
+        # the file read is the file hashed (the provenance's SHA-256), or the run is refused
+        source.check_read(src, backend if backend is not None else _DUCKDB)
+        return rows
     if backend is None:
         backend = connect(engine)
     table = source.open_table(backend, src)
@@ -155,6 +201,7 @@ def _sufficient(src: ParquetSource, *, engine: Engine, backend: Any,
     reduced = reduce.reduction(table, src.kind, tuple(f.name for f in src.files),
                                keep=keep).to_pyarrow()
     validate.validate(table, src, reduced)
+    source.check_read(src, backend)
     return reduced
 
 

@@ -11,7 +11,14 @@ import numpy as np
 import pyarrow as pa
 
 from kbench_core.engines import validate
-from kbench_core.engines.source import FILE, ROW, ParquetSource, is_parquet_source, sources
+from kbench_core.engines.source import (
+    FILE,
+    ROW,
+    ParquetSource,
+    changed,
+    is_parquet_source,
+    sources,
+)
 from kbench_core.problems import RunFormatError
 
 __all__ = ["load_in_memory"]
@@ -31,6 +38,7 @@ def load_in_memory(path: Path) -> list:
     runs = []
     for src in found:
         loaded = [load_run(p, kind=src.kind) for p in src.files]  # type: ignore[arg-type]
+        _same_bytes(src, loaded)
         if len(loaded) == 1:
             run = loaded[0]
             runs.append(Run(name=src.name, kind=run.kind, frame=run.frame,
@@ -41,6 +49,17 @@ def load_in_memory(path: Path) -> list:
             runs.append(Run(name=src.name, kind=src.kind, frame=frame, meta=dict(src.meta),
                             warnings=tuple(w for r in loaded for w in r.warnings)))
     return runs
+
+
+def _same_bytes(src: ParquetSource, loaded: list) -> None:
+    """Refuse a run whose file the loader read is not the one the source hashed (replaced
+    or written between the two reads): the run carries the source's SHA-256, which must be
+    of the bytes its numbers come from."""
+    if src.pinned is None:
+        return
+    for path, digest, run in zip(src.files, src.pinned.digests, loaded, strict=True):
+        if run.meta.get("sha256") != digest.hex():
+            raise changed(src.label, path.name)
 
 
 def _check_keys_across(loaded: list, src: ParquetSource) -> None:

@@ -131,14 +131,18 @@ def _duckdb_rows(src: ParquetSource, limit: int) -> pa.Table:
     import duckdb
 
     from kbench_core.engines.settings import DUCKDB_MEMORY
+    from kbench_core.engines.source import _one_name_per_case, pinned
     from kbench_core.problems import fail
     from kbench_core.readers.sources import _mb
 
-    path = src.files[0]
-    raw = [str(n) for n in pq.read_schema(path).names if not _reserved(str(n))]
+    # the file as checked and hashed (its descriptor, or its path escaped: no glob)
+    files = pinned(src)
+    _one_name_per_case(src, "DuckDB")  # DuckDB would read "Model" as "model"
+    raw = [str(n) for n in files.metadata[0].schema.to_arrow_schema().names
+           if not _reserved(str(n))]
     select = ", ".join(f"{_quoted(r)} AS {_quoted(c)}"
                        for r, c in zip(raw, src.columns, strict=True))
-    literal = "'" + str(path).replace("'", "''") + "'"
+    literal = "'" + files.duckdb_paths()[0].replace("'", "''") + "'"
     con = duckdb.connect(config={"memory_limit": DUCKDB_MEMORY,
                                  "preserve_insertion_order": True})
     try:

@@ -185,6 +185,8 @@ def text_rows(src: ParquetSource, *, model: str, bias: str, search: str = "",
              if limit else pd.DataFrame(columns=shown))
     # fewer rows than the limit are all the rows: the count is a query only when capped
     total = len(frame) if len(frame) < limit else int(picked.count().to_pyarrow().as_py())
+    # the rows shown are of the file hashed (the run's SHA-256), or none are shown
+    source.check_read(src, backend)
     # the labels as asked (the file's may be padded), the text as stored
     frame = frame.assign(model=str(model), bias=str(bias)) if len(frame) else frame
     return TextRows(frame.reset_index(drop=True), total)

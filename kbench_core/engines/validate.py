@@ -66,6 +66,9 @@ def _column_suspect(col: Any, spec: Column) -> Any:
     required = spec.required is True
     false = ibis.literal(False)
     if spec.type in ("text", "category"):
+        if dtype.is_array() or dtype.is_struct() or dtype.is_map():
+            # every nested value is refused (no label), a missing one too where required
+            return (col.notnull() | col.isnull()) if required else col.notnull()
         if not dtype.is_string():
             return col.isnull() if required else false
         bad = _blank(col) if required else false
@@ -192,6 +195,9 @@ def _rule_suspect(kind: str, table: Any, labels: _Labels) -> Any | None:
     if kind == "replication" and {"human_effect", "test_type"} <= columns:
         has_effect = ~absent("human_effect") | ~absent("agent_effect")
         return has_effect & absent("test_type")
+    if kind == "judged":  # a label left empty needs a failed judgement's reason
+        return ((absent("said_vulnerable") | absent("target_found"))
+                & absent("failed_judgement"))
     if kind == "replication_summary" and "finding" in columns:
         rows = ~absent("finding")
         return rows & (absent("finding_score") | absent("n_tests"))
@@ -578,8 +584,9 @@ def _check_page(rows: pa.Table, src: ParquetSource, left: int,
 
 def _place(file: Any, row: Any, several: bool) -> int | str:
     """A row's place in the run as the loader names it: its 1-based row in its file (with
-    the file's name when the run is a folder of files)."""
+    the file's name when the run is a folder of files: the engines' :data:`FILE` is the
+    name, which may hold a backslash)."""
     place = int(row) + 1
     if not several:
         return place
-    return f"{str(file).replace(chr(92), '/').rsplit('/', 1)[-1]}:{place}"
+    return f"{file}:{place}"

@@ -42,17 +42,31 @@ class Options:
 class CompareDefaults:
     """What a run kind compares by default: ``values`` (label, per-item column) pairs in menu
     order, the forest plot's ``group`` (one row per level), the ``cluster`` whose items share
-    errors, and the ``noun`` an item is called on the page."""
+    errors, the ``noun`` an item is called on the page, and the ``headline`` column compared
+    when none is asked for (the family's headline quantity, e.g. TDR's per-item target
+    found; None: the first of ``values``)."""
 
     values: tuple[tuple[str, str], ...]
     group: str
     cluster: str | None
     noun: str
+    headline: str | None = None
 
     @property
     def options(self) -> dict[str, str]:
         """``{label: column}`` for a metric menu."""
         return dict(self.values)
+
+    @property
+    def default(self) -> str:
+        """The column compared by default: ``headline``, else the first of ``values``."""
+        return self.headline or self.values[0][1]
+
+    def label_of(self, column: str) -> str:
+        """The words for ``column`` (its label in ``values``; else the column's name with
+        spaces for underscores)."""
+        return next((label for label, c in self.values if c == column),
+                    column.replace("_", " "))
 
 
 @dataclass(frozen=True)

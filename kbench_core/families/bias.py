@@ -93,10 +93,10 @@ def susceptibility_table(fingerprint: Any) -> pd.DataFrame:
     every model has a BMS for (``n_biases``; ``n_left_out`` counts a model's scored biases
     left out because another model lacks them, ``n_unscored`` its biases without a BMS).
     ``susceptibility`` is the mean BMS over that set with its t interval over the same biases
-    (``susceptibility_low``/``_high``, clipped to [0, cap]; below 30 biases widened to the
-    Wilson-type bound of a [0, cap] mean, :func:`kbench_core.stats.bounded_mean_interval`),
-    and ``rank`` (1 = least biased) ranks that very value, with its bootstrap interval over
-    the same biases in ``rank_text``
+    (``susceptibility_low``/``_high``; below 30 biases the Wilson-type interval of a [0, cap]
+    mean, :func:`kbench_core.stats.bounded_mean_interval`, the fingerprint's too),
+    and ``rank`` (1 = least biased) ranks that very value, with its interval from every pair's
+    paired test over the same biases in ``rank_text``
     (:func:`kbench_core.compare.rank_intervals`; "few biases" below 30). With one model the
     set is its own scored biases. ``n_renormalised`` counts the biases in the set whose BMS
     was renormalised over fewer intensities than the run scores
@@ -138,8 +138,8 @@ def susceptibility_table(fingerprint: Any) -> pd.DataFrame:
     # BMS lies in [0, cap]: biases that all score the same get the Wilson-type bound, never a
     # zero-width interval (issue 23 item 7); without a cap the range is open and it is NaN.
     # Models without a bias in the set (none shared by every model) have no number.
-    # Below 30 biases widened to the Wilson-type bound of a [0, cap] mean: the t interval
-    # alone under-covers a skewed BMS over few biases (stats.bounded_mean_interval).
+    # Below 30 biases the Wilson-type interval of a [0, cap] mean: the t interval under-covers
+    # a skewed BMS over few biases (stats.bounded_mean_interval).
     bounds = (t_interval(mean, std, count) if cap is None
               else bounded_mean_interval(mean, std, count, bounds=(0.0, cap)))
     low, high = (np.asarray(bound, dtype=float) for bound in bounds)

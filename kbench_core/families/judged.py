@@ -25,10 +25,10 @@ from kbench_core.schema import (
     KindSpec,
     unit_column,
 )
-from kbench_core.select import labels_in
 
 __all__ = ["FAMILY", "MAJORITY", "ConsensusOptions", "TierOptions", "check_judges",
            "default_judge", "difficulty_tdr", "fixed_versions", "judge_views", "leaderboard",
+           "leaderboard_groups",
            "majority_provenance"]
 
 MAJORITY = "majority"  # = kbench_core.agreement.CONSENSUS (not imported: agreement is lazy)
@@ -45,9 +45,11 @@ JUDGED = KindSpec(
         Column("is_vulnerable", "bool", True, meaning="ground truth"),
         Column("severity", "category", allowed=SEVERITIES),
         Column("vuln_type", "category"),
-        Column("said_vulnerable", "bool", True, meaning="the detector's verdict"),
+        # Empty only in a failed judgement's row (``failed_judgement`` says why, docs/formats.md):
+        # a judge whose record could not be read leaves the answer's labels missing.
+        Column("said_vulnerable", "bool", "column", meaning="the detector's verdict"),
         unit_column("confidence", "confidence the detector expressed"),
-        Column("target_found", "bool", True),
+        Column("target_found", "bool", "column"),
         Column("type_match", "category", allowed=TYPE_MATCHES),
         unit_column("rcir", "root-cause score"),
         unit_column("ava", "attack-vector score"),
@@ -58,6 +60,8 @@ JUDGED = KindSpec(
         Column("true_lines", "lines"),
         Column("claims_fixed_target", "bool",
                meaning="fixed contracts: the detector still claims the fixed vulnerability"),
+        Column("failed_judgement", "text",
+               meaning="why the judgement failed (its labels are then empty)"),
     ),
     key=("sample", "model", "prompt_type", "judge"),
     signature=frozenset({"sample", "model", "judge", "said_vulnerable"}),
@@ -134,6 +138,44 @@ def check_judges(judged: pd.DataFrame, options: Mapping[str, Any] | None) -> Con
     return chosen
 
 
+SHARED_SAMPLES = 0.5  # runs of one benchmark share at least this share of their contracts
+
+
+def leaderboard_groups(frames: Mapping[str, pd.DataFrame]) -> list[list[str]]:
+    """The runs (by name, in the order given) whose detectors may be ranked in one
+    leaderboard: runs judged by the same LLM judges on the same benchmark, told by their
+    contracts (two runs share at least :data:`SHARED_SAMPLES` of the smaller one's samples).
+    Runs of different benchmarks or judges are never ranked together by default: one
+    benchmark's detectors would be ranked on other contracts, by other judges and under
+    another majority rule than the other's.
+
+    >>> import pandas as pd
+    >>> ds = pd.DataFrame({"sample": ["ds_1", "ds_2"], "judge": ["a", "b"]})
+    >>> tc = pd.DataFrame({"sample": ["tc_1", "tc_2"], "judge": ["a", "b"]})
+    >>> leaderboard_groups({"DS claude": ds, "TC": tc, "DS gpt": ds})
+    [['DS claude', 'DS gpt'], ['TC']]
+    """
+    from kbench_core import vuln
+
+    def signature(frame: pd.DataFrame) -> tuple[tuple[str, ...], set[str]]:
+        judges = tuple(j for j in vuln.judges_of(frame) if j != "human")
+        return judges, {str(s) for s in pd.unique(frame["sample"].dropna())}
+
+    groups: list[tuple[tuple[str, ...], set[str], list[str]]] = []
+    for name, frame in frames.items():
+        judges, samples = signature(frame)
+        for group_judges, group_samples, names in groups:
+            shared = len(samples & group_samples)
+            if group_judges == judges and shared >= SHARED_SAMPLES * min(
+                    len(samples), len(group_samples)) and shared > 0:
+                names.append(name)
+                group_samples |= samples
+                break
+        else:
+            groups.append((judges, set(samples), [name]))
+    return [names for _, _, names in groups]
+
+
 def default_judge(judged: pd.DataFrame) -> str | None:
     """The judge a judged run is shown by: ``majority`` with several LLM judges, else its
     first judge (None without any)."""
@@ -173,8 +215,10 @@ def judge_views(judged: pd.DataFrame, options: Mapping[str, Any] | None = None
             from kbench_core.agreement import consensus
 
             views.append((name, consensus(judged, **chosen.consensus())))
-        else:  # matched on the judge column's categories: no text per row (600k rows)
-            views.append((name, judged[labels_in(judged["judge"], [name])]))
+        else:  # its failed judgements counted as the majority's are (failed_as)
+            from kbench_core.agreement import judge_rows
+
+            views.append((name, judge_rows(judged, name, failed_as=chosen.failed_as)))
     return views
 
 
@@ -242,8 +286,9 @@ def leaderboard(tiers: pd.DataFrame) -> pd.DataFrame:
 def difficulty_tdr(tiers: pd.DataFrame, by_difficulty: pd.DataFrame) -> pd.DataFrame:
     """One row per detector (and judge): TDR per difficulty tier (``tdr_t1`` …, with
     ``n_vulnerable_t1`` …), the unweighted mean over the tiers ``tdr_difficulty_mean``
-    (BlockBench's DS "Avg") and the TDR pooled over answers with its interval, from
-    :func:`kbench_core.vuln.tiers` by model and by (model, difficulty)."""
+    (BlockBench's DS "Avg") with its own (MOVER) interval and the TDR pooled over answers
+    with its interval, from :func:`kbench_core.vuln.tiers` by model and by (model,
+    difficulty)."""
     per = by_difficulty[by_difficulty["difficulty"].notna()].copy()
     per["model"] = per["model"].astype(str)
     per["difficulty"] = per["difficulty"].astype(str)
@@ -252,7 +297,8 @@ def difficulty_tdr(tiers: pd.DataFrame, by_difficulty: pd.DataFrame) -> pd.DataF
     tiers_ = sorted(per["difficulty"].unique())
     order = [c for tier in tiers_ for c in (f"tdr_{tier}", f"n_vulnerable_{tier}")]
     base = tiers.assign(model=tiers["model"].astype(str))
-    keep = [c for c in ("model", "judge", "tdr_difficulty_mean", "n_difficulties", "tdr",
+    keep = [c for c in ("model", "judge", "tdr_difficulty_mean", "tdr_difficulty_mean_low",
+                        "tdr_difficulty_mean_high", "n_difficulties", "tdr",
                         "tdr_low", "tdr_high", "n_vulnerable", "n_samples", "few_items")
             if c in base]
     return base[keep].merge(wide[order].reset_index(), on="model", how="left")
@@ -266,16 +312,19 @@ def fixed_versions(judged: pd.DataFrame, *, judges: Sequence[str] | None = None,
     judge; ``majority`` among them is the consensus); empty when no answer assesses a fixed
     contract."""
     from kbench_core import vuln
+    from kbench_core.agreement import judge_rows
 
     every = vuln.judges_of(judged)
     parts = []
     llm = [j for j in every if j != "human"]
+    chosen = ConsensusOptions.from_mapping(consensus)
     if len(llm) > 1:
         from kbench_core.agreement import consensus as vote
 
-        parts.append(vuln.fixed_claims(vote(judged, **ConsensusOptions.from_mapping(
-            consensus).consensus())))
-    parts += [vuln.fixed_claims(judged, judge=judge)
+        parts.append(vuln.fixed_claims(vote(judged, **chosen.consensus())))
+    # each judge's TDR beside counts its failed judgements as the majority's (failed_as)
+    parts += [vuln.fixed_claims(judge_rows(judged, judge, failed_as=chosen.failed_as),
+                                judge=judge)
               for judge in (every if judges is None else judges) if judge != MAJORITY]
     kept = [p for p in parts if len(p)]
     return pd.concat(kept, ignore_index=True) if kept else parts[0]
@@ -429,11 +478,37 @@ def _catalog() -> list[Item]:
     ]
 
 
+# A verdict or found label may be empty only in a failed judgement's row, which says why.
+FAILED_LABELS = ("said_vulnerable", "target_found")
+
+
 def _rules(columns: Mapping[str, Any], frame: pd.DataFrame, add) -> None:
     """No judge may be called ``majority``: that is the consensus's label, and a judge of that
-    name would print as a second consensus beside the real one."""
+    name would print as a second consensus beside the real one. ``said_vulnerable`` and
+    ``target_found`` are empty only in a failed judgement's row, whose ``failed_judgement``
+    says why (docs/formats.md: a failed judgement is kept as a row with missing labels); anywhere
+    else an empty cell is a missing value, as for any required column."""
     if "judge" not in columns:  # the file-level pass: nothing to check
         return
+    reason = columns.get("failed_judgement")
+    for name in FAILED_LABELS:
+        values = columns.get(name)
+        if values is None:
+            continue
+        empty = np.isnan(np.asarray(values, dtype=float))  # parsed: NaN = empty or unreadable
+        if not empty.any():
+            continue
+        at = np.flatnonzero(empty)
+        raw = frame[name].iloc[at]
+        # only cells left empty: an unreadable one ("maybe") has its own message already
+        blank = (raw.isna() | raw.astype(str).str.strip().eq("")).to_numpy(dtype=bool)
+        if reason is not None:
+            given = pd.Series(reason).iloc[at].astype("string").str.strip()
+            blank = blank & ~(given.notna() & given.ne("")).fillna(False).to_numpy(dtype=bool)
+        bad = np.zeros(len(empty), dtype=bool)
+        bad[at[blank]] = True
+        add(bad, name, "missing value: expected true or false (a failed judgement leaves it "
+                       "empty, with its reason in failed_judgement)")
     judge = columns["judge"]
     if isinstance(judge.dtype, pd.CategoricalDtype):  # on the distinct names, not the rows
         names = pd.Series(judge.cat.categories).astype("string").str.strip().str.casefold()
@@ -463,8 +538,10 @@ FAMILY = Family(
     kind="judged", title="Vulnerability detection", spec=JUDGED,
     item_key=("sample", "prompt_type"),
     comparison=CompareDefaults((("correct verdict", "correct"),
-                           ("target found (vulnerable samples)", "target_found_vulnerable")),
-                          "prompt_type", "sample", "answers"),
+                                ("TDR (target found, vulnerable samples)",
+                                 "target_found_vulnerable")),
+                               "prompt_type", "sample", "answers",
+                               headline="target_found_vulnerable"),  # TDR: the headline
     per_item=_per_item, lower_is_better=_lower(), catalog=_catalog, rules=_rules,
     sample_files=("judged.csv",), sample=_sample,
     format_doc="docs/formats.md",

@@ -94,7 +94,7 @@ def forest_plot(deltas: pd.DataFrame, *, label: str = "group", title: str | None
 
 def rank_chart(ranks: pd.DataFrame, *, colors: dict[str, str] | None = None,
                title: str | None = None, best: str = "best") -> go.Figure:
-    """Each model's rank (1 = best) with its bootstrap 95% interval, from
+    """Each model's rank (1 = best) with its simultaneous 95% interval, from
     :func:`kbench_core.compare.rank_intervals`; ``best`` says what rank 1 means on the axis
     (``"least biased"`` for bias scores)."""
     # labels from data show literally
@@ -113,7 +113,7 @@ def rank_chart(ranks: pd.DataFrame, *, colors: dict[str, str] | None = None,
         hovertemplate=("<b>%{y}</b><br>rank %{x} [%{customdata[0]}, %{customdata[1]}]"
                        "<br>value %{customdata[2]:.3f}<extra></extra>")))
     row = name_rows(data["model"], 34 if len(data) <= 15 else 20)
-    apply_layout(fig, title or "Rank with its 95% bootstrap interval",
+    apply_layout(fig, title or "Rank with its simultaneous 95% interval",
                  subtitle=(f"the {len(data)} best ranked of {total} models shown (the table "
                            "lists all)" if total > len(data) else None),
                  xaxis=dict(title=f"Rank (1 = {best})", dtick=1 if len(data) <= 10 else None,

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from kbench_core.schema import INTENSITIES
-from kbench_core.stats import check_choice, t_interval
+from kbench_core.stats import bounded_mean_interval, check_choice, t_interval
 
 from ._common import (
     AGGREGATION_WEIGHTS,
@@ -81,8 +81,9 @@ def fingerprint(trials: pd.DataFrame, *, cap: float | None = 1.0,
     (``bms_low``, ``bms_high``; see :func:`bms`).
 
     Per model: ``susceptibility`` = mean BMS over its biases (high-unknown ones included, as
-    the seed does for an honest overall number) with a t interval over biases
-    (``susceptibility_low``, ``susceptibility_high``, clipped to BMS's range [0, cap]);
+    the seed does for an honest overall number) with the interval of a bounded mean over
+    biases (``susceptibility_low``, ``susceptibility_high``;
+    :func:`kbench_core.stats.bounded_mean_interval` on [0, cap], the susceptibility table's);
     ``most_susceptible`` / ``most_resistant`` =
     the ``top`` biases by BMS, high-unknown biases excluded, ties by bias id; ``human_like`` =
     biases with alignment > 0.8; ``ai_specific`` = biases with direction ``over``;
@@ -145,11 +146,15 @@ def fingerprint(trials: pd.DataFrame, *, cap: float | None = 1.0,
 
     grouped = table.groupby("model")["bms"]
     susceptibility, n_bms = grouped.mean(), grouped.count()
-    # Interval over biases (t): how much the mean BMS would move with another bias sample.
-    # BMS lies in [0, cap]: biases that all score the same (e.g. all 0) get the Wilson-type
-    # bound of t_interval, not a zero-width interval (issue 23 item 7).
-    low, high = t_interval(susceptibility, grouped.std(), n_bms,
-                           bounds=None if cap is None else (0.0, cap))
+    # Interval over biases: how much the mean BMS would move with another bias sample. BMS
+    # lies in [0, cap]: the interval of a bounded mean over few biases
+    # (stats.bounded_mean_interval, the one the susceptibility table shows for the same
+    # number; issue 38 item 4); without a cap the range is open: the t interval.
+    if cap is None:
+        low, high = t_interval(susceptibility, grouped.std(), n_bms)
+    else:
+        low, high = bounded_mean_interval(susceptibility, grouped.std(), n_bms,
+                                          bounds=(0.0, cap))
     # The bias lists per model, in Python over the pairs (a few hundred even on 1M rows):
     # four sorted groupbys with a lambda each cost more than everything else on small runs.
     model = table["model"].to_numpy(dtype=object)

@@ -27,6 +27,24 @@ def _first_record(payload: Any) -> dict[str, Any] | None:
     return None
 
 
+# A table of human baselines (kbench_core/data/human_baselines.json, KahneBench's
+# HUMAN_BASELINES) is not a run: where its rates go instead (issue 37.12).
+_BASELINES = ("This is a table of human baselines (a human susceptibility rate per bias, like "
+              "kbench's own kbench_core/data/human_baselines.json), not a run: it holds no "
+              "model's answers. kbench ships KahneBench's 69 rates and every page and command "
+              "uses them for HAS (the Cognitive biases page lists them under 'Human baselines "
+              "and their sources'); other rates go to the metric in Python: "
+              "kbench_core.kahne.has(trials, baselines={bias: rate, ...}). Upload a bias run "
+              "(trials, KahneBench results or fingerprint reports) here.")
+
+
+def _rates(value: Any) -> bool:
+    """A non-empty mapping of names to numbers in [0, 1] (a baselines table)."""
+    return isinstance(value, dict) and bool(value) and all(
+        isinstance(rate, int | float) and not isinstance(rate, bool) and 0 <= rate <= 1
+        for rate in value.values())
+
+
 def advise_json(payload: Any) -> str | None:
     """What a JSON document is, when it is a known artefact kbench does not load, and what to
     upload instead; None otherwise."""
@@ -34,6 +52,11 @@ def advise_json(payload: Any) -> str | None:
     if record is None:
         return None
     keys = set(record)
+    if isinstance(payload, dict) and (_rates(payload.get("baselines"))
+                                      or _rates(payload.get("HUMAN_BASELINES"))):
+        return _BASELINES
+    if {"bias", "human_rate"} <= keys and not keys & {"model", "score"}:
+        return _BASELINES
     if {"bias_id", "control_prompt"} <= keys or {"bias_id", "treatment_prompts"} <= keys:
         return ("This is a KahneBench test-case file (prompts, no model responses). Run "
                 "KahneBench on it and upload its results JSON, or the fingerprint reports "
@@ -67,6 +90,8 @@ def advise_columns(columns: Sequence[str]) -> str | None:
                 "per-test effect list or results/benchmark/simple_results.json; to load this "
                 "table, map its columns to model, study, finding, test and human_d/agent_d "
                 "(load_run(..., columns={...}), or the column mapping on the Runs page).")
+    if {"bias", "human_rate"} <= names and not names & {"model", "score"}:
+        return _BASELINES
     if {"bias_id", "control_prompt"} <= names:
         return ("This is a table of KahneBench test cases (prompts, no model responses). Run "
                 "KahneBench and upload its results or fingerprint reports.")

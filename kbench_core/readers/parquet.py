@@ -15,7 +15,13 @@ from kbench_core.problems import (
 )
 from kbench_core.problems import fail as _fail
 from kbench_core.problems import show_value as _show
-from kbench_core.readers._common import _check_header, _Table, _too_many_columns, _too_many_rows
+from kbench_core.readers._common import (
+    _check_header,
+    _Table,
+    _text_columns,
+    _too_many_columns,
+    _too_many_rows,
+)
 from kbench_core.readers.delimited import _arrow_nonfinite
 from kbench_core.readers.sources import _mb
 
@@ -39,8 +45,8 @@ def _parse_parquet(filename: str, data: bytes | bytearray, limit: int) -> _Table
         schema = parquet.schema_arrow
     except (pa.ArrowException, OSError, ValueError, TypeError, IndexError) as exc:
         raise _fail(filename, f"cannot read Parquet: {str(exc)[:300]}") from None
-    if len(schema) > MAX_COLUMNS:
-        raise _too_many_columns(filename, len(schema), "the Parquet file")
+    check_schema(filename, schema)
+    check_footer(filename, meta)
     if n_rows > MAX_ROWS:
         raise _too_many_rows(filename, n_rows)
     in_memory = max(unpacked, n_rows * max(n_cols, 1) * 8)
@@ -49,6 +55,77 @@ def _parse_parquet(filename: str, data: bytes | bytearray, limit: int) -> _Table
                               f"at least {_mb(in_memory)} once read, over the {_mb(limit)} "
                               "decompressed-size limit (checked from the file's metadata)")
     return _arrow_rows(filename, _read_parquet_bounded(filename, parquet, schema, limit))
+
+
+def _temporal(kind: pa.DataType) -> str | None:
+    """What a date, time or duration type holds, in words (None for any other type)."""
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    if pa.types.is_date(kind):
+        return "dates"
+    if pa.types.is_timestamp(kind):
+        return "dates and times"
+    if pa.types.is_time(kind):
+        return "times of day"
+    if pa.types.is_duration(kind) or pa.types.is_interval(kind):
+        return "durations"
+    return None
+
+
+def check_schema(filename: str, schema: pa.Schema) -> None:
+    """The loader's rules on a Parquet file's columns, checked on its schema before a row is
+    read, by the loader (:func:`_parse_parquet`) and by every engine on each file it queries
+    (:mod:`kbench_core.engines.source`), so both refuse a file in the same words: at most
+    :data:`~kbench_core.problems.MAX_COLUMNS` columns; no empty or repeated name, a name
+    padded with spaces counting as the name (the loader strips names: ``" score"`` and
+    ``"score"`` would be two columns of one name); and a column of labels or text is not a
+    column of dates, times or durations (the loader would show a date as a model's name, and
+    an engine failed on it with an error naming neither column nor type)."""
+    names = [str(n) for n in schema.names]
+    if len(names) > MAX_COLUMNS:
+        raise _too_many_columns(filename, len(names), "the Parquet file")
+    _check_header(filename, names)
+    first: dict[str, str] = {}
+    for name in names:
+        bare = name.strip()
+        if bare in first:
+            raise _fail(filename, f"duplicate column name {bare!r} in the header "
+                                  f"({first[bare]!r} and {name!r} are one name once their "
+                                  "spaces are stripped)", row=1, unit="line", field=bare)
+        first[bare] = name
+    text = _text_columns()
+    for field in schema:
+        held = _temporal(field.type)
+        if held is not None and str(field.name).strip() in text:
+            raise _fail(filename, f"the column holds {held} ({field.type}), not text: a "
+                                  "label or a text is written as text; convert the column "
+                                  "to text (e.g. ISO 8601) and save the file again",
+                        field=str(field.name).strip())
+
+
+def check_footer(filename: str, meta: pq.FileMetaData) -> None:
+    """Refuse a footer whose counts do not add up: the file's rows are the sum of its row
+    groups' rows, and every column chunk of a row group holds at least one value (a null
+    counts) per row. Readers trust different counts: pyarrow the file's (a footer claiming
+    5,000,000,000 rows over row groups of 1,234,567 was refused as too big while DuckDB read
+    the row groups), DuckDB the row groups' (one claiming more rows than its columns hold
+    failed inside DuckDB while pyarrow read the pages), so a crafted footer would give each
+    engine another run; refused here, by the loader and every engine in the same words."""
+    counted = 0
+    for g in range(meta.num_row_groups):
+        group = meta.row_group(g)
+        counted += group.num_rows
+        for c in range(group.num_columns):
+            chunk = group.column(c)
+            if chunk.num_values < group.num_rows:
+                raise _fail(filename, f"its footer does not add up (a damaged or crafted "
+                                      f"file): row group {g + 1} claims {group.num_rows:,} "
+                                      f"rows but its column {chunk.path_in_schema!r} holds "
+                                      f"{chunk.num_values:,} values")
+    if counted != meta.num_rows:
+        raise _fail(filename, f"its footer does not add up (a damaged or crafted file): it "
+                              f"claims {meta.num_rows:,} rows but its row groups hold "
+                              f"{counted:,}")
 
 
 def _arrow_rows(filename: str, table: pa.Table) -> _Table:
@@ -60,7 +137,14 @@ def _arrow_rows(filename: str, table: pa.Table) -> _Table:
     table = _binary_as_text(filename, table)
     nonfinite = _arrow_nonfinite(table)
     try:
-        frame = table.to_pandas()
+        try:
+            frame = table.to_pandas()
+        except (pa.ArrowException, ValueError, TypeError, OverflowError):
+            # The file's pandas metadata (the dtypes of the frame that wrote it) does not fit
+            # its columns (a list where it says text): the columns as Arrow has them, as an
+            # engine reads them (it never sees that metadata), so the validation names the
+            # rows and the field on every engine alike.
+            frame = table.to_pandas(ignore_metadata=True)
     except (pa.ArrowException, ValueError, TypeError, OverflowError) as exc:
         raise _fail(filename, f"cannot convert Parquet columns: {str(exc)[:300]}") from None
     return _Table(frame, np.arange(1, table.num_rows + 1), "row", nonfinite)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import sys
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -66,9 +67,10 @@ def _open_file(source: str | Path, max_bytes: int) -> tuple[str, BinaryIO]:
         raise _fail(filename, "cannot read: permission denied") from None
     except OSError as exc:
         raise _fail(filename, f"cannot open: {exc.strerror or exc}") from None
-    handle = os.fdopen(fd, "rb")
     try:
-        info = os.fstat(handle.fileno())
+        # checked before it becomes a file object (which refuses a folder with a bare
+        # IsADirectoryError: a link to / named like a run)
+        info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
             raise _fail(filename, "is a folder, not a file")
         if not stat.S_ISREG(info.st_mode):
@@ -76,10 +78,31 @@ def _open_file(source: str | Path, max_bytes: int) -> tuple[str, BinaryIO]:
                                   "path of a saved file")
         if info.st_size > max_bytes:
             raise _size_error(filename, info.st_size, max_bytes)
+        handle = os.fdopen(fd, "rb")
     except BaseException:
-        handle.close()
+        os.close(fd)
         raise
     return filename, handle
+
+
+def open_regular(path: str | Path) -> tuple[str, BinaryIO]:
+    """(file name, open binary handle) of a regular file, whatever its size: opened without
+    blocking and checked on the open descriptor (:func:`_open_file`), so a FIFO, a device
+    (``/dev/zero``), a folder or a link to one is refused, naming the entry, before a byte is
+    read, and cannot be swapped in between the check and the read (the engines read the file
+    through this descriptor: :mod:`kbench_core.engines.source`)."""
+    return _open_file(path, sys.maxsize)
+
+
+def read_regular(path: str | Path) -> bytes:
+    """The bytes of a regular file (:func:`open_regular`), read from the descriptor that was
+    checked; RunFormatError naming the entry when it is not one or cannot be read."""
+    filename, handle = open_regular(path)
+    with handle:
+        try:
+            return handle.read()
+        except OSError as exc:
+            raise _fail(filename, f"cannot read: {exc.strerror or exc}") from None
 
 
 def _file_chunks(filename: str, handle: BinaryIO, head: bytes, max_bytes: int,

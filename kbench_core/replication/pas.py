@@ -19,7 +19,7 @@ from kbench_core.replication.effects import (
     _key_columns,
     prepare_tests,
 )
-from kbench_core.stats import WithinGroups, check_choice, t_interval
+from kbench_core.stats import WithinGroups, bounded_mean_interval, check_choice
 
 NEUTRAL_CEILING = 1e-8  # |2c − 1| below this: the human posterior is 0.5, nothing to normalise
 
@@ -142,8 +142,10 @@ def pas(tests: pd.DataFrame, *, finding_weights: Literal["equal", "n_eff"] = "eq
     run without posteriors gives empty tables.
 
     Interval of the model PAS (``pas_low``, ``pas_high``; it is a mean over studies):
-    ``ci="analytic"`` (default) is the t interval of the mean over its study PAS values
-    (n = studies, clipped to [0, 1]; NaN with one study). ``ci="bootstrap"`` resamples the
+    ``ci="analytic"`` (default) is the interval of a bounded mean over its study PAS values
+    (:func:`kbench_core.stats.bounded_mean_interval`: the Wilson score interval of the mean
+    with n = studies below 30 studies, where the t interval under-covered a skewed PAS, the
+    t interval clipped to [0, 1] from 30 on). ``ci="bootstrap"`` resamples the
     model's studies with replacement and, within each drawn study, its findings, then pools
     again (``n_boot`` replicates, seeded by ``random_state``; percentile interval), so a study
     with many findings never dominates. ``None`` leaves them NaN.
@@ -209,7 +211,9 @@ def pas(tests: pd.DataFrame, *, finding_weights: Literal["equal", "n_eff"] = "eq
         sd = np.sqrt(spread / (counts - 1))
     models["pas"] = mean
     if ci == "analytic":
-        low, high = t_interval(mean, sd, counts, bounds=(0.0, 1.0))  # no [m, m] (issue 23)
+        # a mean of PAS values in [0, 1] over (often few) studies: the bounded-mean interval
+        # (Wilson-type below 30 studies; issue 38 item 4), no [m, m] (issue 23)
+        low, high = bounded_mean_interval(mean, sd, counts, bounds=(0.0, 1.0))
         models["pas_low"], models["pas_high"] = np.clip(low, 0, 1), np.clip(high, 0, 1)
     elif ci == "bootstrap":
         # Only findings and studies with a PAS are resampled (renumbered among themselves).

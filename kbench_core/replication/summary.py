@@ -1,5 +1,5 @@
 """Tables from a ``replication_summary`` run: its study and finding rows, and the leaderboard
-of configurations (means with t intervals, ranks) that the page and every export show."""
+of configurations (means with their intervals, ranks) that the page and every export show."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from kbench_core.stats import t_interval
+from kbench_core.stats import bounded_mean_interval
 
 
 def study_rows(frame: pd.DataFrame) -> pd.DataFrame:
@@ -83,21 +83,23 @@ def summary_leaderboard(frame: pd.DataFrame, *, n_boot: int = 1000,
 
     Columns: ``model``; ``config_pas``, ``config_ecs`` — the published configuration-level
     values, no interval, NaN when the file lacks them; ``mean_study_pas``, ``mean_study_ecs``
-    — the mean of the published per-study values, with t intervals over studies
+    — the mean of the published per-study values, with the bounded-mean interval over
+    studies (:func:`kbench_core.stats.bounded_mean_interval`: Wilson-type below 30 studies)
     (``_low``/``_high``) and counts ``n_pas``, ``n_ecs``; ``n_studies``; ``tokens`` and
     ``cost`` (US dollars), the sums of the published per-study values (they equal the
     published configuration totals); ``rank`` (1 = best, ties share the mean rank) with its
-    bootstrap interval ``rank_low``/``rank_high`` and as text ``rank_text`` (``2 [1, 4] · few
+    interval ``rank_low``/``rank_high`` (from every pair's paired test over the shared studies,
+    :func:`kbench_core.compare.rank_intervals`) and as text ``rank_text`` (``2 [1, 4] · few
     studies``, "no scores"; :func:`kbench_core.ranking.rank_text`), ``ranked_by`` (which
     column), ``n_dropped``
-    (studies left out of the rank bootstrap because this configuration lacks them),
+    (studies left out of the ranking because this configuration lacks them),
     ``few_items`` (ranked on fewer than 30 studies) and ``no_scores`` (no score at all; such
     configurations come last, unranked).
 
     Ranking is by ``config_pas`` when the file has it, else by ``mean_study_pas`` (the
-    published ``pas_raw`` is the mean of its study values, so the rank bootstrap resamples
-    studies for that same statistic, :func:`kbench_core.compare.rank_intervals`). When the
-    bootstrap's statistic — the mean PAS over the studies every configuration has,
+    published ``pas_raw`` is the mean of its study values, so the rank intervals compare the
+    studies of that same statistic, :func:`kbench_core.compare.rank_intervals`). When the
+    rank intervals' statistic — the mean PAS over the studies every configuration has,
     ``shared_study_pas`` — is not that value for the same configurations (studies missing
     for some, a published PAS that is not its studies' mean), the rank is the bootstrap's
     own and ``ranked_by`` is ``shared_study_pas``, so a rank and its interval always rest
@@ -117,8 +119,9 @@ def summary_leaderboard(frame: pd.DataFrame, *, n_boot: int = 1000,
         if metric in studies:
             moments = grouped[metric].agg(["mean", "std", "count"])
             bound = (0.0, 1.0) if metric == "pas" else (-1.0, 1.0)
-            low, high = t_interval(moments["mean"], moments["std"], moments["count"],
-                                   bounds=bound)
+            # the bounded-mean interval over the studies (issue 38 item 4)
+            low, high = bounded_mean_interval(moments["mean"], moments["std"],
+                                              moments["count"], bounds=bound)
             out[name] = moments["mean"]
             out[f"{name}_low"], out[f"{name}_high"] = np.clip(low, *bound), np.clip(high,
                                                                                    *bound)
@@ -152,7 +155,7 @@ def summary_leaderboard(frame: pd.DataFrame, *, n_boot: int = 1000,
     if at.any():
         for column in ("rank_low", "rank_high", "n_dropped"):
             out.loc[at, column] = ranks.loc[at, column].to_numpy()
-        # One statistic behind a rank and its interval: the bootstrap ranks the mean PAS
+        # One statistic behind a rank and its interval: the intervals rank the mean PAS
         # over the studies every configuration has. The rank by ``by`` stands only when
         # it is that statistic for the same configurations (as in HumanStudy-Bench's
         # files, where pas_raw is the mean of its studies); otherwise the rank is the

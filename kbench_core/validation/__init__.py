@@ -354,6 +354,8 @@ def _as_text(value: Any) -> Any:
 def _as_label(value: Any) -> Any:
     if isinstance(value, str):
         return value.strip()
+    if isinstance(value, float) and math.isnan(value):
+        return None  # pandas' missing value (an all-empty column), never the text "nan"
     if isinstance(value, bool | np.bool_):
         return str(value).lower()
     if isinstance(value, float) and value.is_integer():

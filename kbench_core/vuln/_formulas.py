@@ -12,7 +12,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from kbench_core.calibration import Binned
-from kbench_core.stats import t_interval, wilson
+
+# Clusters lives in kbench_core.stats (calibration uses it too); vuln modules import it here.
+from kbench_core.stats import Clusters, t_interval, wilson_effective  # noqa: F401
 from kbench_core.vuln.definitions import _QI, REASONING, SUI_WEIGHTS
 
 
@@ -127,123 +129,6 @@ def _products(parts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return tus, geometric, (k > 0) & (k < parts.shape[1])
 
 
-@dataclass(frozen=True)
-class Clusters:
-    r"""Answers clustered by sample within each group: a contract's prompt types share the
-    contract's difficulty, so they are not independent answers (``docs/statistics.md``,
-    "Round 2 (issue 23): vulnerability tiers").
-
-    Every rate of the tiers is a ratio :math:`\hat p = Y/N = \sum_c y_c / \sum_c n_c` over
-    the cells c (group × sample) of a group. Its variance is the delete-one-sample jackknife
-    (Quenouille 1956; for ratio estimators Cochran 1977, *Sampling Techniques*, §6.17; the
-    CR3 cluster-robust variance of Cameron & Miller 2015, §VI.B):
-
-    .. math:: \hat V_J = \frac{G-1}{G}\sum_c (\hat p_{(-c)} - \bar p_{(\cdot)})^2,\qquad
-              \hat p_{(-c)} = \frac{Y - y_c}{N - n_c}
-
-    over the G samples with a unit in the denominator. Unlike the plain sandwich it does not
-    shrink the residual of a sample holding most answers, so a design with one large and
-    many small samples keeps its coverage. The design effect (Kish 1965, *Survey Sampling*,
-    §8.2) is :math:`\mathrm{deff} = \max(1, \hat V_J / (\hat p(1-\hat p)/U))`, U the units
-    the rate counts (answers, or findings for the pooled finding rates), and the rate's
-    interval is Wilson's on the effective number U/deff with p̂·U/deff successes: a
-    Wilson-type interval on the effective n. One answer per sample leaves every interval
-    exactly as before (deff = 1); k identical answers per sample give Wilson on the samples.
-    At p̂ = 0 or 1, or with one sample, the data cannot show the correlation, so the bound of
-    full correlation is used: deff = Σ u_c² / U (U / deff is Kish's effective number of
-    clusters). Written by hand: statsmodels' cluster-robust covariances fit one regression
-    per group and rate; this does every group and rate with a few sums over cells.
-    """
-
-    cell: np.ndarray        # per answer, its (group, sample) cell
-    cell_group: np.ndarray  # per cell, its group (cells are sorted by group)
-    size: int               # groups
-    singletons: bool        # one answer per cell
-    starts: np.ndarray      # first cell of each group that has cells
-    filled: np.ndarray      # those groups
-
-    @classmethod
-    def of(cls, gid: np.ndarray, sample: np.ndarray, n_samples: int, size: int) -> Clusters:
-        key = gid.astype(np.int64) * max(n_samples, 1) + sample
-        cells, cell = np.unique(key, return_inverse=True)
-        cell_group = cells // max(n_samples, 1)
-        filled, starts = np.unique(cell_group, return_index=True)
-        return cls(cell=cell.ravel(), cell_group=cell_group, size=size,
-                   singletons=cells.size == key.size, starts=starts, filled=filled)
-
-    def per_group(self, cell_values: np.ndarray) -> np.ndarray:
-        # Cells are sorted by group: contiguous segment sums (reduceat) cost a twentieth of
-        # a weighted bincount.
-        values = np.asarray(cell_values, dtype=float)
-        out = np.zeros((self.size, *values.shape[1:]))
-        if self.starts.size:
-            out[self.filled] = np.add.reduceat(values, self.starts, axis=0)
-        return out
-
-    def per_cell(self, values: np.ndarray) -> np.ndarray:
-        return np.bincount(self.cell, weights=values, minlength=self.cell_group.size)
-
-    def n_clusters(self, used: np.ndarray | None = None) -> np.ndarray:
-        """Samples with at least one (used) answer, per group."""
-        ones = np.ones(self.cell.size) if used is None else used.astype(float)
-        return self.per_group(self.per_cell(ones) > 0)
-
-    def jackknife(self, y_c: np.ndarray, n_c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(G, V_J) per group of the ratio Σ y_c / Σ n_c: the samples with n_c > 0 and the
-        delete-one-sample jackknife variance (NaN with fewer than two such samples)."""
-        g = self.cell_group
-        y, n = self.per_group(y_c), self.per_group(n_c)
-        present = n_c > 0
-        k = self.per_group(present)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            left = np.where(present, (y[g] - y_c) / (n[g] - n_c), 0.0)
-            left = np.where(np.isfinite(left), left, 0.0)
-            mean_left = self.per_group(left) / k
-            dev = np.where(present, left - mean_left[g], 0.0)
-            v = (k - 1) / k * self.per_group(dev * dev)
-        return k, np.where(k >= 2, v, np.nan)
-
-    def deff(self, y_c: np.ndarray, n_c: np.ndarray,
-             u_c: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(Σ num, Σ units, design effect ≥ 1) per group of the ratio Σ num / Σ den, from
-        their sums per cell (:meth:`per_cell`); ``u_c`` the units the Wilson n counts
-        (default the denominator's). The design effect is 1 where the group has no unit.
-        Several rates at once: arrays (cells, rates) give (groups, rates)."""
-        u_c = n_c if u_c is None else u_c
-        y, n = self.per_group(y_c), self.per_group(n_c)
-        u = n if u_c is n_c else self.per_group(u_c)
-        # One unit per sample (per rate): nothing is clustered, the plain interval stays.
-        plain = self.singletons & ~(u_c > 1).any(axis=0)
-        if np.all(plain):
-            return y, u, np.ones(y.shape)
-        p = _ratio(y, n, np.nan)
-        k, v_cluster = self.jackknife(y_c, n_c)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            v_simple = p * (1 - p) / u
-            ratio = v_cluster / v_simple
-            full = self.per_group(u_c * u_c) / u  # full correlation
-        inner = (p > 0) & (p < 1) & (v_simple > 0) & (k >= 2)
-        deff = np.where(inner, ratio, full)
-        # One answer per sample gives 1 up to rounding: keep the plain interval then.
-        deff = np.where(np.isfinite(deff) & (deff > 1 + 1e-9), deff, 1.0)
-        return y, u, np.where(plain, 1.0, deff)
-
-    def mean_se(self, values: np.ndarray, used: np.ndarray, n: np.ndarray,
-                var: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(G, standard error) of the mean of ``values[used]`` per group: the larger of the
-        jackknife over samples (:meth:`jackknife` of Σx / Σ1) and the usual s/√n (s² =
-        var·n/(n − 1)); one answer per sample gives s/√n and n − 1 degrees of freedom
-        exactly, k identical answers per sample the t interval of the sample means."""
-        with np.errstate(invalid="ignore", divide="ignore"):
-            v_simple = var / np.maximum(n - 1, 1)
-        if self.singletons:
-            return n, np.where(n > 1, np.sqrt(v_simple), np.nan)
-        k, v_cluster = self.jackknife(self.per_cell(np.where(used, values, 0.0)),
-                                      self.per_cell(used.astype(float)))
-        se = np.sqrt(np.fmax(v_cluster, v_simple))
-        return k, np.where((n > 1) & (k >= 2), se, np.nan)
-
-
 def _interval_columns(out: dict, name: str, low: np.ndarray, high: np.ndarray) -> None:
     out[f"{name}_low"], out[f"{name}_high"] = low, high
 
@@ -256,15 +141,24 @@ class _Columns(dict):
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
         self.pending: list[tuple[str, np.ndarray, np.ndarray]] = []
+        # each rate's effective (successes, units, boundary n), the Wilson interval's inputs:
+        # the difficulty means build their MOVER intervals on them
+        self.effective: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def finish(self) -> _Columns:
         if self.pending:
-            num = np.concatenate([np.asarray(n, dtype=float) for _, n, _ in self.pending])
-            den = np.concatenate([np.asarray(d, dtype=float) for _, _, d in self.pending])
-            low, high = wilson(num, den)
+            num = np.concatenate([np.asarray(p[1], dtype=float) for p in self.pending])
+            den = np.concatenate([np.asarray(p[2], dtype=float) for p in self.pending])
+            # the effective n of the rate's boundary (Clusters.boundary_n), for the monotone
+            # envelope of wilson_effective; a plain rate is its own boundary
+            edge = np.concatenate([np.asarray(p[3] if len(p) > 3 else p[2], dtype=float)
+                                   for p in self.pending])
+            low, high = wilson_effective(num, den, np.ones_like(num), edge)
             at = 0
-            for name, n, _ in self.pending:
+            for name, n, *_ in self.pending:
                 size = np.size(n)
+                self.effective[name] = (num[at:at + size], den[at:at + size],
+                                        edge[at:at + size])
                 _interval_columns(self, name, low[at:at + size], high[at:at + size])
                 at += size
             self.pending = []
@@ -273,19 +167,23 @@ class _Columns(dict):
 
 def _rate(out: dict, name: str, num: np.ndarray, den: np.ndarray,
           zero_division: float, value: np.ndarray | None = None,
-          deff: np.ndarray | None = None) -> None:
+          deff: np.ndarray | None = None, boundary_n: np.ndarray | None = None) -> None:
     """A proportion with its Wilson interval (NaN interval when the denominator is 0); with a
     design effect (:meth:`Clusters.deff`) the interval is Wilson's on the effective numbers
-    ``num / deff`` of ``den / deff``."""
+    ``num / deff`` of ``den / deff``, kept monotone in the count by ``boundary_n``
+    (:meth:`Clusters.boundary_n`; :func:`~kbench_core.stats.wilson_effective`)."""
     out[name] = _ratio(num, den, zero_division) if value is None else value
+    edge = np.asarray(den, float) if boundary_n is None else boundary_n
     if deff is not None:
         num, den = np.asarray(num, float) / deff, np.asarray(den, float) / deff
     if isinstance(out, _Columns):  # place the interval columns now, fill them in finish()
         _interval_columns(out, name, None, None)
-        out.pending.append((name, np.broadcast_to(num, np.shape(out[name])),
-                            np.broadcast_to(den, np.shape(out[name]))))
+        shape = np.shape(out[name])
+        out.pending.append((name, np.broadcast_to(num, shape), np.broadcast_to(den, shape),
+                            np.broadcast_to(edge, shape)))
     else:
-        _interval_columns(out, name, *wilson(num, den))
+        _interval_columns(out, name, *wilson_effective(num, den, np.ones(np.shape(num)),
+                                                       edge))
 
 
 def _mean_sd(gid: np.ndarray, values: np.ndarray, used: np.ndarray,
@@ -309,8 +207,10 @@ def _t(out: dict, name: str, n: np.ndarray, mean: np.ndarray, var: np.ndarray, *
     out[name] = mean
     if clustered is not None:
         clusters, se = clustered
-        # t_interval(m, sd, k) is m ± t(k − 1)·sd/√k: sd = se·√G gives t(G − 1)·se.
-        low, high = t_interval(mean, se * np.sqrt(clusters), clusters)
+        # t_interval(m, sd, k) is m ± t(k − 1)·sd/√k: sd = se·√G gives t(G − 1)·se. Equal
+        # values (se 0) get the Wilson-type bound on the G samples, as the unclustered
+        # branch does, not NaN (round 3: the composites' reasoning component needs it)
+        low, high = t_interval(mean, se * np.sqrt(clusters), clusters, bounds=bounds)
         _interval_columns(out, name, np.clip(low, *bounds), np.clip(high, *bounds))
         return
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -57,19 +57,20 @@ def fixed_claims(judged: pd.DataFrame, *, by: Sequence[str] = ("model",),
     sample_codes, _ = _label_codes(frame["sample"])
     clusters = Clusters.of(gid, sample_codes, int(sample_codes.max(initial=-1)) + 2, size)
 
-    def deff(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-        return clusters.deff(clusters.per_cell(num.astype(float)),
-                             clusters.per_cell(den.astype(float)))[2]
+    def deff(num: np.ndarray, den: np.ndarray) -> dict[str, np.ndarray]:
+        den_c = clusters.per_cell(den.astype(float))
+        return {"deff": clusters.deff(clusters.per_cell(num.astype(float)), den_c)[2],
+                "boundary_n": clusters.boundary_n(den_c)}
 
     out: dict[str, object] = {c: keys[c].to_numpy() for c in by}
     out["judge"] = np.full(size, judge_name, dtype=object)
     n_fixed, n_claims = count(known), count(known & claims)
     out["n_fixed"], out["fixed_claims"] = n_fixed.astype(np.int64), n_claims.astype(np.int64)
-    _rate(out, "fixed_claim_rate", n_claims, n_fixed, np.nan, deff=deff(known & claims, known))
+    _rate(out, "fixed_claim_rate", n_claims, n_fixed, np.nan, **deff(known & claims, known))
     out["n_fixed_unknown"] = count(fixed & miss_c).astype(np.int64)
     n_vul, n_found = count(vul), count(vul & found)
     out["n_vulnerable"], out["targets_found"] = n_vul.astype(np.int64), n_found.astype(np.int64)
-    _rate(out, "tdr", n_found, n_vul, np.nan, deff=deff(vul & found, vul))
+    _rate(out, "tdr", n_found, n_vul, np.nan, **deff(vul & found, vul))
     table = pd.DataFrame(out)
     return table[table["n_fixed"] + table["n_fixed_unknown"] > 0][columns].reset_index(
         drop=True)

@@ -10,6 +10,7 @@ import pandas as pd
 
 from kbench_core.vuln._formulas import _weighted_mean
 from kbench_core.vuln._prepare import _weights
+from kbench_core.vuln.composite import composite_intervals
 from kbench_core.vuln.definitions import SUI_WEIGHTS
 
 SUI_COMPONENTS: dict[str, str] = {"f2": "F2", "tdr": "Target detection", "finding_precision":
@@ -64,8 +65,10 @@ def reweight_sui(table: pd.DataFrame,
     columns (``f2, tdr, finding_precision, avg_reasoning, ece``): the same value as calling
     :func:`tiers` again with ``sui_weights``, without touching the answers (for live sliders).
 
-    A bootstrap interval of SUI belongs to the weights it was drawn with, so ``sui_low`` and
-    ``sui_high`` are dropped; call :func:`tiers` with the weights to get them again.
+    SUI's interval is built from its components' intervals (MOVER,
+    :mod:`kbench_core.vuln.composite`), so where the table has them (``tiers(...,
+    ci="bootstrap")``) ``sui_low`` and ``sui_high`` are rebuilt under the new weights, as
+    :func:`tiers` would give them; otherwise they are dropped.
     """
     weights = _weights("sui_weights", sui_weights, SUI_WEIGHTS, tuple(SUI_WEIGHTS))
     if sum(weights.values()) <= 0:
@@ -78,4 +81,7 @@ def reweight_sui(table: pd.DataFrame,
          "calibration": 1 - out["ece"].to_numpy(dtype=float)}, weights)
     if "tus_renormalised" in out:
         out["renormalised"] = out["sui_renormalised"] | out["tus_renormalised"]
+    if all(f"{name}_low" in out for name in ("f2", "tdr", "finding_precision", "ece",
+                                             "accuracy", "invalid_rate")):
+        composite_intervals(out, weights)
     return out

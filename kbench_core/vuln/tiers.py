@@ -5,15 +5,15 @@ judge's answers, sums them per group, then writes each tier's columns in a named
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 
-from kbench_core.calibration import bin_calibration
+from kbench_core.calibration import bin_calibration, mce_interval_of
 from kbench_core.schema import SEVERITIES
-from kbench_core.stats import check_choice
+from kbench_core.stats import check_choice, jeffreys_effective
 from kbench_core.vuln._formulas import (
     Clusters,
     _Columns,
@@ -35,6 +35,7 @@ from kbench_core.vuln._prepare import (
     _weights,
 )
 from kbench_core.vuln.bootstrap import _bootstrap
+from kbench_core.vuln.composite import composite_intervals
 from kbench_core.vuln.definitions import (
     _EXACT,
     _PARTIAL,
@@ -110,9 +111,16 @@ def tiers(judged: pd.DataFrame | PreparedAnswers, *, by: Sequence[str] = ("model
     judge : str, optional
         The judge to use; required when the frame holds several.
     ci : {None, "bootstrap"}
-        ``"bootstrap"`` adds percentile intervals to SUI, TUS, TUS (geometric), LGI, ECE, MCE,
-        F1 and F2: ``n_boot`` resamples of the samples (contracts, with all their answers, so
-        models stay paired), ``random_state`` seeded.
+        ``"bootstrap"`` adds the intervals of the composites and the binned statistics:
+        ECE's and MCE's simultaneous intervals
+        (:func:`kbench_core.calibration.ece_interval`, :func:`~kbench_core.calibration.
+        mce_interval`: per-bin Wilson, clustered by sample, Bonferroni over the bins; the
+        bootstrap never covered a small ECE or MCE), SUI, TUS, TUS (geometric) and LGI from
+        their components' intervals (MOVER, :mod:`kbench_core.vuln.composite`: monotone in
+        every component), and percentile intervals of the debiased ECE and of the SUI rank:
+        ``n_boot`` resamples of the samples (contracts, with all their answers, so models
+        stay paired), ``random_state`` seeded. F1 and F2 get the rates' interval (Wilson on
+        the effective n).
     no_target_reasoning : {"zero", "renormalise"}
         How SUI and TUS treat a group that had vulnerable answers but found no target (its
         reasoning means are undefined): ``"zero"`` (default) counts its reasoning as 0, since
@@ -190,37 +198,78 @@ def tiers(judged: pd.DataFrame | PreparedAnswers, *, by: Sequence[str] = ("model
     else:
         frame, judge_name = _one_judge(judged, judge)
         source = frame
+    table, _, prep = _tier_columns(frame, source, by, judge_name, weights, partial_credit,
+                                   severity, n_bins, binning, zero_division,
+                                   no_target_reasoning, intervals=ci == "bootstrap")
+    if ci == "bootstrap":
+        _bootstrap(table, prep, weights, zero_division, n_bins, binning, n_boot, random_state,
+                   no_target_reasoning)
+        # ECE and MCE: simultaneous Wilson intervals of the bins (clustered by sample), not
+        # the bootstrap, whose percentile interval never covered a small ECE or MCE
+        for which in ("ece", "mce"):
+            low, high = mce_interval_of(
+                prep.gid[prep.conf_rows], prep.confidence, prep.correct,
+                prep.sample[prep.conf_rows], n_groups=prep.n_groups, n_bins=n_bins,
+                strategy=binning, order=prep.conf_order, which=which)
+            position = table.columns.get_loc(which) + 1
+            table.insert(position, f"{which}_low", low)
+            table.insert(position + 1, f"{which}_high", high)
+        # SUI, TUS, LGI from their components' intervals (MOVER; round 3 item 5)
+        composite_intervals(table, weights)
+    if "difficulty" in frame and "difficulty" not in by and frame["difficulty"].notna().any():
+        _difficulty_means(table, frame, by, judge_name, dict(
+            weights=weights, partial_credit=partial_credit, severity=severity,
+            n_bins=n_bins, binning=binning, no_target_reasoning=no_target_reasoning))
+    return table
+
+
+def _tier_columns(frame: pd.DataFrame, source: pd.DataFrame | _Answers, by: tuple[str, ...],
+                  judge_name: str | None, weights: Mapping[str, float],
+                  partial_credit: float, severity: Mapping[str, float] | None, n_bins: int,
+                  binning: str, zero_division: float, no_target_reasoning: str, *,
+                  intervals: bool = False) -> tuple[pd.DataFrame, _Columns, _Prepared]:
+    """The tier table without bootstrap or difficulty means, with its written columns (whose
+    ``effective`` holds each rate's effective counts) and the prepared answers; ``intervals``:
+    the composites' intervals are asked for (F1 and F2 get theirs)."""
     prep, rows = _prepare(source, by, float(partial_credit), severity)
     groups = _totals(prep, rows, weights, n_bins, binning, zero_division, no_target_reasoning)
+    groups = replace(groups, composite_intervals=intervals)
     out = _identity(frame, groups, by, judge_name)
     for tier in (_detection, _target, _findings, _reasoning, _type_match, _calibration,
                  _composite, _location):
         tier(out, groups)
     groups.flush(out)
-    table = pd.DataFrame(out.finish())
-    if ci == "bootstrap":
-        _bootstrap(table, prep, weights, zero_division, n_bins, binning, n_boot, random_state,
-                   no_target_reasoning)
-    if "difficulty" in frame and "difficulty" not in by and frame["difficulty"].notna().any():
-        _difficulty_means(table, frame, by, dict(
-            sui_weights=weights, partial_credit=partial_credit, severity_weights=severity,
-            n_bins=n_bins, binning=binning, no_target_reasoning=no_target_reasoning))
-    return table
+    return pd.DataFrame(out.finish()), out, prep
 
 
 def _difficulty_means(table: pd.DataFrame, frame: pd.DataFrame, by: tuple[str, ...],
-                      options: dict) -> None:
+                      judge_name: str | None, options: dict) -> None:
     """``<rate>_difficulty_mean``: the unweighted mean over the difficulty tiers of each rate
     of :data:`DIFFICULTY_MEAN_RATES` (BlockBench's "Avg" over its four DS tiers), beside the
     rate pooled over answers, and ``n_difficulties``. A tier where the rate is undefined
     (no vulnerable answer, say) is left out of the mean rather than counted as 0; answers
-    without a difficulty are in the pooled rate only. No interval (it is a descriptive
-    summary of the per-tier rates, which have theirs)."""
-    per = tiers(frame, by=(*by, "difficulty"), zero_division=np.nan, **options)
+    without a difficulty are in the pooled rate only.
+
+    Each rate with a per-tier interval gets ``<rate>_difficulty_mean_low/_high``: the MOVER
+    interval of the mean (Zou & Donner 2008: L = θ̂ − √Σ((θ̂_k − l_k)/K)², U likewise)
+    over Jeffreys intervals of the tiers on the effective counts of their clustered Wilson
+    intervals (:func:`kbench_core.stats.jeffreys_effective`), the tiers (different
+    contracts) independent. The pooled rate's interval is about another number: with tiers
+    of 20/10/5/3 contracts it held the tier mean in 55 % of simulated runs; this one in
+    93–96 %, where MOVER over the Wilson intervals fell to 90 % near 1
+    (``docs/statistics.md``, round 3 item 7)."""
+    per, columns, _ = _tier_columns(frame, frame, (*by, "difficulty"), judge_name,
+                                    zero_division=np.nan, **options)
+    for rate, (successes, units, edge) in columns.effective.items():
+        if rate in DIFFICULTY_MEAN_RATES:  # Jeffreys on the tier's effective counts
+            per[f"{rate}_low"], per[f"{rate}_high"] = jeffreys_effective(successes, units,
+                                                                         edge)
     per = per[per["difficulty"].notna()]
     key = (lambda t: pd.MultiIndex.from_frame(t[list(by)].astype(str))) if by else (
         lambda t: pd.Index(np.zeros(len(t), dtype=int)))
-    grouped = per.set_axis(key(per)).groupby(level=list(range(len(by))) if by else 0)
+    per = per.set_axis(key(per))
+    levels = list(range(len(by))) if by else 0
+    grouped = per.groupby(level=levels)
     means = grouped[list(DIFFICULTY_MEAN_RATES)].mean()
     counts = grouped["difficulty"].nunique()
     where = key(table)
@@ -229,6 +278,26 @@ def _difficulty_means(table: pd.DataFrame, frame: pd.DataFrame, by: tuple[str, .
         position = table.columns.get_loc(after) + 1
         table.insert(position, f"{rate}_difficulty_mean",
                      means[rate].reindex(where).to_numpy(dtype=float))
+        if f"{rate}_low" not in per:
+            continue  # F1, F2: no per-tier interval, so none for their mean
+        # MOVER over the tiers' (Jeffreys, effective-count) intervals, each present tier
+        # weighing 1/K: the tiers hold different contracts, so they are independent
+        present = per[rate].notna()
+        k = present.groupby(level=levels).transform("sum").to_numpy(dtype=float)
+        weight = np.where(present, 1.0 / np.maximum(k, 1.0), 0.0)
+        parts = pd.DataFrame({
+            "down": (weight * (per[rate] - per[f"{rate}_low"]).fillna(0.0)) ** 2,
+            "up": (weight * (per[f"{rate}_high"] - per[rate]).fillna(0.0)) ** 2,
+            "open": present & per[f"{rate}_low"].isna()}, index=per.index)
+        # (Series, not the frame: a frame's reindex on a one-level MultiIndex finds nothing)
+        sums = {name: column.groupby(level=levels).sum().reindex(where).to_numpy(dtype=float)
+                for name, column in parts.items()}
+        mean = table[f"{rate}_difficulty_mean"].to_numpy(dtype=float)
+        shut = sums["open"] == 0
+        table.insert(position + 1, f"{rate}_difficulty_mean_low",
+                     np.where(shut, mean - np.sqrt(sums["down"]), np.nan))
+        table.insert(position + 2, f"{rate}_difficulty_mean_high",
+                     np.where(shut, mean + np.sqrt(sums["up"]), np.nan))
     table["n_difficulties"] = counts.reindex(where).fillna(0).to_numpy(dtype=np.int64)
 
 
@@ -275,6 +344,8 @@ class _Totals:
     clusters: Clusters
     cell_sums: dict[str, np.ndarray] = field(default_factory=dict)
     pending: list = field(default_factory=list)  # rates whose design effects are due
+    # the composites' intervals are asked for (ci="bootstrap"): F1 and F2 get theirs
+    composite_intervals: bool = False
 
     @property
     def size(self) -> int:
@@ -313,11 +384,12 @@ class _Totals:
 
     def rate(self, out: dict, name: str, num: np.ndarray, den: np.ndarray | str, *,
              zero_division: float | None = None, value: np.ndarray | None = None,
-             units: np.ndarray | str | None = None) -> None:
+             units: np.ndarray | str | None = None, weighted: bool = False) -> None:
         """The rate Σ num / Σ den per group (per-answer ``num`` and ``den``, bools or
         numbers; ``den`` may name a shared one) with its Wilson interval clustered by sample
         (:class:`~kbench_core.vuln._formulas.Clusters`); ``units`` per answer are what the
-        interval's n counts (default ``den``)."""
+        interval's n counts (default ``den``); ``weighted``: the answers weigh unequally in
+        ``den`` (:meth:`Clusters.deff`)."""
         u_c = self.cells(den if units is None else units)
         total = self.clusters.per_group(u_c)
         zero = self.zero_division if zero_division is None else zero_division
@@ -326,7 +398,7 @@ class _Totals:
         out[name] = value
         _interval_columns(out, name, None, None)  # the columns' place; filled in flush()
         self.pending.append((name, num, den, units,
-                             np.where(total > 0, value * total, 0.0), total))
+                             np.where(total > 0, value * total, 0.0), total, weighted))
 
     def flush(self, out: _Columns) -> None:
         """The design effects of the pending rates, several at a time (a matrix of cells ×
@@ -338,9 +410,11 @@ class _Totals:
             chunk = self.pending[at:at + per_chunk]
             sums = [np.column_stack([self.cells(p[k] if k < 3 or p[3] is not None else p[2])
                                      for p in chunk]) for k in (1, 2, 3)]
-            _, _, deff = self.clusters.deff(*sums)
-            for j, (name, *_, successes, total) in enumerate(chunk):
-                out.pending.append((name, successes / deff[:, j], total / deff[:, j]))
+            _, _, deff = self.clusters.deff(*sums, weighted=np.array([p[6] for p in chunk]))
+            edge = self.clusters.boundary_n(sums[2])  # monotone in the count (item 38.8)
+            for j, (name, *_, successes, total, _) in enumerate(chunk):
+                out.pending.append((name, successes / deff[:, j], total / deff[:, j],
+                                    edge[:, j]))
         self.pending.clear()
 
     def mean_t(self, out: dict, name: str, values: np.ndarray, used: np.ndarray, *,
@@ -393,7 +467,19 @@ def _detection(out: dict, g: _Totals) -> None:
            value=core.accuracy)
     g.rate(out, "precision", "tp", said)
     g.rate(out, "recall", "tp", "vulnerable")
-    out["f1"], out["f2"] = core.f1, core.f2
+    # F-beta = (1 + β²)TP / ((1 + β²)TP + β²FN + FP) is a ratio of sums over the answers
+    # that are TP, FN or FP: its interval is the rates' (Wilson on the effective n of those
+    # answers), the jackknife carrying the unequal weights (round 3 item 5)
+    # (only with the composites' intervals, as SPEC has it for F1 and F2)
+    if g.composite_intervals:
+        tp, fn, fp = (vulnerable & said), (vulnerable & ~said), (~vulnerable & said)
+        counted = tp | fn | fp
+        g.rate(out, "f1", 2.0 * tp, 2.0 * tp + fn + fp, value=core.f1, units=counted,
+               weighted=True)
+        g.rate(out, "f2", 5.0 * tp, 5.0 * tp + 4.0 * fn + fp, value=core.f2, units=counted,
+               weighted=True)
+    else:
+        out["f1"], out["f2"] = core.f1, core.f2
     g.rate(out, "fpr", "fp", ~vulnerable)
     g.rate(out, "fnr", "fn", "vulnerable")
 

@@ -78,3 +78,57 @@ def test_blockbench_folder_drill_down(page) -> None:
         assert page.js_errors == []
     finally:
         server.stop()
+
+
+def test_one_sample_under_the_majority(page) -> None:
+    """Issue 37, item 7: the answer, each judge's decision and the majority's, and the
+    findings as each judge classified them, in one view (no "no findings" beside a target
+    found)."""
+    records = ROOT / "tests" / "data" / "formats" / "blockbench_multi_judge_records.json"
+    server = AppServer(f"--no-samples {records}")
+    try:
+        page.goto(f"{server.url}/vulnerability")
+        wait_for_app(page)
+        drill = page.get_by_role("heading", name="One sample")
+        drill.scroll_into_view_if_needed()
+        search = page.locator(".st-key-vuln_drill_search input")
+        search.fill("ds_t1_001")
+        search.press("Enter")
+        page.get_by_text("Each judge's decision and the majority's").first.wait_for(
+            state="attached", timeout=30_000)
+        wait_for_app(page)
+        page.get_by_text("as each judge classified them").first.scroll_into_view_if_needed()
+        assert page.get_by_text("reported no findings").count() == 0
+        screenshot(page, "vuln_one_sample_majority")
+        assert page.js_errors == []
+    finally:
+        server.stop()
+
+
+def test_two_benchmarks_get_their_own_leaderboards(page, tmp_path) -> None:
+    """Issue 37, item 1: runs of different judges (DS with 3, TC with 5) are not ranked in
+    one table unless asked."""
+    import json
+
+    from tests.test_runs_apart import DS, TC, records
+
+    paths = []
+    for name, found in (("DS", DS), ("TC", TC)):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(records(found)))
+        paths.append(str(path))
+    server = AppServer("--no-samples " + " ".join(paths))
+    try:
+        page.goto(f"{server.url}/vulnerability")
+        wait_for_app(page)
+        page.get_by_text("have different judges or contracts").first.wait_for(
+            state="attached", timeout=30_000)
+        screenshot(page, "vuln_two_benchmarks")
+        page.locator(".st-key-vuln_run_group").get_by_text("every run together").click()
+        page.get_by_text("Ranked together as you asked").first.wait_for(
+            state="attached", timeout=30_000)
+        wait_for_app(page)
+        screenshot(page, "vuln_two_benchmarks_together")
+        assert page.js_errors == []
+    finally:
+        server.stop()

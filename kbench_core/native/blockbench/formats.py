@@ -13,7 +13,9 @@ from kbench_core.native._base import Converted, NativeError, NativeFormat
 from .lines import _MULTI_SIGNATURE, _loads, _text
 from .rows import (
     _apply_truth,
+    _failed_row,
     _frame,
+    _keep_failed,
     _reading_notes,
     _row,
     judgement_problem,
@@ -104,15 +106,21 @@ def _from_files(filename: str, files: Mapping[str, bytes],
             reason = judgement_problem(record)
             if reason is None and _text(record.get("sample_id")) == "":
                 reason = "no sample_id"
+        entry = None
         if reason is not None:
             detail = record if isinstance(record, dict) else {}
-            failed.append({"where": path, "reason": reason,
-                           "sample": _text(detail.get("sample_id")),
-                           "model": detector_folder.name,
-                           "prompt_type": _text(detail.get("prompt_type")),
-                           "judge": _text(detail.get("judge_model"))})
-            continue
-        row = _row(record, unknown, noise)
+            entry = {"where": path, "reason": reason,
+                     "sample": _text(detail.get("sample_id")),
+                     "model": detector_folder.name,
+                     "prompt_type": _text(detail.get("prompt_type")),
+                     "judge": _text(detail.get("judge_model")), "kept": False}
+            failed.append(entry)
+            if not (entry["sample"] and entry["judge"]):
+                continue  # nowhere to place it: counted in the warnings only
+            # Kept as a row with its labels missing (docs/formats.md): see _failed_row.
+            row = _failed_row(record, reason)
+        else:
+            row = _row(record, unknown, noise)
         row["model"] = detector_folder.name
         if row["prompt_type"] is None:
             row["prompt_type"] = _prompt_from_name(pure.name, row["sample"])
@@ -120,6 +128,12 @@ def _from_files(filename: str, files: Mapping[str, bytes],
         from_metrics = metrics.get((str(detector_folder), sample, row["prompt_type"]))
         if from_metrics is not None:
             used_metrics.add(from_metrics[1])
+        if entry is not None and sample not in truth and (
+                from_metrics is None or from_metrics[0] is None):
+            continue  # a failed judgement of a sample without ground truth: warned only
+        if entry is not None:
+            row["_entry"] = entry
+            entry["kept"] = True
         if sample in truth:
             _apply_truth(row, truth[sample])
             if from_metrics is not None and isinstance(from_metrics[0], bool) \
@@ -137,7 +151,6 @@ def _from_files(filename: str, files: Mapping[str, bytes],
                               where=path, field="ground_truth", unit="file")
         rows.append(row)
         numbers.append(path)
-    warnings.extend(_reading_notes(failed, noise, unknown, "file"))
     if conflicts:
         warnings.append(f"ground truth from {truth_source} differs from sample_metrics' "
                         f"ground_truth_vulnerable for {len(conflicts)} answer(s); the "
@@ -146,11 +159,15 @@ def _from_files(filename: str, files: Mapping[str, bytes],
     if unmatched:
         warnings.append(f"{len(unmatched)} sample_metrics file(s) have no judge output and "
                         f"were ignored: {', '.join(unmatched[:5])}")
-    if not rows:
+    if all(r.get("failed_judgement") is not None for r in rows):
         raise NativeError("every judge record is a failed judgement (" + "; ".join(
             f"{f['where']}: {f['reason']}" for f in failed[:3]) + "): nothing to load")
+    keep = _keep_failed(rows)
+    rows = [r for r, k in zip(rows, keep, strict=True) if k]
+    numbers = [n for n, k in zip(numbers, keep, strict=True) if k]
     for row in rows:
         row.pop("_safe_hint")
+    warnings[:0] = _reading_notes(failed, noise, unknown, "file")
     meta = {"ground_truth": truth_source or "sample_metrics (ground_truth_vulnerable)",
             "failed_judgements": failed,
             "detectors": sorted({str(r["model"]) for r in rows})}
@@ -187,6 +204,7 @@ def _from_json(filename: str, payload: Any, options: Mapping[str, Any]) -> Conve
     rows: list[dict[str, Any]] = []
     numbers: list[int] = []
     conflicts: list[str] = []
+    good = 0  # readable judgements (a list of failed ones only is not a run)
     for number, record in enumerate(records, start=1):
         reason = judgement_problem(record)
         if reason is None:
@@ -196,14 +214,26 @@ def _from_json(filename: str, payload: Any, options: Mapping[str, Any]) -> Conve
                 reason = f"no {', '.join(missing)}"
         if reason is not None:
             detail = record if isinstance(record, dict) else {}
-            failed.append({"where": number, "reason": reason,
-                           "sample": _text(detail.get("sample_id")),
-                           "model": _text(detail.get("detector_model")),
-                           "prompt_type": _text(detail.get("prompt_type")),
-                           "judge": _text(detail.get("judge_model"))})
-            continue
-        row = _row(record, unknown, noise)
-        row["model"] = record.get("detector_model")
+            entry = {"where": number, "reason": reason,
+                     "sample": _text(detail.get("sample_id")),
+                     "model": _text(detail.get("detector_model")),
+                     "prompt_type": _text(detail.get("prompt_type")),
+                     "judge": _text(detail.get("judge_model")), "kept": False}
+            failed.append(entry)
+            if not (entry["sample"] and entry["model"] and entry["judge"]):
+                continue  # nowhere to place it: counted in the warnings only
+            if given is not None and entry["sample"] not in given[0]:
+                continue  # no ground truth to give it (a readable record there is an error)
+            # Kept as a row with its labels missing (docs/formats.md), so both conventions for a
+            # failed judgement (missing, or BlockBench's "not found") can count it.
+            row = _failed_row(record, reason)
+            row["model"] = entry["model"]
+            row["_entry"] = entry
+            entry["kept"] = True
+        else:
+            row = _row(record, unknown, noise)
+            row["model"] = record.get("detector_model")
+            good += 1
         if given is not None:
             truth, name = given
             sample = str(row["sample"])
@@ -211,17 +241,20 @@ def _from_json(filename: str, payload: Any, options: Mapping[str, Any]) -> Conve
                 raise NativeError(f"sample {sample!r} is not in the ground-truth file {name}",
                                   where=number, field="sample_id")
             _apply_truth(row, truth[sample])
-            if row["_safe_hint"] and truth[sample]["is_vulnerable"]:
+            if row["_safe_hint"] and truth[sample]["is_vulnerable"] and reason is None:
                 conflicts.append(f"record {number} ({sample})")
         else:
             _apply_truth(row, {"is_vulnerable": not row["_safe_hint"]})
         row.pop("_safe_hint")
         rows.append(row)
         numbers.append(number)
-    if not rows:
+    if not good:
         raise NativeError("the list holds no judge record that can be read as a judgement ("
                           + "; ".join(f"record {f['where']}: {f['reason']}"
                                       for f in failed[:3]) + ")")
+    keep = _keep_failed(rows)
+    rows = [r for r, k in zip(rows, keep, strict=True) if k]
+    numbers = [n for n, k in zip(numbers, keep, strict=True) if k]
     warnings = []
     if given is None:
         n_safe = sum(1 for r in rows if r["is_vulnerable"] is False)

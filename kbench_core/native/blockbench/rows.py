@@ -13,7 +13,7 @@ import pandas as pd
 
 from kbench_core.schema import FINDING_COUNTS, TYPE_MATCHES
 
-from .lines import CLASSIFICATION_COLUMNS, SCORES, SUMMARY_COLUMNS, _lower, parse_lines
+from .lines import CLASSIFICATION_COLUMNS, SCORES, SUMMARY_COLUMNS, _lower, _text, parse_lines
 
 # ------------------------------------------------------------------------------ one record
 
@@ -187,14 +187,66 @@ def _row(record: dict[str, Any], unknown: dict[str, int],
     findings = record.get("findings")
     row["findings"] = (json.dumps(findings, ensure_ascii=False, default=str)
                        if isinstance(findings, list) and findings else None)
+    row["failed_judgement"] = None
     return row
+
+
+def _failed_row(record: Any, reason: str) -> dict[str, Any]:
+    """A failed judgement (:func:`judgement_problem`) as a row: its key as far as the record
+    gives it, every label missing (never a "no"), the reason in ``failed_judgement`` and
+    ``_safe_hint`` when the record marks a fixed contract (docs/formats.md: kept, so that "failed =
+    not found" can count it and "missing" can say how many are missing)."""
+    detail = record if isinstance(record, dict) else {}
+    row: dict[str, Any] = {"sample": _text(detail.get("sample_id")) or None,
+                           "judge": _text(detail.get("judge_model")) or None,
+                           "prompt_type": _text(detail.get("prompt_type")) or None}
+    # every column a readable record fills, empty (None, not NaN: a text column would read
+    # a NaN as the text "nan")
+    row.update(dict.fromkeys(("said_vulnerable", "confidence", "target_found", "type_match",
+                              "partial_found", "claims_fixed_target", *SCORES,
+                              *FINDING_COUNTS, "claimed_lines", "findings")))
+    row.update(failed_judgement=reason, _safe_hint=_fixed(detail))
+    return row
+
+
+def _keep_failed(rows: list[dict[str, Any]]) -> list[bool]:
+    """Which of ``rows`` to keep: a failed judgement whose key another row holds (a judge's
+    record retried, or written twice) is dropped, so the readable one stands and the key
+    stays unique; its entry in the failed list is marked ``kept`` False. Pops ``_entry``."""
+    def key(row: dict[str, Any]) -> tuple[Any, ...]:
+        return tuple(None if row.get(c) is None else str(row.get(c)).strip()
+                     for c in ("sample", "model", "prompt_type", "judge"))
+
+    readable = {key(r) for r in rows if r.get("failed_judgement") is None}
+    seen: set[tuple[Any, ...]] = set()
+    keep = []
+    for row in rows:
+        entry = row.pop("_entry", None)
+        if row.get("failed_judgement") is not None:
+            k = key(row)
+            if k in readable or k in seen:
+                if entry is not None:
+                    entry["kept"] = False
+                keep.append(False)
+                continue
+            seen.add(k)
+        keep.append(True)
+    return keep
 
 
 def _failure_note(failed: list[dict[str, Any]], unit: str) -> str:
     shown = ", ".join(f"{unit} {f['where']} ({f['reason']})" for f in failed[:5])
     more = f" and {len(failed) - 5} more" if len(failed) > 5 else ""
+    kept = sum(1 for f in failed if f.get("kept"))
+    out = len(failed) - kept
+    fate = (f"{kept} kept as row{'s' * (kept != 1)} with missing labels (failed_judgement "
+            "says why)" if kept else "")
+    if out:
+        fate += ("; " if fate else "") + (
+            f"{out} left out (no sample, detector or judge to place it, or its answer has a "
+            "readable judgement)")
     return (f"{len(failed)} failed judgement{'s' * (len(failed) != 1)} (judge records that "
-            f"cannot be read as a judgement) left out as missing, not counted as 'no': "
+            f"cannot be read as a judgement), missing, never counted as 'no': {fate}: "
             f"{shown}{more}")
 
 
@@ -233,10 +285,14 @@ def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
         tiers = difficulty(frame["sample"])
         if tiers is not None:
             frame["difficulty"] = tiers
-    for optional in ("partial_found", "claims_fixed_target", "findings"):
+    for optional in ("partial_found", "claims_fixed_target", "findings", "failed_judgement"):
         if optional in frame and frame[optional].isna().all():
             frame = frame.drop(columns=optional)
-    return frame.astype({c: object for c in frame.columns})
+    frame = frame.astype({c: object for c in frame.columns})
+    if "failed_judgement" in frame:  # text: an empty cell is None (a NaN would read "nan")
+        reason = frame["failed_judgement"]
+        frame["failed_judgement"] = reason.where(reason.notna(), None)
+    return frame
 
 
 def _apply_truth(row: dict[str, Any], truth: Mapping[str, Any]) -> None:

@@ -1,0 +1,547 @@
+r"""What a reviewer's labels say about the judge and the metrics (``docs/metrics/audit.md``):
+each judge's accuracy against the reviewer (:func:`judge_accuracy`), every group's rate
+corrected for the judge's errors (:func:`corrected`) and the labels a target interval needs
+(:func:`labels_needed`).
+
+The corrected rate
+------------------
+For a group (a detector model) of :math:`N` items, the judge decides :math:`\hat Y_i \in
+\{0, 1\}` on every item and the reviewer labels a sample, :math:`Y_i` (the mean of the
+reviewers' labels when several labelled it). Split the items into cells :math:`h` by the
+judge's decision (a failed judgement counts as "not found", as the judge-only rate does), with
+:math:`N_h` items of which :math:`n_h` are labelled; :math:`W_h = N_h / N`. The estimate is
+
+.. math:: \hat\theta = \sum_h W_h \bar Y_h,
+
+the share of each decision the reviewer confirms, weighted by how often the judge made it:
+prediction-powered inference (Angelopoulos et al. 2023, *Science* 382; PPI++, Angelopoulos,
+Duchi & Zrnic 2023, arXiv:2311.01453) with the stratified sample's inverse-probability weights
+:math:`w_i = N_h / n_h`. Because :math:`\hat Y` is constant within a cell, the PPI++ estimate
+:math:`\lambda \bar{\hat Y}_N + \frac1N\sum_{i\,\mathrm{labelled}} w_i (Y_i - \lambda\hat Y_i)`
+is the same number for every power-tuning :math:`\lambda`: it is the post-stratified estimator
+(Särndal, Swensson & Wretman 1992, *Model Assisted Survey Sampling*, §7.6), and no tuning is
+needed.
+
+Its variance, for the rate the run's contracts stand for (every interval kbench prints is about
+that rate, clustered by contract), is that of its linearisation (ibid. §9.7, two-phase
+sampling)
+
+.. math:: u_i = (\bar Y_{h(i)} - \hat\theta) + R_i w_i (Y_i - \bar Y_{h(i)}),
+
+summed per contract :math:`c` and taken cluster-robustly, :math:`\hat V = \frac{G}{G-1}
+\sum_c U_c^2 / N^2` over the :math:`G` contracts. Two guards keep it honest with few labels:
+the within-cell part of each cell is at least Agresti & Coull's (1998)
+:math:`\tilde p(1-\tilde p)/(n_h + z^2)`, :math:`\tilde p = (n_h \bar Y_h + z^2/2)/(n_h + z^2)`
+(0 disagreements in 15 checks does not make a judge perfect: Wilson's interval for 0 of 15
+reaches 0.20), and the interval is :math:`\hat\theta \pm t_{d}\sqrt{\hat V}`, clipped to
+[0, 1], with :math:`d = \min(G - 1, n - H)` degrees of freedom (:math:`n` labels in
+:math:`H` cells).
+
+``method="difference"`` is the classic difference (PPI, λ = 1) estimator
+:math:`\bar{\hat Y}_N + \sum w_i(Y_i - \hat Y_i)/\sum w_i` with the labels' own design weights
+(the sample's cells): PPI's own interval, which treats the judge's decisions and the
+residuals as independent parts.
+``method="rogan_gladen"`` corrects the judge-only rate with the judge's sensitivity and
+specificity (Rogan & Gladen 1978, *Am J Epidemiol* 107), :math:`(p + \mathrm{sp} - 1) /
+(\mathrm{se} + \mathrm{sp} - 1)`, with a delta-method interval.
+
+Written by hand: ppi-python's intervals treat labelled and unlabelled items as independent
+samples of independent items, with no strata and no clusters; the tests check this module
+against it where its assumptions hold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from kbench_core.audit._items import (
+    HUMAN,
+    ITEM_KEY,
+    MAJORITY,
+    effective_judge,
+    item_frame,
+    item_keys,
+    joined,
+    judge_choices,
+    llm_judges,
+    population,
+)
+from kbench_core.audit.labels import human_labels, latest
+from kbench_core.stats import wilson
+
+Method = Literal["ppi++", "difference", "rogan_gladen"]
+METHODS: tuple[str, ...] = ("ppi++", "difference", "rogan_gladen")
+
+
+def _z(level: float) -> float:
+    return float(sps.norm.isf((1 - level) / 2))
+
+
+def _t(level: float, df: float) -> float:
+    return float(sps.t.isf((1 - level) / 2, max(df, 1.0)))
+
+
+def _check_level(level: float) -> None:
+    if not 0 < level < 1:
+        raise ValueError(f"level must be between 0 and 1; got {level!r}")
+
+
+def design(judged: pd.DataFrame, labels: pd.DataFrame, *, label: str = "target_found",
+           judge: str = MAJORITY, by: Sequence[str] = ("model",),
+           judges: Sequence[str] | None = None, min_votes: int | None = None) -> pd.DataFrame:
+    """Every auditable item with the judge's decision and the reviewers' label.
+
+    One row per item: the key, the ``by`` columns, ``yhat`` (the judge's decision, a failed
+    judgement as 0), ``failed``, ``human`` (the reviewers' mean label, NaN when unlabelled),
+    ``n_reviewers``, ``p_include`` (from the labels when they carry it, else NaN) and ``cell``
+    (the ``by`` values and the decision).
+    """
+    pop = population(judged, judge, label=label, by=by, judges=judges, min_votes=min_votes)
+    pop["failed"] = np.isnan(pop["decision"].to_numpy(float))
+    pop["yhat"] = np.nan_to_num(pop["decision"].to_numpy(float), nan=0.0)
+    pop["cell"] = joined([*(pop[c] for c in by),
+                          np.where(pop["yhat"] > 0.5, "found", "not found")])
+    pop = pop.drop(columns=["decision", "decision_text", "stratum"])
+    keys = item_keys(pop)
+    if labels is not None and len(labels):
+        human = human_labels(labels, label)
+        human = human.set_axis(item_keys(human))
+        pop["human"] = human["human"].reindex(keys).to_numpy(float)
+        pop["n_reviewers"] = human["n_reviewers"].reindex(keys).fillna(0).to_numpy(int)
+        if "p_include" in labels:
+            cur = latest(labels)
+            p = pd.to_numeric(cur["p_include"], errors="coerce")
+            p = pd.Series(p.to_numpy(float), index=item_keys(cur))
+            p = p[~p.index.duplicated(keep="last")]
+            pop["p_include"] = p.reindex(keys).to_numpy(float)
+        else:
+            pop["p_include"] = np.nan
+    else:
+        pop["human"] = np.nan
+        pop["n_reviewers"] = 0
+        pop["p_include"] = np.nan
+    return pop
+
+
+@dataclass(frozen=True)
+class _Rate:
+    value: float
+    low: float
+    high: float
+    n: int
+
+
+_NAN_RATE = _Rate(np.nan, np.nan, np.nan, 0)
+
+
+def _codes(values: pd.Series | np.ndarray) -> tuple[np.ndarray, int]:
+    codes, uniques = pd.factorize(np.asarray(values), sort=True)
+    return codes, len(uniques)
+
+
+def _poststratified(yhat: np.ndarray, y: np.ndarray, cluster: np.ndarray, cell: np.ndarray,
+                    level: float) -> tuple[_Rate, str]:
+    """:math:`\\sum_h W_h \\bar Y_h` and its interval (module docstring); a reason when a
+    cell has no label."""
+    n_items = len(yhat)
+    lab = ~np.isnan(y)
+    cell_code, n_cells = _codes(cell)
+    size = np.bincount(cell_code, minlength=n_cells).astype(float)
+    n_lab = np.bincount(cell_code[lab], minlength=n_cells).astype(float)
+    if not lab.any():
+        return _NAN_RATE, "no label"
+    empty = (size > 0) & (n_lab == 0)
+    if empty.any():
+        names = pd.unique(np.asarray(cell)[np.isin(cell_code, np.flatnonzero(empty))])
+        return _Rate(np.nan, np.nan, np.nan, int(lab.sum())), \
+            "no label where the judge said " + "; ".join(map(str, names))
+    ybar = np.bincount(cell_code[lab], weights=y[lab], minlength=n_cells) / n_lab
+    weight = size / n_items
+    theta = float(np.sum(weight * ybar))
+    w = np.where(lab, size[cell_code] / np.maximum(n_lab[cell_code], 1), 0.0)
+    resid = np.where(lab, y - ybar[cell_code], 0.0)
+    c_code, n_clusters = _codes(cluster)
+    g = max(n_clusters, 2)
+    # The judge's decisions over the contracts (what labels cannot shrink) ...
+    composition = np.bincount(c_code, weights=ybar[cell_code] - theta, minlength=n_clusters)
+    v_composition = g / (g - 1) * np.sum(composition**2) / n_items**2
+    # ... and the labels' part, clustered and as if independent (its design effect), each
+    # cell's variance at least Agresti-Coull's.
+    within = np.bincount(c_code, weights=w * resid, minlength=n_clusters)
+    v_within_cl = g / (g - 1) * np.sum(within**2) / n_items**2
+    ss = np.bincount(cell_code[lab], weights=resid[lab] ** 2, minlength=n_cells)
+    var_cell = np.where(n_lab > 1, ss / np.maximum(n_lab - 1, 1), 0.0) / n_lab
+    z2 = _z(level) ** 2
+    p_tilde = (n_lab * np.clip(ybar, 0, 1) + z2 / 2) / (n_lab + z2)
+    floor = p_tilde * (1 - p_tilde) / (n_lab + z2)
+    v_within_iid = float(np.sum(weight**2 * var_cell))
+    deff = v_within_cl / v_within_iid if v_within_iid > 0 else 1.0
+    v_within = max(deff, 1.0) * float(np.sum(weight**2 * np.maximum(var_cell, floor)))
+    # the two parts move together when a contract's answers are alike (both grow with it)
+    covariance = g / (g - 1) * np.sum(composition * within) / n_items**2
+    variance = max(v_composition + v_within + 2 * covariance, v_within)
+    df = min(n_clusters - 1, int(lab.sum()) - int((n_lab > 0).sum()))
+    half = _t(level, df) * np.sqrt(variance)
+    return _Rate(theta, max(0.0, theta - half), min(1.0, theta + half), int(lab.sum())), ""
+
+
+def _hajek(y: np.ndarray, w: np.ndarray, cluster: np.ndarray, level: float) -> _Rate:
+    """A weighted share of labels (Hájek) with a clustered Wilson interval on Kish's
+    effective number of labels."""
+    if len(y) == 0:
+        return _NAN_RATE
+    theta = float(np.sum(w * y) / np.sum(w))
+    c_code, n_clusters = _codes(cluster)
+    u = w * (y - theta) / np.sum(w)
+    v_cl = np.sum(np.bincount(c_code, weights=u, minlength=n_clusters) ** 2)
+    v_cl *= max(n_clusters, 2) / max(n_clusters - 1, 1)
+    v_iid = np.sum(u**2) * len(y) / max(len(y) - 1, 1)
+    deff = max(v_cl / v_iid, 1.0) if v_iid > 0 else 1.0
+    n_eff = np.sum(w) ** 2 / np.sum(w**2) / deff
+    low, high = wilson(theta * n_eff, n_eff, level=level)
+    return _Rate(theta, float(low), float(high), len(y))
+
+
+def _difference(yhat: np.ndarray, y: np.ndarray, w_lab: np.ndarray, cluster: np.ndarray,
+                level: float) -> _Rate:
+    lab = ~np.isnan(y)
+    if not lab.any():
+        return _NAN_RATE
+    n_items = len(yhat)
+    resid = y[lab] - yhat[lab]
+    shift = float(np.sum(w_lab * resid) / np.sum(w_lab))
+    theta = float(yhat.mean() + shift)
+    wn = np.zeros(n_items)
+    wn[lab] = w_lab * n_items / np.sum(w_lab)
+    e = np.zeros(n_items)
+    e[lab] = resid - shift
+    u = (yhat - yhat.mean()) + wn * e
+    c_code, n_clusters = _codes(cluster)
+    g = max(n_clusters, 2)
+    variance = g / (g - 1) * np.sum(np.bincount(c_code, weights=u, minlength=n_clusters) ** 2)
+    variance /= n_items**2
+    half = _t(level, min(n_clusters - 1, int(lab.sum()) - 1)) * np.sqrt(variance)
+    return _Rate(theta, max(0.0, theta - half), min(1.0, theta + half), int(lab.sum()))
+
+
+def _judge_only(yhat: np.ndarray, failed: np.ndarray, cluster: np.ndarray,
+                level: float) -> _Rate:
+    """The judge's own rate over the items it decided, with kbench's clustered Wilson interval
+    (the design effect of the answers of one contract, as every judged rate has)."""
+    keep = ~failed
+    return _hajek(yhat[keep], np.ones(int(keep.sum())), cluster[keep], level)
+
+
+def corrected(judged: pd.DataFrame, labels: pd.DataFrame, *, label: str = "target_found",
+              judge: str = MAJORITY, by: Sequence[str] = ("model",), method: Method = "ppi++",
+              level: float = 0.95, judges: Sequence[str] | None = None,
+              min_votes: int | None = None, design_judge: str | None = None) -> pd.DataFrame:
+    r"""Per group, the judge's rate, the reviewers' rate and the rate corrected for the judge's
+    errors, each with its interval (module docstring; ``docs/metrics/audit.md``).
+
+    ``human_only`` is the reviewers' labels weighted back to the run (the cells of
+    ``design_judge``, by default the majority or the only judge: the sample's strata), with a
+    clustered Wilson interval on Kish's effective number of labels; it uses no judge decision
+    beyond the weights, so its interval is what the labels alone support.
+
+    Returns
+    -------
+    DataFrame
+        One row per group (the ``by`` columns): ``judge_only``, ``human_only``, ``corrected``,
+        each with ``_low``/``_high``; ``n_items`` (items of the group: vulnerable answers for
+        ``target_found``), ``n_labelled``, ``n_contracts``, ``method``, ``judge`` and ``note``
+        (why a corrected rate is missing, e.g. no label where the judge said "found").
+    """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
+    _check_level(level)
+    by = list(by)
+    pop = design(judged, labels, label=label, judge=judge, by=by, judges=judges,
+                 min_votes=min_votes)
+    pop["w"] = _weights_from(judged, labels, pop, label=label, by=by, judges=judges,
+                             min_votes=min_votes, design_judge=design_judge, judge=judge)
+    rows = []
+    accuracy = None
+    if method == "rogan_gladen":
+        accuracy = judge_accuracy(judged, labels, label=label, by=by, level=level,
+                                  judges=judges, min_votes=min_votes, per_group=True)
+    for key, group in pop.groupby(by, sort=True, observed=True):
+        key = key if isinstance(key, tuple) else (key,)
+        yhat = group["yhat"].to_numpy(float)
+        y = group["human"].to_numpy(float)
+        failed = group["failed"].to_numpy(bool)
+        cluster = group["sample"].to_numpy()
+        lab = ~np.isnan(y)
+        j = _judge_only(yhat, failed, cluster, level)
+        w = group["w"].to_numpy(float)
+        h = _hajek(y[lab], w[lab], cluster[lab], level)
+        note = ""
+        if method == "ppi++":
+            c, note = _poststratified(yhat, y, cluster, group["cell"].to_numpy(), level)
+        elif method == "difference":
+            c = _difference(yhat, y, w[lab], cluster, level)
+        else:
+            c, note = _rogan_gladen(j, accuracy, dict(zip(by, key, strict=True)),
+                                    effective_judge(judged, judge))
+        rows.append({**dict(zip(by, key, strict=True)),
+                     "judge_only": j.value, "judge_only_low": j.low, "judge_only_high": j.high,
+                     "human_only": h.value, "human_only_low": h.low, "human_only_high": h.high,
+                     "corrected": c.value, "corrected_low": c.low, "corrected_high": c.high,
+                     "n_items": len(group), "n_labelled": int(lab.sum()),
+                     "n_contracts": int(pd.unique(cluster).size), "method": method,
+                     "judge": judge, "note": note or ("" if lab.any() else "no label")})
+    out = pd.DataFrame(rows)
+    out.attrs.update(label=label, judge=judge, method=method, level=level)
+    return out
+
+
+def _rogan_gladen(j: _Rate, accuracy: pd.DataFrame | None, key: dict, judge: str
+                  ) -> tuple[_Rate, str]:
+    if accuracy is None or accuracy.empty:
+        return _NAN_RATE, "no label"
+    mask = accuracy["judge"] == judge
+    for c, v in key.items():
+        mask &= accuracy[c].astype(str) == str(v)
+    if not mask.any():
+        return _NAN_RATE, "no label"
+    row = accuracy[mask].iloc[0]
+    se, sp = row["sensitivity"], row["specificity"]
+    if not (np.isfinite(se) and np.isfinite(sp)):
+        return _NAN_RATE, ("the labels need items the reviewers called found and items they "
+                           "called not found (sensitivity and specificity)")
+    denom = se + sp - 1
+    if not np.isfinite(denom) or denom <= 0:
+        return _NAN_RATE, "the judge is no better than chance on the labels (sens + spec ≤ 1)"
+    theta = (j.value + sp - 1) / denom
+    # delta method, each part's variance from its own interval's half-width
+    def var(low: float, high: float) -> float:
+        return ((high - low) / (2 * 1.959963984540054)) ** 2
+
+    v = (var(j.low, j.high) + ((1 - theta) ** 2) * var(row["specificity_low"],
+                                                        row["specificity_high"])
+         + theta**2 * var(row["sensitivity_low"], row["sensitivity_high"])) / denom**2
+    half = 1.959963984540054 * np.sqrt(v)
+    value = float(np.clip(theta, 0, 1))
+    return _Rate(value, max(0.0, theta - half), min(1.0, theta + half),
+                 int(row["n_labelled"])), ""
+
+
+def _weights_from(judged: pd.DataFrame, labels: pd.DataFrame, pop: pd.DataFrame, *,
+                  label: str, by: Sequence[str], judges: Sequence[str] | None,
+                  min_votes: int | None, design_judge: str | None, judge: str) -> np.ndarray:
+    """:func:`_design_weights` of ``design_judge``'s cells, aligned with ``pop``'s items."""
+    choices = judge_choices(judged)
+    design_judge = design_judge or (MAJORITY if MAJORITY in choices else choices[0])
+    if design_judge == judge:
+        return _design_weights(pop)
+    base = design(judged, labels, label=label, judge=design_judge, by=by, judges=judges,
+                  min_votes=min_votes)
+    weights = pd.Series(_design_weights(base), index=item_keys(base))
+    return weights.reindex(item_keys(pop)).fillna(0.0).to_numpy(float)
+
+
+def _design_weights(pop: pd.DataFrame) -> np.ndarray:
+    """Weights of the labelled items: :math:`N_h / n_h` in the cells (the ``by`` groups and
+    the decision) of the judge the sample was drawn with: the inverse inclusion probability of
+    :func:`kbench_core.audit.sample`'s strata, summed over successive draws (the union of
+    draws from what is left of a stratum is one simple random sample of it); for labels drawn
+    outside kbench as a simple random sample, post-stratification (Särndal et al. §7.6)."""
+    lab = ~np.isnan(pop["human"].to_numpy(float))
+    code, n_cells = _codes(pop["cell"])
+    size = np.bincount(code, minlength=n_cells).astype(float)
+    n_lab = np.bincount(code[lab], minlength=n_cells).astype(float)
+    return np.where(lab, size[code] / np.maximum(n_lab[code], 1), 0.0)
+
+
+def _kappa(table: np.ndarray, n_eff: float, level: float) -> tuple[float, float, float]:
+    """Cohen's κ of a weighted 2×2 table, its asymptotic interval (statsmodels) on Kish's
+    effective number of items."""
+    from statsmodels.stats.inter_rater import cohens_kappa
+
+    total = table.sum()
+    if total <= 0 or n_eff < 2:
+        return np.nan, np.nan, np.nan
+    scaled = table / total * n_eff
+    po = np.trace(scaled) / n_eff
+    pe = float(np.sum(scaled.sum(0) * scaled.sum(1))) / n_eff**2
+    if pe >= 1:
+        return np.nan, np.nan, np.nan
+    kappa = (po - pe) / (1 - pe)
+    import warnings
+
+    with warnings.catch_warnings():  # its z statistic divides by 0 on a one-sided table
+        warnings.simplefilter("ignore", RuntimeWarning)
+        result = cohens_kappa(scaled, return_results=True)
+    se = float(result["std_kappa"]) if np.isfinite(result["std_kappa"]) else np.nan
+    z = _z(level)
+    return float(kappa), max(-1.0, kappa - z * se), min(1.0, kappa + z * se)
+
+
+def judge_accuracy(judged: pd.DataFrame, labels: pd.DataFrame, *,
+                   label: str = "target_found", by: Sequence[str] = ("model",),
+                   design_judge: str | None = None, level: float = 0.95,
+                   judges: Sequence[str] | None = None, min_votes: int | None = None,
+                   per_group: bool = False) -> pd.DataFrame:
+    r"""Each LLM judge's and the majority's agreement with the reviewers.
+
+    On the labelled items, weighted back to the run (inverse inclusion probabilities in the
+    cells of ``design_judge``, by default the majority, or the only judge: the sample's
+    strata): ``sensitivity`` = P(judge found | reviewer found), ``specificity`` = P(judge
+    not found | reviewer not found), ``accuracy`` and Cohen's ``kappa``, each with a Wilson
+    (κ: asymptotic) interval on Kish's effective number of labels; ``n_labelled`` (labelled
+    items the judge decided; a failed judgement is left out).
+
+    Returns one row per judge (``per_group=True``: per judge and ``by`` group).
+    """
+    _check_level(level)
+    by = list(by)
+    choices = judge_choices(judged)
+    design_judge = design_judge or (MAJORITY if MAJORITY in choices else choices[0])
+    base = design(judged, labels, label=label, judge=design_judge, by=by, judges=judges,
+                  min_votes=min_votes)
+    base["w"] = _design_weights(base)
+    base = base[~np.isnan(base["human"].to_numpy(float))]
+    keys = item_keys(base)
+    # only the labelled items' rows: each judge's decisions on them (a majority of a few
+    # hundred items, not of the run)
+    wanted = item_keys(item_frame(judged)).isin(keys)
+    small = judged[wanted]
+    # the majority's threshold is the whole run's (an LLM judge without a row among the
+    # labelled items still counts towards it, as a failed judgement does)
+    voting = list(judges) if judges is not None else llm_judges(judged)
+    present = [j for j in voting if j in set(llm_judges(small))]
+    needed = min_votes if min_votes is not None else len(voting) // 2 + 1
+    rows = []
+    for who in choices:
+        if who == MAJORITY:
+            decided = population(small, who, label=label, by=by, judges=present,
+                                 min_votes=min(needed, max(len(present), 1)))
+        else:
+            decided = population(small, who, label=label, by=by)
+        d = pd.Series(decided["decision"].to_numpy(float),
+                      index=item_keys(decided)).reindex(keys).to_numpy(float)
+        frame = base.assign(d=d)
+        frame = frame[~np.isnan(frame["d"].to_numpy(float))]
+        groups = frame.groupby(by, sort=True, observed=True) if per_group else [((), frame)]
+        for key, part in groups:
+            key = key if isinstance(key, tuple) else (key,)
+            rows.append({"judge": who, **dict(zip(by if per_group else [], key, strict=True)),
+                         **_accuracy_row(part, level)})
+    columns = ["judge", *(by if per_group else []), "sensitivity", "sensitivity_low",
+               "sensitivity_high", "specificity", "specificity_low", "specificity_high",
+               "accuracy", "accuracy_low", "accuracy_high", "kappa", "kappa_low", "kappa_high",
+               "n_labelled"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _share(numerator: np.ndarray, weights: np.ndarray, level: float) -> tuple[float, ...]:
+    total = weights.sum()
+    if total <= 0:
+        return np.nan, np.nan, np.nan
+    p = float(np.sum(weights * numerator) / total)
+    n_eff = total**2 / np.sum(weights**2)
+    low, high = wilson(p * n_eff, n_eff, level=level)
+    return p, float(low), float(high)
+
+
+def _accuracy_row(part: pd.DataFrame, level: float) -> dict[str, float]:
+    y = part["human"].to_numpy(float)
+    d = part["d"].to_numpy(float)
+    w = part["w"].to_numpy(float)
+    out: dict[str, float] = {}
+    out["sensitivity"], out["sensitivity_low"], out["sensitivity_high"] = \
+        _share(d, w * y, level)
+    out["specificity"], out["specificity_low"], out["specificity_high"] = \
+        _share(1 - d, w * (1 - y), level)
+    agree = y * d + (1 - y) * (1 - d)
+    out["accuracy"], out["accuracy_low"], out["accuracy_high"] = _share(agree, w, level)
+    table = np.array([[np.sum(w * y * d), np.sum(w * y * (1 - d))],
+                      [np.sum(w * (1 - y) * d), np.sum(w * (1 - y) * (1 - d))]])
+    n_eff = w.sum() ** 2 / np.sum(w**2) if len(w) else 0.0
+    out["kappa"], out["kappa_low"], out["kappa_high"] = _kappa(table, n_eff, level)
+    out["n_labelled"] = len(part)
+    return out
+
+
+def labels_needed(judged: pd.DataFrame, labels: pd.DataFrame, *, half_width: float = 0.05,
+                  level: float = 0.95, judge: str = MAJORITY, by: Sequence[str] = ("model",),
+                  label: str = "target_found", judges: Sequence[str] | None = None,
+                  min_votes: int | None = None) -> pd.DataFrame:
+    r"""Per group, how many more labels bring the corrected rate's interval to ``half_width``.
+
+    The variance is split into the part labels cannot shrink (the judge's decisions over the
+    contracts: :math:`V_0`) and the within-cell part, which shrinks as :math:`1/n` with the
+    sample allocated as now: :math:`n^\ast = n\,V_1 / ((h/t)^2 - V_0)`. Returns the ``by``
+    columns, ``half_width_now``, ``n_labelled``, ``labels_needed`` (more labels; 0 when the
+    target is met, NaN when labels alone cannot reach it or no cell has two labels yet) and
+    ``note``.
+    """
+    if not 0 < half_width < 1:
+        raise ValueError(f"half_width must be between 0 and 1; got {half_width!r}")
+    _check_level(level)
+    by = list(by)
+    pop = design(judged, labels, label=label, judge=judge, by=by, judges=judges,
+                 min_votes=min_votes)
+    rows = []
+    for key, group in pop.groupby(by, sort=True, observed=True):
+        key = key if isinstance(key, tuple) else (key,)
+        yhat = group["yhat"].to_numpy(float)
+        y = group["human"].to_numpy(float)
+        cluster = group["sample"].to_numpy()
+        cell = group["cell"].to_numpy()
+        lab = ~np.isnan(y)
+        n_lab = int(lab.sum())
+        rate, note = _poststratified(yhat, y, cluster, cell, level)
+        row = {**dict(zip(by, key, strict=True)), "half_width_now": np.nan,
+               "n_labelled": n_lab, "labels_needed": np.nan, "note": note}
+        if np.isfinite(rate.value):
+            now = (rate.high - rate.low) / 2
+            row["half_width_now"] = now
+            # the part labels cannot shrink: the judge's decisions over the contracts
+            code, n_cells = _codes(cell)
+            ybar = np.bincount(code[lab], weights=y[lab], minlength=n_cells) / \
+                np.maximum(np.bincount(code[lab], minlength=n_cells), 1)
+            theta = rate.value
+            c_code, g = _codes(cluster)
+            totals = np.bincount(c_code, weights=ybar[code] - theta, minlength=g)
+            v0 = max(g, 2) / max(g - 1, 1) * np.sum(totals**2) / len(yhat) ** 2
+            t = _t(level, min(g - 1, n_lab - n_cells))
+            v = (now / t) ** 2
+            v1 = max(v - v0, 0.0)
+            target = (half_width / t) ** 2
+            if now <= half_width:
+                row["labels_needed"] = 0
+            elif target <= v0:
+                row["note"] = ("labels alone cannot reach it: the spread of the judge's "
+                               "decisions over the contracts is wider")
+            else:
+                need = int(np.ceil(n_lab * v1 / (target - v0)))
+                left = len(group) - n_lab
+                if need - n_lab > left:
+                    row["note"] = f"more than the {left} items left: label them all"
+                row["labels_needed"] = min(max(need - n_lab, 0), left)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def reviewer_kappa(labels: pd.DataFrame, label: str = "target_found") -> pd.DataFrame:
+    """Cohen's κ between reviewers on the items both labelled (their latest labels), via
+    :func:`kbench_core.agreement.pairwise_kappa`; empty with fewer than two reviewers."""
+    from kbench_core.agreement import pairwise_kappa
+
+    current = latest(labels)
+    current = current[current[label].notna()]
+    if current["reviewer"].nunique() < 2:
+        return pd.DataFrame(columns=["judge_a", "judge_b", "kappa", "kappa_low", "kappa_high",
+                                     "n"])
+    frame = pd.DataFrame({**{c: current[c].astype(str) for c in ITEM_KEY},
+                          "judge": current["reviewer"].astype(str).replace(HUMAN, "human "),
+                          label: current[label].astype(bool)})
+    return pairwise_kappa(frame, label).rename(columns={"judge_a": "reviewer_a",
+                                                        "judge_b": "reviewer_b"})

@@ -1,0 +1,262 @@
+"""The judge audit as a user meets it: ``kbench audit sample`` and ``kbench audit RUN
+--labels`` in a subprocess, and the Judge audit page (AppTest): labelling, the session-only
+note, a bad sheet that changes nothing, and two strangers who never see each other's labels."""
+
+from __future__ import annotations
+
+import csv
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+from streamlit.testing.v1 import AppTest
+
+from kbench_core import audit
+from kbench_core.audit import store
+from kbench_core.io import load_run
+from tests.conftest import ROOT
+
+SAMPLE = ROOT / "sample_data" / "judged.csv"
+
+
+def _kbench(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "kbench_core.cli", *args],
+                          capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+
+
+def _fill(sheet: Path, out: Path, *, every: int = 1, value: str = "yes",
+          reviewer: str = "ann") -> int:
+    """Fill in every ``every``-th row of a blank sheet; returns the rows filled."""
+    lines = sheet.read_text().splitlines(keepends=True)
+    head = [line for line in lines if line.startswith("#")]
+    body = list(csv.reader(io.StringIO("".join(lines[len(head):]))))
+    header, rows = body[0], body[1:]
+    filled = 0
+    for k, row in enumerate(rows):
+        if k % every == 0:
+            row[header.index("target_found")] = value if k % 2 else "no"
+            row[header.index("reviewer")] = reviewer
+            filled += 1
+    text = io.StringIO()
+    csv.writer(text, lineterminator="\n").writerows([header, *rows])
+    out.write_text("".join(head) + text.getvalue())
+    return filled
+
+
+def test_audit_commands_write_a_sheet_and_print_the_corrected_table(tmp_path: Path) -> None:
+    sheet = tmp_path / "sheet.csv"
+    done = _kbench("audit", "sample", str(SAMPLE), "--n", "30", "--seed", "3", "--out",
+                   str(sheet))
+    assert done.returncode == 0, done.stderr
+    assert "30 items to label of 252" in done.stderr
+    drawn = audit.sample(load_run(SAMPLE).frame, 30, seed=3)
+    written = pd.read_csv(sheet, comment="#", keep_default_na=False)
+    assert written[["sample", "model", "prompt_type"]].astype(str).values.tolist() == \
+        drawn[["sample", "model", "prompt_type"]].astype(str).values.tolist()
+    assert (written["target_found"] == "").all()
+    filled = tmp_path / "filled.csv"
+    assert _fill(sheet, filled) == 30
+    done = _kbench("audit", str(SAMPLE), "--labels", str(filled), "--format", "markdown")
+    assert done.returncode == 0, done.stderr
+    assert "| model | judge\\_only | judge\\_only\\_low" not in done.stdout
+    assert "judge audit" in done.stdout and '"n_labels": 30' in done.stdout
+    assert done.stdout.count("synthetic-detector-") >= 3
+    assert "| majority |" in done.stdout  # the judges' accuracy table follows
+    # the same numbers as the API
+    labels, _ = audit.read_labels(filled)
+    table = audit.corrected(load_run(SAMPLE).frame, labels)
+    first = table.iloc[0]
+    assert f"{first['judge_only']:.4f}" in done.stdout
+    # a second sample never draws a labelled item again
+    more = tmp_path / "more.csv"
+    done = _kbench("audit", "sample", str(SAMPLE), "--n", "20", "--labels", str(filled),
+                   "--out", str(more))
+    assert done.returncode == 0, done.stderr
+    again = pd.read_csv(more, comment="#", keep_default_na=False)
+    old = set(map(tuple, written[["sample", "model", "prompt_type"]].values.tolist()))
+    assert not old & set(map(tuple, again[["sample", "model", "prompt_type"]]
+                             .values.tolist()))
+
+
+def test_audit_commands_refuse_with_file_row_and_field(tmp_path: Path) -> None:
+    sheet = tmp_path / "sheet.csv"
+    assert _kbench("audit", "sample", str(SAMPLE), "--n", "5", "--out",
+                   str(sheet)).returncode == 0
+    bad = tmp_path / "bad.csv"
+    _fill(sheet, bad, value="perhaps")
+    done = _kbench("audit", str(SAMPLE), "--labels", str(bad))
+    assert done.returncode == 1
+    assert "bad.csv" in done.stderr and "field 'target_found'" in done.stderr
+    assert "'perhaps' is not a label" in done.stderr and "Traceback" not in done.stderr
+    other = tmp_path / "other.csv"
+    text = sheet.read_text().replace(load_run(SAMPLE).content_hash, "0" * 64)
+    other_sheet = tmp_path / "other_sheet.csv"
+    other_sheet.write_text(text)
+    _fill(other_sheet, other)
+    done = _kbench("audit", str(SAMPLE), "--labels", str(other))
+    assert done.returncode == 1 and "for another run" in done.stderr
+    done = _kbench("audit", "sample", str(SAMPLE), "--n", "999", "--out", str(sheet))
+    assert done.returncode == 1 and "n = 999 is more than the 252 items left" in done.stderr
+    done = _kbench("audit", str(ROOT / "sample_data" / "bias.csv"), "--labels", str(bad))
+    assert done.returncode == 1 and "is a bias run" in done.stderr
+    done = _kbench("audit", str(SAMPLE))
+    assert done.returncode == 2 and "needs --labels FILE" in done.stderr
+
+
+# ---------------------------------------------------------------------------- the page
+
+
+def _page(monkeypatch, args: str = "") -> AppTest:
+    monkeypatch.setenv("KBENCH_APP_ARGS", args)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("views/audit.py").run()
+    return at
+
+
+def _sign_in(at: AppTest, name: str) -> None:
+    at.text_input(key="aud_reviewer_name").input(name)
+    next(b for b in at.button if b.label == "Start labelling").click()
+    at.run()
+
+
+def _press(at: AppTest, label: str) -> None:
+    next(b for b in at.button if b.label == label).click()
+    at.run()
+
+
+def _progress(at: AppTest) -> str:
+    return at.get("progress")[0].proto.text
+
+
+def test_the_page_labels_item_by_item_in_this_session_only(monkeypatch) -> None:
+    at = _page(monkeypatch)
+    assert not at.exception
+    assert any("Who is labelling" in m.value for m in at.markdown)
+    _sign_in(at, "Ann")
+    assert any("live only in this browser session" in i.value for i in at.info)
+    assert _progress(at) == "0 of 60 labelled by you (Ann)"
+    _press(at, "Found")
+    _press(at, "Not found")
+    _press(at, "Found")
+    assert _progress(at) == "3 of 60 labelled by you (Ann)"
+    assert next(s.value for s in at.subheader) == "Item 4 of 60"
+    _press(at, "Previous")
+    assert next(s.value for s in at.subheader) == "Item 3 of 60"
+    assert any("Your label: **found**" in c.value for c in at.caption)
+    # the results: the corrected rates of the three models with their labels
+    assert not at.exception
+    # a second stranger on the same server sees none of Ann's labels
+    other = _page(monkeypatch)
+    _sign_in(other, "Bo")
+    assert _progress(other) == "0 of 60 labelled by you (Bo)"
+    assert any("No label yet" in i.value for i in other.info)
+
+
+def test_a_bad_sheet_changes_nothing_and_a_good_one_is_imported(monkeypatch,
+                                                                tmp_path: Path) -> None:
+    at = _page(monkeypatch, f"--workspace {tmp_path}")
+    _sign_in(at, "Ann")
+    _press(at, "Found")
+    assert _progress(at) == "1 of 60 labelled by you (Ann)"
+    files = list((tmp_path / "labels").rglob("*.csv"))
+    assert len(files) == 1
+    before = files[0].read_bytes()
+    run = load_run(SAMPLE)
+    drawn = audit.sample(run.frame, 60, seed=0)
+    bad = audit.blank_sheet(drawn.iloc[5:8], run_sha256=run.content_hash)
+    bad["target_found"] = ["yes", "nope", "no"]
+    at.file_uploader(key="aud_upload").upload(
+        "bad.csv", audit.labels_csv(bad).encode(), "text/csv").run()
+    assert not at.exception
+    assert any("nothing already labelled changed" in e.value for e in at.error)
+    assert any("row 3, field 'target_found'" in c.value for c in at.code)
+    assert files[0].read_bytes() == before  # nothing already labelled changed
+    assert _progress(at) == "1 of 60 labelled by you (Ann)"
+    good = audit.blank_sheet(drawn.iloc[10:14], run_sha256=run.content_hash)
+    good["target_found"] = ["yes", "no", "yes", "=1+1"]
+    good.loc[good.index[3], "target_found"] = ""  # not labelled yet: skipped, not refused
+    good["note"] = "=HYPERLINK(\"http://evil.example\")"
+    at.file_uploader(key="aud_upload").upload(
+        "good.csv", audit.labels_csv(good).encode(), "text/csv").run()
+    assert not at.exception
+    labels, _ = store.LabelStore(tmp_path, run.content_hash).read(run.frame)
+    assert len(labels) == 4  # 1 made on the page + 3 imported
+    assert set(labels["note"]) == {"", "=HYPERLINK(\"http://evil.example\")"}
+    # kept as text, neutralised in the file a spreadsheet would open
+    assert b"'=HYPERLINK" in b"".join(p.read_bytes() for p in files[0].parent.iterdir())
+
+
+def test_the_vulnerability_page_says_when_the_labels_find_the_judge_off(monkeypatch,
+                                                                        tmp_path: Path) -> None:
+    run = load_run(SAMPLE)
+    drawn = audit.sample(run.frame, 90, seed=0)
+    # a reviewer who overrules every "found" of the lenient majority: the judge is far off
+    labels = drawn[["sample", "model", "prompt_type"]].astype(str).copy()
+    labels["target_found"] = False
+    labels["reviewer"] = "ann"
+    labels["labelled_at"] = audit.now_utc()
+    labels["note"] = ""
+    labels["run_sha256"] = run.content_hash
+    store.LabelStore(tmp_path, run.content_hash).append(labels.to_dict("records"),
+                                                       reviewer="ann", session="s")
+    monkeypatch.setenv("KBENCH_APP_ARGS", f"--workspace {tmp_path}")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("views/vuln.py").run()
+    assert not at.exception and at.title[0].value == "Vulnerability detection"
+    assert any("off beyond chance" in w.value for w in at.warning)
+    at.switch_page("views/agreement.py").run()
+    assert not at.exception and at.title[0].value == "Judge agreement"
+    assert any("off beyond chance" in w.value for w in at.warning)
+    # and not without labels
+    monkeypatch.setenv("KBENCH_APP_ARGS", "")
+    plain_page = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    plain_page.run()
+    plain_page.switch_page("views/vuln.py").run()
+    assert plain_page.title[0].value == "Vulnerability detection"
+    assert not any("off beyond chance" in w.value for w in plain_page.warning)
+
+
+def test_figures_with_labels_add_the_audit_with_its_provenance(tmp_path: Path) -> None:
+    sheet = tmp_path / "sheet.csv"
+    assert _kbench("audit", "sample", str(SAMPLE), "--n", "30", "--out",
+                   str(sheet)).returncode == 0
+    filled = tmp_path / "filled.csv"
+    _fill(sheet, filled)
+    out = tmp_path / "figs"
+    done = _kbench("figures", str(SAMPLE), "--labels", str(filled), "--out", str(out),
+                   "--items", "audit_confusion,audit_corrected_rates", timeout=300)
+    assert done.returncode == 0, done.stderr
+    table = (out / "judged_audit_corrected_rates.csv").read_text()
+    assert '"audit_labels": 30' in table and '"audit_reviewers": 1' in table
+    assert "audit_labels_sha256" in table
+    confusion = pd.read_csv(out / "judged_audit_confusion.csv", comment="#")
+    assert confusion["judge"].tolist()[0] == "majority"
+    # every labelled item is in one of the four cells of each judge (none failed here)
+    cells = confusion[["n_both_found", "n_reviewer_only", "n_judge_only", "n_neither"]]
+    assert (cells.sum(axis=1) == 30).all()
+
+
+def test_report_with_labels_shows_the_audit_after_the_headline(tmp_path: Path) -> None:
+    sheet = tmp_path / "sheet.csv"
+    assert _kbench("audit", "sample", str(SAMPLE), "--n", "30", "--out",
+                   str(sheet)).returncode == 0
+    filled = tmp_path / "filled.csv"
+    _fill(sheet, filled)
+    out = tmp_path / "report.html"
+    done = _kbench("report", str(SAMPLE), str(ROOT / "sample_data" / "bias.csv"), "--labels",
+                   str(filled), "--out", str(out), timeout=300)
+    assert done.returncode == 0, done.stderr
+    text = out.read_text()
+    judged, bias = text.index('<h2 id="run-0">'), text.index('<h2 id="run-1">')
+    assert judged < text.index("Detection rate corrected for the judge", judged) < bias
+    assert "Each judge against the reviewers" in text
+    assert "audit_labels&quot;: 30" in text and "audit_labels_sha256" in text
+    # labels for a run not given are refused, naming the file
+    other = tmp_path / "other.csv"
+    other.write_text(filled.read_text().replace(load_run(SAMPLE).content_hash, "1" * 64))
+    done = _kbench("report", str(SAMPLE), "--labels", str(other), "--out", str(out))
+    assert done.returncode == 1 and "other.csv: labels for a run not given" in done.stderr
