@@ -194,3 +194,23 @@ def test_a_forged_journal_removes_no_file_it_does_not_name_as_its_own(tmp_path) 
     assert (folder / f"{stem}.parquet").read_bytes() == b"someone else's bytes"
     assert (folder / "keep.txt").exists()
     assert f"{stem}.parquet" in found.left and f"{stem}.parquet" in found.rolled_back
+
+
+@pytest.mark.timeout(60)
+def test_fifos_named_like_a_save_s_files_never_stall_a_start(tmp_path) -> None:
+    # a journal, a temporary file and a sidecar that are FIFOs: opening one for reading would
+    # wait for a writer forever (issue 42, item 8's class)
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    stem = "results-0123456789ab-deadbeef"
+    for name in (f"{stem}.saving", f"{stem}.parquet.tmp", "other-0123456789ab-cafebabe.json",
+                 "gone-0123456789ab-0badf00d.removing"):
+        os.mkfifo(folder / name)
+    start = time.monotonic()
+    runs, errors = Workspace(folder).open_all()
+    assert time.monotonic() - start < 10 and runs == []
+    assert {err.file for err in errors} >= {f"{stem}.parquet.tmp",
+                                            "other-0123456789ab-cafebabe.json"}
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        [f"{stem}.saving", f"{stem}.parquet.tmp", "other-0123456789ab-cafebabe.json",
+         "gone-0123456789ab-0badf00d.removing"])  # nothing removed
