@@ -190,21 +190,8 @@ def test_a_java_heap_failure_names_the_setting(text):
 
 
 def test_spark_memory_setting_reaches_the_session(monkeypatch):
-    from kbench_core.engines import settings
+    from kbench_core.engines import settings, spark
 
-    calls = []
-
-    class Builder:
-        def __getattr__(self, name):
-            def record(*args):
-                calls.append((name, args))
-                return self
-            return record
-
-    import pyspark.sql
-
-    monkeypatch.setattr(pyspark.sql.SparkSession, "builder", Builder())
+    assert ("spark.driver.memory", "3g") not in spark._options("local[*]")
     monkeypatch.setattr(settings, "SPARK_MEMORY", "3g")
-    monkeypatch.delenv("SPARK_REMOTE", raising=False)
-    engines.spark_session()
-    assert ("config", ("spark.driver.memory", "3g")) in calls
+    assert ("spark.driver.memory", "3g") in spark._options("local[*]")

@@ -118,7 +118,9 @@ def sample(judged: pd.DataFrame, n: int, *, by: Sequence[str] = ("model",),
     keys = item_keys(pop)
     done = np.zeros(len(pop), dtype=bool)
     if labels is not None and len(labels):
-        done = keys.isin(item_keys(labels))
+        from kbench_core.audit.labels import _with_optional_columns
+
+        done = keys.isin(item_keys(_with_optional_columns(labels)))
     left = pop[~done].reset_index(drop=True)
     if n > len(left):
         raise ValueError(
@@ -172,7 +174,7 @@ def _evidence_columns(judged: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame
     words = np.where(found.isna().to_numpy(bool), FAILED,
                      np.where(found.fillna(0).to_numpy(float) > 0.5, FOUND, NOT_FOUND))
     text = pd.Series(llm["judge"].astype(str).to_numpy(), index=keys) + ": " + words
-    out["judges"] = text.groupby(level=list(range(len(ITEM_KEY))), sort=False).agg("; ".join)
+    out["judges"] = text.groupby(level=0, sort=False).agg("; ".join)
     return out.reindex(item_keys(items)).set_axis(items.index)
 
 
@@ -183,5 +185,7 @@ def blank_sheet(drawn: pd.DataFrame, *, run_sha256: str = "") -> pd.DataFrame:
     out = drawn.copy()
     for column in LABEL_COLUMNS:
         out[column] = run_sha256 if column == "run_sha256" else ""
-    first = [*ITEM_KEY, *LABEL_COLUMNS]
+    # the judge whose strata the sample was drawn from: its labels are weighed by them
+    out["drawn_with"] = str(drawn.attrs.get("judge", ""))
+    first = [*ITEM_KEY, *LABEL_COLUMNS, "drawn_with"]
     return out[first + [c for c in out.columns if c not in first]]
