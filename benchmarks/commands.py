@@ -10,8 +10,14 @@ tuples of the columns the metrics read, with their counts) and, for ``compare --
 score``, the items × models sums of the score. Prints the figures; asserts nothing.
 
     python benchmarks/commands.py [SIZE] [--root CHECKOUT] [--only NAME ...]
+    python benchmarks/commands.py [SIZE] --workspace
 
 ``--root`` runs another checkout's code (``/work/main`` for the "before" figures).
+``--workspace``: ``kbench workspace add`` of the file into a new workspace (time, peak), then,
+in a fresh process as after a restart, the run opened from the workspace (its sidecar read,
+its file hashed, its kept sufficient table read and finished: what the app does on the run's
+first use) and the fingerprint computed under the widget settings the bias page changes (the
+BMS cap lifted, another HAS threshold, one model fewer, the BMS bootstrap), each timed.
 """
 
 from __future__ import annotations
@@ -65,6 +71,39 @@ def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float, int]:
     return float(wall), int(rss) / 1024, done.returncode
 
 
+_OPEN = """
+import sys, time
+from kbench_core.workspace import Workspace
+start = time.perf_counter()
+(run,), errors = Workspace(sys.argv[1], engine="duckdb").open_all()
+frame = run.frame
+opened = time.perf_counter() - start
+print(f"opened {len(run):,} rows ({len(frame):,} weighted tuples) in {opened:.2f} s")
+from kbench_core import kahne
+for label, options in (("default", {}), ("cap lifted", {"cap": None}),
+                       ("threshold 0.2", {"threshold": 0.2}),
+                       ("one model fewer", {"models": True}), ("default again", {})):
+    chosen = frame
+    if options.pop("models", False):
+        chosen = frame[frame["model"] != frame["model"].iloc[0]]
+    start = time.perf_counter()
+    kahne.fingerprint(chosen, **options)
+    print(f"  fingerprint, {label}: {time.perf_counter() - start:.3f} s")
+"""
+
+
+def workspace(path: Path, env: dict[str, str]) -> None:
+    """``kbench workspace add`` of ``path`` into a new workspace, then the run opened from it
+    in a fresh process (see the module docstring)."""
+    with tempfile.TemporaryDirectory(prefix="kbench-ws-", dir=path.parent) as folder:
+        wall, rss, code = timed([sys.executable, "-m", "kbench_core.cli", "workspace", "add",
+                                 str(path), "--workspace", folder], env)
+        print(f"kbench workspace add {wall:7.1f} s {rss:8.0f} MiB  exit {code}")
+        done = subprocess.run([sys.executable, "-c", _OPEN, folder], env=env,
+                              capture_output=True, text=True, check=False)
+        print(done.stdout.rstrip() or done.stderr[-500:])
+
+
 def main() -> None:
     import engines
 
@@ -72,12 +111,16 @@ def main() -> None:
     parser.add_argument("size", nargs="?", default="10M")
     parser.add_argument("--root", default=str(ROOT))
     parser.add_argument("--only", nargs="*", default=None)
+    parser.add_argument("--workspace", action="store_true")
     args = parser.parse_args()
     n_rows = engines.size(args.size)
     path = engines.make(n_rows)
     env = {**os.environ, "PYTHONPATH": str(Path(args.root).resolve())}
     print(f"{n_rows:,} bias rows ({path.stat().st_size / 2**20:.0f} MiB), code of {args.root}, "
           f"load average {os.getloadavg()[0]:.1f}")
+    if args.workspace:
+        workspace(path, env)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         for name, command in COMMANDS.items():
             if args.only and name not in args.only:
