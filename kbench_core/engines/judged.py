@@ -1,0 +1,329 @@
+"""A judged run's tiers computed in the engine: one judge's answers (or the majority's) by a
+group-by on the item key, then their per-cluster sums (issue 39).
+
+A judged run has three judges' rows per item, most of them text (findings, line lists) the
+tiers never read. The engine picks what the tiers need where the rows lie:
+
+* :func:`answers`: the majority consensus (:func:`kbench_core.agreement.consensus`: a yes/no
+  label yes with at least ``min_votes`` votes and more yes than no, an undecided verdict not
+  credited, a categorical label the value of at least ``min_votes`` judges with no tie, a
+  number the median of the judges' values, ground truth from the item's first row that has
+  it, a failed judgement missing or, with ``failed_as="not_found"``, a "no") as one
+  group-by of the voters' rows on the item key; or one judge's rows
+  (:func:`kbench_core.agreement.judge_rows`, its absent and failed judgements "not found"
+  on request). One row per item, only the columns the tiers read, labels stripped as the
+  loader strips them.
+
+The rows are never fetched: an Ibis expression of the answers, which :func:`fetch_answers`
+turns into the frame ``vuln.tiers`` reads (a test's reference), and which
+:mod:`kbench_core.vuln.cells` sums per (group × sample) cell in the engine.
+
+Supported where the file holds its columns in their natural Parquet types (true/false as
+booleans, numbers as numbers, labels and line lists as text): :func:`supported` says so; a
+file that writes them otherwise (``"yes"`` for true, numbers as text, line lists as Parquet
+lists) is read by the loader at item grain, as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from kbench_core.agreement._labels import (
+    CONSENSUS,
+    FOUND_LABELS,
+    HUMAN,
+    ITEM_KEY,
+    REASONING,
+    FailedAs,
+    check_min_votes,
+)
+from kbench_core.engines.source import FILE, ROW
+from kbench_core.schema import FINDING_COUNTS
+from kbench_core.stats import check_choice
+
+__all__ = ["Answers", "answers", "fetch_answers", "supported"]
+
+_PLACE = "__kbench_place"
+_BOOLS = ("is_vulnerable", "said_vulnerable", "target_found", "partial_found")
+_NUMBERS = ("confidence", *REASONING, *FINDING_COUNTS)
+# Labels the tiers read beside the key: voted on by the majority (difficulty, type match,
+# claimed lines) or copied from the item's first row that has them (ground truth).
+_VOTED = ("type_match", "claimed_lines", "difficulty")
+_TRUTH = ("is_vulnerable", "severity", "true_lines")
+_LABELS = ("sample", "model", "prompt_type", "judge", "severity", "type_match", "difficulty")
+_LINES = ("claimed_lines", "true_lines")
+
+
+def supported(table: Any) -> bool:
+    """Whether the engine reads this judged table's columns as the loader would: booleans
+    stored as booleans, numbers as numbers, labels and line lists as text."""
+    schema = table.schema()
+    for name in table.columns:
+        kind = schema[name]
+        if name in _BOOLS and not kind.is_boolean():
+            return False
+        if name in _NUMBERS and not kind.is_numeric():
+            return False
+        if name in (*_LABELS, *_LINES) and not kind.is_string():
+            return False
+    return True
+
+
+def _lines(col: Any) -> Any:
+    """A ``12;13`` line list as the loader writes it: the numbers between ``;``, ``,`` or
+    blanks, each as a whole number (``012`` is 12), joined by ``;``; an empty list missing."""
+    import ibis
+
+    parts = col.strip().re_split(r"[;,\s]+").filter(lambda p: p != "")
+    text = parts.map(lambda p: p.cast("int64").cast("string")).join(";")
+    return ibis.ifelse(col.isnull() | (parts.length() == 0), ibis.null("string"), text)
+
+
+def _normalised(table: Any) -> Any:
+    """The columns the tiers read, as the loader types them: labels stripped (a blank one
+    missing), line lists normalised, numbers as floats; and the row's place in the run."""
+    from kbench_core.engines.validate import _loader_text
+
+    out = {}
+    for name in table.columns:
+        if name in _LABELS:
+            out[name] = _loader_text(table, name, strip=True)
+        elif name in _LINES:
+            out[name] = _lines(table[name])
+        elif name in _NUMBERS:
+            out[name] = table[name].cast("float64")
+        elif name in _BOOLS:
+            out[name] = table[name]
+    place = table[ROW].cast("int64")
+    return table.select(**out, **{_PLACE: place, FILE: table[FILE]})
+
+
+@dataclass(frozen=True)
+class Answers:
+    """One judge's answers as an Ibis expression (one row per item) and what was chosen:
+    ``judge`` (``"majority"`` for the consensus), the ``voters`` and ``min_votes`` of a
+    consensus, and ``failed_as``."""
+
+    expr: Any
+    judge: str
+    voters: tuple[str, ...]
+    min_votes: int | None
+    failed_as: str
+    columns: tuple[str, ...]
+
+
+def _judge_names(rows: Any) -> list[str]:
+    names = rows.select("judge").distinct().to_pyarrow().column(0).to_pylist()
+    return sorted(str(n) for n in names if n is not None)
+
+
+def answers(table: Any, *, judge: str | None = None, judges: Sequence[str] | None = None,
+            min_votes: int | None = None, failed_as: FailedAs = "missing",
+            files: Sequence[str] = ()) -> Answers:
+    """The answers ``vuln.tiers`` reads of one judge (``judge``: a judge of the run) or of the
+    majority (``judge`` None or ``"majority"``: :func:`kbench_core.agreement.consensus` with
+    ``judges``, ``min_votes`` and ``failed_as``), computed by the engine on ``table`` (as
+    :func:`~kbench_core.engines.source.open_table` opens a judged run; ``files`` its files in
+    the order the memory engine reads them). One row per item, ordered by the item's first
+    row; the columns: the item key, ``judge``, ``difficulty`` (when the run has it), ground
+    truth (``is_vulnerable``, ``severity``, ``true_lines``), the verdict and found labels,
+    ``type_match``, ``claimed_lines``, the numbers (confidence, scores, finding counts)."""
+    import ibis
+
+    from kbench_core.agreement._labels import FAILED_AS
+    from kbench_core.agreement._labels import voters as check_voters
+
+    check_choice("failed_as", failed_as, FAILED_AS)
+    rows = _normalised(table)
+    if len(files) > 1:
+        rank = ibis.cases(*((rows[FILE] == name, i) for i, name in enumerate(files)),
+                          else_=len(files))
+        rows = rows.mutate(**{_PLACE: rank.cast("int64") * (1 << 40) + rows[_PLACE]})
+    rows = rows.drop(FILE)
+    names = _judge_names(rows)
+    frame = pd.DataFrame({"judge": names})
+    llm = [n for n in names if n != HUMAN]
+    if judge is None or judge == CONSENSUS:
+        chosen = check_voters(frame, judges)
+        if not chosen:
+            raise ValueError("consensus needs at least one judge other than 'human'")
+        voted = rows.filter(rows["judge"].isin(chosen))
+        needed = check_min_votes(min_votes, len(chosen))
+        expr, columns = _majority(voted, len(chosen), needed, failed_as)
+        return Answers(expr, CONSENSUS, tuple(chosen), needed, failed_as, columns)
+    if judge not in names:
+        raise ValueError(f"judge {judge!r} is not in the frame; judges: "
+                         f"{', '.join(names) or 'none'}")
+    expr, columns = _one_judge(rows, judge, llm, failed_as)
+    return Answers(expr, judge, (judge,), None, failed_as, columns)
+
+
+def _key(rows: Any) -> list[str]:
+    return [c for c in ITEM_KEY if c in rows.columns]
+
+
+def _first(rows: Any, name: str, *, present: bool) -> Any:
+    """The value of ``name`` in the item's first row (``present``: first row that has one)."""
+    where = rows[name].notnull() if present else None
+    return rows[name].argmin(rows[_PLACE], where=where)
+
+
+def _majority(rows: Any, n_voters: int, needed: int,
+              failed_as: str) -> tuple[Any, tuple[str, ...]]:
+    """The consensus of ``rows`` (the voters' rows) per item: one group-by on the item key,
+    and one per voted label (its votes per value), joined back."""
+    import ibis
+
+    key = _key(rows)
+    cols = set(rows.columns)
+    present = ibis.literal(True)
+    for name in ("said_vulnerable", "target_found"):
+        if name in cols:
+            present = present & rows[name].notnull()
+    measures: dict[str, Any] = {_PLACE: rows[_PLACE].min(),
+                                "n_judges": present.cast("int64").sum()}
+    for name in _TRUTH:
+        if name in cols:
+            measures[name] = _first(rows, name, present=True)
+    bools = [b for b in _BOOLS if b in cols and b != "is_vulnerable"]
+    for name in bools:
+        measures[f"{name}__yes"] = (rows[name] == True).cast("int64").sum()  # noqa: E712
+        measures[f"{name}__no"] = (rows[name] == False).cast("int64").sum()  # noqa: E712
+    for name in _NUMBERS:
+        if name not in cols:
+            continue
+        value = rows[name]
+        if name in REASONING and "target_found" in cols:
+            value = ibis.ifelse(rows["target_found"] == True, value,  # noqa: E712
+                                ibis.null("float64"))
+        measures[name] = value.median()
+    items = rows.group_by(key).aggregate(**measures)
+    out = {c: items[c] for c in key}
+    out["judge"] = ibis.literal(CONSENSUS)
+    nobody = items["n_judges"] == 0
+    vulnerable = items["is_vulnerable"] if "is_vulnerable" in cols else None
+    for name in bools:
+        yes, no = items[f"{name}__yes"], items[f"{name}__no"]
+        if failed_as == "not_found" and name in FOUND_LABELS:
+            no = n_voters - yes  # every voter without a "yes" says "no"
+        won_yes = (yes >= needed) & (yes > no)
+        won_no = (no >= needed) & (no > yes)
+        if name == "said_vulnerable" and vulnerable is not None:
+            # an undecided verdict is not credited: the wrong one
+            value = ibis.cases((won_yes, True), (won_no, False), else_=~vulnerable)
+        elif name in FOUND_LABELS:
+            value = won_yes
+        else:
+            value = ibis.cases((won_yes, True), (won_no, False),
+                               else_=ibis.null("boolean"))
+        if failed_as == "missing" and name in ("said_vulnerable", *FOUND_LABELS):
+            value = ibis.ifelse(nobody, ibis.null("boolean"), value)
+        out[name] = value
+    for name in _TRUTH:
+        if name in cols:
+            out[name] = items[name]
+    for name in _NUMBERS:
+        if name in cols:
+            out[name] = items[name]
+    out[_PLACE] = items[_PLACE]
+    voted = items.select(**out)
+    for name in _VOTED:
+        if name in cols:
+            voted = _join_vote(voted, rows, key, name, needed)
+    columns = tuple(c for c in voted.columns if c != _PLACE)
+    return voted, columns
+
+
+def _join_vote(items: Any, rows: Any, key: list[str], name: str, needed: int) -> Any:
+    """``items`` with the majority value of the categorical label ``name``: the value at least
+    ``needed`` voters give when no other value has as many votes; else missing."""
+    import ibis
+
+    given = rows.filter(rows[name].notnull())
+    votes = given.group_by([*key, name]).aggregate(__kbench_votes=given.count())
+    top = votes.group_by(key).aggregate(__kbench_best=votes["__kbench_votes"].max())
+    best = votes.join(top, key)
+    best = best.filter(best["__kbench_votes"] == best["__kbench_best"])
+    winner = best.group_by(key).aggregate(
+        __kbench_holders=best.count(), __kbench_top=best["__kbench_best"].max(),
+        __kbench_value=best[name].min())
+    winner = winner.filter((winner["__kbench_holders"] == 1)
+                           & (winner["__kbench_top"] >= needed))
+    winner = winner.select(*key, **{name: winner["__kbench_value"]})
+    joined = items.left_join(winner, [items[k].identical_to(winner[k]) for k in key])
+    keep = [c for c in joined.columns if c not in {f"{k}_right" for k in key}]
+    joined = joined.select(keep)
+    return joined.mutate(**{name: joined[name].cast("string")}) if name in joined.columns \
+        else joined.mutate(**{name: ibis.null("string")})
+
+
+def _one_judge(rows: Any, judge: str, llm: list[str],
+               failed_as: str) -> tuple[Any, tuple[str, ...]]:
+    """One judge's rows (:func:`kbench_core.agreement.judge_rows`): as they are, or with
+    ``failed_as="not_found"`` one per item some LLM judge labelled, an absent or failed
+    judgement "not found" and its verdict not credited."""
+    import ibis
+
+    cols = set(rows.columns)
+    mine = rows.filter(rows["judge"] == judge)
+    if failed_as == "missing" or judge == HUMAN or "target_found" not in cols \
+            or judge not in llm:
+        columns = tuple(c for c in mine.columns if c != _PLACE)
+        return mine, columns
+    key = _key(rows)
+    scope = rows.filter(rows["judge"].isin(llm))
+    own = scope["judge"] == judge
+    item_columns = {*_TRUTH, "difficulty"}
+    measures = {_PLACE: scope[_PLACE].min(), "__kbench_mine": own.cast("int64").sum()}
+    for name in scope.columns:
+        if name in (*key, "judge", _PLACE):
+            continue
+        # the judge's own value; an item it has no row for takes the item's first row's
+        # ground truth and difficulty, every other column blank
+        measures[name] = scope[name].argmin(scope[_PLACE], where=own)
+        if name in item_columns:
+            measures[f"{name}__first"] = scope[name].argmin(scope[_PLACE])
+    items = scope.group_by(key).aggregate(**measures)
+    absent = items["__kbench_mine"] == 0
+    out: dict[str, Any] = {c: items[c] for c in key}
+    out["judge"] = ibis.literal(judge)
+    for name in scope.columns:
+        if name in (*key, "judge", _PLACE):
+            continue
+        out[name] = (ibis.ifelse(absent, items[f"{name}__first"], items[name])
+                     if name in item_columns else items[name])
+    failed = out["target_found"].isnull()
+    if "said_vulnerable" in cols:
+        failed = failed | out["said_vulnerable"].isnull()
+    for name in FOUND_LABELS:
+        if name in cols:
+            out[name] = ibis.ifelse(failed, False, out[name])
+    if "said_vulnerable" in cols:
+        out["said_vulnerable"] = ibis.ifelse(failed, ~out["is_vulnerable"],
+                                             out["said_vulnerable"])
+    out[_PLACE] = items[_PLACE]
+    expr = items.select(**out)
+    return expr, tuple(c for c in expr.columns if c != _PLACE)
+
+
+def fetch_answers(chosen: Answers) -> pd.DataFrame:
+    """The answers as the frame ``vuln.tiers`` reads (labels as categories, true/false as
+    nullable booleans), in the order of each item's first row."""
+    table = chosen.expr.order_by(_PLACE).drop(_PLACE).to_pyarrow()
+    frame = table.to_pandas()
+    for name in frame.columns:
+        if name in _LABELS or name in _LINES:
+            frame[name] = frame[name].astype("category") if name in _LABELS else frame[name]
+        elif name in _BOOLS:
+            values = frame[name]
+            if values.dtype != bool:
+                frame[name] = values.astype("boolean")
+        elif name in _NUMBERS or name == "n_judges":
+            frame[name] = frame[name].astype(float) if name != "n_judges" else \
+                frame[name].astype(np.int64)
+    return frame
