@@ -174,3 +174,86 @@ def test_spark_answers_give_the_memory_tiers(choice, run_file, spark):
     fetched = engine_judged.fetch_answers(
         engine_judged.answers(table, judge=choice["judge"], **kwargs))
     _same_tiers(fetched, _memory_answers(run.frame, choice), ci="bootstrap", n_boot=50)
+
+
+# ----------------------------------------------------- the tiers from the engine's cells
+
+OPTIONS = [
+    {},
+    dict(ci="bootstrap", n_boot=60),
+    dict(partial_credit=0.5, severity_weights={"critical": 3, "high": 2}, n_bins=7,
+         zero_division=np.nan, no_target_reasoning="renormalise"),
+    dict(binning="quantile", n_bins=5, ci="bootstrap", n_boot=40,
+         sui_weights={"f2": 1.0, "calibration": 0.5}),
+]
+
+
+def _same_cells(cells, memory_rows: pd.DataFrame, options: dict, by_list=None) -> None:
+    for by in by_list or (("model",), ("model", "prompt_type"), ("model", "difficulty")):
+        if by[-1] not in memory_rows:
+            continue
+        left = vuln.tiers(cells, by=by, **options)
+        right = vuln.tiers(memory_rows, by=by, **options)
+        pd.testing.assert_frame_equal(left, right, rtol=1e-9, atol=1e-9, check_dtype=False,
+                                      check_categorical=False)
+
+
+@pytest.mark.parametrize("choice", [CHOICES[0], CHOICES[1], CHOICES[4], CHOICES[6]],
+                         ids=["majority", "majority-not-found", "three-of-three", "j2"])
+@pytest.mark.parametrize("options", OPTIONS, ids=["default", "bootstrap", "weighted",
+                                                  "quantile-bootstrap"])
+def test_duckdb_cells_give_the_memory_tiers(choice, options, run_file):
+    run, path = run_file
+    table = _table(engines.connect("duckdb"), path)
+    kwargs = {k: v for k, v in choice.items() if k != "judge"}
+    cells = engine_judged.EngineCells(engine_judged.answers(table, judge=choice["judge"],
+                                                            **kwargs))
+    _same_cells(cells, _memory_answers(run.frame, choice), options)
+
+
+def test_a_frame_through_its_cells_gives_its_tiers(run_file):
+    """The memory engine's way through the same finish: the cells of a frame's answers."""
+    run, _ = run_file
+    rows = consensus(run.frame)
+    for options in OPTIONS:
+        _same_cells(vuln.cells.FrameCells(rows), rows, options)
+
+
+def test_only_cells_come_back(run_file, monkeypatch):
+    """No answer is fetched for the tiers (only for equal-mass bins' bootstrap): every
+    table the engine returns is at most one row per group × sample (× bin)."""
+    run, path = run_file
+    table = _table(engines.connect("duckdb"), path)
+    cells = engine_judged.EngineCells(engine_judged.answers(table))
+    answers = len(consensus(run.frame))
+    seen = []
+    import ibis.expr.types as ir
+
+    original = ir.Table.to_pyarrow
+
+    def counted(self, *args, **kwargs):
+        out = original(self, *args, **kwargs)
+        seen.append(out.num_rows)
+        return out
+
+    monkeypatch.setattr(ir.Table, "to_pyarrow", counted)
+    vuln.tiers(cells, ci="bootstrap", n_boot=20)
+    n_cells = cells.cells(("model",)).n_cells
+    assert seen and max(seen) <= n_cells * 10 < answers * 10
+    assert cells.cells(("model",)).n_cells < answers
+
+
+def test_the_sample_run_cells_on_duckdb(sample_file):
+    run, path = sample_file
+    table = _table(engines.connect("duckdb"), path)
+    cells = engine_judged.EngineCells(engine_judged.answers(table))
+    _same_cells(cells, consensus(run.frame), dict(ci="bootstrap", n_boot=50))
+
+
+@pytest.mark.parametrize("options", [OPTIONS[1], OPTIONS[3]], ids=["bootstrap", "quantile"])
+def test_spark_cells_give_the_memory_tiers(options, run_file, spark):
+    run, path = run_file
+    table = _table(spark, path)
+    cells = engine_judged.EngineCells(engine_judged.answers(table, failed_as="not_found"))
+    _same_cells(cells, consensus(run.frame, failed_as="not_found"), options,
+                by_list=(("model",), ("model", "difficulty")))
