@@ -100,6 +100,8 @@ CHOICES = [
     dict(judge="j2", failed_as="missing"),
     dict(judge="j2", failed_as="not_found"),
     dict(judge="human", failed_as="not_found"),
+    # items whose two voters both failed: 0 votes, not a missing count
+    dict(judge=None, judges=["j1", "j3"], min_votes=1, failed_as="not_found"),
 ]
 
 
@@ -257,3 +259,49 @@ def test_spark_cells_give_the_memory_tiers(options, run_file, spark):
     cells = engine_judged.EngineCells(engine_judged.answers(table, failed_as="not_found"))
     _same_cells(cells, consensus(run.frame, failed_as="not_found"), options,
                 by_list=(("model",), ("model", "difficulty")))
+
+
+# ------------------------------------------------------------------------ kbench metrics
+
+
+def _printed(argv: list[str], capsys) -> pd.DataFrame:
+    import io as io_
+
+    from kbench_core.cli import main
+
+    capsys.readouterr()
+    assert main(argv) == 0
+    return pd.read_csv(io_.StringIO(capsys.readouterr().out), comment="#")
+
+
+@pytest.mark.parametrize("extra", [[], ["--failed-as", "not-found", "--judges", "j1,j3",
+                                        "--min-votes", "1"], ["--judge", "j2"]],
+                         ids=["majority-and-judges", "chosen-voters", "one-judge"])
+def test_metrics_on_duckdb_prints_the_memory_table_from_cells(extra, run_file, capsys,
+                                                              monkeypatch):
+    _, path = run_file
+    memory = _printed(["metrics", str(path), "--engine", "memory", "--precision", "full",
+                       *extra], capsys)
+
+    def refused(*args, **kwargs):
+        raise AssertionError("the answers were fetched")
+
+    monkeypatch.setattr(engines.reduce, "typed_rows", refused)
+    duck = _printed(["metrics", str(path), "--precision", "full", *extra], capsys)
+    pd.testing.assert_frame_equal(memory, duck, rtol=1e-9, atol=1e-9)
+    assert len(duck) >= 2
+
+
+def test_metrics_on_duckdb_refuses_a_bad_cell_as_the_loader_does(tmp_path, capsys):
+    from kbench_core.cli import main
+
+    frame = awkward_run(n_samples=4)
+    frame.loc[3, "confidence"] = 1.5
+    path = tmp_path / "bad.parquet"
+    frame.to_parquet(path)
+    messages = []
+    for engine in ("memory", "duckdb"):
+        with pytest.raises(SystemExit) as err:
+            main(["metrics", str(path), "--engine", engine])
+        messages.append(str(err.value))
+    assert messages[0] == messages[1] and "confidence" in messages[0]

@@ -193,8 +193,11 @@ def _majority(rows: Any, n_voters: int, needed: int,
             measures[name] = _first(rows, name, present=True)
     bools = [b for b in _BOOLS if b in cols and b != "is_vulnerable"]
     for name in bools:
-        measures[f"{name}__yes"] = (rows[name] == True).cast("int64").sum()  # noqa: E712
-        measures[f"{name}__no"] = (rows[name] == False).cast("int64").sum()  # noqa: E712
+        # (a group whose values are all missing sums to 0 votes, not to null)
+        measures[f"{name}__yes"] = (rows[name] == True).fill_null(False).cast(  # noqa: E712
+            "int64").sum()
+        measures[f"{name}__no"] = (rows[name] == False).fill_null(False).cast(  # noqa: E712
+            "int64").sum()
     for name in _NUMBERS:
         if name not in cols:
             continue
@@ -669,3 +672,59 @@ def _binned_by_edges(q: Any, by: tuple[str, ...], edges: np.ndarray,
     bin_of = sum(((joined["__kbench_conf"] > joined[f"__kbench_e{j}"]).fill_null(False)
                   .cast("int64") for j in range(n_inner)), ibis.literal(0).cast("int64"))
     return joined.mutate(__kbench_bin=bin_of).select(*q.columns, "__kbench_bin")
+
+
+# ------------------------------------------------------------------- kbench metrics
+
+
+def judge_names(table: Any) -> list[str]:
+    """The judges of a judged table as the loader labels them (stripped), sorted."""
+    from kbench_core.engines.validate import _loader_text
+
+    names = (table.select(judge=_loader_text(table, "judge", strip=True)).distinct()
+             .to_pyarrow().column(0).to_pylist())
+    return sorted(str(n) for n in names if n is not None)
+
+
+def main_tables(src: Any, backend: Any, options: dict | None = None,
+                ) -> tuple[list[tuple[str, pd.DataFrame]], dict]:
+    """``kbench metrics``' tier leaderboards of a judged source (the majority first, then
+    each judge, as ``families.main_table("judged")`` shows a frame), every one finished from
+    the cells the engine sums (:class:`EngineCells`): the run is validated by the engine
+    (:func:`kbench_core.engines.validate.validate`, the loader's messages), and no answer is
+    fetched. Returns the tables and what an export records of the majority."""
+    from kbench_core import vuln
+    from kbench_core.engines import source, validate
+    from kbench_core.families.judged import (
+        MAJORITY,
+        TierOptions,
+        check_judges,
+        default_judge,
+        leaderboard,
+        main_columns,
+    )
+
+    table = source.open_table(backend, src)
+    validate.validate(table, src)
+    names = pd.DataFrame({"judge": judge_names(table)})
+    chosen = check_judges(names, options)
+    offered = vuln.judges_of(names)
+    several = default_judge(names) == MAJORITY
+    if several:
+        offered = [MAJORITY, *offered]
+    wanted = offered if chosen.judge is None else [chosen.judge]
+    files = tuple(f.name for f in src.files)
+    tier_options = TierOptions.from_mapping(options).tiers()
+    out = []
+    for name in wanted:
+        if name == MAJORITY:
+            chosen_answers = answers(table, judges=list(chosen.judges) or None,
+                                     min_votes=chosen.min_votes, failed_as=chosen.failed_as,
+                                     files=files)
+        else:
+            chosen_answers = answers(table, judge=name, failed_as=chosen.failed_as,
+                                     files=files)
+        cells = EngineCells(chosen_answers)
+        out.append((name, main_columns(leaderboard(vuln.tiers(cells, **tier_options)))))
+    source.check_read(src, backend)
+    return out, (chosen.provenance() if several else {})
