@@ -47,3 +47,40 @@ def load_all(paths: Sequence[str], *, engine: str | None = None,
         except (FileNotFoundError, RuntimeError) as err:
             raise SystemExit(f"kbench: {err}") from None
     return runs
+
+
+def judged_main_tables(path: str, *, engine: str | None = None,
+                       spark_master: str | None = None, options: dict | None = None,
+                       ) -> tuple[object, list, dict] | None:
+    """``kbench metrics`` of a judged Parquet source on an engine, from the cells the engine
+    sums (``kbench_core.engines.judged.main_tables``: no answer comes back): the run (its
+    name and provenance, no frame), the tables and what an export records of the majority.
+    None when the path is not one judged source read by DuckDB or Spark, or its columns are
+    not in their natural Parquet types (the loader reads it, as before)."""
+    from pathlib import Path
+
+    import pandas as pd
+
+    from kbench_core.engines import connect, judged, source
+
+    chosen = engine or default_engine(path)
+    if chosen == "memory":
+        return None
+    try:
+        sources = source.sources(Path(path))
+        if len(sources) != 1 or sources[0].kind != "judged":
+            return None
+        (src,) = sources
+        backend = connect(chosen, spark_master=spark_master)  # type: ignore[arg-type]
+        if not judged.supported(source.open_table(backend, src)):
+            return None
+        tables, provenance = judged.main_tables(src, backend, options)
+    except RunFormatError as err:
+        raise SystemExit(f"kbench: {err}") from None
+    except (FileNotFoundError, RuntimeError, ValueError) as err:
+        raise SystemExit(f"kbench: {err}") from None
+    from kbench_core.io import Run
+
+    run = Run(name=src.name, kind=src.kind, frame=pd.DataFrame(), meta=dict(src.meta),
+              warnings=())
+    return run, tables, provenance
