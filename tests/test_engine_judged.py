@@ -305,3 +305,19 @@ def test_metrics_on_duckdb_refuses_a_bad_cell_as_the_loader_does(tmp_path, capsy
             main(["metrics", str(path), "--engine", engine])
         messages.append(str(err.value))
     assert messages[0] == messages[1] and "confidence" in messages[0]
+
+
+def test_metrics_on_duckdb_out_of_memory_names_the_setting(run_file, monkeypatch):
+    """The engine running out of memory while it sums the cells is named with the setting to
+    change (engines.EngineMemoryError), never an unexpected error."""
+    from kbench_core.cli import main
+
+    _, path = run_file
+
+    def exhausted(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(engine_judged, "main_tables", exhausted)
+    with pytest.raises(SystemExit) as err:
+        main(["metrics", str(path), "--engine", "duckdb"])
+    assert "ran out of memory" in str(err.value) and "KBENCH_DUCKDB_MEMORY" in str(err.value)

@@ -61,6 +61,7 @@ def judged_main_tables(path: str, *, engine: str | None = None,
 
     import pandas as pd
 
+    from kbench_core import engines
     from kbench_core.engines import connect, judged, source
 
     chosen = engine or default_engine(path)
@@ -74,7 +75,9 @@ def judged_main_tables(path: str, *, engine: str | None = None,
         backend = connect(chosen, spark_master=spark_master)  # type: ignore[arg-type]
         if not judged.supported(source.open_table(backend, src)):
             return None
-        tables, provenance = judged.main_tables(src, backend, options)
+        # an engine out of memory named with the setting to change, as every engine query
+        with engines._named(src, chosen):
+            tables, provenance = judged.main_tables(src, backend, options)
     except RunFormatError as err:
         raise SystemExit(f"kbench: {err}") from None
     except (FileNotFoundError, RuntimeError, ValueError) as err:
