@@ -143,6 +143,27 @@ def test_sample_shows_the_evidence_and_every_judge(sample_run) -> None:
     assert (sheet["run_sha256"] == "ab" * 32).all() and (sheet["target_found"] == "").all()
 
 
+def test_the_detector_verdict_is_read_from_a_judge_that_did_not_fail() -> None:
+    """A failed judgement carries no verdict: the evidence reads the detector's verdict and
+    claimed lines from a judge who read the answer, even when the judge first by name failed
+    (the verdict was blank: issue 37 walkthrough, DS mirror, glm-4.7 failed)."""
+    frame = judged(np.array([True, True]), {"a": np.array([True, True]),
+                                            "b": np.array([True, False]),
+                                            "c": np.array([True, False])})
+    frame = frame.astype({"said_vulnerable": object, "target_found": object})
+    frame["claimed_lines"] = [[3, 4], [7]] * 3
+    frame["failed_judgement"] = None
+    failed = (frame["judge"] == "a") & (frame["sample"] == "c0000")
+    frame.loc[failed, ["said_vulnerable", "target_found", "failed_judgement"]] = [
+        None, None, "error: Failed to parse JSON response"]
+    frame.loc[failed, "claimed_lines"] = None
+    drawn = audit.sample(frame, 2, seed=0).set_index("sample")
+    assert drawn.loc["c0000", "detector_verdict"] == "vulnerable"
+    assert list(drawn.loc["c0000", "claimed_lines"]) == [3, 4]
+    assert drawn.loc["c0000", "judges"] == "a: failed; b: found; c: found"
+    assert drawn.loc["c0001", "detector_verdict"] == "vulnerable"
+
+
 # ------------------------------------------------------------------------------ labels
 
 
