@@ -2,22 +2,30 @@
 
 Every figure and table of :mod:`kbench_core.catalog` for each run, in one HTML file with
 plotly's JavaScript inlined once (no network needed to open it). Tables and every name from the
-runs are HTML-escaped: a model called ``<script>`` shows as text.
+runs are HTML-escaped: a model called ``<script>`` shows as text, and controls and bidi
+overrides show as visible escapes (``\\u202e``).
+
+It opens on its first screen in about a second however many runs it holds: figures are drawn
+as they scroll into view, their data stored once, and each run's section beyond its headline
+is folded (see :func:`report_html`; ``benchmarks/report.py`` measures it).
 """
 
 from __future__ import annotations
 
 import html
+import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
+from plotly.offline import get_plotlyjs
 
 import kbench_core
 from kbench_core.export import provenance_of
 from kbench_core.families import items_for, unavailable
 from kbench_core.io import Run
+from kbench_core.text import escape_controls
 
 __all__ = ["profile_table", "report_html"]
 
@@ -37,6 +45,11 @@ table.kbench td:first-child, table.kbench th:first-child { position: sticky; lef
                   background: #fff; text-align: left; z-index: 1; }
 table.kbench th:first-child { z-index: 2; }
 .plotly-graph-div { max-width: 100%; overflow-x: auto; }
+.kb-plot { margin: .5rem 0; }
+details.more { margin: 1rem 0; }
+details.more > summary { cursor: pointer; color: #0b5394; font-size: 15px; padding: .3rem 0; }
+nav .items { color: #555; }
+@media print { .kb-plot { break-inside: avoid; } button { display: none; } }
 footer, .meta { color: #666; font-size: 12px; }
 """
 
@@ -47,6 +60,15 @@ def _table_html(frame: pd.DataFrame) -> str:
     from kbench_core.tables import format_frame
 
     shown = format_frame(frame)
+    # controls and bidi overrides as visible escapes (to_html escapes only markup), each
+    # distinct text once
+    shown.columns = [escape_controls(c) for c in shown.columns]
+    for column in shown.columns:
+        values = shown[column]
+        if pd.api.types.is_object_dtype(values) or pd.api.types.is_string_dtype(values):
+            texts = {v: escape_controls(v) for v in values.unique() if isinstance(v, str)}
+            if any(k != v for k, v in texts.items()):
+                shown[column] = values.map(texts).where(values.isin(list(texts)), values)
     return ('<div class="scroll">'
             + shown.to_html(index=False, escape=True, classes="kbench", border=0,
                             na_rep="")
@@ -118,68 +140,224 @@ def profile_table(runs: Sequence[Run]) -> pd.DataFrame | None:
     return table[[c for c in table.columns if c not in ("kind", "source")]]
 
 
+def _h(text: Any) -> str:
+    """``text`` for HTML: every control, format (bidi override, zero-width) and line-separator
+    character as a visible escape (:func:`kbench_core.text.escape_controls`: a U+202E in a
+    name would reverse the rest of its line), then ``& < > " '`` as entities."""
+    return html.escape(escape_controls(text))
+
+
+# Values (arrays, typed arrays, templates) at least this long in JSON are stored once and
+# referenced; shorter ones cost less written again than referenced.
+_SHARE_MIN = 160
+
+
+class _FigureStore:
+    """The report's figures as one JSON document: ``figures`` (one ``{data, layout}`` each)
+    whose larger values are references ``{"kbShared": i}`` into ``shared``, each distinct
+    value stored once however many figures hold it (a run's model list, the template, the
+    same trace in a figure and its pages). Every string passes :func:`escape_controls`."""
+
+    def __init__(self) -> None:
+        self.shared: list[Any] = []
+        self._index: dict[str, int] = {}
+        self.figures: list[dict[str, Any]] = []
+
+    def _intern(self, node: Any, depth: int) -> Any:
+        # bottom-up: children are references already, so each value is serialised once
+        if isinstance(node, str):
+            return escape_controls(node)
+        if isinstance(node, dict):
+            node = {escape_controls(k): self._intern(v, depth + 1) for k, v in node.items()}
+        elif isinstance(node, list):
+            node = [self._intern(v, depth + 1) for v in node]
+        else:
+            return node
+        if depth >= 2:  # below a trace or the layout
+            text = json.dumps(node, separators=(",", ":"), ensure_ascii=False)
+            if len(text) >= _SHARE_MIN:
+                index = self._index.setdefault(text, len(self.shared))
+                if index == len(self.shared):
+                    self.shared.append(node)
+                return {"kbShared": index}
+        return node
+
+    def add(self, fig: go.Figure) -> tuple[int, int]:
+        """Store ``fig``; returns its number and its height in px."""
+        spec = json.loads(fig.to_json())
+        layout = spec.get("layout", {})
+        layout.pop("meta", None)  # kbench's own layout notes (fit_to_width), not drawn
+        self.figures.append(self._intern({"data": spec.get("data", []), "layout": layout}, 0))
+        return len(self.figures) - 1, int(fig.layout.height or _DEFAULT_HEIGHT)
+
+    def script(self) -> str:
+        """The store as a JSON script element, inert until a figure is drawn; ``<``, ``>`` and
+        ``&`` written as JSON escapes, so no text in it can end the element."""
+        text = json.dumps({"shared": self.shared, "figures": self.figures},
+                          separators=(",", ":"), ensure_ascii=False)
+        for char, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
+                              ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+            text = text.replace(char, escaped)
+        return f'<script type="application/json" id="kb-figures">{text}</script>'
+
+
+_DEFAULT_HEIGHT = 450  # plotly's height for a figure that sets none
+
+# Draws a figure when its placeholder comes near the viewport (IntersectionObserver), one
+# figure per task so that scrolling stays smooth, those on screen first; opens a folded
+# section that a link leads into; before printing, opens and draws everything.
+_LOADER = r"""
+(() => {
+  const store = JSON.parse(document.getElementById('kb-figures').textContent);
+  const resolve = (v) => {
+    if (Array.isArray(v)) return v.map(resolve);
+    if (v && typeof v === 'object') {
+      if (typeof v.kbShared === 'number' && Object.keys(v).length === 1)
+        return resolve(store.shared[v.kbShared]);  // a fresh copy: plotly may change it
+      const out = {};
+      for (const k of Object.keys(v)) out[k] = resolve(v[k]);
+      return out;
+    }
+    return v;
+  };
+  const config = {displaylogo: false, responsive: true};
+  const draw = (div) => {
+    if (div.dataset.drawn) return Promise.resolve();
+    div.dataset.drawn = '1';
+    const fig = resolve(store.figures[+div.dataset.fig]);
+    return Plotly.newPlot(div, fig.data, fig.layout, config);
+  };
+  const waiting = new Set();
+  let busy = false;
+  const onScreen = (d) => { const r = d.getBoundingClientRect();
+                            return r.bottom > 0 && r.top < innerHeight; };
+  const next = () => {
+    if (busy || !waiting.size) return;
+    const list = [...waiting];
+    const div = list.find(onScreen) || list[0];
+    waiting.delete(div);
+    busy = true;
+    draw(div).finally(() => { busy = false; setTimeout(next, 0); });
+  };
+  const seen = new IntersectionObserver((entries) => {
+    for (const e of entries) {
+      if (e.isIntersecting) { seen.unobserve(e.target); waiting.add(e.target); }
+    }
+    next();
+  }, {rootMargin: '50% 0px'});
+  const plots = document.querySelectorAll('.kb-plot');
+  plots.forEach((d) => seen.observe(d));
+  const unfold = (el) => {
+    for (let e = el; e; e = e.parentElement) if (e.tagName === 'DETAILS') e.open = true;
+  };
+  const follow = () => {
+    const id = decodeURIComponent(location.hash.slice(1));
+    const target = id && document.getElementById(id);
+    if (target) { unfold(target); target.scrollIntoView(); }
+  };
+  document.addEventListener('click', (ev) => {
+    const a = ev.target.closest && ev.target.closest('a[href^="#"]');
+    if (a) unfold(document.getElementById(decodeURIComponent(a.hash.slice(1))));
+  });
+  window.addEventListener('hashchange', follow);
+  if (location.hash) follow();
+  const all = (open) => document.querySelectorAll('details').forEach((d) => { d.open = open; });
+  document.getElementById('kb-open').addEventListener('click', () => all(true));
+  document.getElementById('kb-close').addEventListener('click', () => all(false));
+  window.addEventListener('beforeprint', () => { all(true); plots.forEach(draw); });
+})();
+"""
+
+
 def report_html(runs: Sequence[Run], *, options: Mapping[str, Any] | None = None,
                 progress: Callable[[str], None] | None = None) -> str:
     """The report of ``runs`` as one HTML document (a string): a table of contents, then per
-    run its headline (:data:`HEADLINE`: the ranking and the figure that sums it up), the other
-    figures, the tables, and last the long tables (folded, more than :data:`LONG_TABLE`
-    rows)."""
+    run its headline (:data:`HEADLINE`: the ranking and the figure that sums it up), and,
+    folded, its other figures, its tables and last its long tables (more than
+    :data:`LONG_TABLE` rows, folded again).
+
+    Built to open fast however many runs it holds: plotly.js is inlined once, at the end;
+    each figure's data is a JSON document read only when the figure is drawn, its larger
+    values (arrays, the template) stored once for every figure that holds them
+    (:class:`_FigureStore`); a figure is drawn when it scrolls near the viewport
+    (IntersectionObserver), into a placeholder of its height, so the page does not jump.
+    Every text from the runs is escaped (:func:`_h`: markup as entities, controls and bidi
+    overrides as visible escapes)."""
     prov = provenance_of(runs, what="report", options=options)
     sections = [_built_sections(run, options) for run in runs]
-    parts = [f"<!-- {html.escape(' · '.join(prov.lines()))} -->", "<!DOCTYPE html>",
+    store = _FigureStore()
+    parts = [f"<!-- {_h(' · '.join(prov.lines()))} -->", "<!DOCTYPE html>",
              '<html lang="en"><head><meta charset="utf-8">',
-             f"<title>kbench report · {html.escape(', '.join(r.name for r in runs))}</title>",
+             f"<title>kbench report · {_h(', '.join(r.name for r in runs))}</title>",
              f"<style>{_STYLE}</style></head><body>",
              "<h1>kbench report</h1>",
-             f'<p class="meta">kbench {html.escape(kbench_core.__version__)} · created '
-             f"{html.escape(prov.created)}. Every figure is interactive: hover for values, "
-             "click legend entries to hide or isolate series.</p>"]
+             f'<p class="meta">kbench {_h(kbench_core.__version__)} · created '
+             f"{_h(prov.created)}. Every figure is interactive: hover for values, "
+             "click legend entries to hide or isolate series. Each run opens on its headline; "
+             "the rest is folded (click to open) · "
+             '<button type="button" id="kb-open">open every section</button> '
+             '<button type="button" id="kb-close">fold them again</button></p>',
+             "<noscript><p>The figures are drawn by JavaScript: allow it for this file to "
+             "see them (the tables show without it).</p></noscript>"]
     toc = ['<nav id="contents"><h2>Contents</h2><ol>']
     for k, (run, (built, _)) in enumerate(zip(runs, sections, strict=True)):
-        toc.append(f'<li><a href="#run-{k}">{html.escape(run.name)}</a> '
-                   f"<small>({html.escape(run.kind)})</small>")
+        # one paragraph per run, its items inline: the contents stay a screen long
+        toc.append(f'<li><a href="#run-{k}">{_h(run.name)}</a> '
+                   f"<small>({_h(run.kind)})</small>")
         if built:
-            toc.append("<ol>" + "".join(
-                f'<li><a href="#run-{k}-{html.escape(item.name)}">{html.escape(item.title)}'
-                f"</a>{' <small>(table)</small>' if item.what == 'table' else ''}</li>"
-                for item, _ in built) + "</ol>")
+            toc.append('<br><small class="items">' + " · ".join(
+                f'<a href="#run-{k}-{_h(item.name)}">{_h(item.title)}</a>'
+                f"{' (table)' if item.what == 'table' else ''}"
+                for item, _ in built) + "</small>")
         toc.append("</li>")
     joined = profile_table(runs)
     if joined is not None:
         toc.append('<li><a href="#profile">Profile: each model across benchmarks</a></li>')
     toc.append("</ol></nav>")
     parts += toc
-    first_figure = True
     for k, (run, (built, notes)) in enumerate(zip(runs, sections, strict=True)):
-        parts.append(f'<h2 id="run-{k}">{html.escape(run.name)} <small>'
-                     f"({html.escape(run.kind)}, {len(run):,} rows)</small></h2>")
-        parts.append(f'<p class="meta">source {html.escape(str(run.meta.get("source", "")))}'
-                     f" · sha256 {html.escape(run.content_hash)}</p>")
-        for item, objects in built:
-            anchor = f"run-{k}-{html.escape(item.name)}"
+        parts.append(f'<h2 id="run-{k}">{_h(run.name)} <small>'
+                     f"({_h(run.kind)}, {len(run):,} rows)</small></h2>")
+        parts.append(f'<p class="meta">source {_h(run.meta.get("source", ""))}'
+                     f" · sha256 {_h(run.content_hash)}</p>")
+        headline = HEADLINE.get(run.kind, ())
+        # the headline (or, without one, the first item) shows; the rest is folded
+        shown = sum(1 for item, _ in built if item.name in headline) or min(1, len(built))
+        rest = built[shown:]
+        for number, (item, objects) in enumerate(built):
+            if number == shown and len(rest) > 1:
+                figures = sum(len(objs) for it, objs in rest if it.what == "figure")
+                tables = sum(len(objs) for it, objs in rest if it.what == "table")
+                parts.append(f'<details class="more" id="run-{k}-more"><summary>More of '
+                             f"{_h(run.name)}: {figures:,} figure{'s' * (figures != 1)}, "
+                             f"{tables:,} table{'s' * (tables != 1)} (click to open)"
+                             "</summary>")
+            anchor = f"run-{k}-{_h(item.name)}"
             long = item.what == "table" and max(len(obj) for _, obj in objects) > LONG_TABLE
             if long:  # folded: a reader opens it when the figures above leave a question
                 rows = sum(len(obj) for _, obj in objects)
                 parts.append(f'<details id="{anchor}"><summary><h3 style="display:inline">'
-                             f"{html.escape(item.title)}</h3> ({rows:,} rows: click to "
+                             f"{_h(item.title)}</h3> ({rows:,} rows: click to "
                              "open)</summary>")
             else:
-                parts.append(f'<h3 id="{anchor}">{html.escape(item.title)}</h3>')
+                parts.append(f'<h3 id="{anchor}">{_h(item.title)}</h3>')
             for stem, obj in objects:
                 if progress:
                     progress(f"{run.name}: {stem}")
                 if isinstance(obj, go.Figure):
-                    parts.append(obj.to_html(full_html=False, include_plotlyjs=first_figure,
-                                             config={"displaylogo": False}))
-                    first_figure = False
+                    number_, height = store.add(obj)
+                    parts.append(f'<div class="plotly-graph-div kb-plot" data-fig="{number_}" '
+                                 f'style="height:{height}px"></div>')
                 else:
                     parts.append(_table_html(obj))
             if long:
                 parts.append("</details>")
+        if len(rest) > 1:
+            parts.append("</details>")
         if not built and notes:
-            parts.append(f"<p>{html.escape(notes[0])}</p>")
+            parts.append(f"<p>{_h(notes[0])}</p>")
             notes = notes[1:]
-        parts += [f'<p class="meta">{html.escape(note)}</p>' for note in notes]
+        parts += [f'<p class="meta">{_h(note)}</p>' for note in notes]
     if joined is not None:
         parts.append('<h2 id="profile">Profile: each model across benchmarks</h2>')
         parts.append('<p class="meta">Models joined by canonical id (raw ids in raw_ids); '
@@ -187,6 +365,10 @@ def report_html(runs: Sequence[Run], *, options: Mapping[str, Any] | None = None
                      "that run's models. No mean across benchmarks: their metrics differ.</p>")
         parts.append(_table_html(joined))
     parts.append('<p class="meta"><a href="#contents">Back to the contents</a></p>')
-    parts.append(f"<footer>{'<br>'.join(html.escape(line) for line in prov.lines())}</footer>")
+    parts.append(f"<footer>{'<br>'.join(_h(line) for line in prov.lines())}</footer>")
+    # last: the page's text shows before plotly.js (4.8 MB) is parsed
+    parts.append(store.script())
+    parts.append(f'<script type="text/javascript">{get_plotlyjs()}</script>')
+    parts.append(f"<script>{_LOADER}</script>")
     parts.append("</body></html>")
     return "\n".join(parts)

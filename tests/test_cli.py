@@ -230,7 +230,7 @@ def test_report_is_self_contained_and_escapes_names(tmp_path) -> None:
     assert "<script>alert(1)</script>" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "https://cdn" not in html.split("<body>")[1][:2000]  # plotly.js inlined, no CDN
-    assert html.count("Plotly.newPlot") >= 4
+    assert html.count('class="plotly-graph-div kb-plot"') >= 4  # drawn as they scroll in
 
 
 def test_figures_rejects_unknown_formats(capsys) -> None:

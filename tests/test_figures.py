@@ -471,3 +471,156 @@ def test_hover_text_of_one_long_label_is_not_as_wide_on_every_row() -> None:
                                "<b>t1</b><br>s · f<br>m"]
     usual = rep_figures._hover_lines(rows.iloc[1:], {"s": "s: A study's title"})
     assert usual[0] == "<b>t1</b><br>s: A study's title · f<br>m"
+
+
+# ------------------------------------------------------------------ issue 37 item 9
+
+
+def test_leaderboard_score_axis_spans_what_is_drawn_and_clears_the_cost_axis() -> None:
+    """The published PAS and ECS are drawn (no interval); the mean of the per-study values,
+    not drawn, has an interval down to -0.66 that put the axis at [-0.68, 1.05], half of it
+    empty. The axis is now min(0, 0.10) - 0.02 = -0.02 to max(1, 0.50) * 1.05 = 1.05, and the
+    cost axis starts 0.12 of the width later (0.04 put "1" and "0" 2 px apart: "10")."""
+    from kbench_core.figures.replication import summary_leaderboard
+
+    board = pd.DataFrame({
+        "model": ["a", "b", "c"], "rank": [1, 2, 3], "no_scores": False,
+        "config_pas": [0.50, 0.30, 0.10], "config_ecs": [0.20, 0.25, 0.30],
+        "mean_study_pas": [0.40, 0.20, 0.05], "mean_study_pas_low": [-0.10, -0.40, -0.66],
+        "mean_study_pas_high": [0.80, 0.70, 0.60], "cost": [1.0, 2.5, 10.0]})
+    fig = summary_leaderboard(board)
+    assert list(fig.layout.xaxis.range) == pytest.approx([0.0 - 0.02, 1.0 * 1.05])
+    assert {t.name for t in fig.data if t.type == "bar"} == {"PAS (published)",
+                                                             "ECS (published)"}
+    assert fig.layout.xaxis2.domain[0] - fig.layout.xaxis.domain[1] == pytest.approx(0.12)
+
+
+def test_fixed_versions_beyond_24_rows_name_every_row() -> None:
+    """28 detector rows (7 detectors × 3 judges and the majority) drew a scatter whose
+    points only the hover named ("hover names them" in a printed figure): every row is now
+    a named category of the y axis, with both of its values, lowest claim rate on top."""
+    from kbench_core.figures.vuln import fixed_claims_chart
+
+    rng = np.random.default_rng(3)
+    table = pd.DataFrame([(f"detector-{d}", judge) for d in "abcdefg"
+                          for judge in ("judge-one", "judge-two", "judge-three", "majority")],
+                         columns=["model", "judge"])
+    rate, tdr = rng.uniform(0, 1, len(table)), rng.uniform(0, 1, len(table))
+    table = table.assign(fixed_claim_rate=rate, fixed_claim_rate_low=rate / 2,
+                         fixed_claim_rate_high=(1 + rate) / 2, tdr=tdr, tdr_low=tdr / 2,
+                         tdr_high=(1 + tdr) / 2, n_fixed=10, n_vulnerable=10)
+    fig = fixed_claims_chart(table)
+    labels = [f"{m} · {j}" for m, j in zip(table["model"], table["judge"], strict=True)]
+    assert sorted(fig.layout.yaxis.tickvals) == sorted(labels)
+    assert len(fig.layout.yaxis.ticktext) == 28
+    for trace in fig.data:
+        assert sorted(trace.y) == sorted(labels)
+    order = list(fig.layout.yaxis.categoryarray)
+    assert order[0] == labels[int(np.argmin(rate))] and fig.layout.yaxis.autorange == \
+        "reversed"
+    shown = " ".join([fig.layout.title.text or "", *(a.text for a in fig.layout.annotations)])
+    assert "hover" not in shown.lower()
+
+
+REPORTS = Path(__file__).resolve().parent.parent / "sample_data" / "real" / "kahnebench"
+
+
+@pytest.fixture(scope="module")
+def kahnebench_reports():
+    from kbench_core.io import load_run
+
+    if not REPORTS.is_dir():
+        pytest.skip("no real KahneBench reports in sample_data/real")
+    return load_run(REPORTS)
+
+
+def test_heatmap_columns_are_one_line_whole_and_turned_rows_never_cut(
+        kahnebench_reports) -> None:
+    """The fingerprint of the eleven real KahneBench reports at one column cut
+    "overconfidence_effect" to "overconfidence_eff" and turned "grok-4-1-fast-<br>reasoning"
+    in two lines, its second line under the next column. Columns are now one line, whole;
+    a row label too long for its share breaks into two lines (the rows grow), never cut."""
+    from kbench_core.families import items_for
+    from kbench_core.figures.base import fit_to_width
+    from kbench_core.figures.labels import display_labels
+
+    item = next(i for i in items_for("bias_summary") if i.name == "fingerprint_heatmap")
+    ((_, fig),) = list(item.objects(kahnebench_reports.frame, meta=kahnebench_reports.meta))
+    for width in (None, 336, 672):
+        shown = fig if width is None else fit_to_width(fig, width)
+        columns = list(shown.layout.xaxis.ticktext)
+        assert not any("<br>" in c for c in columns)
+        assert columns == display_labels(list(shown.layout.xaxis.tickvals))
+        assert "grok-4-1-fast-reasoning" in columns
+        rows = [r.replace("<br>", "") for r in shown.layout.yaxis.ticktext]
+        assert rows == list(shown.layout.yaxis.tickvals)  # whole, in one or two lines
+    narrow = fit_to_width(fig, 336)
+    assert "overconfidence_<br>effect" in list(narrow.layout.yaxis.ticktext)
+    # 15 rows grown from 22 px to two lines of 10 px type: 2 * ceil(12.5) + 4 = 30 px
+    assert narrow.layout.height - fit_to_width_without_rows(fig, 336) == 15 * (30 - 22)
+
+
+def fit_to_width_without_rows(fig, width: int) -> int:
+    """The height ``fit_to_width`` gives ``fig`` at ``width`` with its row labels short
+    enough to need no second line: what the rows' growth is measured against."""
+    import copy
+
+    from kbench_core.figures.base import fit_to_width
+
+    short = copy.deepcopy(fig)
+    meta = dict(short.layout.meta)
+    ticks = dict(meta["kbench_ticks"])
+    ticks["yaxis"] = dict(ticks["yaxis"], labels=[f"b{i}" for i in range(
+        len(ticks["yaxis"]["labels"]))])
+    meta["kbench_ticks"] = ticks
+    short.update_layout(meta=meta)
+    return int(fit_to_width(short, width).layout.height)
+
+
+def test_fit_labels_breaks_what_it_would_cut_into_two_lines() -> None:
+    from kbench_core.figures.labels import fit_labels, shorten
+
+    labels = ["anchoring_effect (1.00)", "overconfidence_effect (0.54)", "loss_aversion (1)"]
+    cut = shorten(labels, 18)
+    assert cut[0] != labels[0]  # what the rows showed: 'anchoring_effect ('-like cuts
+    two = fit_labels(labels, 18, two_lines=True)
+    assert [t.replace("<br>", " ").replace("_ ", "_") for t in two] == labels
+    assert all(t.count("<br>") <= 1 for t in two)
+    assert two[2] == "loss_aversion (1)"  # 17 characters: one line: one line, as it was
+    assert fit_labels(labels, 18) == cut  # thin rows: as before
+
+
+def test_intensity_panels_keep_their_level_labels_over_their_own_panel(
+        kahnebench_reports) -> None:
+    """'strong' of one panel and 'weak' of the next were 3 px apart at one column (eleven
+    real reports, a panel each): the levels sit half a level in from each panel's edge
+    (range [-0.5, 2.5] for three)."""
+    from kbench_core.families import items_for
+
+    run = kahnebench_reports
+    item = next(i for i in items_for("bias_summary") if i.name == "intensity_curves")
+    _, fig = next(iter(item.objects(run.frame, meta=run.meta)))
+    axes = [k for k in fig.layout.to_plotly_json() if k.startswith("xaxis")]
+    assert len(axes) >= 2
+    for axis in axes:
+        levels = list(fig.layout[axis].categoryarray)
+        assert list(fig.layout[axis].range) == [-0.5, len(levels) - 0.5]
+
+
+def test_heatmap_columns_that_fit_unturned_get_no_turned_margin() -> None:
+    """At an export width the columns' room is known: short labels that fit their column
+    keep a one-line margin (40 + ceil(1.3 * 12) = 56 px), long ones the margin of the turned
+    label (40 + int(len * 0.66 * 12 * 0.8))."""
+    import math
+
+    from kbench_core.figures.base import fit_to_width, heatmap_figure
+
+    def heat(columns):
+        grid = pd.DataFrame([[0.1] * len(columns)] * 3, index=["r1", "r2", "r3"],
+                            columns=columns)
+        return fit_to_width(heatmap_figure(grid, title="t", zmin=0, zmax=1,
+                                           colorbar_title="v"), 672)
+
+    short, long = heat(["a", "b", "c"]), heat([f"a-long-column-name-{i}" for i in range(10)])
+    assert short.layout.margin.b == 40 + math.ceil(1.3 * 12)
+    assert long.layout.margin.b == 40 + int(len("a-long-column-name-0") * 0.66 * 12 * 0.8)

@@ -165,10 +165,13 @@ def _curve_panels(table: pd.DataFrame, x: list[str], *, y: str, prefix: str, yla
             marker=dict(size=7, color=HIGHLIGHT),
             hovertemplate=(f"<b>{model}</b><br>%{{x}}: %{{y:.3f}}"
                            "<br>n = %{customdata}<extra></extra>"), **on))
-        # level ticks (abbreviated: three fit a narrow panel unturned); the hover names them
+        # level ticks (abbreviated: three fit a narrow panel unturned), the first and last
+        # half a level in from the panel's edges, so that they stay over their own panel
+        # ("strong" of one panel and "weak" of the next read as one label otherwise)
         axes[f"xaxis{k if k > 1 else ''}"] = dict(
             anchor=f"y{k if k > 1 else ''}", type="category", categoryorder="array",
             categoryarray=x, tickmode="array", tickvals=x, tickangle=0,
+            range=[-0.5, len(x) - 0.5],
             ticktext=[_SHORT_LEVELS.get(i, i) for i in x])
         axes[f"yaxis{k if k > 1 else ''}"] = dict(
             anchor=f"x{k if k > 1 else ''}", range=[0, 1.05] if y == "mean" else [0, None],
@@ -407,5 +410,5 @@ def mitigation_chart(table: pd.DataFrame, *, title: str | None = None) -> go.Fig
                             categoryarray=biases[::-1]),
                  height=max(320, 160 + 26 * len(biases)))
     with_legend_below(fig)
-    category_ticks(fig, "yaxis", biases)
+    category_ticks(fig, "yaxis", biases, row_px=26)  # (rows of 26 px, as the height says)
     return fig

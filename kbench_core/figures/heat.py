@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from .labels import MIN_LABEL_CHARS, display_labels, shorten, tick_labels
-from .layout import apply_layout, text_width
+from .labels import MIN_LABEL_CHARS, display_labels, tick_labels, two_lines_px
+from .layout import apply_layout, text_width, turned_labels, turned_margin
 from .style import APP_WIDTH, CHAR_EM
 
 MAX_HEAT_ROWS = 64  # a heatmap with more rows is split into pages (see catalog)
@@ -29,8 +29,12 @@ def heatmap_figure(grid, *, title: str, zmin: float, zmax: float, colorbar_title
     shape: every row and column labelled (long labels cut, see :func:`category_ticks`), the
     row height and font from the number of rows, numbers in the cells while they fit, the
     colour bar titled on its side (clear of its ticks). ``wrap_rows`` (rows that are models):
-    row labels in two lines at most, never cut (:func:`wrap_label`), rows tall enough;
-    ``wrap_cols`` the same for the (turned) column labels."""
+    row labels in two lines at most, never cut (:func:`wrap_label`), rows tall enough; other
+    row labels too long for their share break into two lines too (rows grow for them).
+    Column labels are one line each and whole (up to
+    :data:`~kbench_core.figures.layout.TURNED_MAX` characters), turned when they do not fit:
+    a turned label in two lines would stand its second line under the next column
+    (``wrap_cols`` is kept for callers; it changes nothing)."""
     import numpy as np
 
     rows = [str(r) for r in grid.index]
@@ -39,6 +43,11 @@ def heatmap_figure(grid, *, title: str, zmin: float, zmax: float, colorbar_title
     cell, font = heat_cell(len(rows))
     if wrap_rows and any(len(r) > MIN_LABEL_CHARS for r in display_labels(rows)):
         cell = max(cell, 2 * font + 6)  # two lines of a name
+    # rows: a label too long for the labels' share breaks into two lines (rows grow for
+    # them) rather than being cut
+    budget = max(MIN_LABEL_CHARS, int(0.4 * APP_WIDTH / (CHAR_EM * font)))
+    if any(len(r) > budget for r in display_labels(rows)):
+        cell = max(cell, two_lines_px(font))
     text = np.vectorize(lambda v: missing if np.isnan(v) else f"{v:.{digits}f}")(z) \
         if z.size else None
     annotate = len(rows) <= 32 and len(cols) <= 16
@@ -53,16 +62,17 @@ def heatmap_figure(grid, *, title: str, zmin: float, zmax: float, colorbar_title
         customdata=customdata, text=text if annotate else None,
         texttemplate="%{text}" if annotate else None, textfont=dict(size=font - 1),
         hovertemplate=hovertemplate + "<extra></extra>", xgap=1, ygap=1)
-    longest_col = max((len(c) for c in cols), default=0)
-    bottom = 40 + int(min(longest_col, 24) * CHAR_EM * font * 0.8)
+    # columns: one line each, whole (turned when they do not fit: a turned label in two
+    # lines would put its second line under the next column); the margin below holds them
+    bottom = turned_margin(cols, font)
     height = 70 + bottom + cell * len(rows)
     y_ticks, y_spec = tick_labels(rows, share=0.4, size=font,  # cells: the rest
-                                  wrap=wrap_rows)
-    x_ticks, x_spec = tick_labels(cols, share=0.45, size=font,  # turned: costs height only
-                                  wrap=wrap_cols)
-    label_px = max((text_width(line, font) for r in shorten(
-        rows, int(0.4 * APP_WIDTH / (CHAR_EM * font)), wrap=wrap_rows)
-        for line in r.split("<br>")), default=0)
+                                  wrap=wrap_rows, row_px=cell)
+    x_ticks, x_spec = tick_labels(cols, share=0.45, size=font)
+    x_ticks["ticktext"] = turned_labels(cols)
+    x_spec["turn"] = True
+    label_px = max((text_width(line, font) for r in y_ticks["ticktext"]
+                    for line in r.split("<br>")), default=0)
     spec = dict(columns=len(cols), label_px=label_px,
                 text_px=(digits + 3) * CHAR_EM * (font - 1) + 4)
     if annotate and text is not None:  # numbers in cells that fit them (as _heatmap_text)

@@ -188,14 +188,40 @@ def display_labels(labels: Sequence[str]) -> list[str]:
     return out if len(set(out)) == len(set(labels)) else labels
 
 
+def two_lines_px(size: float) -> int:
+    """The height in px a row needs for a label in two lines of ``size`` px type (34 px at
+    12 px, as :data:`NAME_ROW_PX`)."""
+    import math
+
+    return 2 * math.ceil(1.25 * size) + 4
+
+
+def fit_labels(labels: Sequence[str], budget: int, *, wrap: bool = False,
+               two_lines: bool = False) -> list[str]:
+    """``labels`` as tick labels of at most ``budget`` characters a line: model names
+    (``wrap``) in two lines at their separators, never cut; other labels shortened
+    (:func:`shorten`), except, where their row has room for two lines (``two_lines``), a
+    label that would be shortened is broken into two lines instead
+    (``overconfidence_<br>effect``, ``anchoring_effect<br>(1.00)``), never cut."""
+    if wrap:
+        return shorten(labels, budget, wrap=True)
+    out = shorten(labels, budget)
+    if not two_lines:
+        return out
+    whole = display_labels([str(label) for label in labels])
+    return [shown if shown == name else wrap_label(name, budget)
+            for shown, name in zip(out, whole, strict=True)]
+
+
 def category_ticks(fig: go.Figure, axis: str, labels: Sequence[str], *, share: float = 0.5,
                    width: int = APP_WIDTH, size: float = FONT_SIZE - 1,
                    row_px: float | None = None, wrap: bool = False) -> None:
     """Label every category of ``axis`` (``"yaxis"``, ``"xaxis2"``), cut to ``share`` (half) of the
     figure ``width``; :func:`fit_to_width` recuts them for an export width. ``row_px``: the
-    height of one row (y categories), for :func:`row_pages`. ``wrap``: model names, wrapped
-    at their separators instead of cut (:func:`shorten`), for rows tall enough for two
-    lines."""
+    height of one row (y categories), for :func:`row_pages`; in a row of two lines
+    (:func:`two_lines_px`) a label is broken into two lines rather than cut
+    (:func:`fit_labels`). ``wrap``: model names, wrapped at their separators instead of cut
+    (:func:`shorten`), for rows tall enough for two lines."""
     relayout(fig, category_ticks_update(  # one plotly call
         dict(meta=fig.layout.meta), axis, labels, share=share, width=width, size=size,
         row_px=row_px, wrap=wrap))
@@ -207,7 +233,8 @@ def category_ticks_update(layout: Mapping, axis: str, labels: Sequence[str], *,
                           wrap: bool = False) -> dict:
     """The layout update :func:`category_ticks` makes to ``layout`` (as JSON, or its ``meta``
     alone), as a plain dict: for a figure gathered as one dict."""
-    axis_update, spec = tick_labels(labels, share=share, width=width, size=size, wrap=wrap)
+    axis_update, spec = tick_labels(labels, share=share, width=width, size=size, wrap=wrap,
+                                    row_px=row_px if axis == "yaxis" else None)
     meta = dict(layout.get("meta")) if isinstance(layout.get("meta"), Mapping) else {}
     ticks = dict(meta.get("kbench_ticks") or {})
     ticks[axis] = spec
@@ -218,12 +245,19 @@ def category_ticks_update(layout: Mapping, axis: str, labels: Sequence[str], *,
 
 
 def tick_labels(labels: Sequence[str], *, share: float = 0.5, width: int = APP_WIDTH,
-                size: float = FONT_SIZE - 1, wrap: bool = False) -> tuple[dict, dict]:
+                size: float = FONT_SIZE - 1, wrap: bool = False,
+                row_px: float | None = None) -> tuple[dict, dict]:
     """What :func:`category_ticks` sets, as plain dicts: the axis's tick settings and the
     entry of ``meta["kbench_ticks"]`` that :func:`fit_to_width` recuts them from (for a
-    figure built as one dict)."""
+    figure built as one dict). ``row_px``: the rows' height (y categories): a row of two
+    lines takes a label in two lines rather than cut (:func:`fit_labels`)."""
     labels = [str(label) for label in labels]
     budget = max(MIN_LABEL_CHARS, int(share * width / (CHAR_EM * size)))
+    two = row_px is not None and row_px >= two_lines_px(size)
+    spec = dict(labels=labels, share=share, size=size, wrap=wrap)
+    if row_px is not None:
+        spec["row_px"] = row_px
     return (dict(tickmode="array", tickvals=labels,
-                 ticktext=shorten(labels, budget, wrap=wrap), tickfont=dict(size=size)),
-            dict(labels=labels, share=share, size=size, wrap=wrap))
+                 ticktext=fit_labels(labels, budget, wrap=wrap, two_lines=two),
+                 tickfont=dict(size=size)),
+            spec)

@@ -194,7 +194,7 @@ def fit_to_width(fig: go.Figure, width: int) -> go.Figure:
                                        meta.get("kbench_subtitle")))
         grown = TITLE_LINE_PX * (_title_lines(fig) - before)
         height += grown
-    _recut_ticks(fig, width)
+    height += _recut_ticks(fig, width, height)
     if meta.get("kbench_heatmap"):
         if width < NARROW:
             height += _flat_colorbars(fig, width)
@@ -456,18 +456,66 @@ def clamp_note(count: int, low: float, high: float, what: str = "values") -> str
 NARROW = 500  # px: below this width, tick labels get a smaller font and colour bars lie flat
 
 
-def _recut_ticks(fig: go.Figure, width: int) -> None:
+TURNED_MAX = 40  # characters a turned column label keeps (its length costs height only)
+
+
+def turned_labels(labels: Sequence[str]) -> list[str]:
+    """Column labels that may be turned: one line each (a turned label's second line would
+    stand under the next column), whole up to :data:`TURNED_MAX` characters."""
+    return shorten(labels, TURNED_MAX)
+
+
+def turned_margin(labels: Sequence[str], size: float) -> int:
+    """The bottom margin in px for turned column ``labels`` (:func:`turned_labels`)."""
+    longest = max((len(label) for label in turned_labels(labels)), default=0)
+    return 40 + int(longest * CHAR_EM * size * 0.8)
+
+
+def _recut_ticks(fig: go.Figure, width: int, height: int) -> int:
+    """Tick labels recut for ``width``; returns the px the figure grows by: rows of labels
+    that would be cut grow to two lines (:func:`~kbench_core.figures.labels.fit_labels`)
+    while the figure stays within a page, and turned column labels get the margin their
+    length needs."""
+    from .labels import fit_labels, two_lines_px
+
     meta = fig.layout.meta if isinstance(fig.layout.meta, Mapping) else {}
+    grown = 0
     for axis, spec in (meta.get("kbench_ticks") or {}).items():
         size = spec["size"] - (1 if width < NARROW else 0)
+        labels = spec["labels"]
+        if spec.get("turn"):  # heatmap columns: one line, whole (turned when they must)
+            shown = turned_labels(labels)
+            margin = turned_margin(labels, size)
+            heat = meta.get("kbench_heatmap")
+            if isinstance(heat, Mapping):  # columns wide enough for their labels: unturned
+                colorbar = 0 if width < NARROW else heat.get("colorbar_px", 90)
+                plot = width - min(0.4 * width, heat["label_px"]) - colorbar - 40
+                cell = plot / max(int(heat["columns"]), 1)
+                if max((text_width(label, size) for label in shown), default=0) + 8 <= cell:
+                    margin = 40 + math.ceil(1.3 * size)
+            before = fig.layout.margin.b or 0
+            fig.layout[axis].update(ticktext=shown, tickfont=dict(size=size))
+            fig.layout.margin.b = margin
+            grown += margin - before
+            continue
         share = min(spec["share"], 0.4) if width < NARROW else spec["share"]
         if spec.get("cells"):  # heatmap rows: what the cells (28 px and up) leave over
             other = 60 if width < NARROW else 150  # margins (and a standing colour bar)
             share = min(0.6, max(share, 1 - (28 * spec["cells"] + other) / width))
         budget = max(MIN_LABEL_CHARS, int(share * width / (CHAR_EM * size)))
-        fig.layout[axis].update(ticktext=shorten(spec["labels"], budget,
-                                                 wrap=bool(spec.get("wrap"))),
-                                tickfont=dict(size=size))
+        wrap = bool(spec.get("wrap"))
+        row_px = spec.get("row_px")
+        two = row_px is not None and row_px >= two_lines_px(size)
+        text = fit_labels(labels, budget, wrap=wrap, two_lines=two)
+        if axis == "yaxis" and row_px is not None and not two and not wrap and \
+                text != display_labels(labels):
+            # a label would be cut: its rows grow to two lines while a page holds them
+            extra = math.ceil(len(labels) * (two_lines_px(size) - row_px))
+            if height + grown + extra <= PAGE_PX - EXPORT_SLACK // 2:
+                grown += extra
+                text = fit_labels(labels, budget, two_lines=True)
+        fig.layout[axis].update(ticktext=text, tickfont=dict(size=size))
+    return grown
 
 
 def _flat_colorbars(fig: go.Figure, width: int) -> int:

@@ -97,7 +97,7 @@ def row_pages(fig: go.Figure, *, page_px: int = PAGE_PX) -> list[go.Figure]:
         ticks = dict(page_meta.get("kbench_ticks") or {})
         page.update_layout(meta=page_meta)
         category_ticks(page, "yaxis", part, share=spec["share"], size=spec["size"],
-                       wrap=bool(spec.get("wrap")))
+                       wrap=bool(spec.get("wrap")), row_px=spec.get("row_px"))
         if "cells" in spec:
             page.layout.meta["kbench_ticks"]["yaxis"]["cells"] = spec["cells"]
         for axis, other in ticks.items():

@@ -383,9 +383,12 @@ def summary_leaderboard(board: pd.DataFrame, *, title: str | None = None) -> go.
     names = [f"{m} (no scores)" if none else str(m)
              for m, none in zip(data["model"], data["no_scores"], strict=True)]
     has_cost = "cost" in data and data["cost"].notna().any()
+    # the two axes far enough apart that the score axis' last tick label and the cost
+    # axis' first never read as one number ("1" and "0" as "10", even at one column)
     fig = make_subplots(rows=1, cols=2 if has_cost else 1, shared_yaxes=True,
                         column_widths=[0.66, 0.34] if has_cost else None,
-                        horizontal_spacing=0.04)
+                        horizontal_spacing=0.12)
+    drawn = []  # the score columns drawn (and their intervals): the axis' range is theirs
     for metric, color in (("pas", PALETTE[0]), ("ecs", PALETTE[1])):
         published = f"config_{metric}"
         column = (published if published in data and data[published].notna().any()
@@ -393,6 +396,7 @@ def summary_leaderboard(board: pd.DataFrame, *, title: str | None = None) -> go.
         if column not in data or data[column].isna().all():
             continue
         error = None
+        drawn.append(column)
         if f"{column}_low" in data:
             error = dict(type="data", symmetric=False,
                          array=data[f"{column}_high"] - data[column],
@@ -409,9 +413,11 @@ def summary_leaderboard(board: pd.DataFrame, *, title: str | None = None) -> go.
                       row=1, col=2)
         fig.update_xaxes(title_text="US$", rangemode="tozero", row=1, col=2, nticks=4)
     # fixed ranges: the pages of a long leaderboard (catalog.paged) share their scales
-    scores = [data[c].to_numpy(dtype=float) for c in data.columns
-              if c.startswith(("config_", "mean_study_")) and pd.api.types.is_numeric_dtype(
-                  data[c])]
+    # (the range of what is drawn: an interval not drawn, e.g. of the mean of the per-study
+    # values beside the published scores, would spend half the axis on nothing)
+    scores = [data[c].to_numpy(dtype=float) for column in drawn
+              for c in (column, f"{column}_low", f"{column}_high")
+              if c in data and pd.api.types.is_numeric_dtype(data[c])]
     finite = np.concatenate(scores) if scores else np.array([])
     finite = finite[np.isfinite(finite)]
     top = max(1.0, float(finite.max())) if finite.size else 1.0

@@ -220,7 +220,7 @@ def prompt_type_chart(tiers: pd.DataFrame, *, metric: str = "tdr",
     return fig
 
 
-MAX_FIXED_ROWS = 24  # fixed-versions rows drawn as labelled rows; beyond, one scatter
+MAX_FIXED_ROWS = 24  # fixed-versions rows of two lines' height up to this many; beyond, thinner
 
 
 def fixed_claims_chart(table: pd.DataFrame, *, title: str | None = None) -> go.Figure:
@@ -229,9 +229,10 @@ def fixed_claims_chart(table: pd.DataFrame, *, title: str | None = None) -> go.F
     from :func:`kbench_core.vuln.fixed_claims`. A detector that understands the bug finds it
     (TDR high) and lets it go once fixed (claim rate low).
 
-    Up to :data:`MAX_FIXED_ROWS` rows, one row each (the two markers side by side within the
-    row, none cut at the axis' end); beyond, one point per row on TDR (x) against the claim
-    rate (y), a colour and symbol per judge, names in the hover: lower right is best."""
+    One row each, named on the axis (a printed figure names every row: no scatter whose
+    points only a hover names), the two markers side by side within the row, none cut at the
+    axis' end; up to :data:`MAX_FIXED_ROWS` rows tall enough for a name in two lines,
+    beyond, thinner rows (a figure taller than a page is exported as pages of rows)."""
     table, title = plot_text(table), plot_text(title)  # labels from data show literally
     data = table.copy()
     label = data["model"].astype(str)
@@ -241,8 +242,6 @@ def fixed_claims_chart(table: pd.DataFrame, *, title: str | None = None) -> go.F
     data["label"] = label
     data = data.sort_values("fixed_claim_rate", kind="stable")
     heading = title or "Fixed versions: does the detector let a fixed bug go?"
-    if len(data) > MAX_FIXED_ROWS:
-        return _fixed_scatter(data, heading, several)
     fig = go.Figure()
     for metric, name, color, symbol in (
             ("tdr", "TDR on vulnerable versions (higher is better)", PALETTE[2], "circle"),
@@ -250,47 +249,24 @@ def fixed_claims_chart(table: pd.DataFrame, *, title: str | None = None) -> go.F
              "x")):
         fig.add_trace(go.Scatter(
             x=data[metric], y=data["label"], mode="markers", name=name, orientation="h",
-            marker=dict(color=color, size=10, symbol=symbol), cliponaxis=False,
+            marker=dict(color=color, size=10 if len(data) <= MAX_FIXED_ROWS else 7,
+                        symbol=symbol), cliponaxis=False,
             error_x=_errors(data, metric, color),
             customdata=np.column_stack([data["n_fixed"], data["n_vulnerable"]]),
             hovertemplate="%{y}<br>" + name + " %{x:.3f}<br>fixed n = %{customdata[0]}, "
                           "vulnerable n = %{customdata[1]}<extra></extra>"))
-    row_px = 34
+    row_px = 34 if len(data) <= MAX_FIXED_ROWS else 20
     # scattermode "group": the two markers of a row sit side by side, never on each other
     apply_layout(fig, heading, scattermode="group", scattergap=0.4,
+                 subtitle=(None if len(data) <= MAX_FIXED_ROWS else
+                           f"{len(data)} detector rows, lowest claim rate on top"),
                  xaxis=dict(title="share (95% CI)", range=[-0.03, 1.05]),
+                 # the lowest claim rate (the best) on top, as in every ranking
                  yaxis=dict(title="", type="category", categoryorder="array",
-                            categoryarray=list(data["label"])),
+                            categoryarray=list(data["label"]), autorange="reversed"),
                  height=150 + row_px * max(len(data), 2))
     with_legend_below(fig)
     category_ticks(fig, "yaxis", list(data["label"]), row_px=row_px)
-    return fig
-
-
-def _fixed_scatter(data: pd.DataFrame, heading: str, several: bool) -> go.Figure:
-    """Many detector rows: TDR (x) against the fixed-claim rate (y), one point each."""
-    fig = go.Figure()
-    judges = [str(j) for j in pd.unique(data["judge"].astype(str))] if several else [""]
-    styles = distinct_styles(judges)
-    for judge in judges:
-        rows = data if not several else data[data["judge"].astype(str) == judge]
-        style = styles[judge]
-        fig.add_trace(go.Scatter(
-            x=rows["tdr"], y=rows["fixed_claim_rate"], mode="markers",
-            name=judge or "detectors", showlegend=several,
-            marker=dict(color=style.color, symbol=style.symbol, size=8, opacity=0.8),
-            customdata=np.column_stack([rows["label"], rows["n_fixed"],
-                                        rows["n_vulnerable"]]),
-            hovertemplate=("<b>%{customdata[0]}</b><br>TDR %{x:.3f} · still claims the fixed "
-                           "bug %{y:.3f}<br>fixed n = %{customdata[1]}, vulnerable n = "
-                           "%{customdata[2]}<extra></extra>")))
-    apply_layout(fig, heading, height=460,
-                 subtitle=f"{len(data)} detector rows; lower right is best (finds the bug, "
-                          "lets the fixed one go); hover names them",
-                 xaxis=dict(title="TDR on vulnerable versions", range=[-0.03, 1.05]),
-                 yaxis=dict(title="Still claims the fixed bug", range=[-0.03, 1.05]))
-    if several:
-        with_legend_below(fig)
     return fig
 
 

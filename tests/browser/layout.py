@@ -67,6 +67,12 @@ PER_ITEM_GENERATED = 3  # figures per catalog item checked on a generated run (s
 # 864 CSS px at 96 px per inch. Taller figures split into pages or switch to a denser form.
 MAX_HEIGHT: dict[str, int] = {"one-column": 864, "two-column": 864}
 MARKER_TOLERANCE_PX = 1.5  # a marker may be cut by this much at the plot area's edge
+# Tick labels of two axes (side by side) closer than this read as one label: a word space
+# is 3-4 px at 12 px type, so labels this close look like the digits of one number.
+ADJACENT_PX = 8.0
+# An axis range may reach this share of its span beyond 0 where no value is (and beyond 1 on
+# shares) before its empty part counts as wasted width (room for value labels is below it).
+EMPTY_RANGE_SHARE = 0.15
 
 
 def real_data_dirs() -> list[Path]:
@@ -386,13 +392,124 @@ def legend_styles(fig: go.Figure) -> list[str]:
     return problems
 
 
+def _numbers(values) -> list[float]:
+    """The finite numbers of a trace's array (a list, numpy array or typed-array spec)."""
+    import numpy as np
+
+    if values is None or isinstance(values, str | dict):
+        return []
+    try:
+        array = np.asarray(values, dtype=float).ravel()
+    except (TypeError, ValueError):
+        return []  # categories
+    return array[np.isfinite(array)].tolist()
+
+
+def _axis_values(fig: go.Figure) -> dict[str, list[float]]:
+    """Every value drawn on each axis (``xaxis``, ``yaxis2``, ...): points, bar ends (and the
+    bar's base, 0) and error-bar ends."""
+    out: dict[str, list[float]] = {}
+    for trace in fig.data:
+        if trace.type not in ("scatter", "scattergl", "bar"):
+            continue
+        if trace.visible is False:
+            continue
+        for letter in ("x", "y"):
+            ref = getattr(trace, f"{letter}axis", None) or letter
+            axis = f"{letter}axis{ref[1:]}"
+            values = _numbers(getattr(trace, letter))
+            error = getattr(trace, f"error_{letter}", None)
+            if values and error is not None and error.visible is not False and \
+                    error.array is not None:
+                import numpy as np
+
+                base = np.asarray(getattr(trace, letter), dtype=float)
+                plus = np.asarray(error.array, dtype=float)
+                minus = (np.asarray(error.arrayminus, dtype=float)
+                         if error.arrayminus is not None else plus)
+                values += _numbers(base + plus) + _numbers(base - minus)
+            if trace.type == "bar" and values and (trace.orientation == "h") == (letter == "x"):
+                values.append(0.0)
+            out.setdefault(axis, []).extend(values)
+    return out
+
+
+def empty_range(fig: go.Figure, pages: list[go.Figure] | None = None) -> list[str]:
+    """Axes whose fixed range reaches past 0 where no value is (a score axis from -0.5 whose
+    bars all start at 0), or past 1 on values that are shares, by more than
+    :data:`EMPTY_RANGE_SHARE` of its span. Axes with one range (small multiples on shared
+    scales, the two axes of a square scatter) are judged on their values together, and so are
+    the ``pages`` of one figure (they share their scales); a range centred on 0
+    (differences) is a choice."""
+    by_range: dict[tuple[float, float], tuple[list[str], list[float]]] = {}
+    for page in pages or [fig]:
+        for axis, values in _axis_values(page).items():
+            layout_axis = page.layout[axis] if axis in page.layout else None  # noqa: SIM401
+            if not values or layout_axis is None or layout_axis.range is None or \
+                    layout_axis.type in ("category", "log", "date"):
+                continue
+            key = tuple(float(v) for v in layout_axis.range)
+            names, pooled = by_range.setdefault(key, ([], []))
+            if axis not in names:
+                names.append(axis)
+            pooled.extend(values)
+    problems = []
+    for (low, high), (names, values) in by_range.items():
+        span = high - low
+        if not (span > 0) or abs(low + high) < 1e-9 * span:
+            continue
+        data_low, data_high = min(values), max(values)
+        wasted = max(min(data_low, 0.0) - low, 0.0)
+        if data_low >= 0 and data_high <= 1:
+            wasted += max(high - 1.0, 0.0)
+        if wasted > EMPTY_RANGE_SHARE * span:
+            problems.append(f"range: {', '.join(names)} runs [{low:.3g}, {high:.3g}] where the "
+                            f"values span [{data_low:.3g}, {data_high:.3g}]: "
+                            f"{wasted / span:.0%} of its width holds nothing")
+    return problems
+
+
+def cut_labels(fig: go.Figure, paper: bool) -> list[str]:
+    """Category tick labels shown shortened (abbreviated, or cut with "…") where they could
+    be whole: turned column labels (their length costs height only), rows tall enough for a
+    label in two lines, and, at a paper size (``paper``), rows that could grow to two lines
+    with the figure still within a page. Thinner rows (many models, pairs of models) may
+    abbreviate what most of their labels share."""
+    from kbench_core.figures.labels import display_labels, two_lines_px
+    from kbench_core.figures.style import EXPORT_SLACK, PAGE_PX
+
+    meta = fig.layout.meta if isinstance(fig.layout.meta, dict) else {}
+    problems = []
+    for axis, spec in (meta.get("kbench_ticks") or {}).items():
+        shown = fig.layout[axis].ticktext if axis in fig.layout else None
+        if shown is None:
+            continue
+        size = fig.layout[axis].tickfont.size or spec["size"]
+        row_px = spec.get("row_px") or (meta.get("kbench_row_px") if axis == "yaxis" else None)
+        two = two_lines_px(size)
+        room = bool(spec.get("turn")) or (row_px is not None and (
+            row_px >= two or (paper and figure_height(fig) + len(spec["labels"]) * (two - row_px)
+                              <= PAGE_PX - EXPORT_SLACK // 2)))
+        if not room:
+            continue
+        whole = display_labels([str(label) for label in spec["labels"]])
+        cut = [(w, t) for w, t in zip(whole, shown, strict=False)
+               if str(t).replace("<br>", "") != w.replace("<br>", "")
+               and str(t).replace("<br>", " ") != w]
+        if cut:
+            w, t = cut[0]
+            problems.append(f"cut: {len(cut)} tick label(s) of {axis} shortened, e.g. "
+                            f"{w!r} shown as {str(t)!r}")
+    return problems
+
+
 _PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8">
 <style>body{margin:0;background:#fff} .fig{margin:0 0 24px 0}</style>
 <script src="plotly.min.js"></script></head><body></body></html>"""
 
 # Render every figure of a batch, then measure. Returns per figure a list of problems.
 _CHECK_JS = r"""
-async ({figures, width, overlapTol, outsideTol, markerTol}) => {
+async ({figures, width, overlapTol, outsideTol, markerTol, adjacentPx}) => {
   document.body.innerHTML = '';
   const corners = (el) => {
     const b = el.getBBox(); const m = el.getScreenCTM();
@@ -430,6 +547,12 @@ async ({figures, width, overlapTol, outsideTol, markerTol}) => {
     }
     return true;
   };
+  // a tick label's group: 'xtick', 'ytick', and 'x2tick', 'y3tick'... for further axes
+  const tickOf = (el) => {
+    for (let e = el.parentNode; e && e.nodeType === 1; e = e.parentNode)
+      if (/^[xy]\d*tick$/.test(e.getAttribute('class') || '')) return e;
+    return null;
+  };
   const kindOf = (el) => {
     if (el.closest('.hoverlayer')) return null;
     if (el.closest('.g-gtitle')) return 'title';
@@ -439,7 +562,7 @@ async ({figures, width, overlapTol, outsideTol, markerTol}) => {
     }
     if (el.closest('.colorbar')) return 'colour bar';
     if (/^[xy]\d*title$/.test(el.getAttribute('class') || '')) return 'axis title';
-    if (el.closest('.xtick, .ytick')) return 'tick label';
+    if (tickOf(el)) return 'tick label';
     if (el.closest('.annotation')) return 'annotation';
     if (el.closest('.trace, .textpoint, .heatmaplayer')) return 'data label';
     return 'text';
@@ -467,8 +590,14 @@ async ({figures, width, overlapTol, outsideTol, markerTol}) => {
       if (!content || !visible(el)) continue;
       const kind = kindOf(el); if (!kind) continue;
       const q = corners(el); if (!q) continue;
-      texts.push({el, kind, q, h: hull(q), text: content.length > 40 ?
-                  content.slice(0, 39) + '…' : content});
+      const tick = tickOf(el);
+      // the axis a tick label belongs to ('x2' of the group 'x2tick')
+      const axis = tick ? tick.getAttribute('class').replace(/tick$/, '') : '';
+      const turn = /rotate\((-?[\d.]+)/.exec(el.getAttribute('transform') || '');
+      texts.push({el, kind, q, h: hull(q), axis, content,
+                  turned: !!turn && Math.abs(parseFloat(turn[1])) > 1,
+                  lines: el.querySelectorAll('tspan.line').length,
+                  text: content.length > 40 ? content.slice(0, 39) + '…' : content});
     }
     const name = (t) => `${t.kind} '${t.text}'`;
     for (const t of texts) {
@@ -488,6 +617,32 @@ async ({figures, width, overlapTol, outsideTol, markerTol}) => {
         if (out > outsideTol) problems.push(`hidden: ${name(t)} is outside the visible legend`);
       }
     }
+    // tick labels of two axes so close that they read as one ('1' of a score axis and '0'
+    // of the cost axis beside it read '10')
+    const ticks = texts.filter(t => t.kind === 'tick label');
+    for (let i = 0; i < ticks.length; i++) {
+      for (let j = i + 1; j < ticks.length; j++) {
+        const a = ticks[i], b = ticks[j];
+        if (a.axis === b.axis) continue;
+        const dx = Math.max(a.h.x0 - b.h.x1, b.h.x0 - a.h.x1);
+        const dy = Math.max(a.h.y0 - b.h.y1, b.h.y0 - a.h.y1);
+        if ((dy < 0 && dx >= -overlapTol && dx < adjacentPx) ||
+            (dx < 0 && dy >= -overlapTol && dy < adjacentPx / 2))
+          problems.push(`adjacent: ${name(a)} (${a.axis}) and ${name(b)} (${b.axis}) ` +
+                        `${Math.max(dx, dy).toFixed(0)} px apart: they read as one`);
+      }
+    }
+    // a turned tick label in several lines: its second line stands beside it, under the
+    // neighbouring column, and reads as that column's label
+    for (const t of ticks)
+      if (t.turned && t.lines > 1)
+        problems.push(`turned: ${name(t)} is turned and in ${t.lines} lines: a line reads ` +
+                      `as the label of the next column`);
+    // a static figure cannot be hovered: what it says must not depend on hovering
+    if (f.paper)
+      for (const t of texts)
+        if (/\bhover/i.test(t.content))
+          problems.push(`hover: ${name(t)} refers to hovering, which a printed figure lacks`);
     const measured = texts.filter(t => MEASURED.has(t.kind));
     for (let i = 0; i < measured.length; i++) {
       for (let j = i + 1; j < measured.length; j++) {
@@ -589,15 +744,24 @@ def check_batch(page, figures: list[Figure], width: int, *, keep: bool = False,
     size = next((s for s, w in SIZES.items() if w == width), None)
     fitted = [f.figure if raw else fit_to_width(f.figure, width) for f in figures]
     payload = [{"json": fig.to_json(), "height": figure_height(fig), "keep": keep,
-                "maxHeight": MAX_HEIGHT.get(size or "", 0),
+                "maxHeight": MAX_HEIGHT.get(size or "", 0), "paper": not raw,
                 "width": max(width, min_width(fig)) if raw else width} for fig in fitted]
     results = page.evaluate(_CHECK_JS, {"figures": payload, "width": width,
                                         "overlapTol": OVERLAP_TOLERANCE_PX,
                                         "outsideTol": OUTSIDE_TOLERANCE_PX,
-                                        "markerTol": MARKER_TOLERANCE_PX})
+                                        "markerTol": MARKER_TOLERANCE_PX,
+                                        "adjacentPx": ADJACENT_PX})
+    # the pages of one figure (``stem-p2``, ``label p2``) share their scales
+    import re
+
+    groups: dict[str, list[go.Figure]] = {}
+    for figure, fitted_figure in zip(figures, fitted, strict=True):
+        groups.setdefault(re.sub(r"(-| )p\d+$", "", figure.label), []).append(fitted_figure)
     out = {}
-    for figure, problems in zip(figures, results, strict=True):
-        problems = [*problems, *legend_styles(figure.figure)]
+    for figure, fitted_figure, problems in zip(figures, fitted, results, strict=True):
+        pages = groups[re.sub(r"(-| )p\d+$", "", figure.label)]
+        problems = [*problems, *legend_styles(figure.figure),
+                    *empty_range(fitted_figure, pages), *cut_labels(fitted_figure, not raw)]
         out[figure.label] = problems
     return out
 

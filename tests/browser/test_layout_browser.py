@@ -97,3 +97,54 @@ def test_the_check_catches_tall_figures_cut_markers_and_data_labels(layout_page)
     (raw,) = layout.check_batch(layout_page, [layout.Figure("bad", fig)],
                                 layout.SIZES["app"]).values()
     assert not any(p.startswith("height") for p in raw)  # the app scrolls: no page limit
+
+
+def test_the_check_catches_adjacent_ticks_turned_lines_hover_empty_ranges_and_cuts(
+        layout_page) -> None:
+    """Issue 37 item 9, as the check sees it: the score axis' "1" beside the cost axis' "0"
+    (two axes 0.04 of the width apart read "10"), a turned column label in two lines, a
+    static figure saying "hover", a score axis from -0.5 whose bars start at 0, and a
+    heatmap column label cut where one turned line holds it."""
+    import pandas as pd
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    from kbench_core.figures.base import heatmap_figure
+
+    def scores(spacing: float) -> go.Figure:
+        fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=spacing,
+                            column_widths=[0.66, 0.34])
+        fig.add_trace(go.Bar(y=["a", "b"], x=[0.4, 0.3], orientation="h"), row=1, col=1)
+        fig.add_trace(go.Scatter(y=["a", "b"], x=[2, 8], mode="markers"), row=1, col=2)
+        fig.update_xaxes(range=[-0.5, 1.05], row=1, col=1)
+        fig.update_xaxes(range=[0, 11], nticks=4, row=1, col=2)
+        fig.update_layout(title="Scores; hover names them", height=300, showlegend=False,
+                          margin=dict(l=150))
+        return fig
+
+    fig = scores(0.04)
+    # between touching (overlap) and apart: a few px, read as one number
+    near = layout.check_batch(layout_page, [layout.Figure(f"s{k}", scores(k / 100))
+                                            for k in range(3, 9)], layout.SIZES["one-column"])
+    assert any(p.startswith("adjacent: tick label '1' (x) and tick label '0' (x2)")
+               for found in near.values() for p in found), near
+    (apart,) = layout.check_batch(layout_page, [layout.Figure("apart", scores(0.2))],
+                                  layout.SIZES["one-column"]).values()
+    assert not any(p.startswith(("adjacent", "overlap")) for p in apart), apart
+
+    grid = pd.DataFrame([[0.1, 0.2, 0.3]], index=["bias"],
+                        columns=["a-model-with-a-long-name", "b-model-with-a-long-name",
+                                 "grok-4-1-fast-reasoning"])
+    heat = heatmap_figure(grid, title="heat", zmin=0, zmax=1, colorbar_title="v")
+    heat.layout.xaxis.ticktext = ["a-model-with-…", "b-model-with-…",
+                                  "grok-4-1-fast-<br>reasoning"]
+    heat.layout.xaxis.tickangle = 90
+    problems = layout.check_batch(layout_page, [layout.Figure("bad", fig),
+                                                layout.Figure("heat", heat)],
+                                  layout.SIZES["one-column"])
+    kinds = {p.split(":")[0] for p in problems["bad"]}
+    assert {"hover", "range"} <= kinds, problems["bad"]
+    # (as built: at a paper size fit_to_width would recut the labels)
+    heat_problems = layout.check_batch(layout_page, [layout.Figure("heat", heat)],
+                                       layout.SIZES["app"])["heat"]
+    assert {p.split(":")[0] for p in heat_problems} >= {"turned", "cut"}, heat_problems

@@ -135,7 +135,9 @@ def test_no_link_from_data_in_any_figure_app_report_or_svg(browser, tmp_path) ->
     page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
     page.goto(report.as_uri())
     page.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=30_000)
-    assert page.locator(".js-plotly-plot").count() >= 4
+    # figures are drawn as they scroll into view: draw them all, as printing does
+    page.evaluate("window.dispatchEvent(new Event('beforeprint'))")
+    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length >= 4")
     assert "Click to verify</a>" in " ".join(page.locator("svg text").all_text_contents())
     _assert_no_markup_from_data(page, "report")
     screenshot(page, "security_report_labels")
