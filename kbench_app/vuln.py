@@ -641,8 +641,11 @@ def judges_view(raw: pd.DataFrame, majority: pd.DataFrame | None,
     voted = fields(majority)
     if voted.empty:
         return table
-    # a median of whole counts that is whole reads as the judges' counts do ("1", not "1.0")
-    voted[MAJORITY] = voted[MAJORITY].str.replace(r"^(-?\d+)\.0$", r"\1", regex=True)
+    # a median of whole counts that is whole reads as the judges' counts do ("1", not "1.0");
+    # a score stays as the judges' read ("1.0")
+    counts = voted["field"].astype(str).str.startswith("n_")
+    voted.loc[counts, MAJORITY] = voted.loc[counts, MAJORITY].str.replace(
+        r"^(-?\d+)\.0$", r"\1", regex=True)
     # the majority last, its own fields (n_judges, no_majority) after the judges' fields
     out = table.merge(voted, on="field", how="outer", sort=False)
     order = {f: i for i, f in enumerate([*table["field"], *voted["field"]])}
