@@ -32,8 +32,11 @@ if source == "reports":
     st.stop()
 
 shown = kit.open_runs(None, ["bias"], key=K.RUNS, empty=EMPTY,
-                      resets=(K.MODELS, K.CATEGORIES, K.BIASES))
-runs, trials = shown.runs, shown.frame
+                      resets=(K.MODELS, K.CATEGORIES, K.BIASES, K.GROUP))
+# Runs of different biases: each ranked on its own, unless the user asks
+runs, trials, together = page.pick_run_group(shown.runs, shown.frame, key=K.GROUP,
+                                             value="score",
+                                             resets=(K.MODELS, K.CATEGORIES, K.BIASES))
 all_models = sorted(map(str, trials["model"].unique()))
 left, middle, right = st.columns([2, 2, 3])
 models = kit.model_picker("Models", all_models, key=K.MODELS, frame=trials, kind="bias",
@@ -98,6 +101,8 @@ st.subheader("Fingerprint")
 st.caption("Per model: susceptibility = mean BMS over the chosen biases every chosen model "
            "has a BMS for (the rank uses the same biases); the most susceptible and most "
            "resistant biases leave out those with more than half unknown scores.")
+if together:
+    st.caption(together)
 summary = cache.cached(susceptibility_table, fp, runs=runs, selection=(*selection, options))
 # Views and figures are cached with the numbers: on a 1M-row run building them costs more than
 # a rerun may take.
