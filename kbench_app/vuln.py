@@ -537,15 +537,15 @@ def difficulty_view(table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object
     for tier in tiers_:
         view[f"tdr_{tier}"] = table[f"tdr_{tier}"]
         config[f"tdr_{tier}"] = st.column_config.NumberColumn(
-            f"TDR {tier}", format="%.3f",
+            f"TDR {tier}", format="%.4g",
             help=f"Targets found / vulnerable answers on difficulty tier {tier} "
                  f"(n = vulnerable answers: see the export)")
     view["tdr_difficulty_mean"] = table["tdr_difficulty_mean"]
     config["tdr_difficulty_mean"] = st.column_config.NumberColumn(
-        "Mean over tiers", format="%.3f", help=_HELP["tdr_difficulty_mean"])
+        "Mean over tiers", format="%.4g", help=_HELP["tdr_difficulty_mean"])
     view["tdr"] = table["tdr"]
     config["tdr"] = st.column_config.NumberColumn(
-        "TDR (pooled)", format="%.3f", help="Targets found / vulnerable answers, all tiers")
+        "TDR (pooled)", format="%.4g", help="Targets found / vulnerable answers, all tiers")
     view["tdr_ci"] = interval_text(table["tdr_low"], table["tdr_high"])
     config["tdr_ci"] = st.column_config.TextColumn("TDR 95% CI")
     return shown(view.reset_index(drop=True)), config
@@ -562,12 +562,12 @@ def fixed_view(table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object]]:
               "n_fixed": st.column_config.NumberColumn(
                   "Fixed", help="Fixed contracts with a readable claim"),
               "fixed_claim_rate": st.column_config.NumberColumn(
-                  "Still claims", format="%.3f",
+                  "Still claims", format="%.4g",
                   help="Share of fixed contracts where the detector still claims the fixed "
                        "vulnerability (lower is better)"),
               "fixed_claim_ci": st.column_config.TextColumn("Still claims 95% CI"),
               "n_vulnerable": st.column_config.NumberColumn("Vulnerable"),
-              "tdr": st.column_config.NumberColumn("TDR", format="%.3f"),
+              "tdr": st.column_config.NumberColumn("TDR", format="%.4g"),
               "tdr_ci": st.column_config.TextColumn("TDR 95% CI")}
     return view, config
 
