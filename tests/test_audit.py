@@ -164,6 +164,35 @@ def test_the_detector_verdict_is_read_from_a_judge_that_did_not_fail() -> None:
     assert drawn.loc["c0001", "detector_verdict"] == "vulnerable"
 
 
+def test_the_evidence_shows_the_detectors_findings_and_a_readable_verdict() -> None:
+    """What the reviewer reads of one item: the detector's verdict from a judge who read the
+    answer (the judge first by name failed: it was blank), and the detector's findings as the
+    detector wrote them (claimed type, severity, location, description), without any judge's
+    classification: without them nobody can tell whether the target was found (issue-37
+    walkthrough, DS mirror, Judge audit page)."""
+    import json
+
+    findings = json.dumps([{"finding_id": 0, "vulnerability_type_claimed": "Reentrancy",
+                            "severity_claimed": "high", "location_claimed": "line 12",
+                            "description": "withdraw() calls out before it updates",
+                            "classification": "TARGET_MATCH", "reasoning": "the judge's"}])
+    frame = pd.DataFrame({
+        "sample": "c0", "model": "m", "prompt_type": "direct", "judge": ["a", "b", "c"],
+        "is_vulnerable": True, "said_vulnerable": [None, True, True],
+        "confidence": [None, 0.8, 0.8], "target_found": [None, True, False],
+        "findings": [None, findings, findings.replace("TARGET_MATCH", "HALLUCINATED")],
+        "failed_judgement": ["error: Failed to parse JSON response", None, None]})
+    shown = audit.evidence(frame, ("c0", "m", "direct"))
+    assert shown["detector"]["said_vulnerable"] is True or shown["detector"]["said_vulnerable"]
+    assert shown["detector"]["confidence"] == 0.8
+    claims = shown["findings"]
+    assert claims.to_dict("records") == [{
+        "finding_id": "0", "vulnerability_type_claimed": "Reentrancy",
+        "severity_claimed": "high", "location_claimed": "line 12",
+        "description": "withdraw() calls out before it updates"}]
+    assert shown["judges"]["judge"].tolist() == ["a", "b", "c"]
+
+
 # ------------------------------------------------------------------------------ labels
 
 
