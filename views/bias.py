@@ -22,8 +22,11 @@ if not trial_runs and not report_runs:
     st.stop()
 source = "reports" if report_runs else "trials"
 if trial_runs and report_runs:
+    # the demo, or reports just uploaded (and no trials): the reports first
+    focused = state.focused_kinds()
+    reports_first = state.demo() or ("bias_summary" in focused and "bias" not in focused)
     source = kit.radio("Show", ["trials", "reports"], key=K.SOURCE, horizontal=True,
-                       default="reports" if state.demo() else "trials",
+                       default="reports" if reports_first else "trials",
                        format_func={"trials": f"Trial runs ({len(trial_runs)})",
                                     "reports": f"Fingerprint reports ({len(report_runs)})"}.get)
 if source == "reports":
