@@ -80,3 +80,18 @@ def test_one_trial_run_has_no_choice(monkeypatch, value) -> None:
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert not [r for r in at.radio if r.key == "bias_group"]
+
+
+def test_the_users_own_reports_open_before_the_bundled_trials(monkeypatch, tmp_path) -> None:
+    """Started on the samples with the user's own fingerprint reports (given to `kbench app`,
+    or a workspace run in a later session): the page showed the bundled synthetic trials."""
+    mine = tmp_path / "my_reports.csv"
+    mine.write_text(SYNTHETIC.read_text().replace("synthetic-", "mine-"))
+    monkeypatch.setenv("KBENCH_APP_ARGS", str(mine))
+    state._cached_load.clear()
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("views/bias.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.radio(key="bias_source").value == "reports"
+    assert at.multiselect(key="bias_report_runs").value == ["my_reports"]

@@ -22,9 +22,14 @@ if not trial_runs and not report_runs:
     st.stop()
 source = "reports" if report_runs else "trials"
 if trial_runs and report_runs:
-    # the demo, or reports just uploaded (and no trials): the reports first
+    # the demo, reports just uploaded (and no trials), or reports the user's own runs and
+    # trials only bundled samples: the reports first
     focused = state.focused_kinds()
-    reports_first = state.demo() or ("bias_summary" in focused and "bias" not in focused)
+    samples = state.sample_names()
+    own = {kind for kind, named in (("bias", trial_runs), ("bias_summary", report_runs))
+           if any(name not in samples for name in named)}
+    reports_first = state.demo() or ("bias_summary" in focused and "bias" not in focused) \
+        or (not focused and own == {"bias_summary"})
     source = kit.radio("Show", ["trials", "reports"], key=K.SOURCE, horizontal=True,
                        default="reports" if reports_first else "trials",
                        format_func={"trials": f"Trial runs ({len(trial_runs)})",
