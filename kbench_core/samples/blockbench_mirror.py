@@ -316,9 +316,9 @@ def gen1_files(seed: int = 0) -> dict[str, bytes]:
                 answer = _answer(rng, hit, said, newer=False)
                 when = tick()
                 if (detector, sample, prompt) in failed:
+                    # a folder's record names no detector (its sub-folder does)
                     record = _failed_record(sample, detector, GEN1_JUDGE, when, prompt)
-                    for key in ("detector_model",):
-                        record.pop(key)
+                    del record["detector_model"]
                     record["transformed_id"] = sample
                 else:
                     record = _gen1_record(sample, prompt, answer, hit, when)
