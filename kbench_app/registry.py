@@ -160,10 +160,19 @@ class RunRegistry:
         for path in map(Path, paths):
             if path.is_dir():
                 try:
-                    report.added.append(self.add(load_run(path), persist=persist))
-                    self.errors.pop(path.name, None)
+                    run = load_run(path)
                 except RunFormatError as err:
                     report.errors[path.name] = self.errors[path.name] = str(err)
+                    continue
+                self.errors.pop(path.name, None)
+                # a folder already loaded (a workspace that kept it when a session started
+                # with it before) is the same run, never a second save of it
+                existing = self.find_hash(run.content_hash)
+                if existing is not None:
+                    report.duplicates.append(f"{path.name} is already loaded as '{existing}'")
+                    report.existing.append(existing)
+                else:
+                    report.added.append(self.add(run, persist=persist))
                 continue
             try:
                 files.append((path.name, path.read_bytes()))
@@ -173,6 +182,8 @@ class RunRegistry:
         more = self.add_files(files, loader, persist=persist)
         more.errors.update(report.errors)
         more.added[:0] = report.added
+        more.duplicates[:0] = report.duplicates
+        more.existing[:0] = report.existing
         return more
 
     def remove(self, name: str) -> None:
