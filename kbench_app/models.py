@@ -72,7 +72,9 @@ def rank_text(row: pd.Series) -> str:
     from kbench_core.ranking import rank_text as ranked
 
     if pd.isna(row["rank"]):
-        return f"not ranked · {int(row['n_models'])} models in the run"
+        n = int(row["n_models"])
+        return ("not ranked · the run's only model" if n == 1
+                else f"not ranked · {n} models in the run")
     text = ranked([row["rank"]], [row["rank_low"]], [row["rank_high"]])[0]
     note = row.get("rank_note", "")
     return f"rank {text} of {int(row['n_models'])}" + (f" · {note}" if note else "")

@@ -205,3 +205,15 @@ def test_the_newest_results_read_as_the_profile_does(monkeypatch) -> None:
     assert re.fullmatch(r"\d+ \[\d+, \d+\] of 11 · few biases", row["rank_text"])
     published = newest[newest["metric"].astype(str) == "PAS (published)"]
     assert (published["value_ci"] == "").all()  # published: no interval, not "None"
+
+
+def test_a_run_of_one_model_is_not_ranked_in_words() -> None:
+    """A KahneBench fingerprint file holds one model: 'not ranked · 1 models in the run'
+    read wrong on the walkthrough's Models page."""
+    import pandas as pd
+
+    from kbench_app.models import rank_text
+
+    row = pd.Series({"rank": float("nan"), "n_models": 1})
+    assert rank_text(row) == "not ranked · the run's only model"
+    assert rank_text(row.replace(1, 3)) == "not ranked · 3 models in the run"
