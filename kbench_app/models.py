@@ -72,7 +72,9 @@ def rank_text(row: pd.Series) -> str:
     from kbench_core.ranking import rank_text as ranked
 
     if pd.isna(row["rank"]):
-        return f"not ranked · {int(row['n_models'])} models in the run"
+        n = int(row["n_models"])
+        return ("not ranked · the run's only model" if n == 1
+                else f"not ranked · {n} models in the run")
     text = ranked([row["rank"]], [row["rank_low"]], [row["rank_high"]])[0]
     note = row.get("rank_note", "")
     return f"rank {text} of {int(row['n_models'])}" + (f" · {note}" if note else "")
@@ -131,6 +133,32 @@ def profile_view(heads: pd.DataFrame) -> pd.DataFrame:
         "rests on": [rests_on(r, w) for (_, r), w in zip(rows.iterrows(), items.fillna(""),
                                                          strict=True)],
     })
+
+
+def newest_view(latest: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object]]:
+    """The newest-result table (:func:`kbench_core.profile.newest`) for display, as the
+    profile reads: the value beside its interval as text (``[low, high]``, empty where a
+    published value has none), the rank as :func:`rank_text` writes it (interval, models
+    ranked among, the page's marks), short metric names and a label for every column."""
+    from kbench_app.ui import interval_text
+
+    rows = latest.reset_index(drop=True)
+    view = pd.DataFrame({
+        "model": rows["model"].astype(str),
+        "family": rows["family"].astype(str),
+        "configuration": rows["configuration"].fillna("").astype(str),
+        "metric": [SHORT_LABELS.get(m, m) for m in rows["metric"].astype(str)],
+        "value": pd.to_numeric(rows["value"], errors="coerce"),
+        "value_ci": interval_text(rows["value_low"], rows["value_high"]),
+        "rank_text": [rank_text(r).removeprefix("rank ") for _, r in rows.iterrows()],
+        "run": rows["run"].astype(str),
+        "others": rows["others"].fillna("").astype(str)})
+    config: dict[str, object] = {
+        "model": "Model", "family": "Benchmark", "configuration": "Configuration",
+        "metric": "Metric", "value": "Value", "value_ci": "95% CI",
+        "rank_text": "Rank [95%] of the run's models", "run": "Run",
+        "others": "Older runs holding it"}
+    return view, config
 
 
 def accept_joins(aliases: AliasTable, labels: Mapping[str, tuple[str, str]]) -> None:

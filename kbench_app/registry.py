@@ -59,6 +59,8 @@ class LoadReport:
     added: list[str] = field(default_factory=list)
     duplicates: list[str] = field(default_factory=list)
     errors: dict[str, str] = field(default_factory=dict)
+    # the runs the duplicates are already loaded as (what the user meant to look at)
+    existing: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -113,6 +115,7 @@ class RunRegistry:
             existing = self.find_hash(sha)
             if existing is not None:
                 report.duplicates.append(f"{filename} is already loaded as '{existing}'")
+                report.existing.append(existing)
                 continue
             try:
                 run = loader(filename, data)
@@ -137,6 +140,7 @@ class RunRegistry:
         if existing is not None:
             report.duplicates.append(f"these {len(files)} files ({label}) are already loaded "
                                      f"as '{existing}'")
+            report.existing.append(existing)
             return report
         try:
             run = loader(files)
@@ -156,10 +160,19 @@ class RunRegistry:
         for path in map(Path, paths):
             if path.is_dir():
                 try:
-                    report.added.append(self.add(load_run(path), persist=persist))
-                    self.errors.pop(path.name, None)
+                    run = load_run(path)
                 except RunFormatError as err:
                     report.errors[path.name] = self.errors[path.name] = str(err)
+                    continue
+                self.errors.pop(path.name, None)
+                # a folder already loaded (a workspace that kept it when a session started
+                # with it before) is the same run, never a second save of it
+                existing = self.find_hash(run.content_hash)
+                if existing is not None:
+                    report.duplicates.append(f"{path.name} is already loaded as '{existing}'")
+                    report.existing.append(existing)
+                else:
+                    report.added.append(self.add(run, persist=persist))
                 continue
             try:
                 files.append((path.name, path.read_bytes()))
@@ -169,6 +182,8 @@ class RunRegistry:
         more = self.add_files(files, loader, persist=persist)
         more.errors.update(report.errors)
         more.added[:0] = report.added
+        more.duplicates[:0] = report.duplicates
+        more.existing[:0] = report.existing
         return more
 
     def remove(self, name: str) -> None:

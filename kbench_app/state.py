@@ -295,6 +295,7 @@ def add_uploads(registry: RunRegistry, files, progress=None, *,
             continue
         report.added += part.added
         report.duplicates += part.duplicates
+        report.existing += [n for n in part.existing if n not in report.existing]
         report.errors.update(part.errors)
     return report
 

@@ -393,3 +393,22 @@ def test_the_page_offers_partial_where_the_run_grades_it_and_records_its_judge(
     row = kept.iloc[0]
     assert bool(row["target_found"]) and bool(row["partial_found"])
     assert row["drawn_with"] == "majority"
+
+
+def test_the_page_shows_what_the_detector_claimed(monkeypatch) -> None:
+    """A BlockBench answer's findings are on the page as the detector wrote them, so the
+    reviewer can tell whether it found the target (issue-37 walkthrough: the page showed the
+    verdict, confidence and claimed lines only, empty for a target not found)."""
+    from kbench_app import state
+
+    records = ROOT / "tests" / "data" / "formats" / "blockbench_multi_judge_records.json"
+    state._cached_load.clear()
+    at = _page(monkeypatch, f"--no-samples {records}")
+    _sign_in(at, "Ann")
+    assert not at.exception, [e.value for e in at.exception]
+    shown = [d.value for d in at.dataframe if "vulnerability_type_claimed" in d.value]
+    assert shown and list(shown[0].columns) == ["finding_id", "vulnerability_type_claimed",
+                                                "severity_claimed", "location_claimed",
+                                                "description"]
+    assert "classification" not in shown[0].columns  # the reviewer decides, not a judge
+    assert any("The detector's findings" in m.value for m in at.markdown)

@@ -143,6 +143,56 @@ def test_sample_shows_the_evidence_and_every_judge(sample_run) -> None:
     assert (sheet["run_sha256"] == "ab" * 32).all() and (sheet["target_found"] == "").all()
 
 
+def test_the_detector_verdict_is_read_from_a_judge_that_did_not_fail() -> None:
+    """A failed judgement carries no verdict: the evidence reads the detector's verdict and
+    claimed lines from a judge who read the answer, even when the judge first by name failed
+    (the verdict was blank: issue 37 walkthrough, DS mirror, glm-4.7 failed)."""
+    frame = judged(np.array([True, True]), {"a": np.array([True, True]),
+                                            "b": np.array([True, False]),
+                                            "c": np.array([True, False])})
+    frame = frame.astype({"said_vulnerable": object, "target_found": object})
+    frame["claimed_lines"] = [[3, 4], [7]] * 3
+    frame["failed_judgement"] = None
+    failed = (frame["judge"] == "a") & (frame["sample"] == "c0000")
+    frame.loc[failed, ["said_vulnerable", "target_found", "failed_judgement"]] = [
+        None, None, "error: Failed to parse JSON response"]
+    frame.loc[failed, "claimed_lines"] = None
+    drawn = audit.sample(frame, 2, seed=0).set_index("sample")
+    assert drawn.loc["c0000", "detector_verdict"] == "vulnerable"
+    assert list(drawn.loc["c0000", "claimed_lines"]) == [3, 4]
+    assert drawn.loc["c0000", "judges"] == "a: failed; b: found; c: found"
+    assert drawn.loc["c0001", "detector_verdict"] == "vulnerable"
+
+
+def test_the_evidence_shows_the_detectors_findings_and_a_readable_verdict() -> None:
+    """What the reviewer reads of one item: the detector's verdict from a judge who read the
+    answer (the judge first by name failed: it was blank), and the detector's findings as the
+    detector wrote them (claimed type, severity, location, description), without any judge's
+    classification: without them nobody can tell whether the target was found (issue-37
+    walkthrough, DS mirror, Judge audit page)."""
+    import json
+
+    findings = json.dumps([{"finding_id": 0, "vulnerability_type_claimed": "Reentrancy",
+                            "severity_claimed": "high", "location_claimed": "line 12",
+                            "description": "withdraw() calls out before it updates",
+                            "classification": "TARGET_MATCH", "reasoning": "the judge's"}])
+    frame = pd.DataFrame({
+        "sample": "c0", "model": "m", "prompt_type": "direct", "judge": ["a", "b", "c"],
+        "is_vulnerable": True, "said_vulnerable": [None, True, True],
+        "confidence": [None, 0.8, 0.8], "target_found": [None, True, False],
+        "findings": [None, findings, findings.replace("TARGET_MATCH", "HALLUCINATED")],
+        "failed_judgement": ["error: Failed to parse JSON response", None, None]})
+    shown = audit.evidence(frame, ("c0", "m", "direct"))
+    assert shown["detector"]["said_vulnerable"] is True or shown["detector"]["said_vulnerable"]
+    assert shown["detector"]["confidence"] == 0.8
+    claims = shown["findings"]
+    assert claims.to_dict("records") == [{
+        "finding_id": "0", "vulnerability_type_claimed": "Reentrancy",
+        "severity_claimed": "high", "location_claimed": "line 12",
+        "description": "withdraw() calls out before it updates"}]
+    assert shown["judges"]["judge"].tolist() == ["a", "b", "c"]
+
+
 # ------------------------------------------------------------------------------ labels
 
 

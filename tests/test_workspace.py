@@ -325,3 +325,25 @@ def test_a_renamed_saved_run_stays_unread(tmp_path, monkeypatch) -> None:
     assert list(fresh.runs) == ["good", "good (2)"] and reads == []
     assert fresh.runs["good (2)"].name == "good (2)" and fresh.runs["good (2)"].models == ["m1"]
     assert fresh.runs["good (2)"].frame["model"].tolist() == ["m1", "m1"]
+
+
+def test_a_folder_given_at_start_is_saved_once_whatever_the_sessions(tmp_path) -> None:
+    """`kbench app FOLDER --workspace DIR`: every session starts from the command line's
+    files. A BlockBench judge-output folder was saved again by each session (8 page visits:
+    8 copies of the run, listed as 'name (2)' ... 'name (8)' and ranked against each other);
+    a file was not (its bytes' hash met the saved copy)."""
+    from pathlib import Path
+
+    folder = Path(__file__).parent / "data" / "formats" / "blockbench_judge_output"
+    directory = tmp_path / "ws"
+    directory.mkdir()
+    for _ in range(3):  # three sessions, each with its own registry
+        reg = RunRegistry(workspace=Workspace(directory))
+        reg.load_workspace()
+        reg.add_paths([folder])
+        assert len(reg.runs) == 1, list(reg.runs)
+    assert len(list(directory.glob("*.parquet"))) == 1
+    again = RunRegistry(workspace=Workspace(directory))
+    again.load_workspace()
+    report = again.add_paths([folder])
+    assert report.added == [] and report.existing == list(again.runs)

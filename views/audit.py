@@ -91,6 +91,10 @@ with st.container(border=True):
         for name in page.TEXT_FIELDS:
             if name in evidence["detector"] and evidence["detector"][name]:
                 st.text(str(evidence["detector"][name]))  # untrusted text: shown as text
+        claims = evidence.get("findings")
+        if claims is not None and len(claims):
+            st.markdown("**The detector's findings** (as it wrote them)")
+            st.dataframe(claims, hide_index=True, width="stretch")  # a grid shows text
     with right:
         st.markdown(f"**Each judge's decision** (audited: {plain(judge)}, who said "
                     f"**{plain(item['judge_decision'])}**)")

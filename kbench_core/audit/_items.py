@@ -192,8 +192,10 @@ def evidence(judged: pd.DataFrame, item: Sequence[Any]) -> dict[str, Any]:
     """What a reviewer reads about one item: the ground truth, the detector's verdict and
     findings, and each LLM judge's decision and scores (one row per judge).
 
-    Returns ``{"truth": dict, "detector": dict, "judges": DataFrame}``; text stays text (the
-    caller shows it as such).
+    Returns ``{"truth": dict, "detector": dict, "findings": DataFrame, "judges":
+    DataFrame}``: the verdict from a judge who read the answer (not a failed judgement), the
+    findings as the detector wrote them (:func:`_claims`); text stays text (the caller shows
+    it as such).
     """
     judged = item_frame(judged)
     key = dict(zip(ITEM_KEY, map(str, item), strict=True))
@@ -204,7 +206,12 @@ def evidence(judged: pd.DataFrame, item: Sequence[Any]) -> dict[str, Any]:
     rows = rows[rows["judge"].astype(str) != HUMAN]
     if rows.empty:
         raise KeyError(f"no item {key}")
-    first = rows.iloc[0]
+    # the detector's answer as a judge who read it saw it: a failed judgement carries no
+    # verdict, so the first judge by name who did not fail (else the first)
+    failed = (rows["failed_judgement"].notna().to_numpy(bool) if "failed_judgement" in rows
+              else np.zeros(len(rows), dtype=bool))
+    readable = rows.iloc[np.argsort(failed, kind="stable")]
+    first = readable.iloc[0]
     truth = {c: first[c] for c in ("is_vulnerable", "severity", "vuln_type", "true_lines",
                                    "difficulty") if c in rows}
     detector = {c: first[c] for c in ("said_vulnerable", "confidence", "claimed_lines",
@@ -213,5 +220,20 @@ def evidence(judged: pd.DataFrame, item: Sequence[Any]) -> dict[str, Any]:
                            "ava", "fsv", "n_target_match", "n_partial_match", "n_bonus_valid",
                            "n_hallucinated", "claimed_lines", "explanation", "reasoning")
                if c in rows]
-    return {"truth": truth, "detector": detector,
+    return {"truth": truth, "detector": detector, "findings": _claims(readable),
             "judges": rows[columns].reset_index(drop=True)}
+
+
+CLAIM_FIELDS = ("finding_id", "vulnerability_type_claimed", "severity_claimed",
+                "location_claimed", "description")
+
+
+def _claims(rows: pd.DataFrame) -> pd.DataFrame:
+    """The detector's findings as it wrote them (:data:`CLAIM_FIELDS`, text), read from the
+    first of ``rows`` that lists them; no judge's classification or reasoning (the reviewer
+    decides). Empty when no row lists findings."""
+    from kbench_core.vuln.findings import sample_findings
+
+    listed = (rows[rows["findings"].notna()] if "findings" in rows else rows.iloc[:0])
+    found = sample_findings(listed.iloc[:1])
+    return found[[c for c in CLAIM_FIELDS if c in found]].reset_index(drop=True)

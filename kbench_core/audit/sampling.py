@@ -159,7 +159,13 @@ def _evidence_columns(judged: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame
     # judges by name, so that the row order of the run never changes the text
     llm = llm.iloc[np.argsort(llm["judge"].astype(str).to_numpy(), kind="stable")]
     keys = item_keys(llm)
-    first = llm.set_axis(keys)[~keys.duplicated()]
+    # the detector's verdict and claimed lines from the first judge (by name) who read the
+    # answer: a failed judgement carries neither
+    failed = (llm["failed_judgement"].notna().to_numpy(bool) if "failed_judgement" in llm
+              else np.zeros(len(llm), dtype=bool))
+    readable = llm.iloc[np.argsort(failed, kind="stable")]
+    readable_keys = item_keys(readable)
+    first = readable.set_axis(readable_keys)[~readable_keys.duplicated()]
     columns = [c for c in ("is_vulnerable", "severity", "vuln_type", "true_lines", "difficulty",
                            "said_vulnerable", "claimed_lines") if c in first]
     out = first[columns].astype(object).where(first[columns].notna(), None)
