@@ -66,6 +66,8 @@ def supported(table: Any) -> bool:
     schema = table.schema()
     for name in table.columns:
         kind = schema[name]
+        if name in (*_LABELS, *_LINES) and kind.is_integer() and _empty(table, name):
+            continue  # a column with no value (Parquet's null type, read as integers)
         if name in _BOOLS and not kind.is_boolean():
             return False
         if name in _NUMBERS and not kind.is_numeric():
@@ -73,6 +75,11 @@ def supported(table: Any) -> bool:
         if name in (*_LABELS, *_LINES) and not kind.is_string():
             return False
     return True
+
+
+def _empty(table: Any, name: str) -> bool:
+    """Whether the column ``name`` of ``table`` has no value at all (one count)."""
+    return int(table[name].count().to_pyarrow().as_py()) == 0
 
 
 def _lines(col: Any) -> Any:
@@ -91,6 +98,10 @@ def _normalised(table: Any) -> Any:
     from kbench_core.engines.validate import _loader_text
 
     out = {}
+    schema = table.schema()
+    # a label or line list with no value at all, read as integers (supported): text
+    table = table.mutate(**{name: table[name].cast("string") for name in table.columns
+                            if name in (*_LABELS, *_LINES) and schema[name].is_integer()})
     for name in table.columns:
         if name in _LABELS:
             out[name] = _loader_text(table, name, strip=True)
