@@ -166,7 +166,7 @@ def answers(table: Any, *, judge: str | None = None, judges: Sequence[str] | Non
             raise ValueError("consensus needs at least one judge other than 'human'")
         voted = rows.filter(rows["judge"].isin(chosen))
         needed = check_min_votes(min_votes, len(chosen))
-        expr, columns = _majority(voted, chosen, needed, failed_as)
+        expr, columns = _majority(voted, len(chosen), needed, failed_as)
         return Answers(expr, CONSENSUS, tuple(chosen), needed, failed_as, columns)
     if judge not in names:
         raise ValueError(f"judge {judge!r} is not in the frame; judges: "
@@ -185,55 +185,12 @@ def _first(rows: Any, name: str, *, present: bool) -> Any:
     return rows[name].argmin(rows[_PLACE], where=where)
 
 
-# Up to this many voters each judge's value is a column of the item's group-by (a
-# conditional aggregate), voted on and its median taken row-wise as the memory engine does
-# (pairwise votes; the median of three by min and max): no holistic aggregate, no join.
-# More voters: medians by the engine's median and categorical votes by a join.
-_PIVOTED = 3
-
-
-def _pairwise_vote(values: list[Any], needed: int) -> Any:
-    """The value at least ``needed`` of ``values`` (one per voter, missing where it gave
-    none) agree on, when no other value has as many votes; else missing
-    (:func:`kbench_core.agreement.consensus._votes`, judge by judge)."""
-    import ibis
-
-    counts = []
-    for value in values:
-        same = sum(((value == other).fill_null(False).cast("int64") for other in values),
-                   ibis.literal(0).cast("int64"))
-        counts.append(ibis.ifelse(value.isnull(), 0, same))
-    best = counts[0] if len(counts) == 1 else ibis.greatest(*counts)
-    holders = sum(((c == best).cast("int64") for c in counts), ibis.literal(0).cast("int64"))
-    decided = (best >= needed) & (best > 0) & (holders == best)
-    return ibis.cases(*(((c == best) & decided, v) for c, v in zip(counts, values,
-                                                                     strict=True)),
-                      else_=ibis.null(values[0].type()))
-
-
-def _row_median(values: list[Any], low: Any, high: Any, present: Any) -> Any:
-    """The median of up to three values (one per voter, missing where it gave none), as
-    :func:`kbench_core.agreement.consensus._row_median` takes it: one value itself, two
-    their min and max halved, three ``max(min(a, b), min(max(a, b), c))``."""
-    import ibis
-
-    branches = [(present == 1, low), (present == 2, (low + high) / 2)]
-    if len(values) == 3:
-        a, b, c = values
-        middle = ibis.greatest(ibis.least(a, b), ibis.least(ibis.greatest(a, b), c))
-        branches.append((present == 3, middle))
-    return ibis.cases(*branches, else_=ibis.null("float64"))
-
-
-def _majority(rows: Any, voters: list[str], needed: int,
+def _majority(rows: Any, n_voters: int, needed: int,
               failed_as: str) -> tuple[Any, tuple[str, ...]]:
-    """The consensus of ``rows`` (the voters' rows) per item: one group-by on the item key
-    (with more than :data:`_PIVOTED` voters, one more per categorical label, joined back)."""
+    """The consensus of ``rows`` (the voters' rows) per item: one group-by on the item key,
+    and one per voted label (its votes per value), joined back."""
     import ibis
 
-    n_voters = len(voters)
-    pivot = n_voters <= _PIVOTED
-    mine = [rows["judge"] == j for j in voters]
     key = _key(rows)
     cols = set(rows.columns)
     present = ibis.literal(True)
@@ -259,20 +216,7 @@ def _majority(rows: Any, voters: list[str], needed: int,
         if name in REASONING and "target_found" in cols:
             value = ibis.ifelse(rows["target_found"] == True, value,  # noqa: E712
                                 ibis.null("float64"))
-        if not pivot:
-            measures[name] = value.median()
-            continue
-        measures[f"{name}__lo"] = value.min()
-        measures[f"{name}__hi"] = value.max()
-        measures[f"{name}__k"] = value.count()
-        if n_voters == 3:
-            for i, where in enumerate(mine):
-                measures[f"{name}__j{i}"] = value.max(where=where)
-    if pivot:
-        for name in _VOTED:
-            if name in cols:
-                for i, where in enumerate(mine):
-                    measures[f"{name}__j{i}"] = rows[name].max(where=where)
+        measures[name] = value.median()
     items = rows.group_by(key).aggregate(**measures)
     out = {c: items[c] for c in key}
     out["judge"] = ibis.literal(CONSENSUS)
@@ -299,26 +243,13 @@ def _majority(rows: Any, voters: list[str], needed: int,
         if name in cols:
             out[name] = items[name]
     for name in _NUMBERS:
-        if name not in cols:
-            continue
-        if not pivot:
+        if name in cols:
             out[name] = items[name]
-            continue
-        values = ([items[f"{name}__j{i}"] for i in range(n_voters)] if n_voters == 3
-                  else [])
-        out[name] = _row_median(values, items[f"{name}__lo"], items[f"{name}__hi"],
-                                items[f"{name}__k"])
-    if pivot:
-        for name in _VOTED:
-            if name in cols:
-                out[name] = _pairwise_vote([items[f"{name}__j{i}"]
-                                            for i in range(n_voters)], needed)
     out[_PLACE] = items[_PLACE]
     voted = items.select(**out)
-    if not pivot:
-        for name in _VOTED:
-            if name in cols:
-                voted = _join_vote(voted, rows, key, name, needed)
+    for name in _VOTED:
+        if name in cols:
+            voted = _join_vote(voted, rows, key, name, needed)
     columns = tuple(c for c in voted.columns if c != _PLACE)
     return voted, columns
 
@@ -564,9 +495,7 @@ class EngineCells(CellSource):
         self.chosen = chosen
         self.judge = chosen.judge
         self.columns = chosen.columns
-        # the answers' quantities computed once (a temporary table of the engine; Spark:
-        # persisted), every table of the tiers a group-by of them
-        self._q = _quantities(chosen.expr.drop(_PLACE)).cache()
+        self._q = _quantities(chosen.expr.drop(_PLACE))
         self._cells: dict[tuple[str, ...], Any] = {}
         self._samples: dict[tuple[str, ...], list[str]] = {}  # per grouping, coded samples
 
