@@ -287,13 +287,17 @@ def test_metrics_on_duckdb_prints_the_memory_table_from_cells(extra, run_file, c
         raise AssertionError("the answers were fetched")
 
     monkeypatch.setattr(engines.reduce, "typed_rows", refused)
+    monkeypatch.setattr(engines.settings, "JUDGED_CELLS_ROWS", 0)  # cells at any size
     duck = _printed(["metrics", str(path), "--precision", "full", *extra], capsys)
     pd.testing.assert_frame_equal(memory, duck, rtol=1e-9, atol=1e-9)
     assert len(duck) >= 2
 
 
-def test_metrics_on_duckdb_refuses_a_bad_cell_as_the_loader_does(tmp_path, capsys):
+def test_metrics_on_duckdb_refuses_a_bad_cell_as_the_loader_does(tmp_path, capsys,
+                                                                 monkeypatch):
     from kbench_core.cli import main
+
+    monkeypatch.setattr(engines.settings, "JUDGED_CELLS_ROWS", 0)  # cells at any size
 
     frame = awkward_run(n_samples=4)
     frame.loc[3, "confidence"] = 1.5
@@ -318,6 +322,23 @@ def test_metrics_on_duckdb_out_of_memory_names_the_setting(run_file, monkeypatch
         raise MemoryError
 
     monkeypatch.setattr(engine_judged, "main_tables", exhausted)
+    monkeypatch.setattr(engines.settings, "JUDGED_CELLS_ROWS", 0)  # cells at any size
     with pytest.raises(SystemExit) as err:
         main(["metrics", str(path), "--engine", "duckdb"])
     assert "ran out of memory" in str(err.value) and "KBENCH_DUCKDB_MEMORY" in str(err.value)
+
+
+def test_a_small_judged_run_is_fetched_not_summed(run_file, capsys, monkeypatch):
+    """Below ``KBENCH_JUDGED_CELLS_ROWS`` rows (engines.settings) kbench metrics fetches the
+    answers (faster at 1M rows than the cells) and prints the same table."""
+    _, path = run_file
+
+    def refused(*args, **kwargs):
+        raise AssertionError("the cells were summed")
+
+    monkeypatch.setattr(engines.settings, "JUDGED_CELLS_ROWS", 0)
+    cells = _printed(["metrics", str(path), "--precision", "full"], capsys)
+    monkeypatch.undo()
+    monkeypatch.setattr(engine_judged, "main_tables", refused)
+    fetched = _printed(["metrics", str(path), "--precision", "full"], capsys)
+    pd.testing.assert_frame_equal(cells, fetched, rtol=1e-9, atol=1e-9)

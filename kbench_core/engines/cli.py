@@ -49,20 +49,34 @@ def load_all(paths: Sequence[str], *, engine: str | None = None,
     return runs
 
 
+def _parquet_rows(src: object) -> int:
+    """The rows of a source's Parquet files, from their footers (no row read); 0 when a
+    footer cannot be read (the loader then names the problem, as it always has)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        return sum(pq.ParquetFile(f).metadata.num_rows
+                   for f in src.files)  # type: ignore[attr-defined]
+    except (OSError, pa.ArrowException):
+        return 0
+
+
 def judged_main_tables(path: str, *, engine: str | None = None,
                        spark_master: str | None = None, options: dict | None = None,
                        ) -> tuple[object, list, dict] | None:
     """``kbench metrics`` of a judged Parquet source on an engine, from the cells the engine
     sums (``kbench_core.engines.judged.main_tables``: no answer comes back): the run (its
     name and provenance, no frame), the tables and what an export records of the majority.
-    None when the path is not one judged source read by DuckDB or Spark, or its columns are
-    not in their natural Parquet types (the loader reads it, as before)."""
+    None when the path is not one judged source read by DuckDB or Spark, has fewer rows than
+    ``engines.settings.JUDGED_CELLS_ROWS`` (``KBENCH_JUDGED_CELLS_ROWS``: fetched, faster), or
+    its columns are not in their natural Parquet types (the loader reads it, as before)."""
     from pathlib import Path
 
     import pandas as pd
 
     from kbench_core import engines
-    from kbench_core.engines import connect, judged, source
+    from kbench_core.engines import connect, judged, settings, source
 
     chosen = engine or default_engine(path)
     if chosen == "memory":
@@ -72,6 +86,8 @@ def judged_main_tables(path: str, *, engine: str | None = None,
         if len(sources) != 1 or sources[0].kind != "judged":
             return None
         (src,) = sources
+        if _parquet_rows(src) < settings.JUDGED_CELLS_ROWS:
+            return None  # small enough to fetch: faster than the cells (engines.settings)
         backend = connect(chosen, spark_master=spark_master)  # type: ignore[arg-type]
         if not judged.supported(source.open_table(backend, src)):
             return None
