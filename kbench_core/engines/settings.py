@@ -16,6 +16,6 @@ SPARK_MEMORY = os.environ.get("KBENCH_SPARK_MEMORY") or None
 # A judged Parquet run of fewer rows than this is fetched and finished in memory by `kbench
 # metrics` (the loader's limits apply); from this many rows on, its tiers are computed from
 # the cells the engine sums (engines.judged). At 1M judged rows through DuckDB the fetch took
-# 6.8 s and 0.8 GiB, the cells 92 s and 1.1 GiB (load 5-8), and the fetch is refused past
+# 8.5 s and 0.74 GiB, the cells 36-92 s and 1.1-1.2 GiB (load 5-8); the fetch is refused past
 # the loader's decompressed-size limit (about 4.7M rows): the crossover is not measured yet.
 JUDGED_CELLS_ROWS = int(os.environ.get("KBENCH_JUDGED_CELLS_ROWS", "3000000"))
