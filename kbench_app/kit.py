@@ -305,14 +305,16 @@ def focused_kinds() -> set[str]:
 def open_runs(title: str | None, kinds: Sequence[str], *, key: str, empty: str,
               resets: Sequence[str] = (), single: bool = False,
               eligible: Callable[[dict[str, Run]], dict[str, Run]] | None = None,
-              none_eligible: str = "", container: Any = None) -> PageRuns:
+              none_eligible: str = "", container: Any = None,
+              prefer: Callable[[Run], bool] | None = None) -> PageRuns:
     """The opening every family page shares.
 
     Writes ``title`` (when given); stops with ``empty`` when no run of ``kinds`` is loaded (or
     ``none_eligible`` when ``eligible`` keeps none of them); warns about runs the link names
     that are not loaded; offers the runs (several, combined as one frame with clashing model
     names told apart, or one when ``single``); stops with a hint when none is chosen. A new
-    choice of runs forgets the widgets in ``resets``.
+    choice of runs forgets the widgets in ``resets``. ``prefer`` (a ``single`` picker): of
+    the runs it would open on, the first it is true of (a run the page can draw more of).
     """
     if title:
         st.title(title)
@@ -330,7 +332,11 @@ def open_runs(title: str | None, kinds: Sequence[str], *, key: str, empty: str,
     urlstate.warn_missing_runs([*runs, *state.gone_names()], key)
     names = _focus_first(list(runs), key, resets, single)
     if single:
-        chosen = [select("Run", names, key=key, default=_default_runs(names)[0],
+        first = _default_runs(names)
+        if prefer is not None:  # only runs whose rows read (a damaged save is named later)
+            readable = state.registry().usable(first)
+            first = [n for n in first if n in readable and prefer(readable[n])] or first
+        chosen = [select("Run", names, key=key, default=first[0],
                          resets=resets, container=container)]
     else:
         chosen = multiselect(
