@@ -78,6 +78,30 @@ def labels_of(run: Run) -> Labels:
     return Labels(audit.labels_frame(rows), (), False)
 
 
+def with_reviewers(run: Run) -> tuple[Run, int]:
+    """``run`` as the Judge agreement page compares its judges: with the reviewers' labels
+    of the judge audit (the workspace's, or this session's) as the judge ``human``
+    (:func:`kbench_core.audit.as_human_judge`), unless the run has ``human`` labels of its
+    own; and how many items they label. The run returned is a view: its ``meta`` names the
+    labels (``audit_labels``, ``audit_labels_sha256``), so cached results and exports tell it
+    apart from the run without them."""
+    from kbench_core.agreement import HUMAN
+
+    frame = run.frame
+    if HUMAN in set(map(str, frame["judge"].unique())):
+        return run, 0
+    labels = labels_of(run)
+    if labels.frame.empty:
+        return run, 0
+    human = audit.as_human_judge(frame, labels.frame)
+    if human.empty:
+        return run, 0
+    combined = pd.concat([frame, human], ignore_index=True)
+    combined["judge"] = combined["judge"].astype(str).astype("category")
+    meta = {**run.meta, "audit_labels": len(human), "audit_labels_sha256": labels.digest}
+    return Run(run.name, run.kind, combined, meta, run.warnings), len(human)
+
+
 def add_labels(run: Run, rows: Sequence[dict[str, object]], *, reviewer: str) -> None:
     """Keep new labels: appended to this session's file in the workspace, or to the
     session's list."""
