@@ -136,6 +136,21 @@ class Family:
         to the repository, or absolute); :func:`format_section` reads it.
     page : PageInfo, optional
         Where the app shows it.
+    weighted : bool
+        The engines' finish keeps the reduced table with its counts as weights instead of
+        repeating its rows (the main table reads ``engines.reduce.COUNT`` as weights: bias).
+    not_read : tuple of str
+        Canonical columns the family's metrics, figures and tables never read: they stay in
+        the engine (``engines.reduce.read_columns``).
+    schema_only : bool
+        The family's metrics read nothing beyond its schema's columns, so a column a file
+        adds stays in the engine too (a judged run's tiers read the ``difficulty`` a reader
+        adds: not schema-only).
+    suspect_rows : callable, optional
+        :attr:`rules` as an engine predicate: ``suspect_rows(absent, said, columns)`` gives
+        the boolean Ibis expression of the rows a rule may reject (None: no rule applies to
+        these ``columns``), built from ``absent(name)`` (the value is missing) and
+        ``said(name, word)`` (the label is ``word``) (``engines.validate``).
     """
 
     kind: str
@@ -155,6 +170,11 @@ class Family:
     sample: Callable[[Path, int], Sequence[Path]] | None = None
     format_doc: str | Path | None = None
     page: PageInfo | None = None
+    weighted: bool = False
+    not_read: tuple[str, ...] = ()
+    schema_only: bool = False
+    suspect_rows: Callable[[Callable[[str], Any], Callable[[str, str], Any], set[str]],
+                           Any] | None = None
 
     def __post_init__(self) -> None:
         if self.kind != self.spec.kind:

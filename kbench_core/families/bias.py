@@ -376,6 +376,15 @@ def _catalog() -> list[Item]:
     ]
 
 
+def _suspect_rows(absent: Any, said: Any, columns: set[str]) -> Any:
+    """:func:`_rules` as the engines' predicate: a treatment row without an intensity, a
+    debiasing row without a method."""
+    if "condition" not in columns:
+        return None
+    return ((said("condition", "treatment") & absent("intensity"))
+            | (said("condition", "debiasing") & absent("method")))
+
+
 def _sample(directory: Path, seed: int) -> list[Path]:
     """The bundled sample run ``sample_data/bias.csv`` (planted effects, known in closed
     form)."""
@@ -401,6 +410,9 @@ FAMILY = Family(
     catalog=_catalog, unavailable=_unavailable, rules=_rules, notes=_notes,
     key_where_given=True, sample_files=("bias.csv",), sample=_sample,
     format_doc="docs/formats.md",
+    # the engines: the counts are weights; no text, id or timing column leaves the engine
+    weighted=True, not_read=("id", "trial", "prompt", "response", "answer", "response_ms"),
+    schema_only=True, suspect_rows=_suspect_rows,
     page=PageInfo("views/bias.py", "Cognitive biases", "bias_runs",
                   extra={SOURCE_KEY: "trials"},
                   dependent=("bias_models", "bias_categories", "bias_biases"),

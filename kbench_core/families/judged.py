@@ -525,6 +525,13 @@ def _rules(columns: Mapping[str, Any], frame: pd.DataFrame, add) -> None:
 # ------------------------------------------------------------------------------ replication
 
 
+def _suspect_rows(absent: Any, said: Any, columns: set[str]) -> Any:
+    """:func:`_rules` as the engines' predicate: a label left empty needs a failed
+    judgement's reason."""
+    return ((absent("said_vulnerable") | absent("target_found"))
+            & absent("failed_judgement"))
+
+
 def _sample(directory: Path, seed: int) -> list[Path]:
     """The bundled sample run ``sample_data/judged.csv`` (planted effects, known in closed
     form)."""
@@ -543,7 +550,7 @@ FAMILY = Family(
                                "prompt_type", "sample", "answers",
                                headline="target_found_vulnerable"),  # TDR: the headline
     per_item=_per_item, lower_is_better=_lower(), catalog=_catalog, rules=_rules,
-    sample_files=("judged.csv",), sample=_sample,
+    sample_files=("judged.csv",), sample=_sample, suspect_rows=_suspect_rows,
     format_doc="docs/formats.md",
     page=PageInfo("views/vuln.py", "Vulnerability detection", "vuln_runs",
                   dependent=("vuln_models", "vuln_judge", "vuln_drill_model",

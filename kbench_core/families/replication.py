@@ -231,6 +231,14 @@ def _catalog() -> list[Item]:
     ]
 
 
+def _suspect_rows(absent: Any, said: Any, columns: set[str]) -> Any:
+    """:func:`_rules` as the engines' predicate: an effect without its test type."""
+    if not {"human_effect", "test_type"} <= columns:
+        return None
+    has_effect = ~absent("human_effect") | ~absent("agent_effect")
+    return has_effect & absent("test_type")
+
+
 def _sample(directory: Path, seed: int) -> list[Path]:
     """The bundled sample run ``sample_data/replication.csv`` (planted effects, known in closed
     form)."""
@@ -246,7 +254,7 @@ FAMILY = Family(
     comparison=CompareDefaults((("|agent d − human d|", "abs_diff"),), "study", "study", "tests"),
     per_item=_per_item, lower_is_better=frozenset({"abs_diff"}),
     catalog=_catalog, rules=_rules, notes=_notes, sample_files=("replication.csv",), sample=_sample,
-    format_doc="docs/formats.md",
+    suspect_rows=_suspect_rows, format_doc="docs/formats.md",
     page=PageInfo("views/replication.py", "Replication", "rep_runs", dependent=("rep_models",),
                   icon=":material/compare_arrows:", url="replication", order=20),
 )

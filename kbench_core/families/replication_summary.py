@@ -115,6 +115,13 @@ def _catalog() -> list[Item]:
     ]
 
 
+def _suspect_rows(absent: Any, said: Any, columns: set[str]) -> Any:
+    """:func:`_rules` as the engines' predicate: a finding row needs its score and tests."""
+    if "finding" not in columns:
+        return None
+    return ~absent("finding") & (absent("finding_score") | absent("n_tests"))
+
+
 def _sample(directory: Path, seed: int) -> list[Path]:
     """The bundled sample run ``sample_data/replication_summary.csv`` (planted means)."""
     from kbench_core.samples._common import write_csv
@@ -128,7 +135,7 @@ FAMILY = Family(
     spec=REPLICATION_SUMMARY, catalog=_catalog, rules=_rules,
     aliases={"config": "model", "study_id": "study", "pas_raw": "pas",
              "total_tokens": "tokens", "total_cost": "cost"},
-    sample_files=("replication_summary.csv",), sample=_sample,
+    sample_files=("replication_summary.csv",), sample=_sample, suspect_rows=_suspect_rows,
     format_doc="docs/formats.md",
     page=PageInfo("views/replication.py", "Replication", "rep_summary_run", single=True,
                   icon=":material/compare_arrows:", url="replication", order=20),
