@@ -136,6 +136,11 @@ class Family:
         to the repository, or absolute); :func:`format_section` reads it.
     page : PageInfo, optional
         Where the app shows it.
+    detection_order : int
+        The family's place among the built-in families (the modules of
+        :mod:`kbench_core.families`, found, not listed): a file's kind is the first family in
+        this order whose signature it matches. A family added with ``register`` comes after
+        them, in the order of registration.
     weighted : bool
         The engines' finish keeps the reduced table with its counts as weights instead of
         repeating its rows (the main table reads ``engines.reduce.COUNT`` as weights: bias).
@@ -170,6 +175,7 @@ class Family:
     sample: Callable[[Path, int], Sequence[Path]] | None = None
     format_doc: str | Path | None = None
     page: PageInfo | None = None
+    detection_order: int = 100
     weighted: bool = False
     not_read: tuple[str, ...] = ()
     schema_only: bool = False

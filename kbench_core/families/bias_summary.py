@@ -141,6 +141,7 @@ def _sample(directory: Path, seed: int) -> list[Path]:
 
 FAMILY = Family(
     kind="bias_summary", title="Cognitive biases (fingerprint reports)", spec=BIAS_SUMMARY,
+    detection_order=50,
     # a report has one BMS per bias: the biases are the units, paired by bias
     item_key=("bias",),
     comparison=CompareDefaults((("BMS (as reported)", "bms"),), "bias", None, "biases"),

@@ -543,6 +543,7 @@ def _sample(directory: Path, seed: int) -> list[Path]:
 
 FAMILY = Family(
     kind="judged", title="Vulnerability detection", spec=JUDGED,
+    detection_order=10,  # before bias: a judged file may also carry a score column
     item_key=("sample", "prompt_type"),
     comparison=CompareDefaults((("correct verdict", "correct"),
                                 ("TDR (target found, vulnerable samples)",

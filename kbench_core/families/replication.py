@@ -250,6 +250,7 @@ def _sample(directory: Path, seed: int) -> list[Path]:
 
 FAMILY = Family(
     kind="replication", title="Replication (per-test)", spec=REPLICATION,
+    detection_order=20,  # before bias: a replication file may also carry a score column
     item_key=("study", "finding", "test"),
     comparison=CompareDefaults((("|agent d − human d|", "abs_diff"),), "study", "study", "tests"),
     per_item=_per_item, lower_is_better=frozenset({"abs_diff"}),

@@ -132,6 +132,7 @@ def _sample(directory: Path, seed: int) -> list[Path]:
 
 FAMILY = Family(
     kind="replication_summary", title="Replication (published results)",
+    detection_order=30,
     spec=REPLICATION_SUMMARY, catalog=_catalog, rules=_rules,
     aliases={"config": "model", "study_id": "study", "pas_raw": "pas",
              "total_tokens": "tokens", "total_cost": "cost"},
