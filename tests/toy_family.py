@@ -22,7 +22,6 @@ from kbench_core.calibration import calibration_by, reliability_by
 from kbench_core.catalog import Item, one
 from kbench_core.families import CompareDefaults, Family, PageInfo
 from kbench_core.figures.calibration import reliability_diagram
-from kbench_core.samples import write_csv
 from kbench_core.schema import Column, KindSpec, unit_column
 from kbench_core.stats import wilson_by
 
@@ -105,10 +104,6 @@ def sample_frame(seed: int = 0, n_questions: int = 60) -> pd.DataFrame:
     return pd.concat(rows, ignore_index=True)
 
 
-def _sample(directory: Path, seed: int) -> list[Path]:
-    return [write_csv(Path(directory) / SAMPLE, sample_frame(seed))]
-
-
 def _per_item(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(correct=frame["correct"].astype(float))
 
@@ -118,7 +113,7 @@ FAMILY = Family(
     kind=KIND, title="Toy multiple choice", spec=SPEC, item_key=("question",),
     comparison=CompareDefaults((("correct answer", "correct"),), "question", None, "questions"),
     per_item=_per_item, lower_is_better=frozenset({"brier"}), catalog=_catalog,
-    sample_files=(SAMPLE,), sample=_sample, format_doc=HERE / "toy_family.md",
+    sample_files=(SAMPLE,), sample_frame=sample_frame, format_doc=HERE / "toy_family.md",
     page=PageInfo(str(HERE / "toy_page.py"), "Toy multiple choice", RUN_KEY,
                   dependent=(MODELS_KEY,), icon=":material/quiz:", url="toy-mcq", order=90),
 )

@@ -126,10 +126,15 @@ class Family:
         The key applies only to rows that have it (bias rows are keyed by ``id`` when given).
     sample_files : tuple of str
         The bundled synthetic sample run(s), under ``sample_data/``.
+    sample_frame : callable, optional
+        ``seed -> frame``: the family's synthetic sample run (planted effects known in closed
+        form), the frame of its one sample file; :meth:`write_sample` writes it with
+        ``samples.write_csv`` and the tests read it.
     sample : callable, optional
         ``(directory, seed) -> list[Path]``: writes :attr:`sample_files` into ``directory``
-        (``python -m kbench_core.samples`` calls it; ``samples.write_csv`` writes a frame as
-        kbench reads it). Required when :attr:`sample_files` is given.
+        (``python -m kbench_core.samples`` calls it through :meth:`write_sample`), for a
+        family whose sample is not one frame; else :attr:`sample_frame` is written. One of
+        the two is required when :attr:`sample_files` is given.
     format_doc : str or Path, optional
         The Markdown file documenting this kind's columns, holding a section headed
         ``## `<kind>` ...`` with one ``| `column` |`` table row per column (a path relative
@@ -173,6 +178,7 @@ class Family:
     key_where_given: bool = False
     sample_files: tuple[str, ...] = ()
     sample: Callable[[Path, int], Sequence[Path]] | None = None
+    sample_frame: Callable[[int], pd.DataFrame] | None = None
     format_doc: str | Path | None = None
     page: PageInfo | None = None
     detection_order: int = 100
@@ -185,6 +191,20 @@ class Family:
     def __post_init__(self) -> None:
         if self.kind != self.spec.kind:
             raise ValueError(f"family {self.kind!r} carries the spec of {self.spec.kind!r}")
+
+    def write_sample(self, directory: str | Path, seed: int = 0) -> list[Path]:
+        """Write :attr:`sample_files` into ``directory``: :attr:`sample`, else the frame of
+        :attr:`sample_frame` as the one sample file (``samples.write_csv``). A
+        ``ValueError`` names the family when it has neither."""
+        if self.sample is not None:
+            return [Path(p) for p in self.sample(Path(directory), seed)]
+        if self.sample_frame is None or len(self.sample_files) != 1:
+            raise ValueError(f"family {self.kind!r} names sample files "
+                             f"{list(self.sample_files)} but registers no sample writer "
+                             "(a sample_frame for one file, or a sample)")
+        from kbench_core.samples._common import write_csv
+
+        return [write_csv(Path(directory) / self.sample_files[0], self.sample_frame(seed))]
 
     def matches(self, columns: Iterable[str]) -> bool:
         """Whether a table with these column names (aliases applied) is of this kind."""

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -385,13 +384,12 @@ def _suspect_rows(absent: Any, said: Any, columns: set[str]) -> Any:
             | (said("condition", "debiasing") & absent("method")))
 
 
-def _sample(directory: Path, seed: int) -> list[Path]:
-    """The bundled sample run ``sample_data/bias.csv`` (planted effects, known in closed
-    form)."""
-    from kbench_core.samples._common import write_csv
+def _sample_frame(seed: int) -> pd.DataFrame:
+    """The frame of the bundled sample run ``sample_data/bias.csv`` (planted effects, known in
+    closed form)."""
     from kbench_core.samples.bias import bias_trials
 
-    return [write_csv(Path(directory) / "bias.csv", bias_trials(seed=seed))]
+    return bias_trials(seed=seed)
 
 
 FAMILY = Family(
@@ -409,7 +407,7 @@ FAMILY = Family(
                                "susceptibility", "unknown_rate", "missing_confidence_rate",
                                "calibration_error", "metacognitive_gap"}),
     catalog=_catalog, unavailable=_unavailable, rules=_rules, notes=_notes,
-    key_where_given=True, sample_files=("bias.csv",), sample=_sample,
+    key_where_given=True, sample_files=("bias.csv",), sample_frame=_sample_frame,
     format_doc="docs/formats.md",
     # the engines: the counts are weights; no text, id or timing column leaves the engine
     weighted=True, not_read=("id", "trial", "prompt", "response", "answer", "response_ms"),

@@ -6,7 +6,6 @@ Tables in :mod:`kbench_core.bias_reports`; the page is ``views/bias.py`` (report
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -130,13 +129,12 @@ def _catalog() -> list[Item]:
     ]
 
 
-def _sample(directory: Path, seed: int) -> list[Path]:
-    """The bundled sample run ``sample_data/bias_summary.csv`` (planted effects, known in closed
-    form)."""
-    from kbench_core.samples._common import write_csv
+def _sample_frame(seed: int) -> pd.DataFrame:
+    """The frame of the bundled sample run ``sample_data/bias_summary.csv`` (planted effects,
+    known in closed form)."""
     from kbench_core.samples.bias import bias_reports
 
-    return [write_csv(Path(directory) / "bias_summary.csv", bias_reports())]  # closed form: no seed
+    return bias_reports()  # closed form: no seed
 
 
 FAMILY = Family(
@@ -148,7 +146,7 @@ FAMILY = Family(
     per_item=lambda frame: frame,
     lower_is_better=frozenset({"bms", "susceptibility", "mean_bms", "unknown_rate",
                                "cas_error", "metacognitive_gap"}),
-    catalog=_catalog, sample_files=("bias_summary.csv",), sample=_sample,
+    catalog=_catalog, sample_files=("bias_summary.csv",), sample_frame=_sample_frame,
     format_doc="docs/formats.md",
     page=PageInfo("views/bias.py", "Cognitive biases", "bias_report_runs",
                   extra={SOURCE_KEY: "reports"}, dependent=("bias_report_models",),

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -532,13 +531,12 @@ def _suspect_rows(absent: Any, said: Any, columns: set[str]) -> Any:
             & absent("failed_judgement"))
 
 
-def _sample(directory: Path, seed: int) -> list[Path]:
-    """The bundled sample run ``sample_data/judged.csv`` (planted effects, known in closed
-    form)."""
-    from kbench_core.samples._common import write_csv
+def _sample_frame(seed: int) -> pd.DataFrame:
+    """The frame of the bundled sample run ``sample_data/judged.csv`` (planted effects, known in
+    closed form)."""
     from kbench_core.samples.judged import judged_samples
 
-    return [write_csv(Path(directory) / "judged.csv", judged_samples(seed=seed))]
+    return judged_samples(seed=seed)
 
 
 FAMILY = Family(
@@ -551,7 +549,7 @@ FAMILY = Family(
                                "prompt_type", "sample", "answers",
                                headline="target_found_vulnerable"),  # TDR: the headline
     per_item=_per_item, lower_is_better=_lower(), catalog=_catalog, rules=_rules,
-    sample_files=("judged.csv",), sample=_sample, suspect_rows=_suspect_rows,
+    sample_files=("judged.csv",), sample_frame=_sample_frame, suspect_rows=_suspect_rows,
     format_doc="docs/formats.md",
     page=PageInfo("views/vuln.py", "Vulnerability detection", "vuln_runs",
                   dependent=("vuln_models", "vuln_judge", "vuln_drill_model",

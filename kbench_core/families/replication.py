@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -239,13 +238,12 @@ def _suspect_rows(absent: Any, said: Any, columns: set[str]) -> Any:
     return has_effect & absent("test_type")
 
 
-def _sample(directory: Path, seed: int) -> list[Path]:
-    """The bundled sample run ``sample_data/replication.csv`` (planted effects, known in closed
-    form)."""
-    from kbench_core.samples._common import write_csv
+def _sample_frame(seed: int) -> pd.DataFrame:
+    """The frame of the bundled sample run ``sample_data/replication.csv`` (planted effects,
+    known in closed form)."""
     from kbench_core.samples.replication import replication_tests
 
-    return [write_csv(Path(directory) / "replication.csv", replication_tests(seed=seed))]
+    return replication_tests(seed=seed)
 
 
 FAMILY = Family(
@@ -254,8 +252,8 @@ FAMILY = Family(
     item_key=("study", "finding", "test"),
     comparison=CompareDefaults((("|agent d − human d|", "abs_diff"),), "study", "study", "tests"),
     per_item=_per_item, lower_is_better=frozenset({"abs_diff"}),
-    catalog=_catalog, rules=_rules, notes=_notes, sample_files=("replication.csv",), sample=_sample,
-    suspect_rows=_suspect_rows, format_doc="docs/formats.md",
+    catalog=_catalog, rules=_rules, notes=_notes, sample_files=("replication.csv",),
+    sample_frame=_sample_frame, suspect_rows=_suspect_rows, format_doc="docs/formats.md",
     page=PageInfo("views/replication.py", "Replication", "rep_runs", dependent=("rep_models",),
                   icon=":material/compare_arrows:", url="replication", order=20),
 )

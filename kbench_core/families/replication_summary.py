@@ -8,7 +8,6 @@ The leaderboard is :func:`kbench_core.replication.summary_leaderboard`; the page
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -122,12 +121,12 @@ def _suspect_rows(absent: Any, said: Any, columns: set[str]) -> Any:
     return ~absent("finding") & (absent("finding_score") | absent("n_tests"))
 
 
-def _sample(directory: Path, seed: int) -> list[Path]:
-    """The bundled sample run ``sample_data/replication_summary.csv`` (planted means)."""
-    from kbench_core.samples._common import write_csv
+def _sample_frame(seed: int) -> pd.DataFrame:
+    """The frame of the bundled sample run ``sample_data/replication_summary.csv`` (planted
+    means)."""
     from kbench_core.samples.replication import replication_summary
 
-    return [write_csv(Path(directory) / "replication_summary.csv", replication_summary(seed=seed))]
+    return replication_summary(seed=seed)
 
 
 FAMILY = Family(
@@ -136,7 +135,8 @@ FAMILY = Family(
     spec=REPLICATION_SUMMARY, catalog=_catalog, rules=_rules,
     aliases={"config": "model", "study_id": "study", "pas_raw": "pas",
              "total_tokens": "tokens", "total_cost": "cost"},
-    sample_files=("replication_summary.csv",), sample=_sample, suspect_rows=_suspect_rows,
+    sample_files=("replication_summary.csv",), sample_frame=_sample_frame,
+    suspect_rows=_suspect_rows,
     format_doc="docs/formats.md",
     page=PageInfo("views/replication.py", "Replication", "rep_summary_run", single=True,
                   icon=":material/compare_arrows:", url="replication", order=20),
