@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from kbench_core.catalog import RELIABILITY_PAGE, Item, split_pages
+from kbench_core.families._agreement import AgreementOptions
 from kbench_core.families._base import CompareDefaults, Family, Options, PageInfo
 from kbench_core.schema import (
     FINDING_COUNTS,
@@ -25,10 +26,9 @@ from kbench_core.schema import (
     unit_column,
 )
 
-__all__ = ["FAMILY", "MAJORITY", "ConsensusOptions", "TierOptions", "check_judges",
-           "default_judge", "difficulty_tdr", "fixed_versions", "judge_views", "leaderboard",
-           "leaderboard_groups",
-           "majority_provenance"]
+__all__ = ["FAMILY", "MAJORITY", "AgreementOptions", "ConsensusOptions", "TierOptions",
+           "check_judges", "default_judge", "difficulty_tdr", "fixed_versions", "judge_views",
+           "leaderboard", "leaderboard_groups", "majority_provenance"]
 
 MAJORITY = "majority"  # = kbench_core.agreement.CONSENSUS (not imported: agreement is lazy)
 
@@ -556,47 +556,3 @@ FAMILY = Family(
                              "vuln_drill_sample", "vuln_voters", "vuln_min_votes"),
                   icon=":material/security:", url="vulnerability", order=30),
 )
-
-
-# ------------------------------------------------------------------------ judge agreement
-
-
-@dataclass(frozen=True)
-class AgreementOptions(Options):
-    """The options of the Judge agreement page as it sets them and an export records them.
-
-    ``label`` is the judged column compared; ``weights`` the κ weights of ordered labels
-    (``"none"``, ``"linear"``, ``"quadratic"``); ``bootstrap`` gives Krippendorff's α its
-    interval; ``min_votes`` is what the consensus needs (None: a strict majority of its
-    ``judges``, empty: every LLM judge); ``failed_as`` what a failed judgement counts as in the
-    coefficients of the found labels and in the consensus (``"missing"``, or ``"not_found"``:
-    BlockBench's convention). :meth:`summarize`, :meth:`label_agreement` and :meth:`consensus`
-    give the keyword arguments of :func:`kbench_core.agreement.summarize`,
-    ``agreement_by_label`` and ``judge_tiers`` / ``consensus_leaderboard``.
-    """
-
-    label: str = "target_found"
-    weights: Literal["none", "linear", "quadratic"] = "none"
-    bootstrap: bool = False
-    min_votes: int | None = None
-    judges: tuple[str, ...] = ()
-    failed_as: Literal["missing", "not_found"] = "missing"
-
-    def summarize(self) -> dict[str, Any]:
-        """Keyword arguments of :func:`kbench_core.agreement.summarize` (after the label)."""
-        return dict(weights=None if self.weights == "none" else self.weights,
-                    ci="bootstrap" if self.bootstrap else None, failed_as=self.failed_as)
-
-    def label_agreement(self) -> dict[str, Any]:
-        """Keyword arguments of :func:`kbench_core.agreement.agreement_by_label`."""
-        return dict(ci_alpha="bootstrap" if self.bootstrap else None,
-                    failed_as=self.failed_as)
-
-    def consensus(self) -> dict[str, Any]:
-        """Keyword arguments of :func:`kbench_core.agreement.judge_tiers` and
-        :func:`kbench_core.agreement.consensus_leaderboard`."""
-        return dict(judges=list(self.judges) or None, min_votes=self.min_votes,
-                    failed_as=self.failed_as)
-
-
-__all__ += ["AgreementOptions"]
