@@ -158,9 +158,9 @@ def _built_sections(run: Run, options: Mapping[str, Any] | None,
 def profile_table(runs: Sequence[Run]) -> pd.DataFrame | None:
     """The headline rows of the profile of ``runs`` (:mod:`kbench_core.profile`) when they
     span several benchmark families, else None (one family: its own leaderboard says it)."""
-    from kbench_core.profile import FAMILY_OF, headline_rows, profile
+    from kbench_core.profile import benchmark_of, headline_rows, profile
 
-    if len({FAMILY_OF[r.kind] for r in runs if r.kind in FAMILY_OF}) < 2:
+    if len({benchmark_of(r.kind) for r in runs} - {None}) < 2:
         return None
     table = headline_rows(profile(runs))
     return table[[c for c in table.columns if c not in ("kind", "source")]]

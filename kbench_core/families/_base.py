@@ -12,10 +12,13 @@ from typing import TYPE_CHECKING, Any, Self
 import pandas as pd
 
 if TYPE_CHECKING:  # only for annotations
+    import plotly.graph_objects as go
+
     from kbench_core.catalog import Item
+    from kbench_core.io import Run
     from kbench_core.schema import KindSpec
 
-__all__ = ["CompareDefaults", "Family", "Options", "PageInfo", "Rule"]
+__all__ = ["CompareDefaults", "Family", "Options", "PageInfo", "Profile", "Rule"]
 
 Rule = Callable[[Mapping[str, Any], pd.DataFrame, Callable[..., None]], None]
 
@@ -89,6 +92,38 @@ class PageInfo:
 
 
 @dataclass(frozen=True)
+class Profile:
+    """A run kind's rows in the cross-benchmark profile (``kbench profile``, the Models page;
+    :func:`kbench_core.profile.profile`).
+
+    ``rows(run) -> (rows, n_models, judge)``: one row per model and metric, made with
+    :func:`kbench_core.profile.metric_rows` from the family's own leaderboard (so the profile
+    never disagrees with the page), the number of models the run ranks among and the judge
+    whose verdicts the rows count (else ""). ``metrics``: ``(metric, label, short label)``
+    of every metric the rows may hold, in the order a model's rows are listed (the label
+    for the full table, the short one for the Models page's compact table); ``headline``:
+    the one a card shows first. ``benchmark``: the benchmark family the kind belongs to
+    (trial runs and published reports of one benchmark are one family), ``title`` its name
+    on the Models page; ``configurations``: the run's model ids may be configurations
+    (``model · prompt version``, :meth:`kbench_core.aliases.AliasTable.join`). ``card(run,
+    raw_ids) -> figure or None``: the figure the Models page shows for one model (its ids
+    in the run), drawn by the family's own figure function on its rows."""
+
+    benchmark: str
+    title: str
+    metrics: tuple[tuple[str, str, str], ...]
+    headline: str
+    rows: Callable[[Run], tuple[pd.DataFrame, int, str]]
+    configurations: bool = False
+    card: Callable[[Run, frozenset[str]], go.Figure | None] | None = None
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """``{metric: label}`` in :attr:`metrics` order."""
+        return {metric: label for metric, label, _ in self.metrics}
+
+
+@dataclass(frozen=True)
 class Family:
     """One run kind (``docs/formats.md``) and everything kbench does with it.
 
@@ -141,6 +176,8 @@ class Family:
         to the repository, or absolute); :func:`format_section` reads it.
     page : PageInfo, optional
         Where the app shows it.
+    profile : Profile, optional
+        Its rows in the cross-benchmark profile (``kbench profile``, the Models page).
     detection_order : int
         The family's place among the built-in families (the modules of
         :mod:`kbench_core.families`, found, not listed): a file's kind is the first family in
@@ -181,6 +218,7 @@ class Family:
     sample_frame: Callable[[int], pd.DataFrame] | None = None
     format_doc: str | Path | None = None
     page: PageInfo | None = None
+    profile: Profile | None = None
     detection_order: int = 100
     weighted: bool = False
     not_read: tuple[str, ...] = ()

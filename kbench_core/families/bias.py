@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
 
 from kbench_core.catalog import Item, one
-from kbench_core.families._base import CompareDefaults, Family, Options, PageInfo
+from kbench_core.families._base import CompareDefaults, Family, Options, PageInfo, Profile
 from kbench_core.kahne.grain import (  # (the refusal lives below compare; named here too)
     PER_BIAS_ONLY,
     TRIAL_GRAIN_REFUSED,
@@ -22,6 +22,9 @@ from kbench_core.kahne.grain import (  # (the refusal lives below compare; named
     trial_grain_refusal,
 )
 from kbench_core.schema import CONDITIONS, INTENSITIES, METHOD_KINDS, Column, KindSpec, unit_column
+
+if TYPE_CHECKING:
+    from kbench_core.io import Run
 
 __all__ = ["EFFECT_CONDITION", "FAMILY", "PER_BIAS_ONLY", "TRIAL_GRAIN_REFUSED",
            "FingerprintOptions", "TrialGrainRefused", "bias_effects", "per_item",
@@ -375,6 +378,36 @@ def _catalog() -> list[Item]:
     ]
 
 
+def _profile_rows(run: Run) -> tuple[pd.DataFrame, int, str]:
+    """The profile's row of a bias run (``kbench_core.profile``): the susceptibility of
+    :func:`susceptibility_table` and its rank interval."""
+    from kbench_core import compare, kahne
+    from kbench_core.profile import marks, metric_rows
+
+    fingerprint = kahne.fingerprint(run.frame, **FingerprintOptions().fingerprint())
+    board = susceptibility_table(fingerprint)
+    ranks = None
+    table = fingerprint.biases[["model", "bias", "bms"]].dropna()
+    wide = table.pivot_table(index="bias", columns="model", values="bms", aggfunc="first",
+                             observed=True)
+    if len(wide.columns) >= 2 and wide.notna().all(axis=1).any():
+        # the same call and the same biases as susceptibility_table's rank_text (one BMS per
+        # model and bias: the family's cluster, the bias, is the item itself)
+        used = table[table["bias"].isin(wide.index[wide.notna().all(axis=1)])]
+        ranked = compare.rank_intervals(used, "bms", item="bias", lower_is_better=True,
+                                        cluster=FAMILY.comparison.cluster)
+        renormalised = ranked["model"].map(board.set_index(board["model"].astype(str))[
+            "n_renormalised"]).fillna(0).to_numpy() > 0
+        ranks = ranked[["model", "rank", "rank_low", "rank_high"]].assign(
+            rank_note=marks(("few biases", ranked["few_items"]),
+                             ("renormalised", renormalised)))
+    items = [f"the {k:,} biases every model has (rank interval: bootstrap over them)"
+             for k in board["n_biases"]]
+    return metric_rows(board, "susceptibility", low="susceptibility_low",
+                 high="susceptibility_high", n="n_biases", ranks=ranks,
+                 items=items), len(board), ""
+
+
 def _suspect_rows(absent: Any, said: Any, columns: set[str]) -> Any:
     """:func:`_rules` as the engines' predicate: a treatment row without an intensity, a
     debiasing row without a method."""
@@ -412,6 +445,10 @@ FAMILY = Family(
     # the engines: the counts are weights; no text, id or timing column leaves the engine
     weighted=True, not_read=("id", "trial", "prompt", "response", "answer", "response_ms"),
     schema_only=True, suspect_rows=_suspect_rows,
+    profile=Profile("bias", "Cognitive biases",
+                    (("susceptibility", "Susceptibility: mean BMS (kbench)",
+                      "susceptibility (mean BMS)"),),
+                    "susceptibility", _profile_rows),
     page=PageInfo("views/bias.py", "Cognitive biases", "bias_runs",
                   extra={SOURCE_KEY: "trials"},
                   dependent=("bias_models", "bias_categories", "bias_biases"),

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
 
 from kbench_core.catalog import RELIABILITY_PAGE, Item, split_pages
 from kbench_core.families._agreement import AgreementOptions
-from kbench_core.families._base import CompareDefaults, Family, Options, PageInfo
+from kbench_core.families._base import CompareDefaults, Family, Options, PageInfo, Profile
 from kbench_core.schema import (
     FINDING_COUNTS,
     SEVERITIES,
@@ -25,6 +25,9 @@ from kbench_core.schema import (
     KindSpec,
     unit_column,
 )
+
+if TYPE_CHECKING:
+    from kbench_core.io import Run
 
 __all__ = ["FAMILY", "MAJORITY", "AgreementOptions", "ConsensusOptions", "TierOptions",
            "check_judges", "default_judge", "difficulty_tdr", "fixed_versions", "judge_views",
@@ -524,6 +527,20 @@ def _rules(columns: Mapping[str, Any], frame: pd.DataFrame, add) -> None:
 # ------------------------------------------------------------------------------ replication
 
 
+def _profile_rows(run: Run) -> tuple[pd.DataFrame, int, str]:
+    """The profile's rows of a judged run (:func:`kbench_core.vuln.profile.profile_rows`):
+    the majority of several judges, else the one judge, under bootstrapped tier options."""
+    from kbench_core.vuln.profile import profile_rows
+
+    views = judge_views(run.frame)
+    if not views:
+        return pd.DataFrame(), 0, ""
+    judge, rows = views[0]
+    return profile_rows(rows, judge, tier_options=TierOptions(bootstrap=True).tiers(),
+                        leaderboard=leaderboard, item_key=FAMILY.item_key or (),
+                        cluster=FAMILY.comparison.cluster)  # type: ignore[union-attr]
+
+
 def _suspect_rows(absent: Any, said: Any, columns: set[str]) -> Any:
     """:func:`_rules` as the engines' predicate: a label left empty needs a failed
     judgement's reason."""
@@ -550,6 +567,10 @@ FAMILY = Family(
                                headline="target_found_vulnerable"),  # TDR: the headline
     per_item=_per_item, lower_is_better=_lower(), catalog=_catalog, rules=_rules,
     sample_files=("judged.csv",), sample_frame=_sample_frame, suspect_rows=_suspect_rows,
+    profile=Profile("vulnerability", "Vulnerability detection",
+                    (("tdr", "Target detection rate (TDR)", "TDR"),
+                     ("sui", "Security Understanding Index (SUI)", "SUI")),
+                    "tdr", _profile_rows),
     format_doc="docs/formats.md",
     page=PageInfo("views/vuln.py", "Vulnerability detection", "vuln_runs",
                   dependent=("vuln_models", "vuln_judge", "vuln_drill_model",

@@ -14,10 +14,11 @@ import numpy as np
 import pandas as pd
 
 from kbench_core.catalog import Item
-from kbench_core.families._base import CompareDefaults, Family, Options, PageInfo
+from kbench_core.families._base import CompareDefaults, Family, Options, PageInfo, Profile
 from kbench_core.schema import TEST_TYPES, Column, KindSpec, unit_column
 
 if TYPE_CHECKING:
+    from kbench_core.io import Run
     from kbench_core.replication import PasResult
 
 __all__ = ["FAMILY", "ReplicationOptions", "ecs_tables", "pas_models", "pas_result",
@@ -230,6 +231,24 @@ def _catalog() -> list[Item]:
     ]
 
 
+def _profile_rows(run: Run) -> tuple[pd.DataFrame, int, str]:
+    """The profile's rows of replication tests (``kbench_core.profile``): ECS and PAS of the
+    page's tables, ranked by value (no rank bootstrap of these, so no rank interval)."""
+    from kbench_core.profile import metric_rows, point_ranks
+
+    options = ReplicationOptions()
+    ecs = ecs_tables(run.frame, options=options)["overall"]
+    pas = pas_models(pas_result(run.frame, options=options))
+    rows = [metric_rows(ecs, "ecs", low="ecs_low", high="ecs_high", n="n",
+                  ranks=point_ranks(ecs, "ecs"),
+                  items="the model's tests (ranked by value; no rank interval)")]
+    if len(pas):
+        rows.append(metric_rows(pas, "pas", low="pas_low", high="pas_high", n="n",
+                          ranks=point_ranks(pas, "pas"),
+                          items="the model's findings (ranked by value; no rank interval)"))
+    return pd.concat(rows, ignore_index=True), int(run.frame["model"].nunique()), ""
+
+
 def _suspect_rows(absent: Any, said: Any, columns: set[str]) -> Any:
     """:func:`_rules` as the engines' predicate: an effect without its test type."""
     if not {"human_effect", "test_type"} <= columns:
@@ -254,6 +273,9 @@ FAMILY = Family(
     per_item=_per_item, lower_is_better=frozenset({"abs_diff"}),
     catalog=_catalog, rules=_rules, notes=_notes, sample_files=("replication.csv",),
     sample_frame=_sample_frame, suspect_rows=_suspect_rows, format_doc="docs/formats.md",
+    profile=Profile("replication", "Replication of human studies",
+                    (("ecs", "ECS (kbench)", "ECS"), ("pas", "PAS (kbench)", "PAS")),
+                    "ecs", _profile_rows, configurations=True),
     page=PageInfo("views/replication.py", "Replication", "rep_runs", dependent=("rep_models",),
                   icon=":material/compare_arrows:", url="replication", order=20),
 )

@@ -8,14 +8,17 @@ The leaderboard is :func:`kbench_core.replication.summary_leaderboard`; the page
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from kbench_core.catalog import Item, heat_pages
-from kbench_core.families._base import Family, PageInfo
+from kbench_core.families._base import Family, PageInfo, Profile
 from kbench_core.schema import Column, KindSpec, unit_column
+
+if TYPE_CHECKING:
+    from kbench_core.io import Run
 
 __all__ = ["FAMILY"]
 
@@ -114,6 +117,47 @@ def _catalog() -> list[Item]:
     ]
 
 
+def _profile_rows(run: Run) -> tuple[pd.DataFrame, int, str]:
+    """The profile's rows of published results (``kbench_core.profile``): the published
+    configuration PAS and ECS and the means of the per-study values, from
+    :func:`kbench_core.replication.summary_leaderboard`; the rank on the row of the metric
+    it ranks (``ranked_by``)."""
+    from kbench_core import replication
+    from kbench_core.profile import marks, metric_rows
+
+    if not len(replication.study_rows(run.frame)):
+        return pd.DataFrame(), 0, ""
+    board = replication.summary_leaderboard(run.frame)
+    board = board.assign(rank_note=marks(("few studies", board["few_items"].fillna(False))))
+    studies = board["n_pas"].fillna(0).astype(int)
+    ranked_on = "; rank interval: bootstrap over the studies every configuration has"
+    rows = []
+    for metric, low, high, n, items in (
+            ("config_pas", None, None, "n_pas", "as published"),
+            ("config_ecs", None, None, "n_ecs", "as published"),
+            ("mean_study_pas", "mean_study_pas_low", "mean_study_pas_high", "n_pas",
+             "the configuration's {} studies"),
+            ("mean_study_ecs", "mean_study_ecs_low", "mean_study_ecs_high", "n_ecs",
+             "the configuration's studies with an ECS")):
+        if not board[metric].notna().any():
+            continue
+        # A rank only beside the statistic it ranks (the leaderboard's ranked_by)
+        ranked = board[board["ranked_by"] == metric]
+        texts = [items.format(k) + (ranked_on if by == metric else "")
+                 for k, by in zip(studies, board["ranked_by"], strict=True)]
+        rows.append(metric_rows(board, metric, low=low, high=high, n=n, items=texts,
+                          ranks=ranked[["model", "rank", "rank_low", "rank_high",
+                                        "rank_note"]]))
+    if (board["ranked_by"] == "shared_study_pas").any():
+        ranked = board[board["ranked_by"] == "shared_study_pas"]
+        rows.append(metric_rows(ranked, "shared_study_pas", n="n_pas",
+                          items="the studies every ranked configuration has (rank interval: "
+                                "bootstrap over them)",
+                          ranks=ranked[["model", "rank", "rank_low", "rank_high",
+                                        "rank_note"]]))
+    return pd.concat(rows, ignore_index=True), len(board), ""
+
+
 def _suspect_rows(absent: Any, said: Any, columns: set[str]) -> Any:
     """:func:`_rules` as the engines' predicate: a finding row needs its score and tests."""
     if "finding" not in columns:
@@ -138,6 +182,15 @@ FAMILY = Family(
     sample_files=("replication_summary.csv",), sample_frame=_sample_frame,
     suspect_rows=_suspect_rows,
     format_doc="docs/formats.md",
+    profile=Profile(
+        "replication", "Replication of human studies",
+        (("config_pas", "PAS (published)", "PAS (published)"),
+         ("config_ecs", "ECS (published)", "ECS (published)"),
+         ("mean_study_pas", "Mean of per-study PAS", "mean study PAS"),
+         ("mean_study_ecs", "Mean of per-study ECS", "mean study ECS"),
+         ("shared_study_pas", "Mean PAS over the studies every ranked configuration has",
+          "mean PAS, shared studies")),
+        "config_pas", _profile_rows, configurations=True),
     page=PageInfo("views/replication.py", "Replication", "rep_summary_run", single=True,
                   icon=":material/compare_arrows:", url="replication", order=20),
 )
