@@ -23,13 +23,13 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from kbench_core.families._base import CompareDefaults, Family, Options, PageInfo, Rule
+from kbench_core.families._base import CompareDefaults, Family, Options, PageInfo, Profile, Rule
 
 if TYPE_CHECKING:  # only for annotations: the catalog and the schema import the registry
     from kbench_core.catalog import Item
     from kbench_core.schema import KindSpec
 
-__all__ = ["CompareDefaults", "Family", "Options", "PageInfo", "Rule", "all_families",
+__all__ = ["CompareDefaults", "Family", "Options", "PageInfo", "Profile", "Rule", "all_families",
            "detect", "format_section", "get", "is_registered", "items_for", "kinds",
            "lower_is_better", "main_table", "pages", "register", "sample_files", "spec",
            "unavailable", "unregister"]

@@ -36,6 +36,8 @@ from kbench_core.schema import (
 )
 
 if TYPE_CHECKING:
+    import plotly.graph_objects as go
+
     from kbench_core.io import Run
 
 __all__ = ["FAMILY", "MAJORITY", "AgreementOptions", "ConsensusOptions", "TierOptions",
@@ -398,6 +400,25 @@ def _profile_rows(run: Run) -> tuple[pd.DataFrame, int, str]:
                         cluster=FAMILY.comparison.cluster)  # type: ignore[union-attr]
 
 
+def _card(run: Run, raws: frozenset[str]) -> go.Figure | None:
+    """The Models page's figure of one detector (``raws``: its ids in the run): the SUI tier
+    bars of its answers, as the run's first view (the majority, else the one judge) shows
+    them."""
+    from kbench_core import vuln
+    from kbench_core.figures import vuln as vuln_figures
+
+    views = judge_views(run.frame)
+    if not views:
+        return None
+    judge, rows = views[0]
+    rows = rows[rows["model"].astype(str).isin(raws)]
+    options = TierOptions()
+    tiers = vuln.tiers(rows, **options.tiers())
+    return vuln_figures.tier_leaderboard(
+        tiers, vuln.sui_contributions(tiers, sui_weights=options.weights()),
+        title=f"SUI and what it is made of ({judge})")
+
+
 def _suspect_rows(absent: Any, said: Any, columns: set[str]) -> Any:
     """:func:`_rules` as the engines' predicate: a label left empty needs a failed
     judgement's reason."""
@@ -427,7 +448,7 @@ FAMILY = Family(
     profile=Profile("vulnerability", "Vulnerability detection",
                     (("tdr", "Target detection rate (TDR)", "TDR"),
                      ("sui", "Security Understanding Index (SUI)", "SUI")),
-                    "tdr", _profile_rows),
+                    "tdr", _profile_rows, card=_card),
     format_doc="docs/formats.md",
     page=PageInfo("views/vuln.py", "Vulnerability detection", "vuln_runs",
                   dependent=("vuln_models", "vuln_judge", "vuln_drill_model",

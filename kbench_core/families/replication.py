@@ -18,6 +18,8 @@ from kbench_core.families._base import CompareDefaults, Family, Options, PageInf
 from kbench_core.schema import TEST_TYPES, Column, KindSpec, unit_column
 
 if TYPE_CHECKING:
+    import plotly.graph_objects as go
+
     from kbench_core.io import Run
     from kbench_core.replication import PasResult
 
@@ -249,6 +251,18 @@ def _profile_rows(run: Run) -> tuple[pd.DataFrame, int, str]:
     return pd.concat(rows, ignore_index=True), int(run.frame["model"].nunique()), ""
 
 
+def _card(run: Run, raws: frozenset[str]) -> go.Figure | None:
+    """The Models page's figure of one model (``raws``: its ids in the run): the effect
+    scatter of its tests."""
+    from kbench_core import replication
+    from kbench_core.figures import replication as rep_figures
+
+    mine = run.frame[run.frame["model"].astype(str).isin(raws)]
+    if not len(mine):
+        return None
+    return rep_figures.effect_scatter(replication.scatter_points(mine), replication.ecs(mine))
+
+
 def _suspect_rows(absent: Any, said: Any, columns: set[str]) -> Any:
     """:func:`_rules` as the engines' predicate: an effect without its test type."""
     if not {"human_effect", "test_type"} <= columns:
@@ -275,7 +289,7 @@ FAMILY = Family(
     sample_frame=_sample_frame, suspect_rows=_suspect_rows, format_doc="docs/formats.md",
     profile=Profile("replication", "Replication of human studies",
                     (("ecs", "ECS (kbench)", "ECS"), ("pas", "PAS (kbench)", "PAS")),
-                    "ecs", _profile_rows, configurations=True),
+                    "ecs", _profile_rows, configurations=True, card=_card),
     page=PageInfo("views/replication.py", "Replication", "rep_runs", dependent=("rep_models",),
                   icon=":material/compare_arrows:", url="replication", order=20),
 )

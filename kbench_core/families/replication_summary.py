@@ -18,6 +18,8 @@ from kbench_core.families._base import Family, PageInfo, Profile
 from kbench_core.schema import Column, KindSpec, unit_column
 
 if TYPE_CHECKING:
+    import plotly.graph_objects as go
+
     from kbench_core.io import Run
 
 __all__ = ["FAMILY"]
@@ -158,6 +160,27 @@ def _profile_rows(run: Run) -> tuple[pd.DataFrame, int, str]:
     return pd.concat(rows, ignore_index=True), len(board), ""
 
 
+def _card(run: Run, raws: frozenset[str]) -> go.Figure | None:
+    """The Models page's figure of one model (``raws``: its ids in the run): the study heat
+    table of its configurations (two or more, named by prompt version; one configuration
+    is a one-column heat table the profile table says better)."""
+    from kbench_core import replication
+    from kbench_core.aliases import split_configuration
+    from kbench_core.figures import replication as rep_figures
+
+    mine = run.frame[run.frame["model"].astype(str).isin(raws)]
+    studies = replication.study_rows(mine)
+    if not len(studies) or "pas" not in studies or not studies["pas"].notna().any():
+        return None
+    # one model's configurations: named by their prompt version alone, the model once in
+    # the title (its raw id three ways abbreviated on one axis said nothing more)
+    named = studies["model"].astype(str).map(lambda raw: split_configuration(raw)[1] or raw)
+    if named.nunique() < 2:
+        return None
+    return rep_figures.study_heatmap(studies.assign(model=named), value="pas",
+                                     unit="configuration", title="Published PAS per study")
+
+
 def _suspect_rows(absent: Any, said: Any, columns: set[str]) -> Any:
     """:func:`_rules` as the engines' predicate: a finding row needs its score and tests."""
     if "finding" not in columns:
@@ -190,7 +213,7 @@ FAMILY = Family(
          ("mean_study_ecs", "Mean of per-study ECS", "mean study ECS"),
          ("shared_study_pas", "Mean PAS over the studies every ranked configuration has",
           "mean PAS, shared studies")),
-        "config_pas", _profile_rows, configurations=True),
+        "config_pas", _profile_rows, configurations=True, card=_card),
     page=PageInfo("views/replication.py", "Replication", "rep_summary_run", single=True,
                   icon=":material/compare_arrows:", url="replication", order=20),
 )
