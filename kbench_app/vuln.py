@@ -11,11 +11,12 @@ import streamlit as st
 
 from kbench_app import cache
 from kbench_app.ui import decimals_format, interval_text, shown, table_config
-from kbench_core import families, vuln
+from kbench_core import vuln
 from kbench_core.agreement import judge_rows
-from kbench_core.families.judged import (
+from kbench_core.families.judged import (  # Keys: the page's widget keys, written once there
     MAJORITY,
     ConsensusOptions,
+    Keys,
     TierOptions,
     difficulty_tdr,
     fixed_versions,
@@ -28,35 +29,6 @@ from kbench_core.io import Run
 from kbench_core.ranking import rank_interval_text
 from kbench_core.select import labels_in
 from kbench_core.text import count_noun
-
-# The run picker and the widgets a new run clears are named by the family's page entry
-# (kbench_core.families.judged), read here, not repeated; the majority vote's controls
-# (voters, minimum votes) are kbench_app.agreement.MAJORITY_KEYS, read from it too.
-_PAGE = families.get("judged").page
-assert _PAGE is not None
-
-
-class Keys:
-    """The page's widget keys (also the names of its link parameters)."""
-
-    RUNS = _PAGE.run_key
-    MODELS, JUDGE, DRILL_MODEL, DRILL_SAMPLE = _PAGE.dependent[:4]
-    SPLIT = "vuln_split"
-    PARTIAL = "vuln_partial"
-    SEVERITY = "vuln_severity"
-    ZERO = "vuln_zero"
-    BOOTSTRAP = "vuln_bootstrap"
-    WEIGHT = "vuln_w_"  # + the SUI component
-    WEIGHTS_RESET = "vuln_w_reset"
-    BINNING = "vuln_binning"
-    BINS = "vuln_bins"
-    RELIABILITY_PROMPT = "vuln_rel_prompt"
-    PROMPT_METRIC = "vuln_prompt_metric"
-    DRILL_SEARCH = "vuln_drill_search"
-    DRILL_PROMPT = "vuln_drill_prompt"
-    COMPARE = "vuln_cmp"
-    RUN_GROUP = "vuln_run_group"
-
 
 TOGETHER = "all"  # the run-group choice that ranks every chosen run in one leaderboard
 BOOTSTRAP_BY_DEFAULT_ROWS = 100_000  # larger runs bootstrap on request (seconds, not instant)

@@ -28,9 +28,18 @@ from kbench_core.stats import wilson_by
 HERE = Path(__file__).resolve().parent
 KIND = "toy_mcq"
 SAMPLE = "toy_mcq.csv"
-# The page's widget keys, written once: the page reads them from FAMILY.page.
-RUN_KEY = "toy_mcq_runs"
-MODELS_KEY = "toy_mcq_models"
+
+
+class Keys:
+    """The page's widget keys, written once: the page reads them from FAMILY.page.keys."""
+
+    RUNS = "toy_mcq_runs"
+    MODELS = "toy_mcq_models"
+    TABLE = "toy_mcq_accuracy"
+    CHART = "toy_mcq_chart"
+
+
+RUN_KEY, MODELS_KEY = Keys.RUNS, Keys.MODELS
 
 # 1. the columns (with the family, not in schema.py)
 SPEC = KindSpec(
@@ -114,6 +123,7 @@ FAMILY = Family(
     comparison=CompareDefaults((("correct answer", "correct"),), "question", None, "questions"),
     per_item=_per_item, lower_is_better=frozenset({"brier"}), catalog=_catalog,
     sample_files=(SAMPLE,), sample_frame=sample_frame, format_doc=HERE / "toy_family.md",
-    page=PageInfo(str(HERE / "toy_page.py"), "Toy multiple choice", RUN_KEY,
-                  dependent=(MODELS_KEY,), icon=":material/quiz:", url="toy-mcq", order=90),
+    page=PageInfo(str(HERE / "toy_page.py"), "Toy multiple choice", Keys.RUNS,
+                  dependent=(Keys.MODELS,), icon=":material/quiz:", url="toy-mcq", order=90,
+                  keys=Keys),
 )

@@ -78,7 +78,9 @@ class PageInfo:
     absolute for a family defined outside it) and its menu title, icon, URL path and place;
     the widget state that selects the run there (a list of runs, or one run when
     ``single``), widget values to set with it, and the widgets that depend on the run
-    (cleared when another run is selected). The page reads these keys from here."""
+    (cleared when another run is selected); ``keys``, the page's ``Keys`` class: every
+    widget key of the page (also the names of its link parameters), each written once, the
+    ones above among them. The page reads its keys from here."""
 
     path: str
     title: str
@@ -89,6 +91,7 @@ class PageInfo:
     icon: str = ":material/insights:"
     url: str = ""
     order: int = 50  # place in the menu (families sharing a page share it)
+    keys: type | None = None
 
 
 @dataclass(frozen=True)

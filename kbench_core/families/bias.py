@@ -33,6 +33,38 @@ __all__ = ["EFFECT_CONDITION", "FAMILY", "PER_BIAS_ONLY", "TRIAL_GRAIN_REFUSED",
 # The Cognitive biases page's switch between trial runs and report runs (both kinds set it).
 SOURCE_KEY = "bias_source"
 
+
+class Keys:
+    """The Cognitive biases page's widget keys (also the names of its link parameters), of
+    its trials (this family) and its fingerprint reports (``bias_summary``) alike; both
+    families' page entries name theirs from here."""
+
+    SOURCE = SOURCE_KEY
+    RUNS = "bias_runs"
+    MODELS = "bias_models"
+    CATEGORIES = "bias_categories"
+    BIASES = "bias_biases"
+    CAP = "bias_cap"
+    STD = "bias_std"
+    RELATIVE = "bias_relative"
+    THRESHOLD = "bias_threshold"
+    BOOTSTRAP = "bias_bootstrap"
+    CURVE_BIAS = "bias_curve_bias"
+    CURVE_Y = "bias_curve_y"
+    HEAT_ROWS = "bias_heat_rows"
+    HEAT_MODEL = "bias_heat_model"
+    HEAT_BIAS = "bias_heat_bias"
+    DRILL_MODEL = "bias_drill_model"
+    DRILL_BIAS = "bias_drill_bias"
+    DRILL_SEARCH = "bias_drill_search"
+    COMPARE = "bias_cmp"
+    REPORT_RUNS = "bias_report_runs"
+    REPORT_MODELS = "bias_report_models"
+    REPORT_CURVE = "bias_report_curve"
+    REPORT_HEAT_MODEL = "bias_report_heat_model"
+    REPORT_MITIGATION_MODEL = "bias_report_mit_model"
+    REPORT_COMPARE = "bias_report_cmp"
+
 # The condition label of the per-bias rows :func:`per_item` adds for comparisons.
 EFFECT_CONDITION = "treatment − control"
 
@@ -449,8 +481,8 @@ FAMILY = Family(
                     (("susceptibility", "Susceptibility: mean BMS (kbench)",
                       "susceptibility (mean BMS)"),),
                     "susceptibility", _profile_rows),
-    page=PageInfo("views/bias.py", "Cognitive biases", "bias_runs",
-                  extra={SOURCE_KEY: "trials"},
-                  dependent=("bias_models", "bias_categories", "bias_biases"),
-                  icon=":material/psychology:", url="biases", order=10),
+    page=PageInfo("views/bias.py", "Cognitive biases", Keys.RUNS,
+                  extra={Keys.SOURCE: "trials"},
+                  dependent=(Keys.MODELS, Keys.CATEGORIES, Keys.BIASES),
+                  icon=":material/psychology:", url="biases", order=10, keys=Keys),
 )

@@ -12,7 +12,7 @@ import pandas as pd
 
 from kbench_core.catalog import Item, one
 from kbench_core.families._base import CompareDefaults, Family, PageInfo, Profile
-from kbench_core.families.bias import SOURCE_KEY
+from kbench_core.families.bias import Keys
 from kbench_core.schema import INTENSITIES, Column, KindSpec, unit_column
 
 if TYPE_CHECKING:
@@ -184,7 +184,7 @@ FAMILY = Family(
          ("published_susceptibility", "Susceptibility (published)",
           "susceptibility (published)")),
         "mean_bms", _profile_rows),
-    page=PageInfo("views/bias.py", "Cognitive biases", "bias_report_runs",
-                  extra={SOURCE_KEY: "reports"}, dependent=("bias_report_models",),
-                  icon=":material/psychology:", url="biases", order=10),
+    page=PageInfo("views/bias.py", "Cognitive biases", Keys.REPORT_RUNS,
+                  extra={Keys.SOURCE: "reports"}, dependent=(Keys.REPORT_MODELS,),
+                  icon=":material/psychology:", url="biases", order=10, keys=Keys),
 )

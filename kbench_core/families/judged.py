@@ -40,9 +40,40 @@ if TYPE_CHECKING:
 
     from kbench_core.io import Run
 
-__all__ = ["FAMILY", "MAJORITY", "AgreementOptions", "ConsensusOptions", "TierOptions",
+__all__ = ["FAMILY", "MAJORITY", "AgreementOptions", "ConsensusOptions", "Keys", "TierOptions",
            "check_judges", "default_judge", "difficulty_tdr", "fixed_versions", "judge_views",
            "leaderboard", "leaderboard_groups", "majority_provenance"]
+
+
+class Keys:
+    """The Vulnerability detection page's widget keys (also the names of its link
+    parameters); the family's page entry names its own from here, and the majority vote's
+    controls (``VOTERS``, ``MIN_VOTES``, ``FAILED_AS``) are the Judge agreement kit's
+    ``MAJORITY_KEYS``."""
+
+    RUNS = "vuln_runs"
+    MODELS = "vuln_models"
+    JUDGE = "vuln_judge"
+    DRILL_MODEL = "vuln_drill_model"
+    DRILL_SAMPLE = "vuln_drill_sample"
+    VOTERS = "vuln_voters"
+    MIN_VOTES = "vuln_min_votes"
+    FAILED_AS = "vuln_failed_as"
+    SPLIT = "vuln_split"
+    PARTIAL = "vuln_partial"
+    SEVERITY = "vuln_severity"
+    ZERO = "vuln_zero"
+    BOOTSTRAP = "vuln_bootstrap"
+    WEIGHT = "vuln_w_"  # + the SUI component
+    WEIGHTS_RESET = "vuln_w_reset"
+    BINNING = "vuln_binning"
+    BINS = "vuln_bins"
+    RELIABILITY_PROMPT = "vuln_rel_prompt"
+    PROMPT_METRIC = "vuln_prompt_metric"
+    DRILL_SEARCH = "vuln_drill_search"
+    DRILL_PROMPT = "vuln_drill_prompt"
+    COMPARE = "vuln_cmp"
+    RUN_GROUP = "vuln_run_group"
 
 
 
@@ -450,8 +481,8 @@ FAMILY = Family(
                      ("sui", "Security Understanding Index (SUI)", "SUI")),
                     "tdr", _profile_rows, card=_card),
     format_doc="docs/formats.md",
-    page=PageInfo("views/vuln.py", "Vulnerability detection", "vuln_runs",
-                  dependent=("vuln_models", "vuln_judge", "vuln_drill_model",
-                             "vuln_drill_sample", "vuln_voters", "vuln_min_votes"),
-                  icon=":material/security:", url="vulnerability", order=30),
+    page=PageInfo("views/vuln.py", "Vulnerability detection", Keys.RUNS,
+                  dependent=(Keys.MODELS, Keys.JUDGE, Keys.DRILL_MODEL, Keys.DRILL_SAMPLE,
+                             Keys.VOTERS, Keys.MIN_VOTES),
+                  icon=":material/security:", url="vulnerability", order=30, keys=Keys),
 )

@@ -23,8 +23,27 @@ if TYPE_CHECKING:
     from kbench_core.io import Run
     from kbench_core.replication import PasResult
 
-__all__ = ["FAMILY", "ReplicationOptions", "ecs_tables", "pas_models", "pas_result",
+__all__ = ["FAMILY", "Keys", "ReplicationOptions", "ecs_tables", "pas_models", "pas_result",
            "pas_study_grid"]
+
+
+class Keys:
+    """The Replication page's widget keys (also the names of its link parameters), of its
+    tests (this family) and its published results (``replication_summary``) alike; both
+    families' page entries name theirs from here."""
+
+    RUNS = "rep_runs"
+    MODELS = "rep_models"
+    WEIGHTING = "rep_weighting"
+    NORMALIZE = "rep_normalize"
+    CI = "rep_ci"
+    FINDING_WEIGHTS = "rep_finding_weights"
+    POOLING = "rep_pooling"
+    COLOR = "rep_color"
+    PANELS = "rep_panels"
+    COMPARE = "rep_cmp"
+    SUMMARY_RUN = "rep_summary_run"
+    SUMMARY_METRIC = "rep_summary_metric"
 
 ECS_LEVELS = ("overall", "domain", "study")
 
@@ -290,6 +309,6 @@ FAMILY = Family(
     profile=Profile("replication", "Replication of human studies",
                     (("ecs", "ECS (kbench)", "ECS"), ("pas", "PAS (kbench)", "PAS")),
                     "ecs", _profile_rows, configurations=True, card=_card),
-    page=PageInfo("views/replication.py", "Replication", "rep_runs", dependent=("rep_models",),
-                  icon=":material/compare_arrows:", url="replication", order=20),
+    page=PageInfo("views/replication.py", "Replication", Keys.RUNS, dependent=(Keys.MODELS,),
+                  icon=":material/compare_arrows:", url="replication", order=20, keys=Keys),
 )

@@ -15,6 +15,7 @@ import pandas as pd
 
 from kbench_core.catalog import Item, heat_pages
 from kbench_core.families._base import Family, PageInfo, Profile
+from kbench_core.families.replication import Keys
 from kbench_core.schema import Column, KindSpec, unit_column
 
 if TYPE_CHECKING:
@@ -214,6 +215,6 @@ FAMILY = Family(
          ("shared_study_pas", "Mean PAS over the studies every ranked configuration has",
           "mean PAS, shared studies")),
         "config_pas", _profile_rows, configurations=True, card=_card),
-    page=PageInfo("views/replication.py", "Replication", "rep_summary_run", single=True,
-                  icon=":material/compare_arrows:", url="replication", order=20),
+    page=PageInfo("views/replication.py", "Replication", Keys.SUMMARY_RUN, single=True,
+                  icon=":material/compare_arrows:", url="replication", order=20, keys=Keys),
 )
