@@ -736,9 +736,10 @@ def reliability_by(frame: pd.DataFrame, by: str | tuple[str, ...] | list[str], *
 def calibration_by(frame: pd.DataFrame, by: str | tuple[str, ...] | list[str], *,
                    confidence: str = "confidence", correct: str = "correct",
                    n_bins: int = 10, strategy: Strategy = "uniform",
-                   level: float = 0.95) -> pd.DataFrame:
+                   level: float = 0.95, name: str = "accuracy") -> pd.DataFrame:
     """One row per group: the ``by`` columns, ``n`` (complete answers), ``mean_confidence``,
-    ``accuracy`` with its Wilson interval (``accuracy_low``/``accuracy_high``, ``level``),
+    the share right ``<name>`` (default ``accuracy``) with its Wilson interval
+    (``<name>_low``/``<name>_high``, ``level``: the shared helpers' one convention),
     ``ece``, ``ece_l2_debiased``, ``mce`` and ``brier`` — each the value :func:`ece`,
     :func:`ece_l2_debiased`, :func:`mce` and :func:`brier` give for that group's answers
     alone, computed for every group in one pass. ECE, MCE and Brier have no standard analytic
@@ -758,8 +759,8 @@ def calibration_by(frame: pd.DataFrame, by: str | tuple[str, ...] | list[str], *
     out = keys.copy()
     out["n"] = n.astype(np.int64)
     out["mean_confidence"] = mean_conf
-    out["accuracy"] = accuracy
-    out["accuracy_low"], out["accuracy_high"] = low, high
+    out[name] = accuracy
+    out[f"{name}_low"], out[f"{name}_high"] = low, high
     out["ece"] = np.where(empty, np.nan, binned.ece())
     out["ece_l2_debiased"] = np.where(empty, np.nan, binned.ece_l2_debiased())
     out["mce"] = np.where(empty, np.nan, binned.mce())

@@ -59,9 +59,8 @@ SPEC = KindSpec(
 # 2. the metrics: shared helpers, one tidy frame in, one tidy frame out
 def accuracy(frame: pd.DataFrame) -> pd.DataFrame:
     """Accuracy per model with its Wilson 95% interval, best first."""
-    table = wilson_by(frame.assign(model=frame["model"].astype(str)), "model", "correct")
-    table = table.rename(columns={"proportion": "accuracy", "low": "accuracy_low",
-                                  "high": "accuracy_high"})
+    table = wilson_by(frame.assign(model=frame["model"].astype(str)), "model", "correct",
+                      name="accuracy")
     return table.sort_values(["accuracy", "model"], ascending=[False, True],
                              kind="stable").reset_index(drop=True)
 
