@@ -12,7 +12,6 @@ interval (:func:`kbench_core.stats.wilson_by`), calibration per model
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -20,12 +19,11 @@ import plotly.graph_objects as go
 
 from kbench_core.calibration import calibration_by, reliability_by
 from kbench_core.catalog import Item, one
-from kbench_core.families import CompareDefaults, Family, PageInfo
+from kbench_core.families import CompareDefaults, Family, PageInfo, Profile
 from kbench_core.figures.calibration import reliability_diagram
 from kbench_core.schema import Column, KindSpec, unit_column
 from kbench_core.stats import wilson_by
 
-HERE = Path(__file__).resolve().parent
 KIND = "toy_mcq"
 SAMPLE = "toy_mcq.csv"
 
@@ -112,17 +110,33 @@ def sample_frame(seed: int = 0, n_questions: int = 60) -> pd.DataFrame:
     return pd.concat(rows, ignore_index=True)
 
 
+# 5. its row in the cross-benchmark profile (kbench profile, the Models page): the main
+# table's accuracy, ranked by value
+def _profile_rows(run) -> tuple[pd.DataFrame, int, str]:
+    from kbench_core.profile import metric_rows, point_ranks
+
+    board = accuracy(run.frame)
+    return (metric_rows(board, "accuracy", low="accuracy_low", high="accuracy_high", n="n",
+                        ranks=point_ranks(board, "accuracy"),
+                        items="the model's questions (ranked by value)"),
+            len(board), "")
+
+
 def _per_item(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(correct=frame["correct"].astype(float))
 
 
-# 5. the family: one value, registered with one call (families.register(FAMILY))
+# 6. the family: one value, registered with one call (families.register(FAMILY)), or, as a
+# module of kbench_core/families/, found with the built-in ones (tests/test_builtin_family.py)
 FAMILY = Family(
     kind=KIND, title="Toy multiple choice", spec=SPEC, item_key=("question",),
     comparison=CompareDefaults((("correct answer", "correct"),), "question", None, "questions"),
     per_item=_per_item, lower_is_better=frozenset({"brier"}), catalog=_catalog,
-    sample_files=(SAMPLE,), sample_frame=sample_frame, format_doc=HERE / "toy_family.md",
-    page=PageInfo(str(HERE / "toy_page.py"), "Toy multiple choice", Keys.RUNS,
+    sample_files=(SAMPLE,), sample_frame=sample_frame, format_doc="tests/toy_family.md",
+    profile=Profile("toy multiple choice", "Toy multiple choice",
+                    (("accuracy", "Accuracy (share of questions right)", "accuracy"),),
+                    "accuracy", _profile_rows),
+    page=PageInfo("tests/toy_page.py", "Toy multiple choice", Keys.RUNS,
                   dependent=(Keys.MODELS,), icon=":material/quiz:", url="toy-mcq", order=90,
                   keys=Keys),
 )
