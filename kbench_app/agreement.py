@@ -17,7 +17,7 @@ import streamlit as st
 
 from kbench_app import cache
 from kbench_app.ui import shown, table_config
-from kbench_core import agreement, vuln
+from kbench_core import agreement, families, vuln
 from kbench_core.families.judged import AgreementOptions, ConsensusOptions
 from kbench_core.families.judged import Keys as VulnKeys
 from kbench_core.io import Run
@@ -75,7 +75,7 @@ BEST = {m: "min" if m in vuln.LOWER_IS_BETTER else "max"  # bold in the LaTeX do
 def eligible_runs(runs: Mapping[str, Run]) -> dict[str, Run]:
     """Judged runs with at least two judges (LLM judges, or one LLM judge and ``human``)."""
     return {name: run for name, run in runs.items()
-            if run.kind == "judged" and len(agreement.judges(run.frame)) >= 2}
+            if run.kind in families.judged_kinds() and len(agreement.judges(run.frame)) >= 2}
 
 
 # ---------------------------------------------------------------- the majority's controls

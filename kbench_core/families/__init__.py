@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # only for annotations: the catalog and the schema import the
     from kbench_core.schema import KindSpec
 
 __all__ = ["CompareDefaults", "Family", "Options", "PageInfo", "Profile", "Rule", "all_families",
-           "detect", "format_section", "get", "is_registered", "items_for", "kinds",
+           "detect", "format_section", "get", "is_registered", "items_for", "judged_kinds", "kinds",
            "lower_is_better", "main_table", "pages", "register", "sample_files", "spec",
            "unavailable", "unregister"]
 
@@ -123,6 +123,12 @@ def get(kind: str) -> Family:
 def spec(kind: str) -> KindSpec:
     """The schema of ``kind``."""
     return get(kind).spec
+
+
+def judged_kinds() -> list[str]:
+    """The kinds whose rows are judges' verdicts (``Family.judges``: the judge options, the
+    Judge agreement page and the judge audit apply to them), in detection order."""
+    return [f.kind for f in all_families() if f.judges]
 
 
 def detect(columns: Sequence[str]) -> str | None:

@@ -47,13 +47,16 @@ class CompareDefaults:
     order, the forest plot's ``group`` (one row per level), the ``cluster`` whose items share
     errors, the ``noun`` an item is called on the page, and the ``headline`` column compared
     when none is asked for (the family's headline quantity, e.g. TDR's per-item target
-    found; None: the first of ``values``)."""
+    found; None: the first of ``values``); ``renamed``: (name, column) pairs of metrics a
+    user may name that the kind compares as another column (a judged run's ``target_found``
+    is ``target_found_vulnerable``: a target can only be found on a vulnerable sample)."""
 
     values: tuple[tuple[str, str], ...]
     group: str
     cluster: str | None
     noun: str
     headline: str | None = None
+    renamed: tuple[tuple[str, str], ...] = ()
 
     @property
     def options(self) -> dict[str, str]:
@@ -179,6 +182,13 @@ class Family:
         to the repository, or absolute); :func:`format_section` reads it.
     page : PageInfo, optional
         Where the app shows it.
+    headline_items : tuple of str
+        The catalog items a reader looks at first, in order (the ranking and the one figure
+        that sums the run up): the report opens the run on them, the rest folded.
+    judges : bool
+        Its rows are the verdicts of judges (a ``judge`` column, LLM judges and a person's
+        labels): the judge options of the command line (``--judge``, the majority of
+        several), the Judge agreement page and the judge audit apply to its runs.
     profile : Profile, optional
         Its rows in the cross-benchmark profile (``kbench profile``, the Models page).
     detection_order : int
@@ -221,6 +231,8 @@ class Family:
     sample_frame: Callable[[int], pd.DataFrame] | None = None
     format_doc: str | Path | None = None
     page: PageInfo | None = None
+    headline_items: tuple[str, ...] = ()
+    judges: bool = False
     profile: Profile | None = None
     detection_order: int = 100
     weighted: bool = False

@@ -460,6 +460,7 @@ def _sample_frame(seed: int) -> pd.DataFrame:
 FAMILY = Family(
     kind="bias", title="Cognitive biases (trials)", spec=BIAS,
     detection_order=40,
+    headline_items=("susceptibility", "fingerprint_heatmap"),
     item_key=("bias", "domain", "condition", "intensity", "method", "trial"),
     # One unit per bias: its treatment − control difference (per_item), paired by bias. The
     # bias clusters hold one such item each (the same t as unclustered); they still cluster

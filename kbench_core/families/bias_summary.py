@@ -170,6 +170,7 @@ def _sample_frame(seed: int) -> pd.DataFrame:
 FAMILY = Family(
     kind="bias_summary", title="Cognitive biases (fingerprint reports)", spec=BIAS_SUMMARY,
     detection_order=50,
+    headline_items=("models", "fingerprint_heatmap"),
     # a report has one BMS per bias: the biases are the units, paired by bias
     item_key=("bias",),
     comparison=CompareDefaults((("BMS (as reported)", "bms"),), "bias", None, "biases"),

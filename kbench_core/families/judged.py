@@ -468,12 +468,15 @@ def _sample_frame(seed: int) -> pd.DataFrame:
 FAMILY = Family(
     kind="judged", title="Vulnerability detection", spec=JUDGED,
     detection_order=10,  # before bias: a judged file may also carry a score column
+    headline_items=("tiers", "sui_chart"),
+    judges=True,
     item_key=("sample", "prompt_type"),
     comparison=CompareDefaults((("correct verdict", "correct"),
                                 ("TDR (target found, vulnerable samples)",
                                  "target_found_vulnerable")),
                                "prompt_type", "sample", "answers",
-                               headline="target_found_vulnerable"),  # TDR: the headline
+                               headline="target_found_vulnerable",  # TDR: the headline
+                               renamed=(("target_found", "target_found_vulnerable"),)),
     per_item=_per_item, lower_is_better=_lower(), catalog=_catalog, rules=_rules,
     sample_files=("judged.csv",), sample_frame=_sample_frame, suspect_rows=_suspect_rows,
     profile=Profile("vulnerability", "Vulnerability detection",

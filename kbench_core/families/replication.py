@@ -301,6 +301,7 @@ def _sample_frame(seed: int) -> pd.DataFrame:
 FAMILY = Family(
     kind="replication", title="Replication (per-test)", spec=REPLICATION,
     detection_order=20,  # before bias: a replication file may also carry a score column
+    headline_items=("ecs", "effect_scatter"),
     item_key=("study", "finding", "test"),
     comparison=CompareDefaults((("|agent d − human d|", "abs_diff"),), "study", "study", "tests"),
     per_item=_per_item, lower_is_better=frozenset({"abs_diff"}),

@@ -200,6 +200,7 @@ def _sample_frame(seed: int) -> pd.DataFrame:
 FAMILY = Family(
     kind="replication_summary", title="Replication (published results)",
     detection_order=30,
+    headline_items=("leaderboard_chart", "study_heatmap"),
     spec=REPLICATION_SUMMARY, catalog=_catalog, rules=_rules,
     aliases={"config": "model", "study_id": "study", "pas_raw": "pas",
              "total_tokens": "tokens", "total_cost": "cost"},
