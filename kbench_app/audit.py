@@ -18,6 +18,7 @@ import pandas as pd
 
 from kbench_app import cache, state
 from kbench_core import audit, families
+from kbench_core.audit.labels import drawn_judge
 from kbench_core.audit.store import LabelStore
 from kbench_core.io import Run
 
@@ -105,9 +106,13 @@ def results(frame: pd.DataFrame, run: Run, labels: Labels, *, judge: str,
                 ) -> dict[str, pd.DataFrame]:
         from kbench_core.audit.errors import judge_errors, overruled
 
-        return {"corrected": audit.corrected(judged, rows, judge=judge, method=method),
-                "accuracy": audit.judge_accuracy(judged, rows),
-                "needed": audit.labels_needed(judged, rows, judge=judge),
+        # the judge the labels' sample was drawn with (the page draws with the judge chosen
+        # on it, and records it): its strata weigh the labels (docs/metrics/audit.md)
+        design = drawn_judge(rows, judge)
+        return {"corrected": audit.corrected(judged, rows, judge=judge, method=method,
+                                             design_judge=design),
+                "accuracy": audit.judge_accuracy(judged, rows, design_judge=design),
+                "needed": audit.labels_needed(judged, rows, judge=judge, design_judge=design),
                 "errors": judge_errors(judged, rows, judge=judge),
                 "overruled": overruled(judged, rows, judge=judge),
                 "reviewers": audit.reviewer_kappa(rows)}
@@ -125,7 +130,7 @@ def progress(sample: pd.DataFrame, labels: pd.DataFrame, reviewer: str) -> tuple
     return int(keys.isin(audit_keys(mine)).sum()), int(keys.isin(audit_keys(labels)).sum())
 
 
-def audit_keys(frame: pd.DataFrame) -> pd.MultiIndex:
+def audit_keys(frame: pd.DataFrame) -> pd.Index:
     from kbench_core.audit._items import item_keys
 
     return item_keys(frame)
@@ -163,7 +168,10 @@ def banner_needed(run: Run) -> str | None:
                 | (table["judge_only"] > table["corrected_high"])]
     if off.empty:
         return None
-    names = ", ".join(map(str, off["model"].head(3))) + ("…" if len(off) > 3 else "")
+    from kbench_app.ui import plain
+
+    # model names come from the run: shown as text in the page's Markdown
+    names = plain(", ".join(map(str, off["model"].head(3)))) + ("…" if len(off) > 3 else "")
     return (f"The reviewers' {len(labels.frame):,} labels say the judge's detection rate is "
             f"off beyond chance for {len(off)} model{'s' * (len(off) != 1)} ({names}): see "
             "the corrected rates on the Judge audit page.")
@@ -213,14 +221,43 @@ def next_unlabelled(sample: pd.DataFrame, labels: pd.DataFrame, reviewer: str, *
     return min(after + 1, len(sample) - 1)
 
 
+def item_line(item: Sequence[str]) -> str:
+    """The item's line above its evidence (Markdown): contract, detector and prompt type,
+    each a stranger's text shown as text, controls and bidi overrides as visible escapes."""
+    from kbench_app.ui import plain
+    from kbench_core.text import escape_controls
+
+    shown = [plain(escape_controls(str(part))) for part in item]
+    return (f"Contract **{shown[0]}** · detector **{shown[1]}**"
+            + (f" · prompt **{shown[2]}**" if str(item[2]) else ""))
+
+
+def note_key(run: Run, item: Sequence[str]) -> str:
+    """The note box's widget key: one per run and item (a note typed for an item never moves
+    to whatever item takes its place when the sample changes); a digest, as item names are
+    a stranger's text."""
+    text = "\x1f".join([run.content_hash, *map(str, item)])
+    return "aud_note_" + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 def label_row(item: tuple[str, str, str], *, found: bool, reviewer: str, note: str, run: Run,
-              p_include: float | None = None) -> dict[str, object]:
-    """One label as the store keeps it."""
-    p = p_include
+              p_include: float | None = None, partial: bool = False,
+              drawn_with: str = "") -> dict[str, object]:
+    """One label as the store keeps it (``partial``: a partial match, a found target;
+    ``drawn_with``: the judge whose strata the page's sample was drawn from)."""
     return {"sample": item[0], "model": item[1], "prompt_type": item[2],
-            "target_found": bool(found), "said_vulnerable": None, "reviewer": reviewer,
+            "target_found": bool(found or partial), "said_vulnerable": None,
+            "partial_found": True if partial else None, "reviewer": reviewer,
             "labelled_at": audit.now_utc(), "note": note[:2000],
-            "run_sha256": run.content_hash, "p_include": p}
+            "run_sha256": run.content_hash, "p_include": p_include, "drawn_with": drawn_with}
+
+
+def grades_partial(frame: pd.DataFrame) -> bool:
+    """Whether the run grades partial matches (a ``partial_found`` column, or ``type_match``
+    "partial"): then the page offers a "Partial" label."""
+    if "partial_found" in frame and frame["partial_found"].notna().any():
+        return True
+    return "type_match" in frame and bool((frame["type_match"].astype(str) == "partial").any())
 
 
 def imported_rows(labels: pd.DataFrame) -> list[dict[str, object]]:
@@ -258,6 +295,27 @@ CORRECTED_LABELS = {"model": "Model", "judge_only": "Judge only (95% CI)",
 ACCURACY_LABELS = {"judge": "Judge", "sensitivity": "Sensitivity (95% CI)",
                    "specificity": "Specificity (95% CI)", "accuracy": "Accuracy (95% CI)",
                    "kappa": "κ (95% CI)", "n_labelled": "Labels"}
+
+
+def needed_view(needed: pd.DataFrame) -> dict:
+    """``view=`` and ``config=`` of the labels-needed table (:func:`kbench_core.audit.
+    labels_needed`): its columns in words, "—" where a number is undefined (the note says
+    why)."""
+    from kbench_app.ui import table_config
+    from kbench_core.tables import format_numbers
+
+    def words(values: pd.Series, text) -> list[str]:
+        numbers = pd.to_numeric(values, errors="coerce").to_numpy(float)
+        return [text(v) if v == v else "—" for v in numbers]
+
+    display = pd.DataFrame({
+        "Model": needed["model"].astype(str).to_numpy() if "model" in needed else "",
+        "Half-width now (95% CI)": words(needed["half_width_now"],
+                                         lambda v: f"± {format_numbers([v])[0]}"),
+        "Labels": words(needed["n_labelled"], lambda v: f"{int(v):,}"),
+        "More labels needed": words(needed["labels_needed"], lambda v: f"{int(v):,}"),
+        "Note": needed["note"].fillna("").astype(str).to_numpy()})
+    return dict(view=display, config=table_config(display))
 
 
 def interval_view(frame: pd.DataFrame, labels: dict[str, str]) -> dict:

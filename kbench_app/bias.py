@@ -54,6 +54,59 @@ SUMMARY_COLUMNS = {
 }
 
 
+TOGETHER = "all"  # the run-group choice that ranks every chosen run in one leaderboard
+
+
+def _groups(frame: pd.DataFrame, *, names: tuple[str, ...], value: str) -> list[list[str]]:
+    """:func:`kbench_core.bias_reports.leaderboard_groups` of the runs combined in ``frame``
+    (its ``run`` column), in the order of ``names``."""
+    from kbench_core.bias_reports import leaderboard_groups
+    from kbench_core.select import labels_in
+
+    if "run" not in frame or len(names) < 2:
+        return [list(names)]
+    return leaderboard_groups({name: frame[labels_in(frame["run"], [name])]
+                               for name in names}, value)
+
+
+def pick_run_group(runs: Sequence[Run], frame: pd.DataFrame, *, key: str, value: str,
+                   resets: Sequence[str] = ()) -> tuple[list[Run], pd.DataFrame, str]:
+    """With chosen runs whose models share different biases
+    (:func:`kbench_core.bias_reports.leaderboard_groups`: their leaderboard would rank on the
+    biases every model has, so one run would change the other's numbers), a choice of which of
+    them the page shows: one at a time by default, or every run together when the user asks.
+    Returns the runs shown, their frame and the caption a leaderboard of every run together
+    shows ("" otherwise)."""
+    from kbench_app import cache, kit, state
+    from kbench_app.ui import plain
+    from kbench_core.bias_reports import shared_biases
+
+    names = tuple(run.name for run in runs)
+    groups = cache.cached(_groups, frame, runs=runs, names=names, value=value)
+    if len(groups) < 2:
+        return list(runs), frame, ""
+    options = [" + ".join(group) for group in groups] + [TOGETHER]
+    chosen = kit.radio(
+        "Leaderboard of", options, key=key, horizontal=True, resets=resets,
+        format_func=lambda o: "every run together" if o == TOGETHER else o,
+        help="These runs score different biases: ranked together, every model would be "
+             "ranked on the biases all of them share, which changes each run's own mean BMS "
+             "and ranks. 'Every run together' does that, and says so.")
+    if chosen != TOGETHER:
+        st.caption(":material/info: The chosen runs score different biases, so each of "
+                   + "; ".join(f"**{plain(' + '.join(g))}**" for g in groups)
+                   + " is ranked on its own biases. Choose one above, or every run together.")
+        keep = [run for run in runs if run.name in groups[options.index(chosen)]]
+        return keep, state.combined_runs(keep), ""
+    n_shared = len(shared_biases(frame, value))
+    caption = (":material/warning: Ranked together as you asked: the models of "
+               f"{len(runs)} runs that score different biases ("
+               + "; ".join(plain(" + ".join(g)) for g in groups)
+               + f"), on the {n_shared} bias{'es' * (n_shared != 1)} every one of them has: "
+                 "each run's mean and ranks differ from its own leaderboard's.")
+    return list(runs), frame, caption
+
+
 def summary_view(table: pd.DataFrame) -> pd.DataFrame:
     """:func:`kbench_core.families.bias.susceptibility_table` for display: the
     susceptibility interval as text beside its number."""

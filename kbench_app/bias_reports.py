@@ -85,8 +85,10 @@ def render() -> None:
     """The page body for fingerprint-report runs."""
     st.info(NO_TRIALS, icon=":material/info:")
     shown = kit.open_runs(None, ["bias_summary"], key=K.REPORT_RUNS, empty="",
-                          resets=(K.REPORT_MODELS,))
-    chosen_runs, frame = list(shown.runs), shown.frame
+                          resets=(K.REPORT_MODELS, K.REPORT_GROUP))
+    # Runs of different biases: each ranked on its own, unless the user asks
+    chosen_runs, frame, together = bias_view.pick_run_group(
+        shown.runs, shown.frame, key=K.REPORT_GROUP, value="bms", resets=(K.REPORT_MODELS,))
     all_models = sorted(map(str, frame["model"].unique()))
     models = kit.model_picker("Models", all_models, key=K.REPORT_MODELS, frame=frame,
                               kind="bias_summary", runs=chosen_runs)
@@ -100,6 +102,8 @@ def render() -> None:
 
     st.subheader("Models, as the reports summarise them")
     board = reports.leaderboard(selected, summaries)
+    if together:
+        st.caption(together)
     view, config = _leaderboard_view(board)
     kit.table(board, "report_leaderboard", view=view, config=config, runs=chosen_runs,
               key="bias_report_leaderboard", best={"susceptibility": "min", "mean_bms": "min"})

@@ -26,6 +26,7 @@ __all__ = [
     "family_titles",
     "headline_text",
     "model_label",
+    "newest_view",
     "profile_kinds",
     "profile_view",
     "profiled",
@@ -148,6 +149,33 @@ def profile_view(heads: pd.DataFrame) -> pd.DataFrame:
         "rests on": [rests_on(r, w) for (_, r), w in zip(rows.iterrows(), items.fillna(""),
                                                          strict=True)],
     })
+
+
+def newest_view(latest: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object]]:
+    """The newest-result table (:func:`kbench_core.profile.newest`) for display, as the
+    profile reads: the value beside its interval as text (``[low, high]``, empty where a
+    published value has none), the rank as :func:`rank_text` writes it (interval, models
+    ranked among, the page's marks), short metric names and a label for every column."""
+    from kbench_app.ui import interval_text
+
+    rows = latest.reset_index(drop=True)
+    short = short_labels()
+    view = pd.DataFrame({
+        "model": rows["model"].astype(str),
+        "family": rows["family"].astype(str),
+        "configuration": rows["configuration"].fillna("").astype(str),
+        "metric": [short.get(m, m) for m in rows["metric"].astype(str)],
+        "value": pd.to_numeric(rows["value"], errors="coerce"),
+        "value_ci": interval_text(rows["value_low"], rows["value_high"]),
+        "rank_text": [rank_text(r).removeprefix("rank ") for _, r in rows.iterrows()],
+        "run": rows["run"].astype(str),
+        "others": rows["others"].fillna("").astype(str)})
+    config: dict[str, object] = {
+        "model": "Model", "family": "Benchmark", "configuration": "Configuration",
+        "metric": "Metric", "value": "Value", "value_ci": "95% CI",
+        "rank_text": "Rank [95%] of the run's models", "run": "Run",
+        "others": "Older runs holding it"}
+    return view, config
 
 
 def accept_joins(aliases: AliasTable, labels: Mapping[str, tuple[str, str]]) -> None:

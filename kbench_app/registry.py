@@ -59,6 +59,8 @@ class LoadReport:
     added: list[str] = field(default_factory=list)
     duplicates: list[str] = field(default_factory=list)
     errors: dict[str, str] = field(default_factory=dict)
+    # the runs the duplicates are already loaded as (what the user meant to look at)
+    existing: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -113,6 +115,7 @@ class RunRegistry:
             existing = self.find_hash(sha)
             if existing is not None:
                 report.duplicates.append(f"{filename} is already loaded as '{existing}'")
+                report.existing.append(existing)
                 continue
             try:
                 run = loader(filename, data)
@@ -137,6 +140,7 @@ class RunRegistry:
         if existing is not None:
             report.duplicates.append(f"these {len(files)} files ({label}) are already loaded "
                                      f"as '{existing}'")
+            report.existing.append(existing)
             return report
         try:
             run = loader(files)

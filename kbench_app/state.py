@@ -16,6 +16,7 @@ import streamlit as st
 from kbench_app.registry import LoadReport, RunRegistry
 from kbench_core import families
 from kbench_core.io import Problem, Run, RunFormatError, load_run
+from kbench_core.readonly import freeze
 from kbench_core.workspace import Workspace, WorkspaceError
 
 REGISTRY = "kbench_registry"
@@ -170,6 +171,8 @@ class _RunCache:
             finally:
                 with self.lock:
                     self.loading.pop(key, None)
+            # every session asking for these bytes gets this very frame: none may write to it
+            freeze(run.frame)
             # the shell keeps an empty frame of the same columns, never the data
             shell = replace(run, frame=run.frame.iloc[:0], meta=dict(run.meta))
             with self.lock:
@@ -292,6 +295,7 @@ def add_uploads(registry: RunRegistry, files, progress=None, *,
             continue
         report.added += part.added
         report.duplicates += part.duplicates
+        report.existing += [n for n in part.existing if n not in report.existing]
         report.errors.update(part.errors)
     return report
 

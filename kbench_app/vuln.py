@@ -509,12 +509,12 @@ def difficulty_view(table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object
     for tier in tiers_:
         view[f"tdr_{tier}"] = table[f"tdr_{tier}"]
         config[f"tdr_{tier}"] = st.column_config.NumberColumn(
-            f"TDR {tier}", format="%.3f",
+            f"TDR {tier}", format="%.4g",
             help=f"Targets found / vulnerable answers on difficulty tier {tier} "
                  f"(n = vulnerable answers: see the export)")
     view["tdr_difficulty_mean"] = table["tdr_difficulty_mean"]
     config["tdr_difficulty_mean"] = st.column_config.NumberColumn(
-        "Mean over tiers", format="%.3f", help=_HELP["tdr_difficulty_mean"])
+        "Mean over tiers", format="%.4g", help=_HELP["tdr_difficulty_mean"])
     if "tdr_difficulty_mean_low" in table:  # its own interval (MOVER over the tiers)
         view["tdr_difficulty_mean_ci"] = interval_text(table["tdr_difficulty_mean_low"],
                                                        table["tdr_difficulty_mean_high"])
@@ -523,7 +523,7 @@ def difficulty_view(table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object
             help="MOVER over the tiers' intervals (each tier's contracts independent)")
     view["tdr"] = table["tdr"]
     config["tdr"] = st.column_config.NumberColumn(
-        "TDR (pooled)", format="%.3f", help="Targets found / vulnerable answers, all tiers")
+        "TDR (pooled)", format="%.4g", help="Targets found / vulnerable answers, all tiers")
     view["tdr_ci"] = interval_text(table["tdr_low"], table["tdr_high"])
     config["tdr_ci"] = st.column_config.TextColumn("TDR 95% CI")
     return shown(view.reset_index(drop=True)), config
@@ -540,12 +540,12 @@ def fixed_view(table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object]]:
               "n_fixed": st.column_config.NumberColumn(
                   "Fixed", help="Fixed contracts with a readable claim"),
               "fixed_claim_rate": st.column_config.NumberColumn(
-                  "Still claims", format="%.3f",
+                  "Still claims", format="%.4g",
                   help="Share of fixed contracts where the detector still claims the fixed "
                        "vulnerability (lower is better)"),
               "fixed_claim_ci": st.column_config.TextColumn("Still claims 95% CI"),
               "n_vulnerable": st.column_config.NumberColumn("Vulnerable"),
-              "tdr": st.column_config.NumberColumn("TDR", format="%.3f"),
+              "tdr": st.column_config.NumberColumn("TDR", format="%.4g"),
               "tdr_ci": st.column_config.TextColumn("TDR 95% CI")}
     return view, config
 
@@ -619,8 +619,11 @@ def judges_view(raw: pd.DataFrame, majority: pd.DataFrame | None,
     voted = fields(majority)
     if voted.empty:
         return table
-    # a median of whole counts that is whole reads as the judges' counts do ("1", not "1.0")
-    voted[MAJORITY] = voted[MAJORITY].str.replace(r"^(-?\d+)\.0$", r"\1", regex=True)
+    # a median of whole counts that is whole reads as the judges' counts do ("1", not "1.0");
+    # a score stays as the judges' read ("1.0")
+    counts = voted["field"].astype(str).str.startswith("n_")
+    voted.loc[counts, MAJORITY] = voted.loc[counts, MAJORITY].str.replace(
+        r"^(-?\d+)\.0$", r"\1", regex=True)
     # the majority last, its own fields (n_judges, no_majority) after the judges' fields
     out = table.merge(voted, on="field", how="outer", sort=False)
     order = {f: i for i, f in enumerate([*table["field"], *voted["field"]])}

@@ -25,7 +25,8 @@ import pandas as pd
 from kbench_core.schema import INTENSITIES
 
 __all__ = ["alignment_table", "calibration_table", "domain_cells", "fingerprint_table",
-           "intensity_table", "leaderboard", "mitigation_table", "published_summary"]
+           "intensity_table", "leaderboard", "leaderboard_groups", "mitigation_table",
+           "published_summary", "shared_biases"]
 
 _KEY = ["model", "bias"]
 
@@ -200,3 +201,39 @@ def leaderboard(frame: pd.DataFrame, summaries: Mapping[str, Any] | None = None,
     out = out[first + [c for c in out.columns if c not in first]]
     return out.sort_values(["rank", "model"], na_position="last", kind="stable").reset_index(
         drop=True)
+
+
+def shared_biases(frame: pd.DataFrame, value: str = "bms") -> frozenset[str]:
+    """The biases every model of ``frame`` has a known ``value`` for (``bms`` for reports,
+    ``score`` for trials): the set a leaderboard of its models ranks on.
+
+    >>> frame = pd.DataFrame({"model": ["m", "m", "n"], "bias": ["x", "y", "x"],
+    ...                       "bms": [0.1, 0.2, 0.3]})
+    >>> sorted(shared_biases(frame))
+    ['x']
+    """
+    if value not in frame or frame.empty:
+        return frozenset()
+    known = frame.loc[frame[value].notna(), ["model", "bias"]].astype(str)
+    per_model = [frozenset(group) for _, group in known.groupby("model")["bias"]]
+    return frozenset.intersection(*per_model) if per_model else frozenset()
+
+
+def leaderboard_groups(frames: Mapping[str, pd.DataFrame], value: str = "bms"
+                       ) -> list[list[str]]:
+    """The runs (by name, in the order given) whose models may share one leaderboard without
+    any run's numbers changing: runs whose models share the same biases
+    (:func:`shared_biases`). A leaderboard ranks on the biases every chosen model has, so a
+    run of other biases beside another shrinks that set and changes the other's mean BMS and
+    ranks; such runs are ranked apart unless the user asks (issue 37: no number changes
+    because another run is selected).
+
+    >>> a = pd.DataFrame({"model": ["m", "m"], "bias": ["x", "y"], "bms": [0.1, 0.2]})
+    >>> b = pd.DataFrame({"model": ["n"], "bias": ["x"], "bms": [0.3]})
+    >>> leaderboard_groups({"A": a, "B": b, "A again": a})
+    [['A', 'A again'], ['B']]
+    """
+    groups: dict[frozenset[str], list[str]] = {}
+    for name, frame in frames.items():
+        groups.setdefault(shared_biases(frame, value), []).append(name)
+    return list(groups.values())

@@ -35,11 +35,15 @@ files (``<slug>-<hash>-<token>``), recorded in the saved run's ``meta["workspace
 removal deletes exactly that pair: two strangers who upload the same bytes each own a copy, and
 neither removes the other's. A save that fails (full disk, file-size limit) leaves no partial
 file behind and raises :class:`WorkspaceError`, so the caller can say the run is not kept.
+A save keeps a journal while it writes, so one whose process was killed midway is finished
+(its files were whole) or rolled back on the next start, which reports what it did, and lists,
+never removes, what it cannot vouch for (:func:`kbench_core.workspace_files.recover`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import io
 import json
@@ -56,10 +60,24 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from kbench_core import families, native
-from kbench_core.io import Problem, Run, RunFormatError, load_run, run_name
+from kbench_core.io import Run, RunFormatError, load_run
 from kbench_core.kahne import repeated
 from kbench_core.readers.sources import read_regular
+from kbench_core.readonly import freeze
+from kbench_core.workspace_files import (  # noqa: F401  (kept importable from here)
+    _META_TEXT,
+    MAX_COUNT,
+    MAX_META_TEXT,
+    MAX_SIDECAR_BYTES,
+    REMOVAL,
+    Recovery,
+    SaveJournal,
+    _bad,
+    _checked_meta,
+    _read_sidecar,
+    _trusted_sidecar,
+    recover,
+)
 
 __all__ = ["LazyRun", "Workspace", "WorkspaceError", "check_directory", "clear_caches",
            "response_rows"]
@@ -68,117 +86,6 @@ __all__ = ["LazyRun", "Workspace", "WorkspaceError", "check_directory", "clear_c
 class WorkspaceError(Exception):
     """The workspace folder cannot be used, or a run could not be written to it; the message
     says which and why, in one line."""
-
-
-MAX_SIDECAR_BYTES = 4 * 1024**2
-_HEX64 = re.compile(r"[0-9a-f]{64}")
-MAX_META_TEXT = 4096
-MAX_COUNT = 2**53  # a count a float holds exactly: sizes and row counts are far below it
-_META_TEXT = ("source", "format", "ground_truth")
-_META_COUNTS = ("bytes", "rows")
-
-
-def _bad(file: str, message: str, field: str | None = None) -> RunFormatError:
-    return RunFormatError(file, [Problem(None, field, message)])
-
-
-def _read_sidecar(path: Path) -> dict[str, Any]:
-    """The sidecar's fields, validated; RunFormatError naming the file and field otherwise."""
-    name = path.name
-    try:
-        size = path.stat().st_size
-        if size > MAX_SIDECAR_BYTES:
-            raise _bad(name, f"workspace metadata of {size:,} bytes, over the 4 MB limit")
-        text = read_regular(path).decode("utf-8")  # a FIFO or device refused, not read
-    except FileNotFoundError:
-        raise _bad(name, "missing workspace metadata; remove the .parquet twin or upload the "
-                         "run again") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise _bad(name, f"unreadable workspace metadata ({exc})") from None
-    try:
-        data = native.load_json(text)
-    except native.JsonProblem as problem:
-        raise _bad(name, f"invalid workspace metadata: {problem.message}",
-                   ".".join(map(str, problem.path)) or None) from None
-    if not isinstance(data, dict):
-        raise _bad(name, f"workspace metadata must be a JSON object, got {type(data).__name__}")
-    if not isinstance(data.get("name"), str) or len(data["name"]) > 100_000:
-        raise _bad(name, "expected the run's name (text)", "name")
-    if not isinstance(data.get("kind"), str) or not families.is_registered(data["kind"]):
-        raise _bad(name, f"unknown run kind {str(data.get('kind'))[:40]!r}; expected one of "
-                         f"{', '.join(families.kinds())}", "kind")
-    meta = data.get("meta", {})
-    if not isinstance(meta, dict):
-        raise _bad(name, f"expected an object, got {type(meta).__name__}", "meta")
-    warnings = data.get("warnings", [])
-    if not isinstance(warnings, list) or not all(isinstance(w, str) for w in warnings):
-        raise _bad(name, "expected a list of text", "warnings")
-    checksum = data.get("parquet_sha256")
-    if checksum is not None and not (isinstance(checksum, str) and _HEX64.fullmatch(checksum)):
-        raise _bad(name, "expected a SHA-256 (64 hex digits)", "parquet_sha256")
-    if "sha256" in meta and not (isinstance(meta["sha256"], str)
-                                 and _HEX64.fullmatch(meta["sha256"])):
-        raise _bad(name, "expected a SHA-256 (64 hex digits)", "meta.sha256")
-    meta = _checked_meta(name, meta)
-    models = data.get("models")
-    if models is not None and not (isinstance(models, list) and len(models) <= MAX_COUNT
-                                   and all(isinstance(m, str) and len(m) <= MAX_META_TEXT
-                                           for m in models)):
-        raise _bad(name, "expected a list of model names", "models")
-    rows = data.get("rows")
-    if rows is not None and (not isinstance(rows, int) or isinstance(rows, bool)
-                             or not 0 <= rows < MAX_COUNT):
-        raise _bad(name, f"expected a count (a whole number from 0 to 2**53), got "
-                         f"{str(rows)[:40]!r}", "rows")
-    # the loader's rule for names, so a name kbench saved always comes back as it was
-    return {"name": run_name(data["name"]), "kind": data["kind"], "meta": meta,
-            "warnings": [str(w) for w in warnings], "parquet_sha256": checksum,
-            "models": models, "rows": rows}
-
-
-def _checked_meta(name: str, meta: dict[str, Any]) -> dict[str, Any]:
-    """The sidecar's ``meta`` with every value kbench reads checked as an upload's would be:
-    counts (``bytes``, ``rows``) non-negative integers below 2**53, texts short text, the
-    column list a list of text, a report summary checked like the report's own
-    (:func:`kbench_core.native.kahnebench_report.clean_summary`). A tampered value is a
-    :class:`RunFormatError` naming ``meta.<key>``, never a crash of a page that shows it."""
-    from kbench_core.native.kahnebench_report import clean_summary
-
-    out = dict(meta)
-    for key in _META_COUNTS:
-        value = meta.get(key)
-        # JsonBigInt (a 400-digit integer) is text, so it is refused with the other text.
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool)
-                                  or not 0 <= value < MAX_COUNT):
-            raise _bad(name, f"expected a count (a whole number from 0 to 2**53), got "
-                             f"{str(value)[:40]!r}", f"meta.{key}")
-    for key in _META_TEXT:
-        value = meta.get(key)
-        if value is not None and (not isinstance(value, str) or len(value) > MAX_META_TEXT):
-            raise _bad(name, f"expected text of at most {MAX_META_TEXT:,} characters",
-                       f"meta.{key}")
-    columns = meta.get("columns")
-    if columns is not None and not (isinstance(columns, list)
-                                    and all(isinstance(c, str) for c in columns)):
-        raise _bad(name, "expected a list of column names", "meta.columns")
-    published = meta.get("published")
-    if published is not None and not (isinstance(published, dict)
-                                      and all(isinstance(v, str) for v in published.values())):
-        raise _bad(name, "expected an object of text", "meta.published")
-    summaries = meta.get("summary")
-    if summaries is not None:
-        if not isinstance(summaries, dict):
-            raise _bad(name, f"expected an object of summaries by model, got "
-                             f"{type(summaries).__name__}", "meta.summary")
-        notes: list[str] = []
-        try:
-            out["summary"] = {model: clean_summary(value, model, notes)
-                              for model, value in summaries.items()}
-        except native.NativeError as err:
-            raise _bad(name, err.message, f"meta.{err.field}") from None
-        if notes:  # a field the importer never writes: the sidecar was edited
-            raise _bad(name, notes[0], "meta.summary")
-    return out
 
 
 # Runs validated once per process, by the SHA-256 of their Parquet bytes and their kind: every
@@ -204,6 +111,7 @@ def _validated(path: Path, name: str, kind: str) -> Run:
             _VALIDATED.move_to_end(key)
             return _VALIDATED[key][0]
     run = load_run((path.name, data), name=name, kind=kind)  # type: ignore[arg-type]
+    freeze(run.frame)  # every session of a server reading these bytes shares this frame
     size = int(run.frame.memory_usage(deep=False).sum())
     global _VALIDATED_BYTES
     with _VALIDATED_LOCK:
@@ -246,7 +154,14 @@ def clear_caches() -> None:
 
 def _not_queried(path: Path, engine: str, exc: Exception) -> RunFormatError:
     """The saved run's error when its engine raised something else than a RunFormatError
-    (a damaged file the engine cannot read, a missing backend)."""
+    (a damaged file the engine cannot read, a missing backend). A Spark session that could
+    not start says why in full: it is the engine's fault, not the file's, and the process
+    does not try that session again (:mod:`kbench_core.engines.spark`)."""
+    from kbench_core.engines.spark import SparkUnavailable
+
+    if isinstance(exc, SparkUnavailable):
+        return _bad(path.name, f"not read: {exc} (kbench does not try Spark again until the "
+                               f"app restarts)")
     return _bad(path.name, f"could not be queried by {engine} ({type(exc).__name__}: "
                            f"{str(exc)[:200]})")
 
@@ -382,10 +297,17 @@ class Workspace:
                    "parquet_sha256": hashlib.sha256(data).hexdigest(),
                    # what the Runs page lists, so a start reads no Parquet file (open_all)
                    "models": run.models, "rows": len(run)}
+        text = json.dumps(sidecar, indent=1, default=str)
         tmp, tmp_side = path.with_suffix(".parquet.tmp"), side.with_suffix(".json.tmp")
+        journal = None
         try:
+            # the journal first, so a start after a crash at any later step finishes or
+            # rolls back this save (kbench_core.workspace_files.recover)
+            journal = SaveJournal.begin(Path(self.directory), stem, name=run.name,
+                                        parquet_sha256=sidecar["parquet_sha256"],
+                                        sidecar=text.encode("utf-8"))
             tmp.write_bytes(data)
-            tmp_side.write_text(json.dumps(sidecar, indent=1, default=str), encoding="utf-8")
+            tmp_side.write_text(text, encoding="utf-8")
             # the sidecar first: load_all lists runs by their Parquet file, so another session
             # starting meanwhile never sees a run without its metadata
             tmp_side.replace(side)
@@ -395,6 +317,9 @@ class Workspace:
             raise WorkspaceError(f"run {run.name!r} could not be saved in the workspace "
                                  f"({exc.strerror or exc}); it stays in this session only and "
                                  f"will not come back on the next start") from None
+        finally:
+            if journal is not None:
+                journal.end()
         return path
 
     def remove(self, run: Run) -> None:
@@ -410,7 +335,17 @@ class Workspace:
         except (OSError, RunFormatError):
             digest = None
         _forget_validated(digest)
-        _unlink_quietly(path, path.with_suffix(".json"))
+        journal = None
+        with contextlib.suppress(OSError, RunFormatError):  # without one the files still go
+            journal = SaveJournal.begin(
+                Path(self.directory), path.stem, name=run.name,
+                parquet_sha256=digest or "0" * 64,
+                sidecar=read_regular(path.with_suffix(".json")), suffix=REMOVAL)
+        try:
+            _unlink_quietly(path, path.with_suffix(".json"))
+        finally:
+            if journal is not None:
+                journal.end()
 
     def _paths(self) -> list[Path]:
         """The saved runs' Parquet files, oldest first."""
@@ -423,16 +358,25 @@ class Workspace:
 
         return sorted(Path(self.directory).glob("*.parquet"), key=modified)
 
+    def recover(self) -> Recovery:
+        """Finish or roll back the saves a dead process left half done, and list the files
+        an interrupted save may have left that kbench cannot vouch for (never removed;
+        :func:`kbench_core.workspace_files.recover`). :meth:`load_all` and :meth:`open_all`
+        call it first and report what it did."""
+        return recover(Path(self.directory))
+
     def load_all(self) -> tuple[list[Run], list[RunFormatError]]:
         """Every saved run, oldest first, and the errors of files that no longer load (a bad
         sidecar or Parquet file is reported and skipped; the others still load)."""
         runs: list[Run] = []
-        errors: list[RunFormatError] = []
+        recovered = self.recover()
+        errors = _recovery_errors(recovered)
         for path in self._paths():
             try:
-                runs.append(_saved_run(path, _trusted_sidecar(path)))
+                runs.append(_noted(_saved_run(path, _trusted_sidecar(path)), recovered))
             except RunFormatError as err:
-                errors.append(err)
+                if path.exists():  # else another server removed the run meanwhile
+                    errors.append(err)
         return runs, errors
 
     def open_all(self) -> tuple[list[LazyRun], list[RunFormatError]]:
@@ -441,28 +385,33 @@ class Workspace:
         bad sidecars. A run's Parquet file is read, checked against its SHA-256 and validated
         cell by cell on its first use, which raises the per-file error if it fails."""
         runs: list[LazyRun] = []
-        errors: list[RunFormatError] = []
+        recovered = self.recover()
+        errors = _recovery_errors(recovered)
         for path in self._paths():
             try:
-                runs.append(LazyRun(_Saved(path, _trusted_sidecar(path), engine=self.engine,
-                                           spark_master=self.spark_master)))
+                runs.append(_noted(LazyRun(_Saved(path, _trusted_sidecar(path),
+                                                  engine=self.engine,
+                                                  spark_master=self.spark_master)), recovered))
             except RunFormatError as err:
-                errors.append(err)
+                if path.exists():  # else another server removed the run meanwhile
+                    errors.append(err)
         return runs, errors
 
 
-def _trusted_sidecar(path: Path) -> dict[str, Any]:
-    """The validated sidecar of a saved Parquet file, which must record that file's hash."""
-    sidecar = _read_sidecar(path.with_suffix(".json"))
-    if sidecar["parquet_sha256"] is None:
-        # Without the file's own hash nothing ties the sidecar's provenance (its
-        # meta.sha256) to this content: a replaced file would carry the old hash.
-        raise _bad(path.with_suffix(".json").name,
-                   "the workspace metadata records no SHA-256 of the Parquet "
-                   "file, so its content cannot be checked against what was "
-                   "saved and its provenance cannot be trusted; remove it and "
-                   "upload the run again", "parquet_sha256")
-    return sidecar
+def _recovery_errors(recovered: Recovery) -> list[RunFormatError]:
+    """A start's report of saves rolled back and files left in place, one error per file."""
+    return [_bad(name, message) for name, message in
+            (*recovered.rolled_back.items(), *recovered.left.items())]
+
+
+def _noted(run: Run, recovered: Recovery) -> Any:
+    """``run`` with a warning saying its interrupted save was finished on this start."""
+    note = recovered.finished.get(str(run.meta.get("workspace_file")))
+    if note is None:
+        return run
+    warnings = (*run.warnings, note)
+    return run.changed(warnings=warnings) if isinstance(run, LazyRun) \
+        else dataclasses.replace(run, warnings=warnings)
 
 
 def _saved_run(path: Path, sidecar: dict[str, Any]) -> Run:
@@ -545,6 +494,7 @@ class _Saved:
                     self.run = (_saved_run(self.path, self.sidecar) if self.engine == "memory"
                                 else _queried_run(self.path, self.sidecar, self.engine,
                                                   self.spark_master))
+                    freeze(self.run.frame)  # sessions of a server may share this run
                 except RunFormatError as err:
                     self.error = err
             if self.error is not None:

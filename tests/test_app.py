@@ -357,6 +357,8 @@ def test_a_model_keeps_its_colour_when_runs_are_added(monkeypatch, tmp_path) -> 
     assert not at.exception, [e.value for e in at.exception]
     before = dict(at.session_state[state.COLORS])
     at.multiselect(key="bias_runs").set_value(["bias", "later"]).run()
+    # the two runs score different biases: each is ranked apart unless asked (issue 37)
+    at.radio(key="bias_group").set_value("all").run()
     after = at.session_state[state.COLORS]
     assert all(after[m] == c for m, c in before.items())
     assert after["aaa-first-in-order"] not in before.values()

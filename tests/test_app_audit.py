@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from kbench_core import audit
@@ -260,3 +261,154 @@ def test_report_with_labels_shows_the_audit_after_the_headline(tmp_path: Path) -
     other.write_text(filled.read_text().replace(load_run(SAMPLE).content_hash, "1" * 64))
     done = _kbench("report", str(SAMPLE), "--labels", str(other), "--out", str(out))
     assert done.returncode == 1 and "other.csv: labels for a run not given" in done.stderr
+
+
+def test_the_page_weighs_labels_by_the_judge_it_drew_them_with() -> None:
+    """The page draws its sample with the judge chosen on it: its tables weigh the labels
+    by that judge's strata. 1,000 items, the first 100 truly found; j1 and j2 say exactly
+    that; j0 says found on 0-49 and 100-149: its sensitivity is 50 / 100 = 0.5. Drawn with
+    j0 (50 of its 100 "found", 150 of its 900 "not found"), the majority's strata would
+    weigh j0's found items three times too much (sensitivity about 0.75)."""
+    import numpy as np
+
+    from kbench_app import audit as page
+
+    truth = np.r_[np.ones(100, bool), np.zeros(900, bool)]
+    j0 = np.zeros(1000, bool)
+    j0[:50] = j0[100:150] = True
+    frame = pd.concat([pd.DataFrame({"sample": [f"c{i:04d}" for i in range(1000)],
+                                     "model": "m", "prompt_type": "direct", "judge": name,
+                                     "is_vulnerable": True, "said_vulnerable": True,
+                                     "target_found": found})
+                       for name, found in (("j0", j0), ("j1", truth), ("j2", truth))])
+    run = load_run(("three.csv", frame.to_csv(index=False).encode()))
+    sensitivities = []
+    for seed in range(4):
+        drawn = page.drawn(run.frame, run, n=200, judge="j0", seed=seed)
+        rows = [page.label_row((s, m, p), found=bool(truth[int(s[1:])]), reviewer="ann",
+                               note="", run=run, p_include=float(q))
+                for s, m, p, q in drawn[["sample", "model", "prompt_type", "p_include"]]
+                .astype(str).itertuples(index=False)]
+        labels = page.Labels(audit.labels_frame(rows), (), False)
+        tables = page.results(run.frame, run, labels, judge="j0", method="ppi++")
+        accuracy = tables["accuracy"].set_index("judge")
+        sensitivities.append(accuracy.loc["j0", "sensitivity"])
+        row = tables["corrected"].iloc[0]
+        assert row["corrected_low"] <= 0.1 <= row["corrected_high"]
+    assert np.mean(sensitivities) == pytest.approx(0.5, abs=0.12), sensitivities
+
+
+def test_store_and_upload_warnings_show_file_names_as_text(monkeypatch, tmp_path: Path
+                                                           ) -> None:
+    run = load_run(SAMPLE)
+    folder = tmp_path / "labels" / run.content_hash
+    folder.mkdir(parents=True)
+    (folder / "[click](javascript:alert(1)) **x**.csv").write_bytes(b"sample\n\xff\n")
+    at = _page(monkeypatch, f"--workspace {tmp_path}")
+    _sign_in(at, "Ann")
+    assert not at.exception
+    shown = [w.value for w in at.warning]
+    assert any("not UTF" in w for w in shown), shown
+    assert not any("[click](javascript" in w or "**x**" in w for w in shown), shown
+    drawn = audit.sample(run.frame, 60, seed=0)
+    sheet = audit.blank_sheet(drawn.iloc[:3], run_sha256=run.content_hash)
+    sheet["target_found"] = ["yes", "no", ""]
+    at.file_uploader(key="aud_upload").upload(
+        "[a](http://evil.example).csv", audit.labels_csv(sheet).encode(), "text/csv").run()
+    assert not at.exception
+    shown = [w.value for w in at.warning] + [s.value for s in at.success]
+    assert not any("[a](http" in w for w in shown), shown
+
+
+def test_the_family_pages_warning_shows_model_names_as_text(monkeypatch) -> None:
+    from kbench_app import audit as page
+
+    run = load_run(SAMPLE)
+    table = pd.DataFrame({"model": ["m"], "judge_only": [0.9],
+                          "corrected_low": [0.1], "corrected_high": [0.3]})
+    monkeypatch.setattr(page, "labels_of", lambda run: page.Labels(
+        audit.labels_frame([{"sample": "c", "model": "m", "target_found": True}]), (), True))
+    monkeypatch.setattr(page, "results", lambda *a, **k: {"corrected": table})
+    from kbench_app.ui import plain
+
+    for name in ("[x](http://evil.example)", "**bold** <b>x</b>"):
+        table["model"] = [name]
+        note = page.banner_needed(run)
+        assert "off beyond chance" in note and f"({plain(name)})" in note, note
+
+
+def test_the_labels_needed_table_speaks_words_and_shows_no_none() -> None:
+    from kbench_app import audit as page
+
+    needed = pd.DataFrame({"model": ["a", "b"], "half_width_now": [0.2957, float("nan")],
+                           "n_labelled": [4, 2], "labels_needed": [80.0, float("nan")],
+                           "note": ["", "no label where the judge said b · not found"]})
+    view = page.needed_view(needed)["view"]
+    assert list(view.columns) == ["Model", "Half-width now (95% CI)", "Labels",
+                                  "More labels needed", "Note"]
+    assert view.iloc[0].tolist()[:4] == ["a", "± 0.2957", "4", "80"]
+    assert view.iloc[1].tolist()[:4] == ["b", "—", "2", "—"]
+
+
+def test_a_run_with_nothing_to_audit_says_so(monkeypatch, tmp_path: Path) -> None:
+    # every contract safe: no target to find (the page used to crash drawing 1 of 0 items)
+    frame = pd.read_csv(SAMPLE)
+    safe = tmp_path / "all_safe.csv"
+    frame.assign(is_vulnerable=False, target_found=False).to_csv(safe, index=False)
+    at = _page(monkeypatch, f"--no-samples {safe}")
+    assert not at.exception, at.exception
+    assert any("nothing to audit" in i.value for i in at.info), [i.value for i in at.info]
+
+
+def test_a_note_belongs_to_its_item_not_to_its_place_in_the_sample(monkeypatch) -> None:
+    at = _page(monkeypatch)
+    _sign_in(at, "Ann")
+    first = next(m.value for m in at.markdown if m.value.startswith("Contract"))
+    note = next(t for t in at.text_input if t.label == "Note (optional)")
+    note.input("typed for the first item").run()
+    at.number_input(key="aud_seed").set_value(7).run()  # another sample: another item 1
+    assert next(m.value for m in at.markdown if m.value.startswith("Contract")) != first
+    note = next(t for t in at.text_input if t.label == "Note (optional)")
+    assert note.value == ""
+
+
+def test_the_item_line_shows_a_bidi_override_in_a_name_as_an_escape() -> None:
+    # a right-to-left override in a detector's name would show the rest of "Contract c ·
+    # detector d · prompt p" reversed: the reviewer could not tell which item they label
+    from kbench_app import audit as page
+
+    line = page.item_line(("c0001", "evil\u202edetector", "direct"))
+    assert "\u202e" not in line and "\\u202e" in line.replace("\\\\", "\\")
+    assert line.startswith("Contract **c0001** · detector **")
+
+
+def test_the_page_offers_partial_where_the_run_grades_it_and_records_its_judge(
+        monkeypatch, tmp_path: Path) -> None:
+    at = _page(monkeypatch, f"--workspace {tmp_path}")
+    _sign_in(at, "Ann")
+    labels = [b.label for b in at.button]
+    assert "Partial" in labels  # the sample run's judges grade partial type matches
+    _press(at, "Partial")
+    kept, _ = store.LabelStore(tmp_path, load_run(SAMPLE).content_hash).read()
+    row = kept.iloc[0]
+    assert bool(row["target_found"]) and bool(row["partial_found"])
+    assert row["drawn_with"] == "majority"
+
+
+def test_the_page_shows_what_the_detector_claimed(monkeypatch) -> None:
+    """A BlockBench answer's findings are on the page as the detector wrote them, so the
+    reviewer can tell whether it found the target (issue-37 walkthrough: the page showed the
+    verdict, confidence and claimed lines only, empty for a target not found)."""
+    from kbench_app import state
+
+    records = ROOT / "tests" / "data" / "formats" / "blockbench_multi_judge_records.json"
+    state._cached_load.clear()
+    at = _page(monkeypatch, f"--no-samples {records}")
+    _sign_in(at, "Ann")
+    assert not at.exception, [e.value for e in at.exception]
+    shown = [d.value for d in at.dataframe if "vulnerability_type_claimed" in d.value]
+    assert shown and list(shown[0].columns) == ["finding_id", "vulnerability_type_claimed",
+                                                "severity_claimed", "location_claimed",
+                                                "description"]
+    assert "classification" not in shown[0].columns  # the reviewer decides, not a judge
+    assert any("The detector's findings" in m.value for m in at.markdown)

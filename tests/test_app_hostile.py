@@ -213,3 +213,23 @@ def test_an_upload_reports_its_progress_stage_by_stage(monkeypatch) -> None:
     share = small.size / (small.size + big.size)
     assert [t for f, t in seen if t.startswith("a.csv")][-1] == "a.csv: done"
     assert max(f for f, t in seen if t.startswith("a.csv")) == pytest.approx(share)
+
+
+def test_an_upload_already_loaded_is_offered_and_opened_as_a_new_one(monkeypatch) -> None:
+    """A new user uploads KahneBench's 11 fingerprint reports, which the app bundles: "already
+    loaded as 'kahnebench'" and nothing else; the Cognitive biases page then opened on the
+    synthetic trials, and its reports view on the synthetic reports (issue-37 walkthrough;
+    item 5: a page opened after an upload shows that upload). The run already loaded is
+    offered to open, and the pages open on it as on a new upload."""
+    reports = sorted((Path(__file__).resolve().parent.parent / "sample_data" / "real"
+                      / "kahnebench").glob("fingerprint_*.json"))
+    at = start(monkeypatch, "")
+    at.file_uploader(key="runs_uploader").set_value(
+        [(p.name, p.read_bytes(), "application/json") for p in reports]).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("already loaded as 'kahnebench'" in i.value for i in at.info)
+    assert [b.key for b in at.button if b.key == "open::kahnebench"]
+    at.switch_page("views/bias.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.radio(key="bias_source").value == "reports"
+    assert at.multiselect(key="bias_report_runs").value == ["kahnebench"]

@@ -188,3 +188,20 @@ def test_a_bad_aliases_upload_is_said_and_changes_nothing(monkeypatch, text) -> 
     assert any(c.value.startswith("deep.toml: ") for c in at.code)
     aliases = frame_with(at, "raw id", "canonical id")   # the session's aliases stay
     assert aliases["raw id"].tolist() == ["grok-4-1-fast-reasoning"]
+
+
+def test_the_newest_results_read_as_the_profile_does(monkeypatch) -> None:
+    """The newest-result table wrote its interval as two raw columns (value_low, value_high,
+    "None" where a published value has none) and named columns rank_note, n_models (issue-37
+    walkthrough, Models page): now the value beside "[low, high]" (empty without one) and
+    the rank as the profile writes it."""
+    at = open_page(monkeypatch)
+    newest = frame_with(at, "others", "run")
+    assert "value_low" not in newest and "rank_note" not in newest
+    assert {"value_ci", "rank_text"} <= set(newest.columns)
+    row = newest[(newest["model"] == "claude-haiku-4.5")
+                 & (newest["metric"].astype(str) == "mean BMS (kbench)")].iloc[0]
+    assert re.fullmatch(r"\[\d\.\d+, \d\.\d+\]", row["value_ci"])
+    assert re.fullmatch(r"\d+ \[\d+, \d+\] of 11 · few biases", row["rank_text"])
+    published = newest[newest["metric"].astype(str) == "PAS (published)"]
+    assert (published["value_ci"] == "").all()  # published: no interval, not "None"

@@ -43,6 +43,37 @@ def test_tier_two_rates_show_the_digits_of_their_intervals() -> None:
     assert all(len(text.split(", ")[0].split(".")[1]) == 4 for text in view["tdr_ci"])
 
 
+def test_the_difficulty_and_fixed_tables_show_the_digits_of_their_intervals() -> None:
+    """The By-difficulty table showed "0.711" (pooled TDR) beside "[0.5524, 0.8300]" and the
+    tiers "0.850", "0.600" (a fixed %.3f escaped the app's number style); seen in the issue-37
+    walkthrough on the DS mirror. TDR 27/38 with its Wilson interval; tiers 17/20, 6/10."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    from kbench_app.kit import number_style
+    from kbench_app.vuln import difficulty_view, fixed_view
+
+    low, high = proportion_confint(27, 38, method="wilson")
+    table = pd.DataFrame({"model": ["gemini-3-pro"], "tdr_t1": [17 / 20], "tdr_t2": [6 / 10],
+                          "tdr_difficulty_mean": [(17 / 20 + 6 / 10) / 2], "tdr": [27 / 38],
+                          "tdr_low": [low], "tdr_high": [high]})
+    view, config = difficulty_view(table)
+    style = number_style(view, config)
+
+    def on_screen(column: str) -> str:
+        return shown_as(style[column]["type_config"]["format"], view[column].iloc[0])
+
+    assert view["tdr_ci"].iloc[0] == "[0.5524, 0.8300]"
+    assert [on_screen(c) for c in ("tdr_t1", "tdr_t2", "tdr_difficulty_mean", "tdr")] == [
+        "0.8500", "0.6000", "0.7250", "0.7105"]
+    fixed = pd.DataFrame({"model": ["m"], "judge": ["majority"], "n_fixed": [8],
+                          "fixed_claim_rate": [2 / 8], "fixed_claim_rate_low": [0.0715],
+                          "fixed_claim_rate_high": [0.5907], "n_vulnerable": [20],
+                          "tdr": [14 / 20], "tdr_low": [0.4810], "tdr_high": [0.8545]})
+    view, config = fixed_view(fixed)
+    style = number_style(view, config)
+    assert [on_screen(c) for c in ("fixed_claim_rate", "tdr")] == ["0.2500", "0.7000"]
+
+
 @pytest.mark.parametrize("values,expected", [
     ([0.84, 0.6, 0.7236], ["0.8400", "0.6000", "0.7236"]),
     ([12.5, 30.25, 8.0], ["12.50", "30.25", "8.00"]),  # one number of decimals a column

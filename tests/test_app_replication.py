@@ -307,3 +307,18 @@ def test_a_link_sets_the_widgets_and_they_show_what_the_charts_use(monkeypatch,
     assert not at.exception, [e.value for e in at.exception]
     # the models belong to the run: a new run offers (and shows) all of its models
     in_use(renamed, sorted(renamed["model"].unique()))
+
+
+def test_the_users_own_published_results_come_before_the_bundled_per_test_run(
+        monkeypatch) -> None:
+    """Started on the samples with the user's own simple_studies.csv (a file given to `kbench
+    app`, or a workspace run in a later session): the page opened on the bundled synthetic
+    per-test run and put the user's published results 4,000 px below it (issue-37
+    walkthrough; item 5's complaint outside the upload session)."""
+    studies = ROOT / "sample_data" / "real" / "humanstudy-bench" / "simple_studies.csv"
+    at = open_page(monkeypatch, str(studies))
+    assert [s.value for s in at.subheader][:2] == ["Published results", "Per-test runs"]
+    assert at.selectbox(key="rep_summary_run").value == "simple_studies"
+    # the samples alone: the per-test run first, as before
+    plain = open_page(monkeypatch, "")
+    assert plain.subheader[0].value != "Published results"

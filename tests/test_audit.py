@@ -143,6 +143,56 @@ def test_sample_shows_the_evidence_and_every_judge(sample_run) -> None:
     assert (sheet["run_sha256"] == "ab" * 32).all() and (sheet["target_found"] == "").all()
 
 
+def test_the_detector_verdict_is_read_from_a_judge_that_did_not_fail() -> None:
+    """A failed judgement carries no verdict: the evidence reads the detector's verdict and
+    claimed lines from a judge who read the answer, even when the judge first by name failed
+    (the verdict was blank: issue 37 walkthrough, DS mirror, glm-4.7 failed)."""
+    frame = judged(np.array([True, True]), {"a": np.array([True, True]),
+                                            "b": np.array([True, False]),
+                                            "c": np.array([True, False])})
+    frame = frame.astype({"said_vulnerable": object, "target_found": object})
+    frame["claimed_lines"] = [[3, 4], [7]] * 3
+    frame["failed_judgement"] = None
+    failed = (frame["judge"] == "a") & (frame["sample"] == "c0000")
+    frame.loc[failed, ["said_vulnerable", "target_found", "failed_judgement"]] = [
+        None, None, "error: Failed to parse JSON response"]
+    frame.loc[failed, "claimed_lines"] = None
+    drawn = audit.sample(frame, 2, seed=0).set_index("sample")
+    assert drawn.loc["c0000", "detector_verdict"] == "vulnerable"
+    assert list(drawn.loc["c0000", "claimed_lines"]) == [3, 4]
+    assert drawn.loc["c0000", "judges"] == "a: failed; b: found; c: found"
+    assert drawn.loc["c0001", "detector_verdict"] == "vulnerable"
+
+
+def test_the_evidence_shows_the_detectors_findings_and_a_readable_verdict() -> None:
+    """What the reviewer reads of one item: the detector's verdict from a judge who read the
+    answer (the judge first by name failed: it was blank), and the detector's findings as the
+    detector wrote them (claimed type, severity, location, description), without any judge's
+    classification: without them nobody can tell whether the target was found (issue-37
+    walkthrough, DS mirror, Judge audit page)."""
+    import json
+
+    findings = json.dumps([{"finding_id": 0, "vulnerability_type_claimed": "Reentrancy",
+                            "severity_claimed": "high", "location_claimed": "line 12",
+                            "description": "withdraw() calls out before it updates",
+                            "classification": "TARGET_MATCH", "reasoning": "the judge's"}])
+    frame = pd.DataFrame({
+        "sample": "c0", "model": "m", "prompt_type": "direct", "judge": ["a", "b", "c"],
+        "is_vulnerable": True, "said_vulnerable": [None, True, True],
+        "confidence": [None, 0.8, 0.8], "target_found": [None, True, False],
+        "findings": [None, findings, findings.replace("TARGET_MATCH", "HALLUCINATED")],
+        "failed_judgement": ["error: Failed to parse JSON response", None, None]})
+    shown = audit.evidence(frame, ("c0", "m", "direct"))
+    assert shown["detector"]["said_vulnerable"] is True or shown["detector"]["said_vulnerable"]
+    assert shown["detector"]["confidence"] == 0.8
+    claims = shown["findings"]
+    assert claims.to_dict("records") == [{
+        "finding_id": "0", "vulnerability_type_claimed": "Reentrancy",
+        "severity_claimed": "high", "location_claimed": "line 12",
+        "description": "withdraw() calls out before it updates"}]
+    assert shown["judges"]["judge"].tolist() == ["a", "b", "c"]
+
+
 # ------------------------------------------------------------------------------ labels
 
 
@@ -521,3 +571,345 @@ def test_two_processes_append_at_once_and_keep_every_label(tmp_path: Path, sampl
     labels, warnings = LabelStore(tmp_path, sample_run.content_hash).read()
     assert len(labels) == 400 and warnings == []
     assert labels.groupby("reviewer").size().tolist() == [200, 200]
+
+
+# ------------------------------------------------------------------ review: hostile sheets
+
+
+def _one_item_sheet(sample_run, tail: str) -> bytes:
+    item = audit.sample(sample_run.frame, 1, seed=0).iloc[0]
+    head = "sample,model,prompt_type,target_found,reviewer,labelled_at,note,run_sha256\n"
+    key = f"{item['sample']},{item['model']},{item['prompt_type']}"
+    return (head + f"{key},no,ann,,,\n" + key + tail).encode()
+
+
+@pytest.mark.parametrize(("tail", "words"), [
+    (f',yes,ann,,"{"x" * 200_000}",\n', "longer than"),  # past the csv module's cell limit
+    (',yes,ann,,"no end quote,\n', "quote"),  # the rest of the file would become one note
+    (',yes,ann,,"a"b,\n', "quote"),
+])
+def test_a_sheet_that_is_not_csv_names_file_and_row(sample_run, tail, words) -> None:
+    with pytest.raises(audit.LabelError) as info:
+        audit.read_labels(("sheet.csv", _one_item_sheet(sample_run, tail)),
+                          judged=sample_run.frame)
+    assert "sheet.csv: row 3" in str(info.value) and words in str(info.value)
+
+
+def test_a_reviewer_name_has_a_length_limit(sample_run) -> None:
+    data = _one_item_sheet(sample_run, f",yes,{'r' * 5000},,,\n")
+    with pytest.raises(audit.LabelError, match=r"row 3, field 'reviewer': 5,000 characters"):
+        audit.read_labels(("sheet.csv", data), judged=sample_run.frame)
+
+
+def test_one_odd_row_in_the_store_never_hides_a_sessions_other_labels(tmp_path: Path,
+                                                                       sample_run) -> None:
+    store = LabelStore(tmp_path, sample_run.content_hash)
+    drawn = audit.sample(sample_run.frame, 3, seed=0)
+    rows = labels_for(drawn, pd.Series([True, False, True], index=drawn.index))
+    rows["run_sha256"] = sample_run.content_hash
+    records = rows.to_dict("records")
+    # a note the page allows (2,000 characters) that the store writes escaped, longer
+    records[1]["note"] = "\u202e" * 2000
+    store.append(records, reviewer="ann", session="s1")
+    path = store.file_for("ann", "s1")
+    path.write_bytes(path.read_bytes() + b"c0001,m,direct,maybe,ann,,,\n")  # tampered
+    labels, warnings = store.read(sample_run.frame)
+    assert len(labels) == 3, warnings
+    assert any("row 5, field 'target_found'" in w and "left out" in w for w in warnings)
+
+
+def test_the_store_reads_no_file_swapped_for_a_link_or_a_fifo_after_its_check(
+        tmp_path: Path, sample_run, monkeypatch) -> None:
+    store = LabelStore(tmp_path / "ws", sample_run.content_hash)
+    drawn = audit.sample(sample_run.frame, 1, seed=0)
+    rows = labels_for(drawn, pd.Series([True], index=drawn.index))
+    rows["run_sha256"] = sample_run.content_hash
+    outside = LabelStore(tmp_path / "elsewhere", sample_run.content_hash)
+    secret = outside.append(rows.to_dict("records"), reviewer="eve", session="x")
+    store.folder.mkdir(parents=True)
+    (store.folder / "eve-link.csv").symlink_to(secret)
+    os.mkfifo(store.folder / "pipe.csv")
+    regular = secret.lstat()
+    monkeypatch.setattr(Path, "lstat", lambda self: regular)  # the check passes, then ...
+    labels, warnings = store.read(sample_run.frame)
+    assert labels.empty
+    assert sum("not a regular file" in w for w in warnings) == 2, warnings
+
+
+def test_the_store_neither_reads_nor_writes_through_a_linked_folder(tmp_path: Path,
+                                                                    sample_run) -> None:
+    elsewhere = LabelStore(tmp_path / "elsewhere", sample_run.content_hash)
+    elsewhere.append([{"sample": "c0001", "model": "m", "prompt_type": "",
+                       "target_found": True, "reviewer": "eve",
+                       "run_sha256": sample_run.content_hash}], reviewer="eve", session="x")
+    store = LabelStore(tmp_path / "ws", sample_run.content_hash)
+    store.folder.parent.mkdir(parents=True)
+    store.folder.symlink_to(elsewhere.folder)
+    labels, warnings = store.read()
+    assert labels.empty and any("a link" in w for w in warnings)
+    with pytest.raises(OSError, match="a link"):
+        store.append([{"sample": "c0002", "target_found": True}], reviewer="ann", session="s")
+
+
+# ------------------------------------------------- review: the sample's design, kept
+
+
+def _three_judges_one_useless() -> tuple[pd.DataFrame, np.ndarray]:
+    """1,000 items; j1 and j2 say found on the first 100, which are the truly found ones;
+    j0 says found on every item (a useless judge). The majority's strata: 100 "found" and
+    900 "not found"; audit.sample(60) takes √-allocated 15 and 45 of them."""
+    truth = np.r_[np.ones(100, bool), np.zeros(900, bool)]
+    frame = judged(truth, {"j0": np.ones(1000, bool), "j1": truth, "j2": truth})
+    return frame, truth
+
+
+def test_labels_drawn_with_the_majority_and_corrected_for_another_judge_keep_their_weights(
+        ) -> None:
+    frame, truth = _three_judges_one_useless()
+    drawn = audit.sample(frame, 60, seed=1)
+    position = drawn["sample"].str[1:].astype(int).to_numpy()
+    labels = labels_for(drawn, pd.Series(truth[position], index=drawn.index))
+    assert (drawn["judge_decision"] == "found").sum() == 15
+    # j0's one cell holds both of the majority's strata: its labels weighted 100/15 and
+    # 900/45 give the run's rate, 100 / 1,000 (unweighted, 15 / 60 = 0.25)
+    row = audit.corrected(frame, labels, judge="j0", design_judge="majority").iloc[0]
+    assert row["corrected"] == pytest.approx(0.1)
+    assert row["human_only"] == pytest.approx(0.1)
+    assert row["corrected_low"] <= 0.1 <= row["corrected_high"]
+
+
+def test_the_failed_judgements_stratum_keeps_its_own_weight() -> None:
+    # 400 items; the judge found the first 100 (all truly found), said not found on 280
+    # (none found) and failed on 20 (all truly found). The sample's strata are found / not
+    # found / failed; the corrected rate's cells put a failure with "not found" (the judge
+    # credits nothing it failed on), so the failed stratum's labels need their own weight:
+    # rate = (100 + 20) / 400 = 0.3.
+    truth = np.r_[np.ones(100, bool), np.zeros(280, bool), np.ones(20, bool)]
+    decision = pd.array(np.r_[np.ones(100, bool), np.zeros(300, bool)], dtype="boolean")
+    decision[380:] = pd.NA
+    frame = judged(truth, {"a": decision})
+    drawn = audit.sample(frame, 40, seed=3)
+    position = drawn["sample"].str[1:].astype(int).to_numpy()
+    labels = labels_for(drawn, pd.Series(truth[position], index=drawn.index))
+    row = audit.corrected(frame, labels).iloc[0]
+    assert row["corrected"] == pytest.approx(0.3)
+    assert row["human_only"] == pytest.approx(0.3)
+    need = audit.labels_needed(frame, labels).iloc[0]
+    assert np.isfinite(need["half_width_now"])
+
+
+def test_the_api_takes_labels_without_time_note_or_hash_and_without_prompt_types() -> None:
+    # SPEC 7: labels whose run_sha256, labelled_at and note are absent; a run without
+    # prompt_type (its items' prompt type is empty)
+    rng = np.random.default_rng(4)
+    truth = rng.random(200) < 0.4
+    decision = np.where(truth, rng.random(200) < 0.9, rng.random(200) < 0.2)
+    frame = judged(truth, {"a": decision, "b": truth}).drop(columns="prompt_type")
+    drawn = audit.sample(frame, 40, seed=0, judge="a")
+    position = drawn["sample"].str[1:].astype(int).to_numpy()
+    labels = pd.DataFrame({"sample": drawn["sample"], "model": drawn["model"],
+                           "prompt_type": drawn["prompt_type"],
+                           "target_found": truth[position], "reviewer": "ann"})
+    assert audit.corrected(frame, labels, judge="a")["corrected"].notna().all()
+    assert len(audit.judge_accuracy(frame, labels)) == 3
+    assert len(audit.labels_needed(frame, labels, judge="a")) == 1
+    assert len(judge_errors(frame, labels, judge="a")) >= 0
+    assert (overruled(frame, labels, judge="a")["notes"] == "").all()
+    assert audit.reviewer_kappa(labels).empty
+    more = audit.sample(frame, 40, seed=1, judge="a", labels=labels.drop(columns="prompt_type"))
+    assert not set(more["sample"]) & set(drawn["sample"])
+
+
+def test_the_accuracy_chart_lists_the_judges_top_down_as_the_table_does() -> None:
+    from kbench_core.figures.audit import accuracy_chart
+
+    rng = np.random.default_rng(1)
+    truth = rng.random(120) < 0.5
+    frame = judged(truth, {"a": truth, "b": ~truth, "c": truth})
+    labels = labels_for(frame[KEY].iloc[:120], pd.Series(truth))
+    table = audit.judge_accuracy(frame, labels)
+    fig = accuracy_chart(table)
+    assert list(fig.data[0].y) == table["judge"].tolist()  # majority first ...
+    assert fig.layout.yaxis.autorange == "reversed"  # ... and at the top
+
+
+def test_two_reviewers_who_disagree_do_not_overrule_the_judge() -> None:
+    # item c0000: the judge said not found; ann says found, bo says not found (a tie, mean
+    # 0.5): no majority of reviewers against the judge, so not an overruled item nor an error
+    truth = np.zeros(4, bool)
+    frame = judged(truth, {"a": np.array([False, False, True, True])})
+    items = frame[KEY]
+    one = labels_for(items, pd.Series([True, False, True, False]), "ann")
+    two = labels_for(items, pd.Series([False, False, True, True]), "bo")
+    both = pd.concat([one, two], ignore_index=True)
+    table = overruled(frame, both)
+    # c0003: judge found, ann not found, bo found: a tie too; none is overruled
+    assert table.empty, table
+    errors = judge_errors(frame, both, factors=("model",))
+    assert errors.empty or errors["errors"].sum() == 0
+
+
+def test_labelling_as_many_more_as_labels_needed_says_reaches_the_half_width() -> None:
+    # 60 contracts x 3 prompt types (few contracts: the judge's decisions over them, and
+    # their covariance with the labels' part, are a large share of the variance, which more
+    # labels do not shrink). Label 40, ask how many more reach ± 0.10, label them (a second
+    # draw of audit.sample) and look again: about half the runs reach it, the median does.
+    rng = np.random.default_rng(12)
+    after = []
+    for rep in range(16):
+        p = rng.beta(2, 3, 60)
+        truth = (rng.random((60, 3)) < p[:, None]).ravel()
+        decision = np.where(truth, rng.random(180) < 0.85, rng.random(180) < 0.2)
+        frame = judged(truth, {"a": decision}, contracts=np.repeat(
+            [f"c{i:04d}" for i in range(60)], 3), prompts=np.tile(["p0", "p1", "p2"], 60))
+        index = {k: i for i, k in enumerate(map(tuple, frame[KEY].to_numpy()))}
+
+        def label(drawn: pd.DataFrame, index=index, truth=truth) -> pd.DataFrame:
+            rows = [index[k] for k in map(tuple, drawn[KEY].to_numpy())]
+            return labels_for(drawn, pd.Series(truth[rows], index=drawn.index))
+
+        first = label(audit.sample(frame, 40, seed=rep))
+        need = audit.labels_needed(frame, first, half_width=0.10).iloc[0]
+        more = int(need["labels_needed"])
+        if more == 0:
+            continue
+        both = pd.concat([first, label(audit.sample(frame, more, seed=rep + 100,
+                                                    labels=first))])
+        after.append(audit.labels_needed(frame, both, half_width=0.10)
+                     .iloc[0]["half_width_now"])
+    assert len(after) >= 12 and np.median(after) <= 0.10, (np.median(after), after)
+
+
+def test_the_store_parses_again_only_the_files_that_changed(tmp_path: Path, sample_run,
+                                                           monkeypatch) -> None:
+    # each label the page makes re-reads the store: a file that has not changed is not
+    # parsed again (100,000 labels take seconds to parse)
+    from kbench_core.audit import store as store_module
+
+    store = LabelStore(tmp_path, sample_run.content_hash)
+    drawn = audit.sample(sample_run.frame, 3, seed=0)
+    rows = labels_for(drawn, pd.Series([True, False, True], index=drawn.index))
+    rows["run_sha256"] = sample_run.content_hash
+    records = rows.to_dict("records")
+    store.append(records[:1], reviewer="ann", session="s1")
+    store.append(records[1:2], reviewer="bo", session="s2")
+    parsed: list[str] = []
+    real = store_module.read_labels
+    monkeypatch.setattr(store_module, "read_labels",
+                        lambda source, **kw: parsed.append(source[0]) or real(source, **kw))
+    assert len(store.read(sample_run.frame)[0]) == 2 and len(parsed) == 2
+    store.append(records[2:], reviewer="ann", session="s1")
+    labels, _ = store.read(sample_run.frame)
+    assert len(labels) == 3
+    assert parsed[2:] == [store.file_for("ann", "s1").name]
+
+
+def test_judge_accuracy_intervals_cover_when_the_judge_errs_by_contract() -> None:
+    # 60 contracts x 5 prompt types, 150 labelled (a simple random sample); the judge is
+    # fooled by a hard contract (a third of them) on every prompt type: its errors are
+    # clustered, so 150 labels hold fewer independent checks than 150. Sensitivity
+    # 1/3 x 0.5 + 2/3 x 0.95 = 0.8, specificity 1/3 x 0.5 + 2/3 x 0.95 = 0.8.
+    from kbench_core.audit.estimate import _accuracy_row
+
+    rng = np.random.default_rng(21)
+    covered = {"sensitivity": 0, "specificity": 0}
+    reps = 1000
+    for _ in range(reps):
+        p = rng.beta(2, 3, 60)
+        truth = (rng.random((60, 5)) < p[:, None]).ravel()
+        hard = np.repeat(rng.random(60) < 1 / 3, 5)
+        right = rng.random(300) < np.where(hard, 0.5, 0.95)
+        decision = np.where(right, truth, ~truth)
+        chosen = rng.choice(300, 150, replace=False)
+        part = pd.DataFrame({"human": truth[chosen].astype(float),
+                             "d": decision[chosen].astype(float), "w": 1.0,
+                             "sample": np.repeat(np.arange(60), 5)[chosen]})
+        row = _accuracy_row(part, 0.95)
+        for name in covered:
+            covered[name] += row[f"{name}_low"] <= 0.8 <= row[f"{name}_high"]
+    assert min(covered.values()) / reps >= 0.93, covered
+
+
+def test_rogan_gladen_takes_the_judges_accuracy_weighted_by_the_samples_own_strata() -> None:
+    # 1,000 items, the first 100 truly found; j1 and j2 say so; j0 says found on 0-49 and
+    # 100-149 (sensitivity 0.5, specificity 850/900). Drawn with j0's strata, the rate
+    # (0.1 + 0.944 - 1) / (0.5 + 0.944 - 1) = 0.1; with the majority's weights j0's
+    # sensitivity reads about 0.75 and the corrected rate about 0.064.
+    truth = np.r_[np.ones(100, bool), np.zeros(900, bool)]
+    j0 = np.zeros(1000, bool)
+    j0[:50] = j0[100:150] = True
+    frame = judged(truth, {"j0": j0, "j1": truth, "j2": truth})
+    rates = []
+    for seed in range(4):
+        drawn = audit.sample(frame, 200, judge="j0", seed=seed)
+        position = drawn["sample"].str[1:].astype(int).to_numpy()
+        labels = labels_for(drawn, pd.Series(truth[position], index=drawn.index))
+        rates.append(audit.corrected(frame, labels, judge="j0", method="rogan_gladen",
+                                     design_judge="j0").iloc[0]["corrected"])
+    assert np.mean(rates) == pytest.approx(0.1, abs=0.02), rates
+
+
+def test_judge_accuracy_on_labels_of_two_contracts_has_an_interval() -> None:
+    from kbench_core.audit.estimate import _share
+
+    p, low, high = _share(np.array([0.0, 1.0, 1.0]), np.array([42.0, 15.0, 0.0]), 0.95,
+                          np.array(["c1", "c2", "c3"]))
+    assert p == pytest.approx(15 / 57) and 0 <= low < p < high <= 1
+
+
+def test_the_exports_weigh_the_labels_as_kbench_audit_does() -> None:
+    # kbench figures/report --labels and kbench audit --judge J: the same numbers (the
+    # sample drawn with J's strata)
+    from kbench_core.audit.exports import audit_objects
+
+    truth = np.r_[np.ones(100, bool), np.zeros(900, bool)]
+    j0 = np.zeros(1000, bool)
+    j0[:50] = j0[100:150] = True
+    frame = judged(truth, {"j0": j0, "j1": truth, "j2": truth})
+    drawn = audit.sample(frame, 200, judge="j0", seed=0)
+    position = drawn["sample"].str[1:].astype(int).to_numpy()
+    labels = labels_for(drawn, pd.Series(truth[position], index=drawn.index))
+    objects = {stem: obj for stem, _, obj, _ in audit_objects(frame, labels, judge="j0")}
+    want = audit.corrected(frame, labels, judge="j0", design_judge="j0")
+    pd.testing.assert_frame_equal(objects["audit_corrected_rates"], want)
+    pd.testing.assert_frame_equal(objects["audit_judge_accuracy"],
+                                  audit.judge_accuracy(frame, labels, design_judge="j0"))
+
+
+def test_a_sheet_records_its_judge_and_the_weights_follow_it(sample_run) -> None:
+    frame = sample_run.frame
+    drawn = audit.sample(frame, 40, seed=4, judge="judge-three")
+    sheet = audit.blank_sheet(drawn, run_sha256=sample_run.content_hash)
+    assert set(sheet["drawn_with"]) == {"judge-three"}
+    sheet["target_found"] = np.where(np.arange(len(sheet)) % 3, "yes", "no")
+    sheet["reviewer"] = "ann"
+    labels, _ = audit.read_labels(("s.csv", audit.labels_csv(sheet).encode()),
+                                  run_sha256=sample_run.content_hash, judged=frame)
+    assert audit.drawn_judge(labels, "majority") == "judge-three"
+    # analysed for the majority, weighed by judge-three's strata (what the sheet says)
+    from kbench_core.audit.exports import audit_objects
+
+    table = next(obj for stem, what, obj, _ in audit_objects(frame, labels, judge="majority")
+                 if stem == "audit_corrected_rates")
+    want = audit.corrected(frame, labels, judge="majority", design_judge="judge-three")
+    assert table["corrected"].tolist() == pytest.approx(want["corrected"].tolist(), nan_ok=True)
+    other = audit.corrected(frame, labels, judge="majority", design_judge="majority")
+    assert not np.allclose(other["human_only"], want["human_only"], equal_nan=True)
+    # a sheet naming a judge the run does not have is refused, naming row and field
+    sheet["drawn_with"] = "nobody"
+    with pytest.raises(audit.LabelError, match="field 'drawn_with'"):
+        audit.read_labels(("s.csv", audit.labels_csv(sheet).encode()), judged=frame)
+
+
+def test_a_partial_match_is_a_found_target(sample_run) -> None:
+    drawn = audit.sample(sample_run.frame, 2, seed=0)
+    sheet = audit.blank_sheet(drawn)
+    sheet["target_found"] = ["yes", "no"]
+    sheet["partial_found"] = ["yes", ""]
+    sheet["reviewer"] = "ann"
+    labels, _ = audit.read_labels(("p.csv", audit.labels_csv(sheet).encode()))
+    assert labels["partial_found"].tolist() == [True, pd.NA] or \
+        labels["partial_found"].isna().tolist() == [False, True]
+    sheet["partial_found"] = ["", "yes"]  # partial yet not found: a contradiction
+    with pytest.raises(audit.LabelError, match="row 3, field 'partial_found'"):
+        audit.read_labels(("p.csv", audit.labels_csv(sheet).encode()))

@@ -296,6 +296,11 @@ def test_spark_session_honours_spark_remote_and_the_master(remote, master, want,
     pyspark_sql = pytest.importorskip("pyspark.sql")
     builder = _Builder()
     monkeypatch.setattr(pyspark_sql, "SparkSession", type("S", (), {"builder": builder}))
+    from kbench_core.engines import spark  # no Java and no network: the builder is a stand-in
+
+    monkeypatch.setattr(spark, "_java", lambda options: None)
+    monkeypatch.setattr(spark, "_reach", lambda where, targets, seconds: None)
+    spark.forget_failures()
     if remote:
         monkeypatch.setenv("SPARK_REMOTE", remote)
     else:

@@ -177,6 +177,23 @@ def test_composite_labels_cut_the_less_informative_part_first() -> None:
                                                      "loss_ave"]
 
 
+def test_a_composite_part_reads_one_way_on_one_axis() -> None:
+    """The fixed-versions figure of the TC mirror (issue-37 walkthrough) named one detector
+    "claude-opus-4-5 · codestral" and "cla-opus-4-5 · mimo-v2-flash" on one axis: a part is
+    cut the same way in every label it is in (the most any of them needs)."""
+    models = ["claude-opus-4-5", "gpt-5.2", "deepseek-v3.2", "gemini-3-pro", "grok-4-fast"]
+    judges = ["codestral", "majority", "mimo-v2-flash", "mistral-large", "gemini-3-flash",
+              "glm-4.7"]
+    labels = [f"{m} · {j}" for m in models for j in judges]
+    short = base.shorten(labels, 29)
+    assert all(len(s) <= 29 for s in short) and len(set(short)) == len(labels)
+    for k in (0, 1):
+        forms: dict[str, set[str]] = {}
+        for label, cut in zip(labels, short, strict=True):
+            forms.setdefault(label.split(" · ")[k], set()).add(cut.split(" · ")[k])
+        assert all(len(f) == 1 for f in forms.values()), forms
+
+
 def test_wrap_breaks_between_words_within_the_width() -> None:
     # 16 px title font, 0.66 em per character: 160 px hold int(160 / 10.56) = 15 characters
     text = "Cognitive fingerprint: BMS per model and bias"

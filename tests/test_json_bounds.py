@@ -285,3 +285,45 @@ def test_the_array_splitter_cuts_at_top_level_commas_only() -> None:
         lines = out.split(b"\n")
         assert splitter.closed and splitter.commas == len(records) - 1
         assert [json.loads(line) for line in lines] == records
+
+
+# ------------------------------------------------- issue 42.9: lists of records under any key
+
+
+@pytest.mark.parametrize("other", ["records_2", "more", "Records"])
+def test_every_list_of_records_beside_the_one_read_is_named(other) -> None:
+    # Was: {"records": [4], "records_2": [4]} loaded 4 of 8 rows without a word.
+    payload = {"records": [RECORD] * 4, other: [{**RECORD, "model": "n"}] * 4,
+               "note": [1, 2], "empty": [], "meta": {"a": 1}}
+    message = _error("two.json", json.dumps(payload).encode())
+    assert f"'records' (4 records) and '{other}' (4 records)" in message
+    assert "drop" in message and "'note'" not in message and "'empty'" not in message
+
+
+# ------------------------------------------------------ issue 42.9: 10⁵-10⁶ distinct keys
+
+
+@pytest.mark.parametrize(("name", "shape"), [
+    ("many.json", "[" + ",".join(f'{{"k{i}":{i}}}' for i in range(100_000)) + "]"),
+    ("many.jsonl", "\n".join(f'{{"k{i}":{i}}}' for i in range(100_000)) + "\n"),
+    ("one.json", "[{" + ",".join(f'"k{i}":{i}' for i in range(100_000)) + "}]"),
+])
+def test_records_with_100k_distinct_keys_are_refused_in_bounded_time_and_memory(
+        tmp_path: Path, name, shape) -> None:
+    # Was: pyarrow's inference of a batch costs records x distinct keys: 10⁵ records of a
+    # key each took 87 s of CPU and peaked at 9.5 GB; 10⁶, 3.6 GB and 26 s in the issue.
+    path = tmp_path / name
+    path.write_text(shape)
+    base, peak, out = _peak_rss_mb(
+        "import time\n"
+        "from kbench_core.io import RunFormatError, load_run\n"
+        "start = time.process_time()\n"
+        "try:\n"
+        f"    load_run({str(path)!r})\n"
+        "except RunFormatError as err:\n"
+        "    print('ERR', str(err).replace(chr(10), ' '))\n"
+        "print('CPU', time.process_time() - start)\n", timeout=240)
+    assert "more than 2,000 distinct keys" in out, out[-500:]
+    cpu = float(out.split("CPU ")[1].split()[0])
+    assert cpu < 5, cpu  # about 1.5 s (the single record of 10⁵ keys took 7.5 s)
+    assert peak - base < 600, peak - base  # about 250 MB

@@ -88,3 +88,24 @@ def test_one_judges_view_shows_its_own_findings(monkeypatch, judge) -> None:
         assert "judge" not in findings.columns
     else:  # its judgement failed: said so, not "no findings"
         assert "No judgement of this answer could be read" in captions
+
+
+def test_the_majority_reads_its_scores_as_the_judges_do() -> None:
+    """A score reads "1.0" in each judge's column and in the majority's (the majority's was
+    "1": the rule that writes a whole median count as "1" reached the scores); a whole count
+    reads "1" in both. Seen in the issue-37 walkthrough on the DS mirror."""
+    import pandas as pd
+
+    from kbench_app.vuln import judges_view
+    from kbench_core import agreement
+
+    rows = pd.DataFrame({
+        "sample": "ds_t1_001", "model": "m", "prompt_type": "direct",
+        "judge": ["a", "b", "c"], "is_vulnerable": True, "said_vulnerable": True,
+        "target_found": True, "rcir": [1.0, 1.0, 0.5], "ava": [0.5, 0.5, 0.5],
+        "n_target_match": [1, 1, 1]})
+    voted = agreement.consensus(rows)
+    view = judges_view(rows, voted, "direct").set_index("field")
+    assert view.loc["rcir"].tolist() == ["1.0", "1.0", "0.5", "1.0"]
+    assert view.loc["ava"].tolist() == ["0.5", "0.5", "0.5", "0.5"]
+    assert view.loc["n_target_match"].tolist() == ["1", "1", "1", "1"]

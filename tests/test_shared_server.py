@@ -369,3 +369,225 @@ def test_a_deep_archive_tree_is_named_in_one_short_line(tmp_path) -> None:
     with pytest.raises(RunFormatError) as err:
         load_run(("deep.zip", sink.getvalue()))
     assert len(str(err.value)) < 400 and "\u2026d/d/d" in str(err.value)
+
+
+# -------------------------------------------- issue 42: strangers through the shared caches
+
+
+def test_two_sessions_uploading_the_same_bytes_share_one_read_only_frame() -> None:
+    import hashlib
+
+    from kbench_core.readonly import is_frozen
+
+    state._cached_load.clear()
+    payload = GOOD.replace(b"m1", b"shared-probe")
+    alice = state.cached_loader("same.csv", payload)
+    bob = state.cached_loader("same.csv", payload)
+    assert alice.frame is bob.frame and is_frozen(alice.frame)
+    before = alice.frame.copy()
+    with pytest.raises(ValueError, match="read-only"):
+        bob.frame.loc[0, "score"] = 0.0
+    with pytest.raises(ValueError, match="read-only"):
+        bob.frame["score"].to_numpy()[0] = 9.0
+    with pytest.raises(ValueError, match="read-only"):
+        bob.frame["model"].cat.codes.to_numpy()[0] = 1  # a label's code
+    assert alice.frame.equals(before)
+    # a copy, a filter or a derived table stays the caller's own, writable
+    mine = bob.frame.copy()
+    mine.loc[0, "score"] = 0.0
+    assert alice.frame.loc[0, "score"] == before.loc[0, "score"]
+    assert hashlib.sha256(payload).hexdigest() == alice.content_hash
+
+
+@pytest.mark.parametrize("engine", ["memory", "duckdb"])
+def test_a_saved_run_every_session_shares_is_read_only(tmp_path, engine) -> None:
+    from kbench_core.readonly import is_frozen
+
+    session(tmp_path).add_files([("results.csv", GOOD)])
+    runs = [Workspace(tmp_path, engine=engine).open_all()[0][0] for _ in range(2)]
+    frames = [run.frame for run in runs]
+    assert all(is_frozen(frame) for frame in frames)
+    if engine == "memory":
+        assert frames[0] is frames[1]  # validated once per server
+    with pytest.raises(ValueError, match="read-only"):
+        frames[0].loc[0, "score"] = 0.0
+
+
+def test_same_bytes_under_two_names_and_two_files_under_one_name_never_share_a_result(
+        ) -> None:
+    from kbench_app import cache
+
+    calls: list[str] = []
+
+    def table(frame, *, label: str):
+        calls.append(label)
+        return frame.groupby("model", observed=True)["score"].mean().reset_index().assign(
+            run=label)
+
+    cache.clear()
+    a = load_run(("a.csv", GOOD))
+    b = load_run(("b.csv", GOOD))                    # the same bytes, another name
+    c = load_run(("a.csv", OTHER))                   # other bytes, the same name
+    results = {run.name + run.content_hash[:6]: cache.cached(table, run.frame, runs=[run],
+                                                              label=run.name)
+               for run in (a, b, c)}
+    assert len(calls) == 3 and len(results) == 3
+    assert set(results[c.name + c.content_hash[:6]]["model"]) == {"m2"}
+    assert set(results[a.name + a.content_hash[:6]]["model"]) == {"m1"}
+    # the same run asked again by another session finds its own result
+    assert cache.cached(table, a.frame, runs=[a], label="a") is results[
+        a.name + a.content_hash[:6]] and len(calls) == 3
+
+
+def _page(monkeypatch, path: str) -> AppTest:
+    monkeypatch.setenv("KBENCH_APP_ARGS", "")
+    at = AppTest.from_file(str(ROOT / path), default_timeout=120)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_one_stranger_s_aliases_never_reach_another_s_models_page(monkeypatch) -> None:
+    alice = _page(monkeypatch, "views/models.py")
+    alice.text_input(key="models_alias_raw").set_value("synthetic-alpha")
+    alice.text_input(key="models_alias_canonical").set_value("alice-private-name")
+    alice.button[[b.label for b in alice.button].index("Add alias")].click().run()
+    assert not alice.exception, [e.value for e in alice.exception]
+    assert "alice-private-name" in alice.dataframe[0].value.to_string() or any(
+        "alice-private-name" in df.value.to_string() for df in alice.dataframe)
+    bob = _page(monkeypatch, "views/models.py")
+    assert "models_aliases" not in bob.session_state
+    assert not any("alice-private-name" in df.value.to_string() for df in bob.dataframe)
+    assert not any("alice-private-name" in str(m.value) for m in bob.markdown)
+
+
+def test_one_stranger_s_judge_never_becomes_another_s(monkeypatch) -> None:
+    from kbench_app.vuln import Keys
+
+    alice = _page(monkeypatch, "views/vuln.py")
+    judges = alice.selectbox(key=Keys.JUDGE).options
+    default = alice.selectbox(key=Keys.JUDGE).value
+    other = next(j for j in judges if j != default)
+    alice.selectbox(key=Keys.JUDGE).set_value(other).run()
+    assert not alice.exception and alice.selectbox(key=Keys.JUDGE).value == other
+    bob = _page(monkeypatch, "views/vuln.py")
+    assert bob.selectbox(key=Keys.JUDGE).value == default
+    assert alice.selectbox(key=Keys.JUDGE).value == other
+
+
+PAGES = tuple(f"views/{page.name}" for page in sorted((ROOT / "views").glob("*.py")))
+
+
+def test_no_page_and_no_export_writes_to_a_run_s_frame(monkeypatch) -> None:
+    """Every page opened on the shared (read-only) frames of the sample and real runs, the
+    export ZIP and the report built: no exception, and every run's frame is afterwards what
+    it was (a whole column replaced or added would pass the read-only flags)."""
+    import shutil
+
+    from kbench_core.readonly import freeze, is_frozen
+
+    state._cached_load.clear()
+    monkeypatch.setenv("KBENCH_APP_ARGS", "")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    runs = dict(at.session_state[state.REGISTRY].runs)
+    # the files are shared through the run cache (frozen there); the real runs' folders are
+    # each session's own: frozen here, so that every page runs on read-only frames
+    assert sum(is_frozen(run.frame) for run in runs.values()) >= 5
+    for run in runs.values():
+        freeze(run.frame)
+    before = {name: (run.frame, run.frame.copy(deep=True), list(run.frame.columns))
+              for name, run in runs.items()}
+    assert len(PAGES) >= 8  # every page of the app
+    for page in PAGES:
+        at.switch_page(page).run()
+        assert not at.exception, (page, [e.value for e in at.exception])
+    if shutil.which("chromium"):
+        at.switch_page("views/export.py").run()
+        at.multiselect(key="export_figure_formats").set_value(["svg"]).run()
+        at.button(key="export_build").click().run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert at.session_state[state.EXPORT_ZIP]
+    from kbench_core.report import report_html
+
+    report_html(list(runs.values()))
+    for name, (frame, copy, columns) in before.items():
+        assert at.session_state[state.REGISTRY].runs[name].frame is frame, name
+        assert list(frame.columns) == columns and frame.equals(copy), name
+        assert is_frozen(frame), name
+
+
+CHURN = """
+import dataclasses, sys
+from pathlib import Path
+from kbench_core.io import load_run
+from kbench_core.workspace import Workspace
+
+folder, who, n = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+good = sys.stdin.buffer.read()
+workspace = Workspace(folder)  # this server's own Workspace object
+kept = []
+for i in range(n):
+    run = load_run((f"{who}{i}.csv", good.replace(b"m1", f"{who}{i}".encode())))
+    path = workspace.save(run)
+    if i % 2:
+        workspace.remove(dataclasses.replace(run, meta={**run.meta,
+                                                        "workspace_file": path.name}))
+    else:
+        kept.append(run.name)
+print(" ".join(kept))
+"""
+
+
+def test_two_servers_saving_and_removing_at_once_leave_a_consistent_workspace(
+        tmp_path) -> None:
+    """Two processes, each with its own Workspace on one folder, save 30 runs each and
+    remove every other one while a third starts over and over: no start ever reports a
+    problem, and at the end exactly the kept runs are there, whole, with nothing else."""
+    import time
+
+    from kbench_core.workspace_files import recover
+
+    servers = [subprocess.Popen([sys.executable, "-c", CHURN, str(tmp_path), who, "30"],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                env={**os.environ, "PYTHONPATH": str(ROOT)})
+               for who in ("alice", "bob")]
+    for server in servers:
+        server.stdin.write(GOOD)
+        server.stdin.close()
+    starts = 0
+    deadline = time.monotonic() + 240
+    while any(server.poll() is None for server in servers):
+        assert time.monotonic() < deadline
+        runs, errors = Workspace(tmp_path).open_all()
+        assert errors == [], [str(e) for e in errors]
+        starts += 1
+    kept = set()
+    for server in servers:
+        assert server.wait() == 0
+        kept |= set(server.stdout.read().decode().split())
+    assert starts > 0 and len(kept) == 30
+    runs, errors = Workspace(tmp_path).load_all()
+    assert errors == [] and {run.name for run in runs} == kept
+    assert all(run.models == [run.name] for run in runs)  # each its own bytes
+    assert len(files(tmp_path)) == 2 * len(kept)
+    found = recover(tmp_path)
+    assert not (found.finished or found.rolled_back or found.left)
+
+
+def test_a_removal_killed_between_its_two_files_is_finished_on_the_next_start(
+        tmp_path) -> None:
+    from kbench_core.workspace_files import REMOVAL, SaveJournal
+
+    path = Workspace(tmp_path).save(load_run(("results.csv", GOOD)))
+    side = path.with_suffix(".json")
+    # what a removal killed after its journal and the Parquet file leaves
+    journal = SaveJournal.begin(tmp_path, path.stem, name="results",
+                                parquet_sha256=__import__("hashlib").sha256(
+                                    path.read_bytes()).hexdigest(),
+                                sidecar=side.read_bytes(), suffix=REMOVAL)
+    path.unlink()
+    os.close(journal.handle)  # the process is gone: its lock with it
+    runs, errors = Workspace(tmp_path).open_all()
+    assert runs == [] and errors == [] and files(tmp_path) == []

@@ -9,7 +9,9 @@ from kbench_app import kit, state
 from kbench_app.ui import plain
 from kbench_core import audit, families
 from kbench_core.audit import LabelError
+from kbench_core.audit.labels import MAX_LABEL_BYTES
 from kbench_core.figures import audit as audit_figures
+from kbench_core.text import escape_controls
 
 K = page.Keys
 
@@ -30,6 +32,10 @@ judge = kit.select("Judge to audit", choices, key=K.JUDGE, container=c1,
                    help="'majority' is the consensus of the LLM judges (what the other pages "
                         "show first); or audit one judge.")
 size = page.population_size(frame, run, judge)
+if size == 0:
+    st.info("This run has nothing to audit: no answer about a vulnerable contract, so no "
+            "target the judge could have found or missed.")
+    kit.stop()
 n = kit.number("Items to label", 1, max(size, 1), key=K.SIZE,
                default=min(page.DEFAULT_SIZE, max(size, 1)), container=c2, step=10,
                help=f"Drawn from the {size:,} answers about a vulnerable contract, "
@@ -56,13 +62,13 @@ if not labels.in_workspace:
     st.info("Without a workspace (`kbench app --workspace DIR`) your labels live only in "
             "this browser session: download them as CSV below to keep them.",
             icon=":material/info:")
-for line in labels.warnings:
-    st.warning(line)
+for line in labels.warnings:  # file names and values from files: text, never Markdown
+    st.warning(plain(line), icon=":material/warning:")
 
 sample = page.drawn(frame, run, n=n, judge=judge, seed=seed)
 mine, anyone = page.progress(sample, labels.frame, reviewer)
 st.progress(mine / max(len(sample), 1),
-            text=f"{mine} of {len(sample)} labelled by you ({plain(reviewer)})"
+            text=f"{mine} of {len(sample)} labelled by you ({plain(escape_controls(reviewer))})"
                  + (f" · {anyone} by anyone" if anyone != mine else ""))
 
 positions = state.session_setdefault(page.POSITION, {})
@@ -74,8 +80,7 @@ key = (str(item["sample"]), str(item["model"]), str(item["prompt_type"]))
 
 with st.container(border=True):
     st.subheader(f"Item {index + 1} of {len(sample)}")
-    st.markdown(f"Contract **{plain(key[0])}** · detector **{plain(key[1])}**"
-                + (f" · prompt **{plain(key[2])}**" if key[2] else ""))
+    st.markdown(page.item_line(key))
     evidence = page.evidence(frame, run, key)
     left, right = st.columns(2)
     with left:
@@ -86,26 +91,37 @@ with st.container(border=True):
         for name in page.TEXT_FIELDS:
             if name in evidence["detector"] and evidence["detector"][name]:
                 st.text(str(evidence["detector"][name]))  # untrusted text: shown as text
+        claims = evidence.get("findings")
+        if claims is not None and len(claims):
+            st.markdown("**The detector's findings** (as it wrote them)")
+            st.dataframe(claims, hide_index=True, width="stretch")  # a grid shows text
     with right:
         st.markdown(f"**Each judge's decision** (audited: {plain(judge)}, who said "
                     f"**{plain(item['judge_decision'])}**)")
         st.dataframe(evidence["judges"], hide_index=True, width="stretch")
     given = page.current_label(labels.frame, key, reviewer)
     st.caption(f"Your label: **{given}**" if given else "Not labelled by you yet.")
-    note = st.text_input("Note (optional)", key=f"aud_note_{index}", max_chars=2000)
-    b1, b2, b3, b4 = st.columns(4)
-    found = b1.button("Found", shortcut="F", type="primary", width="stretch",
-                      help="The detector identified the target vulnerability (key F).")
-    missed = b2.button("Not found", shortcut="N", width="stretch",
-                       help="The detector did not identify it (key N).")
-    back = b3.button("Previous", shortcut="Left", width="stretch", disabled=index == 0,
-                     help="Key ←")
-    ahead = b4.button("Next", shortcut="Right", width="stretch",
-                      disabled=index >= len(sample) - 1, help="Key →")
-    if found or missed:
-        page.add_labels(run, [page.label_row(key, found=bool(found), reviewer=reviewer,
-                                             note=note, run=run,
-                                             p_include=float(item["p_include"]))],
+    note = st.text_input("Note (optional)", key=page.note_key(run, key), max_chars=2000)
+    partial_graded = page.grades_partial(frame)
+    columns = st.columns(5 if partial_graded else 4)
+    found = columns[0].button("Found", shortcut="F", type="primary", width="stretch",
+                              help="The detector identified the target vulnerability (key F).")
+    partial = partial_graded and columns[1].button(
+        "Partial", shortcut="P", width="stretch",
+        help="The detector identified the target only in part (key P): a found target under "
+             "BlockBench's rule, kept as a partial match.")
+    rest = columns[2:] if partial_graded else columns[1:]
+    missed = rest[0].button("Not found", shortcut="N", width="stretch",
+                            help="The detector did not identify it (key N).")
+    back = rest[1].button("Previous", shortcut="Left", width="stretch", disabled=index == 0,
+                          help="Key ←")
+    ahead = rest[2].button("Next", shortcut="Right", width="stretch",
+                           disabled=index >= len(sample) - 1, help="Key →")
+    if found or missed or partial:
+        page.add_labels(run, [page.label_row(key, found=bool(found), partial=bool(partial),
+                                             reviewer=reviewer, note=note, run=run,
+                                             p_include=float(item["p_include"]),
+                                             drawn_with=judge)],
                         reviewer=reviewer)
         positions[where] = page.next_unlabelled(sample, page.labels_of(run).frame, reviewer,
                                                 after=index)
@@ -143,7 +159,7 @@ else:
                   options=options)
     st.markdown("**Labels needed** for a corrected interval of ± 0.05")
     kit.table(tables["needed"], "audit_labels_needed", runs=[run], key="aud_needed",
-              options=options)
+              options=options, **page.needed_view(tables["needed"]))
     with st.expander("Where the judge goes wrong", icon=":material/troubleshoot:"):
         errors = tables["errors"]
         flagged = errors[errors["flagged"]]["factor"].unique() if len(errors) else []
@@ -166,8 +182,10 @@ d2.download_button("All labels (CSV)", audit.labels_csv(labels.frame),
                    file_name=f"audit-labels-{run.content_hash[:12]}.csv", mime="text/csv",
                    disabled=labels.frame.empty)
 upload = d3.file_uploader("Upload a filled sheet", type=["csv"], key="aud_upload",
-                          help="Labels made in a spreadsheet; rows without target_found are "
-                               "skipped, your name fills an empty reviewer.")
+                          help="Labels made in a spreadsheet (a CSV file of at most "
+                               f"{MAX_LABEL_BYTES // 1024**2} MB, whatever the box below "
+                               "says); rows without target_found are skipped, your name "
+                               "fills an empty reviewer.")
 if upload is not None:
     token = (upload.name, upload.size, run.content_hash)
     done = state.session_setdefault("kbench_audit_imported", set())
@@ -184,6 +202,6 @@ if upload is not None:
             done.add(token)
             st.success(f"Imported {len(imported):,} labels from {plain(upload.name)}.")
             for line in warnings:
-                st.warning(line)
+                st.warning(plain(line), icon=":material/warning:")
             st.rerun()
 kit.done()

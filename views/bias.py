@@ -22,8 +22,16 @@ if not trial_runs and not report_runs:
     st.stop()
 source = "reports" if report_runs else "trials"
 if trial_runs and report_runs:
+    # the demo, reports just uploaded (and no trials), or reports the user's own runs and
+    # trials only bundled samples: the reports first
+    focused = state.focused_kinds()
+    samples = state.sample_names()
+    own = {kind for kind, named in (("bias", trial_runs), ("bias_summary", report_runs))
+           if any(name not in samples for name in named)}
+    reports_first = state.demo() or ("bias_summary" in focused and "bias" not in focused) \
+        or (not focused and own == {"bias_summary"})
     source = kit.radio("Show", ["trials", "reports"], key=K.SOURCE, horizontal=True,
-                       default="reports" if state.demo() else "trials",
+                       default="reports" if reports_first else "trials",
                        format_func={"trials": f"Trial runs ({len(trial_runs)})",
                                     "reports": f"Fingerprint reports ({len(report_runs)})"}.get)
 if source == "reports":
@@ -32,8 +40,11 @@ if source == "reports":
     st.stop()
 
 shown = kit.open_runs(None, ["bias"], key=K.RUNS, empty=EMPTY,
-                      resets=(K.MODELS, K.CATEGORIES, K.BIASES))
-runs, trials = shown.runs, shown.frame
+                      resets=(K.MODELS, K.CATEGORIES, K.BIASES, K.GROUP))
+# Runs of different biases: each ranked on its own, unless the user asks
+runs, trials, together = page.pick_run_group(shown.runs, shown.frame, key=K.GROUP,
+                                             value="score",
+                                             resets=(K.MODELS, K.CATEGORIES, K.BIASES))
 all_models = sorted(map(str, trials["model"].unique()))
 left, middle, right = st.columns([2, 2, 3])
 models = kit.model_picker("Models", all_models, key=K.MODELS, frame=trials, kind="bias",
@@ -98,6 +109,8 @@ st.subheader("Fingerprint")
 st.caption("Per model: susceptibility = mean BMS over the chosen biases every chosen model "
            "has a BMS for (the rank uses the same biases); the most susceptible and most "
            "resistant biases leave out those with more than half unknown scores.")
+if together:
+    st.caption(together)
 summary = cache.cached(susceptibility_table, fp, runs=runs, selection=(*selection, options))
 # Views and figures are cached with the numbers: on a 1M-row run building them costs more than
 # a rerun may take.

@@ -154,8 +154,8 @@ st.subheader("Newest result per model and benchmark")
 latest = profiles.newest(profiles.headline_rows(table), list(runs))
 st.caption("Where several runs hold a model's result for a benchmark, the run loaded last is "
            "shown and the others are listed.")
-view = shown(latest[["model", "family", "configuration", "metric", "value", "value_low",
-                     "value_high", "rank", "rank_note", "n_models", "run", "others"]])
+view, config = page.newest_view(latest)
+view = shown(view)
 kit.table(latest, "newest", runs=chosen, key="models_newest_table", view=view,
-          config=table_config(view))
+          config=table_config(view, config))
 kit.done()

@@ -20,12 +20,18 @@ if not test_runs and not summary_runs:
             "HumanStudy-Bench's effect list JSON or its simple_studies.csv).")
     kit.stop()
 # The demo opens on the published (real) results, and so does the page after an upload of
-# published results (issue 37.5); otherwise the per-test runs come first. The published
-# section is drawn first into its place, so a stop in the per-test one keeps it.
+# published results (issue 37.5), or when the user's own runs (uploads, files given to
+# `kbench app`, the workspace) are published results and the per-test runs only bundled
+# samples; otherwise the per-test runs come first. The published section is drawn first
+# into its place, so a stop in the per-test one keeps it.
 first, second = st.container(), st.container()
 just = kit.focused_kinds()
+samples = state.sample_names()
+own = {kind for kind, named in (("replication", test_runs), ("replication_summary",
+                                                             summary_runs))
+       if any(name not in samples for name in named)}
 published_first = "replication" not in just and (
-    "replication_summary" in just or state.demo())
+    "replication_summary" in just or state.demo() or own == {"replication_summary"})
 tests_box, summary_box = (second, first) if published_first else (first, second)
 
 if summary_runs:

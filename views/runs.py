@@ -90,12 +90,15 @@ if new_files:
         # File and run names are a stranger's text: no Markdown link or image from them.
         st.info(plain(message), icon=":material/content_copy:")
     added = [registry.runs[name] for name in report.added if name in registry.runs]
-    state.focus(report.added)  # every page showing their kind opens on them first
+    # an upload already loaded is what the user meant to look at, as a new one: offered
+    # below and opened first on its pages (the bundled real runs, uploaded again)
+    shown = report.added + [n for n in report.existing if n not in report.added]
+    state.focus(shown)  # every page showing their kind opens on them first
     if len(added) == 1 and not report.errors and not report.duplicates:
         page = state.select_run(added[0])  # one new run: show it on its family's page
         if page is not None:
             st.switch_page(page)
-    state.just_added(report.added)
+    state.just_added(shown)
 
 just_added = [n for n in state.just_added() if n in registry.runs]
 if just_added:

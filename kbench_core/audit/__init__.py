@@ -23,6 +23,7 @@ from kbench_core.audit.labels import (
     LABEL_FRAME_COLUMNS,
     LabelError,
     as_human_judge,
+    drawn_judge,
     empty_labels,
     human_labels,
     labels_csv,
@@ -35,8 +36,8 @@ from kbench_core.audit.sampling import LABEL_COLUMNS, allocate, blank_sheet, sam
 
 __all__ = [
     "LABEL_COLUMNS", "LABEL_FRAME_COLUMNS", "MAJORITY", "METHODS", "LabelError", "allocate",
-    "as_human_judge", "blank_sheet", "corrected", "design", "empty_labels", "evidence",
-    "human_labels", "judge_accuracy", "judge_choices", "labels_csv", "labels_frame",
-    "labels_needed", "latest", "now_utc", "population", "read_labels", "reviewer_kappa",
-    "sample",
+    "as_human_judge", "blank_sheet", "corrected", "design", "drawn_judge", "empty_labels",
+    "evidence", "human_labels", "judge_accuracy", "judge_choices", "labels_csv",
+    "labels_frame", "labels_needed", "latest", "now_utc", "population", "read_labels",
+    "reviewer_kappa", "sample",
 ]

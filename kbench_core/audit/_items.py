@@ -20,6 +20,9 @@ HUMAN = "human"
 MAJORITY = "majority"
 # The yes/no labels a reviewer can give (target_found required, the others optional).
 AUDIT_LABELS: tuple[str, ...] = ("target_found", "said_vulnerable")
+# A label a reviewer may add where the run grades partial matches (BlockBench's
+# ``partial_found``): a partial match is a found target under BlockBench's rule.
+PARTIAL = "partial_found"
 # The judge's decision in words, as a stratum and on the page.
 FOUND, NOT_FOUND, FAILED = "found", "not found", "failed"
 
@@ -89,7 +92,7 @@ def population(judged: pd.DataFrame, judge: str = MAJORITY, *, label: str = "tar
     and ``stratum`` (the ``by`` values and the decision, joined by `` · ``). For
     ``target_found`` only vulnerable items are kept (``is_vulnerable``).
     """
-    if label not in AUDIT_LABELS:
+    if label not in AUDIT_LABELS:  # (partial_found is kept with a label, never audited alone)
         raise ValueError(f"label must be one of {', '.join(AUDIT_LABELS)}; got {label!r}")
     rows = judge_rows(judged, judge, judges=judges, min_votes=min_votes,
                       columns=[label, "is_vulnerable", *by])
@@ -158,21 +161,41 @@ def _equals(values: pd.Series, value: str) -> np.ndarray:
     return values.astype(str).to_numpy() == value
 
 
-def item_keys(frame: pd.DataFrame) -> pd.MultiIndex:
-    """The rows' items as an index of (sample, model, prompt_type) text: for joins that must
-    not depend on the columns' dtypes."""
-    # levels from plain text (not categoricals): a join between two frames then never
-    # compares level codes of different widths (pandas fails on int8 against int16 codes)
-    return pd.MultiIndex.from_arrays(
-        [np.asarray(_labels(frame[c]).astype(object)) for c in ITEM_KEY], names=ITEM_KEY)
+def _text_hash(values: pd.Series) -> np.ndarray:
+    """A 64-bit hash of each value's text (pandas' ``hash_array``, vectorised): a
+    categorical's categories are hashed once and taken by code."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        cats = np.asarray(values.cat.categories.astype(str), dtype=object)
+        hashed = pd.util.hash_array(cats, categorize=False) if len(cats) else \
+            np.zeros(0, np.uint64)
+        codes = values.cat.codes.to_numpy()
+        missing = pd.util.hash_array(np.array(["nan"], dtype=object), categorize=False)[0]
+        return np.where(codes >= 0, hashed[np.maximum(codes, 0)] if len(cats) else missing,
+                        missing).astype(np.uint64)
+    text = values.astype(str).to_numpy(dtype=object)
+    return pd.util.hash_array(text, categorize=True)
+
+
+def item_keys(frame: pd.DataFrame) -> pd.Index:
+    """The rows' items, (sample, model, prompt_type) as text, as one 64-bit key each: for
+    joins that must not depend on the columns' dtypes or categories, computed without a
+    string per row (a 100k-item run's keys took seconds as text). Two distinct items share a
+    key with probability about n²/2⁶⁵ (1e-10 for 100k items)."""
+    with np.errstate(over="ignore"):
+        key = np.zeros(len(frame), dtype=np.uint64)
+        for column in ITEM_KEY:
+            key = key * np.uint64(0x9E3779B97F4A7C15) + _text_hash(frame[column])
+    return pd.Index(key, name="item")
 
 
 def evidence(judged: pd.DataFrame, item: Sequence[Any]) -> dict[str, Any]:
     """What a reviewer reads about one item: the ground truth, the detector's verdict and
     findings, and each LLM judge's decision and scores (one row per judge).
 
-    Returns ``{"truth": dict, "detector": dict, "judges": DataFrame}``; text stays text (the
-    caller shows it as such).
+    Returns ``{"truth": dict, "detector": dict, "findings": DataFrame, "judges":
+    DataFrame}``: the verdict from a judge who read the answer (not a failed judgement), the
+    findings as the detector wrote them (:func:`_claims`); text stays text (the caller shows
+    it as such).
     """
     judged = item_frame(judged)
     key = dict(zip(ITEM_KEY, map(str, item), strict=True))
@@ -183,7 +206,12 @@ def evidence(judged: pd.DataFrame, item: Sequence[Any]) -> dict[str, Any]:
     rows = rows[rows["judge"].astype(str) != HUMAN]
     if rows.empty:
         raise KeyError(f"no item {key}")
-    first = rows.iloc[0]
+    # the detector's answer as a judge who read it saw it: a failed judgement carries no
+    # verdict, so the first judge by name who did not fail (else the first)
+    failed = (rows["failed_judgement"].notna().to_numpy(bool) if "failed_judgement" in rows
+              else np.zeros(len(rows), dtype=bool))
+    readable = rows.iloc[np.argsort(failed, kind="stable")]
+    first = readable.iloc[0]
     truth = {c: first[c] for c in ("is_vulnerable", "severity", "vuln_type", "true_lines",
                                    "difficulty") if c in rows}
     detector = {c: first[c] for c in ("said_vulnerable", "confidence", "claimed_lines",
@@ -192,5 +220,20 @@ def evidence(judged: pd.DataFrame, item: Sequence[Any]) -> dict[str, Any]:
                            "ava", "fsv", "n_target_match", "n_partial_match", "n_bonus_valid",
                            "n_hallucinated", "claimed_lines", "explanation", "reasoning")
                if c in rows]
-    return {"truth": truth, "detector": detector,
+    return {"truth": truth, "detector": detector, "findings": _claims(readable),
             "judges": rows[columns].reset_index(drop=True)}
+
+
+CLAIM_FIELDS = ("finding_id", "vulnerability_type_claimed", "severity_claimed",
+                "location_claimed", "description")
+
+
+def _claims(rows: pd.DataFrame) -> pd.DataFrame:
+    """The detector's findings as it wrote them (:data:`CLAIM_FIELDS`, text), read from the
+    first of ``rows`` that lists them; no judge's classification or reasoning (the reviewer
+    decides). Empty when no row lists findings."""
+    from kbench_core.vuln.findings import sample_findings
+
+    listed = (rows[rows["findings"].notna()] if "findings" in rows else rows.iloc[:0])
+    found = sample_findings(listed.iloc[:1])
+    return found[[c for c in CLAIM_FIELDS if c in found]].reset_index(drop=True)

@@ -31,7 +31,10 @@ def _labelled(judged: pd.DataFrame, labels: pd.DataFrame, judge: str, label: str
     """The labelled items with the judge's decision, the reviewers' label and the factors."""
     pop = design(judged, labels, label=label, judge=judge, by=("model",), judges=judges,
                  min_votes=min_votes)
-    pop = pop[~np.isnan(pop["human"].to_numpy(float)) & ~pop["failed"].to_numpy(bool)]
+    # an item whose reviewers are split evenly (mean label ½) has no reviewers' label to set
+    # against the judge's: left out, as a failed judgement is
+    human = pop["human"].to_numpy(float)
+    pop = pop[~np.isnan(human) & (human != 0.5) & ~pop["failed"].to_numpy(bool)]
     judged = item_frame(judged)
     first = judged.loc[~item_keys(judged).duplicated()]
     first = first.set_axis(item_keys(first))
@@ -42,7 +45,7 @@ def _labelled(judged: pd.DataFrame, labels: pd.DataFrame, judge: str, label: str
             out[c] = rows[c].astype(object).where(rows[c].notna(), "(none)").astype(str) \
                 .to_numpy()
     out["answer_length"] = _answer_length(rows)
-    out["error"] = np.abs(out["human"].to_numpy(float) - out["yhat"].to_numpy(float)) >= 0.5
+    out["error"] = (out["human"].to_numpy(float) > 0.5) != (out["yhat"].to_numpy(float) > 0.5)
     return out
 
 
@@ -135,7 +138,7 @@ def overruled(judged: pd.DataFrame, labels: pd.DataFrame, *, judge: str = MAJORI
     out["reviewer_label"] = found(data["human"].to_numpy(float))
     current = latest(labels)
     keys = item_keys(current)
-    levels = list(range(len(ITEM_KEY)))
+    levels = 0  # the items' keys: one level
     who = pd.Series(current["reviewer"].astype(str).to_numpy(), index=keys)
     notes = pd.Series(current["note"].astype(str).to_numpy(), index=keys)
     wanted = item_keys(out)

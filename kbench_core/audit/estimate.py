@@ -8,12 +8,16 @@ The corrected rate
 For a group (a detector model) of :math:`N` items, the judge decides :math:`\hat Y_i \in
 \{0, 1\}` on every item and the reviewer labels a sample, :math:`Y_i` (the mean of the
 reviewers' labels when several labelled it). Split the items into cells :math:`h` by the
-judge's decision (a failed judgement counts as "not found", as the judge-only rate does), with
+judge's decision (a failed judgement counts as "not found": the judge credits nothing it
+failed on; its labels keep their own stratum's weight; the judge-only rate leaves it out), with
 :math:`N_h` items of which :math:`n_h` are labelled; :math:`W_h = N_h / N`. The estimate is
 
 .. math:: \hat\theta = \sum_h W_h \bar Y_h,
 
-the share of each decision the reviewer confirms, weighted by how often the judge made it:
+the share of each decision the reviewer confirms, weighted by how often the judge made it
+(:math:`\bar Y_h` the cell's labels averaged with their design weights :math:`N_s / n_s` of
+the sample's strata :math:`s`: failed judgements are a stratum of their own, and labels drawn
+with one judge's decisions may correct another's rate):
 prediction-powered inference (Angelopoulos et al. 2023, *Science* 382; PPI++, Angelopoulos,
 Duchi & Zrnic 2023, arXiv:2311.01453) with the stratified sample's inverse-probability weights
 :math:`w_i = N_h / n_h`. Because :math:`\hat Y` is constant within a cell, the PPI++ estimate
@@ -54,6 +58,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Literal
 
 import numpy as np
@@ -99,15 +104,16 @@ def design(judged: pd.DataFrame, labels: pd.DataFrame, *, label: str = "target_f
 
     One row per item: the key, the ``by`` columns, ``yhat`` (the judge's decision, a failed
     judgement as 0), ``failed``, ``human`` (the reviewers' mean label, NaN when unlabelled),
-    ``n_reviewers``, ``p_include`` (from the labels when they carry it, else NaN) and ``cell``
-    (the ``by`` values and the decision).
+    ``n_reviewers``, ``p_include`` (from the labels when they carry it, else NaN), ``cell``
+    (the ``by`` values and the decision, a failure as "not found") and ``stratum`` (the ``by``
+    values and the decision, a failure as "failed": :func:`kbench_core.audit.sample`'s).
     """
     pop = population(judged, judge, label=label, by=by, judges=judges, min_votes=min_votes)
     pop["failed"] = np.isnan(pop["decision"].to_numpy(float))
     pop["yhat"] = np.nan_to_num(pop["decision"].to_numpy(float), nan=0.0)
     pop["cell"] = joined([*(pop[c] for c in by),
                           np.where(pop["yhat"] > 0.5, "found", "not found")])
-    pop = pop.drop(columns=["decision", "decision_text", "stratum"])
+    pop = pop.drop(columns=["decision", "decision_text"])
     keys = item_keys(pop)
     if labels is not None and len(labels):
         human = human_labels(labels, label)
@@ -146,11 +152,20 @@ def _codes(values: pd.Series | np.ndarray) -> tuple[np.ndarray, int]:
 
 
 def _poststratified(yhat: np.ndarray, y: np.ndarray, cluster: np.ndarray, cell: np.ndarray,
-                    level: float) -> tuple[_Rate, str]:
+                    level: float, weights: np.ndarray | None = None,
+                    parts: dict[str, float] | None = None) -> tuple[_Rate, str]:
     """:math:`\\sum_h W_h \\bar Y_h` and its interval (module docstring); a reason when a
-    cell has no label."""
+    cell has no label. ``weights``: the labels' design weights (the sample's strata need not
+    be the cells: labels drawn with another judge's decisions, or failed judgements drawn as
+    a stratum of their own), each cell's :math:`\\bar Y_h` then their weighted (Hájek) mean;
+    without them every label of a cell counts alike. ``parts``: filled with the variance's
+    parts (``fixed``: what more labels cannot shrink, the judge's decisions over the
+    contracts and their covariance with the labels' part; ``within``: the labels' part) and
+    ``df``."""
     n_items = len(yhat)
     lab = ~np.isnan(y)
+    w = np.ones(n_items) if weights is None else np.asarray(weights, dtype=float)
+    w = np.where(lab, w, 0.0)
     cell_code, n_cells = _codes(cell)
     size = np.bincount(cell_code, minlength=n_cells).astype(float)
     n_lab = np.bincount(cell_code[lab], minlength=n_cells).astype(float)
@@ -161,10 +176,15 @@ def _poststratified(yhat: np.ndarray, y: np.ndarray, cluster: np.ndarray, cell: 
         names = pd.unique(np.asarray(cell)[np.isin(cell_code, np.flatnonzero(empty))])
         return _Rate(np.nan, np.nan, np.nan, int(lab.sum())), \
             "no label where the judge said " + "; ".join(map(str, names))
-    ybar = np.bincount(cell_code[lab], weights=y[lab], minlength=n_cells) / n_lab
+    w_sum = np.bincount(cell_code, weights=w, minlength=n_cells)
+    w_sum2 = np.bincount(cell_code, weights=w**2, minlength=n_cells)
+    w_sum = np.where(w_sum > 0, w_sum, 1.0)
+    ybar = np.bincount(cell_code[lab], weights=w[lab] * y[lab], minlength=n_cells) / w_sum
     weight = size / n_items
     theta = float(np.sum(weight * ybar))
-    w = np.where(lab, size[cell_code] / np.maximum(n_lab[cell_code], 1), 0.0)
+    # each label's share of its cell: N_h w_i / sum of the cell's w (N_h / n_h when alike)
+    share = np.where(lab, w / w_sum[cell_code], 0.0)
+    a = size[cell_code] * share
     resid = np.where(lab, y - ybar[cell_code], 0.0)
     c_code, n_clusters = _codes(cluster)
     g = max(n_clusters, 2)
@@ -172,14 +192,16 @@ def _poststratified(yhat: np.ndarray, y: np.ndarray, cluster: np.ndarray, cell: 
     composition = np.bincount(c_code, weights=ybar[cell_code] - theta, minlength=n_clusters)
     v_composition = g / (g - 1) * np.sum(composition**2) / n_items**2
     # ... and the labels' part, clustered and as if independent (its design effect), each
-    # cell's variance at least Agresti-Coull's.
-    within = np.bincount(c_code, weights=w * resid, minlength=n_clusters)
+    # cell's variance at least Agresti-Coull's on the cell's effective number of labels.
+    within = np.bincount(c_code, weights=a * resid, minlength=n_clusters)
     v_within_cl = g / (g - 1) * np.sum(within**2) / n_items**2
-    ss = np.bincount(cell_code[lab], weights=resid[lab] ** 2, minlength=n_cells)
-    var_cell = np.where(n_lab > 1, ss / np.maximum(n_lab - 1, 1), 0.0) / n_lab
+    ss = np.bincount(cell_code[lab], weights=(share[lab] * resid[lab]) ** 2,
+                     minlength=n_cells)
+    var_cell = np.where(n_lab > 1, ss * n_lab / np.maximum(n_lab - 1, 1), 0.0)
+    n_eff = np.where(w_sum2 > 0, w_sum**2 / np.where(w_sum2 > 0, w_sum2, 1.0), 0.0)
     z2 = _z(level) ** 2
-    p_tilde = (n_lab * np.clip(ybar, 0, 1) + z2 / 2) / (n_lab + z2)
-    floor = p_tilde * (1 - p_tilde) / (n_lab + z2)
+    p_tilde = (n_eff * np.clip(ybar, 0, 1) + z2 / 2) / (n_eff + z2)
+    floor = p_tilde * (1 - p_tilde) / (n_eff + z2)
     v_within_iid = float(np.sum(weight**2 * var_cell))
     deff = v_within_cl / v_within_iid if v_within_iid > 0 else 1.0
     v_within = max(deff, 1.0) * float(np.sum(weight**2 * np.maximum(var_cell, floor)))
@@ -187,6 +209,9 @@ def _poststratified(yhat: np.ndarray, y: np.ndarray, cluster: np.ndarray, cell: 
     covariance = g / (g - 1) * np.sum(composition * within) / n_items**2
     variance = max(v_composition + v_within + 2 * covariance, v_within)
     df = min(n_clusters - 1, int(lab.sum()) - int((n_lab > 0).sum()))
+    if parts is not None:
+        parts.update(fixed=max(v_composition + 2 * covariance, 0.0), within=v_within,
+                     df=float(df), clusters=float(n_clusters), cells=float(n_cells))
     half = _t(level, df) * np.sqrt(variance)
     return _Rate(theta, max(0.0, theta - half), min(1.0, theta + half), int(lab.sum())), ""
 
@@ -245,10 +270,13 @@ def corrected(judged: pd.DataFrame, labels: pd.DataFrame, *, label: str = "targe
     r"""Per group, the judge's rate, the reviewers' rate and the rate corrected for the judge's
     errors, each with its interval (module docstring; ``docs/metrics/audit.md``).
 
-    ``human_only`` is the reviewers' labels weighted back to the run (the cells of
-    ``design_judge``, by default the majority or the only judge: the sample's strata), with a
-    clustered Wilson interval on Kish's effective number of labels; it uses no judge decision
-    beyond the weights, so its interval is what the labels alone support.
+    ``design_judge`` is the judge whose decisions made the sample's strata (by default the
+    majority or the only judge, as :func:`kbench_core.audit.sample` draws): every label
+    carries its stratum's weight :math:`N_h / n_h`, and each of ``judge``'s cells averages its
+    labels with these weights, so labels drawn with one judge correct another's rate.
+    ``human_only`` is the reviewers' labels weighted back to the run, with a clustered Wilson
+    interval on Kish's effective number of labels; it uses no judge decision beyond the
+    weights, so its interval is what the labels alone support.
 
     Returns
     -------
@@ -270,7 +298,8 @@ def corrected(judged: pd.DataFrame, labels: pd.DataFrame, *, label: str = "targe
     accuracy = None
     if method == "rogan_gladen":
         accuracy = judge_accuracy(judged, labels, label=label, by=by, level=level,
-                                  judges=judges, min_votes=min_votes, per_group=True)
+                                  judges=judges, min_votes=min_votes, per_group=True,
+                                  design_judge=design_judge)
     for key, group in pop.groupby(by, sort=True, observed=True):
         key = key if isinstance(key, tuple) else (key,)
         yhat = group["yhat"].to_numpy(float)
@@ -283,7 +312,8 @@ def corrected(judged: pd.DataFrame, labels: pd.DataFrame, *, label: str = "targe
         h = _hajek(y[lab], w[lab], cluster[lab], level)
         note = ""
         if method == "ppi++":
-            c, note = _poststratified(yhat, y, cluster, group["cell"].to_numpy(), level)
+            c, note = _poststratified(yhat, y, cluster, group["cell"].to_numpy(), level,
+                                      weights=w)
         elif method == "difference":
             c = _difference(yhat, y, w[lab], cluster, level)
         else:
@@ -335,7 +365,8 @@ def _rogan_gladen(j: _Rate, accuracy: pd.DataFrame | None, key: dict, judge: str
 def _weights_from(judged: pd.DataFrame, labels: pd.DataFrame, pop: pd.DataFrame, *,
                   label: str, by: Sequence[str], judges: Sequence[str] | None,
                   min_votes: int | None, design_judge: str | None, judge: str) -> np.ndarray:
-    """:func:`_design_weights` of ``design_judge``'s cells, aligned with ``pop``'s items."""
+    """:func:`_design_weights` of ``design_judge``'s strata (by default the majority or the only
+    judge, :func:`kbench_core.audit.sample`'s default), aligned with ``pop``'s items."""
     choices = judge_choices(judged)
     design_judge = design_judge or (MAJORITY if MAJORITY in choices else choices[0])
     if design_judge == judge:
@@ -347,13 +378,14 @@ def _weights_from(judged: pd.DataFrame, labels: pd.DataFrame, pop: pd.DataFrame,
 
 
 def _design_weights(pop: pd.DataFrame) -> np.ndarray:
-    """Weights of the labelled items: :math:`N_h / n_h` in the cells (the ``by`` groups and
-    the decision) of the judge the sample was drawn with: the inverse inclusion probability of
-    :func:`kbench_core.audit.sample`'s strata, summed over successive draws (the union of
-    draws from what is left of a stratum is one simple random sample of it); for labels drawn
-    outside kbench as a simple random sample, post-stratification (Särndal et al. §7.6)."""
+    """Weights of the labelled items: :math:`N_h / n_h` in the strata (the ``by`` groups and
+    the decision: found, not found or failed) of the judge the sample was drawn with: the
+    inverse inclusion probability of :func:`kbench_core.audit.sample`'s strata, summed over
+    successive draws (the union of draws from what is left of a stratum is one simple random
+    sample of it); for labels drawn outside kbench as a simple random sample,
+    post-stratification (Särndal et al. §7.6)."""
     lab = ~np.isnan(pop["human"].to_numpy(float))
-    code, n_cells = _codes(pop["cell"])
+    code, n_cells = _codes(pop["stratum"])
     size = np.bincount(code, minlength=n_cells).astype(float)
     n_lab = np.bincount(code[lab], minlength=n_cells).astype(float)
     return np.where(lab, size[code] / np.maximum(n_lab[code], 1), 0.0)
@@ -394,8 +426,9 @@ def judge_accuracy(judged: pd.DataFrame, labels: pd.DataFrame, *,
     cells of ``design_judge``, by default the majority, or the only judge: the sample's
     strata): ``sensitivity`` = P(judge found | reviewer found), ``specificity`` = P(judge
     not found | reviewer not found), ``accuracy`` and Cohen's ``kappa``, each with a Wilson
-    (κ: asymptotic) interval on Kish's effective number of labels; ``n_labelled`` (labelled
-    items the judge decided; a failed judgement is left out).
+    (κ: asymptotic) interval on Kish's effective number of labels divided by the design effect
+    of their contracts; ``n_labelled`` (labelled items the judge decided; a failed judgement
+    is left out).
 
     Returns one row per judge (``per_group=True``: per judge and ``by`` group).
     """
@@ -440,12 +473,41 @@ def judge_accuracy(judged: pd.DataFrame, labels: pd.DataFrame, *,
     return pd.DataFrame(rows, columns=columns)
 
 
-def _share(numerator: np.ndarray, weights: np.ndarray, level: float) -> tuple[float, ...]:
+def _effective_n(x: np.ndarray, weights: np.ndarray, cluster: np.ndarray | None) -> float:
+    """Kish's effective number of labels :math:`(\\sum w)^2 / \\sum w^2` of a weighted share
+    of ``x``, divided by the design effect of the labels' contracts (the clustered variance
+    of the share over the independent one, at least 1): a judge fooled by a contract on every
+    prompt type makes its labels fewer independent checks."""
+    keep = weights > 0
+    x, weights = x[keep], weights[keep]
+    total = weights.sum()
+    n_eff = total**2 / np.sum(weights**2)
+    if cluster is None or len(x) < 2:
+        return float(n_eff)
+    theta = np.sum(weights * x) / total
+    u = weights * (x - theta) / total
+    c_code, n_clusters = _codes(np.asarray(cluster)[keep])
+    v_cl = np.sum(np.bincount(c_code, weights=u, minlength=n_clusters) ** 2)
+    v_cl *= max(n_clusters, 2) / max(n_clusters - 1, 1)
+    v_iid = np.sum(u**2) * len(x) / (len(x) - 1)
+    deff = max(v_cl / v_iid, 1.0) if v_iid > 0 else 1.0
+    return float(n_eff / deff)
+
+
+def _share(numerator: np.ndarray, weights: np.ndarray, level: float,
+           cluster: np.ndarray | None = None) -> tuple[float, ...]:
     total = weights.sum()
     if total <= 0:
         return np.nan, np.nan, np.nan
     p = float(np.sum(weights * numerator) / total)
-    n_eff = total**2 / np.sum(weights**2)
+    n_eff = _effective_n(numerator, weights, cluster)
+    if cluster is not None:
+        # Wilson's interval with t's quantile on the contracts' degrees of freedom for z
+        # (a cluster-robust variance from few contracts is itself uncertain)
+        n_clusters = len(pd.unique(np.asarray(cluster)[weights > 0]))
+        # (on one or two contracts t's quantile is past what a normal level can say: the
+        # interval is then the whole [0, 1])
+        level = min(2 * float(sps.norm.cdf(_t(level, n_clusters - 1))) - 1, 1 - 1e-9)
     low, high = wilson(p * n_eff, n_eff, level=level)
     return p, float(low), float(high)
 
@@ -454,30 +516,46 @@ def _accuracy_row(part: pd.DataFrame, level: float) -> dict[str, float]:
     y = part["human"].to_numpy(float)
     d = part["d"].to_numpy(float)
     w = part["w"].to_numpy(float)
+    cluster = part["sample"].to_numpy() if "sample" in part else None
     out: dict[str, float] = {}
     out["sensitivity"], out["sensitivity_low"], out["sensitivity_high"] = \
-        _share(d, w * y, level)
+        _share(d, w * y, level, cluster)
     out["specificity"], out["specificity_low"], out["specificity_high"] = \
-        _share(1 - d, w * (1 - y), level)
+        _share(1 - d, w * (1 - y), level, cluster)
     agree = y * d + (1 - y) * (1 - d)
-    out["accuracy"], out["accuracy_low"], out["accuracy_high"] = _share(agree, w, level)
+    out["accuracy"], out["accuracy_low"], out["accuracy_high"] = \
+        _share(agree, w, level, cluster)
     table = np.array([[np.sum(w * y * d), np.sum(w * y * (1 - d))],
                       [np.sum(w * (1 - y) * d), np.sum(w * (1 - y) * (1 - d))]])
-    n_eff = w.sum() ** 2 / np.sum(w**2) if len(w) else 0.0
+    # κ's interval on the effective number of labels of the agreement
+    n_eff = _effective_n(agree, w, cluster) if len(w) and w.sum() > 0 else 0.0
     out["kappa"], out["kappa_low"], out["kappa_high"] = _kappa(table, n_eff, level)
     out["n_labelled"] = len(part)
     return out
 
 
+def _projected_half_width(parts: dict[str, float], n_lab: int, level: float,
+                          more: int) -> float:
+    """The corrected interval's half-width after ``more`` labels: the labels' part shrinks as
+    1/n with the sample allocated as now; the judge's decisions over the contracts (and their
+    covariance with the labels' part) stay; t's degrees of freedom grow with the labels."""
+    n = n_lab + more
+    df = min(parts["clusters"] - 1, n - parts["cells"])
+    return _t(level, df) * float(np.sqrt(parts["fixed"] + parts["within"] * n_lab / n))
+
+
 def labels_needed(judged: pd.DataFrame, labels: pd.DataFrame, *, half_width: float = 0.05,
                   level: float = 0.95, judge: str = MAJORITY, by: Sequence[str] = ("model",),
                   label: str = "target_found", judges: Sequence[str] | None = None,
-                  min_votes: int | None = None) -> pd.DataFrame:
+                  min_votes: int | None = None, design_judge: str | None = None
+                  ) -> pd.DataFrame:
     r"""Per group, how many more labels bring the corrected rate's interval to ``half_width``.
 
     The variance is split into the part labels cannot shrink (the judge's decisions over the
-    contracts: :math:`V_0`) and the within-cell part, which shrinks as :math:`1/n` with the
-    sample allocated as now: :math:`n^\ast = n\,V_1 / ((h/t)^2 - V_0)`. Returns the ``by``
+    contracts and their covariance with the labels' part: :math:`V_0`) and the labels' part
+    :math:`V_1`, which shrinks as :math:`1/n` with the sample allocated as now; the answer is
+    the least :math:`k` with :math:`t_{d(n+k)} \sqrt{V_0 + V_1 n / (n + k)} \le h`, the
+    degrees of freedom :math:`d` those of :math:`n + k` labels. Returns the ``by``
     columns, ``half_width_now``, ``n_labelled``, ``labels_needed`` (more labels; 0 when the
     target is met, NaN when labels alone cannot reach it or no cell has two labels yet) and
     ``note``.
@@ -488,6 +566,8 @@ def labels_needed(judged: pd.DataFrame, labels: pd.DataFrame, *, half_width: flo
     by = list(by)
     pop = design(judged, labels, label=label, judge=judge, by=by, judges=judges,
                  min_votes=min_votes)
+    pop["w"] = _weights_from(judged, labels, pop, label=label, by=by, judges=judges,
+                             min_votes=min_votes, design_judge=design_judge, judge=judge)
     rows = []
     for key, group in pop.groupby(by, sort=True, observed=True):
         key = key if isinstance(key, tuple) else (key,)
@@ -497,35 +577,31 @@ def labels_needed(judged: pd.DataFrame, labels: pd.DataFrame, *, half_width: flo
         cell = group["cell"].to_numpy()
         lab = ~np.isnan(y)
         n_lab = int(lab.sum())
-        rate, note = _poststratified(yhat, y, cluster, cell, level)
+        w = group["w"].to_numpy(float)
+        parts: dict[str, float] = {}
+        rate, note = _poststratified(yhat, y, cluster, cell, level, weights=w, parts=parts)
         row = {**dict(zip(by, key, strict=True)), "half_width_now": np.nan,
                "n_labelled": n_lab, "labels_needed": np.nan, "note": note}
         if np.isfinite(rate.value):
             now = (rate.high - rate.low) / 2
             row["half_width_now"] = now
-            # the part labels cannot shrink: the judge's decisions over the contracts
-            code, n_cells = _codes(cell)
-            ybar = np.bincount(code[lab], weights=y[lab], minlength=n_cells) / \
-                np.maximum(np.bincount(code[lab], minlength=n_cells), 1)
-            theta = rate.value
-            c_code, g = _codes(cluster)
-            totals = np.bincount(c_code, weights=ybar[code] - theta, minlength=g)
-            v0 = max(g, 2) / max(g - 1, 1) * np.sum(totals**2) / len(yhat) ** 2
-            t = _t(level, min(g - 1, n_lab - n_cells))
-            v = (now / t) ** 2
-            v1 = max(v - v0, 0.0)
-            target = (half_width / t) ** 2
+            left = len(group) - n_lab
+            half = partial(_projected_half_width, parts, n_lab, level)
+
             if now <= half_width:
                 row["labels_needed"] = 0
-            elif target <= v0:
+            elif _t(level, parts["clusters"] - 1) * np.sqrt(parts["fixed"]) >= half_width:
                 row["note"] = ("labels alone cannot reach it: the spread of the judge's "
                                "decisions over the contracts is wider")
+            elif half(left) > half_width:
+                row["note"] = f"more than the {left} items left: label them all"
+                row["labels_needed"] = left
             else:
-                need = int(np.ceil(n_lab * v1 / (target - v0)))
-                left = len(group) - n_lab
-                if need - n_lab > left:
-                    row["note"] = f"more than the {left} items left: label them all"
-                row["labels_needed"] = min(max(need - n_lab, 0), left)
+                low, high = 0, left  # half(high) <= half_width < half(low)
+                while high - low > 1:
+                    middle = (low + high) // 2
+                    low, high = (middle, high) if half(middle) > half_width else (low, middle)
+                row["labels_needed"] = high
         rows.append(row)
     return pd.DataFrame(rows)
 

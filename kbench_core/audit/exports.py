@@ -12,21 +12,22 @@ import pandas as pd
 
 from kbench_core.audit._items import MAJORITY, judge_choices
 from kbench_core.audit.estimate import corrected, design, judge_accuracy
-from kbench_core.audit.labels import latest
+from kbench_core.audit.labels import drawn_judge, latest
 
 __all__ = ["audit_objects", "audit_provenance", "confusion_tables"]
 
 
-def confusion_tables(judged: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
+def confusion_tables(judged: pd.DataFrame, labels: pd.DataFrame, *,
+                     design_judge: str | None = None) -> pd.DataFrame:
     """Each judge's decisions against the reviewers' labels on the labelled items, as counts
     (``n_*``) and weighted back to the run (``run_*``: the items the run holds of each kind):
     one row per judge, the columns of a 2×2 table (reviewer found / not found × judge found /
     not found)."""
     choices = judge_choices(judged)
+    base = design(judged, labels, judge=design_judge or choices[0])
     rows = []
     for who in choices:
         data = design(judged, labels, judge=who)
-        base = design(judged, labels, judge=choices[0])
         weights = _weights(base)
         data = data.assign(w=weights.reindex(_keys(data)).to_numpy(float))
         data = data[~np.isnan(data["human"].to_numpy(float)) & ~data["failed"].to_numpy(bool)]
@@ -42,7 +43,7 @@ def confusion_tables(judged: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame
     return pd.DataFrame(rows)
 
 
-def _keys(frame: pd.DataFrame) -> pd.MultiIndex:
+def _keys(frame: pd.DataFrame) -> pd.Index:
     from kbench_core.audit._items import item_keys
 
     return item_keys(frame)
@@ -76,8 +77,11 @@ def audit_objects(judged: pd.DataFrame, labels: pd.DataFrame, *, judge: str = MA
     confusion tables."""
     from kbench_core.figures import audit as figures
 
-    table = corrected(judged, labels, judge=judge, method=method)
-    accuracy = judge_accuracy(judged, labels)
+    # the sample drawn with the judge audited (as ``kbench audit --judge`` and the page take
+    # it): its strata weigh the labels
+    design = drawn_judge(labels, judge)
+    table = corrected(judged, labels, judge=judge, method=method, design_judge=design)
+    accuracy = judge_accuracy(judged, labels, design_judge=design)
     yield ("audit_corrected", "figure", figures.corrected_forest(table),
            "Detection rate corrected for the judge's errors")
     yield ("audit_accuracy", "figure", figures.accuracy_chart(accuracy),
@@ -85,5 +89,5 @@ def audit_objects(judged: pd.DataFrame, labels: pd.DataFrame, *, judge: str = MA
     yield ("audit_corrected_rates", "table", table,
            "Detection rate corrected for the judge's errors")
     yield ("audit_judge_accuracy", "table", accuracy, "Each judge against the reviewers")
-    yield ("audit_confusion", "table", confusion_tables(judged, labels),
+    yield ("audit_confusion", "table", confusion_tables(judged, labels, design_judge=design),
            "Each judge's decisions against the reviewers' labels")

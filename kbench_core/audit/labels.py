@@ -15,20 +15,31 @@ import io
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import pandas as pd
 
-from kbench_core.audit._items import AUDIT_LABELS, HUMAN, ITEM_KEY, item_frame, item_keys
+from kbench_core.audit._items import (
+    AUDIT_LABELS,
+    HUMAN,
+    ITEM_KEY,
+    PARTIAL,
+    item_frame,
+    item_keys,
+    judge_choices,
+)
 from kbench_core.problems import MAX_LISTED_PROBLEMS, Problem, RunFormatError, show_value
-from kbench_core.text import csv_cell, restore_cell
+from kbench_core.text import csv_cell, escape_controls, restore_cell
 
 # A sheet of 100k labels with notes is ~10 MB; past this a labels file is not a labels file.
 MAX_LABEL_BYTES = 20 * 1024**2
 MAX_NOTE_CHARS = 2_000
+MAX_REVIEWER_CHARS = 200
 LABEL_FRAME_COLUMNS: tuple[str, ...] = (*ITEM_KEY, "target_found", "said_vulnerable",
-                                        "reviewer", "labelled_at", "note", "run_sha256",
-                                        "p_include")
+                                        "partial_found", "reviewer", "labelled_at", "note",
+                                        "run_sha256", "p_include", "drawn_with")
+_BOOLEAN_LABELS: tuple[str, ...] = (*AUDIT_LABELS, PARTIAL)
 _YES = {"true", "1", "yes", "y", "found", "t"}
 _NO = {"false", "0", "no", "n", "not found", "not_found", "f"}
 ALLOWED = "yes/no, true/false, 1/0 or found/not found"
@@ -67,13 +78,16 @@ def empty_labels() -> pd.DataFrame:
     out["target_found"] = out["target_found"].astype("boolean")
     out["p_include"] = out["p_include"].astype(float)
     out["said_vulnerable"] = out["said_vulnerable"].astype("boolean")
+    out[PARTIAL] = out[PARTIAL].astype("boolean")
     return out
 
 
 def read_labels(source: str | Path | tuple[str, bytes], *,
                 run_sha256: str | None = None,
-                judged: pd.DataFrame | pd.MultiIndex | None = None,
-                reviewer: str | None = None) -> tuple[pd.DataFrame, list[str]]:
+                judged: pd.DataFrame | pd.Index | None = None,
+                reviewer: str | None = None,
+                on_error: Literal["raise", "skip"] = "raise"
+                ) -> tuple[pd.DataFrame, list[str]]:
     """A filled labels sheet (CSV, as ``kbench audit sample --out`` writes it), checked.
 
     Parameters
@@ -81,11 +95,16 @@ def read_labels(source: str | Path | tuple[str, bytes], *,
     source : path or (file name, bytes)
     run_sha256 : str, optional
         The run's content hash: a row naming another run is refused.
-    judged : DataFrame or MultiIndex, optional
+    judged : DataFrame or Index, optional
         The run (or its :func:`~kbench_core.audit._items.item_keys`, computed once): a label
-        for an item it does not have is refused.
+        for an item it does not have is refused (and, given the frame, a ``drawn_with`` that
+        is not one of its judges).
     reviewer : str, optional
         Who labelled rows whose ``reviewer`` is empty (else such a row is refused).
+    on_error : "raise" or "skip"
+        ``"skip"``: a faulty row is left out and named in the warnings, the other rows kept
+        (the workspace's store reads its files so: one odd row never hides a session's
+        labels); a fault of the whole file is still raised.
 
     Returns
     -------
@@ -101,6 +120,9 @@ def read_labels(source: str | Path | tuple[str, bytes], *,
         :data:`ALLOWED`, a bad time, another run's hash, an item the run does not have.
     """
     name, data = _bytes(source)
+    # the judges a ``drawn_with`` may name (the run's, when the run is given as a frame)
+    judges = ({*judge_choices(judged), "majority"} if isinstance(judged, pd.DataFrame)
+              else None)
     if len(data) > MAX_LABEL_BYTES:
         raise _too_big(name, len(data))
     try:
@@ -108,7 +130,7 @@ def read_labels(source: str | Path | tuple[str, bytes], *,
     except UnicodeDecodeError as exc:
         raise LabelError(name, [Problem(None, None, (
             f"not UTF-8 text (byte {exc.start + 1}); save the sheet as CSV UTF-8"))]) from None
-    rows = list(csv.reader(io.StringIO(text, newline="")))
+    rows = _csv_rows(name, text)
     # the provenance lines kbench writes above a sheet (``# kbench ...``), kept as rows so
     # that every later row keeps its line number
     skipped = 0
@@ -152,7 +174,7 @@ def read_labels(source: str | Path | tuple[str, bytes], *,
             problems.append(Problem(number, "sample" if not record["sample"] else "model",
                                     "empty: every label names its item"))
             continue
-        for field in AUDIT_LABELS:
+        for field in _BOOLEAN_LABELS:
             value = cell.get(field, "").strip()
             if field != "target_found" and not value:
                 record[field] = None
@@ -166,6 +188,10 @@ def read_labels(source: str | Path | tuple[str, bytes], *,
         if not who:
             problems.append(Problem(number, "reviewer", "empty: say who labelled the row (or "
                                     "give the reviewer's name when importing)"))
+        if len(who) > MAX_REVIEWER_CHARS:
+            problems.append(Problem(number, "reviewer", f"{len(who):,} characters, over the "
+                                    f"{MAX_REVIEWER_CHARS} a reviewer's name may hold"))
+            who = who[:MAX_REVIEWER_CHARS]
         record["reviewer"] = who
         stamp = cell.get("labelled_at", "").strip()
         try:
@@ -195,16 +221,37 @@ def read_labels(source: str | Path | tuple[str, bytes], *,
                 problems.append(Problem(number, "p_include", f"{show_value(chance)} is not "
                                         "a probability in (0, 1] (the sample's inclusion "
                                         "probability: leave it as drawn)"))
+        drawn = restore_cell(cell.get("drawn_with", "")).strip()
+        if drawn and judges is not None and drawn not in judges:
+            problems.append(Problem(number, "drawn_with", (
+                f"{show_value(drawn)} is not a judge of this run (the judge the sample was "
+                f"drawn with: one of {', '.join(judges)})")))
+        if record.get(PARTIAL) and record.get("target_found") is False:
+            problems.append(Problem(number, PARTIAL, "a partial match is a found target: "
+                                    "target_found must say yes"))
+        record["drawn_with"] = drawn
         records.append(record)
-        if len(problems) > 10 * MAX_LISTED_PROBLEMS:
+        if len(problems) > 10 * MAX_LISTED_PROBLEMS and on_error == "raise":
             break
-    if problems:
+    if problems and on_error == "raise":
         raise LabelError(name, problems)
+    if problems:
+        bad = {p.row for p in problems}
+        records = [r for r in records if r["_row"] not in bad]
+        warnings += [f"{escape_controls(name)}: {p} (left out)"
+                     for p in problems[:MAX_LISTED_PROBLEMS]]
+        if len(problems) > MAX_LISTED_PROBLEMS:
+            warnings.append(f"{escape_controls(name)}: {len(problems) - MAX_LISTED_PROBLEMS} "
+                            "more faulty rows left out")
     frame = pd.DataFrame.from_records(records, columns=["_row", *LABEL_FRAME_COLUMNS])
     if judged is not None and len(frame):
-        known = judged if isinstance(judged, pd.MultiIndex) else item_keys(item_frame(judged))
+        known = judged if isinstance(judged, pd.Index) else item_keys(item_frame(judged))
         unknown = ~item_keys(frame).isin(known)
-        if unknown.any():
+        if unknown.any() and on_error == "skip":
+            warnings.append(f"{escape_controls(name)}: {int(unknown.sum())} labels of items "
+                            "this run does not have left out")
+            frame = frame[~unknown.to_numpy()]
+        elif unknown.any():
             raise LabelError(name, [Problem(int(r), "sample", (
                 f"no item ({show_value(s)}, {show_value(m)}, {show_value(p)}) in this run"))
                 for r, s, m, p in frame.loc[unknown, ["_row", *ITEM_KEY]].itertuples(
@@ -215,6 +262,27 @@ def read_labels(source: str | Path | tuple[str, bytes], *,
     frame, more = _drop_duplicates(frame, name)
     warnings += more
     return _typed(frame.drop(columns="_row")), warnings
+
+
+def _csv_rows(name: str, text: str) -> list[list[str]]:
+    """The CSV records of ``text``; a record the :mod:`csv` module cannot read (an unclosed
+    quote, text after a closing quote, a cell past its length limit) is a :class:`LabelError`
+    naming the record (its row, as a spreadsheet numbers it)."""
+    rows: list[list[str]] = []
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    try:
+        for row in reader:
+            rows.append(row)
+    except csv.Error as exc:
+        reason = str(exc)
+        if "field limit" in reason:
+            reason = (f"a cell longer than {csv.field_size_limit():,} characters (a note may "
+                      f"hold {MAX_NOTE_CHARS:,})")
+        elif "expected after" in reason or "end of data" in reason:
+            reason = ("a quote that is not closed, or text after a closing quote (a quote "
+                      f"inside a cell is written twice: \"\"); the csv reader says: {reason}")
+        raise LabelError(name, [Problem(len(rows) + 1, None, f"not CSV: {reason}")]) from None
+    return rows
 
 
 def _bytes(source: str | Path | tuple[str, bytes]) -> tuple[str, bytes]:
@@ -256,10 +324,10 @@ def _drop_duplicates(frame: pd.DataFrame, name: str) -> tuple[pd.DataFrame, list
 
 def _typed(frame: pd.DataFrame) -> pd.DataFrame:
     out = frame.reset_index(drop=True)
-    for c in ("target_found", "said_vulnerable"):
+    for c in _BOOLEAN_LABELS:
         out[c] = pd.array(out[c].tolist(), dtype="boolean") if len(out) else \
             pd.Series(dtype="boolean")
-    for c in (*ITEM_KEY, "reviewer", "labelled_at", "note", "run_sha256"):
+    for c in (*ITEM_KEY, "reviewer", "labelled_at", "note", "run_sha256", "drawn_with"):
         out[c] = out[c].fillna("").astype(str).astype(object)
     out["p_include"] = pd.to_numeric(out["p_include"], errors="coerce").astype(float)
     return out[list(LABEL_FRAME_COLUMNS)]
@@ -272,13 +340,34 @@ def labels_frame(rows: Sequence[dict[str, object]]) -> pd.DataFrame:
     frame = pd.DataFrame.from_records(list(rows))
     for c in LABEL_FRAME_COLUMNS:
         if c not in frame:
-            frame[c] = None if c in AUDIT_LABELS else (np.nan if c == "p_include" else "")
+            frame[c] = None if c in _BOOLEAN_LABELS else (np.nan if c == "p_include" else "")
     return _typed(frame[list(LABEL_FRAME_COLUMNS)])
+
+
+def _with_optional_columns(labels: pd.DataFrame) -> pd.DataFrame:
+    """``labels`` with the columns the API lets a caller leave out (``run_sha256``,
+    ``labelled_at``, ``note``; and ``prompt_type`` for a run without prompt types) added,
+    empty."""
+    missing = [c for c in ("prompt_type", "labelled_at", "note", "run_sha256")
+               if c not in labels]
+    return labels.assign(**{c: "" for c in missing}) if missing else labels
+
+
+def drawn_judge(labels: pd.DataFrame, default: str) -> str:
+    """The judge whose decisions made the sample's strata: the labels' ``drawn_with`` when
+    they all name one (``kbench audit sample`` and the page write it), else ``default`` (the
+    judge audited). Labels of rounds drawn with different judges fall back to ``default``:
+    their strata cannot be weighed as one design (docs/metrics/audit.md)."""
+    if labels is None or "drawn_with" not in labels or labels.empty:
+        return default
+    named = {str(v) for v in labels["drawn_with"].dropna() if str(v)}
+    return named.pop() if len(named) == 1 else default
 
 
 def latest(labels: pd.DataFrame) -> pd.DataFrame:
     """The label that counts per reviewer and item: the latest ``labelled_at`` (an empty time
     counts as earliest), then the last row."""
+    labels = _with_optional_columns(labels)
     if labels.empty:
         return labels
     order = np.lexsort((np.arange(len(labels)), labels["labelled_at"].astype(str).to_numpy()))

@@ -118,7 +118,9 @@ def sample(judged: pd.DataFrame, n: int, *, by: Sequence[str] = ("model",),
     keys = item_keys(pop)
     done = np.zeros(len(pop), dtype=bool)
     if labels is not None and len(labels):
-        done = keys.isin(item_keys(labels))
+        from kbench_core.audit.labels import _with_optional_columns
+
+        done = keys.isin(item_keys(_with_optional_columns(labels)))
     left = pop[~done].reset_index(drop=True)
     if n > len(left):
         raise ValueError(
@@ -157,7 +159,13 @@ def _evidence_columns(judged: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame
     # judges by name, so that the row order of the run never changes the text
     llm = llm.iloc[np.argsort(llm["judge"].astype(str).to_numpy(), kind="stable")]
     keys = item_keys(llm)
-    first = llm.set_axis(keys)[~keys.duplicated()]
+    # the detector's verdict and claimed lines from the first judge (by name) who read the
+    # answer: a failed judgement carries neither
+    failed = (llm["failed_judgement"].notna().to_numpy(bool) if "failed_judgement" in llm
+              else np.zeros(len(llm), dtype=bool))
+    readable = llm.iloc[np.argsort(failed, kind="stable")]
+    readable_keys = item_keys(readable)
+    first = readable.set_axis(readable_keys)[~readable_keys.duplicated()]
     columns = [c for c in ("is_vulnerable", "severity", "vuln_type", "true_lines", "difficulty",
                            "said_vulnerable", "claimed_lines") if c in first]
     out = first[columns].astype(object).where(first[columns].notna(), None)
@@ -172,7 +180,7 @@ def _evidence_columns(judged: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame
     words = np.where(found.isna().to_numpy(bool), FAILED,
                      np.where(found.fillna(0).to_numpy(float) > 0.5, FOUND, NOT_FOUND))
     text = pd.Series(llm["judge"].astype(str).to_numpy(), index=keys) + ": " + words
-    out["judges"] = text.groupby(level=list(range(len(ITEM_KEY))), sort=False).agg("; ".join)
+    out["judges"] = text.groupby(level=0, sort=False).agg("; ".join)
     return out.reindex(item_keys(items)).set_axis(items.index)
 
 
@@ -183,5 +191,7 @@ def blank_sheet(drawn: pd.DataFrame, *, run_sha256: str = "") -> pd.DataFrame:
     out = drawn.copy()
     for column in LABEL_COLUMNS:
         out[column] = run_sha256 if column == "run_sha256" else ""
-    first = [*ITEM_KEY, *LABEL_COLUMNS]
+    # the judge whose strata the sample was drawn from: its labels are weighed by them
+    out["drawn_with"] = str(drawn.attrs.get("judge", ""))
+    first = [*ITEM_KEY, *LABEL_COLUMNS, "drawn_with"]
     return out[first + [c for c in out.columns if c not in first]]

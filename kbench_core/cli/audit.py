@@ -93,9 +93,13 @@ def audit_tables(run, labels, *, judge: str, method: str = "ppi++",
                  by: Sequence[str] = ("model",)) -> tuple:
     """The corrected table and the judges' accuracy of ``run`` given ``labels``."""
     from kbench_core.audit import corrected, judge_accuracy
+    from kbench_core.audit.labels import drawn_judge
 
-    table = corrected(run.frame, labels, judge=judge, by=by, method=method)
-    accuracy = judge_accuracy(run.frame, labels, by=by)
+    # the sample was drawn with the same --judge (kbench audit sample --judge): its strata
+    # weigh the labels
+    design = drawn_judge(labels, judge)  # the judge the labels' sample was drawn with
+    table = corrected(run.frame, labels, judge=judge, by=by, method=method, design_judge=design)
+    accuracy = judge_accuracy(run.frame, labels, by=by, design_judge=design)
     return table, accuracy
 
 
@@ -173,7 +177,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
     parser.add_argument("--judge", default=None, metavar="majority|NAME",
                         help="whose decisions are audited (default: the majority of several "
-                             "LLM judges, else the only judge)")
+                             "LLM judges, else the only judge); give 'kbench audit RUN' the "
+                             "--judge the sample was drawn with")
     parser.add_argument("--labels", metavar="FILE",
                         help="a filled labels sheet (with 'audit sample': labels already "
                              "made, whose items are not drawn again)")

@@ -62,22 +62,11 @@ def default_engine(path: str | os.PathLike[str]) -> Engine:
 
 def spark_session(*, spark_master: str | None = None) -> Any:
     """A SparkSession: Spark Connect when ``SPARK_REMOTE`` is set (and no master is given),
-    else ``spark_master`` (default ``local[*]``). Small shuffles (the reductions' tables are
-    small) and no UI: the fixed cost of local mode is the JVM start."""
-    try:
-        from pyspark.sql import SparkSession
-    except ImportError:  # pragma: no cover - pyspark is in the spark and test extras
-        raise RuntimeError("--engine spark needs PySpark: pip install 'kbench[spark]'") from None
-    builder = SparkSession.builder.appName("kbench")
-    remote = os.environ.get("SPARK_REMOTE")
-    if remote and not spark_master:
-        return builder.remote(remote).getOrCreate()
-    return (builder.master(spark_master or "local[*]")
-            .config("spark.sql.shuffle.partitions", "4")
-            .config("spark.ui.enabled", "false")
-            .config("spark.ui.showConsoleProgress", "false")
-            .config("spark.sql.session.timeZone", "UTC")
-            .getOrCreate())
+    else ``spark_master`` (default ``local[*]``); the setting checked before Java starts and a
+    failure one line (:mod:`kbench_core.engines.spark`)."""
+    from kbench_core.engines.spark import session
+
+    return session(spark_master=spark_master)
 
 
 # DuckDB's own memory for one connection: kbench_core.engines.settings.

@@ -354,8 +354,8 @@ def _canonical_key(table: Any, kind: str, key: list[str]) -> tuple[dict[str, Any
     A label (``category``) is stripped, blank missing; a text (a bias ``id``, a replication
     ``test``) is kept verbatim, blank missing only where the text is required; a float NaN
     is missing (pandas' NaN). The loader keys only rows with no missing part when the family
-    keys ``where_given``; a text column the file holds as numbers is never missing to it
-    (its missing cells become the text 'nan'), so it is not left out here either."""
+    keys ``where_given``; a text column the file holds as numbers is missing where its number
+    is (the loader reads a NaN as missing, never as the text 'nan')."""
     import ibis
 
     spec = families.spec(kind)
@@ -366,7 +366,6 @@ def _canonical_key(table: Any, kind: str, key: list[str]) -> tuple[dict[str, Any
         col = table[name]
         column = spec.column(name)
         dtype = col.type()
-        may_miss = True
         if dtype.is_string():
             if column.type == "category" or column.required is True:
                 value = _loader_text(table, name, strip=column.type == "category")
@@ -377,9 +376,8 @@ def _canonical_key(table: Any, kind: str, key: list[str]) -> tuple[dict[str, Any
         else:  # a float NaN is pandas' missing value
             value = ibis.ifelse(col.isnan(), ibis.null(dtype), col) if dtype.is_floating() \
                 else col
-            may_miss = column.type == "category"
         values[f"__kbench_k{i}"] = value
-        if where_given and may_miss:
+        if where_given:
             given = given & value.notnull()
     return values, given
 

@@ -64,6 +64,8 @@ class Keys:
     REPORT_HEAT_MODEL = "bias_report_heat_model"
     REPORT_MITIGATION_MODEL = "bias_report_mit_model"
     REPORT_COMPARE = "bias_report_cmp"
+    GROUP = "bias_group"
+    REPORT_GROUP = "bias_report_group"
 
 # The condition label of the per-bias rows :func:`per_item` adds for comparisons.
 EFFECT_CONDITION = "treatment − control"

@@ -92,4 +92,5 @@ def accuracy_chart(accuracy: pd.DataFrame, *, title: str | None = None) -> go.Fi
     fig.update_layout(scattermode="group", scattergap=0.5,
                       legend=dict(traceorder="reversed"))
     category_ticks(fig, "yaxis", judges, row_px=40)
+    fig.update_yaxes(autorange="reversed")  # the table's order, top down (majority first)
     return fig

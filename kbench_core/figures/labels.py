@@ -91,8 +91,19 @@ def _shorten_composite(labels: list[str], max_chars: int) -> list[str]:
             keep = max(4, len(parts[k]) - over) if k != order[-1] else \
                 len(parts[k]) - over
             parts[k] = _abbreviate(parts[k], max(4, keep), counts[k])
-        out.append(COMPOSITE.join(p for p in parts if p))
-    return out
+        out.append(parts)
+    # one part, one form on the axis: a part is cut as far as the label that needs it most
+    # cut it ("cla-opus-4-5 · mimo-v2-flash" beside "claude-opus-4-5 · codestral" named one
+    # detector two ways); every label stays within its budget, as it only gets shorter
+    for k in range(width):
+        shortest: dict[str, str] = {}
+        for whole, parts in zip(split, out, strict=True):
+            form = shortest.get(whole[k])
+            if form is None or len(parts[k]) < len(form):
+                shortest[whole[k]] = parts[k]
+        for whole, parts in zip(split, out, strict=True):
+            parts[k] = shortest[whole[k]]
+    return [COMPOSITE.join(p for p in parts if p) for parts in out]
 
 
 def shorten(labels: Sequence[str], max_chars: int, *, wrap: bool = False) -> list[str]:

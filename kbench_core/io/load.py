@@ -157,14 +157,17 @@ def _load(source: Source, *, name: str | None, kind: Kind | None, on_error: OnEr
     if not isinstance(source, tuple) and Path(source).is_dir() \
             and not Path(source).is_symlink():
         folder = Path(source)
+        # the folder's name as text (a non-UTF-8 name's bytes as U+FFFD), as a file's is:
+        # it is printed, and written into reports and provenance
+        label = _clean_name(folder.name)
         report(0.3, "parse")
         read: list[bundles.Members] = []  # hashed as read: skipped files are never opened
-        parsed = _parse_bundle(folder.name, "folder", lambda: read.append(bundles.read_folder(
+        parsed = _parse_bundle(label, "folder", lambda: read.append(bundles.read_folder(
             folder, max_decompressed)) or read[0], options)
-        return _finish(parsed, name=name or _clean_name(folder.name), kind=kind,
+        return _finish(parsed, name=name or label, kind=kind,
                        on_error=on_error,
                        columns=columns, warnings=warnings, report=report,
-                       meta={"source": folder.name, "format": f"{parsed.format.name} (folder)",
+                       meta={"source": label, "format": f"{parsed.format.name} (folder)",
                              "bytes": sum(map(len, read[0].values())),
                              "sha256": _folder_hash(read[0])})
     if not isinstance(source, tuple):

@@ -20,6 +20,7 @@ from kbench_core.problems import (
 from kbench_core.problems import fail as _fail
 from kbench_core.readers._common import _Native, _Table, _too_many_rows
 from kbench_core.readers.sources import _mb
+from kbench_core.words import count_noun
 
 
 def _json(filename: str, text: str, *, raw: bytes | bytearray | None = None,
@@ -122,16 +123,32 @@ def _payload_records(payload: Any) -> list[Any] | None:
     return None
 
 
+def _is_record_list(value: Any) -> bool:
+    """A non-empty list of JSON objects: records, whatever the key that holds them."""
+    return isinstance(value, list) and bool(value) and all(isinstance(v, dict) for v in value)
+
+
 def _ambiguous_lists(filename: str, payload: dict[str, Any]) -> RunFormatError | None:
-    """An object holding more than one record list (``{"records": [...], "data": [...]}``):
-    which one is the run? Reading the first would drop the others' rows without a word."""
-    lists = [key for key in _RECORD_KEYS if isinstance(payload.get(key), list)]
+    """An object holding more than one list of records (``{"records": [...], "data":
+    [...]}``, or ``{"records": [...], "records_2": [...]}`` beside a key kbench knows): which
+    one is the run? Reading one would drop the others' rows without a word, so every list is
+    named."""
+    read = _payload_records(payload)
+    lists = [key for key in payload
+             if (key in _RECORD_KEYS and isinstance(payload[key], list))
+             or (read is not None and payload[key] is not read
+                 and _is_record_list(payload[key]))]
     if len(lists) < 2:
         return None
-    named = " and ".join(f"{key!r} ({len(payload[key]):,} records)" for key in lists)
-    return _fail(filename, f"the object holds {len(lists)} record lists, {named}; kbench "
-                           "reads one list of records per file, and taking one would drop the "
-                           "other's rows. Keep one list (or save each as its own file)")
+    shown = lists[:10]
+    named = ", ".join(f"{key[:80]!r} ({count_noun(len(payload[key]), 'record')})"
+                      for key in shown[:-1])
+    named += f" and {shown[-1][:80]!r} ({count_noun(len(payload[shown[-1]]), 'record')})"
+    more = f" (and {len(lists) - len(shown):,} more)" if len(lists) > len(shown) else ""
+    return _fail(filename, f"the object holds {len(lists):,} lists of records, {named}{more}; "
+                           "kbench reads one list of records per file, and taking one would "
+                           "drop the others' rows. Keep one list (or save each as its own "
+                           "file)")
 
 
 def _parse_json(filename: str, text: str, options: Mapping[str, Any] | None = None, *,

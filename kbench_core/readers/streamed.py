@@ -30,6 +30,7 @@ any kind keep pyarrow's types (whole numbers as integers), as a CSV's do.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -215,8 +216,47 @@ def _batches(chunks: Iterable[bytes], fmt: Format, warnings: list[str],
         yield bytes(pending)
 
 
-def _parse_batch(batch: bytes) -> pa.Table:
+# The first records of a batch read without a schema to read the rest against.
+_PROBE = 64 << 10
+# A key of a record: a JSON string followed by a colon (an escaped quote never closes one).
+_KEY = re.compile(rb'"((?:[^"\\]|\\.)*)"[ \t\r\n]*:')
+
+
+def _more_keys_than(batch: bytes, limit: int) -> bool:
+    """Whether the batch's records hold more than ``limit`` distinct keys, stopping as soon as
+    they do. A key inside a string value is counted too (more, never fewer)."""
+    seen: set[bytes] = set()
+    for found in _KEY.finditer(batch):
+        seen.add(found.group(1))
+        if len(seen) > limit:
+            return True
+    return False
+
+
+def _parse_batch(batch: bytes, known: pa.Schema | None = None) -> pa.Table:
+    """One batch of JSON Lines as a table. ``known``: the columns of the batches so far, with
+    their types: a batch holding exactly those keys is read against them (a new key or
+    another type raises at once, and the batch is inferred). pyarrow's inference costs about
+    records × distinct keys: a batch of 100k records of a key each took minutes (10⁶ distinct
+    keys: 3.6 GB), so a batch is inferred only when it holds at most :data:`MAX_COLUMNS` keys
+    (more are refused by the strict reader anyway)."""
     read = pajson.ReadOptions(use_threads=False, block_size=max(len(batch) + 1, 1 << 16))
+    if known is None and len(batch) > _PROBE:
+        # the first batch: its first records' columns, inferred, are what the rest is read
+        # against (scanning the whole batch for its keys costs more than reading it)
+        cut = batch.rfind(b"\n", 0, _PROBE)
+        if cut > 0:
+            known = _parse_batch(batch[:cut + 1]).schema
+    if known is not None:
+        try:
+            return pajson.read_json(pa.BufferReader(batch), read_options=read,
+                                    parse_options=pajson.ParseOptions(
+                                        explicit_schema=known,
+                                        unexpected_field_behavior="error"))
+        except (pa.ArrowException, ValueError):
+            pass  # a new key or another type: the batch is inferred
+    if _more_keys_than(batch, MAX_COLUMNS):
+        raise _GiveUp
     try:
         table = pajson.read_json(pa.BufferReader(batch), read_options=read)
         stamps = [f for f in table.schema if pa.types.is_timestamp(f.type)]
@@ -254,6 +294,16 @@ def _check_batch(table: pa.Table, text: frozenset[str],
             if not pc.all(pc.is_finite(values)).as_py() \
                     or pc.max(pc.abs(values)).as_py() >= 2.0**63:
                 raise _GiveUp
+
+
+def _known_schema(schema: pa.Schema | None, table: pa.Table) -> pa.Schema:
+    """The columns read so far with the type each had last (null until it holds a value),
+    against which the next batch is read (:func:`_parse_batch`)."""
+    types = {} if schema is None else dict(zip(schema.names, schema.types, strict=True))
+    for field in table.schema:
+        if field.name not in types or not pa.types.is_null(field.type):
+            types[field.name] = field.type
+    return pa.schema(list(types.items()))
 
 
 def _lines(batch: bytes) -> tuple[int, np.ndarray | None]:
@@ -375,6 +425,10 @@ def _native_first(batch: bytes) -> bool:
     from kbench_core import native
 
     line = batch[:batch.find(b"\n")] if b"\n" in batch else batch
+    if _more_keys_than(line, MAX_COLUMNS):
+        # not a flat record of at most MAX_COLUMNS keys: the strict reader decides, and
+        # parsing a first record of 10⁶ keys here would only double its work
+        return True
     try:
         first = load_json(line.decode("utf-8"))
     except (JsonProblem, UnicodeDecodeError):
@@ -408,13 +462,15 @@ def _parse_records_stream(filename: str, fmt: Format, chunks: Iterable[bytes],
     rows = lines = 0
     blank = False
     first = True
+    schema: pa.Schema | None = None  # the columns so far and their latest types
     try:
         for batch in _batches(chunks, fmt, seen, splitter):
             if first and fmt == "json" and _native_first(batch):
                 return None
             first = False
-            table = _parse_batch(batch)
+            table = _parse_batch(batch, schema)
             _check_batch(table, text, known)
+            schema = _known_schema(schema, table)
             if fmt == "jsonl":
                 n_lines, filled = _lines(batch)
                 if filled is None:
