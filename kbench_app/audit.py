@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from kbench_app import cache, state
-from kbench_core import audit
+from kbench_core import audit, families
 from kbench_core.audit.labels import drawn_judge
 from kbench_core.audit.store import LabelStore
 from kbench_core.io import Run
@@ -176,7 +176,7 @@ def banner_needed(run: Run) -> str | None:
     """A sentence for a family page when the reviewers' labels say the judge's rate is off:
     some model's corrected interval excludes the judge-only rate. None otherwise (and when
     the run has no labels)."""
-    if run.kind != "judged":
+    if run.kind not in families.judged_kinds():
         return None
     try:
         labels = labels_of(run)

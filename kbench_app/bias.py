@@ -11,47 +11,10 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from kbench_app.ui import column_label, interval_text, number_format, shown
-from kbench_core import families, figures, kahne
+from kbench_core import figures, kahne
+from kbench_core.families.bias import Keys as Keys  # the page's widget keys, written there
 from kbench_core.io import Run
 from kbench_core.text import method_label
-
-# The keys the families' page entries name (the run pickers, the source switch and the
-# widgets a new run clears: kbench_core.families.bias and .bias_summary) are read from them,
-# never written a second time here.
-_TRIALS = families.get("bias").page
-_REPORTS = families.get("bias_summary").page
-assert _TRIALS is not None and _REPORTS is not None
-
-
-class Keys:
-    """The page's widget keys (also the names of its link parameters)."""
-
-    (SOURCE,) = _TRIALS.extra
-    RUNS = _TRIALS.run_key
-    MODELS, CATEGORIES, BIASES = _TRIALS.dependent
-    CAP = "bias_cap"
-    STD = "bias_std"
-    RELATIVE = "bias_relative"
-    THRESHOLD = "bias_threshold"
-    BOOTSTRAP = "bias_bootstrap"
-    CURVE_BIAS = "bias_curve_bias"
-    CURVE_Y = "bias_curve_y"
-    HEAT_ROWS = "bias_heat_rows"
-    HEAT_MODEL = "bias_heat_model"
-    HEAT_BIAS = "bias_heat_bias"
-    DRILL_MODEL = "bias_drill_model"
-    DRILL_BIAS = "bias_drill_bias"
-    DRILL_SEARCH = "bias_drill_search"
-    COMPARE = "bias_cmp"
-    REPORT_RUNS = _REPORTS.run_key
-    (REPORT_MODELS,) = _REPORTS.dependent
-    REPORT_CURVE = "bias_report_curve"
-    REPORT_HEAT_MODEL = "bias_report_heat_model"
-    REPORT_MITIGATION_MODEL = "bias_report_mit_model"
-    REPORT_COMPARE = "bias_report_cmp"
-    GROUP = "bias_group"
-    REPORT_GROUP = "bias_report_group"
-
 
 SUMMARY_COLUMNS = {
     "rank": st.column_config.NumberColumn(

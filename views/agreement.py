@@ -9,7 +9,7 @@ from kbench_app import agreement as page
 from kbench_app import audit as audit_page
 from kbench_app import kit
 from kbench_app.ui import plain, table_config
-from kbench_core import agreement
+from kbench_core import agreement, families
 from kbench_core.families.judged import AgreementOptions
 from kbench_core.figures import agreement as agreement_figures
 
@@ -18,7 +18,7 @@ K = page.Keys
 st.title("Judge agreement")
 c0, c1, c2, c3, c4 = st.columns([3, 2, 3, 2, 3])
 shown = kit.open_runs(
-    None, ["judged"], key=K.RUN, single=True, resets=K.PER_RUN, container=c0,
+    None, families.judged_kinds(), key=K.RUN, single=True, resets=K.PER_RUN, container=c0,
     eligible=page.eligible_runs, empty=page.EMPTY, none_eligible=page.NONE_ELIGIBLE)
 if (note := audit_page.banner_needed(shown.runs[0])) is not None:  # the reviewers' labels
     st.warning(note, icon=":material/fact_check:")
