@@ -54,7 +54,6 @@ SUMMARY_COLUMNS = {
 }
 
 
-TOGETHER = "all"  # the run-group choice that ranks every chosen run in one leaderboard
 
 
 def _groups(frame: pd.DataFrame, *, names: tuple[str, ...], value: str) -> list[list[str]]:
@@ -85,18 +84,15 @@ def pick_run_group(runs: Sequence[Run], frame: pd.DataFrame, *, key: str, value:
     groups = cache.cached(_groups, frame, runs=runs, names=names, value=value)
     if len(groups) < 2:
         return list(runs), frame, ""
-    options = [" + ".join(group) for group in groups] + [TOGETHER]
-    chosen = kit.radio(
-        "Leaderboard of", options, key=key, horizontal=True, resets=resets,
-        format_func=lambda o: "every run together" if o == TOGETHER else o,
+    shown = kit.pick_group(
+        groups, key=key, resets=resets,
         help="These runs score different biases: ranked together, every model would be "
              "ranked on the biases all of them share, which changes each run's own mean BMS "
-             "and ranks. 'Every run together' does that, and says so.")
-    if chosen != TOGETHER:
-        st.caption(":material/info: The chosen runs score different biases, so each of "
-                   + "; ".join(f"**{plain(' + '.join(g))}**" for g in groups)
-                   + " is ranked on its own biases. Choose one above, or every run together.")
-        keep = [run for run in runs if run.name in groups[options.index(chosen)]]
+             "and ranks. 'Every run together' does that, and says so.",
+        why="The chosen runs score different biases, so each of",
+        apart="is ranked on its own biases")
+    if shown is not None:
+        keep = [run for run in runs if run.name in groups[shown]]
         return keep, state.combined_runs(keep), ""
     n_shared = len(shared_biases(frame, value))
     caption = (":material/warning: Ranked together as you asked: the models of "

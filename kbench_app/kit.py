@@ -165,6 +165,30 @@ def select(label: str, options: Sequence[Any], *, key: str, default: Any = _MISS
     return (container or st).selectbox(label, options, key=key, **kwargs)
 
 
+TOGETHER = "all"  # the run-group choice that ranks every chosen run in one leaderboard
+
+
+def pick_group(groups: Sequence[Sequence[str]], *, key: str, resets: Sequence[str],
+               help: str, why: str, apart: str) -> int | None:
+    """The "Leaderboard of" choice a family page offers when its chosen runs must not be
+    ranked together (:func:`kbench_core.families.judged.leaderboard_groups`,
+    :func:`kbench_core.bias_reports.leaderboard_groups`): the index of the group of runs
+    shown, one at a time by default, or None for every run together (the user asked).
+    ``why`` ends "The chosen runs ..., so each of"; ``apart`` how each is ranked."""
+    from kbench_app.ui import plain
+
+    options = [" + ".join(group) for group in groups] + [TOGETHER]
+    chosen = radio("Leaderboard of", options, key=key, horizontal=True, resets=resets,
+                   format_func=lambda o: "every run together" if o == TOGETHER else o,
+                   help=help)
+    if chosen == TOGETHER:
+        return None
+    st.caption(f":material/info: {why} "
+               + "; ".join(f"**{plain(' + '.join(g))}**" for g in groups)
+               + f" {apart}. Choose one above, or every run together.")
+    return options.index(chosen)
+
+
 def radio(label: str, options: Sequence[Any], *, key: str, default: Any = _MISSING,
           resets: Sequence[str] = (), container: Any = None, in_url: bool = True,
           **kwargs: Any) -> Any:

@@ -31,7 +31,6 @@ from kbench_core.io import Run
 from kbench_core.ranking import rank_interval_text
 from kbench_core.select import labels_in
 
-TOGETHER = "all"  # the run-group choice that ranks every chosen run in one leaderboard
 BOOTSTRAP_BY_DEFAULT_ROWS = 100_000  # larger runs bootstrap on request (seconds, not instant)
 HEADLINE = ("sui", "tus", "tus_geometric", "lgi", "accuracy", "f2", "tdr", "tdr_difficulty_mean",
             "lucky_guess_rate", "finding_precision", "hallucination_rate", "avg_reasoning",
@@ -103,29 +102,23 @@ def pick_run_group(runs: Sequence[Run], frame: pd.DataFrame) -> RunGroup:
     run)."""
     from kbench_app import kit, state
     from kbench_app.agreement import MAJORITY_KEYS
-    from kbench_app.ui import plain
 
     names = tuple(run.name for run in runs)
     groups = cache.cached(_groups, frame, runs=runs, names=names)
     if len(groups) < 2:
         return RunGroup(tuple(runs), frame, False, tuple(tuple(g) for g in groups))
-    options = [" + ".join(group) for group in groups] + [TOGETHER]
-    chosen = kit.radio(
-        "Leaderboard of", options, key=Keys.RUN_GROUP, horizontal=True,
+    shown = kit.pick_group(
+        groups, key=Keys.RUN_GROUP,
         resets=(Keys.MODELS, Keys.JUDGE, Keys.DRILL_MODEL, Keys.DRILL_SAMPLE,
                 *MAJORITY_KEYS[:2]),
-        format_func=lambda o: "every run together" if o == TOGETHER else o,
         help="These runs have different judges or contracts (benchmarks): each is ranked "
              "in its own leaderboard. 'Every run together' ranks all their detectors in one "
-             "table, each run still judged by its own judges and majority.")
-    if chosen != TOGETHER:
-        st.caption(":material/info: The chosen runs have different judges or contracts, so "
-                   "each of " + "; ".join(f"**{plain(' + '.join(g))}**" for g in groups)
-                   + " is ranked in its own leaderboard. Choose one above, or every run "
-                     "together.")
-    if chosen == TOGETHER:
+             "table, each run still judged by its own judges and majority.",
+        why="The chosen runs have different judges or contracts, so each of",
+        apart="is ranked in its own leaderboard")
+    if shown is None:
         return RunGroup(tuple(runs), frame, True, tuple(tuple(g) for g in groups))
-    keep = [run for run in runs if run.name in groups[options.index(chosen)]]
+    keep = [run for run in runs if run.name in groups[shown]]
     return RunGroup(tuple(keep), state.combined_runs(keep), False,
                     tuple(tuple(g) for g in groups))
 

@@ -109,6 +109,19 @@ def test_audit_commands_refuse_with_file_row_and_field(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------- the page
 
 
+def _store_labels(folder: Path, run, drawn: pd.DataFrame, found: list[bool]) -> pd.DataFrame:
+    """Labels of ``drawn`` by reviewer "ann", kept in the workspace ``folder``."""
+    labels = drawn[["sample", "model", "prompt_type"]].astype(str).copy()
+    labels["target_found"] = found
+    labels["reviewer"] = "ann"
+    labels["labelled_at"] = audit.now_utc()
+    labels["note"] = ""
+    labels["run_sha256"] = run.content_hash
+    store.LabelStore(folder, run.content_hash).append(labels.to_dict("records"),
+                                                     reviewer="ann", session="s")
+    return labels
+
+
 def _page(monkeypatch, args: str = "") -> AppTest:
     monkeypatch.setenv("KBENCH_APP_ARGS", args)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
@@ -195,14 +208,7 @@ def test_the_vulnerability_page_says_when_the_labels_find_the_judge_off(monkeypa
     run = load_run(SAMPLE)
     drawn = audit.sample(run.frame, 90, seed=0)
     # a reviewer who overrules every "found" of the lenient majority: the judge is far off
-    labels = drawn[["sample", "model", "prompt_type"]].astype(str).copy()
-    labels["target_found"] = False
-    labels["reviewer"] = "ann"
-    labels["labelled_at"] = audit.now_utc()
-    labels["note"] = ""
-    labels["run_sha256"] = run.content_hash
-    store.LabelStore(tmp_path, run.content_hash).append(labels.to_dict("records"),
-                                                       reviewer="ann", session="s")
+    _store_labels(tmp_path, run, drawn, [False] * len(drawn))
     monkeypatch.setenv("KBENCH_APP_ARGS", f"--workspace {tmp_path}")
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.run()
@@ -424,14 +430,7 @@ def test_the_reviewers_labels_are_the_judge_human_on_the_agreement_page(monkeypa
 
     run = load_run(SAMPLE)
     drawn = audit.sample(run.frame, 40, seed=0)
-    labels = drawn[["sample", "model", "prompt_type"]].astype(str).copy()
-    labels["target_found"] = [k % 3 != 0 for k in range(len(labels))]
-    labels["reviewer"] = "ann"
-    labels["labelled_at"] = audit.now_utc()
-    labels["note"] = ""
-    labels["run_sha256"] = run.content_hash
-    store.LabelStore(tmp_path, run.content_hash).append(labels.to_dict("records"),
-                                                       reviewer="ann", session="s")
+    labels = _store_labels(tmp_path, run, drawn, [k % 3 != 0 for k in range(len(drawn))])
     # the core view: 40 human rows, target_found as labelled, every other judged label empty
     human = audit.as_human_judge(run.frame, labels)
     assert len(human) == 40 and set(human["judge"].astype(str)) == {"human"}
