@@ -19,6 +19,7 @@ from kbench_app import cache
 from kbench_app.ui import shown, table_config
 from kbench_core import agreement, families, vuln
 from kbench_core.families.judged import AgreementOptions, ConsensusOptions
+from kbench_core.families.judged import Keys as VulnKeys
 from kbench_core.io import Run
 from kbench_core.select import labels_in
 
@@ -74,7 +75,7 @@ BEST = {m: "min" if m in vuln.LOWER_IS_BETTER else "max"  # bold in the LaTeX do
 def eligible_runs(runs: Mapping[str, Run]) -> dict[str, Run]:
     """Judged runs with at least two judges (LLM judges, or one LLM judge and ``human``)."""
     return {name: run for name, run in runs.items()
-            if run.kind == "judged" and len(agreement.judges(run.frame)) >= 2}
+            if run.kind in families.judged_kinds() and len(agreement.judges(run.frame)) >= 2}
 
 
 # ---------------------------------------------------------------- the majority's controls
@@ -144,10 +145,9 @@ def failed_caption(label: str, failed_as: str) -> str:
             "agreement counts them as 'not found': choose it under Failed judgements.")
 
 
-# The Vulnerability page's majority-vote controls: voters and minimum votes are cleared with a
-# new run (the family's page entry names them last among its dependent widgets, read here).
-MAJORITY_KEYS = (*families.get("judged").page.dependent[-2:],  # type: ignore[union-attr]
-                 "vuln_failed_as")
+# The Vulnerability page's majority-vote controls (its Keys, kbench_core.families.judged;
+# voters and minimum votes are cleared with a new run: its page entry names them).
+MAJORITY_KEYS = (VulnKeys.VOTERS, VulnKeys.MIN_VOTES, VulnKeys.FAILED_AS)
 
 
 def _run_judges(frame: pd.DataFrame) -> dict[str, list[str]]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from kbench_app import cache, state
-from kbench_core import audit
+from kbench_core import audit, families
 from kbench_core.audit.labels import drawn_judge
 from kbench_core.audit.store import LabelStore
 from kbench_core.io import Run
@@ -76,6 +76,30 @@ def labels_of(run: Run) -> Labels:
         return Labels(frame, tuple(warnings), True)
     rows = state.session_setdefault(SESSION_LABELS, {}).get(run.content_hash, [])
     return Labels(audit.labels_frame(rows), (), False)
+
+
+def with_reviewers(run: Run) -> tuple[Run, int]:
+    """``run`` as the Judge agreement page compares its judges: with the reviewers' labels
+    of the judge audit (the workspace's, or this session's) as the judge ``human``
+    (:func:`kbench_core.audit.as_human_judge`), unless the run has ``human`` labels of its
+    own; and how many items they label. The run returned is a view: its ``meta`` names the
+    labels (``audit_labels``, ``audit_labels_sha256``), so cached results and exports tell it
+    apart from the run without them."""
+    from kbench_core.agreement import HUMAN
+
+    frame = run.frame
+    if HUMAN in set(map(str, frame["judge"].unique())):
+        return run, 0
+    labels = labels_of(run)
+    if labels.frame.empty:
+        return run, 0
+    human = audit.as_human_judge(frame, labels.frame)
+    if human.empty:
+        return run, 0
+    combined = pd.concat([frame, human], ignore_index=True)
+    combined["judge"] = combined["judge"].astype(str).astype("category")
+    meta = {**run.meta, "audit_labels": len(human), "audit_labels_sha256": labels.digest}
+    return Run(run.name, run.kind, combined, meta, run.warnings), len(human)
 
 
 def add_labels(run: Run, rows: Sequence[dict[str, object]], *, reviewer: str) -> None:
@@ -152,7 +176,7 @@ def banner_needed(run: Run) -> str | None:
     """A sentence for a family page when the reviewers' labels say the judge's rate is off:
     some model's corrected interval excludes the judge-only rate. None otherwise (and when
     the run has no labels)."""
-    if run.kind != "judged":
+    if run.kind not in families.judged_kinds():
         return None
     try:
         labels = labels_of(run)

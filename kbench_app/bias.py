@@ -11,47 +11,10 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from kbench_app.ui import column_label, interval_text, number_format, shown
-from kbench_core import families, figures, kahne
+from kbench_core import figures, kahne
+from kbench_core.families.bias import Keys as Keys  # the page's widget keys, written there
 from kbench_core.io import Run
 from kbench_core.text import method_label
-
-# The keys the families' page entries name (the run pickers, the source switch and the
-# widgets a new run clears: kbench_core.families.bias and .bias_summary) are read from them,
-# never written a second time here.
-_TRIALS = families.get("bias").page
-_REPORTS = families.get("bias_summary").page
-assert _TRIALS is not None and _REPORTS is not None
-
-
-class Keys:
-    """The page's widget keys (also the names of its link parameters)."""
-
-    (SOURCE,) = _TRIALS.extra
-    RUNS = _TRIALS.run_key
-    MODELS, CATEGORIES, BIASES = _TRIALS.dependent
-    CAP = "bias_cap"
-    STD = "bias_std"
-    RELATIVE = "bias_relative"
-    THRESHOLD = "bias_threshold"
-    BOOTSTRAP = "bias_bootstrap"
-    CURVE_BIAS = "bias_curve_bias"
-    CURVE_Y = "bias_curve_y"
-    HEAT_ROWS = "bias_heat_rows"
-    HEAT_MODEL = "bias_heat_model"
-    HEAT_BIAS = "bias_heat_bias"
-    DRILL_MODEL = "bias_drill_model"
-    DRILL_BIAS = "bias_drill_bias"
-    DRILL_SEARCH = "bias_drill_search"
-    COMPARE = "bias_cmp"
-    REPORT_RUNS = _REPORTS.run_key
-    (REPORT_MODELS,) = _REPORTS.dependent
-    REPORT_CURVE = "bias_report_curve"
-    REPORT_HEAT_MODEL = "bias_report_heat_model"
-    REPORT_MITIGATION_MODEL = "bias_report_mit_model"
-    REPORT_COMPARE = "bias_report_cmp"
-    GROUP = "bias_group"
-    REPORT_GROUP = "bias_report_group"
-
 
 SUMMARY_COLUMNS = {
     "rank": st.column_config.NumberColumn(
@@ -91,7 +54,6 @@ SUMMARY_COLUMNS = {
 }
 
 
-TOGETHER = "all"  # the run-group choice that ranks every chosen run in one leaderboard
 
 
 def _groups(frame: pd.DataFrame, *, names: tuple[str, ...], value: str) -> list[list[str]]:
@@ -122,18 +84,15 @@ def pick_run_group(runs: Sequence[Run], frame: pd.DataFrame, *, key: str, value:
     groups = cache.cached(_groups, frame, runs=runs, names=names, value=value)
     if len(groups) < 2:
         return list(runs), frame, ""
-    options = [" + ".join(group) for group in groups] + [TOGETHER]
-    chosen = kit.radio(
-        "Leaderboard of", options, key=key, horizontal=True, resets=resets,
-        format_func=lambda o: "every run together" if o == TOGETHER else o,
+    shown = kit.pick_group(
+        groups, key=key, resets=resets,
         help="These runs score different biases: ranked together, every model would be "
              "ranked on the biases all of them share, which changes each run's own mean BMS "
-             "and ranks. 'Every run together' does that, and says so.")
-    if chosen != TOGETHER:
-        st.caption(":material/info: The chosen runs score different biases, so each of "
-                   + "; ".join(f"**{plain(' + '.join(g))}**" for g in groups)
-                   + " is ranked on its own biases. Choose one above, or every run together.")
-        keep = [run for run in runs if run.name in groups[options.index(chosen)]]
+             "and ranks. 'Every run together' does that, and says so.",
+        why="The chosen runs score different biases, so each of",
+        apart="is ranked on its own biases")
+    if shown is not None:
+        keep = [run for run in runs if run.name in groups[shown]]
         return keep, state.combined_runs(keep), ""
     n_shared = len(shared_biases(frame, value))
     caption = (":material/warning: Ranked together as you asked: the models of "

@@ -193,9 +193,13 @@ def freeze(value: Any) -> Hashable:
 
 
 def runs_key(runs: Sequence[Any]) -> tuple[tuple[str, str], ...]:
-    """``(name, content hash)`` of each run: a result of the same runs under other names is
-    not reused, because names appear in the tables (``model (run)``)."""
-    return tuple((str(run.name), str(run.content_hash)) for run in runs)
+    """``(name, content hash, labels)`` of each run: a result of the same runs under other
+    names is not reused, because names appear in the tables (``model (run)``); nor one of a
+    run without the judge audit's labels its view carries
+    (:func:`kbench_app.audit.with_reviewers`)."""
+    return tuple((str(run.name), str(run.content_hash),
+                  str(getattr(run, "meta", {}).get("audit_labels_sha256", "")))
+                 for run in runs)
 
 
 def cached(fn: Callable[..., T], *data: Any, runs: Sequence[Any], selection: Any = (),

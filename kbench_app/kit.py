@@ -165,6 +165,30 @@ def select(label: str, options: Sequence[Any], *, key: str, default: Any = _MISS
     return (container or st).selectbox(label, options, key=key, **kwargs)
 
 
+TOGETHER = "all"  # the run-group choice that ranks every chosen run in one leaderboard
+
+
+def pick_group(groups: Sequence[Sequence[str]], *, key: str, resets: Sequence[str],
+               help: str, why: str, apart: str) -> int | None:
+    """The "Leaderboard of" choice a family page offers when its chosen runs must not be
+    ranked together (:func:`kbench_core.families.judged.leaderboard_groups`,
+    :func:`kbench_core.bias_reports.leaderboard_groups`): the index of the group of runs
+    shown, one at a time by default, or None for every run together (the user asked).
+    ``why`` ends "The chosen runs ..., so each of"; ``apart`` how each is ranked."""
+    from kbench_app.ui import plain
+
+    options = [" + ".join(group) for group in groups] + [TOGETHER]
+    chosen = radio("Leaderboard of", options, key=key, horizontal=True, resets=resets,
+                   format_func=lambda o: "every run together" if o == TOGETHER else o,
+                   help=help)
+    if chosen == TOGETHER:
+        return None
+    st.caption(f":material/info: {why} "
+               + "; ".join(f"**{plain(' + '.join(g))}**" for g in groups)
+               + f" {apart}. Choose one above, or every run together.")
+    return options.index(chosen)
+
+
 def radio(label: str, options: Sequence[Any], *, key: str, default: Any = _MISSING,
           resets: Sequence[str] = (), container: Any = None, in_url: bool = True,
           **kwargs: Any) -> Any:
@@ -305,14 +329,16 @@ def focused_kinds() -> set[str]:
 def open_runs(title: str | None, kinds: Sequence[str], *, key: str, empty: str,
               resets: Sequence[str] = (), single: bool = False,
               eligible: Callable[[dict[str, Run]], dict[str, Run]] | None = None,
-              none_eligible: str = "", container: Any = None) -> PageRuns:
+              none_eligible: str = "", container: Any = None,
+              prefer: Callable[[Run], bool] | None = None) -> PageRuns:
     """The opening every family page shares.
 
     Writes ``title`` (when given); stops with ``empty`` when no run of ``kinds`` is loaded (or
     ``none_eligible`` when ``eligible`` keeps none of them); warns about runs the link names
     that are not loaded; offers the runs (several, combined as one frame with clashing model
     names told apart, or one when ``single``); stops with a hint when none is chosen. A new
-    choice of runs forgets the widgets in ``resets``.
+    choice of runs forgets the widgets in ``resets``. ``prefer`` (a ``single`` picker): of
+    the runs it would open on, the first it is true of (a run the page can draw more of).
     """
     if title:
         st.title(title)
@@ -330,7 +356,11 @@ def open_runs(title: str | None, kinds: Sequence[str], *, key: str, empty: str,
     urlstate.warn_missing_runs([*runs, *state.gone_names()], key)
     names = _focus_first(list(runs), key, resets, single)
     if single:
-        chosen = [select("Run", names, key=key, default=_default_runs(names)[0],
+        first = _default_runs(names)
+        if prefer is not None:  # only runs whose rows read (a damaged save is named later)
+            readable = state.registry().usable(first)
+            first = [n for n in first if n in readable and prefer(readable[n])] or first
+        chosen = [select("Run", names, key=key, default=first[0],
                          resets=resets, container=container)]
     else:
         chosen = multiselect(

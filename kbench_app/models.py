@@ -12,27 +12,53 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
+from kbench_core import families
 from kbench_core.aliases import AliasError, AliasTable
+from kbench_core.families import Profile
 from kbench_core.io import Run
-from kbench_core.profile import METRIC_LABELS
+from kbench_core.profile import metric_labels
 from kbench_core.tables import format_value
 
 __all__ = [
-    "FAMILY_TITLES",
-    "PROFILE_KINDS",
     "Keys",
     "accept_joins",
     "card_figure",
+    "family_titles",
     "headline_text",
     "model_label",
+    "newest_view",
+    "profile_kinds",
     "profile_view",
+    "profiled",
     "rank_text",
+    "short_labels",
     "suggestion_label",
 ]
 
-PROFILE_KINDS = ("bias_summary", "bias", "replication_summary", "replication", "judged")
-FAMILY_TITLES = {"bias": "Cognitive biases", "replication": "Replication of human studies",
-                 "vulnerability": "Vulnerability detection"}
+
+
+def profiled(kind: str) -> Profile | None:
+    """The profile of a run kind (``Family.profile``), None for a kind without one."""
+    return families.get(kind).profile if families.is_registered(kind) else None
+
+
+def profile_kinds() -> tuple[str, ...]:
+    """The run kinds with a profile (the page's runs)."""
+    return tuple(f.kind for f in families.all_families() if f.profile is not None)
+
+
+def family_titles() -> dict[str, str]:
+    """Each benchmark family's name on the page (``Profile.title``)."""
+    return {f.profile.benchmark: f.profile.title for f in families.all_families()
+            if f.profile is not None}
+
+
+def short_labels() -> dict[str, str]:
+    """Short metric names for the compact profile (``Profile.metrics``: the long labels
+    wrap a narrow table into three lines; the full table under "Every metric" keeps the
+    metric keys)."""
+    return {metric: short for f in families.all_families() if f.profile is not None
+            for metric, _, short in f.profile.metrics}
 
 
 class Keys:
@@ -81,18 +107,9 @@ def rank_text(row: pd.Series) -> str:
 
 
 def metric_label(metric: str) -> str:
-    return METRIC_LABELS.get(metric, metric)
+    return metric_labels().get(metric, metric)
 
 
-# Short metric names for the compact profile (the long ones, METRIC_LABELS, wrap a narrow
-# table into three lines; the full table under "Every metric" keeps the metric keys).
-SHORT_LABELS = {"mean_bms": "mean BMS (kbench)",
-                "published_susceptibility": "susceptibility (published)",
-                "susceptibility": "susceptibility (mean BMS)", "config_pas": "PAS (published)",
-                "config_ecs": "ECS (published)", "mean_study_pas": "mean study PAS",
-                "mean_study_ecs": "mean study ECS",
-                "shared_study_pas": "mean PAS, shared studies", "ecs": "ECS", "pas": "PAS",
-                "tdr": "TDR", "sui": "SUI"}
 
 
 def profile_view(heads: pd.DataFrame) -> pd.DataFrame:
@@ -106,6 +123,7 @@ def profile_view(heads: pd.DataFrame) -> pd.DataFrame:
     from kbench_app.ui import plain
 
     rows = heads.reset_index(drop=True)
+    short = short_labels()
     items = rows["items"] if "items" in rows else pd.Series("", index=rows.index)
 
     def benchmark(row: pd.Series) -> str:
@@ -127,7 +145,7 @@ def profile_view(heads: pd.DataFrame) -> pd.DataFrame:
 
     return pd.DataFrame({
         "benchmark": [benchmark(r) for _, r in rows.iterrows()],
-        "metric": [SHORT_LABELS.get(m, plain(m)) for m in rows["metric"]],
+        "metric": [short.get(m, plain(m)) for m in rows["metric"]],
         "value [95%]": [value(r) for _, r in rows.iterrows()],
         "rank [95%]": [rank(r) for _, r in rows.iterrows()],
         "rests on": [rests_on(r, w) for (_, r), w in zip(rows.iterrows(), items.fillna(""),
@@ -143,11 +161,12 @@ def newest_view(latest: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object]]:
     from kbench_app.ui import interval_text
 
     rows = latest.reset_index(drop=True)
+    short = short_labels()
     view = pd.DataFrame({
         "model": rows["model"].astype(str),
         "family": rows["family"].astype(str),
         "configuration": rows["configuration"].fillna("").astype(str),
-        "metric": [SHORT_LABELS.get(m, m) for m in rows["metric"].astype(str)],
+        "metric": [short.get(m, m) for m in rows["metric"].astype(str)],
         "value": pd.to_numeric(rows["value"], errors="coerce"),
         "value_ci": interval_text(rows["value_low"], rows["value_high"]),
         "rank_text": [rank_text(r).removeprefix("rank ") for _, r in rows.iterrows()],
@@ -192,51 +211,11 @@ def card_figure(run: Run, raw_ids: Sequence[str]) -> go.Figure | None:
     of replication tests, the study heat table of its HumanStudy-Bench configurations (two or
     more, named by prompt version), the SUI tier bars of a judged run. None when the run has
     nothing of the model to draw, and for bias runs (one model's fingerprint is a one-column
-    heat table: the page's profile table says it better)."""
+    heat table: the page's profile table says it better): the family's ``Profile.card``."""
     raws = {str(r) for r in raw_ids}
     frame = run.frame
     mine = frame[frame["model"].astype(str).isin(raws)]
     if not len(mine):
         return None
-    if run.kind in ("bias_summary", "bias"):
-        # one model's fingerprint is a one-column heat table, taller than it says anything:
-        # the profile table holds its headline, the Cognitive biases page its biases
-        return None
-    if run.kind == "replication":
-        from kbench_core import replication
-        from kbench_core.figures import replication as rep_figures
-
-        return rep_figures.effect_scatter(replication.scatter_points(mine),
-                                          replication.ecs(mine))
-    if run.kind == "replication_summary":
-        from kbench_core import replication
-        from kbench_core.aliases import split_configuration
-        from kbench_core.figures import replication as rep_figures
-
-        studies = replication.study_rows(mine)
-        if not len(studies) or "pas" not in studies or not studies["pas"].notna().any():
-            return None
-        # one model's configurations: named by their prompt version alone, the model once in
-        # the title (its raw id three ways abbreviated on one axis said nothing more)
-        named = studies["model"].astype(str).map(lambda raw: split_configuration(raw)[1] or raw)
-        if named.nunique() < 2:  # one configuration: a one-column heat table; the table says
-            return None
-        return rep_figures.study_heatmap(studies.assign(model=named), value="pas",
-                                         unit="configuration",
-                                         title="Published PAS per study")
-    if run.kind == "judged":
-        from kbench_core import vuln
-        from kbench_core.families.judged import TierOptions, judge_views
-        from kbench_core.figures import vuln as vuln_figures
-
-        views = judge_views(frame)
-        if not views:
-            return None
-        judge, rows = views[0]
-        rows = rows[rows["model"].astype(str).isin(raws)]
-        options = TierOptions()
-        tiers = vuln.tiers(rows, **options.tiers())
-        return vuln_figures.tier_leaderboard(
-            tiers, vuln.sui_contributions(tiers, sui_weights=options.weights()),
-            title=f"SUI and what it is made of ({judge})")
-    return None
+    card = profiled(run.kind)
+    return card.card(run, frozenset(raws)) if card is not None and card.card else None

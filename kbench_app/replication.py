@@ -12,36 +12,15 @@ import pandas as pd
 import streamlit as st
 
 from kbench_app.ui import interval_text, shown, table_config
-from kbench_core import families, replication
-from kbench_core.families.replication import ReplicationOptions
+from kbench_core import replication
+
+# The page's widget keys, written once in the family's module (its page entries, and
+# replication_summary's, name theirs from them)
+from kbench_core.families.replication import Keys, ReplicationOptions
 from kbench_core.select import labels_in
 
 __all__ = ["CI_METHOD_LABELS", "Keys", "cost_view", "ecs_note", "ecs_view", "finding_view",
            "findings_view", "pas_grid_view", "pas_unavailable", "pas_view", "summary_view"]
-
-
-# The run pickers and the widgets a new run clears are named by the families' page entries
-# (kbench_core.families.replication and .replication_summary), read here, not repeated.
-_TESTS = families.get("replication").page
-_SUMMARY = families.get("replication_summary").page
-assert _TESTS is not None and _SUMMARY is not None
-
-
-class Keys:
-    """The page's widget keys (also the names of its link parameters)."""
-
-    RUNS = _TESTS.run_key
-    (MODELS,) = _TESTS.dependent
-    WEIGHTING = "rep_weighting"
-    NORMALIZE = "rep_normalize"
-    CI = "rep_ci"
-    FINDING_WEIGHTS = "rep_finding_weights"
-    POOLING = "rep_pooling"
-    COLOR = "rep_color"
-    PANELS = "rep_panels"
-    COMPARE = "rep_cmp"
-    SUMMARY_RUN = _SUMMARY.run_key
-    SUMMARY_METRIC = "rep_summary_metric"
 
 
 _HELP = {

@@ -10,12 +10,15 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from kbench_app import cache
-from kbench_app.ui import decimals_format, interval_text, shown, table_config
-from kbench_core import families, vuln
+from kbench_app.ui import decimals_format, interval_text, shown
+from kbench_app.vuln_sample import drill_down as drill_down  # the One sample section
+from kbench_app.vuln_sample import judges_view as judges_view
+from kbench_core import vuln
 from kbench_core.agreement import judge_rows
-from kbench_core.families.judged import (
+from kbench_core.families.judged import (  # Keys: the page's widget keys, written once there
     MAJORITY,
     ConsensusOptions,
+    Keys,
     TierOptions,
     difficulty_tdr,
     fixed_versions,
@@ -27,38 +30,7 @@ from kbench_core.figures import vuln as vuln_figures
 from kbench_core.io import Run
 from kbench_core.ranking import rank_interval_text
 from kbench_core.select import labels_in
-from kbench_core.text import count_noun
 
-# The run picker and the widgets a new run clears are named by the family's page entry
-# (kbench_core.families.judged), read here, not repeated; the majority vote's controls
-# (voters, minimum votes) are kbench_app.agreement.MAJORITY_KEYS, read from it too.
-_PAGE = families.get("judged").page
-assert _PAGE is not None
-
-
-class Keys:
-    """The page's widget keys (also the names of its link parameters)."""
-
-    RUNS = _PAGE.run_key
-    MODELS, JUDGE, DRILL_MODEL, DRILL_SAMPLE = _PAGE.dependent[:4]
-    SPLIT = "vuln_split"
-    PARTIAL = "vuln_partial"
-    SEVERITY = "vuln_severity"
-    ZERO = "vuln_zero"
-    BOOTSTRAP = "vuln_bootstrap"
-    WEIGHT = "vuln_w_"  # + the SUI component
-    WEIGHTS_RESET = "vuln_w_reset"
-    BINNING = "vuln_binning"
-    BINS = "vuln_bins"
-    RELIABILITY_PROMPT = "vuln_rel_prompt"
-    PROMPT_METRIC = "vuln_prompt_metric"
-    DRILL_SEARCH = "vuln_drill_search"
-    DRILL_PROMPT = "vuln_drill_prompt"
-    COMPARE = "vuln_cmp"
-    RUN_GROUP = "vuln_run_group"
-
-
-TOGETHER = "all"  # the run-group choice that ranks every chosen run in one leaderboard
 BOOTSTRAP_BY_DEFAULT_ROWS = 100_000  # larger runs bootstrap on request (seconds, not instant)
 HEADLINE = ("sui", "tus", "tus_geometric", "lgi", "accuracy", "f2", "tdr", "tdr_difficulty_mean",
             "lucky_guess_rate", "finding_precision", "hallucination_rate", "avg_reasoning",
@@ -95,9 +67,6 @@ _HELP = {
 
 BEST = {m: "min" if m in vuln.LOWER_IS_BETTER else "max"
         for m in vuln.HIGHER_IS_BETTER | vuln.LOWER_IS_BETTER}
-DRILL_COLUMNS = ("prompt_type", "is_vulnerable", "severity", "vuln_type", "said_vulnerable",
-                 "confidence", "target_found", "type_match", "rcir", "ava", "fsv",
-                 "claimed_lines", "true_lines")
 FIXED_CAPTION = ("Of the fixed (patched) contracts, the share where the detector still claims "
                  "the vulnerability that was fixed (lower is better), beside its TDR on the "
                  "vulnerable versions; Wilson 95% intervals. Per the chosen judge and, with "
@@ -133,29 +102,23 @@ def pick_run_group(runs: Sequence[Run], frame: pd.DataFrame) -> RunGroup:
     run)."""
     from kbench_app import kit, state
     from kbench_app.agreement import MAJORITY_KEYS
-    from kbench_app.ui import plain
 
     names = tuple(run.name for run in runs)
     groups = cache.cached(_groups, frame, runs=runs, names=names)
     if len(groups) < 2:
         return RunGroup(tuple(runs), frame, False, tuple(tuple(g) for g in groups))
-    options = [" + ".join(group) for group in groups] + [TOGETHER]
-    chosen = kit.radio(
-        "Leaderboard of", options, key=Keys.RUN_GROUP, horizontal=True,
+    shown = kit.pick_group(
+        groups, key=Keys.RUN_GROUP,
         resets=(Keys.MODELS, Keys.JUDGE, Keys.DRILL_MODEL, Keys.DRILL_SAMPLE,
                 *MAJORITY_KEYS[:2]),
-        format_func=lambda o: "every run together" if o == TOGETHER else o,
         help="These runs have different judges or contracts (benchmarks): each is ranked "
              "in its own leaderboard. 'Every run together' ranks all their detectors in one "
-             "table, each run still judged by its own judges and majority.")
-    if chosen != TOGETHER:
-        st.caption(":material/info: The chosen runs have different judges or contracts, so "
-                   "each of " + "; ".join(f"**{plain(' + '.join(g))}**" for g in groups)
-                   + " is ranked in its own leaderboard. Choose one above, or every run "
-                     "together.")
-    if chosen == TOGETHER:
+             "table, each run still judged by its own judges and majority.",
+        why="The chosen runs have different judges or contracts, so each of",
+        apart="is ranked in its own leaderboard")
+    if shown is None:
         return RunGroup(tuple(runs), frame, True, tuple(tuple(g) for g in groups))
-    keep = [run for run in runs if run.name in groups[options.index(chosen)]]
+    keep = [run for run in runs if run.name in groups[shown]]
     return RunGroup(tuple(keep), state.combined_runs(keep), False,
                     tuple(tuple(g) for g in groups))
 
@@ -578,7 +541,6 @@ def fixed_view(table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, object]]:
     return view, config
 
 
-MAX_SAMPLE_OPTIONS = 2_000  # a longer list would be sent on every rerun
 
 
 def fixed_section(frame: pd.DataFrame, judge: str, *, runs: Sequence[Run],
@@ -600,157 +562,3 @@ def fixed_section(frame: pd.DataFrame, judge: str, *, runs: Sequence[Run],
               key="vuln_fixed_table", best={"fixed_claim_rate": "min", "tdr": "max"},
               container=c2)
     c2.caption(FIXED_CAPTION)
-
-
-def samples_of(selected: pd.DataFrame, model: str) -> list[str]:
-    """The sample ids ``model`` answered in ``selected``, sorted as text."""
-    return sorted(map(str, selected["sample"][labels_in(selected["model"], [model])].unique()))
-
-
-def _item_rows(frame: pd.DataFrame, *, model: str, sample: str) -> pd.DataFrame:
-    """Every judge's rows of ``model``'s answers on ``sample`` (all its prompt types)."""
-    return frame[labels_in(frame["model"], [model]) & labels_in(frame["sample"], [sample])]
-
-
-DRILL_LABELS = {"n_judges": st.column_config.NumberColumn(
-                    "Judgements", help="Judges whose judgement of the answer could be read"),
-                "no_majority": st.column_config.TextColumn(
-                    "No majority on", help="Labels no value won the votes needed for"),
-                "failed_judgement": st.column_config.TextColumn(
-                    "Failed judgement", help="Why the judge's record could not be read")}
-DRILL_JUDGE_FIELDS = ("said_vulnerable", "confidence", "target_found", "partial_found",
-                      "type_match", "rcir", "ava", "fsv", *(
-                          c for c in ("n_target_match", "n_partial_match", "n_bonus_valid",
-                                      "n_hallucinated", "n_other_invalid")),
-                      "claimed_lines", "claims_fixed_target", "failed_judgement",
-                      "n_judges", "no_majority")
-
-
-def judges_view(raw: pd.DataFrame, majority: pd.DataFrame | None,
-                prompt_type: str | None) -> pd.DataFrame:
-    """One answer (a prompt type of the rows) field by field: each judge's decision as
-    :func:`kbench_app.agreement.item_records` lays it out (the Judge agreement page's
-    "Answer to inspect"), then the majority's (``majority`` rows, when given), as text."""
-    from kbench_app.agreement import _item_records
-
-    def fields(rows: pd.DataFrame) -> pd.DataFrame:
-        keep = [c for c in ("sample", "model", "prompt_type", "judge", *DRILL_JUDGE_FIELDS)
-                if c in rows]
-        item = {c: str(rows[c].iloc[0]) for c in ("sample", "model") if c in rows and len(rows)}
-        if prompt_type is not None:
-            item["prompt_type"] = prompt_type
-        return _item_records(rows[keep], item=item)
-
-    table = fields(raw)
-    if majority is None or table.empty:
-        return table
-    voted = fields(majority)
-    if voted.empty:
-        return table
-    # a median of whole counts that is whole reads as the judges' counts do ("1", not "1.0");
-    # a score stays as the judges' read ("1.0")
-    counts = voted["field"].astype(str).str.startswith("n_")
-    voted.loc[counts, MAJORITY] = voted.loc[counts, MAJORITY].str.replace(
-        r"^(-?\d+)\.0$", r"\1", regex=True)
-    # the majority last, its own fields (n_judges, no_majority) after the judges' fields
-    out = table.merge(voted, on="field", how="outer", sort=False)
-    order = {f: i for i, f in enumerate([*table["field"], *voted["field"]])}
-    out = out.iloc[out["field"].map(order).argsort(kind="stable")].reset_index(drop=True)
-    return out.fillna("")
-
-
-def drill_down(selected: pd.DataFrame, models: Sequence[str], judge: str, *,
-               runs: Sequence[Run], selection: tuple, frame: pd.DataFrame | None = None
-               ) -> None:
-    """The One sample section: a detector's answers on one sample as ``judge`` decided them,
-    then (``frame``: every judge's rows) each judge's decision beside the majority's, field
-    by field, and the detector's findings as each judge classified them, with their
-    reasoning; text shown exactly as uploaded (plain text, never markup). ``selection``
-    names what cut ``selected`` out of ``runs`` (the sample list is cached on it: sorting a
-    big run's ids on every rerun of the page cost a tenth of a widget change)."""
-    from kbench_app import kit
-    from kbench_app.ui import plain
-    from kbench_core.schema import FINDING_COUNTS
-
-    st.subheader("One sample")
-    c1, c2, c3 = st.columns([2, 2, 3])
-    model = kit.select("Detector model", models, key=Keys.DRILL_MODEL, container=c1,
-                       in_url=False)
-    search = kit.text("Search sample ids", key=Keys.DRILL_SEARCH, container=c3,
-                      placeholder="part of a sample id")
-    sample_ids = cache.cached(samples_of, selected, runs=runs, selection=selection,
-                              model=model)
-    if search:
-        sample_ids = [s for s in sample_ids if search.lower() in s.lower()]
-    if not sample_ids:
-        st.info("No sample matches.")
-        return
-    sample = kit.select(f"Sample ({len(sample_ids):,})", sample_ids[:MAX_SAMPLE_OPTIONS],
-                        key=Keys.DRILL_SAMPLE, container=c2, in_url=False)
-    if len(sample_ids) > MAX_SAMPLE_OPTIONS:
-        c2.caption(f"The first {MAX_SAMPLE_OPTIONS:,} are listed; search to find the others.")
-    answers = selected[labels_in(selected["model"], [model])
-                       & labels_in(selected["sample"], [sample])]
-    majority = judge == MAJORITY
-    raw = answers
-    if frame is not None:
-        raw = cache.cached(_item_rows, frame, runs=runs, selection=(), model=model,
-                           sample=sample)
-        if not majority:  # the chosen judge's own rows for its findings
-            raw_findings = raw[labels_in(raw["judge"], [judge])]
-        else:  # the detector's findings as each LLM judge read them
-            raw_findings = raw[~labels_in(raw["judge"], ["human"])]
-    else:
-        raw_findings = answers
-    n_judges = (len([j for j in map(str, raw["judge"].unique()) if j != "human"])
-                if frame is not None else 1)
-    st.caption(f"{count_noun(len(answers), 'answer')} of **{plain(model)}** on "
-               f"**{plain(sample)}** as judged by **{plain(judge)}**"
-               + (f" (the majority of {count_noun(n_judges, 'judge')}: each judge's "
-                  "decision is below)" if majority else "")
-               + "; text is shown exactly as uploaded.")
-    extra = ("n_judges", "no_majority") if majority else ("failed_judgement",)
-    drill = answers[[c for c in (*DRILL_COLUMNS, *FINDING_COUNTS, *extra) if c in answers]]
-    st.dataframe(drill, hide_index=True, width="stretch", key="vuln_drill_answers",
-                 column_config=table_config(drill, DRILL_LABELS))
-
-    if frame is not None and raw["judge"].nunique() >= 2:
-        prompts = (sorted(map(str, answers["prompt_type"].dropna().unique()))
-                   if "prompt_type" in answers else [])
-        prompt = None
-        if len(prompts) > 1:
-            prompt = kit.select("Answer (prompt type)", prompts, key=Keys.DRILL_PROMPT,
-                                in_url=False)
-        elif prompts:
-            prompt = prompts[0]
-        st.markdown("**Each judge's decision" + (" and the majority's" if majority else "")
-                    + "**" + (f" on the {plain(prompt)} prompt" if prompt else ""))
-        record = judges_view(raw, answers if majority else None, prompt)
-        st.dataframe(record, hide_index=True, width="stretch", key="vuln_drill_judges",
-                     column_config=table_config(record))
-        failed = "failed_judgement" in raw and bool(raw["failed_judgement"].notna().any())
-        st.caption("One column per judge (its reasoning is in the findings below)"
-                   + (", then the majority: each label the value at least the votes needed "
-                      "gave (no_majority names those without one)" if majority else "")
-                   + (". A column with a failed_judgement is a judgement that failed: its "
-                      "labels are empty, never a 'no'" if failed else "") + ".")
-
-    findings = vuln.sample_findings(raw_findings)
-    if "findings" not in raw_findings:
-        st.caption("This run gives finding counts only (no findings text).")
-    elif findings.empty:
-        failed = ("failed_judgement" in raw_findings
-                  and raw_findings["failed_judgement"].notna().all())
-        st.caption("No judgement of this answer could be read (see failed_judgement)."
-                   if failed and len(raw_findings) else
-                   "No judge lists a finding of the detector here.")
-    else:
-        listed = findings.drop(columns=["sample", "model"]
-                               + ([] if majority and frame is not None else ["judge"]),
-                               errors="ignore")
-        st.markdown("**The detector's findings**" + (", as each judge classified them"
-                                                     if majority else ""))
-        st.dataframe(listed, hide_index=True, width="stretch", key="vuln_drill_findings",
-                     column_config=table_config(listed))
-        st.caption("The claimed type, location and description are the detector's; the "
-                   "classification and its reasoning are the judge's.")

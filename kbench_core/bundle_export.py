@@ -59,7 +59,7 @@ def export_zip(runs: Sequence[Run], choice: ExportChoice,
     ranking when no bias was answered by every model) is left out and listed, with why, under
     ``not_made`` in ``provenance.json`` (:func:`not_made`); the other files are written."""
     from kbench_core.families.judged import majority_provenance
-    from kbench_core.profile import FAMILY_OF, profile
+    from kbench_core.profile import benchmark_of, profile
 
     jobs = []
     not_made: list[dict[str, str]] = []
@@ -112,7 +112,7 @@ def export_zip(runs: Sequence[Run], choice: ExportChoice,
                     progress(done / total, name)
         # Runs of several benchmark families: each model across them (kbench_core.profile)
         if (not choice.items or "profile" in choice.items) and len(
-                {FAMILY_OF[r.kind] for r in runs if r.kind in FAMILY_OF}) >= 2:
+                {benchmark_of(r.kind) for r in runs} - {None}) >= 2:
             joined = profile(runs)
             prov = provenance_of(runs, what="profile")
             for fmt in choice.table_formats:

@@ -123,9 +123,17 @@ def _plain(value: Any) -> Any:
 
 def provenance_of(runs: Sequence[Any], *, what: str = "",
                   options: Mapping[str, Any] | None = None) -> Provenance:
-    """Provenance of an export made from ``runs`` (:class:`kbench_core.io.Run` objects)."""
+    """Provenance of an export made from ``runs`` (:class:`kbench_core.io.Run` objects). A
+    run shown with a judge audit's labels (its ``meta`` has ``audit_labels_sha256``) records
+    them among the options: ``audit_labels[<run>]`` and ``audit_labels_sha256[<run>]``."""
+    recorded = dict(options or {})
+    for run in runs:
+        meta = getattr(run, "meta", {}) or {}
+        if meta.get("audit_labels_sha256"):
+            recorded[f"audit_labels[{run.name}]"] = meta.get("audit_labels")
+            recorded[f"audit_labels_sha256[{run.name}]"] = meta["audit_labels_sha256"]
     return Provenance(runs=tuple((str(r.name), str(r.content_hash)) for r in runs),
-                      options=dict(options or {}), what=what)
+                      options=recorded, what=what)
 
 
 # ------------------------------------------------------------------------------ figures

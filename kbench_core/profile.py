@@ -2,9 +2,11 @@
 
 :func:`profile` joins runs of every family by canonical model id (:mod:`kbench_core.aliases`)
 and lists, per model × family × run × headline metric, the value with its interval, its ``n``,
-and the model's rank among that run's models with its rank interval. Every number comes from
-the family's own leaderboard function (the ones the pages and ``kbench metrics`` show), so a
-profile never disagrees with them:
+and the model's rank among that run's models with its rank interval. Each family declares its
+rows (``Family.profile``, a :class:`~kbench_core.families._base.Profile`: a function of the
+run made with :func:`metric_rows`, its metrics with their labels, its headline); every
+number comes from the family's own leaderboard function (the ones the pages and ``kbench
+metrics`` show), so a profile never disagrees with them. The built-in families:
 
 - KahneBench reports (``bias_summary``): the published ``overall_bias_susceptibility``
   (``published_susceptibility``, no interval: a report has no trials) and kbench's mean of the
@@ -49,11 +51,12 @@ import pandas as pd
 from kbench_core.aliases import AliasTable
 
 if TYPE_CHECKING:
+    from kbench_core.families._base import Profile
     from kbench_core.io import Run
 
-__all__ = ["COLUMNS", "FAMILY_OF", "HEADLINE", "METRIC_LABELS", "Coverage", "coverage",
-           "family_cluster", "headline_rows", "mean_bms_interval", "newest", "profile",
-           "ratio_ranks"]
+__all__ = ["COLUMNS", "Coverage", "benchmark_of", "coverage", "family_cluster",
+           "headline_rows", "marks", "mean_bms_interval", "metric_labels", "metric_rows",
+           "newest", "point_ranks", "profile", "ratio_ranks"]
 
 COLUMNS = ["model", "family", "run", "configuration", "metric", "value", "value_low",
            "value_high", "n", "rank", "rank_low", "rank_high", "n_models", "raw_ids"]
@@ -62,31 +65,41 @@ COLUMNS = ["model", "family", "run", "configuration", "metric", "value", "value_
 # items the value and its rank rest on, and the marks the family's page puts beside the rank).
 EXTRA = ["kind", "source", "judge", "joined_by", "items", "rank_note"]
 
-# The benchmark family a run kind belongs to (trial runs and published reports of one
-# benchmark are one family).
-FAMILY_OF: dict[str, str] = {"bias": "bias", "bias_summary": "bias",
-                             "replication": "replication",
-                             "replication_summary": "replication", "judged": "vulnerability"}
 
-# The metric a card shows first, per run kind.
-HEADLINE: dict[str, str] = {"bias": "susceptibility", "bias_summary": "mean_bms",
-                            "replication": "ecs", "replication_summary": "config_pas",
-                            "judged": "tdr"}
 
-METRIC_LABELS: dict[str, str] = {
-    "mean_bms": "Mean reported BMS over shared biases (kbench)",
-    "published_susceptibility": "Susceptibility (published)",
-    "susceptibility": "Susceptibility: mean BMS (kbench)",
-    "config_pas": "PAS (published)",
-    "config_ecs": "ECS (published)",
-    "mean_study_pas": "Mean of per-study PAS",
-    "mean_study_ecs": "Mean of per-study ECS",
-    "shared_study_pas": "Mean PAS over the studies every ranked configuration has",
-    "ecs": "ECS (kbench)",
-    "pas": "PAS (kbench)",
-    "tdr": "Target detection rate (TDR)",
-    "sui": "Security Understanding Index (SUI)",
-}
+def _profiled() -> dict[str, Profile]:
+    """The profile of every registered kind that has one, in registry order."""
+    from kbench_core import families
+
+    return {f.kind: f.profile for f in families.all_families() if f.profile is not None}
+
+
+def benchmark_of(kind: str) -> str | None:
+    """The benchmark family a run kind belongs to in the profile (trial runs and published
+    reports of one benchmark are one family: ``bias`` and ``bias_summary`` are ``bias``),
+    or None for a kind with no profile."""
+    found = _profiled().get(kind)
+    return found.benchmark if found is not None else None
+
+
+def metric_labels() -> dict[str, str]:
+    """``{metric: label}`` of every profiled kind's metrics (registry order)."""
+    out: dict[str, str] = {}
+    for found in _profiled().values():
+        for metric, label in found.labels.items():
+            out.setdefault(metric, label)
+    return out
+
+
+def __getattr__(name: str) -> object:
+    # The old per-kind tables, read from the registry when asked for.
+    if name == "FAMILY_OF":  # the benchmark family of each run kind
+        return {kind: found.benchmark for kind, found in _profiled().items()}
+    if name == "HEADLINE":  # the metric a card shows first, per run kind
+        return {kind: found.headline for kind, found in _profiled().items()}
+    if name == "METRIC_LABELS":
+        return metric_labels()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def family_cluster(kind: str) -> str | None:
@@ -100,14 +113,14 @@ def family_cluster(kind: str) -> str | None:
     return comparison.cluster if comparison is not None else None
 
 
-def _marks(*named: tuple[str, Sequence[bool] | np.ndarray | pd.Series | bool]) -> np.ndarray:
+def marks(*named: tuple[str, Sequence[bool] | np.ndarray | pd.Series | bool]) -> np.ndarray:
     """`` · ``-joined names of the marks that hold, per row (``few biases`` ...)."""
     parts = [np.where(np.asarray(flags, dtype=bool), name, "") for name, flags in named]
     out = [" · ".join(p for p in row if p) for row in zip(*parts, strict=True)]
     return np.asarray(out, dtype=object)
 
 
-def _rows(board: pd.DataFrame, metric: str, *, value: str | None = None,
+def metric_rows(board: pd.DataFrame, metric: str, *, value: str | None = None,
           low: str | None = None, high: str | None = None, n: str | float | None = None,
           ranks: pd.DataFrame | None = None, items: str | Sequence[str] = "") -> pd.DataFrame:
     """One profile row per leaderboard row for ``metric``: its value columns renamed, the
@@ -156,95 +169,9 @@ def mean_bms_interval(bms: pd.DataFrame) -> pd.DataFrame:
                          "n": moments["count"].astype(int)}).reset_index(drop=True)
 
 
-def _bias_summary(run: Run) -> tuple[pd.DataFrame, int]:
-    from kbench_core import bias_reports
-
-    board = bias_reports.leaderboard(run.frame, run.meta.get("summary"))
-    ranks = board[["model", "rank", "rank_low", "rank_high"]].assign(
-        rank_note=_marks(("few biases", board["few_items"].fillna(False))))
-    # The interval of mean_bms over the same biases the rank rests on (shared by every model)
-    bms = run.frame[["model", "bias", "bms"]].dropna().astype({"model": str, "bias": str})
-    if board["model"].nunique() >= 2:
-        wide = bms.pivot_table(index="bias", columns="model", values="bms", aggfunc="first")
-        bms = bms[bms["bias"].isin(wide.index[wide.notna().all(axis=1)])]
-    interval = mean_bms_interval(bms).set_index("model")
-    board = board.assign(mean_bms_low=board["model"].map(interval["mean_bms_low"]),
-                         mean_bms_high=board["model"].map(interval["mean_bms_high"]))
-    shared = [f"the {k:,} biases every model of the run reports (rank interval: bootstrap "
-              "over them)" for k in board["n_ranked"]]
-    rows = [_rows(board, "mean_bms", low="mean_bms_low", high="mean_bms_high", n="n_ranked",
-                  ranks=ranks, items=shared),
-            _rows(board, "published_susceptibility", value="susceptibility", n="n_biases",
-                  items="as the report publishes it")]
-    return pd.concat(rows, ignore_index=True), len(board)
-
-
-def _bias(run: Run) -> tuple[pd.DataFrame, int]:
-    from kbench_core import compare, kahne
-    from kbench_core.families.bias import FingerprintOptions, susceptibility_table
-
-    fingerprint = kahne.fingerprint(run.frame, **FingerprintOptions().fingerprint())
-    board = susceptibility_table(fingerprint)
-    ranks = None
-    table = fingerprint.biases[["model", "bias", "bms"]].dropna()
-    wide = table.pivot_table(index="bias", columns="model", values="bms", aggfunc="first",
-                             observed=True)
-    if len(wide.columns) >= 2 and wide.notna().all(axis=1).any():
-        # the same call and the same biases as susceptibility_table's rank_text (one BMS per
-        # model and bias: the family's cluster, the bias, is the item itself)
-        used = table[table["bias"].isin(wide.index[wide.notna().all(axis=1)])]
-        ranked = compare.rank_intervals(used, "bms", item="bias", lower_is_better=True,
-                                        cluster=family_cluster("bias"))
-        renormalised = ranked["model"].map(board.set_index(board["model"].astype(str))[
-            "n_renormalised"]).fillna(0).to_numpy() > 0
-        ranks = ranked[["model", "rank", "rank_low", "rank_high"]].assign(
-            rank_note=_marks(("few biases", ranked["few_items"]),
-                             ("renormalised", renormalised)))
-    items = [f"the {k:,} biases every model has (rank interval: bootstrap over them)"
-             for k in board["n_biases"]]
-    return _rows(board, "susceptibility", low="susceptibility_low",
-                 high="susceptibility_high", n="n_biases", ranks=ranks,
-                 items=items), len(board)
-
-
-def _replication_summary(run: Run) -> tuple[pd.DataFrame, int]:
-    from kbench_core import replication
-
-    if not len(replication.study_rows(run.frame)):
-        return pd.DataFrame(), 0
-    board = replication.summary_leaderboard(run.frame)
-    board = board.assign(rank_note=_marks(("few studies", board["few_items"].fillna(False))))
-    studies = board["n_pas"].fillna(0).astype(int)
-    ranked_on = "; rank interval: bootstrap over the studies every configuration has"
-    rows = []
-    for metric, low, high, n, items in (
-            ("config_pas", None, None, "n_pas", "as published"),
-            ("config_ecs", None, None, "n_ecs", "as published"),
-            ("mean_study_pas", "mean_study_pas_low", "mean_study_pas_high", "n_pas",
-             "the configuration's {} studies"),
-            ("mean_study_ecs", "mean_study_ecs_low", "mean_study_ecs_high", "n_ecs",
-             "the configuration's studies with an ECS")):
-        if not board[metric].notna().any():
-            continue
-        # A rank only beside the statistic it ranks (the leaderboard's ranked_by)
-        ranked = board[board["ranked_by"] == metric]
-        texts = [items.format(k) + (ranked_on if by == metric else "")
-                 for k, by in zip(studies, board["ranked_by"], strict=True)]
-        rows.append(_rows(board, metric, low=low, high=high, n=n, items=texts,
-                          ranks=ranked[["model", "rank", "rank_low", "rank_high",
-                                        "rank_note"]]))
-    if (board["ranked_by"] == "shared_study_pas").any():
-        ranked = board[board["ranked_by"] == "shared_study_pas"]
-        rows.append(_rows(ranked, "shared_study_pas", n="n_pas",
-                          items="the studies every ranked configuration has (rank interval: "
-                                "bootstrap over them)",
-                          ranks=ranked[["model", "rank", "rank_low", "rank_high",
-                                        "rank_note"]]))
-    return pd.concat(rows, ignore_index=True), len(board)
-
-
-def _point_ranks(board: pd.DataFrame, metric: str) -> pd.DataFrame:
-    # ties share the mean rank, as compare.rank_intervals ranks
+def point_ranks(board: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Each model's rank by ``metric`` (higher is better; ties share the mean rank, as
+    :func:`kbench_core.compare.rank_intervals` ranks), with no interval."""
     from scipy import stats
 
     values = board[metric].to_numpy(dtype=float)
@@ -252,27 +179,6 @@ def _point_ranks(board: pd.DataFrame, metric: str) -> pd.DataFrame:
     known = np.isfinite(values)
     rank[known] = stats.rankdata(-values[known], method="average")
     return pd.DataFrame({"model": board["model"].astype(str), "rank": rank})
-
-
-def _replication(run: Run) -> tuple[pd.DataFrame, int]:
-    from kbench_core.families.replication import (
-        ReplicationOptions,
-        ecs_tables,
-        pas_models,
-        pas_result,
-    )
-
-    options = ReplicationOptions()
-    ecs = ecs_tables(run.frame, options=options)["overall"]
-    pas = pas_models(pas_result(run.frame, options=options))
-    rows = [_rows(ecs, "ecs", low="ecs_low", high="ecs_high", n="n",
-                  ranks=_point_ranks(ecs, "ecs"),
-                  items="the model's tests (ranked by value; no rank interval)")]
-    if len(pas):
-        rows.append(_rows(pas, "pas", low="pas_low", high="pas_high", n="n",
-                          ranks=_point_ranks(pas, "pas"),
-                          items="the model's findings (ranked by value; no rank interval)"))
-    return pd.concat(rows, ignore_index=True), int(run.frame["model"].nunique())
 
 
 def ratio_ranks(frame: pd.DataFrame, numerator: np.ndarray, denominator: np.ndarray,
@@ -344,69 +250,6 @@ def ratio_ranks(frame: pd.DataFrame, numerator: np.ndarray, denominator: np.ndar
                          "rank_high": high, "n_clusters": n_clusters.astype(int)})
 
 
-def _flags(series: pd.Series) -> np.ndarray:
-    """A bool-like column as 0/1 floats, NaN where missing (a failed judgement)."""
-    return series.astype("Float64").to_numpy(dtype=float, na_value=np.nan)
-
-
-def _judged(run: Run) -> tuple[pd.DataFrame, str]:
-    from kbench_core import families, vuln
-    from kbench_core.families.judged import TierOptions, judge_views, leaderboard
-    from kbench_core.vuln import FEW_SAMPLES
-
-    views = judge_views(run.frame)
-    if not views:
-        return pd.DataFrame(), ""
-    judge, rows = views[0]  # the majority of several judges, else the one judge
-    options = TierOptions(bootstrap=True)
-    board = vuln.tiers(rows, **options.tiers())
-    board = board.assign(model=board["model"].astype(str))
-    # the tier leaderboard's rank (by SUI) and the tiers' bootstrap interval of it
-    sui_ranks = leaderboard(board).rename(columns={"sui_rank_low": "rank_low",
-                                                   "sui_rank_high": "rank_high"})
-    sui_ranks = sui_ranks[[c for c in ("model", "rank", "rank_low", "rank_high", "few_items")
-                           if c in sui_ranks]]
-    sui_ranks = sui_ranks.assign(rank_note=_marks(
-        ("few samples", sui_ranks.get("few_items", pd.Series(False, index=sui_ranks.index))
-         .fillna(False)))).drop(columns="few_items", errors="ignore")
-    # TDR's rank: of the tier leaderboard's TDR, over the rows it counts (vulnerable answers
-    # with a verdict and a target assessment; the tiers leave failed judgements out), so the
-    # rank is the rank of the value shown. The profile's tier options count a found target as
-    # 1 and weigh every answer alike, so TDR = found / vulnerable answers.
-    truth, said, found = (_flags(rows[c]) for c in ("is_vulnerable", "said_vulnerable",
-                                                    "target_found"))
-    counted = (truth == 1) & np.isfinite(said) & np.isfinite(found)
-    cluster = family_cluster("judged")
-    tdr_ranks = ratio_ranks(rows, np.where(counted, found, 0.0), counted.astype(float),
-                            board.set_index("model")["tdr"], cluster=cluster)
-    few = tdr_ranks["n_clusters"] < FEW_SAMPLES
-    tdr_ranks = tdr_ranks.assign(rank_note=_marks(("few samples", few)))
-    contracts = dict(zip(tdr_ranks["model"], tdr_ranks["n_clusters"], strict=True))
-    # whether some detector lacks an answer another one has (then their TDRs rest on
-    # different answers, and the profile says so)
-    key = [c for c in families.get("judged").item_key if c in rows]
-    item = pd.MultiIndex.from_frame(rows.loc[counted, key].astype(str)).factorize()[0]
-    answered = pd.DataFrame({"model": rows.loc[counted, "model"].astype(str).to_numpy(),
-                             "item": item}).drop_duplicates()
-    differ = bool(len(answered)) and bool(
-        (answered.groupby("model").size() < answered["item"].nunique()).any())
-    tdr_items = [f"this detector's vulnerable answers judged by {judge} ({contracts.get(m, 0):,} "
-                 f"{cluster}s; rank interval: bootstrap over them)"
-                 + ("; detectors differ in the answers judged" if differ else "")
-                 for m in board["model"]]
-    sui_items = [f"every answer of this detector judged by {judge} ({k:,} {cluster}s; "
-                 "rank interval: bootstrap over them)"
-                 for k in board.get("n_samples", pd.Series(0, index=board.index))
-                 .fillna(0).astype(int)]
-    out = pd.concat([
-        _rows(board, "tdr", low="tdr_low", high="tdr_high", n="n_vulnerable",
-              ranks=tdr_ranks.drop(columns="n_clusters"), items=tdr_items),
-        _rows(board, "sui", low="sui_low", high="sui_high", n="n", ranks=sui_ranks,
-              items=sui_items)],
-        ignore_index=True)
-    return out.assign(n_models=len(board)), str(judge)
-
-
 def profile(runs: Sequence[Run], *, aliases: AliasTable | None = None) -> pd.DataFrame:
     """The profile of every model in ``runs``: one row per (model, family, run,
     configuration, metric) with :data:`COLUMNS` and then :data:`EXTRA` (the module
@@ -420,54 +263,50 @@ def profile(runs: Sequence[Run], *, aliases: AliasTable | None = None) -> pd.Dat
     ``joined_by`` says whether an alias or the rule made the join. Sorted by model, family,
     run, configuration; runs of kinds with no profile are skipped."""
     aliases = aliases or AliasTable()
+    profiled = _profiled()
     parts = []
     for run in runs:
-        judge = ""
-        if run.kind == "bias_summary":
-            rows, n_models = _bias_summary(run)
-        elif run.kind == "bias":
-            rows, n_models = _bias(run)
-        elif run.kind == "replication_summary":
-            rows, n_models = _replication_summary(run)
-        elif run.kind == "replication":
-            rows, n_models = _replication(run)
-        elif run.kind == "judged":
-            rows, judge = _judged(run)
-            n_models = rows["n_models"].iloc[0] if len(rows) else 0
-        else:
+        found = profiled.get(run.kind)
+        if found is None:
             continue
+        rows, n_models, judge = found.rows(run)
         if not len(rows):
             continue
-        joined = aliases.join(rows["raw_ids"].unique(),
-                              configurations=run.kind in ("replication",
-                                                          "replication_summary"))
+        joined = aliases.join(rows["raw_ids"].unique(), configurations=found.configurations)
         rows = rows.merge(joined.rename(columns={"raw_id": "raw_ids", "how": "joined_by"}),
                           on="raw_ids", how="left")
-        parts.append(rows.assign(family=FAMILY_OF[run.kind], run=run.name, kind=run.kind,
+        parts.append(rows.assign(family=found.benchmark, run=run.name, kind=run.kind,
                                  n_models=int(n_models),
                                  source=str(run.meta.get("source", run.name)), judge=judge))
     if not parts:
         return pd.DataFrame(columns=COLUMNS + EXTRA)
     out = pd.concat(parts, ignore_index=True)
-    order = {kind: k for k, kind in enumerate(METRIC_LABELS)}
-    out["_order"] = out["metric"].map(order)
+    out["_order"] = _metric_order(out)
     out = out.sort_values(["model", "family", "run", "configuration", "_order"],
                           kind="stable")
     return out[COLUMNS + EXTRA].reset_index(drop=True)
 
 
+def _metric_order(table: pd.DataFrame) -> list[float]:
+    """Each row's place in its kind's list of metrics (``Profile.metrics``; unknown: last)."""
+    order = {(kind, metric): k for kind, found in _profiled().items()
+             for k, (metric, _, _) in enumerate(found.metrics)}
+    return [order.get(pair, len(order)) for pair in zip(table["kind"], table["metric"],
+                                                         strict=True)]
+
+
 def headline_rows(table: pd.DataFrame) -> pd.DataFrame:
     """One row per model × run × configuration of a :func:`profile` table: the row of its run
-    kind's :data:`HEADLINE` metric, else (a file without it, e.g. HumanStudy-Bench's
+    kind's headline metric (``Profile.headline``), else (a file without it, e.g. HumanStudy-Bench's
     ``simple_studies.csv`` has no published configuration PAS) its first ranked metric, else
     its first metric."""
     if not len(table):
         return table.copy()
     keys = ["model", "family", "run", "configuration", "raw_ids"]
-    order = {metric: k for k, metric in enumerate(METRIC_LABELS)}
-    ranked = table.assign(_other=(table["metric"] != table["kind"].map(HEADLINE)),
+    headline = {kind: found.headline for kind, found in _profiled().items()}
+    ranked = table.assign(_other=(table["metric"] != table["kind"].map(headline)),
                           _unranked=table["rank"].isna(),
-                          _order=table["metric"].map(order).fillna(len(order)),
+                          _order=_metric_order(table),
                           _at=np.arange(len(table)))
     ranked = ranked.sort_values([*keys, "_other", "_unranked", "_order"], kind="stable")
     first = ranked.drop_duplicates(keys).sort_values("_at")

@@ -93,14 +93,15 @@ RANK_COLUMNS = ("model", "rank", "rank_low", "rank_high", "ranked_value", "n_ran
 def model_ranks(frame: pd.DataFrame, value: str, *, item: Sequence[str] | str,
                 models: Sequence[str] | pd.Series | None = None,
                 lower_is_better: bool | None = None, cluster: str | None = None,
-                n_boot: int = 1000, random_state: int = 0) -> pd.DataFrame:
+                n_boot: int = 1000, random_state: int = 0, name: str = "rank") -> pd.DataFrame:
     """Every model's rank with its simultaneous interval, one row per model of ``models``
     (default: the models of ``frame``, as text), in that order, columns
     :data:`RANK_COLUMNS`: ``rank`` (1 = best, ties share the mean rank), ``rank_low`` /
     ``rank_high`` (the interval from every pair's Holm-adjusted paired test, all models'
-    intervals holding together), ``ranked_value`` (the model's mean ``value``
-    over the items every model has: what the rank orders), ``n_ranked`` (those items),
-    ``n_dropped`` (items the model lacks) and ``few_items``
+    intervals holding together; ``name`` renames the three ``<name>``, ``<name>_low``,
+    ``<name>_high``: the shared helpers' one convention), ``ranked_value`` (the model's
+    mean ``value`` over the items every model has: what the rank orders), ``n_ranked``
+    (those items), ``n_dropped`` (items the model lacks) and ``few_items``
     (:func:`kbench_core.compare.rank_intervals`, which computes them; Al Mohamad, Goeman &
     van Zwet 2022).
 
@@ -128,7 +129,7 @@ def model_ranks(frame: pd.DataFrame, value: str, *, item: Sequence[str] | str,
         out["n_ranked"] = 0
         out["n_dropped"] = 0
         out["few_items"] = False
-        return out
+        return _named(out, name)
     lookup = ranks.set_index("model").rename(columns={"value": "ranked_value", "n": "n_ranked"})
     out = out.merge(lookup[["rank", "rank_low", "rank_high", "ranked_value", "n_ranked",
                             "n_dropped", "few_items"]].reset_index(), on="model", how="left")
@@ -137,4 +138,13 @@ def model_ranks(frame: pd.DataFrame, value: str, *, item: Sequence[str] | str,
     out["n_ranked"] = out["n_ranked"].fillna(0).astype(int)
     out["n_dropped"] = out["n_dropped"].fillna(0).astype(int)
     out["few_items"] = out["few_items"].fillna(False).astype(bool)
-    return out
+    return _named(out, name)
+
+
+def _named(table: pd.DataFrame, name: str) -> pd.DataFrame:
+    """``rank``, ``rank_low``, ``rank_high`` of ``table`` as ``<name>``, ``<name>_low``,
+    ``<name>_high``."""
+    if name == "rank":
+        return table
+    return table.rename(columns={"rank": name, "rank_low": f"{name}_low",
+                                 "rank_high": f"{name}_high"})

@@ -22,6 +22,7 @@ import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
 import kbench_core
+from kbench_core import families
 from kbench_core.export import provenance_of
 from kbench_core.families import items_for, unavailable
 from kbench_core.io import Run
@@ -75,17 +76,22 @@ def _table_html(frame: pd.DataFrame) -> str:
             + "</div>")
 
 
-# What a reader looks at first, per run kind: the ranking and the one figure that sums the run
-# up. The rest follows, figures before tables; a long table (more than LONG_TABLE rows, e.g.
-# the 165 model × bias rows of eleven KahneBench reports) comes last, folded.
-HEADLINE: dict[str, tuple[str, ...]] = {
-    "bias": ("susceptibility", "fingerprint_heatmap"),
-    "bias_summary": ("models", "fingerprint_heatmap"),
-    "judged": ("tiers", "sui_chart"),
-    "replication": ("ecs", "effect_scatter"),
-    "replication_summary": ("leaderboard_chart", "study_heatmap"),
-}
+# What a reader looks at first, per run kind, is the family's ``headline_items`` (the ranking
+# and the one figure that sums the run up). The rest follows, figures before tables; a long
+# table (more than LONG_TABLE rows, e.g. the 165 model × bias rows of eleven KahneBench
+# reports) comes last, folded.
 LONG_TABLE = 30
+
+
+def _headline(kind: str) -> tuple[str, ...]:
+    """The catalog items a run of ``kind`` opens on (``Family.headline_items``)."""
+    return families.get(kind).headline_items if families.is_registered(kind) else ()
+
+
+def __getattr__(name: str) -> object:
+    if name == "HEADLINE":  # the old per-kind table, read from the registry
+        return {f.kind: f.headline_items for f in families.all_families() if f.headline_items}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class _AuditItem:
@@ -98,7 +104,7 @@ class _AuditItem:
 def _audit_sections(run: Run, labels: pd.DataFrame | None, options: Mapping[str, Any] | None
                     ) -> list[tuple[Any, list[tuple[str, Any]]]]:
     """The judge audit of a judged run for its reviewers' labels (docs/metrics/audit.md)."""
-    if labels is None or labels.empty or run.kind != "judged":
+    if labels is None or labels.empty or run.kind not in families.judged_kinds():
         return []
     from kbench_core.audit import judge_choices
     from kbench_core.audit.exports import audit_objects
@@ -132,7 +138,7 @@ def _built_sections(run: Run, options: Mapping[str, Any] | None,
             explained.setdefault(item.empty, []).append(item.title)
         else:
             empty.append(item.title)
-    headline = HEADLINE.get(run.kind, ())
+    headline = _headline(run.kind)
 
     def order(entry: tuple[Any, list[tuple[str, Any]]]) -> tuple[int, int]:
         item, objects = entry
@@ -158,9 +164,9 @@ def _built_sections(run: Run, options: Mapping[str, Any] | None,
 def profile_table(runs: Sequence[Run]) -> pd.DataFrame | None:
     """The headline rows of the profile of ``runs`` (:mod:`kbench_core.profile`) when they
     span several benchmark families, else None (one family: its own leaderboard says it)."""
-    from kbench_core.profile import FAMILY_OF, headline_rows, profile
+    from kbench_core.profile import benchmark_of, headline_rows, profile
 
-    if len({FAMILY_OF[r.kind] for r in runs if r.kind in FAMILY_OF}) < 2:
+    if len({benchmark_of(r.kind) for r in runs} - {None}) < 2:
         return None
     table = headline_rows(profile(runs))
     return table[[c for c in table.columns if c not in ("kind", "source")]]
@@ -299,7 +305,8 @@ def report_html(runs: Sequence[Run], *, options: Mapping[str, Any] | None = None
                 progress: Callable[[str], None] | None = None,
                 audits: Mapping[str, pd.DataFrame] | None = None) -> str:
     """The report of ``runs`` as one HTML document (a string): a table of contents, then per
-    run its headline (:data:`HEADLINE`: the ranking and the figure that sums it up), and,
+    run its headline (its family's ``headline_items``: the ranking and the figure that sums
+    it up), and,
     folded, its other figures, its tables and last its long tables (more than
     :data:`LONG_TABLE` rows, folded again).
 
@@ -350,7 +357,7 @@ def report_html(runs: Sequence[Run], *, options: Mapping[str, Any] | None = None
                      f"({_h(run.kind)}, {len(run):,} rows)</small></h2>")
         parts.append(f'<p class="meta">source {_h(run.meta.get("source", ""))}'
                      f" · sha256 {_h(run.content_hash)}</p>")
-        headline = HEADLINE.get(run.kind, ())
+        headline = _headline(run.kind)
         # the headline (or, without one, the first item) shows; the rest is folded
         shown = sum(1 for item, _ in built if item.name in headline) or min(1, len(built))
         rest = built[shown:]

@@ -15,9 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal
 
-# The built-in kinds, for type hints only: a registered kind is any string the registry holds,
-# and nothing checks a kind against this list.
-Kind = Literal["bias", "bias_summary", "replication", "replication_summary", "judged"]
+# A run kind, for type hints: any string the registry holds (families.kinds()).
+Kind = str
 
 ColumnType = Literal["text", "category", "float", "int", "bool", "lines"]
 
@@ -126,18 +125,11 @@ def unit_column(name: str, meaning: str = "",
     return Column(name, "float", required, low=0.0, high=1.0, meaning=meaning)
 
 
-# The specs each built-in family used to keep here, by their old names.
-_SPEC_NAMES = {"BIAS": "bias", "BIAS_SUMMARY": "bias_summary", "REPLICATION": "replication",
-               "REPLICATION_SUMMARY": "replication_summary", "JUDGED": "judged"}
-
-
 def __getattr__(name: str) -> object:
     """The old names, read from the registry (imported here, not at the top: the registry and
     the family modules import this module; by the time a name is asked for, it is loaded)."""
     from kbench_core import families
 
-    if name in _SPEC_NAMES:
-        return families.spec(_SPEC_NAMES[name])
     if name == "SPECS":
         return {family.kind: family.spec for family in families.all_families()}
     if name == "KINDS":
@@ -145,6 +137,9 @@ def __getattr__(name: str) -> object:
     if name == "ALIASES":
         return {family.kind: dict(family.aliases) for family in families.all_families()
                 if family.aliases}
+    if name.isupper() and families.is_registered(name.lower()):
+        # the specs each built-in family used to keep here, by their old names (BIAS, ...)
+        return families.spec(name.lower())
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

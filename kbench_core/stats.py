@@ -89,12 +89,14 @@ def wilson(successes: np.ndarray | pd.Series | float, n: np.ndarray | pd.Series 
 
 
 def wilson_by(frame: pd.DataFrame, by: str | list[str] | tuple[str, ...], outcome: str, *,
-              level: float = 0.95) -> pd.DataFrame:
+              name: str = "proportion", level: float = 0.95) -> pd.DataFrame:
     """A proportion per group with its Wilson score interval, every group at once.
 
     ``frame`` is tidy (one row per answer); ``outcome`` holds 0/1 or true/false, missing
     values left out. One row per group (the ``by`` columns, in sorted order): ``successes``,
-    ``n`` (answers with an outcome), ``proportion`` and ``low``/``high``, statsmodels'
+    ``n`` (answers with an outcome), the proportion ``<name>`` and its interval
+    ``<name>_low``/``<name>_high`` (the shared helpers' one convention: the caller names
+    the quantity, e.g. ``name="accuracy"``), statsmodels'
     ``proportion_confint(count, nobs, method="wilson")`` for each group (:func:`wilson`); a
     group with no outcome has NaN. A ``ValueError`` names the column when it holds anything
     but 0/1.
@@ -120,8 +122,8 @@ def wilson_by(frame: pd.DataFrame, by: str | list[str] | tuple[str, ...], outcom
     out["successes"] = successes.astype(np.int64)
     out["n"] = n.astype(np.int64)
     with np.errstate(invalid="ignore", divide="ignore"):
-        out["proportion"] = np.where(n > 0, successes / np.where(n > 0, n, 1), np.nan)
-    out["low"], out["high"] = wilson(successes, n, level=level)
+        out[name] = np.where(n > 0, successes / np.where(n > 0, n, 1), np.nan)
+    out[f"{name}_low"], out[f"{name}_high"] = wilson(successes, n, level=level)
     return out.reset_index()
 
 

@@ -109,6 +109,19 @@ def test_audit_commands_refuse_with_file_row_and_field(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------- the page
 
 
+def _store_labels(folder: Path, run, drawn: pd.DataFrame, found: list[bool]) -> pd.DataFrame:
+    """Labels of ``drawn`` by reviewer "ann", kept in the workspace ``folder``."""
+    labels = drawn[["sample", "model", "prompt_type"]].astype(str).copy()
+    labels["target_found"] = found
+    labels["reviewer"] = "ann"
+    labels["labelled_at"] = audit.now_utc()
+    labels["note"] = ""
+    labels["run_sha256"] = run.content_hash
+    store.LabelStore(folder, run.content_hash).append(labels.to_dict("records"),
+                                                     reviewer="ann", session="s")
+    return labels
+
+
 def _page(monkeypatch, args: str = "") -> AppTest:
     monkeypatch.setenv("KBENCH_APP_ARGS", args)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
@@ -195,14 +208,7 @@ def test_the_vulnerability_page_says_when_the_labels_find_the_judge_off(monkeypa
     run = load_run(SAMPLE)
     drawn = audit.sample(run.frame, 90, seed=0)
     # a reviewer who overrules every "found" of the lenient majority: the judge is far off
-    labels = drawn[["sample", "model", "prompt_type"]].astype(str).copy()
-    labels["target_found"] = False
-    labels["reviewer"] = "ann"
-    labels["labelled_at"] = audit.now_utc()
-    labels["note"] = ""
-    labels["run_sha256"] = run.content_hash
-    store.LabelStore(tmp_path, run.content_hash).append(labels.to_dict("records"),
-                                                       reviewer="ann", session="s")
+    _store_labels(tmp_path, run, drawn, [False] * len(drawn))
     monkeypatch.setenv("KBENCH_APP_ARGS", f"--workspace {tmp_path}")
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.run()
@@ -412,3 +418,44 @@ def test_the_page_shows_what_the_detector_claimed(monkeypatch) -> None:
                                                 "description"]
     assert "classification" not in shown[0].columns  # the reviewer decides, not a judge
     assert any("The detector's findings" in m.value for m in at.markdown)
+
+
+def test_the_reviewers_labels_are_the_judge_human_on_the_agreement_page(monkeypatch,
+                                                                      tmp_path: Path) -> None:
+    """Labels made on the Judge audit page are the judge `human` on the Judge agreement page
+    (each LLM judge's agreement with the reviewers, on target_found only), recorded in the
+    exports' provenance; the run's own numbers without them are unchanged."""
+    from kbench_core import agreement
+    from kbench_core.export import provenance_of
+
+    run = load_run(SAMPLE)
+    drawn = audit.sample(run.frame, 40, seed=0)
+    labels = _store_labels(tmp_path, run, drawn, [k % 3 != 0 for k in range(len(drawn))])
+    # the core view: 40 human rows, target_found as labelled, every other judged label empty
+    human = audit.as_human_judge(run.frame, labels)
+    assert len(human) == 40 and set(human["judge"].astype(str)) == {"human"}
+    others = [c for c in agreement.judged_labels(run.frame) if c != "target_found"]
+    assert others and human[others].isna().all().all()
+    keyed = human.set_index(["sample", "model", "prompt_type"])["target_found"]
+    want = labels.set_index(["sample", "model", "prompt_type"])["target_found"]
+    assert keyed.astype(bool).reindex(want.index).tolist() == want.tolist()
+
+    monkeypatch.setenv("KBENCH_APP_ARGS", f"--workspace {tmp_path} --no-samples {SAMPLE}")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("views/agreement.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    captions = " ".join(c.value for c in at.caption)
+    assert "expert labels (`human`)" in captions and "40 items" in captions
+    against = [d.value for d in at.dataframe if "judge" in d.value.columns
+               and d.value["judge"].astype(str).isin(agreement.judges(run.frame)).any()
+               and any("kappa" in str(c) or "κ" in str(c) for c in d.value.columns)]
+    assert against, "no table of the judges against the reviewers"
+
+    # the provenance of an export from the view names the labels
+    from kbench_core.io import Run
+    view = Run(run.name, run.kind, run.frame, {**run.meta, "audit_labels": 40,
+                                               "audit_labels_sha256": "ab" * 8})
+    options = provenance_of([view]).options
+    assert options[f"audit_labels_sha256[{run.name}]"] == "ab" * 8
+    assert provenance_of([run]).options == {}

@@ -322,3 +322,13 @@ def test_the_users_own_published_results_come_before_the_bundled_per_test_run(
     # the samples alone: the per-test run first, as before
     plain = open_page(monkeypatch, "")
     assert plain.subheader[0].value != "Published results"
+
+
+def test_of_the_users_published_files_one_with_a_leaderboard_opens_the_section(
+        monkeypatch) -> None:
+    """`kbench app simple_findings.csv simple_studies.csv`: the section opened on
+    simple_findings (finding rows only: no leaderboard, a note and a raw table), the file
+    given first, with the file that has one a click away (issue-37 walkthrough)."""
+    real = ROOT / "sample_data" / "real" / "humanstudy-bench"
+    at = open_page(monkeypatch, f"{real / 'simple_findings.csv'} {real / 'simple_studies.csv'}")
+    assert at.selectbox(key="rep_summary_run").value == "simple_studies"

@@ -809,7 +809,7 @@ def test_judge_accuracy_intervals_cover_when_the_judge_errs_by_contract() -> Non
     # fooled by a hard contract (a third of them) on every prompt type: its errors are
     # clustered, so 150 labels hold fewer independent checks than 150. Sensitivity
     # 1/3 x 0.5 + 2/3 x 0.95 = 0.8, specificity 1/3 x 0.5 + 2/3 x 0.95 = 0.8.
-    from kbench_core.audit.estimate import _accuracy_row
+    from kbench_core.audit.accuracy import _accuracy_row
 
     rng = np.random.default_rng(21)
     covered = {"sensitivity": 0, "specificity": 0}
@@ -850,7 +850,7 @@ def test_rogan_gladen_takes_the_judges_accuracy_weighted_by_the_samples_own_stra
 
 
 def test_judge_accuracy_on_labels_of_two_contracts_has_an_interval() -> None:
-    from kbench_core.audit.estimate import _share
+    from kbench_core.audit.accuracy import _share
 
     p, low, high = _share(np.array([0.0, 1.0, 1.0]), np.array([42.0, 15.0, 0.0]), 0.95,
                           np.array(["c1", "c2", "c3"]))

@@ -132,22 +132,30 @@ def test_registry_refuses_a_second_family_of_one_kind() -> None:
 
 def test_each_page_widget_key_is_written_once() -> None:
     """The keys a family's page entry names (run picker, values set with it, widgets a new run
-    clears) are the page's own keys, written once: the page's ``Keys`` read them from the
-    registry (issue 27 item 5), so the two can never drift apart."""
+    clears) are the page's own keys (its ``Keys``, ``PageInfo.keys``), written once (issue 27
+    item 5, issue 41), so the two can never drift apart: for every registered family."""
+    import inspect
     import re
     from pathlib import Path
 
-    from kbench_app import agreement, bias, replication, vuln
-
     root = Path(__file__).resolve().parent.parent
-    sources = [p.read_text("utf-8") for top in ("kbench_core", "kbench_app")
-               for p in (root / top).rglob("*.py")]
+    # the two packages, and the module of each family's Keys (a family outside them too)
+    paths = {p.resolve() for top in ("kbench_core", "kbench_app")
+             for p in (root / top).rglob("*.py")}
+    paths |= {Path(inspect.getfile(family.page.keys)).resolve()
+              for family in families.all_families()
+              if family.page is not None and family.page.keys is not None}
+    sources = [p.read_text("utf-8") for p in sorted(paths)]
     keys = {key for family in families.all_families() if family.page is not None
             for key in (family.page.run_key, *family.page.extra, *family.page.dependent)}
     assert {"bias_runs", "bias_source", "vuln_voters", "rep_summary_run"} <= keys
     for key in sorted(keys):
         written = sum(len(re.findall(rf"[\"']{re.escape(key)}[\"']", s)) for s in sources)
-        assert written == 1, f"{key!r} is written {written} times in kbench_core/kbench_app"
-    used = {value for module in (bias, replication, vuln) for name, value
-            in vars(module.Keys).items() if name.isupper()} | set(agreement.MAJORITY_KEYS)
-    assert keys <= used
+        assert written == 1, f"{key!r} is written {written} times"
+    for family in families.all_families():
+        if family.page is None:
+            continue
+        assert family.page.keys is not None, f"{family.kind}: its page entry names no Keys"
+        used = {value for name, value in vars(family.page.keys).items() if name.isupper()}
+        named = {family.page.run_key, *family.page.extra, *family.page.dependent}
+        assert named <= used, (family.kind, named - used)

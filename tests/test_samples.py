@@ -35,12 +35,10 @@ BIAS_CELL = ["model", "bias", "domain", "condition", "intensity", "method"]
 
 
 def generated() -> dict[str, pd.DataFrame]:
-    """The built-in generators' frames by kind (the planted-truth tests below are per family;
-    :func:`test_every_family_with_a_sample_has_its_generator_here` keeps this complete)."""
-    return {"bias": samples.bias_trials(), "bias_summary": samples.bias_reports(),
-            "replication": samples.replication_tests(),
-            "replication_summary": samples.replication_summary(),
-            "judged": samples.judged_samples()}
+    """Every family's sample frame by kind (``Family.sample_frame``, seed 0: the frames of the
+    bundled files; the planted-truth tests below are per family)."""
+    return {family.kind: family.sample_frame(0) for family in families.all_families()
+            if family.sample_frame is not None}
 
 
 # ----------------------------------------------------------------------- (1) bundled files
@@ -48,12 +46,16 @@ def generated() -> dict[str, pd.DataFrame]:
 
 def test_every_family_with_a_sample_has_its_generator_here() -> None:
     assert sorted(generated()) == sorted(set(KINDS.values()))
+    # the frames are the built-in generators' own
+    pd.testing.assert_frame_equal(generated()["bias"], samples.bias_trials())
+    pd.testing.assert_frame_equal(generated()["judged"], samples.judged_samples())
 
 
 def test_the_sample_files_come_from_the_registry() -> None:
     assert list(samples.SAMPLE_FILES) == families.sample_files()
     assert sorted(KINDS) == sorted(samples.SAMPLE_FILES)
-    assert all(f.sample is not None for f in families.all_families() if f.sample_files)
+    assert all(f.sample is not None or f.sample_frame is not None
+               for f in families.all_families() if f.sample_files)
 
 
 # One unit in the 10th significant digit (samples.SIGNIFICANT_DIGITS): the most a computed

@@ -99,11 +99,38 @@ def test_wilson_by_is_statsmodels_per_group() -> None:
     assert table["successes"].tolist() == [2, 4, 0, 0] and table["n"].tolist() == [3, 4, 0, 0]
     for model, (count, nobs) in {"a": (2, 3), "b": (4, 4)}.items():
         low, high = proportion_confint(count, nobs, method="wilson")
-        assert (table.loc[model, "low"], table.loc[model, "high"]) == pytest.approx((low, high))
+        assert (table.loc[model, "proportion_low"],
+                table.loc[model, "proportion_high"]) == pytest.approx((low, high))
         assert table.loc[model, "proportion"] == pytest.approx(count / nobs)
-    assert table.loc[["c", "d"], ["proportion", "low", "high"]].isna().all().all()
+    assert table.loc[["c", "d"], ["proportion", "proportion_low",
+                                  "proportion_high"]].isna().all().all()
     with pytest.raises(ValueError, match="ok must hold 0/1"):
         wilson_by(frame.assign(ok=[2, 0, 1, 1, 1, 1, 1, 0, 0]), "model", "ok")
+
+
+def test_the_helpers_name_an_interval_as_the_caller_names_the_quantity() -> None:
+    """One convention (issue 41): ``x``, ``x_low``, ``x_high`` with ``x`` the caller's name,
+    the same numbers as under the default name."""
+    frame = pd.DataFrame({"model": list("aabbcc") * 4, "item": [f"i{k}" for k in range(24)],
+                          "correct": [1, 0, 1, 1, 0, 0] * 4,
+                          "confidence": [0.9, 0.2, 0.8, 0.7, 0.4, 0.3] * 4})
+    wil = wilson_by(frame, "model", "correct", name="accuracy")
+    assert list(wil.columns) == ["model", "successes", "n", "accuracy", "accuracy_low",
+                                 "accuracy_high"]
+    np.testing.assert_array_equal(wil.iloc[:, 3:].to_numpy(),
+                                  wilson_by(frame, "model", "correct").iloc[:, 3:].to_numpy())
+    cal = calibration.calibration_by(frame, "model", name="hit_rate")
+    assert {"hit_rate", "hit_rate_low", "hit_rate_high"} <= set(cal.columns)
+    np.testing.assert_array_equal(
+        cal[["hit_rate", "hit_rate_low", "hit_rate_high"]].to_numpy(),
+        calibration.calibration_by(frame, "model")[
+            ["accuracy", "accuracy_low", "accuracy_high"]].to_numpy())
+    items = frame.assign(item=[f"q{k % 4}" for k in range(24)])
+    ranks = model_ranks(items, "correct", item="item", name="accuracy_rank")
+    plain = model_ranks(items, "correct", item="item")
+    np.testing.assert_array_equal(
+        ranks[["accuracy_rank", "accuracy_rank_low", "accuracy_rank_high"]].to_numpy(),
+        plain[["rank", "rank_low", "rank_high"]].to_numpy())
 
 
 @pytest.mark.parametrize("p", [0.0, 0.03, 0.5, 0.97])
@@ -114,7 +141,7 @@ def test_wilson_by_covers_near_the_boundaries(p: float) -> None:
     groups = np.repeat(np.arange(400), 12)
     frame = pd.DataFrame({"g": groups, "ok": (rng.uniform(size=groups.size) < p).astype(int)})
     table = wilson_by(frame, "g", "ok")
-    covered = ((table["low"] <= p) & (p <= table["high"])).mean()
+    covered = ((table["proportion_low"] <= p) & (p <= table["proportion_high"])).mean()
     assert covered >= 0.90, covered
 
 

@@ -39,11 +39,11 @@ def toy():
 
 @pytest.fixture
 def toy_file(tmp_path: Path) -> Path:
-    return toy_family._sample(tmp_path, 0)[0]
+    return toy_family.FAMILY.write_sample(tmp_path, 0)[0]
 
 
 def test_without_registration_kbench_does_not_know_the_toy(tmp_path: Path) -> None:
-    path = toy_family._sample(tmp_path, 0)[0]
+    path = toy_family.FAMILY.write_sample(tmp_path, 0)[0]
     assert toy_family.KIND not in families.kinds()
     with pytest.raises(RunFormatError):
         load_run(path)

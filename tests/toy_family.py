@@ -12,7 +12,6 @@ interval (:func:`kbench_core.stats.wilson_by`), calibration per model
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -20,18 +19,25 @@ import plotly.graph_objects as go
 
 from kbench_core.calibration import calibration_by, reliability_by
 from kbench_core.catalog import Item, one
-from kbench_core.families import CompareDefaults, Family, PageInfo
+from kbench_core.families import CompareDefaults, Family, PageInfo, Profile
 from kbench_core.figures.calibration import reliability_diagram
-from kbench_core.samples import write_csv
 from kbench_core.schema import Column, KindSpec, unit_column
 from kbench_core.stats import wilson_by
 
-HERE = Path(__file__).resolve().parent
 KIND = "toy_mcq"
 SAMPLE = "toy_mcq.csv"
-# The page's widget keys, written once: the page reads them from FAMILY.page.
-RUN_KEY = "toy_mcq_runs"
-MODELS_KEY = "toy_mcq_models"
+
+
+class Keys:
+    """The page's widget keys, written once: the page reads them from FAMILY.page.keys."""
+
+    RUNS = "toy_mcq_runs"
+    MODELS = "toy_mcq_models"
+    TABLE = "toy_mcq_accuracy"
+    CHART = "toy_mcq_chart"
+
+
+RUN_KEY, MODELS_KEY = Keys.RUNS, Keys.MODELS
 
 # 1. the columns (with the family, not in schema.py)
 SPEC = KindSpec(
@@ -51,9 +57,8 @@ SPEC = KindSpec(
 # 2. the metrics: shared helpers, one tidy frame in, one tidy frame out
 def accuracy(frame: pd.DataFrame) -> pd.DataFrame:
     """Accuracy per model with its Wilson 95% interval, best first."""
-    table = wilson_by(frame.assign(model=frame["model"].astype(str)), "model", "correct")
-    table = table.rename(columns={"proportion": "accuracy", "low": "accuracy_low",
-                                  "high": "accuracy_high"})
+    table = wilson_by(frame.assign(model=frame["model"].astype(str)), "model", "correct",
+                      name="accuracy")
     return table.sort_values(["accuracy", "model"], ascending=[False, True],
                              kind="stable").reset_index(drop=True)
 
@@ -105,20 +110,33 @@ def sample_frame(seed: int = 0, n_questions: int = 60) -> pd.DataFrame:
     return pd.concat(rows, ignore_index=True)
 
 
-def _sample(directory: Path, seed: int) -> list[Path]:
-    return [write_csv(Path(directory) / SAMPLE, sample_frame(seed))]
+# 5. its row in the cross-benchmark profile (kbench profile, the Models page): the main
+# table's accuracy, ranked by value
+def _profile_rows(run) -> tuple[pd.DataFrame, int, str]:
+    from kbench_core.profile import metric_rows, point_ranks
+
+    board = accuracy(run.frame)
+    return (metric_rows(board, "accuracy", low="accuracy_low", high="accuracy_high", n="n",
+                        ranks=point_ranks(board, "accuracy"),
+                        items="the model's questions (ranked by value)"),
+            len(board), "")
 
 
 def _per_item(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(correct=frame["correct"].astype(float))
 
 
-# 5. the family: one value, registered with one call (families.register(FAMILY))
+# 6. the family: one value, registered with one call (families.register(FAMILY)), or, as a
+# module of kbench_core/families/, found with the built-in ones (tests/test_builtin_family.py)
 FAMILY = Family(
     kind=KIND, title="Toy multiple choice", spec=SPEC, item_key=("question",),
     comparison=CompareDefaults((("correct answer", "correct"),), "question", None, "questions"),
     per_item=_per_item, lower_is_better=frozenset({"brier"}), catalog=_catalog,
-    sample_files=(SAMPLE,), sample=_sample, format_doc=HERE / "toy_family.md",
-    page=PageInfo(str(HERE / "toy_page.py"), "Toy multiple choice", RUN_KEY,
-                  dependent=(MODELS_KEY,), icon=":material/quiz:", url="toy-mcq", order=90),
+    sample_files=(SAMPLE,), sample_frame=sample_frame, format_doc="tests/toy_family.md",
+    profile=Profile("toy multiple choice", "Toy multiple choice",
+                    (("accuracy", "Accuracy (share of questions right)", "accuracy"),),
+                    "accuracy", _profile_rows),
+    page=PageInfo("tests/toy_page.py", "Toy multiple choice", Keys.RUNS,
+                  dependent=(Keys.MODELS,), icon=":material/quiz:", url="toy-mcq", order=90,
+                  keys=Keys),
 )

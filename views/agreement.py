@@ -9,7 +9,7 @@ from kbench_app import agreement as page
 from kbench_app import audit as audit_page
 from kbench_app import kit
 from kbench_app.ui import plain, table_config
-from kbench_core import agreement
+from kbench_core import agreement, families
 from kbench_core.families.judged import AgreementOptions
 from kbench_core.figures import agreement as agreement_figures
 
@@ -18,13 +18,14 @@ K = page.Keys
 st.title("Judge agreement")
 c0, c1, c2, c3, c4 = st.columns([3, 2, 3, 2, 3])
 shown = kit.open_runs(
-    None, ["judged"], key=K.RUN, single=True, resets=K.PER_RUN, container=c0,
+    None, families.judged_kinds(), key=K.RUN, single=True, resets=K.PER_RUN, container=c0,
     eligible=page.eligible_runs, empty=page.EMPTY, none_eligible=page.NONE_ELIGIBLE)
-run = shown.runs[0]
-frame = run.frame  # one run: its own rows (no `run` column to vote on)
-if (note := audit_page.banner_needed(run)) is not None:  # the reviewers' labels say so
+if (note := audit_page.banner_needed(shown.runs[0])) is not None:  # the reviewers' labels
     st.warning(note, icon=":material/fact_check:")
     st.page_link("views/audit.py", label="Judge audit", icon=":material/fact_check:")
+# the judge audit's labels join as the judge `human` (the reference every judge is held to)
+run, n_reviewed = audit_page.with_reviewers(shown.runs[0])
+frame = run.frame  # one run: its own rows (no `run` column to vote on)
 judges = agreement.judges(frame)
 llm = [j for j in judges if j != agreement.HUMAN]
 labels = agreement.judged_labels(frame)
@@ -51,6 +52,10 @@ st.caption(f"{len(llm)} LLM judge{'s' * (len(llm) != 1)}: {plain(', '.join(llm))
            + (" · expert labels (`human`): the reference, left out of Fleiss' κ, α and the "
               "consensus" if agreement.HUMAN in judges else "")
            + f" · level of **{plain(label)}**: {level}")
+if n_reviewed:
+    st.caption(f"`human`: the reviewers' labels of the Judge audit page, {n_reviewed:,} "
+               f"item{'s' * (n_reviewed != 1)} (target_found only; their majority where "
+               "several reviewers labelled an item). Exports record the labels' SHA-256.")
 st.caption(page.failed_caption(label, failed_as))
 try:
     summary = page.summary(frame, run, options)

@@ -7,7 +7,7 @@ import streamlit as st
 from kbench_app import audit as page
 from kbench_app import kit, state
 from kbench_app.ui import plain
-from kbench_core import audit
+from kbench_core import audit, families
 from kbench_core.audit import LabelError
 from kbench_core.audit.labels import MAX_LABEL_BYTES
 from kbench_core.figures import audit as audit_figures
@@ -20,7 +20,7 @@ st.caption("Check the LLM judge: label a sample of its decisions (did the detect
            "target vulnerability?), then see how often each judge agrees with you and what "
            "each model's detection rate is once the judge's errors are corrected.")
 c0, c1, c2, c3 = st.columns([3, 2, 2, 1])
-shown = kit.open_runs(None, ["judged"], key=K.RUN, single=True, resets=K.PER_RUN,
+shown = kit.open_runs(None, families.judged_kinds(), key=K.RUN, single=True, resets=K.PER_RUN,
                       container=c0, empty=page.EMPTY)
 run = shown.runs[0]
 frame = run.frame

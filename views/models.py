@@ -20,7 +20,7 @@ from kbench_core.aliases import (
 K = page.Keys
 
 st.title("Models")
-runs = kit.runs_of(page.PROFILE_KINDS)
+runs = kit.runs_of(page.profile_kinds())
 if not runs:
     st.info("No run is loaded. Add runs of any family on the Runs page: a model's results "
             "across benchmarks are joined here by its canonical id.")
@@ -132,7 +132,7 @@ for family in sorted(heads["family"].unique()):
         if figure is None:  # the profile row says all there is for one model
             continue
         with st.container(border=True):
-            st.subheader(f"{page.FAMILY_TITLES.get(family, family)}")
+            st.subheader(f"{page.family_titles().get(family, family)}")
             st.caption(f"Run {plain(run_name)} ({run.kind})")
             kit.chart(figure, f"profile_{family}", runs=[run],
                       key=f"models_card_{family}_{chosen.index(run)}")

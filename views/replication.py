@@ -37,8 +37,11 @@ tests_box, summary_box = (second, first) if published_first else (first, second)
 if summary_runs:
     with summary_box:
         st.subheader("Published results")
+        # of the user's published files, one with study scores opens the section (it has a
+        # leaderboard; simple_findings.csv alone has only finding rows)
         chosen = kit.open_runs(None, ["replication_summary"], key=K.SUMMARY_RUN, single=True,
-                               resets=(K.SUMMARY_METRIC,), empty="")
+                               resets=(K.SUMMARY_METRIC,), empty="",
+                               prefer=lambda run: len(replication.study_rows(run.frame)) > 0)
         runs, frame = chosen.runs, chosen.runs[0].frame
         studies = replication.study_rows(frame)
         if len(studies):

@@ -11,14 +11,9 @@ decisions, and every judged rate is corrected for the judge's measured errors.
 """
 
 from kbench_core.audit._items import MAJORITY, evidence, judge_choices, population
-from kbench_core.audit.estimate import (
-    METHODS,
-    corrected,
-    design,
-    judge_accuracy,
-    labels_needed,
-    reviewer_kappa,
-)
+from kbench_core.audit.accuracy import judge_accuracy, reviewer_kappa
+from kbench_core.audit.design import design
+from kbench_core.audit.estimate import METHODS, corrected, labels_needed
 from kbench_core.audit.labels import (
     LABEL_FRAME_COLUMNS,
     LabelError,

@@ -16,7 +16,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from kbench_core.audit._items import ITEM_KEY, MAJORITY, item_frame, item_keys
-from kbench_core.audit.estimate import design
+from kbench_core.audit.design import design
 from kbench_core.stats import wilson
 
 FACTORS: tuple[str, ...] = ("model", "prompt_type", "difficulty", "vuln_type", "severity",

@@ -11,7 +11,9 @@ import numpy as np
 import pandas as pd
 
 from kbench_core.audit._items import MAJORITY, judge_choices
-from kbench_core.audit.estimate import corrected, design, judge_accuracy
+from kbench_core.audit.accuracy import judge_accuracy
+from kbench_core.audit.design import design
+from kbench_core.audit.estimate import corrected
 from kbench_core.audit.labels import drawn_judge, latest
 
 __all__ = ["audit_objects", "audit_provenance", "confusion_tables"]
@@ -50,7 +52,7 @@ def _keys(frame: pd.DataFrame) -> pd.Index:
 
 
 def _weights(base: pd.DataFrame) -> pd.Series:
-    from kbench_core.audit.estimate import _design_weights
+    from kbench_core.audit.design import _design_weights
 
     return pd.Series(_design_weights(base), index=_keys(base))
 

@@ -390,21 +390,31 @@ def human_labels(labels: pd.DataFrame, label: str = "target_found") -> pd.DataFr
 def as_human_judge(judged: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
     """The labels as rows of the judge ``human`` (docs/metrics/agreement.md): each labelled
     item's row of the run with ``judge`` = ``human`` and the reviewers' majority label (a tie
-    is missing)."""
+    is missing). The reviewer labels ``target_found`` only: every other label a judge fills
+    in (type match, scores, findings) is missing in these rows, never an LLM judge's copied
+    (the detector's own fields, its verdict and confidence, stay: every judge copies them)."""
+    from kbench_core.agreement import judged_labels
+
     judged = item_frame(judged)
     items = human_labels(labels)
     if items.empty:
         return judged.iloc[:0]
     llm = judged[judged["judge"].astype(str) != HUMAN]
-    keys = item_keys(llm)
-    first = llm.loc[~keys.duplicated().to_numpy()]
-    first = first.set_axis(item_keys(first))
-    rows = first.reindex(item_keys(items))
+    keys = pd.Index(item_keys(llm))
+    first = llm.loc[~keys.duplicated()]
+    first = first.set_axis(pd.Index(item_keys(first)))
+    labelled = pd.Index(item_keys(items))
+    rows = first.reindex(labelled)
     rows = rows[rows["judge"].notna()].copy()
-    vote = items.set_axis(item_keys(items))["human"].reindex(rows.index)
+    vote = items.set_axis(labelled)["human"].reindex(rows.index)
     found = pd.array(np.where(vote > 0.5, True, False), dtype="boolean")
     found[(vote == 0.5).to_numpy()] = pd.NA
+    for column in judged_labels(rows):
+        if column != "target_found":
+            rows[column] = rows[column].iloc[:0].reindex(rows.index)  # missing, same dtype
     rows["target_found"] = found
+    if "failed_judgement" in rows:  # a reviewer's label is never a failed judgement
+        rows["failed_judgement"] = rows["failed_judgement"].iloc[:0].reindex(rows.index)
     if isinstance(judged["judge"].dtype, pd.CategoricalDtype):
         rows["judge"] = pd.Categorical([HUMAN] * len(rows))
     else:

@@ -124,7 +124,9 @@ def _judges(run, judges: dict | None) -> tuple[dict, dict]:
     """For a judged run: the judge options (``--judge``, ``--judges``, ``--min-votes``,
     ``--failed-as``) checked against its judges, and what its exports record of them (with
     several LLM judges: the majority's voters, votes and rule). Anything else: nothing."""
-    if run.kind != "judged":
+    from kbench_core import families
+
+    if not families.get(run.kind).judges:
         return {}, {}
     from kbench_core.families.judged import MAJORITY, check_judges, default_judge
 

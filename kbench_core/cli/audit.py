@@ -29,7 +29,9 @@ __all__ = ["add_parser", "audit_command", "audit_tables", "sample_command"]
 def _judged_run(path: str):
     runs = _load_all([path], engine="memory")
     run = runs[0]
-    if run.kind != "judged":
+    from kbench_core import families
+
+    if not families.get(run.kind).judges:
         raise SystemExit(f"kbench: {_safe(run.name)} is a {run.kind} run; the judge audit "
                          "is for judged (LLM-judged vulnerability detection) runs")
     return run

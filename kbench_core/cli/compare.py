@@ -42,6 +42,7 @@ def compare_command(path: str, *, metric: str | None, models: Sequence[str],
         run, frame, quantities = read
         spec = compare.COMPARISONS[run.kind]
         group, cluster = spec.group, spec.cluster
+        metric = dict(spec.renamed).get(metric, metric) if metric else metric
         value = metric or spec.default
         voting: dict = {}
     else:
@@ -51,11 +52,10 @@ def compare_command(path: str, *, metric: str | None, models: Sequence[str],
             raise SystemExit(f"kbench: runs of kind {run.kind!r} have no per-item comparison")
         spec = compare.COMPARISONS[run.kind]
         group, cluster = spec.group, spec.cluster
-        if metric == "target_found" and run.kind == "judged":
-            metric = "target_found_vulnerable"  # a target can only be found on a vulnerable sample
+        metric = dict(spec.renamed).get(metric, metric) if metric else metric
         value = metric or spec.default
         voting = {}
-        if run.kind == "judged":
+        if families.get(run.kind).judges:
             # One judge's answers: the majority of several LLM judges unless --judge says.
             from kbench_core.families.judged import default_judge, judge_views
 

@@ -33,6 +33,7 @@ def write_figures(paths: Sequence[str], *, out: str, formats: Sequence[str],
     """Every figure (and table) of each run into ``out`` as ``<run>_<item>[-<suffix>].<fmt>``;
     one kaleido render server for the whole command. ``only`` keeps the items (or file stems,
     e.g. ``bms_curves-anchoring_effect``) named."""
+    from kbench_core import families
     from kbench_core.export import FigureExporter, provenance_of, table_bytes
     from kbench_core.families import items_for, unavailable
     from kbench_core.text import FileNamer
@@ -75,7 +76,7 @@ def write_figures(paths: Sequence[str], *, out: str, formats: Sequence[str],
         for why, names in empty.items():
             print(f"kbench: {_safe(run.name)}: no {_safe(', '.join(names))}: {_safe(why)}",
                   file=sys.stderr)
-        if labels and run.kind == "judged":
+        if labels and families.get(run.kind).judges:
             # the judge audit (docs/metrics/audit.md): the labels must be this run's
             for stem, what, obj, title, recorded in _audit_jobs(run, labels, judges):
                 if only and stem not in only:

@@ -26,10 +26,11 @@ def _audits(runs: Sequence, labels: str | None) -> tuple[dict, dict]:
     the only judged run), and what the provenance records of them."""
     if not labels:
         return {}, {}
+    from kbench_core import families
     from kbench_core.audit import read_labels
     from kbench_core.audit.exports import audit_provenance
 
-    judged = [run for run in runs if run.kind == "judged"]
+    judged = [run for run in runs if run.kind in families.judged_kinds()]
     if not judged:
         raise SystemExit("kbench: --labels is a judge audit's labels; none of the runs given "
                          "is a judged run")

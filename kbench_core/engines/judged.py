@@ -587,7 +587,7 @@ class EngineCells(CellSource):
         statistics each edge interpolates fetched."""
         import ibis
 
-        from kbench_core.calibration import _interpolated_edges
+        from kbench_core.calibration.bins import _interpolated_edges
 
         size = cells.size
         key_codes = _key_lookup(cells, by)

@@ -51,39 +51,42 @@ from kbench_core.io.finish import reserved as _reserved
 from kbench_core.io.finish import reserved_warning
 from kbench_core.kahne import repeated
 
-__all__ = ["COUNT", "NOT_READ", "SCHEMA_ONLY", "WEIGHTED", "TypedRows", "at_item_grain",
-           "finish", "read_columns", "reduction", "typed_rows"]
+__all__ = ["COUNT", "TypedRows", "at_item_grain", "finish", "read_columns", "reduction",
+           "typed_rows"]
 
 _FIRST = "__kbench_first"  # the place of a tuple's first row in the run
-# Families whose main table reads COUNT as weights (kbench_core.kahne.WEIGHT is COUNT).
-WEIGHTED = frozenset({"bias"})
+# What a family tells the engines is declared on its Family (``weighted``, ``not_read``,
+# ``schema_only``); WEIGHTED, NOT_READ and SCHEMA_ONLY are those declarations over the
+# registry, read when asked for (:func:`__getattr__`), so a family added at run time is in.
 
-# Canonical columns a family's metrics, figures and tables never read: they stay in the
-# engine. Every other column is read (and so kept in the reduction).
-NOT_READ: Mapping[str, tuple[str, ...]] = {
-    "bias": ("id", "trial", "prompt", "response", "answer", "response_ms"),
-}
-# Families whose metrics read nothing beyond their schema's columns (kahne reads only
-# canonical names): a column a file adds stays in the engine too.
-SCHEMA_ONLY = frozenset({"bias"})
+
+def __getattr__(name: str) -> object:
+    if name == "WEIGHTED":  # families whose main table reads COUNT as weights
+        return frozenset(f.kind for f in families.all_families() if f.weighted)
+    if name == "NOT_READ":  # canonical columns a family's metrics never read
+        return {f.kind: f.not_read for f in families.all_families() if f.not_read}
+    if name == "SCHEMA_ONLY":  # families whose metrics read only their schema's columns
+        return frozenset(f.kind for f in families.all_families() if f.schema_only)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def read_columns(kind: str, columns: tuple[str, ...] | list[str],
                  keep: tuple[str, ...] = ()) -> list[str]:
     """The columns of a run (in its order) that ``kind``'s metrics read: every column less
-    :data:`NOT_READ` (unless named in ``keep``), and for the families of
-    :data:`SCHEMA_ONLY` only the schema's columns. Other families keep the columns a reader
-    adds beyond the schema (a judged run's ``difficulty``), which their metrics may read."""
-    known = {c.name for c in families.spec(kind).columns}
-    skipped = set(NOT_READ.get(kind, ())) - set(keep)
-    only_known = kind in SCHEMA_ONLY
+    the family's ``not_read`` (unless named in ``keep``), and for a ``schema_only`` family
+    only the schema's columns. Other families keep the columns a reader adds beyond the
+    schema (a judged run's ``difficulty``), which their metrics may read."""
+    family = families.get(kind)
+    known = {c.name for c in family.spec.columns}
+    skipped = set(family.not_read) - set(keep)
+    only_known = family.schema_only
     return [c for c in columns if c not in (ROW, FILE) and c not in skipped
             and (c in known or c in keep or not only_known)]
 
 
 def at_item_grain(src: ParquetSource, keep: tuple[str, ...] = ()) -> bool:
     """Whether the reduction of ``src`` is its rows: one file of a family (not
-    :data:`WEIGHTED`) whose metrics read every column the file has and whose key, checked
+    ``weighted``) whose metrics read every column the file has and whose key, checked
     on every row, is among them, so no two rows of a valid run share a tuple (a judged run:
     one row per sample × model × prompt type × judge; a replication run: one per test).
 
@@ -93,7 +96,8 @@ def at_item_grain(src: ParquetSource, keep: tuple[str, ...] = ()) -> bool:
     loader alone 0.6 s, its messages and row numbers the file's by construction)."""
     from kbench_core.engines.validate import _key_names
 
-    if src.kind in WEIGHTED or len(src.files) != 1 or families.get(src.kind).key_where_given:
+    family = families.get(src.kind)
+    if family.weighted or len(src.files) != 1 or family.key_where_given:
         return False
     read = read_columns(src.kind, list(src.columns), keep)
     return len(read) == len(src.columns) and _key_names(read, src.kind) is not None
@@ -250,10 +254,10 @@ def reduction(table: Any, kind: str, files: tuple[str, ...] = (),
     holding a label is the first row of its tuple), which is the order the loader gives a
     run's categories and so the order of every table's rows. ``files``: the source's file
     names in the order the memory engine reads them (several files: rows of the first file
-    first). ``keep``: columns of :data:`NOT_READ` to keep all the same. ``checks``: a function of
-    the table giving more aggregates of its rows to compute per tuple in the same pass
-    (named columns beside :data:`COUNT`; the validation's counts of bad cells in the columns
-    left out: :func:`kbench_core.engines.validate.row_checks`)."""
+    first). ``keep``: columns of the family's ``not_read`` to keep all the same. ``checks``: a
+    function of the table giving more aggregates of its rows to compute per tuple in the same
+    pass (named columns beside :data:`COUNT`; the validation's counts of bad cells in the
+    columns left out: :func:`kbench_core.engines.validate.row_checks`)."""
     import ibis
 
     cols = read_columns(kind, list(table.columns), keep)
@@ -281,7 +285,7 @@ def finish(reduced: pa.Table | TypedRows, src: ParquetSource, *,
     carries the source's meta (its files' SHA-256, so exports record the same provenance as
     the memory engine) and the family's notes.
 
-    ``weighted`` (families of :data:`WEIGHTED` only): the rows are not repeated; the frame
+    ``weighted`` (a ``weighted`` family only): the rows are not repeated; the frame
     keeps :data:`COUNT`, which every reader of a bias frame weighs each row by
     (:func:`kbench_core.kahne.row_weights`: the metrics, the figures, ``len(run)``, the
     unscored share, the per-bias effects), so memory stays the small table's whatever the
@@ -306,7 +310,7 @@ def finish(reduced: pa.Table | TypedRows, src: ParquetSource, *,
     counts = reduced.column(COUNT).to_numpy().astype(np.int64)
     pq.write_table(plain(reduced.drop_columns([COUNT])), data)
     small = load_run((f"{src.name}.parquet", data.getvalue()), kind=src.kind)  # type: ignore[arg-type]
-    if weighted and src.kind in WEIGHTED:
+    if weighted and family.weighted:
         frame = small.frame.assign(**{COUNT: counts})
         meta = {**meta, "rows": int(counts.sum()), "columns": list(small.frame.columns),
                 "reduced_rows": len(counts), "weighted": True}

@@ -190,19 +190,8 @@ def _rule_suspect(kind: str, table: Any, labels: _Labels) -> Any | None:
         hits = labels.matching(name, lambda v: v.strip().lower() == word)
         return (col.strip().lower() == word) if hits is None else hits
 
-    if kind == "bias" and "condition" in columns:
-        return ((said("condition", "treatment") & absent("intensity"))
-                | (said("condition", "debiasing") & absent("method")))
-    if kind == "replication" and {"human_effect", "test_type"} <= columns:
-        has_effect = ~absent("human_effect") | ~absent("agent_effect")
-        return has_effect & absent("test_type")
-    if kind == "judged":  # a label left empty needs a failed judgement's reason
-        return ((absent("said_vulnerable") | absent("target_found"))
-                & absent("failed_judgement"))
-    if kind == "replication_summary" and "finding" in columns:
-        rows = ~absent("finding")
-        return rows & (absent("finding_score") | absent("n_tests"))
-    return None
+    rule = families.get(kind).suspect_rows
+    return None if rule is None else rule(absent, said, columns)
 
 
 def suspect(table: Any, kind: str) -> Any:

@@ -6,14 +6,16 @@ comparisons, which metrics are better lower, what it draws and tabulates, its sa
 its page. :mod:`kbench_core.io`, :mod:`kbench_core.compare`, :mod:`kbench_core.catalog`, the
 command line and the app read the registry; none of them names a kind.
 
-Adding a family is one new module in this package defining ``FAMILY`` plus one line in
-:data:`BUILTIN` (or :func:`register` at run time, which is how the tests add a toy family).
-See ``docs/architecture.md`` for the checklist.
+Adding a family is one new module in this package defining ``FAMILY``: the built-in families
+are found, not listed (every module of this package whose name does not start with ``_``,
+in the order of their ``Family.detection_order``), so adding one edits no shared line;
+:func:`register` adds one at run time. See ``docs/architecture.md`` for the checklist.
 """
 
 from __future__ import annotations
 
 import importlib
+import pkgutil
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,28 +23,43 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from kbench_core.families._base import CompareDefaults, Family, Options, PageInfo, Rule
+from kbench_core.families._base import CompareDefaults, Family, Options, PageInfo, Profile, Rule
 
 if TYPE_CHECKING:  # only for annotations: the catalog and the schema import the registry
     from kbench_core.catalog import Item
     from kbench_core.schema import KindSpec
 
-__all__ = ["BUILTIN", "CompareDefaults", "Family", "Options", "PageInfo", "Rule", "all_families",
-           "detect", "format_section", "get", "is_registered", "items_for", "kinds",
+__all__ = ["CompareDefaults", "Family", "Options", "PageInfo", "Profile", "Rule", "all_families",
+           "detect", "format_section", "get", "is_registered", "items_for", "judged_kinds", "kinds",
            "lower_is_better", "main_table", "pages", "register", "sample_files", "spec",
            "unavailable", "unregister"]
 
 # Relative page and doc paths are relative to the repository (the folder holding the package).
 ROOT = Path(__file__).resolve().parent.parent.parent
 
-# The built-in families, one module each, in detection order (the first whose signature a
-# file matches is its kind: judged and replication files may also carry a score column).
-BUILTIN: tuple[str, ...] = ("judged", "replication", "replication_summary", "bias",
-                            "bias_summary")
-
-
 _REGISTRY: dict[str, Family] = {}
+_BUILTIN: dict[str, str] = {}  # kind -> module name, of the families found in this package
 _LOADED = False
+
+
+def _found() -> list[Family]:
+    """The ``FAMILY`` of every module of this package not named ``_...`` (the built-in
+    families), in detection order (``Family.detection_order``, then kind): the first family
+    whose signature a file matches is its kind, so judged and replication files, which may
+    also carry a score column, come before bias."""
+    found = []
+    for module in pkgutil.iter_modules(__path__):
+        if module.name.startswith("_"):
+            continue
+        family = getattr(importlib.import_module(f"{__name__}.{module.name}"), "FAMILY", None)
+        if not isinstance(family, Family):
+            raise TypeError(f"{__name__}.{module.name} defines no FAMILY (a family module "
+                            "ends in one Family value; a helper module's name starts with _)")
+        found.append((module.name, family))
+    found.sort(key=lambda pair: (pair[1].detection_order, pair[1].kind))
+    for name, family in found:
+        _BUILTIN[family.kind] = name
+    return [family for _, family in found]
 
 
 def _load_builtin() -> None:
@@ -50,9 +67,15 @@ def _load_builtin() -> None:
     if _LOADED:
         return
     _LOADED = True
-    for name in BUILTIN:
-        module = importlib.import_module(f"{__name__}.{name}")
-        register(module.FAMILY)
+    for family in _found():
+        register(family)
+
+
+def __getattr__(name: str) -> object:
+    if name == "BUILTIN":  # the built-in families' module names, in detection order
+        _load_builtin()
+        return tuple(_BUILTIN.values())
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def register(family: Family) -> Family:
@@ -67,7 +90,8 @@ def register(family: Family) -> Family:
 
 def unregister(kind: str) -> None:
     """Remove a family added with :func:`register` (the built-in ones stay)."""
-    if kind in BUILTIN:
+    _load_builtin()
+    if kind in _BUILTIN:
         raise ValueError(f"{kind!r} is a built-in family")
     _REGISTRY.pop(kind, None)
 
@@ -99,6 +123,12 @@ def get(kind: str) -> Family:
 def spec(kind: str) -> KindSpec:
     """The schema of ``kind``."""
     return get(kind).spec
+
+
+def judged_kinds() -> list[str]:
+    """The kinds whose rows are judges' verdicts (``Family.judges``: the judge options, the
+    Judge agreement page and the judge audit apply to them), in detection order."""
+    return [f.kind for f in all_families() if f.judges]
 
 
 def detect(columns: Sequence[str]) -> str | None:

@@ -12,10 +12,13 @@ from typing import TYPE_CHECKING, Any, Self
 import pandas as pd
 
 if TYPE_CHECKING:  # only for annotations
+    import plotly.graph_objects as go
+
     from kbench_core.catalog import Item
+    from kbench_core.io import Run
     from kbench_core.schema import KindSpec
 
-__all__ = ["CompareDefaults", "Family", "Options", "PageInfo", "Rule"]
+__all__ = ["CompareDefaults", "Family", "Options", "PageInfo", "Profile", "Rule"]
 
 Rule = Callable[[Mapping[str, Any], pd.DataFrame, Callable[..., None]], None]
 
@@ -44,13 +47,16 @@ class CompareDefaults:
     order, the forest plot's ``group`` (one row per level), the ``cluster`` whose items share
     errors, the ``noun`` an item is called on the page, and the ``headline`` column compared
     when none is asked for (the family's headline quantity, e.g. TDR's per-item target
-    found; None: the first of ``values``)."""
+    found; None: the first of ``values``); ``renamed``: (name, column) pairs of metrics a
+    user may name that the kind compares as another column (a judged run's ``target_found``
+    is ``target_found_vulnerable``: a target can only be found on a vulnerable sample)."""
 
     values: tuple[tuple[str, str], ...]
     group: str
     cluster: str | None
     noun: str
     headline: str | None = None
+    renamed: tuple[tuple[str, str], ...] = ()
 
     @property
     def options(self) -> dict[str, str]:
@@ -75,7 +81,9 @@ class PageInfo:
     absolute for a family defined outside it) and its menu title, icon, URL path and place;
     the widget state that selects the run there (a list of runs, or one run when
     ``single``), widget values to set with it, and the widgets that depend on the run
-    (cleared when another run is selected). The page reads these keys from here."""
+    (cleared when another run is selected); ``keys``, the page's ``Keys`` class: every
+    widget key of the page (also the names of its link parameters), each written once, the
+    ones above among them. The page reads its keys from here."""
 
     path: str
     title: str
@@ -86,6 +94,39 @@ class PageInfo:
     icon: str = ":material/insights:"
     url: str = ""
     order: int = 50  # place in the menu (families sharing a page share it)
+    keys: type | None = None
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A run kind's rows in the cross-benchmark profile (``kbench profile``, the Models page;
+    :func:`kbench_core.profile.profile`).
+
+    ``rows(run) -> (rows, n_models, judge)``: one row per model and metric, made with
+    :func:`kbench_core.profile.metric_rows` from the family's own leaderboard (so the profile
+    never disagrees with the page), the number of models the run ranks among and the judge
+    whose verdicts the rows count (else ""). ``metrics``: ``(metric, label, short label)``
+    of every metric the rows may hold, in the order a model's rows are listed (the label
+    for the full table, the short one for the Models page's compact table); ``headline``:
+    the one a card shows first. ``benchmark``: the benchmark family the kind belongs to
+    (trial runs and published reports of one benchmark are one family), ``title`` its name
+    on the Models page; ``configurations``: the run's model ids may be configurations
+    (``model · prompt version``, :meth:`kbench_core.aliases.AliasTable.join`). ``card(run,
+    raw_ids) -> figure or None``: the figure the Models page shows for one model (its ids
+    in the run), drawn by the family's own figure function on its rows."""
+
+    benchmark: str
+    title: str
+    metrics: tuple[tuple[str, str, str], ...]
+    headline: str
+    rows: Callable[[Run], tuple[pd.DataFrame, int, str]]
+    configurations: bool = False
+    card: Callable[[Run, frozenset[str]], go.Figure | None] | None = None
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """``{metric: label}`` in :attr:`metrics` order."""
+        return {metric: label for metric, label, _ in self.metrics}
 
 
 @dataclass(frozen=True)
@@ -126,16 +167,50 @@ class Family:
         The key applies only to rows that have it (bias rows are keyed by ``id`` when given).
     sample_files : tuple of str
         The bundled synthetic sample run(s), under ``sample_data/``.
+    sample_frame : callable, optional
+        ``seed -> frame``: the family's synthetic sample run (planted effects known in closed
+        form), the frame of its one sample file; :meth:`write_sample` writes it with
+        ``samples.write_csv`` and the tests read it.
     sample : callable, optional
         ``(directory, seed) -> list[Path]``: writes :attr:`sample_files` into ``directory``
-        (``python -m kbench_core.samples`` calls it; ``samples.write_csv`` writes a frame as
-        kbench reads it). Required when :attr:`sample_files` is given.
+        (``python -m kbench_core.samples`` calls it through :meth:`write_sample`), for a
+        family whose sample is not one frame; else :attr:`sample_frame` is written. One of
+        the two is required when :attr:`sample_files` is given.
     format_doc : str or Path, optional
         The Markdown file documenting this kind's columns, holding a section headed
         ``## `<kind>` ...`` with one ``| `column` |`` table row per column (a path relative
         to the repository, or absolute); :func:`format_section` reads it.
     page : PageInfo, optional
         Where the app shows it.
+    headline_items : tuple of str
+        The catalog items a reader looks at first, in order (the ranking and the one figure
+        that sums the run up): the report opens the run on them, the rest folded.
+    judges : bool
+        Its rows are the verdicts of judges (a ``judge`` column, LLM judges and a person's
+        labels): the judge options of the command line (``--judge``, the majority of
+        several), the Judge agreement page and the judge audit apply to its runs.
+    profile : Profile, optional
+        Its rows in the cross-benchmark profile (``kbench profile``, the Models page).
+    detection_order : int
+        The family's place among the built-in families (the modules of
+        :mod:`kbench_core.families`, found, not listed): a file's kind is the first family in
+        this order whose signature it matches. A family added with ``register`` comes after
+        them, in the order of registration.
+    weighted : bool
+        The engines' finish keeps the reduced table with its counts as weights instead of
+        repeating its rows (the main table reads ``engines.reduce.COUNT`` as weights: bias).
+    not_read : tuple of str
+        Canonical columns the family's metrics, figures and tables never read: they stay in
+        the engine (``engines.reduce.read_columns``).
+    schema_only : bool
+        The family's metrics read nothing beyond its schema's columns, so a column a file
+        adds stays in the engine too (a judged run's tiers read the ``difficulty`` a reader
+        adds: not schema-only).
+    suspect_rows : callable, optional
+        :attr:`rules` as an engine predicate: ``suspect_rows(absent, said, columns)`` gives
+        the boolean Ibis expression of the rows a rule may reject (None: no rule applies to
+        these ``columns``), built from ``absent(name)`` (the value is missing) and
+        ``said(name, word)`` (the label is ``word``) (``engines.validate``).
     """
 
     kind: str
@@ -153,12 +228,36 @@ class Family:
     key_where_given: bool = False
     sample_files: tuple[str, ...] = ()
     sample: Callable[[Path, int], Sequence[Path]] | None = None
+    sample_frame: Callable[[int], pd.DataFrame] | None = None
     format_doc: str | Path | None = None
     page: PageInfo | None = None
+    headline_items: tuple[str, ...] = ()
+    judges: bool = False
+    profile: Profile | None = None
+    detection_order: int = 100
+    weighted: bool = False
+    not_read: tuple[str, ...] = ()
+    schema_only: bool = False
+    suspect_rows: Callable[[Callable[[str], Any], Callable[[str, str], Any], set[str]],
+                           Any] | None = None
 
     def __post_init__(self) -> None:
         if self.kind != self.spec.kind:
             raise ValueError(f"family {self.kind!r} carries the spec of {self.spec.kind!r}")
+
+    def write_sample(self, directory: str | Path, seed: int = 0) -> list[Path]:
+        """Write :attr:`sample_files` into ``directory``: :attr:`sample`, else the frame of
+        :attr:`sample_frame` as the one sample file (``samples.write_csv``). A
+        ``ValueError`` names the family when it has neither."""
+        if self.sample is not None:
+            return [Path(p) for p in self.sample(Path(directory), seed)]
+        if self.sample_frame is None or len(self.sample_files) != 1:
+            raise ValueError(f"family {self.kind!r} names sample files "
+                             f"{list(self.sample_files)} but registers no sample writer "
+                             "(a sample_frame for one file, or a sample)")
+        from kbench_core.samples._common import write_csv
+
+        return [write_csv(Path(directory) / self.sample_files[0], self.sample_frame(seed))]
 
     def matches(self, columns: Iterable[str]) -> bool:
         """Whether a table with these column names (aliases applied) is of this kind."""

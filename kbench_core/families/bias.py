@@ -8,14 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
 
 from kbench_core.catalog import Item, one
-from kbench_core.families._base import CompareDefaults, Family, Options, PageInfo
+from kbench_core.families._base import CompareDefaults, Family, Options, PageInfo, Profile
 from kbench_core.kahne.grain import (  # (the refusal lives below compare; named here too)
     PER_BIAS_ONLY,
     TRIAL_GRAIN_REFUSED,
@@ -24,12 +23,49 @@ from kbench_core.kahne.grain import (  # (the refusal lives below compare; named
 )
 from kbench_core.schema import CONDITIONS, INTENSITIES, METHOD_KINDS, Column, KindSpec, unit_column
 
+if TYPE_CHECKING:
+    from kbench_core.io import Run
+
 __all__ = ["EFFECT_CONDITION", "FAMILY", "PER_BIAS_ONLY", "TRIAL_GRAIN_REFUSED",
            "FingerprintOptions", "TrialGrainRefused", "bias_effects", "per_item",
            "susceptibility_table", "trial_grain_refusal"]
 
 # The Cognitive biases page's switch between trial runs and report runs (both kinds set it).
 SOURCE_KEY = "bias_source"
+
+
+class Keys:
+    """The Cognitive biases page's widget keys (also the names of its link parameters), of
+    its trials (this family) and its fingerprint reports (``bias_summary``) alike; both
+    families' page entries name theirs from here."""
+
+    SOURCE = SOURCE_KEY
+    RUNS = "bias_runs"
+    MODELS = "bias_models"
+    CATEGORIES = "bias_categories"
+    BIASES = "bias_biases"
+    CAP = "bias_cap"
+    STD = "bias_std"
+    RELATIVE = "bias_relative"
+    THRESHOLD = "bias_threshold"
+    BOOTSTRAP = "bias_bootstrap"
+    CURVE_BIAS = "bias_curve_bias"
+    CURVE_Y = "bias_curve_y"
+    HEAT_ROWS = "bias_heat_rows"
+    HEAT_MODEL = "bias_heat_model"
+    HEAT_BIAS = "bias_heat_bias"
+    DRILL_MODEL = "bias_drill_model"
+    DRILL_BIAS = "bias_drill_bias"
+    DRILL_SEARCH = "bias_drill_search"
+    COMPARE = "bias_cmp"
+    REPORT_RUNS = "bias_report_runs"
+    REPORT_MODELS = "bias_report_models"
+    REPORT_CURVE = "bias_report_curve"
+    REPORT_HEAT_MODEL = "bias_report_heat_model"
+    REPORT_MITIGATION_MODEL = "bias_report_mit_model"
+    REPORT_COMPARE = "bias_report_cmp"
+    GROUP = "bias_group"
+    REPORT_GROUP = "bias_report_group"
 
 # The condition label of the per-bias rows :func:`per_item` adds for comparisons.
 EFFECT_CONDITION = "treatment − control"
@@ -376,17 +412,57 @@ def _catalog() -> list[Item]:
     ]
 
 
-def _sample(directory: Path, seed: int) -> list[Path]:
-    """The bundled sample run ``sample_data/bias.csv`` (planted effects, known in closed
-    form)."""
-    from kbench_core.samples._common import write_csv
+def _profile_rows(run: Run) -> tuple[pd.DataFrame, int, str]:
+    """The profile's row of a bias run (``kbench_core.profile``): the susceptibility of
+    :func:`susceptibility_table` and its rank interval."""
+    from kbench_core import compare, kahne
+    from kbench_core.profile import marks, metric_rows
+
+    fingerprint = kahne.fingerprint(run.frame, **FingerprintOptions().fingerprint())
+    board = susceptibility_table(fingerprint)
+    ranks = None
+    table = fingerprint.biases[["model", "bias", "bms"]].dropna()
+    wide = table.pivot_table(index="bias", columns="model", values="bms", aggfunc="first",
+                             observed=True)
+    if len(wide.columns) >= 2 and wide.notna().all(axis=1).any():
+        # the same call and the same biases as susceptibility_table's rank_text (one BMS per
+        # model and bias: the family's cluster, the bias, is the item itself)
+        used = table[table["bias"].isin(wide.index[wide.notna().all(axis=1)])]
+        ranked = compare.rank_intervals(used, "bms", item="bias", lower_is_better=True,
+                                        cluster=FAMILY.comparison.cluster)
+        renormalised = ranked["model"].map(board.set_index(board["model"].astype(str))[
+            "n_renormalised"]).fillna(0).to_numpy() > 0
+        ranks = ranked[["model", "rank", "rank_low", "rank_high"]].assign(
+            rank_note=marks(("few biases", ranked["few_items"]),
+                             ("renormalised", renormalised)))
+    items = [f"the {k:,} biases every model has (rank interval: bootstrap over them)"
+             for k in board["n_biases"]]
+    return metric_rows(board, "susceptibility", low="susceptibility_low",
+                 high="susceptibility_high", n="n_biases", ranks=ranks,
+                 items=items), len(board), ""
+
+
+def _suspect_rows(absent: Any, said: Any, columns: set[str]) -> Any:
+    """:func:`_rules` as the engines' predicate: a treatment row without an intensity, a
+    debiasing row without a method."""
+    if "condition" not in columns:
+        return None
+    return ((said("condition", "treatment") & absent("intensity"))
+            | (said("condition", "debiasing") & absent("method")))
+
+
+def _sample_frame(seed: int) -> pd.DataFrame:
+    """The frame of the bundled sample run ``sample_data/bias.csv`` (planted effects, known in
+    closed form)."""
     from kbench_core.samples.bias import bias_trials
 
-    return [write_csv(Path(directory) / "bias.csv", bias_trials(seed=seed))]
+    return bias_trials(seed=seed)
 
 
 FAMILY = Family(
     kind="bias", title="Cognitive biases (trials)", spec=BIAS,
+    detection_order=40,
+    headline_items=("susceptibility", "fingerprint_heatmap"),
     item_key=("bias", "domain", "condition", "intensity", "method", "trial"),
     # One unit per bias: its treatment − control difference (per_item), paired by bias. The
     # bias clusters hold one such item each (the same t as unclustered); they still cluster
@@ -399,10 +475,17 @@ FAMILY = Family(
                                "susceptibility", "unknown_rate", "missing_confidence_rate",
                                "calibration_error", "metacognitive_gap"}),
     catalog=_catalog, unavailable=_unavailable, rules=_rules, notes=_notes,
-    key_where_given=True, sample_files=("bias.csv",), sample=_sample,
+    key_where_given=True, sample_files=("bias.csv",), sample_frame=_sample_frame,
     format_doc="docs/formats.md",
-    page=PageInfo("views/bias.py", "Cognitive biases", "bias_runs",
-                  extra={SOURCE_KEY: "trials"},
-                  dependent=("bias_models", "bias_categories", "bias_biases"),
-                  icon=":material/psychology:", url="biases", order=10),
+    # the engines: the counts are weights; no text, id or timing column leaves the engine
+    weighted=True, not_read=("id", "trial", "prompt", "response", "answer", "response_ms"),
+    schema_only=True, suspect_rows=_suspect_rows,
+    profile=Profile("bias", "Cognitive biases",
+                    (("susceptibility", "Susceptibility: mean BMS (kbench)",
+                      "susceptibility (mean BMS)"),),
+                    "susceptibility", _profile_rows),
+    page=PageInfo("views/bias.py", "Cognitive biases", Keys.RUNS,
+                  extra={Keys.SOURCE: "trials"},
+                  dependent=(Keys.MODELS, Keys.CATEGORIES, Keys.BIASES),
+                  icon=":material/psychology:", url="biases", order=10, keys=Keys),
 )

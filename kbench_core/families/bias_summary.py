@@ -6,15 +6,17 @@ Tables in :mod:`kbench_core.bias_reports`; the page is ``views/bias.py`` (report
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from kbench_core.catalog import Item, one
-from kbench_core.families._base import CompareDefaults, Family, PageInfo
-from kbench_core.families.bias import SOURCE_KEY
+from kbench_core.families._base import CompareDefaults, Family, PageInfo, Profile
+from kbench_core.families.bias import Keys
 from kbench_core.schema import INTENSITIES, Column, KindSpec, unit_column
+
+if TYPE_CHECKING:
+    from kbench_core.io import Run
 
 __all__ = ["FAMILY"]
 
@@ -130,26 +132,60 @@ def _catalog() -> list[Item]:
     ]
 
 
-def _sample(directory: Path, seed: int) -> list[Path]:
-    """The bundled sample run ``sample_data/bias_summary.csv`` (planted effects, known in closed
-    form)."""
-    from kbench_core.samples._common import write_csv
+def _profile_rows(run: Run) -> tuple[pd.DataFrame, int, str]:
+    """The profile's rows of a fingerprint report (``kbench_core.profile``): kbench's mean of
+    the reported per-bias BMS over the biases every model has, ranked, and the published
+    susceptibility."""
+    from kbench_core import bias_reports
+    from kbench_core.profile import marks, mean_bms_interval, metric_rows
+
+    board = bias_reports.leaderboard(run.frame, run.meta.get("summary"))
+    ranks = board[["model", "rank", "rank_low", "rank_high"]].assign(
+        rank_note=marks(("few biases", board["few_items"].fillna(False))))
+    # The interval of mean_bms over the same biases the rank rests on (shared by every model)
+    bms = run.frame[["model", "bias", "bms"]].dropna().astype({"model": str, "bias": str})
+    if board["model"].nunique() >= 2:
+        wide = bms.pivot_table(index="bias", columns="model", values="bms", aggfunc="first")
+        bms = bms[bms["bias"].isin(wide.index[wide.notna().all(axis=1)])]
+    interval = mean_bms_interval(bms).set_index("model")
+    board = board.assign(mean_bms_low=board["model"].map(interval["mean_bms_low"]),
+                         mean_bms_high=board["model"].map(interval["mean_bms_high"]))
+    shared = [f"the {k:,} biases every model of the run reports (rank interval: bootstrap "
+              "over them)" for k in board["n_ranked"]]
+    rows = [metric_rows(board, "mean_bms", low="mean_bms_low", high="mean_bms_high", n="n_ranked",
+                  ranks=ranks, items=shared),
+            metric_rows(board, "published_susceptibility", value="susceptibility", n="n_biases",
+                  items="as the report publishes it")]
+    return pd.concat(rows, ignore_index=True), len(board), ""
+
+
+def _sample_frame(seed: int) -> pd.DataFrame:
+    """The frame of the bundled sample run ``sample_data/bias_summary.csv`` (planted effects,
+    known in closed form)."""
     from kbench_core.samples.bias import bias_reports
 
-    return [write_csv(Path(directory) / "bias_summary.csv", bias_reports())]  # closed form: no seed
+    return bias_reports()  # closed form: no seed
 
 
 FAMILY = Family(
     kind="bias_summary", title="Cognitive biases (fingerprint reports)", spec=BIAS_SUMMARY,
+    detection_order=50,
+    headline_items=("models", "fingerprint_heatmap"),
     # a report has one BMS per bias: the biases are the units, paired by bias
     item_key=("bias",),
     comparison=CompareDefaults((("BMS (as reported)", "bms"),), "bias", None, "biases"),
     per_item=lambda frame: frame,
     lower_is_better=frozenset({"bms", "susceptibility", "mean_bms", "unknown_rate",
                                "cas_error", "metacognitive_gap"}),
-    catalog=_catalog, sample_files=("bias_summary.csv",), sample=_sample,
+    catalog=_catalog, sample_files=("bias_summary.csv",), sample_frame=_sample_frame,
     format_doc="docs/formats.md",
-    page=PageInfo("views/bias.py", "Cognitive biases", "bias_report_runs",
-                  extra={SOURCE_KEY: "reports"}, dependent=("bias_report_models",),
-                  icon=":material/psychology:", url="biases", order=10),
+    profile=Profile(
+        "bias", "Cognitive biases",
+        (("mean_bms", "Mean reported BMS over shared biases (kbench)", "mean BMS (kbench)"),
+         ("published_susceptibility", "Susceptibility (published)",
+          "susceptibility (published)")),
+        "mean_bms", _profile_rows),
+    page=PageInfo("views/bias.py", "Cognitive biases", Keys.REPORT_RUNS,
+                  extra={Keys.SOURCE: "reports"}, dependent=(Keys.REPORT_MODELS,),
+                  icon=":material/psychology:", url="biases", order=10, keys=Keys),
 )

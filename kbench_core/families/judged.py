@@ -9,14 +9,23 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
 
 from kbench_core.catalog import RELIABILITY_PAGE, Item, split_pages
-from kbench_core.families._base import CompareDefaults, Family, Options, PageInfo
+from kbench_core.families._agreement import AgreementOptions
+from kbench_core.families._base import CompareDefaults, Family, Options, PageInfo, Profile
+from kbench_core.families._judges import (
+    MAJORITY,
+    ConsensusOptions,
+    check_judges,
+    default_judge,
+    judge_views,
+    leaderboard_groups,
+    majority_provenance,
+)
 from kbench_core.schema import (
     FINDING_COUNTS,
     SEVERITIES,
@@ -26,12 +35,46 @@ from kbench_core.schema import (
     unit_column,
 )
 
-__all__ = ["FAMILY", "MAJORITY", "ConsensusOptions", "TierOptions", "check_judges",
-           "default_judge", "difficulty_tdr", "fixed_versions", "judge_views", "leaderboard",
-           "leaderboard_groups",
-           "majority_provenance"]
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
-MAJORITY = "majority"  # = kbench_core.agreement.CONSENSUS (not imported: agreement is lazy)
+    from kbench_core.io import Run
+
+__all__ = ["FAMILY", "MAJORITY", "AgreementOptions", "ConsensusOptions", "Keys", "TierOptions",
+           "check_judges", "default_judge", "difficulty_tdr", "fixed_versions", "judge_views",
+           "leaderboard", "leaderboard_groups", "majority_provenance"]
+
+
+class Keys:
+    """The Vulnerability detection page's widget keys (also the names of its link
+    parameters); the family's page entry names its own from here, and the majority vote's
+    controls (``VOTERS``, ``MIN_VOTES``, ``FAILED_AS``) are the Judge agreement kit's
+    ``MAJORITY_KEYS``."""
+
+    RUNS = "vuln_runs"
+    MODELS = "vuln_models"
+    JUDGE = "vuln_judge"
+    DRILL_MODEL = "vuln_drill_model"
+    DRILL_SAMPLE = "vuln_drill_sample"
+    VOTERS = "vuln_voters"
+    MIN_VOTES = "vuln_min_votes"
+    FAILED_AS = "vuln_failed_as"
+    SPLIT = "vuln_split"
+    PARTIAL = "vuln_partial"
+    SEVERITY = "vuln_severity"
+    ZERO = "vuln_zero"
+    BOOTSTRAP = "vuln_bootstrap"
+    WEIGHT = "vuln_w_"  # + the SUI component
+    WEIGHTS_RESET = "vuln_w_reset"
+    BINNING = "vuln_binning"
+    BINS = "vuln_bins"
+    RELIABILITY_PROMPT = "vuln_rel_prompt"
+    PROMPT_METRIC = "vuln_prompt_metric"
+    DRILL_SEARCH = "vuln_drill_search"
+    DRILL_PROMPT = "vuln_drill_prompt"
+    COMPARE = "vuln_cmp"
+    RUN_GROUP = "vuln_run_group"
+
 
 
 # The columns of this run kind (docs/formats.md): they belong with the family.
@@ -69,157 +112,6 @@ JUDGED = KindSpec(
         "LLM-judged vulnerability detection, one row per sample x detector x prompt x judge"
     ),
 )
-
-
-@dataclass(frozen=True)
-class ConsensusOptions(Options):
-    """Which judge a multi-judge run is shown by, and how its majority is made
-    (docs/metrics/agreement.md).
-
-    ``judge`` is ``"majority"`` (the consensus; the default for several LLM judges) or one
-    judge's name; None shows the majority first, then every judge. ``judges`` are the
-    voters (empty: every LLM judge), ``min_votes`` the votes needed (None: a strict majority
-    of them), ``failed_as`` what a failed judgement counts as (``"missing"`` or
-    ``"not_found"``, BlockBench's convention). :meth:`consensus` gives the keyword arguments
-    of :func:`kbench_core.agreement.consensus`; :meth:`provenance` what an export records.
-    """
-
-    judge: str | None = None
-    judges: tuple[str, ...] = ()
-    min_votes: int | None = None
-    failed_as: Literal["missing", "not_found"] = "missing"
-
-    @classmethod
-    def from_mapping(cls, options: Mapping[str, Any] | None) -> ConsensusOptions:
-        """The options named in ``options`` (others ignored); ``judges`` may come as a list
-        or as comma-separated text, ``failed_as`` as ``not-found``."""
-        if isinstance(options, ConsensusOptions):
-            return options
-        given = dict(options or {})
-        if isinstance(given.get("judges"), str):
-            given["judges"] = tuple(j.strip() for j in given["judges"].split(",") if j.strip())
-        elif given.get("judges") is not None:
-            given["judges"] = tuple(map(str, given["judges"]))
-        else:
-            given.pop("judges", None)
-        if isinstance(given.get("failed_as"), str):
-            given["failed_as"] = given["failed_as"].replace("-", "_")
-        return super().from_mapping(given)
-
-    def consensus(self) -> dict[str, Any]:
-        """Keyword arguments of :func:`kbench_core.agreement.consensus`."""
-        return dict(judges=list(self.judges) or None, min_votes=self.min_votes,
-                    failed_as=self.failed_as)
-
-    def provenance(self) -> dict[str, Any]:
-        """The choice as an exported file records it (the voters spelled out)."""
-        return {"judge": self.judge or MAJORITY, "consensus_judges": list(self.judges) or "all",
-                "min_votes": self.min_votes if self.min_votes is not None else "majority",
-                "failed_as": self.failed_as}
-
-
-def check_judges(judged: pd.DataFrame, options: Mapping[str, Any] | None) -> ConsensusOptions:
-    """The :class:`ConsensusOptions` in ``options``, checked against the run before any work:
-    ValueError naming the run's judges for an unknown ``judge`` or voter, or ``min_votes``
-    out of range."""
-    from kbench_core import agreement, vuln
-
-    chosen = ConsensusOptions.from_mapping(options)
-    agreement.failed_rule("target_found", chosen.failed_as)
-    names = vuln.judges_of(judged)
-    llm = [n for n in names if n != "human"]
-    offered = [MAJORITY, *names] if len(llm) >= 2 else names
-    if chosen.judge is not None and chosen.judge not in offered:
-        raise ValueError(f"no judge {chosen.judge!r} in this run; choose one of "
-                         f"{', '.join(offered)}")
-    if llm:
-        voting = agreement.voters(judged, list(chosen.judges) or None)
-        agreement.check_min_votes(chosen.min_votes, len(voting))
-    return chosen
-
-
-SHARED_SAMPLES = 0.5  # runs of one benchmark share at least this share of their contracts
-
-
-def leaderboard_groups(frames: Mapping[str, pd.DataFrame]) -> list[list[str]]:
-    """The runs (by name, in the order given) whose detectors may be ranked in one
-    leaderboard: runs judged by the same LLM judges on the same benchmark, told by their
-    contracts (two runs share at least :data:`SHARED_SAMPLES` of the smaller one's samples).
-    Runs of different benchmarks or judges are never ranked together by default: one
-    benchmark's detectors would be ranked on other contracts, by other judges and under
-    another majority rule than the other's.
-
-    >>> import pandas as pd
-    >>> ds = pd.DataFrame({"sample": ["ds_1", "ds_2"], "judge": ["a", "b"]})
-    >>> tc = pd.DataFrame({"sample": ["tc_1", "tc_2"], "judge": ["a", "b"]})
-    >>> leaderboard_groups({"DS claude": ds, "TC": tc, "DS gpt": ds})
-    [['DS claude', 'DS gpt'], ['TC']]
-    """
-    from kbench_core import vuln
-
-    def signature(frame: pd.DataFrame) -> tuple[tuple[str, ...], set[str]]:
-        judges = tuple(j for j in vuln.judges_of(frame) if j != "human")
-        return judges, {str(s) for s in pd.unique(frame["sample"].dropna())}
-
-    groups: list[tuple[tuple[str, ...], set[str], list[str]]] = []
-    for name, frame in frames.items():
-        judges, samples = signature(frame)
-        for group_judges, group_samples, names in groups:
-            shared = len(samples & group_samples)
-            if group_judges == judges and shared >= SHARED_SAMPLES * min(
-                    len(samples), len(group_samples)) and shared > 0:
-                names.append(name)
-                group_samples |= samples
-                break
-        else:
-            groups.append((judges, set(samples), [name]))
-    return [names for _, _, names in groups]
-
-
-def default_judge(judged: pd.DataFrame) -> str | None:
-    """The judge a judged run is shown by: ``majority`` with several LLM judges, else its
-    first judge (None without any)."""
-    from kbench_core import vuln
-
-    names = vuln.judges_of(judged)
-    return MAJORITY if sum(n != "human" for n in names) >= 2 else (names[0] if names else None)
-
-
-def majority_provenance(kind: str, frame: pd.DataFrame,
-                        options: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """What an export of a run records of its majority: the :class:`ConsensusOptions`
-    provenance for a judged run with several LLM judges, else nothing."""
-    if kind != "judged" or default_judge(frame) != MAJORITY:
-        return {}
-    return ConsensusOptions.from_mapping(options).provenance()
-
-
-def judge_views(judged: pd.DataFrame, options: Mapping[str, Any] | None = None
-                ) -> list[tuple[str, pd.DataFrame]]:
-    """``(judge, rows)`` of a judged frame as its tables and figures show it: with several
-    LLM judges the consensus ``majority`` first (:func:`kbench_core.agreement.consensus` with
-    the :class:`ConsensusOptions` given), then each judge by name (``human`` last); with one,
-    that judge. A ``judge`` option keeps only that one (``majority`` or a name).
-
-    Raises ValueError naming the judges when a chosen judge, voter or ``min_votes`` does not
-    fit the run."""
-    from kbench_core import vuln
-
-    chosen = check_judges(judged, options)
-    names = vuln.judges_of(judged)
-    offered = [MAJORITY, *names] if default_judge(judged) == MAJORITY else names
-    wanted = offered if chosen.judge is None else [chosen.judge]
-    views = []
-    for name in wanted:
-        if name == MAJORITY:
-            from kbench_core.agreement import consensus
-
-            views.append((name, consensus(judged, **chosen.consensus())))
-        else:  # its failed judgements counted as the majority's are (failed_as)
-            from kbench_core.agreement import judge_rows
-
-            views.append((name, judge_rows(judged, name, failed_as=chosen.failed_as)))
-    return views
 
 
 @dataclass(frozen=True)
@@ -530,72 +422,75 @@ def _rules(columns: Mapping[str, Any], frame: pd.DataFrame, add) -> None:
 # ------------------------------------------------------------------------------ replication
 
 
-def _sample(directory: Path, seed: int) -> list[Path]:
-    """The bundled sample run ``sample_data/judged.csv`` (planted effects, known in closed
-    form)."""
-    from kbench_core.samples._common import write_csv
+def _profile_rows(run: Run) -> tuple[pd.DataFrame, int, str]:
+    """The profile's rows of a judged run (:func:`kbench_core.vuln.profile.profile_rows`):
+    the majority of several judges, else the one judge, under bootstrapped tier options."""
+    from kbench_core.vuln.profile import profile_rows
+
+    views = judge_views(run.frame)
+    if not views:
+        return pd.DataFrame(), 0, ""
+    judge, rows = views[0]
+    return profile_rows(rows, judge, tier_options=TierOptions(bootstrap=True).tiers(),
+                        leaderboard=leaderboard, item_key=FAMILY.item_key or (),
+                        cluster=FAMILY.comparison.cluster)  # type: ignore[union-attr]
+
+
+def _card(run: Run, raws: frozenset[str]) -> go.Figure | None:
+    """The Models page's figure of one detector (``raws``: its ids in the run): the SUI tier
+    bars of its answers, as the run's first view (the majority, else the one judge) shows
+    them."""
+    from kbench_core import vuln
+    from kbench_core.figures import vuln as vuln_figures
+
+    views = judge_views(run.frame)
+    if not views:
+        return None
+    judge, rows = views[0]
+    rows = rows[rows["model"].astype(str).isin(raws)]
+    options = TierOptions()
+    tiers = vuln.tiers(rows, **options.tiers())
+    return vuln_figures.tier_leaderboard(
+        tiers, vuln.sui_contributions(tiers, sui_weights=options.weights()),
+        title=f"SUI and what it is made of ({judge})")
+
+
+def _suspect_rows(absent: Any, said: Any, columns: set[str]) -> Any:
+    """:func:`_rules` as the engines' predicate: a label left empty needs a failed
+    judgement's reason."""
+    return ((absent("said_vulnerable") | absent("target_found"))
+            & absent("failed_judgement"))
+
+
+def _sample_frame(seed: int) -> pd.DataFrame:
+    """The frame of the bundled sample run ``sample_data/judged.csv`` (planted effects, known in
+    closed form)."""
     from kbench_core.samples.judged import judged_samples
 
-    return [write_csv(Path(directory) / "judged.csv", judged_samples(seed=seed))]
+    return judged_samples(seed=seed)
 
 
 FAMILY = Family(
     kind="judged", title="Vulnerability detection", spec=JUDGED,
+    detection_order=10,  # before bias: a judged file may also carry a score column
+    headline_items=("tiers", "sui_chart"),
+    judges=True,
     item_key=("sample", "prompt_type"),
     comparison=CompareDefaults((("correct verdict", "correct"),
                                 ("TDR (target found, vulnerable samples)",
                                  "target_found_vulnerable")),
                                "prompt_type", "sample", "answers",
-                               headline="target_found_vulnerable"),  # TDR: the headline
+                               headline="target_found_vulnerable",  # TDR: the headline
+                               renamed=(("target_found", "target_found_vulnerable"),)),
     per_item=_per_item, lower_is_better=_lower(), catalog=_catalog, rules=_rules,
-    sample_files=("judged.csv",), sample=_sample,
+    sample_files=("judged.csv",), sample_frame=_sample_frame, suspect_rows=_suspect_rows,
+    profile=Profile("vulnerability", "Vulnerability detection",
+                    (("tdr", "Target detection rate (TDR)", "TDR"),
+                     ("sui", "Security Understanding Index (SUI)", "SUI")),
+                    "tdr", _profile_rows, card=_card),
     format_doc="docs/formats.md",
-    page=PageInfo("views/vuln.py", "Vulnerability detection", "vuln_runs",
-                  dependent=("vuln_models", "vuln_judge", "vuln_drill_model",
-                             "vuln_drill_sample", "vuln_voters", "vuln_min_votes"),
-                  icon=":material/security:", url="vulnerability", order=30),
+    page=PageInfo("views/vuln.py", "Vulnerability detection", Keys.RUNS,
+                  dependent=(Keys.MODELS, Keys.JUDGE, Keys.DRILL_MODEL, Keys.DRILL_SAMPLE,
+                             Keys.VOTERS, Keys.MIN_VOTES),
+                  icon=":material/security:", url="vulnerability", order=30, keys=Keys),
 )
-
-
-# ------------------------------------------------------------------------ judge agreement
-
-
-@dataclass(frozen=True)
-class AgreementOptions(Options):
-    """The options of the Judge agreement page as it sets them and an export records them.
-
-    ``label`` is the judged column compared; ``weights`` the κ weights of ordered labels
-    (``"none"``, ``"linear"``, ``"quadratic"``); ``bootstrap`` gives Krippendorff's α its
-    interval; ``min_votes`` is what the consensus needs (None: a strict majority of its
-    ``judges``, empty: every LLM judge); ``failed_as`` what a failed judgement counts as in the
-    coefficients of the found labels and in the consensus (``"missing"``, or ``"not_found"``:
-    BlockBench's convention). :meth:`summarize`, :meth:`label_agreement` and :meth:`consensus`
-    give the keyword arguments of :func:`kbench_core.agreement.summarize`,
-    ``agreement_by_label`` and ``judge_tiers`` / ``consensus_leaderboard``.
-    """
-
-    label: str = "target_found"
-    weights: Literal["none", "linear", "quadratic"] = "none"
-    bootstrap: bool = False
-    min_votes: int | None = None
-    judges: tuple[str, ...] = ()
-    failed_as: Literal["missing", "not_found"] = "missing"
-
-    def summarize(self) -> dict[str, Any]:
-        """Keyword arguments of :func:`kbench_core.agreement.summarize` (after the label)."""
-        return dict(weights=None if self.weights == "none" else self.weights,
-                    ci="bootstrap" if self.bootstrap else None, failed_as=self.failed_as)
-
-    def label_agreement(self) -> dict[str, Any]:
-        """Keyword arguments of :func:`kbench_core.agreement.agreement_by_label`."""
-        return dict(ci_alpha="bootstrap" if self.bootstrap else None,
-                    failed_as=self.failed_as)
-
-    def consensus(self) -> dict[str, Any]:
-        """Keyword arguments of :func:`kbench_core.agreement.judge_tiers` and
-        :func:`kbench_core.agreement.consensus_leaderboard`."""
-        return dict(judges=list(self.judges) or None, min_votes=self.min_votes,
-                    failed_as=self.failed_as)
-
-
-__all__ += ["AgreementOptions"]

@@ -8,21 +8,42 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
 
 from kbench_core.catalog import Item
-from kbench_core.families._base import CompareDefaults, Family, Options, PageInfo
+from kbench_core.families._base import CompareDefaults, Family, Options, PageInfo, Profile
 from kbench_core.schema import TEST_TYPES, Column, KindSpec, unit_column
 
 if TYPE_CHECKING:
+    import plotly.graph_objects as go
+
+    from kbench_core.io import Run
     from kbench_core.replication import PasResult
 
-__all__ = ["FAMILY", "ReplicationOptions", "ecs_tables", "pas_models", "pas_result",
+__all__ = ["FAMILY", "Keys", "ReplicationOptions", "ecs_tables", "pas_models", "pas_result",
            "pas_study_grid"]
+
+
+class Keys:
+    """The Replication page's widget keys (also the names of its link parameters), of its
+    tests (this family) and its published results (``replication_summary``) alike; both
+    families' page entries name theirs from here."""
+
+    RUNS = "rep_runs"
+    MODELS = "rep_models"
+    WEIGHTING = "rep_weighting"
+    NORMALIZE = "rep_normalize"
+    CI = "rep_ci"
+    FINDING_WEIGHTS = "rep_finding_weights"
+    POOLING = "rep_pooling"
+    COLOR = "rep_color"
+    PANELS = "rep_panels"
+    COMPARE = "rep_cmp"
+    SUMMARY_RUN = "rep_summary_run"
+    SUMMARY_METRIC = "rep_summary_metric"
 
 ECS_LEVELS = ("overall", "domain", "study")
 
@@ -231,22 +252,64 @@ def _catalog() -> list[Item]:
     ]
 
 
-def _sample(directory: Path, seed: int) -> list[Path]:
-    """The bundled sample run ``sample_data/replication.csv`` (planted effects, known in closed
-    form)."""
-    from kbench_core.samples._common import write_csv
+def _profile_rows(run: Run) -> tuple[pd.DataFrame, int, str]:
+    """The profile's rows of replication tests (``kbench_core.profile``): ECS and PAS of the
+    page's tables, ranked by value (no rank bootstrap of these, so no rank interval)."""
+    from kbench_core.profile import metric_rows, point_ranks
+
+    options = ReplicationOptions()
+    ecs = ecs_tables(run.frame, options=options)["overall"]
+    pas = pas_models(pas_result(run.frame, options=options))
+    rows = [metric_rows(ecs, "ecs", low="ecs_low", high="ecs_high", n="n",
+                  ranks=point_ranks(ecs, "ecs"),
+                  items="the model's tests (ranked by value; no rank interval)")]
+    if len(pas):
+        rows.append(metric_rows(pas, "pas", low="pas_low", high="pas_high", n="n",
+                          ranks=point_ranks(pas, "pas"),
+                          items="the model's findings (ranked by value; no rank interval)"))
+    return pd.concat(rows, ignore_index=True), int(run.frame["model"].nunique()), ""
+
+
+def _card(run: Run, raws: frozenset[str]) -> go.Figure | None:
+    """The Models page's figure of one model (``raws``: its ids in the run): the effect
+    scatter of its tests."""
+    from kbench_core import replication
+    from kbench_core.figures import replication as rep_figures
+
+    mine = run.frame[run.frame["model"].astype(str).isin(raws)]
+    if not len(mine):
+        return None
+    return rep_figures.effect_scatter(replication.scatter_points(mine), replication.ecs(mine))
+
+
+def _suspect_rows(absent: Any, said: Any, columns: set[str]) -> Any:
+    """:func:`_rules` as the engines' predicate: an effect without its test type."""
+    if not {"human_effect", "test_type"} <= columns:
+        return None
+    has_effect = ~absent("human_effect") | ~absent("agent_effect")
+    return has_effect & absent("test_type")
+
+
+def _sample_frame(seed: int) -> pd.DataFrame:
+    """The frame of the bundled sample run ``sample_data/replication.csv`` (planted effects,
+    known in closed form)."""
     from kbench_core.samples.replication import replication_tests
 
-    return [write_csv(Path(directory) / "replication.csv", replication_tests(seed=seed))]
+    return replication_tests(seed=seed)
 
 
 FAMILY = Family(
     kind="replication", title="Replication (per-test)", spec=REPLICATION,
+    detection_order=20,  # before bias: a replication file may also carry a score column
+    headline_items=("ecs", "effect_scatter"),
     item_key=("study", "finding", "test"),
     comparison=CompareDefaults((("|agent d − human d|", "abs_diff"),), "study", "study", "tests"),
     per_item=_per_item, lower_is_better=frozenset({"abs_diff"}),
-    catalog=_catalog, rules=_rules, notes=_notes, sample_files=("replication.csv",), sample=_sample,
-    format_doc="docs/formats.md",
-    page=PageInfo("views/replication.py", "Replication", "rep_runs", dependent=("rep_models",),
-                  icon=":material/compare_arrows:", url="replication", order=20),
+    catalog=_catalog, rules=_rules, notes=_notes, sample_files=("replication.csv",),
+    sample_frame=_sample_frame, suspect_rows=_suspect_rows, format_doc="docs/formats.md",
+    profile=Profile("replication", "Replication of human studies",
+                    (("ecs", "ECS (kbench)", "ECS"), ("pas", "PAS (kbench)", "PAS")),
+                    "ecs", _profile_rows, configurations=True, card=_card),
+    page=PageInfo("views/replication.py", "Replication", Keys.RUNS, dependent=(Keys.MODELS,),
+                  icon=":material/compare_arrows:", url="replication", order=20, keys=Keys),
 )

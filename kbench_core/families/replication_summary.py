@@ -8,15 +8,20 @@ The leaderboard is :func:`kbench_core.replication.summary_leaderboard`; the page
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from kbench_core.catalog import Item, heat_pages
-from kbench_core.families._base import Family, PageInfo
+from kbench_core.families._base import Family, PageInfo, Profile
+from kbench_core.families.replication import Keys
 from kbench_core.schema import Column, KindSpec, unit_column
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
+
+    from kbench_core.io import Run
 
 __all__ = ["FAMILY"]
 
@@ -115,21 +120,102 @@ def _catalog() -> list[Item]:
     ]
 
 
-def _sample(directory: Path, seed: int) -> list[Path]:
-    """The bundled sample run ``sample_data/replication_summary.csv`` (planted means)."""
-    from kbench_core.samples._common import write_csv
+def _profile_rows(run: Run) -> tuple[pd.DataFrame, int, str]:
+    """The profile's rows of published results (``kbench_core.profile``): the published
+    configuration PAS and ECS and the means of the per-study values, from
+    :func:`kbench_core.replication.summary_leaderboard`; the rank on the row of the metric
+    it ranks (``ranked_by``)."""
+    from kbench_core import replication
+    from kbench_core.profile import marks, metric_rows
+
+    if not len(replication.study_rows(run.frame)):
+        return pd.DataFrame(), 0, ""
+    board = replication.summary_leaderboard(run.frame)
+    board = board.assign(rank_note=marks(("few studies", board["few_items"].fillna(False))))
+    studies = board["n_pas"].fillna(0).astype(int)
+    ranked_on = "; rank interval: bootstrap over the studies every configuration has"
+    rows = []
+    for metric, low, high, n, items in (
+            ("config_pas", None, None, "n_pas", "as published"),
+            ("config_ecs", None, None, "n_ecs", "as published"),
+            ("mean_study_pas", "mean_study_pas_low", "mean_study_pas_high", "n_pas",
+             "the configuration's {} studies"),
+            ("mean_study_ecs", "mean_study_ecs_low", "mean_study_ecs_high", "n_ecs",
+             "the configuration's studies with an ECS")):
+        if not board[metric].notna().any():
+            continue
+        # A rank only beside the statistic it ranks (the leaderboard's ranked_by)
+        ranked = board[board["ranked_by"] == metric]
+        texts = [items.format(k) + (ranked_on if by == metric else "")
+                 for k, by in zip(studies, board["ranked_by"], strict=True)]
+        rows.append(metric_rows(board, metric, low=low, high=high, n=n, items=texts,
+                          ranks=ranked[["model", "rank", "rank_low", "rank_high",
+                                        "rank_note"]]))
+    if (board["ranked_by"] == "shared_study_pas").any():
+        ranked = board[board["ranked_by"] == "shared_study_pas"]
+        rows.append(metric_rows(ranked, "shared_study_pas", n="n_pas",
+                          items="the studies every ranked configuration has (rank interval: "
+                                "bootstrap over them)",
+                          ranks=ranked[["model", "rank", "rank_low", "rank_high",
+                                        "rank_note"]]))
+    return pd.concat(rows, ignore_index=True), len(board), ""
+
+
+def _card(run: Run, raws: frozenset[str]) -> go.Figure | None:
+    """The Models page's figure of one model (``raws``: its ids in the run): the study heat
+    table of its configurations (two or more, named by prompt version; one configuration
+    is a one-column heat table the profile table says better)."""
+    from kbench_core import replication
+    from kbench_core.aliases import split_configuration
+    from kbench_core.figures import replication as rep_figures
+
+    mine = run.frame[run.frame["model"].astype(str).isin(raws)]
+    studies = replication.study_rows(mine)
+    if not len(studies) or "pas" not in studies or not studies["pas"].notna().any():
+        return None
+    # one model's configurations: named by their prompt version alone, the model once in
+    # the title (its raw id three ways abbreviated on one axis said nothing more)
+    named = studies["model"].astype(str).map(lambda raw: split_configuration(raw)[1] or raw)
+    if named.nunique() < 2:
+        return None
+    return rep_figures.study_heatmap(studies.assign(model=named), value="pas",
+                                     unit="configuration", title="Published PAS per study")
+
+
+def _suspect_rows(absent: Any, said: Any, columns: set[str]) -> Any:
+    """:func:`_rules` as the engines' predicate: a finding row needs its score and tests."""
+    if "finding" not in columns:
+        return None
+    return ~absent("finding") & (absent("finding_score") | absent("n_tests"))
+
+
+def _sample_frame(seed: int) -> pd.DataFrame:
+    """The frame of the bundled sample run ``sample_data/replication_summary.csv`` (planted
+    means)."""
     from kbench_core.samples.replication import replication_summary
 
-    return [write_csv(Path(directory) / "replication_summary.csv", replication_summary(seed=seed))]
+    return replication_summary(seed=seed)
 
 
 FAMILY = Family(
     kind="replication_summary", title="Replication (published results)",
+    detection_order=30,
+    headline_items=("leaderboard_chart", "study_heatmap"),
     spec=REPLICATION_SUMMARY, catalog=_catalog, rules=_rules,
     aliases={"config": "model", "study_id": "study", "pas_raw": "pas",
              "total_tokens": "tokens", "total_cost": "cost"},
-    sample_files=("replication_summary.csv",), sample=_sample,
+    sample_files=("replication_summary.csv",), sample_frame=_sample_frame,
+    suspect_rows=_suspect_rows,
     format_doc="docs/formats.md",
-    page=PageInfo("views/replication.py", "Replication", "rep_summary_run", single=True,
-                  icon=":material/compare_arrows:", url="replication", order=20),
+    profile=Profile(
+        "replication", "Replication of human studies",
+        (("config_pas", "PAS (published)", "PAS (published)"),
+         ("config_ecs", "ECS (published)", "ECS (published)"),
+         ("mean_study_pas", "Mean of per-study PAS", "mean study PAS"),
+         ("mean_study_ecs", "Mean of per-study ECS", "mean study ECS"),
+         ("shared_study_pas", "Mean PAS over the studies every ranked configuration has",
+          "mean PAS, shared studies")),
+        "config_pas", _profile_rows, configurations=True, card=_card),
+    page=PageInfo("views/replication.py", "Replication", Keys.SUMMARY_RUN, single=True,
+                  icon=":material/compare_arrows:", url="replication", order=20, keys=Keys),
 )

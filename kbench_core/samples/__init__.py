@@ -29,9 +29,10 @@ written to :data:`SIGNIFICANT_DIGITS` significant digits, so a last-bit differen
 transcendentals does not reach the file; ``python -m kbench_core.samples DIR`` calls it.
 
 Which files are bundled, and what writes them, comes from the family registry: each family
-names its files (``Family.sample_files``) and registers the function that writes them
-(``Family.sample(directory, seed)``, usually through :func:`write_csv`), so a new family's
-sample is written here without this module naming it.
+names its files (``Family.sample_files``) and the frame of its sample
+(``Family.sample_frame(seed)``, written by :func:`write_csv`; or a writer,
+``Family.sample(directory, seed)``), so a new family's sample is written here without this
+module naming it.
 """
 
 from __future__ import annotations
@@ -150,10 +151,7 @@ def write_samples(directory: str | Path, *, seed: int = 0) -> list[Path]:
     for family in families.all_families():
         if not family.sample_files:
             continue
-        if family.sample is None:
-            raise ValueError(f"family {family.kind!r} names sample files "
-                             f"{list(family.sample_files)} but registers no sample writer")
-        paths = [Path(p) for p in family.sample(directory, seed)]
+        paths = family.write_sample(directory, seed)
         if sorted(p.name for p in paths) != sorted(family.sample_files):
             raise ValueError(f"family {family.kind!r} wrote {[p.name for p in paths]}, not its "
                              f"sample files {list(family.sample_files)}")

@@ -17,12 +17,11 @@ from scipy.stats import rankdata
 from kbench_core.calibration import (
     Binned,
     SortedAnswers,
-    _interpolated_edges,
-    _quantile_bins,
     bin_calibration,
     quantile_edges,
     sort_answers,
 )
+from kbench_core.calibration.bins import _interpolated_edges, _quantile_bins
 from kbench_core.stats import bootstrap_groups_batched, t_interval, widen_small
 from kbench_core.vuln._formulas import _core
 from kbench_core.vuln._prepare import _Q, _Prepared
@@ -208,7 +207,7 @@ class _QuantileBins:
         found = np.minimum(found, n - 1)
         edges = _interpolated_edges(self.answers.confidence, found[1], found[0], h, gamma,
                                     last, total)
-        # Cuts after the last answer <= each inner edge (calibration._quantile_bins); a group
+        # Cuts after the last answer <= each inner edge (calibration.bins._quantile_bins); a group
         # that weighs nothing in a replicate keeps all its answers in its first bin.
         bounds = np.empty((b, size, n_bins + 1), dtype=np.int64)
         bounds[:, :, 0] = self.starts
