@@ -184,22 +184,30 @@ def _saved_source(path: Path, sidecar: dict[str, Any]) -> Any:
 
 
 def _reduced(path: Path, src: Any, engine: str, spark_master: str | None) -> pa.Table:
-    """The saved run's sufficient table from the cache, else from the engine (kept when it
-    succeeds); whatever else the engine raises becomes a RunFormatError naming the file."""
+    """The saved run's sufficient table from the cache, else from the workspace's kept tables
+    on disk, else from the engine (kept in both when it succeeds); whatever else the engine
+    raises becomes a RunFormatError naming the file."""
     from kbench_core import engines
+    from kbench_core.workspace_add import cached_table, keep_table
 
     key = (str(src.meta["sha256"]), src.kind, engine)
     with _VALIDATED_LOCK:
         if key in _REDUCED:
             _REDUCED.move_to_end(key)
             return _REDUCED[key]
-    try:
-        table = engines.reduce_source(src, engine=engine,  # type: ignore[arg-type]
-                                      spark_master=spark_master)
-    except RunFormatError:
-        raise
-    except Exception as exc:  # a damaged file the engine cannot read, a missing backend
-        raise _not_queried(path, engine, exc) from None
+    # kept on disk by an earlier reduction of the same bytes (this server's before a
+    # restart, another's, or `kbench workspace add`): kbench_core.workspace_add
+    table = cached_table(path.parent, key[0], src.kind)
+    if table is None:
+        try:
+            table = engines.reduce_source(src, engine=engine,  # type: ignore[arg-type]
+                                          spark_master=spark_master)
+        except RunFormatError:
+            raise
+        except Exception as exc:  # a damaged file the engine cannot read, a missing backend
+            raise _not_queried(path, engine, exc) from None
+        if isinstance(table, pa.Table):
+            keep_table(path.parent, key[0], src.kind, table)
     global _REDUCED_BYTES
     with _VALIDATED_LOCK:
         if key not in _REDUCED:
@@ -322,6 +330,15 @@ class Workspace:
                 journal.end()
         return path
 
+    def add(self, path: str | os.PathLike[str], *, name: str | None = None,
+            engine: str = "duckdb", spark_master: str | None = None) -> Any:
+        """Add a run too big for the loader (a Parquet file or a folder of them) through an
+        engine, without loading its rows (``kbench workspace add``;
+        :func:`kbench_core.workspace_add.add_run`, which says what it writes)."""
+        from kbench_core.workspace_add import add_run
+
+        return add_run(self, path, name=name, engine=engine, spark_master=spark_master)
+
     def remove(self, run: Run) -> None:
         """Delete exactly the files of this run's save (``meta["workspace_file"]``); a run
         that was never saved here deletes nothing."""
@@ -335,6 +352,9 @@ class Workspace:
         except (OSError, RunFormatError):
             digest = None
         _forget_validated(digest)
+        from kbench_core.workspace_add import forget_tables
+
+        forget_tables(Path(self.directory), digest)
         journal = None
         with contextlib.suppress(OSError, RunFormatError):  # without one the files still go
             journal = SaveJournal.begin(

@@ -134,7 +134,9 @@ def test_kbench_compare_refuses_a_weighted_run_with_the_reason(parquet, monkeypa
     a, b = _two(weighted.frame)
     for extra in ([], ["--models", a, b]):
         with pytest.raises(SystemExit) as caught:
-            main(["compare", str(path), "--metric", "score", *extra])
+            # --engine memory: through the loading patched above (on DuckDB, the default
+            # for Parquet, the engine pairs the trials itself: tests/test_engine_compare.py)
+            main(["compare", str(path), "--metric", "score", *extra, "--engine", "memory"])
         assert str(caught.value) == f"kbench: {weighted.name}: {TRIAL_GRAIN_REFUSED}"
     # the bias effect (the default metric) of the same run is compared
     capsys.readouterr()

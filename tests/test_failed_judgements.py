@@ -339,3 +339,38 @@ def test_the_fixed_versions_tdr_follows_failed_as(failed_as) -> None:
     assert (j3["n_vulnerable"], j3["tdr"]) == (
         (2, pytest.approx(1 / 2)) if failed_as == "missing" else (4, pytest.approx(1 / 4)))
     assert (j3["n_fixed"], j3["fixed_claim_rate"]) == (1, 0.0)
+
+
+@pytest.mark.parametrize("extra", [["--failed-as", "missing"], ["--failed-as", "not-found"],
+                                   ["--failed-as", "not-found", "--judge", "j3"],
+                                   ["--failed-as", "not-found", "--min-votes", "1"]],
+                         ids=["missing", "not-found", "not-found-j3", "not-found-min-1"])
+def test_the_engines_cells_give_the_memory_numbers(run, tmp_path, capsys, monkeypatch,
+                                                   extra) -> None:
+    """``kbench metrics`` through DuckDB on this run sums its cells in the engine
+    (``engines.judged``: no answer fetched) and prints the memory engine's numbers, the
+    majority's and every judge's, under both conventions."""
+    import io as io_
+
+    from kbench_core.cli.entry import main
+
+    path = tmp_path / "ds.parquet"
+    # true_lines has no value: Parquet's null type, which DuckDB reads as integers
+    run.frame.to_parquet(path)
+
+    def printed(engine: str) -> pd.DataFrame:
+        capsys.readouterr()
+        assert main(["metrics", str(path), "--engine", engine, "--format", "csv",
+                     "--precision", "full", *extra]) == 0
+        return pd.read_csv(io_.StringIO(capsys.readouterr().out), comment="#")
+
+    memory = printed("memory")
+
+    def refused(*args, **kwargs):
+        raise AssertionError("the answers were fetched")
+
+    monkeypatch.setattr(engines.reduce, "typed_rows", refused)
+    monkeypatch.setattr(engines.settings, "JUDGED_CELLS_ROWS", 0)  # cells at any size
+    duck = printed("duckdb")
+    pd.testing.assert_frame_equal(memory, duck, rtol=1e-9, atol=1e-9)
+    assert len(duck) >= 1

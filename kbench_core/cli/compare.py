@@ -6,6 +6,7 @@ import argparse
 import re
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from kbench_core.engines.cli import add_arguments as add_engine_arguments
 
@@ -36,33 +37,42 @@ def compare_command(path: str, *, metric: str | None, models: Sequence[str],
     from kbench_core import compare, families
     from kbench_core.export import provenance_of, table_bytes
 
-    keep = tuple(c for f in families.all_families() for c in (f.item_key or ()))
-    (run,) = _load_all([path], engine=engine, spark_master=spark_master, keep=keep)
-    if run.kind not in compare.COMPARISONS:
-        raise SystemExit(f"kbench: runs of kind {run.kind!r} have no per-item comparison")
-    spec = compare.COMPARISONS[run.kind]
-    group, cluster = spec.group, spec.cluster
-    metric = dict(spec.renamed).get(metric, metric) if metric else metric
-    value = metric or spec.default
-    voting: dict = {}
-    if families.get(run.kind).judges:
-        # One judge's answers: the majority of several LLM judges unless --judge says.
-        from kbench_core.families.judged import default_judge, judge_views
-
-        options, voting = _judges(run, {**(judges or {}), "judge": judge})
-        options["judge"] = judge or default_judge(run.frame)
-        ((chosen, rows),) = judge_views(run.frame, options)
-        frame = compare.per_item_values(rows, run.kind)
-        voting = {**voting, "judge": chosen} if voting else {"judge": chosen}
-        print(f"# judge: {_safe(chosen)}", file=sys.stderr)
+    read = _engine_read(path, metric, engine=engine, spark_master=spark_master)
+    if read is not None:
+        run, frame, quantities = read
+        spec = compare.COMPARISONS[run.kind]
+        group, cluster = spec.group, spec.cluster
+        metric = dict(spec.renamed).get(metric, metric) if metric else metric
+        value = metric or spec.default
+        voting: dict = {}
     else:
-        frame = compare.per_item_values(run.frame, run.kind)
-    # Every engine keeps the trials here (load without weighted=True); a run that still
-    # arrives as weighted tuples is refused with the reason, not compared on no items.
-    refusal = compare.trial_grain_refusal(frame, value)
-    if refusal is not None:
-        raise SystemExit(f"kbench: {_safe(run.name)}: {refusal}")
-    quantities = compare.per_item_quantities(frame, run.kind)
+        keep = tuple(c for f in families.all_families() for c in (f.item_key or ()))
+        (run,) = _load_all([path], engine=engine, spark_master=spark_master, keep=keep)
+        if run.kind not in compare.COMPARISONS:
+            raise SystemExit(f"kbench: runs of kind {run.kind!r} have no per-item comparison")
+        spec = compare.COMPARISONS[run.kind]
+        group, cluster = spec.group, spec.cluster
+        metric = dict(spec.renamed).get(metric, metric) if metric else metric
+        value = metric or spec.default
+        voting = {}
+        if families.get(run.kind).judges:
+            # One judge's answers: the majority of several LLM judges unless --judge says.
+            from kbench_core.families.judged import default_judge, judge_views
+
+            options, voting = _judges(run, {**(judges or {}), "judge": judge})
+            options["judge"] = judge or default_judge(run.frame)
+            ((chosen, rows),) = judge_views(run.frame, options)
+            frame = compare.per_item_values(rows, run.kind)
+            voting = {**voting, "judge": chosen} if voting else {"judge": chosen}
+            print(f"# judge: {_safe(chosen)}", file=sys.stderr)
+        else:
+            frame = compare.per_item_values(run.frame, run.kind)
+        # Every engine keeps the trials here (load without weighted=True); a run that still
+        # arrives as weighted tuples is refused with the reason, not compared on no items.
+        refusal = compare.trial_grain_refusal(frame, value)
+        if refusal is not None:
+            raise SystemExit(f"kbench: {_safe(run.name)}: {refusal}")
+        quantities = compare.per_item_quantities(frame, run.kind)
     if value not in quantities:
         what = ("a text column, not a per-item quantity" if value in frame.columns
                 else "not a column of this run")
@@ -71,7 +81,8 @@ def compare_command(path: str, *, metric: str | None, models: Sequence[str],
         raise SystemExit(f"kbench: --metric {_safe(repr(value))} is {what}; the per-item "
                          f"quantities this run can compare are: {listed}")
     label = quantities[value]
-    known = sorted(map(str, frame["model"].unique()))
+    known = (sorted(map(str, frame.models)) if isinstance(frame, compare.ItemMeans)
+             else sorted(map(str, frame["model"].unique())))
     unknown = [m for m in models if m not in known]
     if unknown:
         raise SystemExit(f"kbench: unknown model(s) {_safe(', '.join(unknown))}; the run has "
@@ -109,6 +120,49 @@ def compare_command(path: str, *, metric: str | None, models: Sequence[str],
     return 0
 
 
+def _engine_read(path: str, metric: str | None, *, engine: str | None,
+                 spark_master: str | None) -> tuple | None:
+    """``(run, frame, quantities)`` of a run an engine reduces for the comparison, bounded by
+    what the comparison reads, not the run's rows (:func:`kbench_core.engines.
+    compare_source`): a bias run's effect per bias from its weighted sufficient table, or
+    a number column's items × models table made by the engine (``--metric score``: the
+    trials paired). None on the memory engine, or when the engine has no such table for
+    ``metric`` (another family, another column): the rows are read as before."""
+    from kbench_core import compare, families
+    from kbench_core.engines import compare_source, default_engine
+    from kbench_core.problems import RunFormatError
+
+    chosen = engine or default_engine(path)
+    if chosen == "memory":
+        return None
+    from kbench_core.engines.source import sources
+
+    try:
+        found = sources(Path(path))
+    except (RunFormatError, OSError):
+        return None  # the loading below says what is wrong, as it always has
+    if len(found) != 1 or found[0].kind not in compare.COMPARISONS:
+        return None
+    spec = compare.COMPARISONS[found[0].kind]
+    value = metric or spec.default
+    try:
+        read = compare_source(path, value, engine=chosen,  # type: ignore[arg-type]
+                              cluster=spec.cluster, spark_master=spark_master)
+    except RunFormatError as err:
+        raise SystemExit(f"kbench: {err}") from None
+    except RuntimeError as err:
+        raise SystemExit(f"kbench: {err}") from None
+    if read is None:
+        return None
+    run, means = read
+    if means is None:
+        frame = compare.per_item_values(run.frame, run.kind)
+        return run, frame, compare.per_item_quantities(frame, run.kind)
+    family = families.get(run.kind).comparison
+    return run, means, {value: family.label_of(value) if family is not None
+                        else value.replace("_", " ")}
+
+
 _PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._:/()+=@'-]*")
 # a Markdown line that would open a block (heading, quote, list, rule, code) as written
 _MARKDOWN_BLOCK = re.compile(r"^(\s*)([#>+\-=*]|\d+[.)])")
@@ -142,7 +196,8 @@ def _verdict_block(result, fmt: str, *, ours: bool) -> str:
 
 
 _COMPARE_OPTIONS = ("--metric", "--models", "--model", "--judge", "--judges", "--min-votes",
-                    "--failed-as", "--correction", "--format", "-h", "--help")
+                    "--failed-as", "--correction", "--format", "--engine", "--spark-master",
+                    "-h", "--help")
 
 
 def _models_argv(argv: list[str]) -> list[str]:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from kbench_core import __version__
 from kbench_core.io import RunFormatError
 
-from . import app, audit, check, compare, figures, html_report, profiles, tables
+from . import app, audit, check, compare, figures, html_report, profiles, tables, workspaces
 from ._common import _safe
 from .compare import _models_argv
 
@@ -43,7 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 # The subcommands in the order ``kbench --help`` lists them. A new subcommand is a module
 # here with ``add_parser(sub)`` (its parser, with ``set_defaults(run=...)``: a function of the
 # parsed arguments and the parser that returns the exit status) and one entry in this tuple.
-COMMANDS = (app, check, tables, figures, compare, html_report, profiles, audit)
+COMMANDS = (app, check, tables, figures, compare, html_report, profiles, audit, workspaces)
 
 
 def _main(argv: list[str]) -> int:

@@ -1,10 +1,13 @@
-"""``kbench profile FILE... [--aliases FILE] [--suggest-aliases FILE] [--format
-csv|latex|markdown] [--out F]``: the profile table (:func:`kbench_core.profile.profile`) of
-every model in the runs given, written like every other kbench table
-(:func:`kbench_core.export.table_bytes`), and on standard error the canonical ids that may name
-one model but were not joined (:func:`kbench_core.aliases.near_matches`), as aliases lines to
-accept; ``--suggest-aliases FILE`` writes the aliases given plus every suggestion to an aliases
-file to review and pass back with ``--aliases``."""
+"""``kbench profile FILE... [--aliases FILE] [--suggest-aliases FILE] [--format csv|latex|markdown]
+[--out F] [--engine memory|duckdb|spark]``: the profile table
+(:func:`kbench_core.profile.profile`) of every model in the runs given, written like every other
+kbench table (:func:`kbench_core.export.table_bytes`), and on standard error the canonical ids
+that may name one model but were not joined (:func:`kbench_core.aliases.near_matches`), as
+aliases lines to accept; ``--suggest-aliases FILE`` writes the aliases given plus every
+suggestion to an aliases file to review and pass back with ``--aliases``. Runs an engine reduces
+(``--engine``; DuckDB by default for Parquet) are read as their weighted sufficient tables, as
+``kbench metrics`` reads them: a bias run's profile is its fingerprint, computed from its small
+table whatever its rows."""
 
 from __future__ import annotations
 
@@ -13,9 +16,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from kbench_core.engines.cli import add_arguments as add_engine_arguments
+
 from ._common import (
     _check_out_file,
     _deliver_table,
+    _engine_choice,
     _load_all,
     _safe,
     _table_arguments,
@@ -83,9 +89,11 @@ def _suggested(near, base):
 
 def profile_command(paths: Sequence[str], *, aliases: str | None = None, fmt: str = "csv",
                     out: str | None = None, precision: str = "display",
-                    suggest: str | None = None) -> int:
+                    suggest: str | None = None, engine: str | None = None,
+                    spark_master: str | None = None) -> int:
     """Print (or write to ``out``) the profile of the runs in ``paths``; the near-matches on
-    standard error, and with ``suggest`` to that aliases file (with the aliases given)."""
+    standard error, and with ``suggest`` to that aliases file (with the aliases given).
+    ``engine``: see :mod:`kbench_core.engines` (the runs it reduces are weighted)."""
     from kbench_core.aliases import AliasError, load_aliases, near_matches
     from kbench_core.profile import profile
 
@@ -98,7 +106,7 @@ def profile_command(paths: Sequence[str], *, aliases: str | None = None, fmt: st
             table = load_aliases(aliases)
         except AliasError as err:
             raise SystemExit(f"kbench: {_safe(err)}") from None
-    runs = _load_all(paths)
+    runs = _load_all(paths, engine=engine, spark_master=spark_master, weighted=True)
     joined = profile(runs, aliases=table)
     data, n = profile_bytes(runs, fmt, aliases=table, precision=precision, table=joined)
     if not n:
@@ -130,6 +138,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                              "(also listed on standard error) to this aliases TOML, to review "
                              "and pass back with --aliases")
     _table_arguments(parser)
+    add_engine_arguments(parser)
     parser.set_defaults(run=lambda args, parser: profile_command(
         args.files, aliases=args.aliases, fmt=args.format, out=args.out,
-        precision=args.precision, suggest=args.suggest))
+        precision=args.precision, suggest=args.suggest, **_engine_choice(args)))

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -111,7 +112,51 @@ def per_item_quantities(frame: pd.DataFrame, kind: str | None = None) -> dict[st
     return out
 
 
-def _item_columns(frame: pd.DataFrame, item: Sequence[str] | str | None) -> list[str]:
+@dataclass(frozen=True, eq=False)
+class ItemMeans:
+    """The items × models table of one per-item ``value``, made elsewhere than from a frame
+    of every row (an engine reduces a run to it in place:
+    :func:`kbench_core.engines.items.item_means`). Every function of this package that takes
+    a frame takes it instead, for its ``value`` (another value is refused) and its item key,
+    and computes what it computes from a frame's table (:func:`item_values`).
+
+    ``means``: items × models, each model's mean of ``value`` over the item's rows (NaN where
+    it has no known value); ``models``: their names (as text) in the order of the columns;
+    ``keys``: the item columns (and the cluster, when it is not one of them); ``arrays``: each
+    key's label per item, items in the order of their labels (as :func:`item_values` sorts
+    them)."""
+
+    value: str
+    means: np.ndarray
+    models: np.ndarray
+    keys: list[str]
+    arrays: list[np.ndarray]
+
+    @property
+    def n_items(self) -> int:
+        return int(self.means.shape[0])
+
+
+def _given_means(table: ItemMeans, value: str, item: Sequence[str] | str | None,
+                 cluster: str | None) -> tuple[np.ndarray, np.ndarray, list[str],
+                                               list[np.ndarray]]:
+    """:func:`_item_means` of an :class:`ItemMeans`: its arrays, when asked for its value on
+    its own items (the cluster among its keys)."""
+    if value != table.value:
+        raise ValueError(f"this items table holds {table.value!r}, not {value!r}")
+    columns = _item_columns(table, item)
+    keys = columns + ([cluster] if cluster and cluster not in columns else [])
+    if set(keys) != set(table.keys):
+        raise ValueError(f"this items table is keyed by {', '.join(table.keys)}, not "
+                         f"{', '.join(keys)}")
+    return table.means, table.models, table.keys, table.arrays
+
+
+def _item_columns(frame: pd.DataFrame | ItemMeans, item: Sequence[str] | str | None
+                  ) -> list[str]:
+    if isinstance(frame, ItemMeans):
+        return list(frame.keys) if item is None else (
+            [item] if isinstance(item, str) else list(item))
     if item is not None:
         columns = [item] if isinstance(item, str) else list(item)
     else:
@@ -175,7 +220,10 @@ def _item_means(frame: pd.DataFrame, value: str, item: Sequence[str] | str | Non
     the grain it would pair is refused: a bias run an engine reduced to weighted tuples has
     no trials (:class:`~kbench_core.kahne.grain.TrialGrainRefused`, a ValueError, with
     :func:`~kbench_core.kahne.grain.trial_grain_refusal`'s reason and what to do instead),
-    rather than pairing its tuples as trials or finding "no shared items"."""
+    rather than pairing its tuples as trials or finding "no shared items". An
+    :class:`ItemMeans` is its own table."""
+    if isinstance(frame, ItemMeans):
+        return _given_means(frame, value, item, cluster)
     refusal = trial_grain_refusal(frame, value)
     if refusal is not None:
         raise TrialGrainRefused(refusal)

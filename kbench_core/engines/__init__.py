@@ -23,7 +23,9 @@ engine must match (1e-9, intervals included; ``tests/test_engines.py``). See
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -33,12 +35,14 @@ from kbench_core.stats import check_choice
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from kbench_core.compare import ItemMeans
     from kbench_core.engines.reduce import TypedRows
     from kbench_core.engines.source import ParquetSource
     from kbench_core.io import Run
 
-__all__ = ["ENGINES", "Engine", "check_engine", "connect", "default_engine", "load",
-           "reduce_source", "shared_backend"]
+__all__ = ["ENGINES", "Engine", "EngineMemoryError", "check_engine", "compare_source",
+           "connect", "default_engine", "load", "out_of_memory", "reduce_source",
+           "shared_backend"]
 
 Engine = Literal["memory", "duckdb", "spark"]
 ENGINES: tuple[str, ...] = ("memory", "duckdb", "spark")
@@ -162,17 +166,54 @@ def _read_errors() -> tuple[type[BaseException], ...]:
     return tuple(found)
 
 
+class EngineMemoryError(RuntimeError):
+    """An engine ran out of its memory (DuckDB past ``KBENCH_DUCKDB_MEMORY``, a Spark JVM
+    out of heap, this process out of memory): the message names the engine, the run and
+    the setting to change. A RuntimeError, so every command prints it as one line."""
+
+
+def out_of_memory(exc: BaseException, engine: str, label: str) -> EngineMemoryError | None:
+    """The :class:`EngineMemoryError` ``exc`` stands for, or None when it is not one: DuckDB's
+    ``OutOfMemoryException``, a Java ``OutOfMemoryError`` (heap space, GC overhead) reported
+    through Py4J or Spark Connect, or Python's ``MemoryError``."""
+    name = type(exc).__name__
+    text = str(exc)
+    if name == "OutOfMemoryException" or (engine == "duckdb" and "Out of Memory Error" in text):
+        return EngineMemoryError(
+            f"{label}: DuckDB ran out of memory (its limit is {DUCKDB_MEMORY}, beyond which "
+            f"it spills to disk; what it could not spill did not fit): set "
+            f"KBENCH_DUCKDB_MEMORY to more (e.g. KBENCH_DUCKDB_MEMORY=2GB) and run again")
+    if "java.lang.OutOfMemoryError" in text or "OutOfMemoryError" in name or (
+            engine == "spark" and ("Java heap space" in text
+                                   or "GC overhead limit exceeded" in text)):
+        return EngineMemoryError(
+            f"{label}: Spark ran out of Java heap ({text.strip().splitlines()[0][:120]}): "
+            "give the driver more (KBENCH_SPARK_MEMORY=4g, Spark's spark.driver.memory, for a "
+            "driver kbench starts) or the executors (spark.executor.memory in the cluster's "
+            "spark-defaults.conf), and run again")
+    if isinstance(exc, MemoryError):
+        return EngineMemoryError(
+            f"{label}: this process ran out of memory reading what the engine returned "
+            f"({engine}); free memory, or lower KBENCH_DUCKDB_MEMORY so the engine leaves "
+            "more to kbench, and run again")
+    return None
+
+
 def _sufficient(src: ParquetSource, *, engine: Engine, backend: Any,
                 keep: tuple[str, ...] = ()) -> pa.Table | TypedRows:
     """:func:`_read`, a file the engine cannot read (a footer that lies about its pages, a
-    damaged page) refused as the loader refuses one, naming it: "cannot read Parquet"."""
+    damaged page) refused as the loader refuses one, naming it: "cannot read Parquet"; an
+    engine out of memory is an :class:`EngineMemoryError` naming the setting to change."""
     from kbench_core.problems import Problem, RunFormatError
 
     try:
         return _read(src, engine=engine, backend=backend, keep=keep)
     except RunFormatError:
         raise
-    except _read_errors() as exc:
+    except (*_read_errors(), MemoryError) as exc:
+        named = out_of_memory(exc, engine, src.label)
+        if named is not None:
+            raise named from None
         raise RunFormatError(src.label, [Problem(None, None, (
             f"cannot read Parquet ({engine}: {type(exc).__name__}: "
             f"{str(exc).strip()[:300]})"))]) from None
@@ -197,12 +238,78 @@ def _read(src: ParquetSource, *, engine: Engine, backend: Any,
         backend = connect(engine)
     table = source.open_table(backend, src)
     # The reduction first: its tuples hold every value of the columns it keeps, so the
-    # validation checks those on them (a valid run is then two passes over its rows).
-    reduced = reduce.reduction(table, src.kind, tuple(f.name for f in src.files),
-                               keep=keep).to_pyarrow()
-    validate.validate(table, src, reduced)
+    # validation checks those on them, and it counts the bad cells of the columns it leaves
+    # out in the same pass (the rows are read once, and once more for the keys).
+    kept = reduce.read_columns(src.kind, list(table.columns), keep)
+    reduced = reduce.reduction(table, src.kind, tuple(f.name for f in src.files), keep=keep,
+                               checks=lambda rows: validate.row_checks(rows, src, kept)
+                               ).to_pyarrow()
+    reduced, others_clean = validate.checked_clean(reduced)
+    validate.validate(table, src, reduced, others_clean=others_clean)
     source.check_read(src, backend)
     return reduced
+
+
+def compare_source(path: str | os.PathLike[str], value: str, *, engine: Engine,
+                   cluster: str | None = None, spark_master: str | None = None,
+                   backend: Any = None) -> tuple[Run, ItemMeans | None] | None:
+    """What ``kbench compare`` reads of a run its engine reduces, bounded by the items
+    table, not the rows: ``(run, items)``, ``run`` the weighted validated run (its
+    sufficient table: :func:`load` with ``weighted=True``, which compares the bias effect
+    per bias) and ``items`` the items × models table of ``value`` made by the engine
+    (:func:`~kbench_core.engines.items.item_means`: the per-item comparison of a number
+    column, e.g. a bias run's ``score`` paired by trial), None when ``value`` is compared on
+    the run's per-item table (the bias effect).
+
+    None when the path is not one run of a weighted family (:data:`reduce.WEIGHTED`) or
+    ``value`` is neither a per-bias value nor a number column of the run: the command reads
+    the rows as before (its checks and messages)."""
+    from kbench_core import families
+    from kbench_core.engines import items, reduce, source
+
+    chosen = check_engine(engine)
+    found = source.sources(Path(path))
+    if len(found) != 1 or found[0].kind not in reduce.WEIGHTED:
+        return None
+    src = found[0]
+    comparison = families.get(src.kind).comparison
+    per_run = {c for _, c in comparison.values} if comparison is not None else set()
+    numbers = items.number_columns(src)
+    if value not in per_run and value not in numbers:
+        return None
+    con = backend
+    if con is None:
+        con = (shared_backend(chosen, spark_master=spark_master) if chosen == "spark"
+               else connect(chosen))
+    run = reduce.finish(_sufficient(src, engine=chosen, backend=con), src, weighted=True)
+    if value in per_run:
+        return run, None
+    with _named(src, chosen):
+        table = source.open_table(con, src)
+        means = items.item_means(table, src, value, cluster=cluster)
+        source.check_read(src, con)
+    if means is None:
+        return None
+    return run, means
+
+
+@contextlib.contextmanager
+def _named(src: ParquetSource, engine: str) -> Iterator[None]:
+    """:func:`_sufficient`'s wording of an engine's failure, for a query after the run was
+    validated: out of memory named with its setting, anything else "cannot read"."""
+    from kbench_core.problems import Problem, RunFormatError
+
+    try:
+        yield
+    except RunFormatError:
+        raise
+    except (*_read_errors(), MemoryError) as exc:
+        named = out_of_memory(exc, engine, src.label)
+        if named is not None:
+            raise named from None
+        raise RunFormatError(src.label, [Problem(None, None, (
+            f"cannot read Parquet ({engine}: {type(exc).__name__}: "
+            f"{str(exc).strip()[:300]})"))]) from None
 
 
 def load(path: str | os.PathLike[str], *, engine: Engine | None = None,

@@ -1,5 +1,5 @@
 """``--engine`` and ``--spark-master`` for the commands that read runs (``metrics``,
-``figures``, ``compare``, ``report``): the arguments and the loading they choose."""
+``figures``, ``compare``, ``report``, ``profile``): the arguments and the loading they choose."""
 
 from __future__ import annotations
 
@@ -47,3 +47,59 @@ def load_all(paths: Sequence[str], *, engine: str | None = None,
         except (FileNotFoundError, RuntimeError) as err:
             raise SystemExit(f"kbench: {err}") from None
     return runs
+
+
+def _parquet_rows(src: object) -> int:
+    """The rows of a source's Parquet files, from their footers (no row read); 0 when a
+    footer cannot be read (the loader then names the problem, as it always has)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        return sum(pq.ParquetFile(f).metadata.num_rows
+                   for f in src.files)  # type: ignore[attr-defined]
+    except (OSError, pa.ArrowException):
+        return 0
+
+
+def judged_main_tables(path: str, *, engine: str | None = None,
+                       spark_master: str | None = None, options: dict | None = None,
+                       ) -> tuple[object, list, dict] | None:
+    """``kbench metrics`` of a judged Parquet source on an engine, from the cells the engine
+    sums (``kbench_core.engines.judged.main_tables``: no answer comes back): the run (its
+    name and provenance, no frame), the tables and what an export records of the majority.
+    None when the path is not one judged source read by DuckDB or Spark, has fewer rows than
+    ``engines.settings.JUDGED_CELLS_ROWS`` (``KBENCH_JUDGED_CELLS_ROWS``: fetched, faster), or
+    its columns are not in their natural Parquet types (the loader reads it, as before)."""
+    from pathlib import Path
+
+    import pandas as pd
+
+    from kbench_core import engines
+    from kbench_core.engines import connect, judged, settings, source
+
+    chosen = engine or default_engine(path)
+    if chosen == "memory":
+        return None
+    try:
+        sources = source.sources(Path(path))
+        if len(sources) != 1 or sources[0].kind != "judged":
+            return None
+        (src,) = sources
+        if _parquet_rows(src) < settings.JUDGED_CELLS_ROWS:
+            return None  # small enough to fetch: faster than the cells (engines.settings)
+        backend = connect(chosen, spark_master=spark_master)  # type: ignore[arg-type]
+        if not judged.supported(source.open_table(backend, src)):
+            return None
+        # an engine out of memory named with the setting to change, as every engine query
+        with engines._named(src, chosen):
+            tables, provenance = judged.main_tables(src, backend, options)
+    except RunFormatError as err:
+        raise SystemExit(f"kbench: {err}") from None
+    except (FileNotFoundError, RuntimeError, ValueError) as err:
+        raise SystemExit(f"kbench: {err}") from None
+    from kbench_core.io import Run
+
+    run = Run(name=src.name, kind=src.kind, frame=pd.DataFrame(), meta=dict(src.meta),
+              warnings=())
+    return run, tables, provenance

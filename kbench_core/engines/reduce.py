@@ -36,6 +36,7 @@ grain (:class:`TypedRows`) are already the loader's frame: :func:`finish` gives 
 from __future__ import annotations
 
 import io as _io
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -243,7 +244,8 @@ def typed_rows(src: ParquetSource, *, backend: Any = None) -> TypedRows:
 
 
 def reduction(table: Any, kind: str, files: tuple[str, ...] = (),
-              keep: tuple[str, ...] = ()) -> Any:
+              keep: tuple[str, ...] = (), checks: Callable[[Any], Mapping[str, Any]] | None = None
+              ) -> Any:
     """The family's sufficient table as an Ibis expression on ``table`` (any backend, as
     :func:`~kbench_core.engines.source.open_table` opens it): its read columns grouped, with
     :data:`COUNT`, in the order of each tuple's first row.
@@ -252,7 +254,10 @@ def reduction(table: Any, kind: str, files: tuple[str, ...] = (),
     holding a label is the first row of its tuple), which is the order the loader gives a
     run's categories and so the order of every table's rows. ``files``: the source's file
     names in the order the memory engine reads them (several files: rows of the first file
-    first). ``keep``: columns of the family's ``not_read`` to keep all the same."""
+    first). ``keep``: columns of the family's ``not_read`` to keep all the same. ``checks``: a
+    function of the table giving more aggregates of its rows to compute per tuple in the same
+    pass (named columns beside :data:`COUNT`; the validation's counts of bad cells in the
+    columns left out: :func:`kbench_core.engines.validate.row_checks`)."""
     import ibis
 
     cols = read_columns(kind, list(table.columns), keep)
@@ -261,9 +266,15 @@ def reduction(table: Any, kind: str, files: tuple[str, ...] = (),
         rank = ibis.cases(*((table[FILE] == name, i) for i, name in enumerate(files)),
                           else_=len(files))
         place = rank.cast("int64") * (1 << 40) + place
-    picked = table.select(*cols, **{_FIRST: place})
+    if checks:
+        # the checks' aggregates are of the table's columns: group the table itself
+        picked = table.mutate(**{_FIRST: place})
+        extra = dict(checks(picked))
+    else:
+        picked = table.select(*cols, **{_FIRST: place})
+        extra = {}
     reduced = picked.group_by(cols).aggregate(**{COUNT: picked.count(),
-                                                 _FIRST: picked[_FIRST].min()})
+                                                 _FIRST: picked[_FIRST].min()}, **extra)
     return reduced.order_by(_FIRST).drop(_FIRST)
 
 

@@ -183,11 +183,15 @@ def _log() -> tuple[IO[bytes] | None, str]:
 
 def _options(master: str) -> list[tuple[str, str]]:
     """A local or cluster session's settings: small shuffles (the reductions' tables are
-    small), no UI nor progress bars, UTC, Java's log at WARN."""
+    small), no UI nor progress bars, UTC, Java's log at WARN, and the driver's heap when
+    ``KBENCH_SPARK_MEMORY`` gives it (``spark.driver.memory``: a driver kbench starts)."""
+    from kbench_core.engines import settings
+
+    memory = [("spark.driver.memory", settings.SPARK_MEMORY)] if settings.SPARK_MEMORY else []
     return [("spark.master", master), ("spark.app.name", "kbench"),
             ("spark.sql.shuffle.partitions", "4"), ("spark.ui.enabled", "false"),
             ("spark.ui.showConsoleProgress", "false"), ("spark.sql.session.timeZone", "UTC"),
-            ("spark.log.level", "WARN")]
+            ("spark.log.level", "WARN"), *memory]
 
 
 def _java(options: list[tuple[str, str]]) -> None:

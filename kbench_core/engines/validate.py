@@ -49,7 +49,8 @@ from kbench_core.problems import MAX_CELL_CHARS, MAX_LISTED_PROBLEMS, Problem, R
 from kbench_core.schema import Column
 from kbench_core.validation import _FALSE, _TRUE
 
-__all__ = ["FETCHED", "key_problems", "suspect", "validate"]
+__all__ = ["CHECKED", "FETCHED", "checked_clean", "key_problems", "row_checks", "suspect",
+           "validate"]
 
 FETCHED = 10_000  # suspect rows handed to the loader for its messages (and its count)
 
@@ -252,38 +253,66 @@ def _byte_length(table: Any) -> Any:
     return length
 
 
-def _clean(table: Any, src: ParquetSource, reduced: pa.Table) -> bool:
+CHECKED = "__kbench_check_"  # the prefix of the per-tuple check columns of a reduction
+
+
+def row_checks(table: Any, src: ParquetSource, kept: list[str]) -> dict[str, Any]:
+    """The checks of the columns a reduction leaves out (``kept``: those it groups by), as
+    aggregates the reduction computes per tuple in its single pass over the rows
+    (:func:`kbench_core.engines.reduce.reduction`'s ``checks``): for each such column with
+    a rule, the count of its bad cells (``<prefix>bad<i>``, numbers per row: a missing
+    required value, a range, a whole number), and for each text column its longest cell in
+    bytes (``<prefix>len<i>``). :func:`checked_clean` reads them back."""
+    known = {c.name: c for c in families.spec(src.kind).columns}
+    others = [c for c in table.columns
+              if c not in kept and c not in (ROW, FILE) and not c.startswith("__kbench_")]
+    length = _byte_length(table)
+    measures = {}
+    for i, name in enumerate(others):
+        if name in known:
+            rule = _column_suspect(table[name], known[name])
+            if type(rule.op()).__name__ != "Literal":  # a column with nothing to check
+                measures[f"{CHECKED}bad{i}"] = rule.fill_null(False).cast("int64").sum()
+        if table[name].type().is_string():
+            measures[f"{CHECKED}len{i}"] = length(table[name]).max()
+    return measures
+
+
+def checked_clean(reduced: pa.Table) -> tuple[pa.Table, bool]:
+    """The reduction without its check columns (:func:`row_checks`), and whether they found
+    nothing: no bad cell counted, no cell longer than the limit."""
+    import pyarrow.compute as pc
+
+    names = [n for n in reduced.column_names if n.startswith(CHECKED)]
+    clean = True
+    for name in names:
+        column = reduced.column(name)
+        if name.startswith(f"{CHECKED}bad"):
+            clean = clean and not (pc.sum(column).as_py() or 0)
+        else:
+            clean = clean and (pc.max(column).as_py() or 0) <= MAX_CELL_CHARS
+    return reduced.drop_columns(names), clean
+
+
+def _clean(table: Any, src: ParquetSource, reduced: pa.Table,
+           others_clean: bool | None = None) -> bool:
     """Whether no row of the run can be suspect: the reduced tuples checked by
     :func:`suspect` (on an in-process DuckDB: they are few), the other columns by one
-    aggregate (numbers per row, text by its longest cell in bytes)."""
+    aggregate (numbers per row, text by its longest cell in bytes), or by the reduction's
+    own check columns (``others_clean``: :func:`checked_clean`)."""
     import ibis
 
     kept = [c for c in reduced.column_names if c != COUNT]
     small = ibis.duckdb.connect().create_table("reduced", plain(reduced.select(kept)))
     if int(small.filter(suspect(small, src.kind)).count().to_pyarrow().as_py()):
         return False
-    spec = families.spec(src.kind)
-    known = {c.name: c for c in spec.columns}
-    others = [c for c in table.columns if c not in kept and c not in (ROW, FILE)]
-    if not others:
-        return True
-    length = _byte_length(table)
-    measures = {}
-    rules = [rule for rule in (_column_suspect(table[name], known[name])
-                               for name in others if name in known)
-             if type(rule.op()).__name__ != "Literal"]  # a column with nothing to check
-    if rules:
-        measures["bad"] = ibis.or_(*rules).fill_null(False).cast("int64").sum()
-    for i, name in enumerate(others):
-        if table[name].type().is_string():
-            measures[f"c{i}"] = length(table[name]).max()
+    if others_clean is not None:
+        return others_clean
+    measures = row_checks(table, src, kept)
     if not measures:
         return True
     found = table.aggregate(**measures).to_pyarrow()
-    if rules and (found.column("bad")[0].as_py() or 0) > 0:
-        return False
-    measures.pop("bad", None)
-    return all((found.column(k)[0].as_py() or 0) <= MAX_CELL_CHARS for k in measures)
+    return checked_clean(found)[1]
 
 
 def _file_level(table: Any, src: ParquetSource) -> None:
@@ -485,7 +514,8 @@ def key_problems(table: Any, src: ParquetSource,
     return listed, total
 
 
-def validate(table: Any, src: ParquetSource, reduced: pa.Table | None = None) -> None:
+def validate(table: Any, src: ParquetSource, reduced: pa.Table | None = None, *,
+             others_clean: bool | None = None) -> None:
     """Raise the loader's :class:`~kbench_core.problems.RunFormatError` when the run queried
     as ``table`` has a cell the loader rejects or a key it has seen before (see the module
     docstring); return quietly when every cell passes and every key is new.
@@ -494,11 +524,12 @@ def validate(table: Any, src: ParquetSource, reduced: pa.Table | None = None) ->
     when already made. A row is suspect or not by the values of its columns alone, and every
     column the reduction keeps is in it, so those columns are checked on its few distinct
     tuples; the columns it leaves out (a bias run's prompts, ids, timings) by one aggregate
-    over the rows. Only when either finds something are the rows searched, as above, for the
-    loader's messages."""
+    over the rows, or by the reduction itself in its pass (``others_clean``, what its check
+    columns found: :func:`row_checks`, :func:`checked_clean`). Only when either finds
+    something are the rows searched, as above, for the loader's messages."""
     _file_level(table, src)
     keys = key_problems(table, src, reduced)
-    if reduced is None or not _clean(table, src, reduced):
+    if reduced is None or not _clean(table, src, reduced, others_clean):
         flagged = table.filter(suspect(table, src.kind))
         n_suspect = int(flagged.count().to_pyarrow().as_py())
         ordered = flagged.order_by([FILE, ROW])

@@ -249,6 +249,15 @@ _TIER_COLUMNS = ["rank", "rank_text", "model", "judge", "n", "n_samples", "few_i
                  "renormalised"]
 
 
+def main_columns(table: pd.DataFrame) -> pd.DataFrame:
+    """The columns of a tier leaderboard the main table shows (:data:`_TIER_COLUMNS` and
+    their intervals); ``kbench_core.engines.judged.main_tables`` shows the same."""
+    keep = [c for c in table.columns
+            if c in _TIER_COLUMNS or (c.removesuffix("_low").removesuffix("_high")
+            in _TIER_COLUMNS and c.endswith(("_low", "_high")))]
+    return table[keep]
+
+
 def _catalog() -> list[Item]:
     from kbench_core import vuln
     from kbench_core.figures import vuln as vuln_figures
@@ -263,11 +272,7 @@ def _catalog() -> list[Item]:
 
     def tiers(frame: pd.DataFrame, options: Mapping[str, Any]):
         for judge, rows in per_judge(frame, options):
-            table = leaderboard(tier_table(rows, options))
-            keep = [c for c in table.columns
-                    if c in _TIER_COLUMNS or (c.removesuffix("_low").removesuffix("_high")
-                    in _TIER_COLUMNS and c.endswith(("_low", "_high")))]
-            yield judge, table[keep]
+            yield judge, main_columns(leaderboard(tier_table(rows, options)))
 
     def difficulty_table(frame: pd.DataFrame, options: Mapping[str, Any]):
         if "difficulty" not in frame or not frame["difficulty"].notna().any():

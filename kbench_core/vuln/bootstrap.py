@@ -7,6 +7,7 @@ MOVER intervals (:mod:`kbench_core.vuln.composite`), F1 and F2 the rates' Wilson
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -24,6 +25,7 @@ from kbench_core.calibration.bins import _interpolated_edges, _quantile_bins
 from kbench_core.stats import bootstrap_groups_batched, t_interval, widen_small
 from kbench_core.vuln._formulas import _core
 from kbench_core.vuln._prepare import _Q, _Prepared
+from kbench_core.vuln.cells import Bins
 
 # Only the debiased ECE keeps a percentile interval; ECE and MCE have simultaneous bin
 # intervals, SUI, TUS and LGI MOVER intervals from their components, F1 and F2 the rates'
@@ -296,7 +298,22 @@ def _with_width(value: np.ndarray, low: np.ndarray, high: np.ndarray, n: np.ndar
     return widen_small(low, high, w_low, w_high, n, few=0)
 
 
-def _bootstrap(table: pd.DataFrame, prep: _Prepared, weights: Mapping[str, float],
+@dataclass(frozen=True)
+class CellInputs:
+    """What the bootstrap draws from when only the cells are known (a run the engine summed,
+    :mod:`kbench_core.vuln.cells`): the quantity matrix per (group, sample) cell, the cells'
+    groups and samples, and the calibration cells (with the answers' confidences for
+    equal-mass bins)."""
+
+    q_cells: np.ndarray
+    group: np.ndarray
+    sample: np.ndarray
+    n_groups: int
+    n_samples: int
+    bins: Bins
+
+
+def _bootstrap(table: pd.DataFrame, prep: _Prepared | CellInputs, weights: Mapping[str, float],
                zero_division: float, n_bins: int, binning: str, n_boot: int,
                random_state: int, no_target_reasoning: str = "zero") -> None:
     """Percentile intervals of the composites over resampled samples (contracts).
@@ -310,39 +327,57 @@ def _bootstrap(table: pd.DataFrame, prep: _Prepared, weights: Mapping[str, float
     group axis of ``_core``: the same floats as one replicate at a time
     (``tests/test_vuln_bootstrap_batched.py``), at a fraction of the Python overhead."""
     size = prep.n_groups
-    cell_key = prep.gid * max(prep.n_samples, 1) + prep.sample
-    cells, cell_of_row = np.unique(cell_key, return_inverse=True)
-    cell_of_row = cell_of_row.ravel()
-    q_cells = np.column_stack([np.bincount(cell_of_row, weights=prep.q[:, j],
-                                           minlength=cells.size) for j in range(len(_Q))])
-    cell_group = cells // max(prep.n_samples, 1)
-    cell_sample = cells % max(prep.n_samples, 1)
     n_s = max(prep.n_samples, 1)
-    group_sums = _CellSums(cell_group, cell_sample, q_cells, size, n_s)
-    conf_group = prep.gid[prep.conf_rows]
-    conf_sample = prep.sample[prep.conf_rows]
     uniform = binning == "uniform"
-    if uniform:
-        edges = np.linspace(0.0, 1.0, n_bins + 1)
-        bin_of = np.searchsorted(edges[1:-1], prep.confidence, side="left")
-        calib_key = (conf_group * max(prep.n_samples, 1) + conf_sample) * n_bins + bin_of
-        calib_cells, calib_of_row = np.unique(calib_key, return_inverse=True)
-        calib_of_row = calib_of_row.ravel()
-        calib_sums = np.column_stack([
-            np.bincount(calib_of_row, minlength=calib_cells.size),
-            np.bincount(calib_of_row, weights=prep.confidence, minlength=calib_cells.size),
-            np.bincount(calib_of_row, weights=prep.correct, minlength=calib_cells.size)])
-        calib_bin = calib_cells % n_bins
-        calib_gs = calib_cells // n_bins
-        calib_sample = calib_gs % max(prep.n_samples, 1)
-        calib_group = calib_gs // max(prep.n_samples, 1)
-        bin_sums = _CellSums(calib_group * n_bins + calib_bin, calib_sample, calib_sums,
-                             size * n_bins, n_s)
+    if isinstance(prep, CellInputs):
+        group_sums = _CellSums(prep.group, prep.sample, prep.q_cells, size, n_s)
+        bins = prep.bins
+        if uniform:
+            edges = np.linspace(0.0, 1.0, n_bins + 1)
+            bin_sums = _CellSums(bins.group * n_bins + bins.bin, bins.sample,
+                                 np.column_stack([bins.count, bins.confidence_sum,
+                                                  bins.correct_sum]), size * n_bins, n_s)
+            n_conf = 0
+        else:
+            assert bins.answers is not None, "equal-mass bins need the answers' confidences"
+            conf_group, conf_sample, confidence, correct = bins.answers
+            answers = sort_answers(conf_group, confidence, size)
+            quantile_bins = _QuantileBins(answers, conf_sample, confidence, correct, size,
+                                          n_bins)
+            n_conf = confidence.size
     else:
-        answers = sort_answers(conf_group, prep.confidence, size, order=prep.conf_order)
-        quantile_bins = _QuantileBins(answers, conf_sample, prep.confidence, prep.correct,
-                                      size, n_bins)
-    n_q, n_conf = len(_Q), prep.confidence.size
+        cell_key = prep.gid * max(prep.n_samples, 1) + prep.sample
+        cells, cell_of_row = np.unique(cell_key, return_inverse=True)
+        cell_of_row = cell_of_row.ravel()
+        q_cells = np.column_stack([np.bincount(cell_of_row, weights=prep.q[:, j],
+                                               minlength=cells.size) for j in range(len(_Q))])
+        cell_group = cells // max(prep.n_samples, 1)
+        cell_sample = cells % max(prep.n_samples, 1)
+        group_sums = _CellSums(cell_group, cell_sample, q_cells, size, n_s)
+        conf_group = prep.gid[prep.conf_rows]
+        conf_sample = prep.sample[prep.conf_rows]
+        if uniform:
+            edges = np.linspace(0.0, 1.0, n_bins + 1)
+            bin_of = np.searchsorted(edges[1:-1], prep.confidence, side="left")
+            calib_key = (conf_group * max(prep.n_samples, 1) + conf_sample) * n_bins + bin_of
+            calib_cells, calib_of_row = np.unique(calib_key, return_inverse=True)
+            calib_of_row = calib_of_row.ravel()
+            calib_sums = np.column_stack([
+                np.bincount(calib_of_row, minlength=calib_cells.size),
+                np.bincount(calib_of_row, weights=prep.confidence, minlength=calib_cells.size),
+                np.bincount(calib_of_row, weights=prep.correct, minlength=calib_cells.size)])
+            calib_bin = calib_cells % n_bins
+            calib_gs = calib_cells // n_bins
+            calib_sample = calib_gs % max(prep.n_samples, 1)
+            calib_group = calib_gs // max(prep.n_samples, 1)
+            bin_sums = _CellSums(calib_group * n_bins + calib_bin, calib_sample, calib_sums,
+                                 size * n_bins, n_s)
+        else:
+            answers = sort_answers(conf_group, prep.confidence, size, order=prep.conf_order)
+            quantile_bins = _QuantileBins(answers, conf_sample, prep.confidence, prep.correct,
+                                          size, n_bins)
+        n_conf = prep.confidence.size
+    n_q = len(_Q)
     # Replicates per chunk: the largest per-chunk array (replicates x answers for equal-mass
     # bins, else replicates x samples or rows x quantities) stays near _CHUNK_FLOATS floats.
     per_replicate = max(n_s, size * n_q, size * n_bins * 3, 4 * n_conf if not uniform else 1)

@@ -11,7 +11,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from kbench_core.calibration import bin_calibration, mce_interval_of
+from kbench_core.calibration import ece_interval, mce_interval
 from kbench_core.schema import SEVERITIES
 from kbench_core.stats import check_choice, jeffreys_effective
 from kbench_core.vuln._formulas import (
@@ -20,7 +20,6 @@ from kbench_core.vuln._formulas import (
     _Core,
     _core,
     _interval_columns,
-    _mean_sd,
     _ratio,
     _t,
 )
@@ -31,21 +30,24 @@ from kbench_core.vuln._prepare import (
     _answers,
     _one_judge,
     _prepare,
-    _Prepared,
     _weights,
 )
-from kbench_core.vuln.bootstrap import _bootstrap
+from kbench_core.vuln.bootstrap import CellInputs, _bootstrap
+from kbench_core.vuln.cells import (
+    SEVERITY_LEVELS,
+    Bins,
+    CellSource,
+    JudgedCells,
+    bins_from_answers,
+    moment_names,
+)
+from kbench_core.vuln.cells import from_answers as answers_cells
 from kbench_core.vuln.composite import composite_intervals
 from kbench_core.vuln.definitions import (
-    _EXACT,
-    _PARTIAL,
-    _SEMANTIC,
     DIFFICULTY_MEAN_RATES,
     FEW_SAMPLES,
-    OVERCONFIDENT_ABOVE,
     REASONING,
     SUI_WEIGHTS,
-    UNDERCONFIDENT_BELOW,
     Binning,
 )
 
@@ -189,60 +191,113 @@ def tiers(judged: pd.DataFrame | PreparedAnswers, *, by: Sequence[str] = ("model
                 f"{ready.judge!r}; tiers was asked for by={list(by)} and judge={judge!r}: "
                 "prepare them again (prepare_answers) or pass the same by and judge")
         judged = ready.frame
-    weights, severity = _checked_options(judged, by, sui_weights, partial_credit,
-                                         severity_weights, n_bins, binning, ci,
-                                         no_target_reasoning)
+    cells = judged if isinstance(judged, CellSource) else None
+    if cells is not None and judge not in (None, cells.judge):
+        raise ValueError(f"these cells are judge {cells.judge!r}'s; tiers was asked for "
+                         f"judge={judge!r}")
+    weights, severity = _checked_options(
+        judged if cells is None else pd.DataFrame(columns=list(cells.columns)), by,
+        sui_weights, partial_credit, severity_weights, n_bins, binning, ci,
+        no_target_reasoning)
     zero_division = float(zero_division)
-    if ready is not None:
-        frame, judge_name, source = ready.frame, ready.judge, ready.answers
+    source: pd.DataFrame | _Answers | CellSource
+    if cells is not None:
+        judge_name, source = cells.judge, cells
+    elif ready is not None:
+        judge_name, source = ready.judge, ready.answers
     else:
-        frame, judge_name = _one_judge(judged, judge)
-        source = frame
-    table, _, prep = _tier_columns(frame, source, by, judge_name, weights, partial_credit,
-                                   severity, n_bins, binning, zero_division,
-                                   no_target_reasoning, intervals=ci == "bootstrap")
+        source, judge_name = _one_judge(judged, judge)
+    table, _, groups, answers = _tier_columns(
+        source, by, judge_name, weights, partial_credit, severity, n_bins, binning,
+        zero_division, no_target_reasoning, intervals=ci == "bootstrap")
     if ci == "bootstrap":
-        _bootstrap(table, prep, weights, zero_division, n_bins, binning, n_boot, random_state,
-                   no_target_reasoning)
+        if answers is not None:  # the answers in memory (a frame)
+            prep, _ = _prepare(answers, by, float(partial_credit), severity)
+            _bootstrap(table, prep, weights, zero_division, n_bins, binning, n_boot,
+                       random_state, no_target_reasoning)
+        else:  # the cells only (a run the engine summed)
+            _bootstrap(table, _cell_inputs(groups), weights, zero_division, n_bins, binning,
+                       n_boot, random_state, no_target_reasoning)
         # ECE and MCE: simultaneous Wilson intervals of the bins (clustered by sample), not
         # the bootstrap, whose percentile interval never covered a small ECE or MCE
         for which in ("ece", "mce"):
-            low, high = mce_interval_of(
-                prep.gid[prep.conf_rows], prep.confidence, prep.correct,
-                prep.sample[prep.conf_rows], n_groups=prep.n_groups, n_bins=n_bins,
-                strategy=binning, order=prep.conf_order, which=which)
+            low, high = _bin_interval(groups.bins, groups.size, which)
             position = table.columns.get_loc(which) + 1
             table.insert(position, f"{which}_low", low)
             table.insert(position + 1, f"{which}_high", high)
         # SUI, TUS, LGI from their components' intervals (MOVER; round 3 item 5)
         composite_intervals(table, weights)
-    if "difficulty" in frame and "difficulty" not in by and frame["difficulty"].notna().any():
-        _difficulty_means(table, frame, by, judge_name, dict(
+    if "difficulty" not in by and _has_difficulty(source):
+        _difficulty_means(table, source, by, judge_name, dict(
             weights=weights, partial_credit=partial_credit, severity=severity,
             n_bins=n_bins, binning=binning, no_target_reasoning=no_target_reasoning))
     return table
 
 
-def _tier_columns(frame: pd.DataFrame, source: pd.DataFrame | _Answers, by: tuple[str, ...],
+def _has_difficulty(source: pd.DataFrame | _Answers | CellSource) -> bool:
+    if isinstance(source, CellSource):
+        return source.has_difficulty()
+    if isinstance(source, _Answers):
+        return False  # prepared answers: the page asks for the split itself
+    return "difficulty" in source and bool(source["difficulty"].notna().any())
+
+
+def _bin_interval(bins: Bins, size: int, which: str) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`kbench_core.calibration.mce_interval` (``which="mce"``) or
+    :func:`~kbench_core.calibration.ece_interval` of the calibration cells, each bin's
+    interval clustered by sample (the jackknife design effect over the (group, bin) ×
+    sample cells, as :func:`~kbench_core.calibration.mce_interval_of` computes it)."""
+    interval = {"mce": mce_interval, "ece": ece_interval}[which]
+    clusters = bins.clusters(size, 0)
+    _, _, deff = clusters.deff(bins.correct_sum, bins.count)
+    shape = (size, bins.n_bins)
+    return interval(bins.binned(size), deff=deff.reshape(shape),
+                    boundary_n=clusters.boundary_n(bins.count).reshape(shape))
+
+
+def _cell_inputs(groups: _Totals) -> CellInputs:
+    """What the bootstrap draws from when only the cells are known: the quantity matrix per
+    cell, the cells' groups and samples, the calibration cells."""
+    table = groups.table
+    names = {"invalid": "invalid_sum"}
+    q_cells = np.column_stack([groups.cells(names.get(q, q)) for q in _Q]) \
+        if table.n_cells else np.zeros((0, len(_Q)))
+    return CellInputs(q_cells=q_cells, group=table.group, sample=table.sample,
+                      n_groups=table.size, n_samples=table.n_samples, bins=groups.bins)
+
+
+def _tier_columns(source: pd.DataFrame | _Answers | CellSource, by: tuple[str, ...],
                   judge_name: str | None, weights: Mapping[str, float],
                   partial_credit: float, severity: Mapping[str, float] | None, n_bins: int,
                   binning: str, zero_division: float, no_target_reasoning: str, *,
-                  intervals: bool = False) -> tuple[pd.DataFrame, _Columns, _Prepared]:
+                  intervals: bool = False,
+                  ) -> tuple[pd.DataFrame, _Columns, _Totals, _Answers | None]:
     """The tier table without bootstrap or difficulty means, with its written columns (whose
-    ``effective`` holds each rate's effective counts) and the prepared answers; ``intervals``:
-    the composites' intervals are asked for (F1 and F2 get theirs)."""
-    prep, rows = _prepare(source, by, float(partial_credit), severity)
-    groups = _totals(prep, rows, weights, n_bins, binning, zero_division, no_target_reasoning)
+    ``effective`` holds each rate's effective counts), the totals it was written from and
+    the answers read into arrays (None when only their cells are known); ``intervals``: the
+    composites' intervals are asked for (F1 and F2 get theirs)."""
+    answers: _Answers | None = None
+    if isinstance(source, CellSource):
+        table = source.cells(by)
+        bins = source.bins(by, n_bins, binning,
+                           answers=intervals and binning == "quantile")
+    else:
+        answers = source if isinstance(source, _Answers) else _answers(source, by)
+        table = answers_cells(answers)
+        bins = bins_from_answers(answers, n_bins, binning)
+    groups = _totals(table, bins, weights, float(partial_credit), severity, zero_division,
+                     no_target_reasoning)
     groups = replace(groups, composite_intervals=intervals)
-    out = _identity(frame, groups, by, judge_name)
+    out = _identity(groups, by, judge_name)
     for tier in (_detection, _target, _findings, _reasoning, _type_match, _calibration,
                  _composite, _location):
         tier(out, groups)
     groups.flush(out)
-    return pd.DataFrame(out.finish()), out, prep
+    return pd.DataFrame(out.finish()), out, groups, answers
 
 
-def _difficulty_means(table: pd.DataFrame, frame: pd.DataFrame, by: tuple[str, ...],
+def _difficulty_means(table: pd.DataFrame, frame: pd.DataFrame | CellSource,
+                      by: tuple[str, ...],
                       judge_name: str | None, options: dict) -> None:
     """``<rate>_difficulty_mean``: the unweighted mean over the difficulty tiers of each rate
     of :data:`DIFFICULTY_MEAN_RATES` (BlockBench's "Avg" over its four DS tiers), beside the
@@ -258,8 +313,8 @@ def _difficulty_means(table: pd.DataFrame, frame: pd.DataFrame, by: tuple[str, .
     of 20/10/5/3 contracts it held the tier mean in 55 % of simulated runs; this one in
     93–96 %, where MOVER over the Wilson intervals fell to 90 % near 1
     (``docs/statistics.md``, round 3 item 7)."""
-    per, columns, _ = _tier_columns(frame, frame, (*by, "difficulty"), judge_name,
-                                    zero_division=np.nan, **options)
+    per, columns, _, _ = _tier_columns(frame, (*by, "difficulty"), judge_name,
+                                       zero_division=np.nan, **options)
     for rate, (successes, units, edge) in columns.effective.items():
         if rate in DIFFICULTY_MEAN_RATES:  # Jeffreys on the tier's effective counts
             per[f"{rate}_low"], per[f"{rate}_high"] = jeffreys_effective(successes, units,
@@ -333,11 +388,15 @@ def _checked_options(judged: pd.DataFrame, by: tuple[str, ...],
 
 @dataclass(frozen=True)
 class _Totals:
-    """What every tier reads: the prepared answers, their per-answer rows, the per-group sums
-    of the quantity matrix (by name) and the composites computed from them."""
+    """What every tier reads: the per-cell sums of the answers (:class:`~kbench_core.vuln.
+    cells.JudgedCells`) under the options (partial credit, severity weights), their
+    per-group totals of the quantity matrix (by name), the calibration cells and the
+    composites computed from them."""
 
-    prep: _Prepared
-    rows: dict
+    table: JudgedCells
+    bins: Bins
+    partial_credit: float
+    severity: Mapping[str, float] | None
     s: dict[str, np.ndarray]
     core: _Core
     zero_division: float
@@ -349,52 +408,31 @@ class _Totals:
 
     @property
     def size(self) -> int:
-        return self.prep.n_groups
+        return self.table.size
 
-    def count(self, mask: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
-        """Per group: the answers where ``mask`` holds (or the sum of their ``weights``)."""
-        w = mask.astype(float) if weights is None else np.where(mask, weights, 0.0)
-        return np.bincount(self.prep.gid, weights=w, minlength=self.size)
+    def cells(self, name: str) -> np.ndarray:
+        """Per cell, the sum of a per-answer quantity (:mod:`kbench_core.vuln.cells`), or
+        of one the options make of them."""
+        if name not in self.cell_sums:
+            self.cell_sums[name] = _derived(self.table, name, self.partial_credit,
+                                            self.severity)
+        return self.cell_sums[name]
 
-    def every(self) -> np.ndarray:
-        return np.ones(self.prep.gid.size, bool)
+    def total(self, name: str) -> np.ndarray:
+        """Per group, the sum of a per-answer quantity."""
+        return self.clusters.per_group(self.cells(name))
 
-    def mean_sd(self, values: np.ndarray,
-                used: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return _mean_sd(self.prep.gid, values, used, self.size)
-
-    def q(self, name: str) -> np.ndarray:
-        """One column of the per-answer quantity matrix."""
-        return self.prep.q[:, _QI[name]]
-
-    def cells(self, values: np.ndarray | str) -> np.ndarray:
-        """Sums per (group, sample) cell of a per-answer quantity, or of a named one (a
-        denominator several rates share, summed once)."""
-        if not isinstance(values, str):
-            return self.clusters.per_cell(np.asarray(values, dtype=float))
-        if values not in self.cell_sums:
-            if values == "answers":
-                column = np.ones(self.prep.gid.size)
-            elif values in _QI:
-                column = self.q(values)
-            else:
-                column = self.rows[values]
-            self.cell_sums[values] = self.clusters.per_cell(np.asarray(column, dtype=float))
-        return self.cell_sums[values]
-
-    def rate(self, out: dict, name: str, num: np.ndarray, den: np.ndarray | str, *,
+    def rate(self, out: dict, name: str, num: str, den: str, *,
              zero_division: float | None = None, value: np.ndarray | None = None,
-             units: np.ndarray | str | None = None, weighted: bool = False) -> None:
-        """The rate Σ num / Σ den per group (per-answer ``num`` and ``den``, bools or
-        numbers; ``den`` may name a shared one) with its Wilson interval clustered by sample
-        (:class:`~kbench_core.vuln._formulas.Clusters`); ``units`` per answer are what the
-        interval's n counts (default ``den``); ``weighted``: the answers weigh unequally in
-        ``den`` (:meth:`Clusters.deff`)."""
-        u_c = self.cells(den if units is None else units)
-        total = self.clusters.per_group(u_c)
+             units: str | None = None, weighted: bool = False) -> None:
+        """The rate Σ num / Σ den per group (quantities named, summed per cell) with its
+        Wilson interval clustered by sample (:class:`~kbench_core.vuln._formulas.Clusters`);
+        ``units`` are what the interval's n counts (default ``den``); ``weighted``: the
+        answers weigh unequally in ``den`` (:meth:`Clusters.deff`)."""
+        total = self.total(den if units is None else units)
         zero = self.zero_division if zero_division is None else zero_division
         if value is None:
-            value = _ratio(self.clusters.per_group(self.cells(num)), total, zero)
+            value = _ratio(self.total(num), total, zero)
         out[name] = value
         _interval_columns(out, name, None, None)  # the columns' place; filled in flush()
         self.pending.append((name, num, den, units,
@@ -417,43 +455,127 @@ class _Totals:
                                     edge[:, j]))
         self.pending.clear()
 
-    def mean_t(self, out: dict, name: str, values: np.ndarray, used: np.ndarray, *,
+    def mean_sd(self, moment: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Count, mean and population variance per group of a quantity of
+        :data:`~kbench_core.vuln.cells.MOMENTS`, from its cells' sums, counts and squared
+        deviations (Chan, Golub & LeVeque's pairwise update: Σ m2_c + Σ n_c(mean_c − mean)²,
+        so equal values have no spread)."""
+        total, count, m2 = moment_names(moment)
+        s_c, n_c = self.cells(total), self.cells(count)
+        n = self.clusters.per_group(n_c)
+        mean = _ratio(self.clusters.per_group(s_c), n, np.nan)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean_c = np.where(n_c > 0, s_c / np.where(n_c > 0, n_c, 1.0), 0.0)
+        dev = np.where(n_c > 0, mean_c - mean[self.table.group], 0.0)
+        var = _ratio(self.clusters.per_group(self.cells(m2) + n_c * dev * dev), n, np.nan)
+        return n, mean, var
+
+    def mean_t(self, out: dict, name: str, moment: str, *,
                bounds: tuple[float, float] = (0.0, 1.0)) -> np.ndarray:
-        """The mean of ``values[used]`` per group with its t interval clustered by sample;
-        returns the count behind it."""
-        n, mean, var = self.mean_sd(values, used)
-        _t(out, name, n, mean, var, bounds=bounds,
-           clustered=self.clusters.mean_se(values, used, n, var))
+        """The mean of a quantity of :data:`~kbench_core.vuln.cells.MOMENTS` per group with
+        its t interval clustered by sample (:meth:`Clusters.mean_se` on the cells); returns
+        the count behind it."""
+        n, mean, var = self.mean_sd(moment)
+        total, count, _ = moment_names(moment)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            v_simple = var / np.maximum(n - 1, 1)
+        if self.clusters.singletons:
+            clustered = (n, np.where(n > 1, np.sqrt(v_simple), np.nan))
+        else:
+            k, v_cluster = self.clusters.jackknife(self.cells(total), self.cells(count))
+            with np.errstate(invalid="ignore"):
+                se = np.sqrt(np.fmax(v_cluster, v_simple))
+            clustered = (k, np.where((n > 1) & (k >= 2), se, np.nan))
+        _t(out, name, n, mean, var, bounds=bounds, clustered=clustered)
         return n
 
 
-def _totals(prep: _Prepared, rows: dict, weights: Mapping[str, float], n_bins: int,
-            binning: str, zero_division: float, no_target_reasoning: str) -> _Totals:
-    """Sum the quantity matrix per group, bin the confidences, compute the composites."""
-    size = prep.n_groups
-    sums = np.column_stack([np.bincount(prep.gid, weights=prep.q[:, j], minlength=size)
-                            for j in range(len(_Q))]) if len(_Q) else np.zeros((size, 0))
-    binned = bin_calibration(prep.gid[prep.conf_rows], prep.confidence, prep.correct,
-                             n_groups=size, n_bins=n_bins, strategy=binning,
-                             order=prep.conf_order)
-    core = _core(sums, binned, weights, zero_division, no_target_reasoning)
-    return _Totals(prep=prep, rows=rows, s={name: sums[:, i] for name, i in _QI.items()},
-                   core=core, zero_division=zero_division,
-                   clusters=prep.clusters)
+def _severity_weights(severity: Mapping[str, float] | None) -> np.ndarray:
+    """The weight of each of :data:`~kbench_core.vuln.cells.SEVERITY_LEVELS` (missing or
+    another label weighs 1)."""
+    return np.array([1.0 if level is None or severity is None
+                     else float(severity.get(level, 1.0)) for level in SEVERITY_LEVELS])
 
 
-def _identity(frame: pd.DataFrame, g: _Totals, by: tuple[str, ...],
-              judge_name: str | None) -> _Columns:
+def _derived(table: JudgedCells, name: str, partial_credit: float,
+             severity: Mapping[str, float] | None) -> np.ndarray:
+    """Per cell, a quantity the options make of the sums: the credited and weighted finds
+    of TDR, the credited valid findings, F-beta's weighted counts, or a sum as it is."""
+    s = table.sums
+    if name in s:
+        return s[name]
+    if name == "answers":
+        return s["n"]
+    if name == "not_vulnerable":
+        return s["n"] - s["vulnerable"]
+    if name == "valid":
+        return s["n_target_match"] + s["n_partial_match"] + s["n_bonus_valid"]
+    if name == "invalid":
+        return s["invalid_sum"]
+    if name == "valid_credit":
+        return (s["n_target_match"] + partial_credit * s["n_partial_match"]
+                + s["n_bonus_valid"])
+    if name in ("credit_weight", "vul_weight"):
+        if severity is None or not table.severity:
+            if name == "vul_weight":
+                return s["vulnerable"]
+            return s["found"] - (1.0 - partial_credit) * s["partial"]
+        w = _severity_weights(severity)
+        out = np.zeros(table.n_cells)
+        for i, weight in enumerate(w):
+            part = (s[f"vulnerable@{i}"] if name == "vul_weight" else
+                    s[f"found@{i}"] - (1.0 - partial_credit) * s[f"partial@{i}"])
+            out = out + weight * part
+        return out
+    if name == "counted":
+        return s["tp"] + s["fn"] + s["fp"]
+    if name == "f1_num":
+        return 2.0 * s["tp"]
+    if name == "f1_den":
+        return 2.0 * s["tp"] + s["fn"] + s["fp"]
+    if name == "f2_num":
+        return 5.0 * s["tp"]
+    if name == "f2_den":
+        return 5.0 * s["tp"] + 4.0 * s["fn"] + s["fp"]
+    raise KeyError(name)
+
+
+def _group_sums(table: JudgedCells, clusters: Clusters, partial_credit: float,
+                severity: Mapping[str, float] | None) -> np.ndarray:
+    """Per group, the columns of the quantity matrix (:data:`_Q`) the composites read."""
+    names = {"invalid": "invalid_sum"}
+    return np.column_stack([clusters.per_group(_derived(table, names.get(q, q),
+                                                        partial_credit, severity))
+                            for q in _Q]) if table.size else np.zeros((0, len(_Q)))
+
+
+def _totals(table: JudgedCells, bins: Bins, weights: Mapping[str, float],
+            partial_credit: float, severity: Mapping[str, float] | None,
+            zero_division: float, no_target_reasoning: str) -> _Totals:
+    """Sum the cells per group, bin the confidences, compute the composites."""
+    clusters = table.clusters()
+    sums = _group_sums(table, clusters, partial_credit, severity)
+    core = _core(sums, bins.binned(table.size), weights, zero_division, no_target_reasoning)
+    return _Totals(table=table, bins=bins, partial_credit=partial_credit, severity=severity,
+                   s={name: sums[:, i] for name, i in _QI.items()}, core=core,
+                   zero_division=zero_division, clusters=clusters)
+
+
+def _identity(g: _Totals, by: tuple[str, ...], judge_name: str | None) -> _Columns:
     """The group keys, the judge and what the row rests on (answers, failed judgements,
     distinct samples, and whether they are few)."""
-    out = _Columns({c: np.asarray(g.prep.keys[c]) for c in by})
+    out = _Columns({c: np.asarray(g.table.keys[c]) for c in by})
     out["judge"] = np.full(g.size, judge_name, dtype=object)
     out["n"] = g.s["n"].astype(np.int64)
-    out["n_missing"] = g.prep.missing.astype(np.int64)
+    out["n_missing"] = np.asarray(g.table.missing).astype(np.int64)
     n_samples = g.clusters.n_clusters().astype(np.int64)
     out["n_samples"] = n_samples
     out["few_items"] = n_samples < FEW_SAMPLES
     return out
+
+
+def _count(g: _Totals, name: str) -> np.ndarray:
+    return np.rint(g.total(name)).astype(np.int64)
 
 
 def _detection(out: dict, g: _Totals) -> None:
@@ -462,37 +584,30 @@ def _detection(out: dict, g: _Totals) -> None:
     tp, fp, fn, tn = s["tp"], s["fp"], s["fn"], s["tn"]
     for name, values in (("tp", tp), ("tn", tn), ("fp", fp), ("fn", fn)):
         out[name] = values.astype(np.int64)
-    vulnerable, said = g.rows["vulnerable"], g.rows["said"]
-    g.rate(out, "accuracy", said == vulnerable, "answers", zero_division=np.nan,
-           value=core.accuracy)
-    g.rate(out, "precision", "tp", said)
+    g.rate(out, "accuracy", "correct", "answers", zero_division=np.nan, value=core.accuracy)
+    g.rate(out, "precision", "tp", "said")
     g.rate(out, "recall", "tp", "vulnerable")
     # F-beta = (1 + β²)TP / ((1 + β²)TP + β²FN + FP) is a ratio of sums over the answers
     # that are TP, FN or FP: its interval is the rates' (Wilson on the effective n of those
     # answers), the jackknife carrying the unequal weights (round 3 item 5)
     # (only with the composites' intervals, as SPEC has it for F1 and F2)
     if g.composite_intervals:
-        tp, fn, fp = (vulnerable & said), (vulnerable & ~said), (~vulnerable & said)
-        counted = tp | fn | fp
-        g.rate(out, "f1", 2.0 * tp, 2.0 * tp + fn + fp, value=core.f1, units=counted,
-               weighted=True)
-        g.rate(out, "f2", 5.0 * tp, 5.0 * tp + 4.0 * fn + fp, value=core.f2, units=counted,
-               weighted=True)
+        g.rate(out, "f1", "f1_num", "f1_den", value=core.f1, units="counted", weighted=True)
+        g.rate(out, "f2", "f2_num", "f2_den", value=core.f2, units="counted", weighted=True)
     else:
         out["f1"], out["f2"] = core.f1, core.f2
-    g.rate(out, "fpr", "fp", ~vulnerable)
+    g.rate(out, "fpr", "fp", "not_vulnerable")
     g.rate(out, "fnr", "fn", "vulnerable")
 
 
 def _target(out: dict, g: _Totals) -> None:
     """Tier 2: target detection, lucky guesses, bonus discoveries."""
-    n_vulnerable = g.count(g.rows["vulnerable"])
-    out["n_vulnerable"] = n_vulnerable.astype(np.int64)
-    out["targets_found"] = g.count(g.rows["found"]).astype(np.int64)
+    out["n_vulnerable"] = _count(g, "vulnerable")
+    out["targets_found"] = _count(g, "found")
     # Weighted or partial TDR: Wilson on the equivalent count (TDR x vulnerable answers),
     # whose design effect carries the weights' (Kish) as well as the samples'.
     g.rate(out, "tdr", "credit_weight", "vul_weight", value=g.core.tdr, units="vulnerable")
-    out["lucky_guesses"] = g.count(g.rows["lucky"]).astype(np.int64)
+    out["lucky_guesses"] = _count(g, "lucky")
     g.rate(out, "lucky_guess_rate", "lucky", "tp")
     g.rate(out, "bonus_discovery_rate", "bonus", "answers")
 
@@ -502,25 +617,24 @@ def _findings(out: dict, g: _Totals) -> None:
     over-flagging."""
     findings = g.s["findings"]
     out["total_findings"] = findings.astype(np.int64)
-    out["valid_findings"] = g.count(g.every(), g.rows["valid"]).astype(np.int64)
+    out["valid_findings"] = g.total("valid").astype(np.int64)
     out["invalid_findings"] = g.s["invalid"].astype(np.int64)
-    hallucinated = g.count(g.every(), g.rows["hallucinated"])
-    out["hallucinated_findings"] = hallucinated.astype(np.int64)
+    out["hallucinated_findings"] = g.total("n_hallucinated").astype(np.int64)
     g.rate(out, "finding_precision", "valid_credit", "findings",
            value=g.core.finding_precision)
     g.rate(out, "invalid_rate", "invalid", "findings", value=g.core.invalid_rate)
-    g.rate(out, "hallucination_rate", "hallucinated", "findings")
-    g.mean_t(out, "over_flagging", g.rows["invalid"], g.every(), bounds=(0.0, np.inf))
+    g.rate(out, "hallucination_rate", "n_hallucinated", "findings")
+    g.mean_t(out, "over_flagging", "invalid", bounds=(0.0, np.inf))
 
 
 def _reasoning(out: dict, g: _Totals) -> None:
     """Tier 4: mean (t interval) and population SD of each reasoning score over the answers
     that found the target, their mean, and the value the composites used."""
-    out["n_reasoning"] = g.count(g.rows["found"]).astype(np.int64)
+    out["n_reasoning"] = _count(g, "found")
     for name in REASONING:
-        g.mean_t(out, f"mean_{name}", *g.rows["scores"][name])
+        g.mean_t(out, f"mean_{name}", name)
     for name in REASONING:
-        out[f"std_{name}"] = np.sqrt(g.mean_sd(*g.rows["scores"][name])[2])
+        out[f"std_{name}"] = np.sqrt(g.mean_sd(name)[2])
     out["avg_reasoning"] = g.core.avg_reasoning
     out["composite_reasoning"] = g.core.composite_reasoning
 
@@ -528,30 +642,22 @@ def _reasoning(out: dict, g: _Totals) -> None:
 def _type_match(out: dict, g: _Totals) -> None:
     """Tier 5 over the answers that found the target and have a type match: exact, exact or
     semantic, partial."""
-    type_match = g.rows["type_match"]
-    typed = g.rows["found"] & (type_match >= 0)
-    n_typed = g.count(typed)
-    out["n_type_match"] = n_typed.astype(np.int64)
-    g.rate(out, "exact_match_rate", typed & (type_match == _EXACT), typed)
-    g.rate(out, "semantic_match_rate",
-           typed & ((type_match == _EXACT) | (type_match == _SEMANTIC)), typed)
-    g.rate(out, "partial_match_rate", typed & (type_match == _PARTIAL), typed)
+    out["n_type_match"] = _count(g, "typed")
+    g.rate(out, "exact_match_rate", "exact", "typed")
+    g.rate(out, "semantic_match_rate", "semantic", "typed")
+    g.rate(out, "partial_match_rate", "partial_match", "typed")
 
 
 def _calibration(out: dict, g: _Totals) -> None:
     """Tier 6 over the answers with a confidence: ECE, MCE, Brier, over- and
     underconfidence."""
-    conf, correct = g.rows["confidence"], g.rows["correct"]
-    stated = ~np.isnan(conf)
-    out["n_confidence"] = g.count(stated).astype(np.int64)
+    out["n_confidence"] = _count(g, "stated")
     out["ece"] = g.core.ece  # the plug-in (BlockBench's; biased upward)
     out["ece_l2_debiased"] = g.core.ece_l2_debiased
     out["mce"] = g.core.mce
-    g.mean_t(out, "brier", (conf - correct) ** 2, stated)
-    with np.errstate(invalid="ignore"):
-        high, low = stated & (conf > OVERCONFIDENT_ABOVE), stated & (conf < UNDERCONFIDENT_BELOW)
-    g.rate(out, "overconfidence_rate", high & (correct == 0), high)
-    g.rate(out, "underconfidence_rate", low & (correct == 1), low)
+    g.mean_t(out, "brier", "brier")
+    g.rate(out, "overconfidence_rate", "over", "high")
+    g.rate(out, "underconfidence_rate", "under", "low")
 
 
 def _composite(out: dict, g: _Totals) -> None:
@@ -566,7 +672,5 @@ def _composite(out: dict, g: _Totals) -> None:
 
 def _location(out: dict, g: _Totals) -> None:
     """Location accuracy: mean line overlap over the found targets with known lines."""
-    location = g.rows["location"]
-    n_loc, _, _ = g.mean_sd(location, ~np.isnan(location))
-    out["n_location"] = n_loc.astype(np.int64)
-    g.mean_t(out, "location_accuracy", location, ~np.isnan(location))
+    out["n_location"] = _count(g, "location_n")
+    g.mean_t(out, "location_accuracy", "location")

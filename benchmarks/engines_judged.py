@@ -1,0 +1,131 @@
+"""A judged run past memory (issue 39): the majority's tiers through DuckDB, before (the rows
+fetched at item grain, validated and typed by the loader, then ``agreement.consensus`` and
+``vuln.tiers`` on the frame) and after (the consensus and the per-cluster sums computed by
+the engine, ``engines.judged.EngineCells``; the run validated by the engine). Figures in
+``benchmarks/README.md``, "Judged runs past memory".
+
+Each measure runs in a child process (its peak RSS its own), on
+:func:`kbench_core.samples.big_judged_samples` written to Parquet in chunks under
+``/tmp/eng39b`` (3 detectors × 3 prompt types × 3 judges per sample; the sample ids made
+unique per chunk). Prints one JSON line per (size, path): wall time, the engine's part, the
+finish, the peak RSS, and the rows of the sufficient table. Asserts nothing.
+
+    python benchmarks/engines_judged.py 1000000 10000000     # both paths at both sizes
+    python benchmarks/engines_judged.py 10000000 --only after
+    python benchmarks/engines_judged.py 1000000 --options bootstrap   # ci="bootstrap"
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+FOLDER = Path(os.environ.get("KBENCH_BENCH_DIR", "/tmp/eng39b"))
+PER_CHUNK = 20_000  # samples per chunk written (540k rows)
+
+
+def make(n_rows: int) -> Path:
+    """About ``n_rows`` judged rows in one Parquet file (made once)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from kbench_core.samples import judged_samples
+    from kbench_core.samples.judged import DETECTORS, JUDGES, PROMPT_TYPES
+
+    path = FOLDER / f"judged-{n_rows}.parquet"
+    if path.exists():
+        return path
+    FOLDER.mkdir(parents=True, exist_ok=True)
+    per_sample = len(DETECTORS) * len(PROMPT_TYPES) * len(JUDGES)
+    n_samples = max(2, round(n_rows / per_sample))
+    tmp = path.with_suffix(".tmp")
+    writer = None
+    for chunk, start in enumerate(range(0, n_samples, PER_CHUNK)):
+        frame = judged_samples(n_samples=min(PER_CHUNK, n_samples - start), seed=chunk)
+        frame["sample"] = f"b{chunk:04d}-" + frame["sample"].astype(str)
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+        table = table.cast(pa.schema([pa.field(f.name, pa.string())
+                                      if pa.types.is_dictionary(f.type) else f
+                                      for f in table.schema]))
+        if writer is None:
+            writer = pq.ParquetWriter(tmp, table.schema)
+        writer.write_table(table)
+    assert writer is not None
+    writer.close()
+    tmp.rename(path)
+    return path
+
+
+def measure(path: str, how: str, options: str) -> dict:
+    """One path on one file, in this process: stage times and peak RSS."""
+    from kbench_core import engines, vuln
+    from kbench_core.engines import source, validate
+
+    kwargs = {"ci": "bootstrap", "n_boot": 200} if options == "bootstrap" else {}
+    times: dict = {}
+    start = time.perf_counter()
+    if how == "before":
+        from kbench_core.agreement import consensus
+
+        (run,) = engines.load(path, engine="duckdb")
+        times["engine"] = time.perf_counter() - start
+        mid = time.perf_counter()
+        table = vuln.tiers(consensus(run.frame), **kwargs)
+        times["finish"] = time.perf_counter() - mid
+        times["sufficient_rows"] = len(run.frame)
+    else:
+        from kbench_core.engines import judged
+
+        con = engines.connect("duckdb")
+        (src,) = source.sources(Path(path))
+        rows = source.open_table(con, src)
+        validate.validate(rows, src)
+        cells = judged.EngineCells(judged.answers(rows))
+        sums = cells.cells(("model",))
+        source.check_read(src, con)
+        times["engine"] = time.perf_counter() - start
+        mid = time.perf_counter()
+        table = vuln.tiers(cells, **kwargs)
+        times["finish"] = time.perf_counter() - mid
+        times["sufficient_rows"] = sums.n_cells
+    times["total"] = time.perf_counter() - start
+    times["groups"] = len(table)
+    times["sui"] = [round(float(x), 12) for x in table["sui"]]
+    times["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return times
+
+
+def _child(path: Path, how: str, options: str) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--measure", str(path), how, options],
+                         capture_output=True, text=True, cwd=ROOT, check=False)
+    if out.returncode:
+        return {"error": (out.stderr.strip().splitlines() or ["failed"])[-1][:300]}
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str]) -> None:
+    if argv[:1] == ["--measure"]:
+        print(json.dumps(measure(argv[1], argv[2], argv[3])))
+        return
+    only = argv[argv.index("--only") + 1] if "--only" in argv else None
+    options = argv[argv.index("--options") + 1] if "--options" in argv else "default"
+    sizes = [int(a) for a in argv if a.isdigit()] or [1_000_000]
+    for n_rows in sizes:
+        path = make(n_rows)
+        for how in ("before", "after"):
+            if only and how != only:
+                continue
+            result = _child(path, how, options)
+            print(json.dumps({"rows": n_rows, "path": how, "options": options, **result}),
+                  flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

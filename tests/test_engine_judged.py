@@ -1,0 +1,344 @@
+"""A judged run's answers and tiers computed in the engine (issue 39): the majority consensus
+and one judge's rows by a group-by on the item key (``engines.judged``), equal to the memory
+engine's (``agreement.consensus``, ``agreement.judge_rows``, then ``vuln.tiers``) at 1e-9 on
+DuckDB and Spark, on a run with every awkward case: failed judgements, judges without a row
+for an item, ties, a human judge, padded labels, line lists written several ways."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from kbench_core import engines, io, vuln
+from kbench_core.agreement import consensus, judge_rows
+from kbench_core.engines import judged as engine_judged
+from kbench_core.engines import source
+
+ROOT = Path(__file__).resolve().parent.parent
+TYPE_MATCHES = ["exact", "semantic", "partial", "wrong", "not_mentioned"]
+
+
+def awkward_run(n_samples: int = 30, seed: int = 7) -> pd.DataFrame:
+    """Three LLM judges and a human on 2 detectors × 2 prompt types: rows left out, failed
+    judgements (verdict or found missing), ties (two judges present, one yes one no), mixed
+    type matches, scores only where found, padded labels, line lists as ``12, 13``."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for s in range(n_samples):
+        vulnerable = bool(rng.random() < 0.6)
+        severity = rng.choice(["critical", "high", "medium", "low", None])
+        difficulty = f"t{s % 3 + 1}"
+        true_lines = rng.choice(["10;11", "20", "30;31;32", None])
+        for model in ("det-a", "det-b"):
+            for prompt in ("direct", " naturalistic"):  # a padded label
+                said = bool(rng.random() < 0.6)
+                conf = float(np.round(rng.random(), 2))
+                for judge in ("j1", "j2", "j3", "human"):
+                    if rng.random() < 0.15:
+                        continue  # no row of this judge for the item
+                    found = bool(vulnerable and rng.random() < 0.5)
+                    failed = rng.random() < 0.12
+                    claimed = rng.choice(["10;11", "10, 11", "20", "99", None])
+                    rows.append({
+                        "sample": f"c{s:03d}", "model": model, "judge": judge,
+                        "prompt_type": prompt, "is_vulnerable": vulnerable,
+                        "severity": severity, "difficulty": difficulty,
+                        "said_vulnerable": None if failed and rng.random() < 0.5 else said,
+                        "confidence": conf if rng.random() < 0.9 else None,
+                        "target_found": None if failed else found,
+                        "partial_found": bool(found and rng.random() < 0.3),
+                        "type_match": (rng.choice(TYPE_MATCHES) if found else
+                                       rng.choice(["not_mentioned", None])),
+                        "rcir": float(np.round(rng.random(), 1)) if found else None,
+                        "ava": float(np.round(rng.random(), 1)) if found else None,
+                        "fsv": float(np.round(rng.random(), 1)) if found else None,
+                        "n_target_match": int(found), "n_partial_match": int(rng.integers(2)),
+                        "n_bonus_valid": int(rng.integers(2)),
+                        "n_hallucinated": int(rng.integers(3)),
+                        "n_design_choice": int(rng.integers(2)),
+                        "claimed_lines": claimed, "true_lines": true_lines,
+                        "failed_judgement": "judge error" if failed else None})
+    frame = pd.DataFrame(rows)
+    for name in ("said_vulnerable", "target_found", "partial_found"):
+        frame[name] = frame[name].astype("boolean")
+    return frame
+
+
+@pytest.fixture(scope="module")
+def run_file(tmp_path_factory) -> tuple[io.Run, Path]:
+    path = tmp_path_factory.mktemp("judged") / "awkward.parquet"
+    awkward_run().to_parquet(path)
+    return io.load_run(path), path
+
+
+@pytest.fixture(scope="module")
+def sample_file(tmp_path_factory) -> tuple[io.Run, Path]:
+    run = io.load_run(ROOT / "sample_data" / "judged.csv")
+    path = tmp_path_factory.mktemp("sample") / "judged.parquet"
+    run.frame.to_parquet(path)
+    return run, path
+
+
+_HELD: list = []  # the sources whose pinned files the tables read (kept open)
+
+
+def _table(backend, path: Path):
+    (src,) = source.sources(path)
+    _HELD.append(src)
+    return source.open_table(backend, src)
+
+
+CHOICES = [
+    dict(judge=None, failed_as="missing"),
+    dict(judge=None, failed_as="not_found"),
+    dict(judge=None, judges=["j1", "j3"], failed_as="missing"),
+    dict(judge=None, min_votes=1, failed_as="missing"),
+    dict(judge=None, judges=["j1", "j2", "j3"], min_votes=3, failed_as="not_found"),
+    dict(judge="j2", failed_as="missing"),
+    dict(judge="j2", failed_as="not_found"),
+    dict(judge="human", failed_as="not_found"),
+    # items whose two voters both failed: 0 votes, not a missing count
+    dict(judge=None, judges=["j1", "j3"], min_votes=1, failed_as="not_found"),
+]
+
+
+def _memory_answers(frame: pd.DataFrame, choice: dict) -> pd.DataFrame:
+    choice = dict(choice)
+    judge = choice.pop("judge")
+    if judge is None:
+        return consensus(frame, **choice)
+    return judge_rows(frame, judge, failed_as=choice["failed_as"])
+
+
+def _same_tiers(engine_rows: pd.DataFrame, memory_rows: pd.DataFrame, **options) -> None:
+    for by in (("model",), ("model", "prompt_type"), ("model", "difficulty")):
+        if by[-1] not in memory_rows:
+            continue
+        left = vuln.tiers(engine_rows, by=by, **options)
+        right = vuln.tiers(memory_rows, by=by, **options)
+        pd.testing.assert_frame_equal(left, right, rtol=1e-9, atol=1e-9, check_dtype=False,
+                                      check_categorical=False)
+
+
+@pytest.mark.parametrize("choice", CHOICES, ids=lambda c: "-".join(
+    f"{k}={v}" for k, v in c.items()))
+def test_duckdb_answers_give_the_memory_tiers(choice, run_file):
+    run, path = run_file
+    table = _table(engines.connect("duckdb"), path)
+    kwargs = {k: v for k, v in choice.items() if k != "judge"}
+    chosen = engine_judged.answers(table, judge=choice["judge"], **kwargs)
+    fetched = engine_judged.fetch_answers(chosen)
+    memory = _memory_answers(run.frame, choice)
+    assert len(fetched) == len(memory)
+    _same_tiers(fetched, memory)
+    _same_tiers(fetched, memory, partial_credit=0.5, severity_weights={"critical": 3},
+                ci="bootstrap", n_boot=50, binning="quantile", zero_division=np.nan)
+
+
+def test_the_sample_run_on_duckdb(sample_file):
+    run, path = sample_file
+    table = _table(engines.connect("duckdb"), path)
+    for choice in CHOICES[:2] + CHOICES[5:7]:
+        kwargs = {k: v for k, v in choice.items() if k != "judge"}
+        judge = choice["judge"] and "judge-two"
+        fetched = engine_judged.fetch_answers(
+            engine_judged.answers(table, judge=judge, **kwargs))
+        _same_tiers(fetched, _memory_answers(run.frame, {**choice, "judge": judge}),
+                    ci="bootstrap", n_boot=50)
+
+
+def test_the_answers_hold_only_what_the_tiers_read(run_file):
+    _, path = run_file
+    table = _table(engines.connect("duckdb"), path)
+    columns = engine_judged.answers(table).columns
+    assert "failed_judgement" not in columns and "n_design_choice" in columns
+    assert engine_judged.supported(table)
+
+
+def test_an_unknown_judge_is_named(run_file):
+    _, path = run_file
+    table = _table(engines.connect("duckdb"), path)
+    with pytest.raises(ValueError, match="judge 'nobody' is not in the frame"):
+        engine_judged.answers(table, judge="nobody")
+    with pytest.raises(ValueError, match="no judge 'nobody'"):
+        engine_judged.answers(table, judges=["nobody"])
+
+
+@pytest.mark.parametrize("choice", [CHOICES[0], CHOICES[1], CHOICES[6]],
+                         ids=["majority", "majority-not-found", "j2-not-found"])
+def test_spark_answers_give_the_memory_tiers(choice, run_file, spark):
+    run, path = run_file
+    table = _table(spark, path)
+    kwargs = {k: v for k, v in choice.items() if k != "judge"}
+    fetched = engine_judged.fetch_answers(
+        engine_judged.answers(table, judge=choice["judge"], **kwargs))
+    _same_tiers(fetched, _memory_answers(run.frame, choice), ci="bootstrap", n_boot=50)
+
+
+# ----------------------------------------------------- the tiers from the engine's cells
+
+OPTIONS = [
+    {},
+    dict(ci="bootstrap", n_boot=60),
+    dict(partial_credit=0.5, severity_weights={"critical": 3, "high": 2}, n_bins=7,
+         zero_division=np.nan, no_target_reasoning="renormalise"),
+    dict(binning="quantile", n_bins=5, ci="bootstrap", n_boot=40,
+         sui_weights={"f2": 1.0, "calibration": 0.5}),
+]
+
+
+def _same_cells(cells, memory_rows: pd.DataFrame, options: dict, by_list=None) -> None:
+    for by in by_list or (("model",), ("model", "prompt_type"), ("model", "difficulty")):
+        if by[-1] not in memory_rows:
+            continue
+        left = vuln.tiers(cells, by=by, **options)
+        right = vuln.tiers(memory_rows, by=by, **options)
+        pd.testing.assert_frame_equal(left, right, rtol=1e-9, atol=1e-9, check_dtype=False,
+                                      check_categorical=False)
+
+
+@pytest.mark.parametrize("choice", [CHOICES[0], CHOICES[1], CHOICES[4], CHOICES[6]],
+                         ids=["majority", "majority-not-found", "three-of-three", "j2"])
+@pytest.mark.parametrize("options", OPTIONS, ids=["default", "bootstrap", "weighted",
+                                                  "quantile-bootstrap"])
+def test_duckdb_cells_give_the_memory_tiers(choice, options, run_file):
+    run, path = run_file
+    table = _table(engines.connect("duckdb"), path)
+    kwargs = {k: v for k, v in choice.items() if k != "judge"}
+    cells = engine_judged.EngineCells(engine_judged.answers(table, judge=choice["judge"],
+                                                            **kwargs))
+    _same_cells(cells, _memory_answers(run.frame, choice), options)
+
+
+def test_a_frame_through_its_cells_gives_its_tiers(run_file):
+    """The memory engine's way through the same finish: the cells of a frame's answers."""
+    run, _ = run_file
+    rows = consensus(run.frame)
+    for options in OPTIONS:
+        _same_cells(vuln.cells.FrameCells(rows), rows, options)
+
+
+def test_only_cells_come_back(run_file, monkeypatch):
+    """No answer is fetched for the tiers (only for equal-mass bins' bootstrap): every
+    table the engine returns is at most one row per group × sample (× bin)."""
+    run, path = run_file
+    table = _table(engines.connect("duckdb"), path)
+    cells = engine_judged.EngineCells(engine_judged.answers(table))
+    answers = len(consensus(run.frame))
+    seen = []
+    import ibis.expr.types as ir
+
+    original = ir.Table.to_pyarrow
+
+    def counted(self, *args, **kwargs):
+        out = original(self, *args, **kwargs)
+        seen.append(out.num_rows)
+        return out
+
+    monkeypatch.setattr(ir.Table, "to_pyarrow", counted)
+    vuln.tiers(cells, ci="bootstrap", n_boot=20)
+    n_cells = cells.cells(("model",)).n_cells
+    assert seen and max(seen) <= n_cells * 10 < answers * 10
+    assert cells.cells(("model",)).n_cells < answers
+
+
+def test_the_sample_run_cells_on_duckdb(sample_file):
+    run, path = sample_file
+    table = _table(engines.connect("duckdb"), path)
+    cells = engine_judged.EngineCells(engine_judged.answers(table))
+    _same_cells(cells, consensus(run.frame), dict(ci="bootstrap", n_boot=50))
+
+
+@pytest.mark.parametrize("options", [OPTIONS[1], OPTIONS[3]], ids=["bootstrap", "quantile"])
+def test_spark_cells_give_the_memory_tiers(options, run_file, spark):
+    run, path = run_file
+    table = _table(spark, path)
+    cells = engine_judged.EngineCells(engine_judged.answers(table, failed_as="not_found"))
+    _same_cells(cells, consensus(run.frame, failed_as="not_found"), options,
+                by_list=(("model",), ("model", "difficulty")))
+
+
+# ------------------------------------------------------------------------ kbench metrics
+
+
+def _printed(argv: list[str], capsys) -> pd.DataFrame:
+    import io as io_
+
+    from kbench_core.cli import main
+
+    capsys.readouterr()
+    assert main(argv) == 0
+    return pd.read_csv(io_.StringIO(capsys.readouterr().out), comment="#")
+
+
+@pytest.mark.parametrize("extra", [[], ["--failed-as", "not-found", "--judges", "j1,j3",
+                                        "--min-votes", "1"], ["--judge", "j2"]],
+                         ids=["majority-and-judges", "chosen-voters", "one-judge"])
+def test_metrics_on_duckdb_prints_the_memory_table_from_cells(extra, run_file, capsys,
+                                                              monkeypatch):
+    _, path = run_file
+    memory = _printed(["metrics", str(path), "--engine", "memory", "--precision", "full",
+                       *extra], capsys)
+
+    def refused(*args, **kwargs):
+        raise AssertionError("the answers were fetched")
+
+    monkeypatch.setattr(engines.reduce, "typed_rows", refused)
+    monkeypatch.setattr(engines.settings, "JUDGED_CELLS_ROWS", 0)  # cells at any size
+    duck = _printed(["metrics", str(path), "--precision", "full", *extra], capsys)
+    pd.testing.assert_frame_equal(memory, duck, rtol=1e-9, atol=1e-9)
+    assert len(duck) >= 2
+
+
+def test_metrics_on_duckdb_refuses_a_bad_cell_as_the_loader_does(tmp_path, capsys,
+                                                                 monkeypatch):
+    from kbench_core.cli import main
+
+    monkeypatch.setattr(engines.settings, "JUDGED_CELLS_ROWS", 0)  # cells at any size
+
+    frame = awkward_run(n_samples=4)
+    frame.loc[3, "confidence"] = 1.5
+    path = tmp_path / "bad.parquet"
+    frame.to_parquet(path)
+    messages = []
+    for engine in ("memory", "duckdb"):
+        with pytest.raises(SystemExit) as err:
+            main(["metrics", str(path), "--engine", engine])
+        messages.append(str(err.value))
+    assert messages[0] == messages[1] and "confidence" in messages[0]
+
+
+def test_metrics_on_duckdb_out_of_memory_names_the_setting(run_file, monkeypatch):
+    """The engine running out of memory while it sums the cells is named with the setting to
+    change (engines.EngineMemoryError), never an unexpected error."""
+    from kbench_core.cli import main
+
+    _, path = run_file
+
+    def exhausted(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(engine_judged, "main_tables", exhausted)
+    monkeypatch.setattr(engines.settings, "JUDGED_CELLS_ROWS", 0)  # cells at any size
+    with pytest.raises(SystemExit) as err:
+        main(["metrics", str(path), "--engine", "duckdb"])
+    assert "ran out of memory" in str(err.value) and "KBENCH_DUCKDB_MEMORY" in str(err.value)
+
+
+def test_a_small_judged_run_is_fetched_not_summed(run_file, capsys, monkeypatch):
+    """Below ``KBENCH_JUDGED_CELLS_ROWS`` rows (engines.settings) kbench metrics fetches the
+    answers (faster at 1M rows than the cells) and prints the same table."""
+    _, path = run_file
+
+    def refused(*args, **kwargs):
+        raise AssertionError("the cells were summed")
+
+    monkeypatch.setattr(engines.settings, "JUDGED_CELLS_ROWS", 0)
+    cells = _printed(["metrics", str(path), "--precision", "full"], capsys)
+    monkeypatch.undo()
+    monkeypatch.setattr(engine_judged, "main_tables", refused)
+    fetched = _printed(["metrics", str(path), "--precision", "full"], capsys)
+    pd.testing.assert_frame_equal(cells, fetched, rtol=1e-9, atol=1e-9)

@@ -1,0 +1,131 @@
+"""Spark as a user runs it (issue 39, item 4): a standalone master and one worker started from
+the pip pyspark install (``bin/spark-class``: the pip package has no ``sbin/start-*.sh``), and
+``kbench metrics RUN --engine spark --spark-master spark://…`` for every family, equal to the
+memory engine. Skipped, with the reason, where Java is missing."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+RUNS = ["bias.csv", "judged.csv", "replication.csv", "replication_summary.csv",
+        "bias_summary.csv"]
+SEPARATOR = "=== kbench run ==="
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_for(port: int, process: subprocess.Popen, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the Spark process ended with status {process.returncode}")
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.5)
+    raise RuntimeError(f"nothing listened on port {port} within {seconds:.0f} s")
+
+
+def _spark_class(home: Path, *args: str, log: Path) -> subprocess.Popen:
+    env = {**os.environ, "SPARK_HOME": str(home), "SPARK_NO_DAEMONIZE": "1",
+           "SPARK_LOCAL_IP": "127.0.0.1"}
+    with log.open("wb") as out:
+        return subprocess.Popen([str(home / "bin" / "spark-class"), *args], env=env,
+                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def _stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """``spark://127.0.0.1:PORT``: a standalone master and a worker of 1 core and 1 GB, both
+    started with ``bin/spark-class`` from the pyspark package, stopped after the module."""
+    if shutil.which("java") is None:
+        pytest.skip("Java is missing: a Spark master and worker need a JVM "
+                    "(bash scripts/setup.sh --test installs default-jre-headless)")
+    pyspark = pytest.importorskip("pyspark")
+    home = Path(pyspark.__file__).resolve().parent
+    if not (home / "bin" / "spark-class").exists():
+        pytest.skip(f"no bin/spark-class in the pyspark install at {home}")
+    logs = tmp_path_factory.mktemp("spark-logs")
+    port, ui, worker_ui = _free_port(), _free_port(), _free_port()
+    master = _spark_class(home, "org.apache.spark.deploy.master.Master", "--host",
+                          "127.0.0.1", "--port", str(port), "--webui-port", str(ui),
+                          log=logs / "master.log")
+    worker = None
+    try:
+        _wait_for(port, master, 120)
+        url = f"spark://127.0.0.1:{port}"
+        worker = _spark_class(home, "org.apache.spark.deploy.worker.Worker", url, "--cores",
+                              "1", "--memory", "1g", "--webui-port", str(worker_ui),
+                              "--work-dir", str(logs / "work"), log=logs / "worker.log")
+        deadline = time.monotonic() + 120
+        while "registered with master" not in (logs / "worker.log").read_text(
+                errors="replace").lower():
+            if time.monotonic() > deadline or worker.poll() is not None:
+                raise RuntimeError("the worker did not register with the master:\n"
+                                   + (logs / "worker.log").read_text(errors="replace")[-2000:])
+            time.sleep(0.5)
+        yield url
+    finally:
+        if worker is not None:
+            _stop(worker)
+        _stop(master)
+
+
+def _metrics(paths: list[Path], *args: str) -> list[str]:
+    """``kbench metrics`` of each path in one fresh process (as a user runs it: a Spark
+    driver of its own), the outputs with the export time blanked."""
+    script = (
+        "import sys\n"
+        "from kbench_core.cli import main\n"
+        f"for path in sys.argv[1:]:\n"
+        f"    print({SEPARATOR!r}, flush=True)\n"
+        f"    main(['metrics', path, *{list(args)!r}])\n"
+        "    sys.stdout.flush()\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("SPARK_REMOTE", None)
+    done = subprocess.run([sys.executable, "-c", script, *map(str, paths)], env=env,
+                          capture_output=True, text=True, timeout=900, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    parts = done.stdout.split(SEPARATOR + "\n")[1:]
+    return [re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", "<time>", p) for p in parts]
+
+
+def test_metrics_on_a_standalone_cluster_equal_memory(cluster, tmp_path):
+    from kbench_core import io
+
+    paths = []
+    for name in RUNS:
+        path = tmp_path / f"{Path(name).stem}.parquet"
+        io.load_run(ROOT / "sample_data" / name).frame.to_parquet(path)
+        paths.append(path)
+    memory = _metrics(paths, "--engine", "memory")
+    sparked = _metrics(paths, "--engine", "spark", "--spark-master", cluster)
+    assert len(memory) == len(sparked) == len(RUNS)
+    for name, want, got in zip(RUNS, memory, sparked, strict=True):
+        assert want.count("\n") > 3, name
+        assert got == want, name
