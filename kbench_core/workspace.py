@@ -188,7 +188,7 @@ def _reduced(path: Path, src: Any, engine: str, spark_master: str | None) -> pa.
     on disk, else from the engine (kept in both when it succeeds); whatever else the engine
     raises becomes a RunFormatError naming the file."""
     from kbench_core import engines
-    from kbench_core.workspace_add import cached_table, keep_table
+    from kbench_core.workspace_tables import cached_table, keep_table
 
     key = (str(src.meta["sha256"]), src.kind, engine)
     with _VALIDATED_LOCK:
@@ -330,15 +330,6 @@ class Workspace:
                 journal.end()
         return path
 
-    def add(self, path: str | os.PathLike[str], *, name: str | None = None,
-            engine: str = "duckdb", spark_master: str | None = None) -> Any:
-        """Add a run too big for the loader (a Parquet file or a folder of them) through an
-        engine, without loading its rows (``kbench workspace add``;
-        :func:`kbench_core.workspace_add.add_run`, which says what it writes)."""
-        from kbench_core.workspace_add import add_run
-
-        return add_run(self, path, name=name, engine=engine, spark_master=spark_master)
-
     def remove(self, run: Run) -> None:
         """Delete exactly the files of this run's save (``meta["workspace_file"]``); a run
         that was never saved here deletes nothing."""
@@ -352,7 +343,7 @@ class Workspace:
         except (OSError, RunFormatError):
             digest = None
         _forget_validated(digest)
-        from kbench_core.workspace_add import forget_tables
+        from kbench_core.workspace_tables import forget_tables
 
         forget_tables(Path(self.directory), digest)
         journal = None

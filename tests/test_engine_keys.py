@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from kbench_core import engines, io
-from kbench_core.engines import source, validate
+from kbench_core.engines import keys, source, validate
 from kbench_core.problems import MAX_LISTED_PROBLEMS, RunFormatError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -97,13 +97,13 @@ def test_bias_ids_written_as_numbers(tmp_path):
     assert problems == [(8, "id", "duplicate key (id) = ('2'); first seen at row 3")]
 
 
-@pytest.mark.parametrize("mapped", [validate._MAPPED, 0], ids=["mapped", "regex"])
+@pytest.mark.parametrize("mapped", [keys._MAPPED, 0], ids=["mapped", "regex"])
 def test_judged_key_repeats_after_stripping_labels(mapped, tmp_path, monkeypatch):
     """A judged row repeated (its labels padded with white space, a no-break space too, which
     the loader strips), and two rows differing only in a missing prompt type (a label, so it
     is part of the key). The padded labels mapped one by one, or stripped by the regular
     expression the engine uses when there are many."""
-    monkeypatch.setattr(validate, "_MAPPED", mapped)
+    monkeypatch.setattr(keys, "_MAPPED", mapped)
     judged = _frame("judged.csv")
     copy = judged.iloc[[5]].copy()
     copy["model"] = "\u00a0 " + copy["model"] + "\t"

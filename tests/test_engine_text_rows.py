@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from kbench_core import io
-from kbench_core.engines import rows, source, validate
+from kbench_core.engines import keys, rows, source
 from kbench_core.engines.rows import DRILL_LIMIT, text_rows
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -176,9 +176,9 @@ def test_the_search_is_plain_text(files):
 
 
 def test_a_column_of_too_many_labels_is_compared_stripped_row_by_row(files, monkeypatch):
-    """Past ``validate._MANY`` distinct labels the file's labels are not fetched: each row's
+    """Past ``keys._MANY`` distinct labels the file's labels are not fetched: each row's
     label is stripped of Python's white space by the engine, with the same rows found."""
-    monkeypatch.setattr(validate, "_MANY", 1)
+    monkeypatch.setattr(keys, "_MANY", 1)
     monkeypatch.setattr(rows, "_LABELS", type(rows._LABELS)())
     src = _src(files["padded"])
     want = _expected(files["padded"], MODEL, BIAS)
@@ -247,7 +247,7 @@ def test_spark_returns_the_duckdb_rows_and_total(files, spark, monkeypatch):
     assert got["default limit"].total == len(many) > DRILL_LIMIT
     assert list(got["default limit"].frame["id"]) == list(many["id"].iloc[:DRILL_LIMIT])
     # too many labels to fetch: Spark strips each row's label as Python does
-    monkeypatch.setattr(validate, "_MANY", 1)
+    monkeypatch.setattr(keys, "_MANY", 1)
     monkeypatch.setattr(rows, "_LABELS", type(rows._LABELS)())
     stripped = text_rows(padded, engine="spark", backend=spark, model=MODEL, bias=BIAS)
     assert list(stripped.frame["id"]) == list(want["id"]) and stripped.total == len(want)

@@ -183,7 +183,7 @@ def test_what_families_are_built_from_never_imports_a_family() -> None:
 
 # The core's outputs: they read runs and draw them, nothing below them imports them.
 OUTPUTS = ("kbench_core.cli", "kbench_core.report", "kbench_core.export",
-           "kbench_core.bundle_export", "kbench_core.workspace")
+           "kbench_core.bundle_export", "kbench_core.workspace", "kbench_core.workspace_add")
 
 
 def _is_output(name: str) -> bool:

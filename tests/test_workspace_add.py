@@ -15,7 +15,7 @@ from kbench_core import engines, io, workspace
 from kbench_core.families import main_table
 from kbench_core.samples import big_bias_trials
 from kbench_core.workspace import Workspace
-from kbench_core.workspace_add import CACHE_FOLDER, cached_table
+from kbench_core.workspace_add import CACHE_FOLDER, add_run, cached_table
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -88,13 +88,13 @@ def test_add_loads_no_row(bias_file, tmp_path, monkeypatch):
     monkeypatch.setattr(io, "load_run", small_only)
     monkeypatch.setattr(reduce, "repeated", refused)
     monkeypatch.setattr(reduce, "typed_rows", refused)
-    added = Workspace(tmp_path / "ws").add(bias_file)
+    added = add_run(Workspace(tmp_path / "ws"), bias_file)
     assert added.rows == 30_000 and added.reduced_rows <= added.rows
 
 
 def test_a_restart_reuses_the_kept_table(bias_file, tmp_path, monkeypatch):
     folder = tmp_path / "ws"
-    Workspace(folder).add(bias_file)
+    add_run(Workspace(folder), bias_file)
     kept = list((folder / CACHE_FOLDER).glob("*.parquet"))
     assert len(kept) == 1
     (first,) = _opened(folder)
@@ -114,14 +114,14 @@ def test_a_kept_table_of_another_version_or_damaged_is_made_again(bias_file, tmp
                                                                    monkeypatch):
     import pyarrow.parquet as pq
 
-    from kbench_core import workspace_add
+    from kbench_core import workspace_tables
 
     folder = tmp_path / "ws"
-    Workspace(folder).add(bias_file)
+    add_run(Workspace(folder), bias_file)
     (kept,) = (folder / CACHE_FOLDER).glob("*.parquet")
     sha, kind = kept.stem.rsplit("-", 1)
     assert cached_table(folder, sha, kind) is not None
-    monkeypatch.setattr(workspace_add, "REDUCTION_VERSION", "another")
+    monkeypatch.setattr(workspace_tables, "REDUCTION_VERSION", "another")
     assert cached_table(folder, sha, kind) is None
     monkeypatch.undo()
     kept.write_bytes(b"not parquet")
@@ -174,7 +174,7 @@ def test_paths_that_are_not_one_run_are_refused(tmp_path):
 
 def test_removing_the_run_removes_its_kept_table(bias_file, tmp_path):
     folder = tmp_path / "ws"
-    Workspace(folder).add(bias_file)
+    add_run(Workspace(folder), bias_file)
     (saved,) = _opened(folder)
     Workspace(folder).remove(saved)
     assert list((folder / CACHE_FOLDER).glob("*.parquet")) == []

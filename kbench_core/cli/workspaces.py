@@ -22,13 +22,14 @@ def workspace_add(path: str, *, workspace: str | None, name: str | None = None,
     from kbench_core.engines import EngineMemoryError
     from kbench_core.io import RunFormatError
     from kbench_core.workspace import Workspace, WorkspaceError
+    from kbench_core.workspace_add import add_run
 
     folder = workspace or os.environ.get("KBENCH_WORKSPACE")
     if not folder:
         raise SystemExit("kbench: give the workspace: --workspace DIR (or KBENCH_WORKSPACE)")
     try:
-        added = Workspace(folder).add(path, name=name, engine=engine or "duckdb",
-                                      spark_master=spark_master)
+        added = add_run(Workspace(folder), path, name=name, engine=engine or "duckdb",
+                        spark_master=spark_master)
     except (WorkspaceError, EngineMemoryError) as err:
         raise SystemExit(f"kbench: {_safe(err)}") from None
     except RunFormatError as err:

@@ -11,9 +11,9 @@ value per model (a pivot: one row per item), ordered by item. What returns to Py
 table, never a row of the run: 10M bias trials of 10 models are 1M items × 10 means.
 
 The labels' codes come from each key column's distinct values (one query each; a column of
-more than :data:`~kbench_core.engines.validate._MANY` distinct values is not mapped, and the
+more than :data:`~kbench_core.engines.keys._MANY` distinct values is not mapped, and the
 caller reads the rows instead), converted by the loader's own functions
-(:func:`kbench_core.engines.validate._loader_canonical` for labels, the loader's number
+(:func:`kbench_core.engines.keys._loader_canonical` for labels, the loader's number
 parsing for numbers), so two cells the loader reads as one label are one item here too.
 The run must have been validated by the engine first (:func:`kbench_core.engines.load`).
 """
@@ -42,7 +42,7 @@ def _canonical(values: list[Any], kind: str, name: str) -> pd.Series:
     (the loader's parsing: text stripped, an ``int`` column whole), in the dtype the loader
     gives the column, so :func:`~kbench_core.compare.items._label_codes` ranks them as it
     ranks the loaded frame's."""
-    from kbench_core.engines.validate import _loader_canonical
+    from kbench_core.engines.keys import _loader_canonical
 
     column = families.spec(kind).column(name)
     series = pd.Series(values, dtype=object)
@@ -61,8 +61,8 @@ def _canonical(values: list[Any], kind: str, name: str) -> pd.Series:
 def _codes(table: Any, kind: str, name: str) -> tuple[pa.Table, Any, np.ndarray] | None:
     """The column's distinct cells (nulls included) with each one's code, the code of a
     null cell (an Ibis literal), and the labels by code; None past
-    :data:`~kbench_core.engines.validate._MANY` distinct cells."""
-    from kbench_core.engines.validate import _MANY
+    :data:`~kbench_core.engines.keys._MANY` distinct cells."""
+    from kbench_core.engines.keys import _MANY
 
     distinct = table.select(name).distinct().limit(_MANY + 1).to_pyarrow().column(0)
     if len(distinct) > _MANY:

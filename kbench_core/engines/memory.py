@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from kbench_core.engines import validate
+from kbench_core.engines import keys as engine_keys
 from kbench_core.engines.source import (
     FILE,
     ROW,
@@ -65,12 +65,12 @@ def _same_bytes(src: ParquetSource, loaded: list) -> None:
 def _check_keys_across(loaded: list, src: ParquetSource) -> None:
     """Refuse a folder whose files repeat each other's keys (the loader checked each file's
     own): the folder is one run, as the engines read it. The check is the engines' own
-    (:func:`~kbench_core.engines.validate.key_problems`) on the files' key columns, so the
+    (:func:`~kbench_core.engines.keys.key_problems`) on the files' key columns, so the
     memory engine words and places each repeat (``file:row``) as they do."""
     import ibis
     import pandas as pd
 
-    key = validate._key_names(list(loaded[0].frame.columns), src.kind)
+    key = engine_keys._key_names(list(loaded[0].frame.columns), src.kind)
     if key is None:
         return
     keys = pd.concat([r.frame[key].assign(**{FILE: path.name, ROW: np.arange(len(r.frame))})
@@ -80,6 +80,6 @@ def _check_keys_across(loaded: list, src: ParquetSource) -> None:
                                   if pa.types.is_dictionary(f.type) else f
                                   for f in arrow.schema]))
     table = ibis.duckdb.connect().create_table("keys", arrow)
-    listed, total = validate.key_problems(table, src)
+    listed, total = engine_keys.key_problems(table, src)
     if total:
         raise RunFormatError(src.label, [problem for _, problem in listed], total)

@@ -94,7 +94,7 @@ def at_item_grain(src: ParquetSource, keep: tuple[str, ...] = ()) -> bool:
     loader validates and types them once (a group-by of 600k judged rows into 600k tuples,
     the engine's cell checks on them and the loader again on the tuples took 2.7 s; the
     loader alone 0.6 s, its messages and row numbers the file's by construction)."""
-    from kbench_core.engines.validate import _key_names
+    from kbench_core.engines.keys import _key_names
 
     family = families.get(src.kind)
     if family.weighted or len(src.files) != 1 or family.key_where_given:

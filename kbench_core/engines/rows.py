@@ -49,8 +49,8 @@ class TextRows:
 
 def _shown(values: list[Any], column: Column) -> list[Any]:
     """Distinct values of a file's label column as the loader shows them (its own
-    conversion: :func:`kbench_core.engines.validate._loader_canonical`)."""
-    from kbench_core.engines.validate import _loader_canonical
+    conversion: :func:`kbench_core.engines.keys._loader_canonical`)."""
+    from kbench_core.engines.keys import _loader_canonical
 
     if not values:
         return []
@@ -61,7 +61,7 @@ def _shown(values: list[Any], column: Column) -> list[Any]:
 def _labels(table: Any, model: str, bias: str) -> tuple[list[Any], list[Any]] | None:
     """The file's distinct models and biases that may show as ``model`` and ``bias`` (one
     query of their distinct pairs), or None when there are more than
-    :data:`~kbench_core.engines.validate._MANY` pairs.
+    :data:`~kbench_core.engines.keys._MANY` pairs.
 
     A text column is narrowed first to the values that hold the label (a value the loader
     shows as a label is that label padded): a substring test on every row costs far less
@@ -70,7 +70,7 @@ def _labels(table: Any, model: str, bias: str) -> tuple[list[Any], list[Any]] | 
     narrowed."""
     import ibis
 
-    from kbench_core.engines.validate import _MANY
+    from kbench_core.engines.keys import _MANY
 
     where = [table[name].contains(ibis.literal(label))
              for name, label in (("model", model), ("bias", bias))
@@ -116,10 +116,10 @@ def _matching(col: Any, column: Column, label: str, values: list[Any] | None, *,
     `` (run)``, those that show as the rest (the combined view's name of a model two runs
     share, read as ``kbench_app.bias._raw_model`` reads it). ``values`` None (too many to
     fetch): the column compared stripped, by a regular expression on every row (Python's
-    white space, ``validate._SPACE``; text labels only)."""
+    white space, ``keys._SPACE``; text labels only)."""
     import ibis
 
-    from kbench_core.engines.validate import _SPACE
+    from kbench_core.engines.keys import _SPACE
 
     suffix = f" ({run})" if run is not None else None
     bare = label[:-len(suffix)] if suffix and label.endswith(suffix) else None

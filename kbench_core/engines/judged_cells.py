@@ -1,0 +1,364 @@
+"""The tiers' per-cluster cells of a judged run summed in the engine (:class:`EngineCells`):
+the answers :func:`kbench_core.engines.judged.answers` chose, turned into the 0/1 flags,
+counts and values :mod:`kbench_core.vuln.cells` sums per (group × sample) cell, so only the
+cells come back to Python (issue 39). Split from :mod:`kbench_core.engines.judged`, which
+re-exports :class:`EngineCells`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from kbench_core.agreement._labels import ITEM_KEY, REASONING
+from kbench_core.schema import FINDING_COUNTS
+from kbench_core.vuln.cells import CellSource
+
+if TYPE_CHECKING:
+    from kbench_core.engines.judged import Answers
+
+__all__ = ["EngineCells"]
+
+_PLACE = "__kbench_place"  # the answers' file order, a column engines.judged adds
+
+
+def _quantities(answers: Any) -> Any:
+    """Per answer, the 0/1 flags, counts and values the tiers sum
+    (:mod:`kbench_core.vuln.cells`), as :func:`kbench_core.vuln._prepare._answers` reads them
+    from a frame: a failed judgement (verdict, found or ground truth missing) is counted,
+    never summed; a safe contract has no target to find."""
+    import ibis
+
+    from kbench_core.schema import SEVERITIES, TYPE_MATCHES
+    from kbench_core.vuln.cells import SEVERITY_LEVELS
+    from kbench_core.vuln.definitions import OVERCONFIDENT_ABOVE, UNDERCONFIDENT_BELOW
+
+    cols = set(answers.columns)
+    false = ibis.literal(False)
+    v_raw, s_raw, f_raw = (answers["is_vulnerable"], answers["said_vulnerable"],
+                           answers["target_found"])
+    failed = v_raw.isnull() | s_raw.isnull() | f_raw.isnull()
+    v, s = v_raw.fill_null(False), s_raw.fill_null(False)
+    found = f_raw.fill_null(False) & v
+    kept = ~failed
+    tm = (answers["type_match"].strip().lower() if "type_match" in cols
+          else ibis.null("string"))
+    known_tm = tm.isin(list(TYPE_MATCHES)).fill_null(False)
+    partial = found & (tm == "partial").fill_null(False)
+    if "partial_found" in cols:
+        partial = partial | (found & answers["partial_found"].fill_null(False))
+    zero = ibis.literal(0.0)
+    counts = {name: (answers[name].cast("float64").fill_null(0.0) if name in cols else zero)
+              for name in FINDING_COUNTS}
+    findings = sum(counts.values(), zero)
+    valid = counts["n_target_match"] + counts["n_partial_match"] + counts["n_bonus_valid"]
+    conf = (answers["confidence"].cast("float64") if "confidence" in cols
+            else ibis.null("float64"))
+    stated = conf.notnull()
+    correct = v == s
+    high = stated & (conf > OVERCONFIDENT_ABOVE).fill_null(False)
+    low = stated & (conf < UNDERCONFIDENT_BELOW).fill_null(False)
+    typed = found & known_tm
+    flags = {"n": ibis.literal(True), "said": s, "vulnerable": v, "tp": v & s, "fp": ~v & s,
+             "fn": v & ~s, "tn": ~v & ~s, "correct": correct, "found": found,
+             "partial": partial, "lucky": v & s & ~found,
+             "bonus": valid > found.cast("float64"), "typed": typed,
+             "exact": typed & (tm == "exact").fill_null(False),
+             "semantic": typed & tm.isin(["exact", "semantic"]).fill_null(False),
+             "partial_match": typed & (tm == "partial").fill_null(False),
+             "stated": stated, "high": high, "over": high & ~correct, "low": low,
+             "under": low & correct}
+    out: dict[str, Any] = {f"f__{k}": val.cast("int8") for k, val in flags.items()}
+    for name in ("n_target_match", "n_partial_match", "n_bonus_valid", "n_hallucinated"):
+        out[f"c__{name}"] = counts[name]
+    out["c__findings"] = findings
+    values = {"invalid": (findings - valid, ibis.literal(True))}
+    for name in REASONING:
+        x = answers[name].cast("float64") if name in cols else ibis.null("float64")
+        values[name] = (x, found & x.notnull())
+    values["brier"] = ((conf - correct.cast("float64")) ** 2, stated)
+    if {"claimed_lines", "true_lines"} <= cols:
+        claimed = answers["claimed_lines"].split(";").map(lambda p: p.cast("int64"))
+        true = answers["true_lines"].split(";").map(lambda p: p.cast("int64"))
+        size = true.unique().length()
+        overlap = ibis.ifelse(found & answers["claimed_lines"].notnull()
+                              & answers["true_lines"].notnull() & (size > 0),
+                              claimed.intersect(true).length().cast("float64")
+                              / size.cast("float64"), ibis.null("float64"))
+        values["location"] = (overlap, overlap.notnull())
+    else:
+        values["location"] = (ibis.null("float64"), false)
+    for name, (x, used) in values.items():
+        out[f"m__{name}"] = ibis.ifelse(used.fill_null(False), x, ibis.null("float64"))
+    if "severity" in cols:
+        level = answers["severity"]
+        for i, name in enumerate(SEVERITY_LEVELS):
+            mine = (level.isnull() | ~level.isin(list(SEVERITIES))) if name is None \
+                else (level == name).fill_null(False)
+            out[f"s__vulnerable@{i}"] = (v & mine).cast("int8")
+            out[f"s__found@{i}"] = (found & mine).cast("int8")
+            out[f"s__partial@{i}"] = (partial & mine).cast("int8")
+    keys = [c for c in answers.columns if c in (*ITEM_KEY, "difficulty")]
+    return answers.select(*keys, __kbench_kept=kept, __kbench_conf=conf,
+                          __kbench_correct=correct.cast("float64"), **out)
+
+
+def _cell_measures(q: Any, severity: bool) -> dict[str, Any]:
+    """The per-cell sums of :func:`_quantities` (kept answers), and the failed ones."""
+    from kbench_core.vuln.cells import COUNTS, FLAGS, MOMENTS, SEVERITY_SUMS, moment_names
+
+    kept = q["__kbench_kept"]
+    out: dict[str, Any] = {"__kbench_failed": (~kept).cast("int64").sum()}
+    for name in FLAGS:
+        out[name] = q[f"f__{name}"].cast("int64").sum(where=kept)
+    for name in COUNTS:
+        out[name] = q[f"c__{name}"].sum(where=kept)
+    for name in MOMENTS:
+        total, count, m2 = moment_names(name)
+        x = q[f"m__{name}"]
+        used = kept & x.notnull()
+        out[total] = x.sum(where=used)
+        out[count] = used.cast("int64").sum()
+        out[m2] = x.var(how="pop", where=used) * out[count]
+    if severity:
+        for name in SEVERITY_SUMS:
+            out[name] = q[f"s__{name}"].cast("int64").sum(where=kept)
+    return out
+
+
+def _text_codes(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Codes of text values in their sorted order (missing last) and the distinct values."""
+    present = values.dropna().astype(str)
+    distinct = np.array(sorted(set(present.tolist())), dtype=object)
+    position = {v: i for i, v in enumerate(distinct)}
+    codes = np.array([position[str(v)] if v is not None and v == v else len(distinct)
+                      for v in values.tolist()], dtype=np.int64)
+    return codes, np.append(distinct, None)
+
+
+def _grouped(frame: pd.DataFrame, by: tuple[str, ...],
+             ) -> tuple[np.ndarray, dict[str, np.ndarray], int]:
+    """Dense group codes of a fetched table's rows (groups in the keys' text order, missing
+    last) and each key's value per group."""
+    if not by:
+        return np.zeros(len(frame), dtype=np.int64), {}, 1
+    combined = np.zeros(len(frame), dtype=np.int64)
+    parts = []
+    for column in by:
+        codes, labels = _text_codes(frame[column])
+        combined = combined * len(labels) + codes
+        parts.append(labels)
+    unique, gid = np.unique(combined, return_inverse=True)
+    keys: dict[str, np.ndarray] = {}
+    rest = unique.copy()
+    for column, labels in zip(reversed(by), reversed(parts), strict=True):
+        keys[column] = labels[rest % len(labels)]
+        rest = rest // len(labels)
+    return gid.ravel().astype(np.int64), {c: keys[c] for c in by}, int(unique.size)
+
+
+class EngineCells(CellSource):
+    """:class:`kbench_core.vuln.cells.CellSource` of one judge's (or the majority's)
+    answers computed by the engine (:func:`answers`): every table the tiers read is a
+    group-by in the engine, and only per-cell sums come back (:meth:`cells`: per group ×
+    sample; :meth:`bins`: per group × bin × sample), never an answer. Equal-mass bins have
+    their edges computed in the engine first (the order statistics each edge interpolates,
+    fetched by rank), and only their bootstrap fetches the answers' confidences (four
+    numbers per answer)."""
+
+    def __init__(self, chosen: Answers) -> None:
+        self.chosen = chosen
+        self.judge = chosen.judge
+        self.columns = chosen.columns
+        self._q = _quantities(chosen.expr.drop(_PLACE))
+        self._cells: dict[tuple[str, ...], Any] = {}
+        self._samples: dict[tuple[str, ...], list[str]] = {}  # per grouping, coded samples
+
+    def _check(self, by: tuple[str, ...]) -> None:
+        unknown = [c for c in by if c not in self.columns]
+        if unknown:
+            raise ValueError(f"tiers needs the column(s) {', '.join(unknown)}")
+
+    def has_difficulty(self) -> bool:
+        if "difficulty" not in self.columns:
+            return False
+        q = self._q
+        return bool(q.filter(q["difficulty"].notnull()).count().to_pyarrow().as_py())
+
+    def cells(self, by: tuple[str, ...]) -> Any:
+        from kbench_core.vuln.cells import JudgedCells, sum_names
+
+        if by in self._cells:
+            return self._cells[by]
+        self._check(by)
+        q = self._q
+        severity = "severity" in self.columns
+        keys = [*by, "sample"]
+        table = q.group_by(keys).aggregate(**_cell_measures(q, severity)).to_pyarrow()
+        frame = table.to_pandas()
+        gid, values, size = _grouped(frame, by)
+        missing = np.bincount(gid, weights=frame["__kbench_failed"].to_numpy(dtype=float),
+                              minlength=size).astype(np.int64)
+        kept = frame["n"].fillna(0).to_numpy(dtype=float) > 0
+        frame, gid = frame[kept], gid[kept]
+        sample, names = _text_codes(frame["sample"])
+        n_samples = len(names) - 1
+        self._samples[by] = [str(n) for n in names[:-1]]
+        order = np.lexsort((sample, gid))
+        sums = {name: frame[name].fillna(0.0).to_numpy(dtype=float)[order]
+                for name in sum_names(severity=severity)}
+        cells = JudgedCells(keys=values, size=size, missing=missing, group=gid[order],
+                            sample=sample[order], n_samples=n_samples, sums=sums,
+                            singletons=bool((sums["n"] <= 1).all()), severity=severity)
+        self._cells[by] = cells
+        return cells
+
+    def bins(self, by: tuple[str, ...], n_bins: int, binning: str, *,
+             answers: bool = False) -> Any:
+        import ibis
+
+        from kbench_core.vuln.cells import Bins
+
+        cells = self.cells(by)
+        q = self._q
+        q = _filled(q.filter(q["__kbench_kept"] & q["__kbench_conf"].notnull()), by)
+        size = cells.size
+        key_codes = _key_lookup(cells, by)
+        if binning == "uniform":
+            edges = np.broadcast_to(np.linspace(0.0, 1.0, n_bins + 1), (size, n_bins + 1))
+            inner = [float(e) for e in np.linspace(0.0, 1.0, n_bins + 1)[1:-1]]
+            bin_of = sum(((q["__kbench_conf"] > e).cast("int64") for e in inner),
+                         ibis.literal(0).cast("int64"))
+            binned = q.mutate(__kbench_bin=bin_of)
+        else:
+            edges = self._quantile_edges(q, by, cells, n_bins)
+            binned = _binned_by_edges(q, by, edges, key_codes)
+        table = binned.group_by([*by, "sample", "__kbench_bin"]).aggregate(
+            __kbench_count=binned.count(),
+            __kbench_conf_sum=binned["__kbench_conf"].sum(),
+            __kbench_correct_sum=binned["__kbench_correct"].sum()).to_pandas()
+        group = _codes_of(table, by, key_codes)
+        sample = _sample_codes(table["sample"], self._samples[by])
+        bin_ = table["__kbench_bin"].to_numpy(dtype=np.int64)
+        order = np.lexsort((sample, bin_, group))
+        fetched = None
+        if answers and binning == "quantile":
+            rows = q.select(*by, "sample", "__kbench_conf", "__kbench_correct").to_pandas()
+            fetched = (_codes_of(rows, by, key_codes),
+                       _sample_codes(rows["sample"], self._samples[by]),
+                       rows["__kbench_conf"].to_numpy(dtype=float),
+                       rows["__kbench_correct"].to_numpy(dtype=float))
+        return Bins(n_bins=n_bins, binning=binning, edges=np.asarray(edges, dtype=float),
+                    group=group[order], bin=bin_[order], sample=sample[order],
+                    count=table["__kbench_count"].to_numpy(dtype=float)[order],
+                    confidence_sum=table["__kbench_conf_sum"].to_numpy(dtype=float)[order],
+                    correct_sum=table["__kbench_correct_sum"].to_numpy(dtype=float)[order],
+                    answers=fetched)
+
+    def _quantile_edges(self, q: Any, by: tuple[str, ...], cells: Any,
+                        n_bins: int) -> np.ndarray:
+        """Equal-mass edges per group, as :func:`kbench_core.calibration.quantile_edges`
+        computes them: the answers' ranks by confidence in the engine, only the two order
+        statistics each edge interpolates fetched."""
+        import ibis
+
+        from kbench_core.calibration.bins import _interpolated_edges
+
+        size = cells.size
+        key_codes = _key_lookup(cells, by)
+        totals = q.group_by(list(by)).aggregate(__kbench_total=q.count()).to_pandas() \
+            if by else pd.DataFrame({"__kbench_total": [q.count().to_pyarrow().as_py()]})
+        total = np.zeros(size)
+        total[_codes_of(totals, by, key_codes)] = totals["__kbench_total"].to_numpy(float)
+        quantiles = np.linspace(0.0, 1.0, n_bins + 1) * 100 / 100
+        h = (total[:, None] - 1) * quantiles[None, :]
+        prev = np.floor(h)
+        gamma = h - prev
+        last = total[:, None] - 1
+        upper = np.minimum(prev + 1, last)
+        lower = np.minimum(prev, last)
+        wanted = pd.DataFrame({"__kbench_group": np.repeat(np.arange(size), 2 * (n_bins + 1)),
+                               "__kbench_rank": np.concatenate(
+                                   [lower, upper], axis=1).ravel()})
+        wanted = wanted[wanted["__kbench_rank"] >= 0].drop_duplicates()
+        window = ibis.window(group_by=[q[c] for c in by], order_by=q["__kbench_conf"])
+        ranked = q.select(*by, __kbench_conf=q["__kbench_conf"],
+                          __kbench_rank=ibis.row_number().over(window))
+        names = pd.DataFrame({c: [_NULL_KEY if v is None or v != v else str(v) for v in
+                                  np.asarray(cells.keys[c], dtype=object)[wanted[
+                                      "__kbench_group"].to_numpy()]] for c in by})
+        wanted = pd.concat([names.reset_index(drop=True),
+                            wanted[["__kbench_rank"]].reset_index(drop=True)], axis=1)
+        lookup = ibis.memtable(wanted.astype({"__kbench_rank": "int64"}))
+        picked = ranked.join(lookup, [*(ranked[c] == lookup[c] for c in by),
+                                      ranked["__kbench_rank"] == lookup["__kbench_rank"]])
+        found = picked.select(*by, "__kbench_rank", "__kbench_conf").to_pandas()
+        value = np.full((size, int(total.max()) + 1 if total.size else 1), np.nan)
+        rows = _codes_of(found, by, key_codes)
+        value[rows, found["__kbench_rank"].to_numpy(dtype=np.int64)] = \
+            found["__kbench_conf"].to_numpy(dtype=float)
+        # _interpolated_edges reads x[lo_index], x[hi_index] of one flat array
+        flat = value.ravel()
+        width = value.shape[1]
+        base = (np.arange(size) * width)[:, None]
+        lo_index = (base + np.maximum(lower, 0)).astype(np.int64)
+        hi_index = (base + np.maximum(upper, 0)).astype(np.int64)
+        if flat.size == 0:
+            return np.full((size, n_bins + 1), np.nan)
+        return _interpolated_edges(flat, lo_index, hi_index, h, gamma, last, total)
+
+
+# A missing key in a table joined to a small table of kbench's own (the groups' edges, the
+# ranks wanted): a text no label holds, so plain equality joins it (Spark's null-safe
+# equality on a table made from pandas did not).
+_NULL_KEY = "\x1fkbench-missing"
+
+
+def _filled(table: Any, by: tuple[str, ...]) -> Any:
+    return table.mutate(**{c: table[c].fill_null(_NULL_KEY) for c in by}) if by else table
+
+
+def _key_lookup(cells: Any, by: tuple[str, ...]) -> dict[tuple, int]:
+    """The group code of each tuple of key values (missing as None)."""
+    columns = [np.asarray(cells.keys[c], dtype=object) for c in by]
+    return {tuple(_NULL_KEY if v is None or v != v else str(v) for v in values): g
+            for g, values in enumerate(zip(*columns, strict=True))} if by else {(): 0}
+
+
+def _codes_of(frame: pd.DataFrame, by: tuple[str, ...], lookup: dict[tuple, int]) -> np.ndarray:
+    if not by:
+        return np.zeros(len(frame), dtype=np.int64)
+    columns = [frame[c].tolist() for c in by]
+    return np.array([lookup[tuple(_NULL_KEY if v is None or v != v else str(v) for v in values)]
+                     for values in zip(*columns, strict=True)], dtype=np.int64)
+
+
+def _sample_codes(values: pd.Series, known: list[str]) -> np.ndarray:
+    """The samples' codes as :meth:`EngineCells.cells` numbered them (their text order among
+    the samples with a kept answer)."""
+    position = {name: i for i, name in enumerate(known)}
+    return np.array([position[str(v)] for v in values.tolist()], dtype=np.int64)
+
+
+def _binned_by_edges(q: Any, by: tuple[str, ...], edges: np.ndarray,
+                     lookup: dict[tuple, int]) -> Any:
+    """Each answer's bin, #{inner edges of its group < c}, its group's edges joined in."""
+    import ibis
+
+    n_inner = edges.shape[1] - 2
+    if n_inner <= 0:
+        return q.mutate(__kbench_bin=ibis.literal(0).cast("int64"))
+    groups = sorted(lookup.items(), key=lambda kv: kv[1])
+    table = pd.DataFrame({c: [k[i] for k, _ in groups] for i, c in enumerate(by)})
+    for j in range(n_inner):
+        table[f"__kbench_e{j}"] = edges[[g for _, g in groups], j + 1]
+    lookup_table = ibis.memtable(table)
+    joined = q.join(lookup_table, [q[c] == lookup_table[c] for c in by]) \
+        if by else q.cross_join(lookup_table)
+    bin_of = sum(((joined["__kbench_conf"] > joined[f"__kbench_e{j}"]).fill_null(False)
+                  .cast("int64") for j in range(n_inner)), ibis.literal(0).cast("int64"))
+    return joined.mutate(__kbench_bin=bin_of).select(*q.columns, "__kbench_bin")
+
+
+# ------------------------------------------------------------------- kbench metrics
