@@ -236,8 +236,10 @@ def tiers(judged: pd.DataFrame | PreparedAnswers, *, by: Sequence[str] = ("model
             table.insert(position + 1, f"{which}_high", high)
         # SUI, TUS, LGI from their components' intervals (MOVER; round 3 item 5)
         composite_intervals(table, weights)
-    if "difficulty" not in by and _has_difficulty(source):
-        _difficulty_means(table, source, by, judge_name, dict(
+    # prepared answers split by difficulty from the judge's rows they were prepared from
+    split = ready.frame if ready is not None else source
+    if "difficulty" not in by and _has_difficulty(split):
+        _difficulty_means(table, split, by, judge_name, dict(
             weights=weights, partial_credit=partial_credit, severity=severity,
             n_bins=n_bins, binning=binning, no_target_reasoning=no_target_reasoning))
     return table
