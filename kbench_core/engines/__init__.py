@@ -204,19 +204,8 @@ def _sufficient(src: ParquetSource, *, engine: Engine, backend: Any,
     """:func:`_read`, a file the engine cannot read (a footer that lies about its pages, a
     damaged page) refused as the loader refuses one, naming it: "cannot read Parquet"; an
     engine out of memory is an :class:`EngineMemoryError` naming the setting to change."""
-    from kbench_core.problems import Problem, RunFormatError
-
-    try:
+    with _named(src, engine):  # re-raises every error, worded
         return _read(src, engine=engine, backend=backend, keep=keep)
-    except RunFormatError:
-        raise
-    except (*_read_errors(), MemoryError) as exc:
-        named = out_of_memory(exc, engine, src.label)
-        if named is not None:
-            raise named from None
-        raise RunFormatError(src.label, [Problem(None, None, (
-            f"cannot read Parquet ({engine}: {type(exc).__name__}: "
-            f"{str(exc).strip()[:300]})"))]) from None
 
 
 def _read(src: ParquetSource, *, engine: Engine, backend: Any,
@@ -295,8 +284,9 @@ def compare_source(path: str | os.PathLike[str], value: str, *, engine: Engine,
 
 @contextlib.contextmanager
 def _named(src: ParquetSource, engine: str) -> Iterator[None]:
-    """:func:`_sufficient`'s wording of an engine's failure, for a query after the run was
-    validated: out of memory named with its setting, anything else "cannot read"."""
+    """An engine's failure worded for the user, around reading a run (:func:`_sufficient`) or
+    a query after it was validated: out of memory named with its setting, anything else
+    "cannot read Parquet"."""
     from kbench_core.problems import Problem, RunFormatError
 
     try:
