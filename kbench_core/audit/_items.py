@@ -188,6 +188,13 @@ def item_keys(frame: pd.DataFrame) -> pd.Index:
     return pd.Index(key, name="item")
 
 
+def first_per_item(frame: pd.DataFrame) -> pd.DataFrame:
+    """Each item's first row in ``frame``, indexed by its :func:`item_keys` key (for joins
+    on the item: ``first_per_item(rows).reindex(item_keys(other))``)."""
+    keys = item_keys(frame)
+    return frame.set_axis(keys)[~keys.duplicated()]
+
+
 def evidence(judged: pd.DataFrame, item: Sequence[Any]) -> dict[str, Any]:
     """What a reviewer reads about one item: the ground truth, the detector's verdict and
     findings, and each LLM judge's decision and scores (one row per judge).

@@ -20,7 +20,7 @@ from kbench_core.audit._items import (
 )
 from kbench_core.audit.labels import human_labels, latest
 
-__all__ = ["design"]
+__all__ = ["design", "weighted_design"]
 
 
 def _z(level: float) -> float:
@@ -77,6 +77,19 @@ def design(judged: pd.DataFrame, labels: pd.DataFrame, *, label: str = "target_f
 def _codes(values: pd.Series | np.ndarray) -> tuple[np.ndarray, int]:
     codes, uniques = pd.factorize(np.asarray(values), sort=True)
     return codes, len(uniques)
+
+
+def weighted_design(judged: pd.DataFrame, labels: pd.DataFrame, *, label: str, judge: str,
+                    by: Sequence[str], judges: Sequence[str] | None, min_votes: int | None,
+                    design_judge: str | None) -> pd.DataFrame:
+    """:func:`design` of ``judge`` with its labelled items' weights ``w``
+    (:func:`_weights_from`): what the corrected rates and the labels needed are computed
+    from."""
+    pop = design(judged, labels, label=label, judge=judge, by=by, judges=judges,
+                 min_votes=min_votes)
+    pop["w"] = _weights_from(judged, labels, pop, label=label, by=by, judges=judges,
+                             min_votes=min_votes, design_judge=design_judge, judge=judge)
+    return pop
 
 
 def _weights_from(judged: pd.DataFrame, labels: pd.DataFrame, pop: pd.DataFrame, *,

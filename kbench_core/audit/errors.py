@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from kbench_core.audit._items import ITEM_KEY, MAJORITY, item_frame, item_keys
+from kbench_core.audit._items import ITEM_KEY, MAJORITY, first_per_item, item_frame, item_keys
 from kbench_core.audit.design import design
 from kbench_core.stats import wilson
 
@@ -36,9 +36,7 @@ def _labelled(judged: pd.DataFrame, labels: pd.DataFrame, judge: str, label: str
     human = pop["human"].to_numpy(float)
     pop = pop[~np.isnan(human) & (human != 0.5) & ~pop["failed"].to_numpy(bool)]
     judged = item_frame(judged)
-    first = judged.loc[~item_keys(judged).duplicated()]
-    first = first.set_axis(item_keys(first))
-    rows = first.reindex(item_keys(pop))
+    rows = first_per_item(judged).reindex(item_keys(pop))
     out = pop.reset_index(drop=True)
     for c in ("difficulty", "vuln_type", "severity"):
         if c in rows:

@@ -66,7 +66,7 @@ import pandas as pd
 
 from kbench_core.audit._items import MAJORITY, effective_judge
 from kbench_core.audit.accuracy import judge_accuracy, reviewer_kappa
-from kbench_core.audit.design import _check_level, _codes, _t, _weights_from, _z, design
+from kbench_core.audit.design import _check_level, _codes, _t, _z, design, weighted_design
 from kbench_core.stats import wilson
 
 # design, judge_accuracy and reviewer_kappa live in kbench_core.audit.design and .accuracy
@@ -227,10 +227,8 @@ def corrected(judged: pd.DataFrame, labels: pd.DataFrame, *, label: str = "targe
         raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
     _check_level(level)
     by = list(by)
-    pop = design(judged, labels, label=label, judge=judge, by=by, judges=judges,
-                 min_votes=min_votes)
-    pop["w"] = _weights_from(judged, labels, pop, label=label, by=by, judges=judges,
-                             min_votes=min_votes, design_judge=design_judge, judge=judge)
+    pop = weighted_design(judged, labels, label=label, judge=judge, by=by, judges=judges,
+                          min_votes=min_votes, design_judge=design_judge)
     rows = []
     accuracy = None
     if method == "rogan_gladen":
@@ -329,10 +327,8 @@ def labels_needed(judged: pd.DataFrame, labels: pd.DataFrame, *, half_width: flo
         raise ValueError(f"half_width must be between 0 and 1; got {half_width!r}")
     _check_level(level)
     by = list(by)
-    pop = design(judged, labels, label=label, judge=judge, by=by, judges=judges,
-                 min_votes=min_votes)
-    pop["w"] = _weights_from(judged, labels, pop, label=label, by=by, judges=judges,
-                             min_votes=min_votes, design_judge=design_judge, judge=judge)
+    pop = weighted_design(judged, labels, label=label, judge=judge, by=by, judges=judges,
+                          min_votes=min_votes, design_judge=design_judge)
     rows = []
     for key, group in pop.groupby(by, sort=True, observed=True):
         key = key if isinstance(key, tuple) else (key,)

@@ -25,6 +25,7 @@ from kbench_core.audit._items import (
     HUMAN,
     ITEM_KEY,
     PARTIAL,
+    first_per_item,
     item_frame,
     item_keys,
     judge_choices,
@@ -400,11 +401,8 @@ def as_human_judge(judged: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
     if items.empty:
         return judged.iloc[:0]
     llm = judged[judged["judge"].astype(str) != HUMAN]
-    keys = pd.Index(item_keys(llm))
-    first = llm.loc[~keys.duplicated()]
-    first = first.set_axis(pd.Index(item_keys(first)))
-    labelled = pd.Index(item_keys(items))
-    rows = first.reindex(labelled)
+    labelled = item_keys(items)
+    rows = first_per_item(llm).reindex(labelled)
     rows = rows[rows["judge"].notna()].copy()
     vote = items.set_axis(labelled)["human"].reindex(rows.index)
     found = pd.array(np.where(vote > 0.5, True, False), dtype="boolean")

@@ -29,6 +29,7 @@ from kbench_core.audit._items import (
     ITEM_KEY,
     MAJORITY,
     NOT_FOUND,
+    first_per_item,
     item_frame,
     item_keys,
     population,
@@ -164,8 +165,7 @@ def _evidence_columns(judged: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame
     failed = (llm["failed_judgement"].notna().to_numpy(bool) if "failed_judgement" in llm
               else np.zeros(len(llm), dtype=bool))
     readable = llm.iloc[np.argsort(failed, kind="stable")]
-    readable_keys = item_keys(readable)
-    first = readable.set_axis(readable_keys)[~readable_keys.duplicated()]
+    first = first_per_item(readable)
     columns = [c for c in ("is_vulnerable", "severity", "vuln_type", "true_lines", "difficulty",
                            "said_vulnerable", "claimed_lines") if c in first]
     out = first[columns].astype(object).where(first[columns].notna(), None)
@@ -181,7 +181,7 @@ def _evidence_columns(judged: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame
                      np.where(found.fillna(0).to_numpy(float) > 0.5, FOUND, NOT_FOUND))
     text = pd.Series(llm["judge"].astype(str).to_numpy(), index=keys) + ": " + words
     out["judges"] = text.groupby(level=0, sort=False).agg("; ".join)
-    return out.reindex(item_keys(items)).set_axis(items.index)
+    return out.reindex(wanted).set_axis(items.index)
 
 
 def blank_sheet(drawn: pd.DataFrame, *, run_sha256: str = "") -> pd.DataFrame:
