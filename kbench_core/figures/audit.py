@@ -19,6 +19,26 @@ _SERIES = (("judge_only", "Judge only", "#7F7F7F", "circle"),
 MAX_ROWS = 25
 
 
+def _interval_dots(data: pd.DataFrame, column: str, rows: list[str], *, name: str,
+                   color: str, symbol: str, hover: str, counted: str) -> go.Scatter:
+    """One series of dots on the rows ``rows``: ``column`` with its ``_low``/``_high``
+    interval as error bars, grouped beside the other series of the row, and ``n_labelled``
+    ``counted`` in the hover text."""
+    value = pd.to_numeric(data[column], errors="coerce").to_numpy(float)
+    low = pd.to_numeric(data[f"{column}_low"], errors="coerce").to_numpy(float)
+    high = pd.to_numeric(data[f"{column}_high"], errors="coerce").to_numpy(float)
+    return go.Scatter(
+        x=value, y=rows, mode="markers", name=name, orientation="h",
+        offsetgroup=column, marker=dict(color=color, size=9, symbol=symbol),
+        error_x=dict(type="data", symmetric=False, array=np.nan_to_num(high - value),
+                     arrayminus=np.nan_to_num(value - low), color=color, thickness=1.4),
+        customdata=np.column_stack([np.asarray(rows, dtype=object), low, high,
+                                    data["n_labelled"].to_numpy()]),
+        hovertemplate=(f"<b>%{{customdata[0]}}</b><br>{hover}: %{{x:.3f}} "
+                       "[%{customdata[1]:.3f}, %{customdata[2]:.3f}]<br>"
+                       f"%{{customdata[3]}} {counted}<extra></extra>"))
+
+
 def corrected_forest(table: pd.DataFrame, *, label: str = "model",
                      what: str = "Target detection rate",
                      title: str | None = None) -> go.Figure:
@@ -32,19 +52,8 @@ def corrected_forest(table: pd.DataFrame, *, label: str = "model",
     names = [str(v) for v in data[label]]
     fig = go.Figure()
     for column, name, color, symbol in reversed(_SERIES):
-        value = pd.to_numeric(data[column], errors="coerce").to_numpy(float)
-        low = pd.to_numeric(data[f"{column}_low"], errors="coerce").to_numpy(float)
-        high = pd.to_numeric(data[f"{column}_high"], errors="coerce").to_numpy(float)
-        fig.add_trace(go.Scatter(
-            x=value, y=names, mode="markers", name=name, orientation="h",
-            offsetgroup=column, marker=dict(color=color, size=9, symbol=symbol),
-            error_x=dict(type="data", symmetric=False, array=np.nan_to_num(high - value),
-                         arrayminus=np.nan_to_num(value - low), color=color, thickness=1.4),
-            customdata=np.column_stack([np.asarray(names, dtype=object), low, high,
-                                        data["n_labelled"].to_numpy()]),
-            hovertemplate=(f"<b>%{{customdata[0]}}</b><br>{name}: %{{x:.3f}} "
-                           "[%{customdata[1]:.3f}, %{customdata[2]:.3f}]<br>"
-                           "%{customdata[3]} labels<extra></extra>")))
+        fig.add_trace(_interval_dots(data, column, names, name=name, color=color,
+                                     symbol=symbol, hover=name, counted="labels"))
     n_labels = int(pd.to_numeric(data["n_labelled"], errors="coerce").fillna(0).sum())
     judge = str(table.attrs.get("judge", data["judge"].iloc[0] if "judge" in data and len(data)
                                 else ""))
@@ -71,19 +80,9 @@ def accuracy_chart(accuracy: pd.DataFrame, *, title: str | None = None) -> go.Fi
              "square"),
             ("sensitivity", "Sensitivity (finds what the reviewers found)", "#0072B2",
              "circle")):
-        value = pd.to_numeric(data[column], errors="coerce").to_numpy(float)
-        low = pd.to_numeric(data[f"{column}_low"], errors="coerce").to_numpy(float)
-        high = pd.to_numeric(data[f"{column}_high"], errors="coerce").to_numpy(float)
-        fig.add_trace(go.Scatter(
-            x=value, y=judges, mode="markers", name=name, orientation="h",
-            offsetgroup=column, marker=dict(color=color, size=9, symbol=symbol),
-            error_x=dict(type="data", symmetric=False, array=np.nan_to_num(high - value),
-                         arrayminus=np.nan_to_num(value - low), color=color, thickness=1.4),
-            customdata=np.column_stack([np.asarray(judges, dtype=object), low, high,
-                                        data["n_labelled"].to_numpy()]),
-            hovertemplate=(f"<b>%{{customdata[0]}}</b><br>{name.split(' (')[0]}: %{{x:.3f}} "
-                           "[%{customdata[1]:.3f}, %{customdata[2]:.3f}]<br>"
-                           "%{customdata[3]} labelled items<extra></extra>")))
+        fig.add_trace(_interval_dots(data, column, judges, name=name, color=color,
+                                     symbol=symbol, hover=name.split(" (")[0],
+                                     counted="labelled items"))
     apply_layout(fig, title or "How often each judge agrees with the reviewers",
                  subtitle="weighted back to the run; 95% intervals",
                  xaxis=dict(title="Share", range=[-0.02, 1.02], zeroline=False),
