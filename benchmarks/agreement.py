@@ -22,18 +22,10 @@ from itertools import combinations
 from typing import Any
 
 import numpy as np
+from _timing import best_of  # benchmarks/_timing.py
 
 from kbench_core import agreement
 from kbench_core.samples import big_judged_samples
-
-
-def best_of(fn: Callable[[], Any], repeat: int = 3) -> tuple[float, Any]:
-    times, result = [], None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return min(times), result
 
 
 def reference(records: list[dict], label: str) -> tuple[dict, float]:

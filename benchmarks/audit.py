@@ -14,25 +14,14 @@ import os
 import platform
 import sys
 import tempfile
-import time
-from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 import pandas as pd
+from _timing import best_of  # benchmarks/_timing.py
 
 from kbench_core import audit
 from kbench_core.audit.store import LabelStore
 from kbench_core.samples import big_judged_samples
-
-
-def best_of(fn: Callable[[], Any], repeat: int = 3) -> tuple[float, Any]:
-    times, result = [], None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return min(times), result
 
 
 def main(n_items: int = 100_000) -> None:
