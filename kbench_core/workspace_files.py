@@ -236,6 +236,16 @@ def _beginning(handle: int) -> bool:
     return info.st_size == 0 and time.time() - info.st_mtime < ORPHAN_SECONDS
 
 
+def _ended(handle: int) -> bool:
+    """Whether the journal open as ``handle`` was removed since it was opened: its save or
+    removal ended (renamed into place, then deleted, then unlocked) between the listing of
+    the folder and the lock, so its name now holds nothing, and nothing is to be done."""
+    try:
+        return os.fstat(handle).st_nlink == 0
+    except OSError:
+        return False
+
+
 def _digest(path: Path) -> str | None:
     """The SHA-256 of a regular file's bytes (a FIFO or a device is never opened for reading:
     None, as for a file that cannot be read)."""
@@ -346,6 +356,8 @@ def recover(directory: Path) -> Recovery:
             if not _try_lock(handle, wait=False) or _beginning(handle):
                 handled.add(stem)  # a save in progress in another process
                 continue
+            if _ended(handle):
+                continue  # the save ended since the folder was listed
             if fcntl is None and time.time() - os.fstat(handle).st_mtime < ORPHAN_SECONDS:
                 handled.add(stem)  # pragma: no cover
                 continue
@@ -434,8 +446,8 @@ def _finish_removal(directory: Path, entry: str, found: Recovery) -> None:
     if handle is None:
         return
     try:
-        if not _try_lock(handle, wait=False) or _beginning(handle):
-            return  # a removal in progress
+        if not _try_lock(handle, wait=False) or _beginning(handle) or _ended(handle):
+            return  # a removal in progress, or one that ended since the folder was listed
         record = _journal(journal, stem)
         if record is None:
             found.left[entry] = "left in place: not a journal kbench can read"

@@ -214,3 +214,28 @@ def test_fifos_named_like_a_save_s_files_never_stall_a_start(tmp_path) -> None:
     assert sorted(p.name for p in folder.iterdir()) == sorted(
         [f"{stem}.saving", f"{stem}.parquet.tmp", "other-0123456789ab-cafebabe.json",
          "gone-0123456789ab-0badf00d.removing"])  # nothing removed
+
+
+@pytest.mark.parametrize("suffix", [".removing.tmp", ".removing", ".saving.tmp"])
+def test_a_journal_that_ended_after_the_listing_is_not_called_unreadable(tmp_path, suffix,
+                                                                        monkeypatch) -> None:
+    """Another server's removal (or save) can end between this start's listing of the folder
+    and its lock on the journal: the name then holds nothing, and the journal it opened is a
+    deleted file with a whole record. It was reported as "left in place: not a journal kbench
+    can read" (a shared-server test met it: two servers removing at once)."""
+    from kbench_core import workspace_files
+
+    stem = "bob21-17a3844faada-c6d9d90d"
+    journal = tmp_path / f"{stem}{suffix}"
+    journal.write_text(json.dumps({"name": "bob21", "stem": stem, "parquet_sha256": "a" * 64,
+                                   "sidecar_sha256": "b" * 64}))
+    opened = workspace_files._open_journal
+
+    def open_then_end(path: Path) -> int | None:
+        handle = opened(path)
+        path.unlink()  # the other process ends its journal: renamed, deleted, unlocked
+        return handle
+
+    monkeypatch.setattr(workspace_files, "_open_journal", open_then_end)
+    found = recover(tmp_path)
+    assert not found.left and not found.rolled_back and not found.finished
