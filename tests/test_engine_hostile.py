@@ -5,7 +5,7 @@ what the loader refuses in the loader's words before it reads a row, reads only 
 the provenance is of the bytes the numbers come from.
 
 Every test runs on ``memory`` (the loader), ``duckdb`` and ``spark`` (skipped without Java;
-conftest's module-scoped ``spark`` session)."""
+conftest's ``spark`` session, one per test process)."""
 
 from __future__ import annotations
 
@@ -367,7 +367,7 @@ def test_a_workspace_of_fifos_and_device_links_opens_and_names_each(
 
     if engine == "spark":
         request.getfixturevalue("spark")  # the session a workspace query finds
-        monkeypatch.setattr(engines, "_SPARK", {})  # not kept past this module's session
+        monkeypatch.setattr(engines, "_SPARK", {})  # the backend not kept past this test
     clear_caches()
     runs, errors = Workspace(hostile_workspace, engine=engine).open_all()
     assert not errors
