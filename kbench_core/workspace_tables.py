@@ -58,7 +58,10 @@ def keep_table(directory: Path, sha256: str, kind: str, table: pa.Table) -> None
 
 
 def forget_tables(directory: Path, sha256: str | None) -> None:
-    """Remove the kept tables of the bytes ``sha256`` (their run was removed)."""
+    """Remove the kept tables of the bytes ``sha256`` (their run was removed), and the
+    folder when nothing else is kept there: a workspace whose last run was removed is empty
+    again. (A table being kept at that moment by another server fails to write, and keeps
+    nothing: the table is only a shortcut.)"""
     if not sha256:
         return
     folder = Path(directory) / CACHE_FOLDER
@@ -66,3 +69,5 @@ def forget_tables(directory: Path, sha256: str | None) -> None:
         for entry in folder.glob(f"{sha256}-*.parquet"):
             with contextlib.suppress(OSError):
                 entry.unlink()
+    with contextlib.suppress(OSError):  # not empty: another run's tables stay
+        folder.rmdir()

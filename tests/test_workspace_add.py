@@ -176,9 +176,19 @@ def test_removing_the_run_removes_its_kept_table(bias_file, tmp_path):
     folder = tmp_path / "ws"
     add_run(Workspace(folder), bias_file)
     (saved,) = _opened(folder)
-    Workspace(folder).remove(saved)
-    assert list((folder / CACHE_FOLDER).glob("*.parquet")) == []
-    assert _opened(folder) == []
+    other = tmp_path / "other.parquet"
+    frame = pd.read_parquet(bias_file)
+    frame.assign(model=frame["model"].astype(str) + "-b").to_parquet(other)
+    add_run(Workspace(folder), other)
+    kept = sorted((folder / CACHE_FOLDER).glob("*.parquet"))
+    assert len(kept) == 2
+    Workspace(folder).remove(next(r for r in _opened(folder) if r.name == saved.name))
+    (left,) = (folder / CACHE_FOLDER).glob("*.parquet")  # the other run's table stays
+    assert left in kept
+    (last,) = _opened(folder)
+    Workspace(folder).remove(last)
+    # the workspace's last run gone: nothing of kbench's is left (was: an empty folder)
+    assert list(folder.iterdir()) == [] and _opened(folder) == []
 
 
 def test_the_app_keeps_the_table_of_a_run_it_reduced(bias_file, tmp_path):
