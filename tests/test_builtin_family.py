@@ -172,3 +172,53 @@ print("done")
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.rstrip().endswith("done")
     assert "synthetic-strong" in done.stdout
+
+
+def test_a_family_that_computes_its_tables_in_the_engine(
+        toy_files: tuple[Path, Path], builtin_toy: Family, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``Family.engine_tables`` (issue 39): ``kbench metrics`` on an engine prints what the
+    family computed there (here the successes and counts summed by DuckDB, the Wilson
+    intervals finished from them), no row fetched, equal to the loader's table; a family that
+    returns None (its columns need the loader) is read as before."""
+    import dataclasses
+
+    from kbench_core import engines
+    from kbench_core.engines import cli as engine_cli
+    from kbench_core.engines import source
+    from tests.toy_family import accuracy
+
+    csv, parquet = toy_files
+    asked = []
+
+    def summed(src, backend, options):
+        asked.append(src.kind)
+        table = source.open_table(backend, src)
+        sums = table.group_by("model").aggregate(
+            successes=table["correct"].cast("int64").sum(), n=table.count()).to_pandas()
+        rows = sums.loc[sums.index.repeat(sums["n"])].reset_index(drop=True)
+        # as many true as the sums say: accuracy reads only each model's successes and n
+        rows["correct"] = rows.groupby("model").cumcount() < rows["successes"]
+        return [("all", accuracy(rows[["model", "correct"]]))], {"summed": True}
+
+    monkeypatch.setitem(families._REGISTRY, KIND,
+                        dataclasses.replace(builtin_toy, engine_tables=summed))
+    monkeypatch.setattr(engines.settings, "JUDGED_CELLS_ROWS", 0)
+
+    def refused(*args, **kwargs):
+        raise AssertionError("the rows were reduced or fetched")
+
+    printed = {}
+    for path, engine in ((csv, "memory"), (parquet, "duckdb")):
+        with monkeypatch.context() as patch:
+            if engine == "duckdb":  # the loading every other run goes through
+                patch.setattr(engine_cli, "load", refused)
+            assert main(["metrics", str(path), "--format", "csv", "--engine", engine]) == 0
+        printed[engine] = _table(capsys.readouterr().out)
+    assert asked == [KIND]
+    pd.testing.assert_frame_equal(printed["duckdb"], printed["memory"])
+    monkeypatch.setitem(families._REGISTRY, KIND, dataclasses.replace(
+        builtin_toy, engine_tables=lambda *a: asked.append("none") or None))
+    assert main(["metrics", str(parquet), "--format", "csv", "--engine", "duckdb"]) == 0
+    assert asked == [KIND, "none"]
+    pd.testing.assert_frame_equal(_table(capsys.readouterr().out), printed["memory"])

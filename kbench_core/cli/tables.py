@@ -32,16 +32,17 @@ def metrics(path: str, *, fmt: str, out: str | None, precision: str = "display",
 
     if out:
         _check_out_file(Path(out))
-    from kbench_core.engines.cli import judged_main_tables
+    from kbench_core.engines.cli import engine_main_tables
 
-    # A judged run on an engine: its tiers from the cells the engine sums (issue 39).
-    summed = judged_main_tables(path, engine=engine, spark_master=spark_master,
+    # A run whose family computes its tables in the engine (a judged run's tiers from the
+    # cells the engine sums: issue 39).
+    summed = engine_main_tables(path, engine=engine, spark_master=spark_master,
                                 options=judges)
     if summed is not None:
         import pandas as pd
 
         run, tables, chosen = summed
-        item = main_table("judged")
+        item = main_table(run.kind)
         table = pd.concat([t for _, t in tables], ignore_index=True)
         data = table_bytes(table, fmt, best=item.best, caption=f"{item.title} ({run.name})",
                            provenance=provenance_of([run], what=item.name, options=chosen),

@@ -62,44 +62,49 @@ def _parquet_rows(src: object) -> int:
         return 0
 
 
-def judged_main_tables(path: str, *, engine: str | None = None,
+def engine_main_tables(path: str, *, engine: str | None = None,
                        spark_master: str | None = None, options: dict | None = None,
                        ) -> tuple[object, list, dict] | None:
-    """``kbench metrics`` of a judged Parquet source on an engine, from the cells the engine
-    sums (``kbench_core.engines.judged.main_tables``: no answer comes back): the run (its
-    name and provenance, no frame), the tables and what an export records of the majority.
-    None when the path is not one judged source read by DuckDB or Spark, has fewer rows than
-    ``engines.settings.JUDGED_CELLS_ROWS`` (``KBENCH_JUDGED_CELLS_ROWS``: fetched, faster), or
-    its columns are not in their natural Parquet types (the loader reads it, as before)."""
+    """``kbench metrics`` of a Parquet source on an engine whose family computes its main
+    tables there (``Family.engine_tables``: a judged run's tiers from the cells the engine
+    sums, no answer comes back): the run (its name and provenance, no frame), the tables and
+    what an export records of the options. None when the path is not one such source read by
+    DuckDB or Spark, has fewer rows than ``engines.settings.JUDGED_CELLS_ROWS``
+    (``KBENCH_JUDGED_CELLS_ROWS``: fetched, faster), or the family says its columns need the
+    loader (it reads the run, as before)."""
     from pathlib import Path
 
     import pandas as pd
 
-    from kbench_core import engines
-    from kbench_core.engines import connect, judged, settings, source
+    from kbench_core import engines, families
+    from kbench_core.engines import connect, settings, source
 
     chosen = engine or default_engine(path)
     if chosen == "memory":
         return None
     try:
         sources = source.sources(Path(path))
-        if len(sources) != 1 or sources[0].kind != "judged":
+        if len(sources) != 1:
             return None
         (src,) = sources
+        computed = families.get(src.kind).engine_tables
+        if computed is None:
+            return None
         if _parquet_rows(src) < settings.JUDGED_CELLS_ROWS:
             return None  # small enough to fetch: faster than the cells (engines.settings)
         backend = connect(chosen, spark_master=spark_master)  # type: ignore[arg-type]
-        if not judged.supported(source.open_table(backend, src)):
-            return None
         # an engine out of memory named with the setting to change, as every engine query
         with engines._named(src, chosen):
-            tables, provenance = judged.main_tables(src, backend, options)
+            found = computed(src, backend, options)
     except RunFormatError as err:
         raise SystemExit(f"kbench: {err}") from None
     except (FileNotFoundError, RuntimeError, ValueError) as err:
         raise SystemExit(f"kbench: {err}") from None
+    if found is None:
+        return None
     from kbench_core.io import Run
 
+    tables, provenance = found
     run = Run(name=src.name, kind=src.kind, frame=pd.DataFrame(), meta=dict(src.meta),
               warnings=())
     return run, tables, provenance

@@ -353,12 +353,14 @@ def judge_names(table: Any) -> list[str]:
 
 
 def main_tables(src: Any, backend: Any, options: dict | None = None,
-                ) -> tuple[list[tuple[str, pd.DataFrame]], dict]:
+                ) -> tuple[list[tuple[str, pd.DataFrame]], dict] | None:
     """``kbench metrics``' tier leaderboards of a judged source (the majority first, then
     each judge, as ``families.main_table("judged")`` shows a frame), every one finished from
     the cells the engine sums (:class:`EngineCells`): the run is validated by the engine
     (:func:`kbench_core.engines.validate.validate`, the loader's messages), and no answer is
-    fetched. Returns the tables and what an export records of the majority."""
+    fetched. Returns the tables and what an export records of the majority; None when the
+    file's columns are not in their natural Parquet types (:func:`supported`: the loader
+    reads it). The judged family's ``engine_tables``."""
     from kbench_core import vuln
     from kbench_core.engines import source, validate
     from kbench_core.families.judged import (
@@ -371,6 +373,8 @@ def main_tables(src: Any, backend: Any, options: dict | None = None,
     )
 
     table = source.open_table(backend, src)
+    if not supported(table):
+        return None
     validate.validate(table, src)
     names = pd.DataFrame({"judge": judge_names(table)})
     chosen = check_judges(names, options)

@@ -211,6 +211,12 @@ class Family:
         the boolean Ibis expression of the rows a rule may reject (None: no rule applies to
         these ``columns``), built from ``absent(name)`` (the value is missing) and
         ``said(name, word)`` (the label is ``word``) (``engines.validate``).
+    engine_tables : callable, optional
+        The main tables of ``kbench metrics`` computed inside an engine from per-cluster
+        sums, no row fetched: ``engine_tables(src, backend, options)`` gives the named tables
+        and what an export records of the options, or None when this source's columns need
+        the loader (judged: ``engines.judged.main_tables``). Without it an engine reduces
+        the run to :attr:`weighted` tuples or fetches its rows.
     """
 
     kind: str
@@ -240,6 +246,8 @@ class Family:
     schema_only: bool = False
     suspect_rows: Callable[[Callable[[str], Any], Callable[[str, str], Any], set[str]],
                            Any] | None = None
+    engine_tables: Callable[[Any, Any, Mapping[str, Any] | None],
+                            tuple[list[tuple[str, pd.DataFrame]], dict] | None] | None = None
 
     def __post_init__(self) -> None:
         if self.kind != self.spec.kind:

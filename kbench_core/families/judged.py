@@ -462,6 +462,13 @@ def _suspect_rows(absent: Any, said: Any, columns: set[str]) -> Any:
             & absent("failed_judgement"))
 
 
+def _engine_tables(src: Any, backend: Any, options: Mapping[str, Any] | None,
+                   ) -> tuple[list[tuple[str, pd.DataFrame]], dict] | None:
+    from kbench_core.engines.judged import main_tables
+
+    return main_tables(src, backend, dict(options) if options is not None else None)
+
+
 def _sample_frame(seed: int) -> pd.DataFrame:
     """The frame of the bundled sample run ``sample_data/judged.csv`` (planted effects, known in
     closed form)."""
@@ -484,6 +491,7 @@ FAMILY = Family(
                                renamed=(("target_found", "target_found_vulnerable"),)),
     per_item=_per_item, lower_is_better=_lower(), catalog=_catalog, rules=_rules,
     sample_files=("judged.csv",), sample_frame=_sample_frame, suspect_rows=_suspect_rows,
+    engine_tables=_engine_tables,
     profile=Profile("vulnerability", "Vulnerability detection",
                     (("tdr", "Target detection rate (TDR)", "TDR"),
                      ("sui", "Security Understanding Index (SUI)", "SUI")),
