@@ -68,11 +68,11 @@ def exporter():
         yield ex
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def spark():
     """An Ibis backend on a local PySpark session (``local[1]``, small shuffles, no UI) for the
-    engine tests; skipped without Java. One per pytest process (each xdist worker): its JVM
-    takes 8-15 s to start, which a dozen modules paid each when it was per module."""
+    engine tests; skipped without Java. Module-scoped: the session stops with the module (one
+    per test process was tried: the JVMs left running cost more CPU than their starts)."""
     if shutil.which("java") is None:
         pytest.skip("Java is missing: PySpark's local mode needs a JVM "
                     "(bash scripts/setup.sh --test installs default-jre-headless)")

@@ -5,7 +5,7 @@ what the loader refuses in the loader's words before it reads a row, reads only 
 the provenance is of the bytes the numbers come from.
 
 Every test runs on ``memory`` (the loader), ``duckdb`` and ``spark`` (skipped without Java;
-conftest's ``spark`` session, one per test process)."""
+conftest's module-scoped ``spark`` session)."""
 
 from __future__ import annotations
 
