@@ -328,7 +328,7 @@ def test_metrics_on_duckdb_out_of_memory_names_the_setting(run_file, monkeypatch
     def exhausted(*args, **kwargs):
         raise MemoryError
 
-    monkeypatch.setattr(engine_judged, "main_tables", exhausted)
+    monkeypatch.setattr(engine_judged, "answers", exhausted)
     monkeypatch.setattr(engines.settings, "JUDGED_CELLS_ROWS", 0)  # cells at any size
     with pytest.raises(SystemExit) as err:
         main(["metrics", str(path), "--engine", "duckdb"])
@@ -346,6 +346,6 @@ def test_a_small_judged_run_is_fetched_not_summed(run_file, capsys, monkeypatch)
     monkeypatch.setattr(engines.settings, "JUDGED_CELLS_ROWS", 0)
     cells = _printed(["metrics", str(path), "--precision", "full"], capsys)
     monkeypatch.undo()
-    monkeypatch.setattr(engine_judged, "main_tables", refused)
+    monkeypatch.setattr(engine_judged, "EngineCells", refused)
     fetched = _printed(["metrics", str(path), "--precision", "full"], capsys)
     pd.testing.assert_frame_equal(cells, fetched, rtol=1e-9, atol=1e-9)

@@ -171,9 +171,20 @@ class EngineCells(CellSource):
         self.chosen = chosen
         self.judge = chosen.judge
         self.columns = chosen.columns
-        self._q = _quantities(chosen.expr.drop(_PLACE))
+        self._expr = _quantities(chosen.expr.drop(_PLACE))
+        self._kept: Any = None
         self._cells: dict[tuple[str, ...], Any] = {}
         self._samples: dict[tuple[str, ...], list[str]] = {}  # per grouping, coded samples
+
+    @property
+    def _q(self) -> Any:
+        """The answers' quantities, materialised in the engine on first use (a temporary
+        table on DuckDB, a cached frame on Spark; released with this object): every grouping,
+        bin and edge reads them, instead of computing the answers (a majority: a group-by of
+        every row and one per voted label) from the rows again."""
+        if self._kept is None:
+            self._kept = self._expr.cache()
+        return self._kept
 
     def _check(self, by: tuple[str, ...]) -> None:
         unknown = [c for c in by if c not in self.columns]

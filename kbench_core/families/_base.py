@@ -215,8 +215,8 @@ class Family:
         The main tables of ``kbench metrics`` computed inside an engine from per-cluster
         sums, no row fetched: ``engine_tables(src, backend, options)`` gives the named tables
         and what an export records of the options, or None when this source's columns need
-        the loader (judged: ``engines.judged.main_tables``). Without it an engine reduces
-        the run to :attr:`weighted` tuples or fetches its rows.
+        the loader (judged: the tiers from ``engines.judged.EngineCells``). Without it an
+        engine reduces the run to :attr:`weighted` tuples or fetches its rows.
     """
 
     kind: str

@@ -251,7 +251,7 @@ _TIER_COLUMNS = ["rank", "rank_text", "model", "judge", "n", "n_samples", "few_i
 
 def main_columns(table: pd.DataFrame) -> pd.DataFrame:
     """The columns of a tier leaderboard the main table shows (:data:`_TIER_COLUMNS` and
-    their intervals); ``kbench_core.engines.judged.main_tables`` shows the same."""
+    their intervals); ``_engine_tables`` (an engine's cells) shows the same."""
     keep = [c for c in table.columns
             if c in _TIER_COLUMNS or (c.removesuffix("_low").removesuffix("_high")
             in _TIER_COLUMNS and c.endswith(("_low", "_high")))]
@@ -464,9 +464,44 @@ def _suspect_rows(absent: Any, said: Any, columns: set[str]) -> Any:
 
 def _engine_tables(src: Any, backend: Any, options: Mapping[str, Any] | None,
                    ) -> tuple[list[tuple[str, pd.DataFrame]], dict] | None:
-    from kbench_core.engines.judged import main_tables
+    """``kbench metrics``' tier leaderboards of a judged source (the majority first, then
+    each judge, as :func:`main_table` shows a frame), every one finished from the cells the
+    engine sums (:class:`kbench_core.engines.judged.EngineCells`): the run is validated by
+    the engine (:func:`kbench_core.engines.validate.validate`, the loader's messages), and
+    no answer is fetched. Returns the tables and what an export records of the majority;
+    None when the file's columns are not in their natural Parquet types
+    (:func:`kbench_core.engines.judged.supported`: the loader reads it). The family's
+    ``engine_tables``."""
+    from kbench_core import vuln
+    from kbench_core.engines import source, validate
+    from kbench_core.engines.judged import EngineCells, answers, judge_names, supported
 
-    return main_tables(src, backend, dict(options) if options is not None else None)
+    table = source.open_table(backend, src)
+    if not supported(table):
+        return None
+    validate.validate(table, src)
+    names = pd.DataFrame({"judge": judge_names(table)})
+    chosen = check_judges(names, dict(options) if options is not None else None)
+    offered = vuln.judges_of(names)
+    several = default_judge(names) == MAJORITY
+    if several:
+        offered = [MAJORITY, *offered]
+    wanted = offered if chosen.judge is None else [chosen.judge]
+    files = tuple(f.name for f in src.files)
+    tier_options = TierOptions.from_mapping(options).tiers()
+    out = []
+    for name in wanted:
+        if name == MAJORITY:
+            chosen_answers = answers(table, judges=list(chosen.judges) or None,
+                                     min_votes=chosen.min_votes, failed_as=chosen.failed_as,
+                                     files=files)
+        else:
+            chosen_answers = answers(table, judge=name, failed_as=chosen.failed_as,
+                                     files=files)
+        out.append((name, main_columns(leaderboard(vuln.tiers(EngineCells(chosen_answers),
+                                                              **tier_options)))))
+    source.check_read(src, backend)
+    return out, (chosen.provenance() if several else {})
 
 
 def _sample_frame(seed: int) -> pd.DataFrame:
