@@ -15,7 +15,9 @@ DUCKDB_MEMORY = os.environ.get("KBENCH_DUCKDB_MEMORY", "512MB")
 SPARK_MEMORY = os.environ.get("KBENCH_SPARK_MEMORY") or None
 # A judged Parquet run of fewer rows than this is fetched and finished in memory by `kbench
 # metrics` (the loader's limits apply); from this many rows on, its tiers are computed from
-# the cells the engine sums (engines.judged). At 1M judged rows through DuckDB the fetch took
-# 8.5 s and 0.74 GiB, the cells 36-92 s and 1.1-1.2 GiB (load 5-8); the fetch is refused past
-# the loader's decompressed-size limit (about 4.7M rows): the crossover is not measured yet.
+# the cells the engine sums (engines.judged). `kbench metrics`, majority and three judges,
+# through DuckDB, nothing else running: 1M rows fetched 4.4 s and 0.75 GiB, cells 14.1 s and
+# 1.23 GiB; 3M rows fetched 10.2 s and 1.77 GiB, cells 41.2 s and 2.07 GiB. The cells are
+# slower at every size; they are taken where the fetch nears the loader's decompressed-size
+# limit (refused from about 4.7M rows), which the cells are not bound by.
 JUDGED_CELLS_ROWS = int(os.environ.get("KBENCH_JUDGED_CELLS_ROWS", "3000000"))
