@@ -268,6 +268,28 @@ def test_spark_cells_give_the_memory_tiers(run_file, spark):
                 by_list=(("model", "difficulty"),))
 
 
+def test_a_column_with_no_value_is_summed_on_spark(run_file, tmp_path, spark):
+    """A line list or label with no value at all is Parquet's null type, which Spark reads
+    as integers (as DuckDB does: tests/test_failed_judgements.py): still a supported table
+    (no fetch), its tiers memory's."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    run, _ = run_file
+    table = pa.Table.from_pandas(run.frame.drop(columns=["true_lines", "type_match"]),
+                                 preserve_index=False)
+    table = table.append_column("true_lines", pa.nulls(len(table)))
+    table = table.append_column("type_match", pa.nulls(len(table)))
+    path = tmp_path / "empty-columns.parquet"
+    pq.write_table(table, path)
+    assert pq.read_schema(path).field("true_lines").type == pa.null()
+    opened = _table(spark, path)
+    assert engine_judged.supported(opened)
+    memory = io.load_run(path).frame
+    cells = engine_judged.EngineCells(engine_judged.answers(opened, failed_as="not_found"))
+    _same_cells(cells, consensus(memory, failed_as="not_found"), {}, by_list=(("model",),))
+
+
 # ------------------------------------------------------------------------ kbench metrics
 
 
