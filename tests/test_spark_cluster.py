@@ -135,23 +135,31 @@ def connect_server(tmp_path_factory):
         _stop(server)
 
 
-def _metrics(paths: list[Path], *args: str, env: dict[str, str] | None = None) -> list[str]:
+def _metrics(paths: list[Path], *args: str, env: dict[str, str] | None = None,
+             driver_jvm: bool | None = None) -> list[str]:
     """``kbench metrics`` of each path in one fresh process (as a user runs it: a Spark
     driver of its own), the outputs with the export time blanked. ``SPARK_REMOTE`` is unset
-    for the child unless ``env`` (settings added to the child's environment) gives it."""
+    for the child unless ``env`` (settings added to the child's environment) gives it.
+    ``driver_jvm``: whether the child must have started a Spark driver JVM of its own (a
+    client of a standalone master does; a Spark Connect client does not)."""
     script = (
         "import sys\n"
         "from kbench_core.cli import main\n"
         f"for path in sys.argv[1:]:\n"
         f"    print({SEPARATOR!r}, flush=True)\n"
         f"    main(['metrics', path, *{list(args)!r}])\n"
-        "    sys.stdout.flush()\n")
+        "    sys.stdout.flush()\n"
+        "from pyspark import SparkContext\n"
+        "print('driver_jvm=%s' % (SparkContext._active_spark_context is not None),"
+        " file=sys.stderr)\n")
     child = {**os.environ, "PYTHONPATH": str(ROOT)}
     child.pop("SPARK_REMOTE", None)
     child.update(env or {})
     done = subprocess.run([sys.executable, "-c", script, *map(str, paths)], env=child,
                           capture_output=True, text=True, timeout=900, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
+    if driver_jvm is not None:
+        assert f"driver_jvm={driver_jvm}" in done.stderr, done.stderr[-3000:]
     parts = done.stdout.split(SEPARATOR + "\n")[1:]
     return [re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", "<time>", p) for p in parts]
 
@@ -184,7 +192,8 @@ def _assert_equal(memory: list[str], sparked: list[str]) -> None:
 
 
 def test_metrics_on_a_standalone_cluster_equal_memory(cluster, runs, memory):
-    _assert_equal(memory, _metrics(runs, "--engine", "spark", "--spark-master", cluster))
+    _assert_equal(memory, _metrics(runs, "--engine", "spark", "--spark-master", cluster,
+                                   driver_jvm=True))
 
 
 def test_metrics_through_spark_connect_equal_memory(connect_server, runs, memory):
@@ -192,4 +201,4 @@ def test_metrics_through_spark_connect_equal_memory(connect_server, runs, memory
     session (:func:`kbench_core.engines.spark.session`) and every family prints what the
     memory engine prints."""
     _assert_equal(memory, _metrics(runs, "--engine", "spark",
-                                   env={"SPARK_REMOTE": connect_server}))
+                                   env={"SPARK_REMOTE": connect_server}, driver_jvm=False))
