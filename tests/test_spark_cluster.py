@@ -1,7 +1,9 @@
 """Spark as a user runs it (issue 39, item 4): a standalone master and one worker started from
 the pip pyspark install (``bin/spark-class``: the pip package has no ``sbin/start-*.sh``), and
 ``kbench metrics RUN --engine spark --spark-master spark://…`` for every family, equal to the
-memory engine. Skipped, with the reason, where Java is missing."""
+memory engine; and the same through Spark Connect (``SPARK_REMOTE=sc://…``, a Connect server
+started from the pip install's ``jars/spark-connect_*.jar``). Skipped, with the reason, where
+Java (or the Connect jar) is missing."""
 
 from __future__ import annotations
 
@@ -96,36 +98,107 @@ def cluster(tmp_path_factory):
         _stop(master)
 
 
-def _metrics(paths: list[Path], *args: str) -> list[str]:
+@pytest.fixture(scope="module")
+def connect_server(tmp_path_factory):
+    """``sc://127.0.0.1:PORT``: a Spark Connect server (``local[1]``, no UI, 4 shuffle
+    partitions) started with ``bin/spark-class org.apache.spark.deploy.SparkSubmit`` from the
+    pyspark package, whose ``jars/`` holds the server, stopped after the module."""
+    if shutil.which("java") is None:
+        pytest.skip("Java is missing: a Spark Connect server needs a JVM "
+                    "(bash scripts/setup.sh --test installs default-jre-headless)")
+    pyspark = pytest.importorskip("pyspark")
+    home = Path(pyspark.__file__).resolve().parent
+    if not (home / "bin" / "spark-class").exists():
+        pytest.skip(f"no bin/spark-class in the pyspark install at {home}")
+    if not list((home / "jars").glob("spark-connect_*.jar")):
+        pytest.skip(f"no jars/spark-connect_*.jar (the Spark Connect server) in the pyspark "
+                    f"install at {home}")
+    logs = tmp_path_factory.mktemp("spark-connect-logs")
+    port = _free_port()
+    server = _spark_class(
+        home, "org.apache.spark.deploy.SparkSubmit", "--class",
+        "org.apache.spark.sql.connect.service.SparkConnectServer", "--master", "local[1]",
+        "--conf", f"spark.connect.grpc.binding.port={port}",
+        "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
+        "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=4",
+        "--conf", "spark.sql.session.timeZone=UTC",
+        "--conf", f"spark.sql.warehouse.dir={logs / 'warehouse'}",
+        "spark-internal", log=logs / "server.log")
+    try:
+        try:
+            _wait_for(port, server, 120)
+        except RuntimeError as exc:
+            raise RuntimeError(f"{exc}:\n" + (logs / "server.log").read_text(
+                errors="replace")[-2000:]) from None
+        yield f"sc://127.0.0.1:{port}"
+    finally:
+        _stop(server)
+
+
+def _metrics(paths: list[Path], *args: str, env: dict[str, str] | None = None,
+             driver_jvm: bool | None = None) -> list[str]:
     """``kbench metrics`` of each path in one fresh process (as a user runs it: a Spark
-    driver of its own), the outputs with the export time blanked."""
+    driver of its own), the outputs with the export time blanked. ``SPARK_REMOTE`` is unset
+    for the child unless ``env`` (settings added to the child's environment) gives it.
+    ``driver_jvm``: whether the child must have started a Spark driver JVM of its own (a
+    client of a standalone master does; a Spark Connect client does not)."""
     script = (
         "import sys\n"
         "from kbench_core.cli import main\n"
         f"for path in sys.argv[1:]:\n"
         f"    print({SEPARATOR!r}, flush=True)\n"
         f"    main(['metrics', path, *{list(args)!r}])\n"
-        "    sys.stdout.flush()\n")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    env.pop("SPARK_REMOTE", None)
-    done = subprocess.run([sys.executable, "-c", script, *map(str, paths)], env=env,
+        "    sys.stdout.flush()\n"
+        "from pyspark import SparkContext\n"
+        "print('driver_jvm=%s' % (SparkContext._active_spark_context is not None),"
+        " file=sys.stderr)\n")
+    child = {**os.environ, "PYTHONPATH": str(ROOT)}
+    child.pop("SPARK_REMOTE", None)
+    child.update(env or {})
+    done = subprocess.run([sys.executable, "-c", script, *map(str, paths)], env=child,
                           capture_output=True, text=True, timeout=900, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
+    if driver_jvm is not None:
+        assert f"driver_jvm={driver_jvm}" in done.stderr, done.stderr[-3000:]
     parts = done.stdout.split(SEPARATOR + "\n")[1:]
     return [re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", "<time>", p) for p in parts]
 
 
-def test_metrics_on_a_standalone_cluster_equal_memory(cluster, tmp_path):
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> list[Path]:
+    """Every sample run (:data:`RUNS`) as a Parquet file."""
     from kbench_core import io
 
+    folder = tmp_path_factory.mktemp("runs")
     paths = []
     for name in RUNS:
-        path = tmp_path / f"{Path(name).stem}.parquet"
+        path = folder / f"{Path(name).stem}.parquet"
         io.load_run(ROOT / "sample_data" / name).frame.to_parquet(path)
         paths.append(path)
-    memory = _metrics(paths, "--engine", "memory")
-    sparked = _metrics(paths, "--engine", "spark", "--spark-master", cluster)
+    return paths
+
+
+@pytest.fixture(scope="module")
+def memory(runs) -> list[str]:
+    """``kbench metrics --engine memory`` of every run: what each Spark path must print."""
+    return _metrics(runs, "--engine", "memory")
+
+
+def _assert_equal(memory: list[str], sparked: list[str]) -> None:
     assert len(memory) == len(sparked) == len(RUNS)
     for name, want, got in zip(RUNS, memory, sparked, strict=True):
         assert want.count("\n") > 3, name
         assert got == want, name
+
+
+def test_metrics_on_a_standalone_cluster_equal_memory(cluster, runs, memory):
+    _assert_equal(memory, _metrics(runs, "--engine", "spark", "--spark-master", cluster,
+                                   driver_jvm=True))
+
+
+def test_metrics_through_spark_connect_equal_memory(connect_server, runs, memory):
+    """``SPARK_REMOTE=sc://…`` and no ``--spark-master``: kbench opens a Spark Connect
+    session (:func:`kbench_core.engines.spark.session`) and every family prints what the
+    memory engine prints."""
+    _assert_equal(memory, _metrics(runs, "--engine", "spark",
+                                   env={"SPARK_REMOTE": connect_server}, driver_jvm=False))
