@@ -147,7 +147,8 @@ def _metrics(paths: list[Path], *args: str, env: dict[str, str] | None = None,
         "from kbench_core.cli import main\n"
         f"for path in sys.argv[1:]:\n"
         f"    print({SEPARATOR!r}, flush=True)\n"
-        f"    main(['metrics', path, *{list(args)!r}])\n"
+        f"    if main(['metrics', path, *{list(args)!r}]) != 0:\n"
+        "        sys.exit(f'kbench metrics {path} failed')\n"
         "    sys.stdout.flush()\n"
         "from pyspark import SparkContext\n"
         "print('driver_jvm=%s' % (SparkContext._active_spark_context is not None),"
@@ -200,5 +201,8 @@ def test_metrics_through_spark_connect_equal_memory(connect_server, runs, memory
     """``SPARK_REMOTE=sc://…`` and no ``--spark-master``: kbench opens a Spark Connect
     session (:func:`kbench_core.engines.spark.session`) and every family prints what the
     memory engine prints."""
+    # the judged run's tiers from the cells summed on the server (not its rows fetched: the
+    # path of a run of KBENCH_JUDGED_CELLS_ROWS rows or more), their answers cached there
     _assert_equal(memory, _metrics(runs, "--engine", "spark",
-                                   env={"SPARK_REMOTE": connect_server}, driver_jvm=False))
+                                   env={"SPARK_REMOTE": connect_server,
+                                        "KBENCH_JUDGED_CELLS_ROWS": "0"}, driver_jvm=False))

@@ -158,6 +158,17 @@ def _grouped(frame: pd.DataFrame, by: tuple[str, ...],
     return gid.ravel().astype(np.int64), {c: keys[c] for c in by}, int(unique.size)
 
 
+def _remote(expr: Any) -> bool:
+    """Whether ``expr`` runs on a Spark Connect session, where Ibis' cache cannot be used
+    (it asserts ``is_cached``, which a Connect frame does not report): there every query
+    computes the answers from the rows again (the numbers are the same)."""
+    try:
+        session = getattr(expr._find_backend(), "_session", None)
+    except Exception:  # an expression without one backend: nothing to ask
+        return False
+    return session is not None and type(session).__module__.startswith("pyspark.sql.connect")
+
+
 class EngineCells(CellSource):
     """:class:`kbench_core.vuln.cells.CellSource` of one judge's (or the majority's)
     answers computed by the engine (:func:`answers`): every table the tiers read is a
@@ -183,7 +194,7 @@ class EngineCells(CellSource):
         bin and edge reads them, instead of computing the answers (a majority: a group-by of
         every row and one per voted label) from the rows again."""
         if self._kept is None:
-            self._kept = self._expr.cache()
+            self._kept = self._expr if _remote(self._expr) else self._expr.cache()
         return self._kept
 
     def _check(self, by: tuple[str, ...]) -> None:
