@@ -355,6 +355,8 @@ def test_metrics_on_duckdb_out_of_memory_names_the_setting(run_file, monkeypatch
     with pytest.raises(SystemExit) as err:
         main(["metrics", str(path), "--engine", "duckdb"])
     assert "ran out of memory" in str(err.value) and "KBENCH_DUCKDB_MEMORY" in str(err.value)
+    rows = len(io.load_run(path).frame)
+    assert f"KBENCH_JUDGED_CELLS_ROWS={rows + 1}" in str(err.value)  # or fetch the rows
 
 
 def test_a_small_judged_run_is_fetched_not_summed(run_file, capsys, monkeypatch):
