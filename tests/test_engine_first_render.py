@@ -167,6 +167,14 @@ def test_a_run_over_the_decompressed_limit_is_refused(tmp_path, monkeypatch):
     monkeypatch.setattr(problems, "DEFAULT_MAX_DECOMPRESSED", 10_000)
     message = _message(path, "duckdb")
     assert "judged.parquet" in message and "decompressed-size limit" in message
+    # the limit is on what the engine fetches, and kbench metrics has a way around it
+    assert "the limit is on what it fetches" in message
+    assert "KBENCH_JUDGED_CELLS_ROWS=0" in message
+    replication = tmp_path / "replication.parquet"
+    pd.read_csv(ROOT / "sample_data" / "replication.csv").to_parquet(replication)
+    message = _message(replication, "duckdb")
+    assert "replication.parquet" in message and "the limit is on what it fetches" in message
+    assert "KBENCH_JUDGED_CELLS_ROWS" not in message  # no engine tables for this family
 
 
 def test_spark_fetches_the_rows_in_file_order(tmp_path, spark):

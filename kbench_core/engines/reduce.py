@@ -160,7 +160,7 @@ def _duckdb_rows(src: ParquetSource, limit: int) -> pa.Table:
             if size > limit:
                 raise fail(src.label, f"the Parquet file decodes to more than {_mb(limit)} "
                                       f"by row {sum(len(b) for b in batches):,}, over the "
-                                      "decompressed-size limit")
+                                      "decompressed-size limit" + _fetch_hint(src))
         return pa.Table.from_batches(batches, schema=reader.schema)
     finally:
         con.close()
@@ -179,8 +179,24 @@ def _fetched_rows(src: ParquetSource, backend: Any, limit: int) -> pa.Table:
     rows = open_table(backend, src).order_by(ROW).drop(FILE, ROW).to_pyarrow()
     if rows.nbytes > limit:
         raise fail(src.label, f"the Parquet file decodes to more than {_mb(limit)}, over "
-                              "the decompressed-size limit")
+                              "the decompressed-size limit" + _fetch_hint(src))
     return rows
+
+
+def _fetch_hint(src: ParquetSource) -> str:
+    """What the limit applies to on the engine path, and the way around it where there is one:
+    a run at item grain has its rows fetched (the limit is on them, not on the file); a family
+    that computes its main tables in the engine (``Family.engine_tables``) does so for `kbench
+    metrics` once the run has ``KBENCH_JUDGED_CELLS_ROWS`` rows."""
+    from kbench_core.engines.settings import JUDGED_CELLS_ROWS
+
+    said = (f" (the engine fetches every row of a {families.get(src.kind).title.lower()} run "
+            "to compute its metrics, and the limit is on what it fetches")
+    if families.get(src.kind).engine_tables is not None:
+        return (said + f"; `kbench metrics` computes its tables in the engine instead, from "
+                f"KBENCH_JUDGED_CELLS_ROWS rows on (now {JUDGED_CELLS_ROWS:,}): set it "
+                "lower, e.g. KBENCH_JUDGED_CELLS_ROWS=0)")
+    return said + ")"
 
 
 def _as_labels(rows: pa.Table, kind: str) -> tuple[pa.Table, list[str], list[str]]:
