@@ -61,17 +61,24 @@ def _stop(process: subprocess.Popen) -> None:
             process.wait()
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    """``spark://127.0.0.1:PORT``: a standalone master and a worker of 1 core and 1 GB, both
-    started with ``bin/spark-class`` from the pyspark package, stopped after the module."""
+def _spark_home(what: str) -> Path:
+    """The pip pyspark install holding ``bin/spark-class``; the test skipped, with the reason,
+    where Java or that script is missing (``what`` needs them)."""
     if shutil.which("java") is None:
-        pytest.skip("Java is missing: a Spark master and worker need a JVM "
+        pytest.skip(f"Java is missing: {what} needs a JVM "
                     "(bash scripts/setup.sh --test installs default-jre-headless)")
     pyspark = pytest.importorskip("pyspark")
     home = Path(pyspark.__file__).resolve().parent
     if not (home / "bin" / "spark-class").exists():
         pytest.skip(f"no bin/spark-class in the pyspark install at {home}")
+    return home
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """``spark://127.0.0.1:PORT``: a standalone master and a worker of 1 core and 1 GB, both
+    started with ``bin/spark-class`` from the pyspark package, stopped after the module."""
+    home = _spark_home("a Spark master and worker")
     logs = tmp_path_factory.mktemp("spark-logs")
     port, ui, worker_ui = _free_port(), _free_port(), _free_port()
     master = _spark_class(home, "org.apache.spark.deploy.master.Master", "--host",
@@ -103,13 +110,7 @@ def connect_server(tmp_path_factory):
     """``sc://127.0.0.1:PORT``: a Spark Connect server (``local[1]``, no UI, 4 shuffle
     partitions) started with ``bin/spark-class org.apache.spark.deploy.SparkSubmit`` from the
     pyspark package, whose ``jars/`` holds the server, stopped after the module."""
-    if shutil.which("java") is None:
-        pytest.skip("Java is missing: a Spark Connect server needs a JVM "
-                    "(bash scripts/setup.sh --test installs default-jre-headless)")
-    pyspark = pytest.importorskip("pyspark")
-    home = Path(pyspark.__file__).resolve().parent
-    if not (home / "bin" / "spark-class").exists():
-        pytest.skip(f"no bin/spark-class in the pyspark install at {home}")
+    home = _spark_home("a Spark Connect server")
     if not list((home / "jars").glob("spark-connect_*.jar")):
         pytest.skip(f"no jars/spark-connect_*.jar (the Spark Connect server) in the pyspark "
                     f"install at {home}")
