@@ -225,10 +225,9 @@ def fixed(frame: pd.DataFrame, judge: str, *, runs: Sequence[Run],
 def judge_choices(frame: pd.DataFrame) -> list[str]:
     """The Judge menu: with several LLM judges their ``majority`` first (the default view,
     docs/metrics/agreement.md), then each judge (``human`` last)."""
-    from kbench_core.families.judged import default_judge
+    from kbench_core.families.judged import offered_judges
 
-    names = vuln.judges_of(frame)
-    return [MAJORITY, *names] if default_judge(frame) == MAJORITY else names
+    return offered_judges(frame)
 
 
 def selected_rows(frame: pd.DataFrame, models: Sequence[str], judge: str, *,

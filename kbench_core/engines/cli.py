@@ -90,20 +90,19 @@ def engine_main_tables(path: str, *, engine: str | None = None,
         computed = families.get(src.kind).engine_tables
         if computed is None:
             return None
-        if _parquet_rows(src) < settings.JUDGED_CELLS_ROWS:
+        rows = _parquet_rows(src)
+        if rows < settings.JUDGED_CELLS_ROWS:
             return None  # small enough to fetch: faster than the cells (engines.settings)
         backend = connect(chosen, spark_master=spark_master)  # type: ignore[arg-type]
         # an engine out of memory named with the setting to change, as every engine query
-        try:
-            with engines._named(src, chosen):
-                found = computed(src, backend, options)
-        except engines.EngineMemoryError as err:
-            # the other way, when the run fits the loader (3M judged rows through DuckDB's
-            # 512 MB: out of memory in 1 of 3 runs; fetched, 10 s and 1.8 GiB)
-            raise SystemExit(
-                f"kbench: {err}; or fetch its rows instead, if the loader can hold them "
-                f"(about 4.7M judged rows): KBENCH_JUDGED_CELLS_ROWS={_parquet_rows(src) + 1}"
-            ) from None
+        with engines._named(src, chosen):
+            found = computed(src, backend, options)
+    except engines.EngineMemoryError as err:
+        # and the other way, when the run fits the loader (3M judged rows through DuckDB's
+        # 512 MB: out of memory in 1 of 3 runs; fetched, 10 s and 1.8 GiB)
+        raise SystemExit(f"kbench: {err}; or fetch its rows instead, if the loader can hold "
+                         f"them (about 4.7M judged rows): KBENCH_JUDGED_CELLS_ROWS={rows + 1}"
+                         ) from None
     except RunFormatError as err:
         raise SystemExit(f"kbench: {err}") from None
     except (FileNotFoundError, RuntimeError, ValueError) as err:

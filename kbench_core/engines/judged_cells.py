@@ -162,9 +162,11 @@ def _remote(expr: Any) -> bool:
     """Whether ``expr`` runs on a Spark Connect session, where Ibis' cache cannot be used
     (it asserts ``is_cached``, which a Connect frame does not report): there every query
     computes the answers from the rows again (the numbers are the same)."""
+    from ibis.common.exceptions import IbisError
+
     try:
         session = getattr(expr._find_backend(), "_session", None)
-    except Exception:  # an expression without one backend: nothing to ask
+    except IbisError:  # an expression without one backend: nothing to ask
         return False
     return session is not None and type(session).__module__.startswith("pyspark.sql.connect")
 

@@ -190,9 +190,10 @@ def _fetch_hint(src: ParquetSource) -> str:
     metrics` once the run has ``KBENCH_JUDGED_CELLS_ROWS`` rows."""
     from kbench_core.engines.settings import JUDGED_CELLS_ROWS
 
-    said = (f" (the engine fetches every row of a {families.get(src.kind).title.lower()} run "
-            "to compute its metrics, and the limit is on what it fetches")
-    if families.get(src.kind).engine_tables is not None:
+    family = families.get(src.kind)
+    said = (f" (the engine fetches every row of a {family.title.lower()} run to compute its "
+            "metrics, and the limit is on what it fetches")
+    if family.engine_tables is not None:
         return (said + f"; `kbench metrics` computes its tables in the engine instead, from "
                 f"KBENCH_JUDGED_CELLS_ROWS rows on (now {JUDGED_CELLS_ROWS:,}): set it "
                 "lower, e.g. KBENCH_JUDGED_CELLS_ROWS=0)")

@@ -15,7 +15,7 @@ import pandas as pd
 from kbench_core.families._base import Options
 
 __all__ = ["MAJORITY", "SHARED_SAMPLES", "ConsensusOptions", "check_judges", "default_judge",
-           "judge_views", "leaderboard_groups", "majority_provenance"]
+           "judge_views", "leaderboard_groups", "majority_provenance", "offered_judges"]
 
 MAJORITY = "majority"  # = kbench_core.agreement.CONSENSUS (not imported: agreement is lazy)
 
@@ -77,7 +77,7 @@ def check_judges(judged: pd.DataFrame, options: Mapping[str, Any] | None) -> Con
     agreement.failed_rule("target_found", chosen.failed_as)
     names = vuln.judges_of(judged)
     llm = [n for n in names if n != "human"]
-    offered = [MAJORITY, *names] if len(llm) >= 2 else names
+    offered = offered_judges(judged)
     if chosen.judge is not None and chosen.judge not in offered:
         raise ValueError(f"no judge {chosen.judge!r} in this run; choose one of "
                          f"{', '.join(offered)}")
@@ -143,6 +143,16 @@ def majority_provenance(kind: str, frame: pd.DataFrame,
     return ConsensusOptions.from_mapping(options).provenance()
 
 
+def offered_judges(judged: pd.DataFrame) -> list[str]:
+    """The judges a judged run is shown by, in order (its tables, the Judge menu): with
+    several LLM judges ``majority`` first, then each judge by name (``human`` last); with one,
+    that judge. ``judged`` needs only its ``judge`` column."""
+    from kbench_core import vuln
+
+    names = vuln.judges_of(judged)
+    return [MAJORITY, *names] if default_judge(judged) == MAJORITY else names
+
+
 def judge_views(judged: pd.DataFrame, options: Mapping[str, Any] | None = None
                 ) -> list[tuple[str, pd.DataFrame]]:
     """``(judge, rows)`` of a judged frame as its tables and figures show it: with several
@@ -152,14 +162,9 @@ def judge_views(judged: pd.DataFrame, options: Mapping[str, Any] | None = None
 
     Raises ValueError naming the judges when a chosen judge, voter or ``min_votes`` does not
     fit the run."""
-    from kbench_core import vuln
-
     chosen = check_judges(judged, options)
-    names = vuln.judges_of(judged)
-    offered = [MAJORITY, *names] if default_judge(judged) == MAJORITY else names
-    wanted = offered if chosen.judge is None else [chosen.judge]
     views = []
-    for name in wanted:
+    for name in [chosen.judge] if chosen.judge is not None else offered_judges(judged):
         if name == MAJORITY:
             from kbench_core.agreement import consensus
 

@@ -25,6 +25,7 @@ from kbench_core.families._judges import (
     judge_views,
     leaderboard_groups,
     majority_provenance,
+    offered_judges,
 )
 from kbench_core.schema import (
     FINDING_COUNTS,
@@ -481,16 +482,11 @@ def _engine_tables(src: Any, backend: Any, options: Mapping[str, Any] | None,
         return None
     validate.validate(table, src)
     names = pd.DataFrame({"judge": judge_names(table)})
-    chosen = check_judges(names, dict(options) if options is not None else None)
-    offered = vuln.judges_of(names)
-    several = default_judge(names) == MAJORITY
-    if several:
-        offered = [MAJORITY, *offered]
-    wanted = offered if chosen.judge is None else [chosen.judge]
+    chosen = check_judges(names, options)
     files = tuple(f.name for f in src.files)
     tier_options = TierOptions.from_mapping(options).tiers()
     out = []
-    for name in wanted:
+    for name in [chosen.judge] if chosen.judge is not None else offered_judges(names):
         if name == MAJORITY:
             chosen_answers = answers(table, judges=list(chosen.judges) or None,
                                      min_votes=chosen.min_votes, failed_as=chosen.failed_as,
@@ -501,7 +497,7 @@ def _engine_tables(src: Any, backend: Any, options: Mapping[str, Any] | None,
         out.append((name, main_columns(leaderboard(vuln.tiers(EngineCells(chosen_answers),
                                                               **tier_options)))))
     source.check_read(src, backend)
-    return out, (chosen.provenance() if several else {})
+    return out, (chosen.provenance() if default_judge(names) == MAJORITY else {})
 
 
 def _sample_frame(seed: int) -> pd.DataFrame:
