@@ -72,9 +72,19 @@ def _grouped_ccc(codes: Array, x: Array, y: Array, w: Array, size: int,
         vx = np.bincount(g, weights=w * dx * dx, minlength=size) / scale
         vy = np.bincount(g, weights=w * dy * dy, minlength=size) / scale
         cov = np.bincount(g, weights=w * dx * dy, minlength=size) / scale
+        kish = sw * sw / np.bincount(g, weights=w * w, minlength=size)
+    ccc = _ccc_rules(mx, my, vx, vy, cov, n, sw, normalize)
+    return ccc, n, {"vx": vx, "vy": vy, "cov": cov, "diff": mx - my, "kish": kish}
+
+
+def _ccc_rules(mx: Array, my: Array, vx: Array, vy: Array, cov: Array, n: Array, sw: Array,
+               normalize: bool) -> Array:
+    """Lin's CCC of groups from their (two-pass accurate) weighted moments, with the edge
+    rules of :func:`weighted_ccc`: no spread on both sides 1 when the means agree (else 0),
+    no spread on one side 0, fewer than 2 pairs NaN, clamped to [−1, 1]."""
+    with np.errstate(invalid="ignore", divide="ignore"):
         diff = mx - my
         ccc = 2 * cov / (vx + vy + diff * diff)
-        kish = sw * sw / np.bincount(g, weights=w * w, minlength=size)
     # Rounding leaves a constant vector with a variance of ~1e-33, not 0: compare with its
     # scale so that "no spread" is recognised as such.
     tiny_x = vx <= 1e-24 * np.maximum(mx * mx, 1.0) * (1.0 if normalize else sw)
@@ -82,8 +92,7 @@ def _grouped_ccc(codes: Array, x: Array, y: Array, w: Array, size: int,
     same = np.isclose(mx, my, rtol=1e-12, atol=1e-12)
     ccc = np.where(tiny_x & tiny_y, np.where(same, 1.0, 0.0),
                    np.where(tiny_x | tiny_y, 0.0, ccc))
-    ccc = np.where(n >= 2, np.clip(ccc, -1.0, 1.0), np.nan)
-    return ccc, n, {"vx": vx, "vy": vy, "cov": cov, "diff": diff, "kish": kish}
+    return np.where(n >= 2, np.clip(ccc, -1.0, 1.0), np.nan)
 
 
 def structure_weights(t: pd.DataFrame) -> Array:
@@ -252,11 +261,17 @@ def ecs(tests: pd.DataFrame, *, level: Literal["overall", "domain", "study"] = "
       resampled with replacement (``n_boot`` times, seeded by ``random_state``) and each
       drawn study brings all its tests (``"bootstrap_studies"``); at ``level="study"`` the
       tests within the study are resampled (``"bootstrap_tests"``). Percentile interval;
-      NaN for a group with fewer than 2 clusters.
+      NaN for a group with fewer than 2 clusters (a study without a valid pair is no
+      cluster: it is never drawn).
     - ``None``: NaN (``ci_method`` empty).
 
     With ``normalize_weights=False`` (not a CCC of a distribution) only ``ci="bootstrap"``
     gives an interval; the others are NaN with ``ci_method`` empty.
+
+    Every number is finished from the tests' sufficient table (:func:`finding_sums`, the
+    moments of each finding's valid pairs; :func:`ecs_from_sums`), the table an engine
+    computes without fetching a test (``docs/scale.md``); only the intervals whose units are
+    the tests (``level="study"`` with ``ci="jackknife"`` or ``"bootstrap"``) read the tests.
 
     Returns ``model[, domain | study], ecs, ecs_low, ecs_high, ci_method, n, n_kish,
     n_studies`` with n the valid pairs, n_kish Kish's effective n of their weights (= n under
@@ -266,35 +281,104 @@ def ecs(tests: pd.DataFrame, *, level: Literal["overall", "domain", "study"] = "
     check_choice("level", level, ("overall", "domain", "study"))
     check_choice("weighting", weighting, ("structure", "equal"))
     check_choice("ci", ci, (None, "analytic", "lin", "jackknife", "bootstrap"))
-    # Only d is needed from the preparation, so no prepared frame is built: the keys are
-    # read from the tests by position.
-    prepared = _prepared_columns(tests)
-    t = tests
-    if level == "domain" and "domain" not in t:
+    if level == "domain" and "domain" not in tests:
         raise ValueError("level='domain' needs a domain column")
+    options = dict(level=level, weighting=weighting, normalize_weights=normalize_weights)
+    if level != "study" or ci not in ("jackknife", "bootstrap"):
+        return ecs_from_sums(finding_sums(tests), ci=ci, n_boot=n_boot,
+                             random_state=random_state, **options)  # type: ignore[arg-type]
+    table = ecs_from_sums(finding_sums(tests), ci=None, **options)  # type: ignore[arg-type]
+    # The tests are the units of a study's own interval: each test's moments.
+    prepared = _prepared_columns(tests)
     x, y = prepared["d_h"], prepared["d_a"]
-    valid, w = _pair_weights(t, weighting, x, y)
+    _, w = _pair_weights(tests, weighting, x, y)
+    owner, _ = _group_codes(tests, ["model", "study"])  # the table's rows, in its order
+    units = _unit_moments(np.arange(len(tests), dtype=np.int64), len(tests), x, y, w)
+    value, n = table["ecs"].to_numpy(float), table["n"].to_numpy()
+    method = np.full(len(table), "", dtype=object)
+    if ci == "jackknife":
+        low, high = _jackknife_interval(owner, units, len(table), value, normalize_weights)
+        if normalize_weights:
+            method[n > 0] = "jackknife_tests"
+    else:
+        low, high = _ecs_bootstrap(owner, units, len(table), normalize_weights, n_boot,
+                                   random_state)
+        defined = np.isfinite(value) & (n >= 2)
+        low, high = np.where(defined, low, np.nan), np.where(defined, high, np.nan)
+        method[n > 0] = "bootstrap_tests"
+    return table.assign(ecs_low=low, ecs_high=high, ci_method=method)
+
+
+def ecs_from_sums(sums: pd.DataFrame, *,
+                  level: Literal["overall", "domain", "study"] = "overall",
+                  weighting: Literal["structure", "equal"] = "structure",
+                  normalize_weights: bool = True,
+                  ci: Literal["analytic", "lin", "jackknife", "bootstrap"] | None = "analytic",
+                  n_boot: int = 1000, random_state: int = 0) -> pd.DataFrame:
+    r""":func:`ecs` finished from the tests' sufficient table (:func:`finding_sums`, or
+    an engine's: ``kbench_core.engines.replication``), every option but the intervals
+    whose units are the tests (``level="study"`` with ``ci="jackknife"`` or
+    ``"bootstrap"``: a ValueError).
+
+    A test's weight is constant within its finding (1/(findings in the study) × 1/(tests
+    in the finding), or 1), so a group's weighted moments combine its findings' own
+    (Chan, Golub & LeVeque 1983, the pairwise update):
+
+    .. math:: W = \sum_f w_f n_f,\quad \mu_x = \sum_f w_f n_f \bar x_f / W,\quad
+              S_{xy} = \sum_f w_f\bigl[C_f + n_f(\bar x_f-\mu_x)(\bar y_f-\mu_y)\bigr]
+
+    with :math:`C_f` the finding's centred sum of products (:math:`M_{2}` for x and y), as
+    accurate as the two-pass moments of the tests; a study's (or a test's) raw sums for the
+    jackknife and the bootstrap are :math:`w_f(M_{2,f} + n_f\bar x_f^2)` and the like.
+    Rows, keys and columns as :func:`ecs` gives them. Written by hand, as :func:`ecs`."""
+    check_choice("level", level, ("overall", "domain", "study"))
+    check_choice("weighting", weighting, ("structure", "equal"))
+    check_choice("ci", ci, (None, "analytic", "lin", "jackknife", "bootstrap"))
+    if level == "study" and ci in ("jackknife", "bootstrap"):
+        raise ValueError(f"level='study' with ci={ci!r} resamples the tests: give them "
+                         "to ecs(), not their sums")
+    if level == "domain" and "domain" not in sums:
+        raise ValueError("level='domain' needs a domain column")
+    s = sums.sort_values("place", kind="stable").reset_index(drop=True)
+    n_f = s["n"].to_numpy(np.int64)
+    valid = n_f > 0
+    w = _finding_weights(s, weighting, n_f, valid)
     group_cols = ["model"] + ({"overall": [], "domain": ["domain"], "study": ["study"]}[level])
-    codes, first = _group_codes(t, group_cols)
+    codes, first = _group_codes(s, group_cols)
     size = first.size
-    # The table is built once at the end from its columns.
-    out = _key_columns(t, group_cols, first)
-    value, n, mom = _grouped_ccc(codes, x, y, w, size, normalize_weights)
+    out = _key_columns(s, group_cols, first)
+    g = codes[valid]
+    nw = (w * n_f)[valid]
+    mean_x, mean_y = (s[c].to_numpy(float)[valid] for c in ("mean_x", "mean_y"))
+    m2x, m2y, cxy = (s[c].to_numpy(float)[valid] for c in ("m2_x", "m2_y", "c_xy"))
+    n = np.bincount(g, weights=n_f[valid], minlength=size)
+    sw = np.bincount(g, weights=nw, minlength=size)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mx = np.bincount(g, weights=nw * mean_x, minlength=size) / sw
+        my = np.bincount(g, weights=nw * mean_y, minlength=size) / sw
+        dx, dy = mean_x - mx[g], mean_y - my[g]
+        wv = w[valid]
+        scale = sw if normalize_weights else 1.0
+        vx = np.bincount(g, weights=wv * m2x + nw * dx * dx, minlength=size) / scale
+        vy = np.bincount(g, weights=wv * m2y + nw * dy * dy, minlength=size) / scale
+        cov = np.bincount(g, weights=wv * cxy + nw * dx * dy, minlength=size) / scale
+        kish = sw * sw / np.bincount(g, weights=wv * wv * n_f[valid], minlength=size)
+    value = _ccc_rules(mx, my, vx, vy, cov, n, sw, normalize_weights)
+    mom = {"vx": vx, "vy": vy, "cov": cov, "diff": mx - my, "kish": kish}
     if level == "study":
         value = np.where(n >= MIN_STUDY_PAIRS, value, np.nan)
     out["ecs"] = value
-    # Studies within each group: group code x study code, numbered 0..k-1.
-    span = len(t) + 1
-    key = codes * span + pd.factorize(t["study"])[0]
-    study_codes = np.unique(key, return_inverse=True)[1].astype(np.int64)
-    n_studies = np.bincount(np.unique(key[valid]) // span, minlength=size)
+    # Studies within each group (group code × the study's code), numbered 0..k-1 in that
+    # order: the bootstrap's draws follow it.
+    key = codes * (len(s) + 1) + pd.factorize(s["study"])[0]
+    study_codes = np.unique(key, return_inverse=True)[1].ravel().astype(np.int64)
+    n_studies = np.bincount(np.unique(key[valid]) // (len(s) + 1), minlength=size)
+    owner = np.zeros(int(study_codes.max(initial=-1)) + 1, dtype=np.int64)
+    owner[study_codes] = codes
     method = np.full(size, "", dtype=object)
     if ci in ("analytic", "lin", "jackknife"):
         # Per group: does a study hold several valid pairs (then its tests are clustered)?
-        pairs_per_study = np.bincount(study_codes[valid], minlength=int(study_codes.max(
-            initial=-1)) + 1)
-        owner = np.zeros(pairs_per_study.size, dtype=np.int64)
-        owner[study_codes] = codes
+        pairs_per_study = np.bincount(study_codes, weights=n_f, minlength=owner.size)
         clustered = np.zeros(size, dtype=bool)
         clustered[owner[pairs_per_study >= 2]] = True
         if level == "study":
@@ -304,39 +388,120 @@ def ecs(tests: pd.DataFrame, *, level: Literal["overall", "domain", "study"] = "
         lin_low, lin_high = _lin_interval(value, n, mom, normalize_weights)
         jk_low = jk_high = lin_low
         if jack.any():
-            units = np.arange(len(t), dtype=np.int64) if level == "study" else study_codes
-            jk_low, jk_high = _jackknife_interval(codes, units, x, y, w, size, value,
+            units = _finding_moments(s, study_codes, owner.size, w)
+            jk_low, jk_high = _jackknife_interval(owner, units, size, value,
                                                   normalize_weights)
         out["ecs_low"] = np.where(jack, jk_low, lin_low)
         out["ecs_high"] = np.where(jack, jk_high, lin_high)
         if normalize_weights:
-            unit_name = "jackknife_tests" if level == "study" else "jackknife_studies"
-            method = np.where(jack, unit_name, "lin").astype(object)
+            method = np.where(jack, "jackknife_studies", "lin").astype(object)
             method[n == 0] = ""
     elif ci == "bootstrap":
-        # At study level the unit is the test: every row is one (keys are unique per model).
-        units = np.arange(len(t), dtype=np.int64) if level == "study" else study_codes
-        low, high = _ecs_bootstrap(codes, units, x, y, w, size, normalize_weights, n_boot,
+        units = _finding_moments(s, study_codes, owner.size, w)
+        low, high = _ecs_bootstrap(owner, units, size, normalize_weights, n_boot,
                                    random_state)
-        clusters = n if level == "study" else n_studies
-        defined = np.isfinite(value) & (clusters >= 2)
+        defined = np.isfinite(value) & (n_studies >= 2)
         out["ecs_low"] = np.where(defined, low, np.nan)
         out["ecs_high"] = np.where(defined, high, np.nan)
-        method[n > 0] = "bootstrap_tests" if level == "study" else "bootstrap_studies"
+        method[n > 0] = "bootstrap_studies"
     else:
         out["ecs_low"] = out["ecs_high"] = np.full(size, np.nan)
     out["ci_method"] = method
     out["n"] = n.astype(int)
-    out["n_kish"] = np.where(n > 0, mom["kish"], 0.0)
+    out["n_kish"] = np.where(n > 0, kish, 0.0)
     out["n_studies"] = n_studies
     return pd.DataFrame(out)
+
+
+SUM_KEYS = ("model", "study", "finding")  # and domain, when the run has one
+SUM_COLUMNS = ("n", "mean_x", "mean_y", "m2_x", "m2_y", "c_xy", "place")
+
+
+def finding_sums(tests: pd.DataFrame) -> pd.DataFrame:
+    r"""ECS's sufficient table of ``tests`` (raw or prepared): one row per model × study ×
+    finding [× domain], in the order of each one's first test, with the moments of its valid
+    pairs (x = human d, y = agent d, both finite): ``n``, the means ``mean_x, mean_y``,
+    the centred sums :math:`M_{2,x} = \sum (x-\bar x)^2`, ``m2_y`` and
+    :math:`C = \sum (x-\bar x)(y-\bar y)` (two-pass), and ``place``, the row of its first
+    test. A finding without a valid pair is kept (n = 0, moments NaN): its model and study
+    stay in :func:`ecs`'s tables. What :func:`ecs_from_sums` finishes, and what an engine
+    computes in one group-by (``kbench_core.engines.replication``)."""
+    keys = [*SUM_KEYS, *(["domain"] if "domain" in tests else [])]
+    missing = [k for k in SUM_KEYS if k not in tests]
+    if missing:
+        raise ValueError(f"ECS needs the columns {', '.join(missing)}")
+    prepared = _prepared_columns(tests)
+    x, y = prepared["d_h"], prepared["d_a"]
+    codes, first = _group_codes(tests, keys)
+    size = first.size
+    ok = np.isfinite(x) & np.isfinite(y)
+    g, x, y = codes[ok], x[ok], y[ok]
+    n = np.bincount(g, minlength=size)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mx = np.bincount(g, weights=x, minlength=size) / n
+        my = np.bincount(g, weights=y, minlength=size) / n
+    dx, dy = x - mx[g], y - my[g]
+    out: dict[str, object] = {}
+    for name in keys:
+        values = tests[name]
+        taken = values.array.take(first) if isinstance(values, pd.Series) else \
+            np.asarray(values).take(first)
+        out[name] = pd.Series(taken)
+    empty = n == 0
+    out.update(n=n, mean_x=mx, mean_y=my,
+               m2_x=np.where(empty, np.nan, np.bincount(g, weights=dx * dx, minlength=size)),
+               m2_y=np.where(empty, np.nan, np.bincount(g, weights=dy * dy, minlength=size)),
+               c_xy=np.where(empty, np.nan, np.bincount(g, weights=dx * dy, minlength=size)),
+               place=first.astype(np.int64))
+    return pd.DataFrame(out)
+
+
+def _finding_weights(s: pd.DataFrame, weighting: str, n_f: Array, valid: Array) -> Array:
+    """Each row's per-test ECS weight (0 without a valid pair): 1/(findings with a valid
+    pair in the model's study) × 1/(valid pairs in the finding, over its domains), or 1."""
+    if weighting == "equal":
+        return valid.astype(float)
+    if any(_missing(s[c])[valid].any() for c in SUM_KEYS):
+        raise ValueError("structure weights need a model, study and finding on every test "
+                         "with a valid pair (or weighting='equal')")
+    f_codes, f_first = _group_codes(s, list(SUM_KEYS))
+    st_codes, _ = _group_codes(s, ["model", "study"])
+    pairs = np.bincount(f_codes, weights=n_f, minlength=f_first.size)
+    study_of = np.zeros(f_first.size, dtype=np.int64)
+    study_of[f_codes] = st_codes
+    findings = np.bincount(study_of[pairs > 0], minlength=int(st_codes.max(initial=-1)) + 1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        w = 1.0 / (findings[st_codes] * pairs[f_codes])
+    return np.where(valid, w, 0.0)
+
+
+def _finding_moments(s: pd.DataFrame, units: Array, n_units: int, w: Array) -> Array:
+    """The raw weighted sums (Σw, Σwx, Σwy, Σwx², Σwy², Σwxy, pairs) of each unit (a study of
+    a group) from its findings' moments: Σwx² = w(M₂ + n x̄²) and the like."""
+    n = s["n"].to_numpy(float)
+    ok = n > 0
+    u, n, w = units[ok], n[ok], w[ok]
+    mx, my, m2x, m2y, cxy = (s[c].to_numpy(float)[ok]
+                             for c in ("mean_x", "mean_y", "m2_x", "m2_y", "c_xy"))
+    parts = (w * n, w * n * mx, w * n * my, w * (m2x + n * mx * mx), w * (m2y + n * my * my),
+             w * (cxy + n * mx * my), n)
+    return np.stack([np.bincount(u, weights=v, minlength=n_units) for v in parts])
+
+
+def _unit_moments(units: Array, n_units: int, x: Array, y: Array, w: Array) -> Array:
+    """The raw weighted sums (as :func:`_finding_moments`) of each unit from its tests'
+    valid pairs."""
+    ok = np.isfinite(x) & np.isfinite(y) & np.isfinite(w) & (w > 0)
+    u, x, y, w = units[ok], x[ok], y[ok], w[ok]
+    return np.stack([np.bincount(u, weights=v, minlength=n_units)
+                     for v in (w, w * x, w * y, w * x * x, w * y * y, w * x * y,
+                               np.ones_like(w))])
 
 
 MIN_JACKKNIFE_UNITS = 3  # fewer clusters leave t_{G-1} meaningless (t_1 = 12.7)
 
 
-def _jackknife_interval(codes: Array, units: Array, x: Array, y: Array, w: Array, size: int,
-                        value: Array, normalize: bool,
+def _jackknife_interval(owner: Array, sums: Array, size: int, value: Array, normalize: bool,
                         level: float = 0.95) -> tuple[Array, Array]:
     r"""Delete-one-cluster (grouped) jackknife interval of the CCC on Fisher's z.
 
@@ -352,28 +517,18 @@ def _jackknife_interval(codes: Array, units: Array, x: Array, y: Array, w: Array
     Cameron & Miller 2015 §VI.B; Lin's CCC on the z scale as in Lin 1989). Under structure
     weights a study's weights do not depend on the other studies, so removing a study
     leaves the others' weights as they are. Written by hand (no library jackknifes a
-    weighted CCC by cluster): the per-cluster moment sums are taken once and each
-    leave-one-out CCC is the group's sums minus one cluster's, all clusters at once.
+    weighted CCC by cluster): ``sums`` are each cluster's moment sums (7 × clusters:
+    :func:`_finding_moments`), ``owner`` its group, and each leave-one-out CCC is the
+    group's sums minus one cluster's, all clusters at once.
     NaN for fewer than :data:`MIN_JACKKNIFE_UNITS` clusters, where a leave-one-out CCC is
     undefined, where the leave-one-out values do not vary (an effect profile without
     spread) and without normalised weights; identical profiles (ρc = 1) get [1, 1] as
     Lin's interval does.
     """
     nan = np.full(size, np.nan)
-    if not normalize:
-        return nan, nan.copy()
-    ok = np.isfinite(x) & np.isfinite(y) & np.isfinite(w) & (w > 0) & (codes >= 0)
-    if not ok.any():
-        return nan, nan.copy()
-    # units are dense codes already (study within group, or row): no renumbering sort
-    u, x, y, w = units[ok], x[ok], y[ok], w[ok]
-    n_units = int(units.max()) + 1
-    owner = np.zeros(n_units, dtype=np.int64)
-    owner[u] = codes[ok]
-    sums = np.stack([np.bincount(u, weights=v, minlength=n_units)
-                     for v in (w, w * x, w * y, w * x * x, w * y * y, w * x * y,
-                               np.ones_like(w))])
     present = sums[-1] > 0  # clusters with a valid pair
+    if not normalize or not present.any():
+        return nan, nan.copy()
     sums, owner = sums[:, present], owner[present]
     totals = np.stack([np.bincount(owner, weights=row, minlength=size) for row in sums])
     loo = _ccc_from_sums(*(totals[:, owner] - sums), normalize=True)
@@ -399,21 +554,16 @@ def _jackknife_interval(codes: Array, units: Array, x: Array, y: Array, w: Array
             np.where(exact, 1.0, np.where(enough, high, np.nan)))
 
 
-def _ecs_bootstrap(codes: Array, units: Array, x: Array, y: Array, w: Array, size: int,
-                   normalize: bool, n_boot: int, random_state: int) -> tuple[Array, Array]:
-    """Percentile interval over resampled clusters (``units``: studies, or tests) within each
-    group; a cluster drawn k times counts k times. Written by hand: the resampling is
-    stratified by group, and each cluster's weighted moment sums (Σw, Σwx, Σwy, Σwx², Σwy²,
-    Σwxy) are taken once, so a replicate costs six bincounts over clusters, not tests."""
+def _ecs_bootstrap(owner: Array, moments: Array, size: int, normalize: bool, n_boot: int,
+                   random_state: int) -> tuple[Array, Array]:
+    """Percentile interval over resampled clusters (studies, or tests) within each group
+    (``owner``: each cluster's group; ``moments``: its weighted moment sums, as
+    :func:`_jackknife_interval` takes them); a cluster drawn k times counts k times, a
+    cluster without a valid pair is never drawn. Written by hand: the resampling is
+    stratified by group, and a replicate costs six bincounts over clusters, not tests."""
     rng = np.random.default_rng(random_state)
-    ok = np.isfinite(x) & np.isfinite(y) & np.isfinite(w) & (w > 0)
-    units, x, y, w = units[ok], x[ok], y[ok], w[ok]
-    n_units = int(units.max()) + 1 if units.size else 0
-    owner = np.zeros(n_units, dtype=np.int64)
-    owner[units] = codes[ok]
-    moments = np.stack([np.bincount(units, weights=v, minlength=n_units)
-                        for v in (w, w * x, w * y, w * x * x, w * y * y, w * x * y,
-                                  np.ones_like(w))])
+    present = moments[-1] > 0
+    owner, moments = owner[present], moments[:, present]
     clusters = WithinGroups(owner)  # clusters resampled within their model x level group
     draws = np.empty((n_boot, size))
     for b in range(n_boot):
