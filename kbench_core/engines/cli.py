@@ -67,17 +67,18 @@ def engine_main_tables(path: str, *, engine: str | None = None,
                        ) -> tuple[object, list, dict] | None:
     """``kbench metrics`` of a Parquet source on an engine whose family computes its main
     tables there (``Family.engine_tables``: a judged run's tiers from the cells the engine
-    sums, no answer comes back): the run (its name and provenance, no frame), the tables and
-    what an export records of the options. None when the path is not one such source read by
-    DuckDB or Spark, has fewer rows than ``engines.settings.JUDGED_CELLS_ROWS``
-    (``KBENCH_JUDGED_CELLS_ROWS``: fetched, faster), or the family says its columns need the
-    loader (it reads the run, as before)."""
+    sums, a replication run's ECS from its findings' moments; no answer comes back): the run
+    (its name and provenance, no frame), the tables and what an export records of the
+    options. None when the path is not one such source read by DuckDB or Spark, has fewer
+    rows than its family's ``engine_tables_rows`` (judged: ``KBENCH_JUDGED_CELLS_ROWS``;
+    fetched, faster), or the family says its columns need the loader (it reads the run, as
+    before)."""
     from pathlib import Path
 
     import pandas as pd
 
     from kbench_core import engines, families
-    from kbench_core.engines import connect, settings, source
+    from kbench_core.engines import connect, source
 
     chosen = engine or default_engine(path)
     if chosen == "memory":
@@ -87,17 +88,19 @@ def engine_main_tables(path: str, *, engine: str | None = None,
         if len(sources) != 1:
             return None
         (src,) = sources
-        computed = families.get(src.kind).engine_tables
-        if computed is None:
+        family = families.get(src.kind)
+        if family.engine_tables is None:
             return None
         rows = _parquet_rows(src)
-        if rows < settings.JUDGED_CELLS_ROWS:
+        if family.engine_tables_rows is not None and rows < family.engine_tables_rows():
             return None  # small enough to fetch: faster than the cells (engines.settings)
         backend = connect(chosen, spark_master=spark_master)  # type: ignore[arg-type]
         # an engine out of memory named with the setting to change, as every engine query
         with engines._named(src, chosen):
-            found = computed(src, backend, options)
+            found = family.engine_tables(src, backend, options)
     except engines.EngineMemoryError as err:
+        if family.engine_tables_rows is None:
+            raise SystemExit(f"kbench: {err}") from None
         # and the other way, when the run fits the loader (3M judged rows through DuckDB's
         # 512 MB: out of memory in 1 of 3 runs; fetched, 10 s and 1.8 GiB)
         raise SystemExit(f"kbench: {err}; or fetch its rows instead, if the loader can hold "

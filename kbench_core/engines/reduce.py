@@ -187,17 +187,19 @@ def _fetch_hint(src: ParquetSource) -> str:
     """What the limit applies to on the engine path, and the way around it where there is one:
     a run at item grain has its rows fetched (the limit is on them, not on the file); a family
     that computes its main tables in the engine (``Family.engine_tables``) does so for `kbench
-    metrics` once the run has ``KBENCH_JUDGED_CELLS_ROWS`` rows."""
+    metrics` (a judged run once it has ``KBENCH_JUDGED_CELLS_ROWS`` rows)."""
     from kbench_core.engines.settings import JUDGED_CELLS_ROWS
 
     family = families.get(src.kind)
     said = (f" (the engine fetches every row of a {family.title.lower()} run to compute its "
             "metrics, and the limit is on what it fetches")
-    if family.engine_tables is not None:
-        return (said + f"; `kbench metrics` computes its tables in the engine instead, from "
-                f"KBENCH_JUDGED_CELLS_ROWS rows on (now {JUDGED_CELLS_ROWS:,}): set it "
-                "lower, e.g. KBENCH_JUDGED_CELLS_ROWS=0)")
-    return said + ")"
+    if family.engine_tables is None:
+        return said + ")"
+    if family.engine_tables_rows is None:
+        return said + "; `kbench metrics` computes its tables in the engine, fetching none)"
+    return (said + f"; `kbench metrics` computes its tables in the engine instead, from "
+            f"KBENCH_JUDGED_CELLS_ROWS rows on (now {JUDGED_CELLS_ROWS:,}): set it "
+            "lower, e.g. KBENCH_JUDGED_CELLS_ROWS=0)")
 
 
 def _as_labels(rows: pa.Table, kind: str) -> tuple[pa.Table, list[str], list[str]]:

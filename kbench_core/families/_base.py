@@ -215,8 +215,13 @@ class Family:
         The main tables of ``kbench metrics`` computed inside an engine from per-cluster
         sums, no row fetched: ``engine_tables(src, backend, options)`` gives the named tables
         and what an export records of the options, or None when this source's columns need
-        the loader (judged: the tiers from ``engines.judged.EngineCells``). Without it an
-        engine reduces the run to :attr:`weighted` tuples or fetches its rows.
+        the loader (judged: the tiers from ``engines.judged.EngineCells``; replication: ECS
+        from ``engines.replication.finding_sums``). Without it an engine reduces the run to
+        :attr:`weighted` tuples or fetches its rows.
+    engine_tables_rows : callable, optional
+        The fewest rows of a run whose :attr:`engine_tables` are used (read when asked, so a
+        setting can change it); a smaller run is fetched, where that is faster (judged:
+        ``engines.settings.JUDGED_CELLS_ROWS``). None: every run.
     """
 
     kind: str
@@ -248,6 +253,7 @@ class Family:
                            Any] | None = None
     engine_tables: Callable[[Any, Any, Mapping[str, Any] | None],
                             tuple[list[tuple[str, pd.DataFrame]], dict] | None] | None = None
+    engine_tables_rows: Callable[[], int] | None = None
 
     def __post_init__(self) -> None:
         if self.kind != self.spec.kind:

@@ -500,6 +500,14 @@ def _engine_tables(src: Any, backend: Any, options: Mapping[str, Any] | None,
     return out, (chosen.provenance() if default_judge(names) == MAJORITY else {})
 
 
+def _cells_rows() -> int:
+    """From how many rows ``kbench metrics`` computes the tiers in the engine
+    (``KBENCH_JUDGED_CELLS_ROWS``: the cells are slower than fetching below it)."""
+    from kbench_core.engines import settings
+
+    return settings.JUDGED_CELLS_ROWS
+
+
 def _sample_frame(seed: int) -> pd.DataFrame:
     """The frame of the bundled sample run ``sample_data/judged.csv`` (planted effects, known in
     closed form)."""
@@ -522,7 +530,7 @@ FAMILY = Family(
                                renamed=(("target_found", "target_found_vulnerable"),)),
     per_item=_per_item, lower_is_better=_lower(), catalog=_catalog, rules=_rules,
     sample_files=("judged.csv",), sample_frame=_sample_frame, suspect_rows=_suspect_rows,
-    engine_tables=_engine_tables,
+    engine_tables=_engine_tables, engine_tables_rows=_cells_rows,
     profile=Profile("vulnerability", "Vulnerability detection",
                     (("tdr", "Target detection rate (TDR)", "TDR"),
                      ("sui", "Security Understanding Index (SUI)", "SUI")),

@@ -128,20 +128,30 @@ def _few(table: pd.DataFrame, count: str) -> pd.DataFrame:
     return table.assign(few_items=table[count].to_numpy() < FEW_ITEMS)
 
 
-def ecs_tables(tests: pd.DataFrame, *, options: ReplicationOptions | None = None,
-               ) -> dict[str, pd.DataFrame]:
+def ecs_tables(tests: pd.DataFrame | None, *, options: ReplicationOptions | None = None,
+               sums: pd.DataFrame | None = None) -> dict[str, pd.DataFrame]:
     """ECS per model at every level the run has (``overall``, ``domain`` with a domain column,
     ``study``), :func:`kbench_core.replication.ecs` under ``options``; the overall and domain
     tables carry ``few_items`` (fewer than 30 studies behind the value). The page's tables and
-    the catalog's ``ecs`` table."""
+    the catalog's ``ecs`` table. ``sums``: the tests' sufficient table
+    (:func:`kbench_core.replication.ecs.finding_sums`), made once for the three levels, or
+    an engine's (``tests`` None then; the study level's bootstrap resamples tests, so
+    ``ci="bootstrap"`` needs them)."""
     from kbench_core import replication
 
     chosen = ReplicationOptions.from_mapping(options)
+    if sums is None:
+        sums = replication.finding_sums(tests)
     out = {}
     for level in ECS_LEVELS:
-        if level == "domain" and "domain" not in tests:
+        if level == "domain" and "domain" not in sums:
             continue
-        table = replication.ecs(tests, level=level, **chosen.ecs())
+        if level == "study" and chosen.ci == "bootstrap":
+            if tests is None:
+                raise ValueError("the per-study ECS bootstrap resamples tests: give them")
+            table = replication.ecs(tests, level=level, **chosen.ecs())
+        else:
+            table = replication.ecs_from_sums(sums, level=level, **chosen.ecs())
         out[level] = table if level == "study" else _few(table, "n_studies")
     return out
 
@@ -290,6 +300,30 @@ def _suspect_rows(absent: Any, said: Any, columns: set[str]) -> Any:
     return has_effect & absent("test_type")
 
 
+def _engine_tables(src: Any, backend: Any, options: Mapping[str, Any] | None,
+                   ) -> tuple[list[tuple[str, pd.DataFrame]], dict] | None:
+    """``kbench metrics``' ECS tables of a replication source finished from the sufficient
+    table the engine computes (:func:`kbench_core.engines.replication.finding_sums`: a row
+    per finding, no test fetched), after the engine validated the run with the loader's
+    rules (:func:`kbench_core.engines.validate.validate`). None (the loader reads the run)
+    when the file's columns are not in their natural Parquet types, or under
+    ``ci="bootstrap"`` (the per-study bootstrap resamples tests). The family's
+    ``engine_tables``."""
+    from kbench_core.engines import replication as engine
+    from kbench_core.engines import source, validate
+
+    chosen = ReplicationOptions.from_mapping(options)
+    if chosen.ci == "bootstrap":
+        return None
+    table = source.open_table(backend, src)
+    if not engine.supported(table):
+        return None
+    validate.validate(table, src)
+    sums = engine.fetch_sums(engine.finding_sums(table, tuple(f.name for f in src.files)))
+    source.check_read(src, backend)
+    return list(ecs_tables(None, options=chosen, sums=sums).items()), {}
+
+
 def _sample_frame(seed: int) -> pd.DataFrame:
     """The frame of the bundled sample run ``sample_data/replication.csv`` (planted effects,
     known in closed form)."""
@@ -307,6 +341,7 @@ FAMILY = Family(
     per_item=_per_item, lower_is_better=frozenset({"abs_diff"}),
     catalog=_catalog, rules=_rules, notes=_notes, sample_files=("replication.csv",),
     sample_frame=_sample_frame, suspect_rows=_suspect_rows, format_doc="docs/formats.md",
+    engine_tables=_engine_tables,
     profile=Profile("replication", "Replication of human studies",
                     (("ecs", "ECS (kbench)", "ECS"), ("pas", "PAS (kbench)", "PAS")),
                     "ecs", _profile_rows, configurations=True, card=_card),

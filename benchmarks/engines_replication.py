@@ -1,0 +1,109 @@
+"""A replication run past memory (issue 39): ``kbench metrics`` (ECS overall, per domain, per
+study) through DuckDB, before (the tests fetched, validated and typed by the loader, ECS on
+the frame) and after (the engine validates the run and sums each finding's valid pairs,
+``engines.replication.finding_sums``; ECS finished from that table). Figures in
+``benchmarks/README.md``, "Replication runs past memory".
+
+Each measure runs in a child process (its peak RSS its own) on
+:func:`kbench_core.samples.big_replication_tests` written to Parquet in chunks under
+``/tmp/eng39r`` (three agents; 18 tests per study on average; the studies made unique per
+chunk). Prints one JSON line per (size, path): wall time, the peak RSS and the rows of the
+sufficient table, with the first model's overall ECS to compare. Asserts nothing.
+
+    python benchmarks/engines_replication.py 1000000 6000000
+    python benchmarks/engines_replication.py 10000000 --only after
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+FOLDER = Path(os.environ.get("KBENCH_BENCH_DIR", "/tmp/eng39r"))
+PER_CHUNK = 540_000  # tests per chunk written
+
+
+def make(n_rows: int) -> Path:
+    """About ``n_rows`` replication tests in one Parquet file (made once)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from kbench_core.samples import big_replication_tests
+
+    path = FOLDER / f"replication-{n_rows}.parquet"
+    if path.exists():
+        return path
+    FOLDER.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    writer = None
+    for chunk, start in enumerate(range(0, n_rows, PER_CHUNK)):
+        frame = big_replication_tests(min(PER_CHUNK, n_rows - start), seed=chunk)
+        for name in ("study", "finding"):
+            frame[name] = f"c{chunk:04d}-" + frame[name].astype(str)
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+        table = table.cast(pa.schema([pa.field(f.name, pa.string())
+                                      if pa.types.is_dictionary(f.type) else f
+                                      for f in table.schema]))
+        if writer is None:
+            writer = pq.ParquetWriter(tmp, table.schema)
+        writer.write_table(table)
+    assert writer is not None
+    writer.close()
+    tmp.rename(path)
+    return path
+
+
+def measure(path: str, how: str) -> dict:
+    """``kbench metrics`` of one file on one path, in this process: time and peak RSS."""
+    import contextlib
+    import io
+
+    from kbench_core import families
+    from kbench_core.cli.tables import metrics
+
+    family = families.get("replication")
+    if how == "before":  # the family without its engine tables: the rows are fetched
+        import dataclasses
+
+        families._REGISTRY["replication"] = dataclasses.replace(family, engine_tables=None)
+    out = io.StringIO()
+    start = time.perf_counter()
+    with contextlib.redirect_stdout(out):
+        metrics(path, fmt="csv", out=None, precision="full", engine="duckdb")
+    wall = time.perf_counter() - start
+    lines = [line for line in out.getvalue().splitlines() if not line.startswith("#")]
+    return {"total": wall, "table_rows": len(lines) - 1, "first_row": lines[1][:120],
+            "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def _child(path: Path, how: str) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--measure", str(path), how],
+                         capture_output=True, text=True, cwd=ROOT, check=False)
+    if out.returncode:
+        return {"error": (out.stderr.strip().splitlines() or ["failed"])[-1][:300]}
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str]) -> None:
+    if argv[:1] == ["--measure"]:
+        print(json.dumps(measure(argv[1], argv[2])))
+        return
+    only = argv[argv.index("--only") + 1] if "--only" in argv else None
+    sizes = [int(a) for a in argv if a.isdigit()] or [1_000_000]
+    for n_rows in sizes:
+        path = make(n_rows)
+        for how in ("before", "after"):
+            if only and how != only:
+                continue
+            print(json.dumps({"rows": n_rows, "path": how, **_child(path, how)}), flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,142 @@
+"""A replication run's ECS sufficient table computed in the engine (issue 39): one group-by
+of the tests on model × study × finding [× domain] with the moments of each finding's valid
+(human d, agent d) pairs, the table :func:`kbench_core.replication.ecs.finding_sums` makes
+of a loaded run, so :func:`kbench_core.replication.ecs.ecs_from_sums` finishes both alike.
+
+Each test's d is worked out where the row lies, as the loader's run gives it
+(:func:`kbench_core.replication.effects.prepare_tests`): ``human_d``/``agent_d`` where
+finite, else the native effect converted by its test type
+(:func:`kbench_core.replication.effects.effect_to_d`, written here in the engine's
+functions). The tests' text (their names, notes) never leaves the engine: the table has a
+row per finding, not per test.
+
+Supported where the file holds its columns in their natural Parquet types (effects as
+numbers, labels as text): :func:`supported` says so; another file is read by the loader.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from kbench_core.engines.source import FILE, ROW
+from kbench_core.replication.effects import EPSILON
+
+__all__ = ["finding_sums", "supported"]
+
+_NUMBERS = ("human_d", "agent_d", "human_effect", "agent_effect")
+_LABELS = ("model", "study", "finding", "domain", "test_type")
+_KEYS = ("model", "study", "finding", "domain")
+
+
+def supported(table: Any) -> bool:
+    """Whether the engine reads the columns ECS needs as the loader would: effects stored as
+    numbers, labels as text (a column with no value at all, Parquet's null type, passes)."""
+    from kbench_core.engines.judged import _empty
+
+    schema = table.schema()
+    for name in table.columns:
+        kind = schema[name]
+        if name in _NUMBERS and not kind.is_numeric():
+            return False
+        if name in _LABELS and not kind.is_string() and not (kind.is_integer()
+                                                               and _empty(table, name)):
+            return False
+    return True
+
+
+def _finite(value: Any) -> Any:
+    return value.notnull() & ~value.isnan() & ~value.isinf()
+
+
+def _effect_to_d(value: Any, kind: Any) -> Any:
+    """:func:`kbench_core.replication.effects.effect_to_d` as an engine expression (NaN
+    there is null here): tanh of a Fisher z as sign·(1 − e^{−2|z|})/(1 + e^{−2|z|}), which
+    no exponent overflows."""
+    import ibis
+
+    shrink = (value.abs() * -2.0).exp()
+    r = ibis.ifelse(kind == "correlation", value.sign() * (1.0 - shrink) / (1.0 + shrink),
+                    value)
+    from_r = ibis.ifelse(r.abs() < 1 - EPSILON, 2 * r / (1 - r * r).sqrt(),
+                         ibis.null("float64"))
+    binomial = ibis.ifelse((value >= 0) & (value <= 1), 2 * (value - 0.5) / math.sqrt(0.25),
+                           ibis.null("float64"))
+    d = ibis.cases((kind.isin(["t", "f", "anova"]), value),
+                   (kind.isin(["correlation", "mann_whitney"]), from_r),
+                   (kind == "chi2", value * math.sqrt(3) / math.pi),
+                   (kind == "binomial", binomial), else_=ibis.null("float64"))
+    return ibis.ifelse(_finite(d), d, ibis.null("float64"))
+
+
+def _d(table: Any, side: str, kind: Any) -> Any:
+    """One side's Cohen's d per test: ``{side}_d`` where finite, else the native effect's."""
+    import ibis
+
+    given = (table[f"{side}_d"].cast("float64") if f"{side}_d" in table.columns
+             else ibis.null("float64"))
+    native = (_effect_to_d(table[f"{side}_effect"].cast("float64"), kind)
+              if f"{side}_effect" in table.columns and kind is not None
+              else ibis.null("float64"))
+    return ibis.ifelse(_finite(given), given, native)
+
+
+def finding_sums(table: Any, files: Sequence[str] = ()) -> Any:
+    """The ECS sufficient table of a replication ``table`` (as
+    :func:`~kbench_core.engines.source.open_table` opens it; ``files`` its files in the
+    order the memory engine reads them) as an Ibis expression: per model × study × finding
+    [× domain] (labels stripped as the loader strips them) ``n`` valid pairs, ``mean_x,
+    mean_y``, the centred sums ``m2_x, m2_y, c_xy`` (the engine's population covariances ×
+    n) and ``place``, the place of its first row in the run."""
+    import ibis
+
+    from kbench_core.engines.keys import _loader_text
+
+    schema = table.schema()
+    # a label with no value at all, read as integers (supported): text
+    table = table.mutate(**{name: table[name].cast("string") for name in table.columns
+                            if name in _LABELS and schema[name].is_integer()})
+    keys = {name: _loader_text(table, name, strip=True) for name in _KEYS
+            if name in table.columns}
+    kind = _loader_text(table, "test_type", strip=True) if "test_type" in table.columns \
+        else None
+    x, y = _d(table, "human", kind), _d(table, "agent", kind)
+    valid = x.notnull() & y.notnull()
+    place = table[ROW].cast("int64")
+    if len(files) > 1:
+        rank = ibis.cases(*((table[FILE] == name, i) for i, name in enumerate(files)),
+                          else_=len(files))
+        place = rank.cast("int64") * (1 << 40) + place
+    rows = table.select(**keys, __x=ibis.ifelse(valid, x, ibis.null("float64")),
+                        __y=ibis.ifelse(valid, y, ibis.null("float64")), place=place)
+    n = rows["__x"].count()
+    return rows.group_by(list(keys)).aggregate(
+        n=n, mean_x=rows["__x"].mean(), mean_y=rows["__y"].mean(),
+        m2_x=rows["__x"].cov(rows["__x"], how="pop") * n,
+        m2_y=rows["__y"].cov(rows["__y"], how="pop") * n,
+        c_xy=rows["__x"].cov(rows["__y"], how="pop") * n,
+        place=rows["place"].min())
+
+
+def fetch_sums(expr: Any) -> pd.DataFrame:
+    """The sufficient table as :func:`kbench_core.replication.ecs.ecs_from_sums` reads it:
+    keys as categories (a missing label NaN, as the loader's), in order of first rows.
+    Ordered and dictionary-encoded here, not in the engine: at 6M tests (2.5M findings) an
+    engine sort cost 0.6 GiB and text keys as Python strings as much again."""
+    import pyarrow.compute as pc
+
+    table = expr.to_pyarrow()
+    table = table.take(pc.sort_indices(table, [("place", "ascending")]))
+    for name in _KEYS:
+        if name in table.column_names:
+            i = table.column_names.index(name)
+            table = table.set_column(i, name, pc.dictionary_encode(table.column(name)))
+    frame = table.to_pandas()
+    frame["n"] = frame["n"].astype(np.int64)
+    for name in ("mean_x", "mean_y", "m2_x", "m2_y", "c_xy"):
+        frame[name] = frame[name].astype(float)
+    return frame

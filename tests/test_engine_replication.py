@@ -1,0 +1,289 @@
+"""A replication run's ECS from its sufficient table (issue 39): each finding's moments of its
+valid (human d, agent d) pairs, made by ``replication.finding_sums`` from a loaded run and by
+``engines.replication.finding_sums`` in DuckDB and Spark, and finished by
+``replication.ecs_from_sums``. Checked against ECS computed test by test (``weighted_ccc``,
+the two-pass moments of the tests), by hand, and memory against the engines at 1e-9 on a run
+with every awkward case: native effects of every test type, given d overriding them, pairs
+without a d, a finding without a valid pair, padded labels, a missing domain, two files."""
+
+from __future__ import annotations
+
+import io as io_
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kbench_core import engines, io, replication
+from kbench_core.engines import replication as engine_replication
+from kbench_core.engines import source, validate
+from kbench_core.families.replication import ecs_tables
+from kbench_core.schema import TEST_TYPES
+
+NUMBERS = ["n", "mean_x", "mean_y", "m2_x", "m2_y", "c_xy"]
+
+
+def awkward_tests(seed: int = 3) -> pd.DataFrame:
+    """Three models over 7 studies of 1–3 findings of 1–3 tests: native effects of every test
+    type (a correlation z beyond the ±(1 − 10⁻⁶) bound, a proportion outside [0, 1]), given d
+    on some tests (they override the native effect), agent effects missing, one finding with
+    no valid pair, a study of the third model with none, a padded model label and a missing
+    domain."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for model in ("m1", " m2", "m3"):
+        for s in range(7):
+            for f in range(1 + s % 3):
+                for t in range(1 + (s + f) % 3):
+                    kind = TEST_TYPES[(s + f + t) % len(TEST_TYPES)]
+                    human = float(rng.uniform(0.05, 0.95) if kind == "binomial"
+                                  else rng.normal(0.4, 0.5))
+                    agent = human + float(rng.normal(0.1, 0.3))
+                    row = {"model": model, "study": f"s{s}", "finding": f"s{s}/f{f}",
+                           "test": f"t{t}", "domain": None if s == 4 else f"dom{s % 2}",
+                           "test_type": kind, "human_effect": human, "agent_effect": agent,
+                           "human_d": np.nan, "agent_d": np.nan}
+                    if rng.random() < 0.2:
+                        row["human_d"], row["agent_d"] = human * 1.5, agent * 1.5
+                    if rng.random() < 0.12:
+                        row["agent_effect"] = np.nan
+                    if s == 2 and f == 1:
+                        row["agent_effect"] = row["agent_d"] = np.nan  # no valid pair
+                    if model == "m3" and s == 5:
+                        row["human_effect"] = row["human_d"] = np.nan  # nor in this study
+                    rows.append(row)
+    frame = pd.DataFrame(rows)
+    correlation = frame.index[frame["test_type"] == "correlation"][0]
+    frame.loc[correlation, ["agent_effect", "agent_d"]] = [9.0, np.nan]  # |r| past the bound
+    binomial = frame.index[frame["test_type"] == "binomial"][0]
+    frame.loc[binomial, ["agent_effect", "agent_d"]] = [1.4, np.nan]  # not a proportion
+    return frame
+
+
+@pytest.fixture(scope="module")
+def run_file(tmp_path_factory) -> tuple[io.Run, Path]:
+    path = tmp_path_factory.mktemp("replication") / "awkward.parquet"
+    awkward_tests().to_parquet(path)
+    return io.load_run(path), path
+
+
+_HELD: list = []  # the sources whose pinned files the tables read (kept open)
+
+
+def _engine_sums(backend, path: Path) -> pd.DataFrame:
+    (src,) = source.sources(path)
+    _HELD.append(src)
+    table = source.open_table(backend, src)
+    assert engine_replication.supported(table)
+    validate.validate(table, src)
+    return engine_replication.fetch_sums(engine_replication.finding_sums(
+        table, tuple(f.name for f in src.files)))
+
+
+def _assert_same_sums(engine: pd.DataFrame, memory: pd.DataFrame) -> None:
+    keys = [c for c in ("model", "study", "finding", "domain") if c in memory]
+    assert list(engine[keys].astype(str).itertuples(index=False)) == \
+        list(memory[keys].astype(str).itertuples(index=False))
+    pd.testing.assert_frame_equal(engine[NUMBERS].reset_index(drop=True),
+                                  memory[NUMBERS].reset_index(drop=True).astype(
+                                      {"n": np.int64}), rtol=1e-9, atol=1e-12)
+
+
+# ------------------------------------------------------------------ the table and its finish
+
+
+def test_finding_sums_worked_by_hand() -> None:
+    tests = pd.DataFrame({"model": "m", "study": "s", "finding": ["f1", "f1", "f2"],
+                          "test": ["a", "b", "c"], "human_d": [0.2, 0.4, 1.0],
+                          "agent_d": [0.1, 0.5, np.nan]})
+    sums = replication.finding_sums(tests)
+    f1, f2 = sums.iloc[0], sums.iloc[1]
+    # f1: x = (0.2, 0.4), y = (0.1, 0.5): means 0.3 and 0.3; M2x = 0.1² + 0.1² = 0.02,
+    # M2y = 0.2² + 0.2² = 0.08, C = (−0.1)(−0.2) + (0.1)(0.2) = 0.04.
+    assert (f1["n"], f1["place"]) == (2, 0)
+    assert [f1[c] for c in ("mean_x", "mean_y", "m2_x", "m2_y", "c_xy")] == pytest.approx(
+        [0.3, 0.3, 0.02, 0.08, 0.04])
+    # f2 has no valid pair: kept (its model and study stay in the tables), no moments
+    assert (f2["n"], f2["place"]) == (0, 2) and np.isnan(f2["m2_x"])
+    # ECS of the model: one finding, equal weights: 2·0.02 / (0.01 + 0.04 + 0) = 0.8
+    assert replication.ecs_from_sums(sums, ci=None)["ecs"].iloc[0] == pytest.approx(0.8)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), weighting=st.sampled_from(["structure", "equal"]),
+       normalize=st.booleans())
+def test_ecs_from_finding_sums_is_the_weighted_ccc_of_the_tests(seed, weighting, normalize):
+    """Per model and per study, ECS from the findings' moments equals Lin's CCC computed test
+    by test (``weighted_ccc``: two-pass moments of the tests) with each test's weight."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(3, 60))
+    tests = pd.DataFrame({
+        "model": rng.choice(["a", "b"], n), "study": rng.choice(["s1", "s2", "s3", "s4"], n),
+        "human_d": np.round(rng.normal(0, 1, n), int(rng.integers(1, 4))),
+        "agent_d": np.round(rng.normal(0, 1, n), int(rng.integers(1, 4)))})
+    tests["finding"] = tests["study"] + "/" + rng.choice(["f1", "f2", "f3"], n)
+    tests["test"] = [f"t{i}" for i in range(n)]
+    tests.loc[rng.random(n) < 0.15, "agent_d"] = np.nan
+    sums = replication.finding_sums(tests)
+    for level, keys in (("overall", ["model"]), ("study", ["model", "study"])):
+        table = replication.ecs_from_sums(sums, level=level, weighting=weighting,
+                                          normalize_weights=normalize, ci=None)
+        for _, row in table.iterrows():
+            mine = tests[(tests[keys].astype(str) == row[keys].to_numpy()).all(axis=1)]
+            model = tests[tests["model"] == row["model"]]
+            valid = model[model[["human_d", "agent_d"]].notna().all(axis=1)]
+            w = (replication.structure_weights(valid) if weighting == "structure"
+                 else np.ones(len(valid)))
+            weights = pd.Series(w, index=valid.index).reindex(mine.index).fillna(0.0)
+            ok = weights.to_numpy() > 0
+            x, y = mine["human_d"].to_numpy(), mine["agent_d"].to_numpy()
+            expected = replication.weighted_ccc(x[ok], y[ok], weights.to_numpy()[ok],
+                                                normalize_weights=normalize)
+            if level == "study" and ok.sum() < replication.MIN_STUDY_PAIRS:
+                expected = np.nan
+            assert row["n"] == ok.sum()
+            assert row["ecs"] == pytest.approx(expected, abs=1e-9, nan_ok=True)
+            if ok.any():
+                wo = weights.to_numpy()[ok]
+                assert row["n_kish"] == pytest.approx(wo.sum() ** 2 / (wo * wo).sum())
+
+
+def test_bootstrap_never_draws_a_study_without_a_valid_pair() -> None:
+    """A study (or, per study, a test) without a valid pair is no cluster: adding one leaves
+    the bootstrap's draws as they were. Before, it was drawn as a cluster of weight 0 in the
+    first group's resample, so its interval came from fewer studies than the model has."""
+    frame, _ = _six_studies()
+    empty = frame[frame["study"] == "s0"].assign(study="s-empty", agent_d=np.nan)
+    with_empty = pd.concat([empty, frame], ignore_index=True)  # its study drawn first
+    for kw in (dict(), dict(level="study")):
+        before = replication.ecs(frame, ci="bootstrap", n_boot=300, **kw)
+        after = replication.ecs(with_empty, ci="bootstrap", n_boot=300, **kw)
+        after = after[after["n"] > 0].reset_index(drop=True)
+        pd.testing.assert_frame_equal(after, before)
+    # per study, the tests are the clusters: a test without a pair is no cluster either
+    one = frame[frame["study"] == "s1"]
+    padded = pd.concat([one.iloc[:1].assign(test="x", agent_d=np.nan), one],
+                       ignore_index=True)
+    pd.testing.assert_frame_equal(
+        replication.ecs(padded, level="study", ci="bootstrap", n_boot=300),
+        replication.ecs(one, level="study", ci="bootstrap", n_boot=300))
+
+
+def _six_studies() -> tuple[pd.DataFrame, None]:
+    rng = np.random.default_rng(11)
+    rows = [{"model": "m", "study": f"s{s}", "finding": f"s{s}/f{t % 2}", "test": f"t{t}",
+             "human_d": x, "agent_d": x + rng.normal(0, 0.3)}
+            for s in range(6) for t, x in enumerate(rng.normal(0.3, 0.6, 4))]
+    return pd.DataFrame(rows), None
+
+
+def test_study_level_intervals_over_tests_need_the_tests() -> None:
+    sums = replication.finding_sums(awkward_tests())
+    for ci in ("jackknife", "bootstrap"):
+        with pytest.raises(ValueError, match="resamples the tests"):
+            replication.ecs_from_sums(sums, level="study", ci=ci)
+
+
+# ------------------------------------------------------------------ the engines
+
+
+def test_effect_to_d_in_the_engine_is_numpy_s() -> None:
+    """The engine's conversion of native effects equals ``effect_to_d`` on every test type,
+    at the bounds too (|r| at 1 − 10⁻⁶, a proportion at 0, 1 and past them, a huge z)."""
+    import ibis
+
+    values = [-40.0, -7.3, -1.0, -1e-8, 0.0, 1e-8, 0.3, 0.5, 0.999999, 0.9999995, 1.0, 1.4,
+              7.25, 40.0, np.nan]
+    kinds = [*TEST_TYPES, "unknown"]
+    grid = pd.DataFrame([(v, k) for v in values for k in kinds], columns=["v", "kind"])
+    table = ibis.memtable(grid)
+    con = ibis.duckdb.connect()
+    got = con.execute(table.select(d=engine_replication._effect_to_d(table["v"],
+                                                                     table["kind"])))
+    expected = replication.effect_to_d(grid["v"].to_numpy(), grid["kind"].to_numpy())
+    np.testing.assert_allclose(got["d"].to_numpy(float), expected, rtol=1e-9, atol=1e-15)
+
+
+def test_duckdb_sums_equal_the_memory_sums(run_file) -> None:
+    run, path = run_file
+    memory = replication.finding_sums(run.frame)
+    assert (memory["n"] == 0).any() and memory["domain"].isna().any()  # the awkward cases
+    _assert_same_sums(_engine_sums(engines.connect("duckdb"), path), memory)
+
+
+def test_spark_sums_equal_the_memory_sums(run_file, spark) -> None:
+    run, path = run_file
+    sparked = _engine_sums(spark, path)
+    _assert_same_sums(sparked, replication.finding_sums(run.frame))
+    pd.testing.assert_frame_equal(
+        pd.concat(ecs_tables(None, sums=sparked).values()),
+        pd.concat(ecs_tables(run.frame).values()), rtol=1e-9, atol=1e-12)
+
+
+def _printed(argv: list[str], capsys) -> pd.DataFrame:
+    from kbench_core.cli import main
+
+    capsys.readouterr()
+    assert main(argv) == 0
+    return pd.read_csv(io_.StringIO(capsys.readouterr().out), comment="#")
+
+
+def test_metrics_on_duckdb_are_memory_s_without_fetching_a_test(run_file, tmp_path, capsys,
+                                                                monkeypatch) -> None:
+    """``kbench metrics`` of a replication run through DuckDB, one file and a folder of two:
+    the ECS tables of every level equal the memory engine's at 1e-9, no test fetched."""
+    _, path = run_file
+    memory = _printed(["metrics", str(path), "--engine", "memory", "--precision", "full"],
+                      capsys)
+    folder = tmp_path / "split"
+    folder.mkdir()
+    frame = awkward_tests()
+    frame.iloc[:40].to_parquet(folder / "a.parquet")
+    frame.iloc[40:].to_parquet(folder / "b.parquet")
+
+    def refused(*args, **kwargs):
+        raise AssertionError("the tests were fetched")
+
+    monkeypatch.setattr(engines.reduce, "typed_rows", refused)
+    for where in (path, folder):
+        duck = _printed(["metrics", str(where), "--engine", "duckdb", "--precision", "full"],
+                        capsys)
+        pd.testing.assert_frame_equal(duck, memory, rtol=1e-9, atol=1e-12)
+    assert set(memory["ci_method"].dropna()) >= {"jackknife_studies", "lin"}
+    assert memory["domain"].isna().sum() < len(memory)  # the domain level is there
+
+
+def test_metrics_on_duckdb_refuses_a_bad_cell_as_the_loader_does(tmp_path) -> None:
+    from kbench_core.cli import main
+
+    frame = awkward_tests()
+    frame.loc[7, "test_type"] = "regression"
+    path = tmp_path / "bad.parquet"
+    frame.to_parquet(path)
+    messages = []
+    for engine in ("memory", "duckdb"):
+        with pytest.raises(SystemExit) as err:
+            main(["metrics", str(path), "--engine", engine])
+        messages.append(str(err.value))
+    assert messages[0] == messages[1] and "test_type" in messages[0] and "row 8" in messages[0]
+
+
+def test_a_file_the_engine_cannot_read_as_the_loader_is_left_to_the_loader(tmp_path) -> None:
+    """Effects written as text, or the bootstrap (the per-study one resamples tests): the
+    family's engine tables step aside and the rows are read as before."""
+    from kbench_core.families.replication import _engine_tables
+
+    frame = awkward_tests()
+    path = tmp_path / "text.parquet"
+    frame.astype({"human_effect": str}).to_parquet(path)
+    duck = engines.connect("duckdb")
+    (src,) = source.sources(path)
+    assert _engine_tables(src, duck, None) is None
+    good = tmp_path / "good.parquet"
+    frame.to_parquet(good)
+    (src,) = source.sources(good)
+    assert _engine_tables(src, duck, {"ci": "bootstrap"}) is None
+    assert _engine_tables(src, duck, None) is not None
