@@ -1,12 +1,17 @@
-"""What the benchmark scripts share: :func:`best_of`, the best of a few timed calls. Imported
+"""What the benchmark scripts share: :func:`best_of`, the best of a few timed calls, and
+:func:`write_chunks`, a big run written to Parquet a chunk at a time. Imported
 by its file name (a script's own folder is first on ``sys.path`` when it is run as
 ``python benchmarks/<script>.py``)."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def best_of(fn: Callable[[], Any], repeat: int = 3) -> tuple[float, Any]:
@@ -17,3 +22,42 @@ def best_of(fn: Callable[[], Any], repeat: int = 3) -> tuple[float, Any]:
         result = fn()
         times.append(time.perf_counter() - start)
     return min(times), result
+
+
+def write_chunks(path: Path, chunks: Iterable[pd.DataFrame]) -> Path:
+    """Write ``chunks`` (frames of one schema) as one Parquet file at ``path``, labels as
+    plain text (as a user's file holds them), through a temporary name so an interrupted
+    write leaves no half file a later run would take as made."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    writer = None
+    for frame in chunks:
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+        table = table.cast(pa.schema([pa.field(f.name, pa.string())
+                                      if pa.types.is_dictionary(f.type) else f
+                                      for f in table.schema]))
+        if writer is None:
+            writer = pq.ParquetWriter(tmp, table.schema)
+        writer.write_table(table)
+    if writer is None:
+        raise ValueError("no chunk to write")
+    writer.close()
+    tmp.rename(path)
+    return path
+
+
+def measured_in_child(script: str, *args: str) -> dict:
+    """Run ``python script --measure ARGS`` in a process of its own (its peak RSS its own) and
+    return the JSON of its last line, or ``{"error": ...}`` with its last line of stderr."""
+    import json
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, script, "--measure", *args], capture_output=True,
+                         text=True, cwd=Path(script).resolve().parent.parent, check=False)
+    if out.returncode:
+        return {"error": (out.stderr.strip().splitlines() or ["failed"])[-1][:300]}
+    return json.loads(out.stdout.strip().splitlines()[-1])

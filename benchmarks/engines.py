@@ -99,31 +99,21 @@ def clear_app_caches() -> None:
 def make(n_rows: int) -> Path:
     """``n_rows`` bias trials in one Parquet file (made once)."""
     import numpy as np
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    from _timing import write_chunks
 
     path = FOLDER / f"bias-{n_rows}.parquet"
     if path.exists():
         return path
-    FOLDER.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    writer = None
-    done = 0
-    for frame in trial_chunks(n_rows):
-        part = len(frame)
-        frame = frame.assign(id=np.char.add("b", np.char.zfill(
-            np.arange(done + 1, done + part + 1).astype(str), 10)))
-        table = pa.Table.from_pandas(frame, preserve_index=False)
-        table = table.cast(pa.schema([pa.field(f.name, pa.string())
-                                      if pa.types.is_dictionary(f.type) else f
-                                      for f in table.schema]))
-        if writer is None:
-            writer = pq.ParquetWriter(tmp, table.schema)
-        writer.write_table(table)
-        done += part
-    writer.close()
-    tmp.rename(path)
-    return path
+
+    def chunks():
+        done = 0
+        for frame in trial_chunks(n_rows):
+            part = len(frame)
+            yield frame.assign(id=np.char.add("b", np.char.zfill(
+                np.arange(done + 1, done + part + 1).astype(str), 10)))
+            done += part
+
+    return write_chunks(path, chunks())
 
 
 def measure(engine: str, path: str) -> dict:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import os
 import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -33,8 +32,7 @@ PER_CHUNK = 20_000  # samples per chunk written (540k rows)
 
 def make(n_rows: int) -> Path:
     """About ``n_rows`` judged rows in one Parquet file (made once)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    from _timing import write_chunks
 
     from kbench_core.samples import judged_samples
     from kbench_core.samples.judged import DETECTORS, JUDGES, PROMPT_TYPES
@@ -42,25 +40,16 @@ def make(n_rows: int) -> Path:
     path = FOLDER / f"judged-{n_rows}.parquet"
     if path.exists():
         return path
-    FOLDER.mkdir(parents=True, exist_ok=True)
     per_sample = len(DETECTORS) * len(PROMPT_TYPES) * len(JUDGES)
     n_samples = max(2, round(n_rows / per_sample))
-    tmp = path.with_suffix(".tmp")
-    writer = None
-    for chunk, start in enumerate(range(0, n_samples, PER_CHUNK)):
-        frame = judged_samples(n_samples=min(PER_CHUNK, n_samples - start), seed=chunk)
-        frame["sample"] = f"b{chunk:04d}-" + frame["sample"].astype(str)
-        table = pa.Table.from_pandas(frame, preserve_index=False)
-        table = table.cast(pa.schema([pa.field(f.name, pa.string())
-                                      if pa.types.is_dictionary(f.type) else f
-                                      for f in table.schema]))
-        if writer is None:
-            writer = pq.ParquetWriter(tmp, table.schema)
-        writer.write_table(table)
-    assert writer is not None
-    writer.close()
-    tmp.rename(path)
-    return path
+
+    def chunks():
+        for chunk, start in enumerate(range(0, n_samples, PER_CHUNK)):
+            frame = judged_samples(n_samples=min(PER_CHUNK, n_samples - start), seed=chunk)
+            frame["sample"] = f"b{chunk:04d}-" + frame["sample"].astype(str)
+            yield frame
+
+    return write_chunks(path, chunks())
 
 
 def measure(path: str, how: str, options: str) -> dict:
@@ -102,15 +91,9 @@ def measure(path: str, how: str, options: str) -> dict:
     return times
 
 
-def _child(path: Path, how: str, options: str) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--measure", str(path), how, options],
-                         capture_output=True, text=True, cwd=ROOT, check=False)
-    if out.returncode:
-        return {"error": (out.stderr.strip().splitlines() or ["failed"])[-1][:300]}
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
 def main(argv: list[str]) -> None:
+    from _timing import measured_in_child
+
     if argv[:1] == ["--measure"]:
         print(json.dumps(measure(argv[1], argv[2], argv[3])))
         return
@@ -122,7 +105,7 @@ def main(argv: list[str]) -> None:
         for how in ("before", "after"):
             if only and how != only:
                 continue
-            result = _child(path, how, options)
+            result = measured_in_child(__file__, str(path), how, options)
             print(json.dumps({"rows": n_rows, "path": how, "options": options, **result}),
                   flush=True)
 

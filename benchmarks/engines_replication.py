@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -32,32 +31,22 @@ PER_CHUNK = 540_000  # tests per chunk written
 
 def make(n_rows: int) -> Path:
     """About ``n_rows`` replication tests in one Parquet file (made once)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    from _timing import write_chunks
 
     from kbench_core.samples import big_replication_tests
 
     path = FOLDER / f"replication-{n_rows}.parquet"
     if path.exists():
         return path
-    FOLDER.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    writer = None
-    for chunk, start in enumerate(range(0, n_rows, PER_CHUNK)):
-        frame = big_replication_tests(min(PER_CHUNK, n_rows - start), seed=chunk)
-        for name in ("study", "finding"):
-            frame[name] = f"c{chunk:04d}-" + frame[name].astype(str)
-        table = pa.Table.from_pandas(frame, preserve_index=False)
-        table = table.cast(pa.schema([pa.field(f.name, pa.string())
-                                      if pa.types.is_dictionary(f.type) else f
-                                      for f in table.schema]))
-        if writer is None:
-            writer = pq.ParquetWriter(tmp, table.schema)
-        writer.write_table(table)
-    assert writer is not None
-    writer.close()
-    tmp.rename(path)
-    return path
+
+    def chunks():
+        for chunk, start in enumerate(range(0, n_rows, PER_CHUNK)):
+            frame = big_replication_tests(min(PER_CHUNK, n_rows - start), seed=chunk)
+            for name in ("study", "finding"):
+                frame[name] = f"c{chunk:04d}-" + frame[name].astype(str)
+            yield frame
+
+    return write_chunks(path, chunks())
 
 
 def measure(path: str, how: str) -> dict:
@@ -83,15 +72,9 @@ def measure(path: str, how: str) -> dict:
             "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
-def _child(path: Path, how: str) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--measure", str(path), how],
-                         capture_output=True, text=True, cwd=ROOT, check=False)
-    if out.returncode:
-        return {"error": (out.stderr.strip().splitlines() or ["failed"])[-1][:300]}
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
 def main(argv: list[str]) -> None:
+    from _timing import measured_in_child
+
     if argv[:1] == ["--measure"]:
         print(json.dumps(measure(argv[1], argv[2])))
         return
@@ -102,7 +85,8 @@ def main(argv: list[str]) -> None:
         for how in ("before", "after"):
             if only and how != only:
                 continue
-            print(json.dumps({"rows": n_rows, "path": how, **_child(path, how)}), flush=True)
+            result = measured_in_child(__file__, str(path), how)
+            print(json.dumps({"rows": n_rows, "path": how, **result}), flush=True)
 
 
 if __name__ == "__main__":
