@@ -23,8 +23,6 @@ from kbench_core.engines import source, validate
 from kbench_core.families.replication import ecs_tables
 from kbench_core.schema import TEST_TYPES
 
-NUMBERS = ["n", "mean_x", "mean_y", "m2_x", "m2_y", "c_xy"]
-
 
 def awkward_tests(seed: int = 3) -> pd.DataFrame:
     """Three models over 7 studies of 1–3 findings of 1–3 tests: native effects of every test
@@ -56,10 +54,20 @@ def awkward_tests(seed: int = 3) -> pd.DataFrame:
                         row["human_effect"] = row["human_d"] = np.nan  # nor in this study
                     rows.append(row)
     frame = pd.DataFrame(rows)
+    # PAS: posteriors given, or from Bayes factors (with and without the human flag), n_eff
+    n = len(frame)
+    frame["human_pi"] = np.where(rng.random(n) < 0.5, np.round(rng.random(n), 3), np.nan)
+    frame["agent_pi"] = np.where(rng.random(n) < 0.5, np.round(rng.random(n), 3), np.nan)
+    frame["human_bf10"] = np.where(rng.random(n) < 0.8, np.exp(rng.normal(0, 2, n)), np.nan)
+    frame["agent_bf10"] = np.where(rng.random(n) < 0.8, np.exp(rng.normal(0, 2, n)), np.nan)
+    frame["human_significant"] = pd.array(
+        np.where(rng.random(n) < 0.1, None, rng.random(n) < 0.6), dtype="boolean")
+    frame["n_eff"] = np.where(rng.random(n) < 0.9, rng.integers(10, 200, n), np.nan)
     correlation = frame.index[frame["test_type"] == "correlation"][0]
     frame.loc[correlation, ["agent_effect", "agent_d"]] = [9.0, np.nan]  # |r| past the bound
     binomial = frame.index[frame["test_type"] == "binomial"][0]
     frame.loc[binomial, ["agent_effect", "agent_d"]] = [1.4, np.nan]  # not a proportion
+    frame.loc[frame["model"] == "m3", ["human_pi", "human_bf10"]] = np.nan  # m3: no PAS
     return frame
 
 
@@ -73,23 +81,27 @@ def run_file(tmp_path_factory) -> tuple[io.Run, Path]:
 _HELD: list = []  # the sources whose pinned files the tables read (kept open)
 
 
-def _engine_sums(backend, path: Path) -> pd.DataFrame:
+def _engine_sums(backend, path: Path, **pas) -> pd.DataFrame:
+    """The engine's ECS sufficient table of the file (or, with ``pas`` options, PAS's)."""
     (src,) = source.sources(path)
     _HELD.append(src)
     table = source.open_table(backend, src)
     assert engine_replication.supported(table)
     validate.validate(table, src)
-    return engine_replication.fetch_sums(engine_replication.finding_sums(
-        table, tuple(f.name for f in src.files)))
+    files = tuple(f.name for f in src.files)
+    expr = (engine_replication.finding_pas_sums(table, files, **pas) if pas
+            else engine_replication.finding_sums(table, files))
+    return engine_replication.fetch_sums(expr)
 
 
 def _assert_same_sums(engine: pd.DataFrame, memory: pd.DataFrame) -> None:
     keys = [c for c in ("model", "study", "finding", "domain") if c in memory]
-    assert list(engine[keys].astype(str).itertuples(index=False)) == \
-        list(memory[keys].astype(str).itertuples(index=False))
-    pd.testing.assert_frame_equal(engine[NUMBERS].reset_index(drop=True),
-                                  memory[NUMBERS].reset_index(drop=True).astype(
-                                      {"n": np.int64}), rtol=1e-9, atol=1e-12)
+    assert (engine[keys].astype(object).fillna("<missing>").to_numpy()
+            == memory[keys].astype(object).fillna("<missing>").to_numpy()).all()
+    numbers = [c for c in memory.columns if c not in keys]
+    pd.testing.assert_frame_equal(engine[numbers].reset_index(drop=True).astype(float),
+                                  memory[numbers].reset_index(drop=True).astype(float),
+                                  rtol=1e-9, atol=1e-12)
 
 
 # ------------------------------------------------------------------ the table and its finish
@@ -214,6 +226,40 @@ def test_duckdb_sums_equal_the_memory_sums(run_file) -> None:
     _assert_same_sums(_engine_sums(engines.connect("duckdb"), path), memory)
 
 
+@pytest.mark.parametrize("weights", ["equal", "n_eff"])
+def test_duckdb_pas_sums_equal_the_memory_sums(run_file, weights) -> None:
+    """Posteriors given or from Bayes factors (a flag missing: no prior), n_eff missing on
+    some tests, a model without any posterior pair (left out)."""
+    run, path = run_file
+    memory = replication.finding_pas_sums(run.frame, finding_weights=weights)
+    engine = _engine_sums(engines.connect("duckdb"), path, finding_weights=weights)
+    _assert_same_sums(engine, memory)
+    assert memory["n_no_prior"].sum() > 0 and (memory["n_usable"] < memory["n_tests"]).any()
+    summed = replication.pas_from_sums(engine, finding_weights=weights)
+    full = replication.pas(run.frame, finding_weights=weights)
+    for level in ("finding", "study", "model"):
+        pd.testing.assert_frame_equal(getattr(summed, level), getattr(full, level),
+                                      rtol=1e-9, atol=1e-12)
+    assert summed.notes == full.notes and len(full.notes) >= 2
+    assert "m3" not in set(summed.model["model"])  # no posterior pair: no PAS
+    assert summed.test.empty and "pas" in summed.test  # the tests stay in the engine
+
+
+def test_pas_from_sums_worked_by_hand() -> None:
+    # one finding of two tests, π_h = 1 so PAS = π_a = 0.9 and 0.6: r = 0.8 and 0.2, z = atanh 0.8 = 1.0986,
+    # atanh 0.2 = 0.2027; z̄ = 0.6507, PAS = (tanh 0.6507 + 1)/2 = 0.7861
+    tests = pd.DataFrame({"model": "m", "study": "s", "finding": "f", "test": ["a", "b"],
+                          "human_pi": [1.0, 1.0], "agent_pi": [0.9, 0.6]})
+    sums = replication.finding_pas_sums(tests)
+    assert sums[["n_tests", "n_usable"]].iloc[0].tolist() == [2, 2]
+    assert sums["sum_pas"].iloc[0] == pytest.approx(0.9 + 0.6)
+    assert sums["sum_z"].iloc[0] == pytest.approx(np.arctanh(0.8) + np.arctanh(0.2))
+    result = replication.pas_from_sums(sums, ci=None)
+    z_bar = (np.arctanh(0.8) + np.arctanh(0.2)) / 2
+    assert result.finding["pas"].iloc[0] == pytest.approx((np.tanh(z_bar) + 1) / 2)
+    assert result.finding["pas"].iloc[0] == pytest.approx(0.7861, abs=1e-4)
+
+
 def test_spark_sums_equal_the_memory_sums(run_file, spark) -> None:
     run, path = run_file
     sparked = _engine_sums(spark, path)
@@ -221,6 +267,8 @@ def test_spark_sums_equal_the_memory_sums(run_file, spark) -> None:
     pd.testing.assert_frame_equal(
         pd.concat(ecs_tables(None, sums=sparked).values()),
         pd.concat(ecs_tables(run.frame).values()), rtol=1e-9, atol=1e-12)
+    _assert_same_sums(_engine_sums(spark, path, finding_weights="n_eff"),
+                      replication.finding_pas_sums(run.frame, finding_weights="n_eff"))
 
 
 def _printed(argv: list[str], capsys) -> pd.DataFrame:

@@ -26,10 +26,12 @@ import pandas as pd
 from kbench_core.engines.source import FILE, ROW
 from kbench_core.replication.effects import EPSILON
 
-__all__ = ["finding_sums", "supported"]
+__all__ = ["fetch_sums", "finding_pas_sums", "finding_sums", "supported"]
 
-_NUMBERS = ("human_d", "agent_d", "human_effect", "agent_effect")
+_NUMBERS = ("human_d", "agent_d", "human_effect", "agent_effect", "human_pi", "agent_pi",
+            "human_bf10", "agent_bf10", "n_eff")
 _LABELS = ("model", "study", "finding", "domain", "test_type")
+_FLAGS = ("human_significant",)
 _KEYS = ("model", "study", "finding", "domain")
 
 
@@ -44,6 +46,9 @@ def supported(table: Any) -> bool:
         if name in _NUMBERS and not kind.is_numeric():
             return False
         if name in _LABELS and not kind.is_string() and not (kind.is_integer()
+                                                               and _empty(table, name)):
+            return False
+        if name in _FLAGS and not kind.is_boolean() and not (kind.is_integer()
                                                                and _empty(table, name)):
             return False
     return True
@@ -106,11 +111,7 @@ def finding_sums(table: Any, files: Sequence[str] = ()) -> Any:
         else None
     x, y = _d(table, "human", kind), _d(table, "agent", kind)
     valid = x.notnull() & y.notnull()
-    place = table[ROW].cast("int64")
-    if len(files) > 1:
-        rank = ibis.cases(*((table[FILE] == name, i) for i, name in enumerate(files)),
-                          else_=len(files))
-        place = rank.cast("int64") * (1 << 40) + place
+    place = _place(table, files)
     rows = table.select(**keys, __x=ibis.ifelse(valid, x, ibis.null("float64")),
                         __y=ibis.ifelse(valid, y, ibis.null("float64")), place=place)
     n = rows["__x"].count()
@@ -120,6 +121,94 @@ def finding_sums(table: Any, files: Sequence[str] = ()) -> Any:
         m2_y=rows["__y"].cov(rows["__y"], how="pop") * n,
         c_xy=rows["__x"].cov(rows["__y"], how="pop") * n,
         place=rows["place"].min())
+
+
+def _number(table: Any, name: str) -> Any:
+    import ibis
+
+    return table[name].cast("float64") if name in table.columns else ibis.null("float64")
+
+
+def _posterior(table: Any, side: str, prior: Any) -> Any:
+    """One side's posterior per test, as :func:`kbench_core.replication.effects.prepare_tests`
+    gives it: ``{side}_pi`` where finite, else from the Bayes factor and the prior odds
+    (an infinite product 1)."""
+    import ibis
+
+    given = _number(table, f"{side}_pi")
+    odds = _number(table, f"{side}_bf10") * prior
+    from_bf = ibis.ifelse(odds.isinf() & (odds > 0), 1.0, odds / (1 + odds))
+    return ibis.ifelse(_finite(given), given,
+                       ibis.ifelse(_finite(from_bf), from_bf, ibis.null("float64")))
+
+
+def _place(table: Any, files: Sequence[str]) -> Any:
+    import ibis
+
+    place = table[ROW].cast("int64")
+    if len(files) > 1:
+        rank = ibis.cases(*((table[FILE] == name, i) for i, name in enumerate(files)),
+                          else_=len(files))
+        place = rank.cast("int64") * (1 << 40) + place
+    return place
+
+
+def finding_pas_sums(table: Any, files: Sequence[str] = (), *,
+                     finding_weights: str = "equal", human_prior_significant: float = 10.0,
+                     human_prior_null: float = 0.1, agent_prior: float = 1.0) -> Any:
+    """PAS's sufficient table of a replication ``table`` as an Ibis expression, the columns
+    of :func:`kbench_core.replication.pas.finding_pas_sums` (per model × study × finding:
+    the counts, Σw, Σwz, Σz, ΣPAS of its usable tests, the domain of its first row), each
+    test's posteriors and PAS worked out by the engine (z = ½ ln((1 + r)/(1 − r)) of the
+    clamped r = 2·PAS − 1)."""
+    import ibis
+
+    from kbench_core.engines.keys import _loader_text
+
+    schema = table.schema()
+    table = table.mutate(**{name: table[name].cast("string") for name in table.columns
+                            if name in _LABELS and schema[name].is_integer()})
+    if "human_significant" in table.columns and schema["human_significant"].is_integer():
+        table = table.mutate(human_significant=table["human_significant"].cast("boolean"))
+    keys = {name: _loader_text(table, name, strip=True) for name in _KEYS[:3]}
+    flag = (table["human_significant"] if "human_significant" in table.columns
+            else ibis.null("boolean"))
+    prior_h = ibis.cases((flag == True, human_prior_significant),  # noqa: E712
+                         (flag == False, human_prior_null),  # noqa: E712
+                         else_=ibis.null("float64"))
+    pi_h = _posterior(table, "human", prior_h)
+    pi_a = _posterior(table, "agent", ibis.literal(agent_prior))
+    posteriors = pi_h.notnull() & pi_a.notnull()
+    if finding_weights == "n_eff":
+        weight = _number(table, "n_eff")
+        weighable = _finite(weight)
+    else:
+        weight, weighable = ibis.literal(1.0), ibis.literal(True)
+    usable = posteriors & weighable
+    value = pi_h * pi_a + (1 - pi_h) * (1 - pi_a)
+    r = (2 * value - 1).clip(-(1 - EPSILON), 1 - EPSILON)
+    z = ((1 + r) / (1 - r)).ln() * 0.5
+    no_prior = ~_finite(pi_h) & _finite(_number(table, "human_bf10"))
+    extra = ({"domain": _loader_text(table, "domain", strip=True)}
+             if "domain" in table.columns else {})
+    rows = table.select(**keys, **extra, __u=usable, __p=posteriors,
+                        __w=ibis.ifelse(usable, weight, 0.0),
+                        __z=ibis.ifelse(usable, z, 0.0), __v=ibis.ifelse(usable, value, 0.0),
+                        __np=no_prior.fill_null(False),
+                        __nw=(posteriors & ~weighable).fill_null(False),
+                        place=_place(table, files))
+
+    def count(flag: Any) -> Any:
+        return flag.fill_null(False).cast("int64").sum()
+
+    measures = dict(n_tests=rows.count(), n_posteriors=count(rows["__p"]),
+                    n_usable=count(rows["__u"]), sum_w=rows["__w"].sum(),
+                    sum_wz=(rows["__w"] * rows["__z"]).sum(), sum_z=rows["__z"].sum(),
+                    sum_pas=rows["__v"].sum(), n_no_prior=count(rows["__np"]),
+                    n_no_weight=count(rows["__nw"]), place=rows["place"].min())
+    if extra:
+        measures["domain"] = rows["domain"].argmin(rows["place"])
+    return rows.group_by(list(keys)).aggregate(**measures)
 
 
 def fetch_sums(expr: Any) -> pd.DataFrame:
@@ -136,7 +225,9 @@ def fetch_sums(expr: Any) -> pd.DataFrame:
             i = table.column_names.index(name)
             table = table.set_column(i, name, pc.dictionary_encode(table.column(name)))
     frame = table.to_pandas()
-    frame["n"] = frame["n"].astype(np.int64)
-    for name in ("mean_x", "mean_y", "m2_x", "m2_y", "c_xy"):
-        frame[name] = frame[name].astype(float)
+    for name in frame.columns:
+        if name == "place" or name == "n" or name.startswith("n_"):
+            frame[name] = frame[name].fillna(0).astype(np.int64)
+        elif name not in _KEYS:
+            frame[name] = frame[name].astype(float)
     return frame

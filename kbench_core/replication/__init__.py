@@ -66,7 +66,9 @@ from kbench_core.replication.effects import (  # noqa: F401  (the module's other
 from kbench_core.replication.pas import (  # noqa: F401  (the module's other names, as before)
     NEUTRAL_CEILING,
     PasResult,
+    finding_pas_sums,
     pas,
+    pas_from_sums,
     pas_normalized,
 )
 from kbench_core.replication.summary import (
@@ -85,10 +87,12 @@ __all__ = [
     "ecs_from_sums",
     "ecs_strict",
     "effect_to_d",
+    "finding_pas_sums",
     "finding_rows",
     "finding_sums",
     "log_odds_ratio",
     "pas",
+    "pas_from_sums",
     "pas_normalized",
     "posterior_from_bf",
     "prepare_tests",

@@ -76,13 +76,19 @@ def _fisher_pool(groups: Array, pas_values: Array, weights: Array, size: int,
         return np.bincount(groups, weights=np.where(valid, values, 0.0), minlength=size)
 
     n_valid = np.bincount(groups, weights=valid, minlength=size)
-    sum_w = total(w)
+    return _pooled(n_valid, total(w), total(w * z), total(z), total(pas_values)), n_valid
+
+
+def _pooled(n_valid: Array, sum_w: Array, sum_wz: Array, sum_z: Array,
+            sum_pas: Array) -> Array:
+    """:func:`_fisher_pool`'s pooled PAS from its sums over a group's usable values: z̄ =
+    Σwz/Σw (Σz/n where Σw ≤ 0), (tanh z̄ + 1)/2 from two values on, the value itself for one,
+    NaN for none."""
     with np.errstate(invalid="ignore", divide="ignore"):
-        z_bar = np.where(sum_w > 0, total(w * z) / sum_w, total(z) / n_valid)
-        single = total(pas_values) / n_valid  # the one usable value, where there is one
-        pooled = np.select([n_valid >= 2, n_valid == 1], [(np.tanh(z_bar) + 1) / 2, single],
-                           np.nan)
-    return pooled, n_valid
+        z_bar = np.where(sum_w > 0, sum_wz / sum_w, sum_z / n_valid)
+        single = sum_pas / n_valid  # the one usable value, where there is one
+        return np.select([n_valid >= 2, n_valid == 1], [(np.tanh(z_bar) + 1) / 2, single],
+                         np.nan)
 
 
 def _study_pas(s_codes: Array, f_pas: Array, weights: Array, size: int, pooling: str,
@@ -157,35 +163,115 @@ def pas(tests: pd.DataFrame, *, finding_weights: Literal["equal", "n_eff"] = "eq
                       human_prior_null=human_prior_null, agent_prior=agent_prior)
     if finding_weights == "n_eff" and "n_eff" not in t:
         raise ValueError("finding_weights='n_eff' needs an n_eff column")
-    pi_h, pi_a = t["pi_h"].to_numpy(float), t["pi_a"].to_numpy(float)
-    posteriors = np.isfinite(pi_h) & np.isfinite(pi_a)
+    carry = ["domain"] if "domain" in t else []
+    kept = ["model", "study", "finding", "test", *carry, "pi_h", "pi_a"]
+    if any(c not in t for c in kept):
+        t[kept]  # raises pandas' own KeyError naming the missing columns
+    sums, per_test = _finding_sums(t, finding_weights)
     model_codes, _ = _group_codes(t, ["model"])
     # Models with at least one test with both posteriors (by code: no isin over text).
-    has_pas = np.bincount(model_codes, weights=posteriors,
+    has_pas = np.bincount(model_codes, weights=per_test["posteriors"],
                           minlength=int(model_codes.max(initial=-1)) + 1)[model_codes] > 0
-    t = t.reset_index(drop=True) if has_pas.all() else t[has_pas].reset_index(drop=True)
-    pi_h, pi_a, posteriors = pi_h[has_pas], pi_a[has_pas], posteriors[has_pas]
+    if has_pas.all():
+        shown, mine = t.reset_index(drop=True), per_test
+    else:
+        shown = t[has_pas].reset_index(drop=True)
+        mine = {name: values[has_pas] for name, values in per_test.items()}
+    # Each table is built once from its columns (adding them one by one copied the frame).
+    test_table = pd.DataFrame({**{c: shown[c] for c in kept},
+                               **{c: mine[c] for c in ("pas", "r", "z", "weight")},
+                               "dropped": ~mine["usable"]})
+    return pas_from_sums(sums, study_pooling=study_pooling, ci=ci, n_boot=n_boot,
+                         random_state=random_state, finding_weights=finding_weights,
+                         test=test_table)
+
+
+PAS_SUM_COLUMNS = ("n_tests", "n_posteriors", "n_usable", "sum_w", "sum_wz", "sum_z",
+                   "sum_pas", "n_no_prior", "n_no_weight", "place")
+
+
+def finding_pas_sums(tests: pd.DataFrame, *,
+                     finding_weights: Literal["equal", "n_eff"] = "equal",
+                     human_prior_significant: float = 10.0, human_prior_null: float = 0.1,
+                     agent_prior: float = 1.0) -> pd.DataFrame:
+    r"""PAS's sufficient table of ``tests``: one row per model × study × finding (with the
+    domain of its first test), in the order of its first test, with the sums its Fisher
+    pooling and its notes read: ``n_tests``, ``n_posteriors`` (tests with both posteriors),
+    ``n_usable`` (those with a weight too), over the usable tests Σw, Σwz, Σz and ΣPAS
+    (:math:`z = \operatorname{atanh}(2\,PAS-1)`, clamped), ``n_no_prior`` (a human Bayes
+    factor without its flag), ``n_no_weight`` (no ``n_eff`` under n_eff weights) and
+    ``place``, the row of its first test. What :func:`pas_from_sums` finishes and an engine
+    computes in one group-by (``kbench_core.engines.replication``)."""
+    check_choice("finding_weights", finding_weights, ("equal", "n_eff"))
+    t = prepare_tests(tests, human_prior_significant=human_prior_significant,
+                      human_prior_null=human_prior_null, agent_prior=agent_prior)
+    if finding_weights == "n_eff" and "n_eff" not in t:
+        raise ValueError("finding_weights='n_eff' needs an n_eff column")
+    return _finding_sums(t, finding_weights)[0]
+
+
+def _finding_sums(t: pd.DataFrame, finding_weights: str) -> tuple[pd.DataFrame, dict]:
+    """:func:`finding_pas_sums` of prepared tests, and each test's PAS, r, z, weight and
+    whether it has posteriors and is usable (the ``test`` table's columns)."""
+    pi_h, pi_a = t["pi_h"].to_numpy(float), t["pi_a"].to_numpy(float)
+    posteriors = np.isfinite(pi_h) & np.isfinite(pi_a)
     weight, weighable = _usable_weights(t, finding_weights)
     usable = posteriors & weighable
     value = np.where(usable, pi_h * pi_a + (1 - pi_h) * (1 - pi_a), np.nan)
     r = np.clip(2 * value - 1, -(1 - EPSILON), 1 - EPSILON)
     with np.errstate(invalid="ignore"):
         z = np.arctanh(r)
-    carry = ["domain"] if "domain" in t else []
-    kept = ["model", "study", "finding", "test", *carry, "pi_h", "pi_a"]
-    if any(c not in t for c in kept):
-        t[kept]  # raises pandas' own KeyError naming the missing columns
-    # Each table is built once from its columns (adding them one by one copied the frame).
-    test_table = pd.DataFrame({**{c: t[c] for c in kept}, "pas": value, "r": r, "z": z,
-                               "weight": np.where(usable, weight, np.nan),
-                               "dropped": ~usable})
+    no_prior = ~np.isfinite(pi_h)
+    if "human_bf10" in t:
+        no_prior &= np.isfinite(t["human_bf10"].to_numpy(dtype=float, na_value=np.nan))
+    else:
+        no_prior[:] = False
+    keys = ["model", "study", "finding"]
+    codes, first = _group_codes(t, keys)
+    size = first.size
+    w = np.where(usable, weight, 0.0)
 
-    dropped = (~usable).astype(float)
-    f_codes, f_first = _group_codes(t, ["model", "study", "finding"])
-    findings = _key_columns(t, ["model", "study", "finding"], f_first, carry)
-    n_findings = f_first.size
-    f_pas, f_n = _fisher_pool(f_codes, value, np.where(usable, weight, 0.0), n_findings)
-    f_dropped = np.bincount(f_codes, weights=dropped, minlength=n_findings).astype(int)
+    def total(values: Array) -> Array:
+        return np.bincount(codes, weights=values, minlength=size)
+
+    out: dict[str, object] = {name: pd.Series(t[name].array.take(first))
+                              for name in (*keys, *(["domain"] if "domain" in t else []))}
+    out.update(n_tests=np.bincount(codes, minlength=size),
+               n_posteriors=total(posteriors).astype(np.int64),
+               n_usable=total(usable).astype(np.int64), sum_w=total(w),
+               sum_wz=total(np.where(usable, w * z, 0.0)),
+               sum_z=total(np.where(usable, z, 0.0)),
+               sum_pas=total(np.where(usable, value, 0.0)),
+               n_no_prior=total(no_prior).astype(np.int64),
+               n_no_weight=total(posteriors & ~weighable).astype(np.int64),
+               place=first.astype(np.int64))
+    per_test = {"pas": value, "r": r, "z": z, "weight": np.where(usable, weight, np.nan),
+                "posteriors": posteriors, "usable": usable}
+    return pd.DataFrame(out), per_test
+
+
+def pas_from_sums(sums: pd.DataFrame, *, study_pooling: Literal["fisher", "mean"] = "fisher",
+                  ci: Literal["analytic", "bootstrap"] | None = "analytic",
+                  n_boot: int = 1000, random_state: int = 0,
+                  finding_weights: Literal["equal", "n_eff"] = "equal",
+                  test: pd.DataFrame | None = None) -> PasResult:
+    """:func:`pas` finished from the tests' sufficient table (:func:`finding_pas_sums`, or
+    an engine's), every level but the per-test one (``test``: given by :func:`pas`, else an
+    empty frame); ``finding_weights`` only words the notes. Written by hand, as :func:`pas`."""
+    check_choice("study_pooling", study_pooling, ("fisher", "mean"))
+    check_choice("ci", ci, (None, "analytic", "bootstrap"))
+    s = sums.sort_values("place", kind="stable").reset_index(drop=True)
+    m_all, _ = _group_codes(s, ["model"])
+    has_pas = np.bincount(m_all, weights=s["n_posteriors"].to_numpy(float))[m_all] > 0
+    if not has_pas.all():
+        s = s[has_pas].reset_index(drop=True)
+    carry = ["domain"] if "domain" in s else []
+    n_findings = len(s)
+    findings = _key_columns(s, ["model", "study", "finding"], np.arange(n_findings), carry)
+    f_n = s["n_usable"].to_numpy(float)
+    f_pas = _pooled(f_n, *(s[c].to_numpy(float) for c in ("sum_w", "sum_wz", "sum_z",
+                                                          "sum_pas")))
+    f_dropped = (s["n_tests"].to_numpy() - s["n_usable"].to_numpy()).astype(int)
     findings.update(pas=f_pas, n=f_n.astype(int), n_dropped=f_dropped)
     s_codes, s_first = _group_codes(findings, ["model", "study"])
     studies = _key_columns(findings, ["model", "study"], s_first, carry)
@@ -232,28 +318,28 @@ def pas(tests: pd.DataFrame, *, finding_weights: Literal["equal", "n_eff"] = "eq
                                       minlength=n_models).astype(int)
     findings, studies, models = (pd.DataFrame(findings), pd.DataFrame(studies),
                                  pd.DataFrame(models))
-    return PasResult(test_table, findings, studies, models,
-                     _pas_notes(t, posteriors, weighable, finding_weights))
+    if test is None:
+        test = pd.DataFrame(columns=["model", "study", "finding", "test", *carry, "pi_h",
+                                     "pi_a", "pas", "r", "z", "weight", "dropped"])
+    return PasResult(test, findings, studies, models, _pas_notes(s, finding_weights))
 
 
-def _pas_notes(t: pd.DataFrame, posteriors: Array, weighable: Array,
-               finding_weights: str) -> tuple[str, ...]:
+def _pas_notes(s: pd.DataFrame, finding_weights: str) -> tuple[str, ...]:
+    """What PAS left out and why, from the counts of the sufficient table ``s`` (the models
+    with a PAS)."""
     notes = []
-    no_prior = ~np.isfinite(t["pi_h"].to_numpy(float))
-    if "human_bf10" in t:
-        no_prior &= np.isfinite(t["human_bf10"].to_numpy(dtype=float, na_value=np.nan))
-    else:
-        no_prior[:] = False
-    if no_prior.any():
-        notes.append(f"{int(no_prior.sum()):,} test(s) have a human Bayes factor but no "
+    no_prior = int(s["n_no_prior"].sum())
+    if no_prior:
+        notes.append(f"{no_prior:,} test(s) have a human Bayes factor but no "
                      "human_significant flag, so no prior odds: left out of PAS (not given "
                      "the 'not significant' prior)")
-    other = ~posteriors & ~no_prior
-    if other.any():
-        notes.append(f"{int(other.sum()):,} test(s) lack a human or agent posterior: left "
+    other = int((s["n_tests"] - s["n_posteriors"]).sum()) - no_prior
+    if other:
+        notes.append(f"{other:,} test(s) lack a human or agent posterior: left "
                      "out of PAS")
-    if finding_weights == "n_eff" and (posteriors & ~weighable).any():
-        notes.append(f"{int((posteriors & ~weighable).sum()):,} test(s) have no n_eff, so "
+    no_weight = int(s["n_no_weight"].sum())
+    if finding_weights == "n_eff" and no_weight:
+        notes.append(f"{no_weight:,} test(s) have no n_eff, so "
                      "no weight under n_eff weighting: left out of PAS")
     return tuple(notes)
 
