@@ -246,8 +246,9 @@ def test_duckdb_pas_sums_equal_the_memory_sums(run_file, weights) -> None:
 
 
 def test_pas_from_sums_worked_by_hand() -> None:
-    # one finding of two tests, π_h = 1 so PAS = π_a = 0.9 and 0.6: r = 0.8 and 0.2, z = atanh 0.8 = 1.0986,
-    # atanh 0.2 = 0.2027; z̄ = 0.6507, PAS = (tanh 0.6507 + 1)/2 = 0.7861
+    # one finding of two tests, π_h = 1 so PAS = π_a = 0.9 and 0.6: r = 0.8 and 0.2,
+    # z = atanh 0.8 = 1.0986 and atanh 0.2 = 0.2027; z̄ = 0.6507,
+    # PAS = (tanh 0.6507 + 1)/2 = 0.7861
     tests = pd.DataFrame({"model": "m", "study": "s", "finding": "f", "test": ["a", "b"],
                           "human_pi": [1.0, 1.0], "agent_pi": [0.9, 0.6]})
     sums = replication.finding_pas_sums(tests)
@@ -335,3 +336,23 @@ def test_a_file_the_engine_cannot_read_as_the_loader_is_left_to_the_loader(tmp_p
     (src,) = source.sources(good)
     assert _engine_tables(src, duck, {"ci": "bootstrap"}) is None
     assert _engine_tables(src, duck, None) is not None
+
+
+def test_profile_on_duckdb_is_memory_s_without_fetching_a_test(run_file, capsys, monkeypatch,
+                                                              sample_dir) -> None:
+    """``kbench profile`` of a replication run through DuckDB (the default for Parquet; beside
+    a bias CSV the loader reads): ECS and PAS rows equal the memory engine's at 1e-9, no test
+    fetched."""
+    _, path = run_file
+    bias = str(sample_dir / "bias.csv")
+    memory = _printed(["profile", bias, str(path), "--engine", "memory", "--precision",
+                       "full"], capsys)
+
+    def refused(*args, **kwargs):
+        raise AssertionError("the tests were fetched")
+
+    monkeypatch.setattr(engines.reduce, "typed_rows", refused)
+    duck = _printed(["profile", bias, str(path), "--precision", "full"], capsys)
+    pd.testing.assert_frame_equal(duck, memory, rtol=1e-9, atol=1e-12)
+    mine = memory[memory["kind"] == "replication"]
+    assert set(mine["metric"]) == {"ecs", "pas"} and set(memory["kind"]) >= {"bias"}

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from kbench_core.engines import ENGINES, default_engine, load
 from kbench_core.problems import RunFormatError
 
-__all__ = ["add_arguments", "load_all"]
+__all__ = ["add_arguments", "engine_main_tables", "load_all", "load_all_profiled"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -46,6 +46,50 @@ def load_all(paths: Sequence[str], *, engine: str | None = None,
             raise SystemExit(f"kbench: {err}") from None
         except (FileNotFoundError, RuntimeError) as err:
             raise SystemExit(f"kbench: {err}") from None
+    return runs
+
+
+def load_all_profiled(paths: Sequence[str], *, engine: str | None = None,
+                      spark_master: str | None = None) -> list:
+    """The runs of ``paths`` for ``kbench profile``: a Parquet source read by DuckDB or
+    Spark whose family's profile computes its rows in the engine (``Profile.engine_rows``:
+    a replication run's ECS and PAS from the findings' sums) as an
+    :class:`~kbench_core.io.SummedRun` carrying those rows, no row fetched; every other path
+    as :func:`load_all` reads it (weighted)."""
+    from pathlib import Path
+
+    import pandas as pd
+
+    from kbench_core import engines, families
+    from kbench_core.engines import connect, source
+    from kbench_core.io import SummedRun
+
+    runs: list = []
+    for path in paths:
+        chosen = engine or default_engine(path)
+        found = None
+        if chosen != "memory" and default_engine(path) != "memory":  # a Parquet source
+            try:
+                sources = source.sources(Path(path))
+                family = families.get(sources[0].kind) if len(sources) == 1 else None
+                hook = family.profile.engine_rows if family and family.profile else None
+                if hook is not None:
+                    (src,) = sources
+                    backend = connect(chosen, spark_master=spark_master)  # type: ignore[arg-type]
+                    with engines._named(src, chosen):
+                        found = hook(src, backend)
+            except engines.EngineMemoryError as err:
+                raise SystemExit(f"kbench: {err}") from None
+            except RunFormatError as err:
+                raise SystemExit(f"kbench: {err}") from None
+            except (FileNotFoundError, RuntimeError, ValueError) as err:
+                raise SystemExit(f"kbench: {err}") from None
+        if found is None:
+            runs.extend(load_all([path], engine=engine, spark_master=spark_master,
+                                 weighted=True))
+            continue
+        runs.append(SummedRun(name=src.name, kind=src.kind, frame=pd.DataFrame(),
+                              meta=dict(src.meta), profile_rows=found))
     return runs
 
 

@@ -113,7 +113,9 @@ class Profile:
     on the Models page; ``configurations``: the run's model ids may be configurations
     (``model · prompt version``, :meth:`kbench_core.aliases.AliasTable.join`). ``card(run,
     raw_ids) -> figure or None``: the figure the Models page shows for one model (its ids
-    in the run), drawn by the family's own figure function on its rows."""
+    in the run), drawn by the family's own figure function on its rows. ``engine_rows(src,
+    backend)``: the same rows computed inside an engine from the source's sufficient tables
+    (``kbench profile --engine``), no row fetched; None when the loader must read it."""
 
     benchmark: str
     title: str
@@ -122,6 +124,7 @@ class Profile:
     rows: Callable[[Run], tuple[pd.DataFrame, int, str]]
     configurations: bool = False
     card: Callable[[Run, frozenset[str]], go.Figure | None] | None = None
+    engine_rows: Callable[[Any, Any], tuple[pd.DataFrame, int, str] | None] | None = None
 
     @property
     def labels(self) -> dict[str, str]:

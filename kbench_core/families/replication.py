@@ -265,11 +265,41 @@ def _catalog() -> list[Item]:
 def _profile_rows(run: Run) -> tuple[pd.DataFrame, int, str]:
     """The profile's rows of replication tests (``kbench_core.profile``): ECS and PAS of the
     page's tables, ranked by value (no rank bootstrap of these, so no rank interval)."""
+    options = ReplicationOptions()
+    return _profile_of(ecs_tables(run.frame, options=options)["overall"],
+                       pas_models(pas_result(run.frame, options=options)),
+                       int(run.frame["model"].nunique()))
+
+
+def _engine_profile_rows(src: Any, backend: Any) -> tuple[pd.DataFrame, int, str] | None:
+    """:func:`_profile_rows` of a replication source from the sufficient tables the engine
+    computes (ECS's and PAS's, a row per finding; no test fetched), after the engine
+    validated the run; None when its columns need the loader. The profile's
+    ``engine_rows``."""
+    from kbench_core import replication
+    from kbench_core.engines import replication as engine
+    from kbench_core.engines import source, validate
+
+    table = source.open_table(backend, src)
+    if not engine.supported(table):
+        return None
+    validate.validate(table, src)
+    files = tuple(f.name for f in src.files)
+    options = ReplicationOptions()
+    ecs_sums = engine.fetch_sums(engine.finding_sums(table, files))
+    pas_sums = engine.fetch_sums(engine.finding_pas_sums(
+        table, files, finding_weights=options.finding_weights))
+    source.check_read(src, backend)
+    result = replication.pas_from_sums(pas_sums, study_pooling=options.study_pooling,
+                                       ci=options.ci, finding_weights=options.finding_weights)
+    return _profile_of(ecs_tables(None, options=options, sums=ecs_sums)["overall"],
+                       pas_models(result), int(ecs_sums["model"].nunique()))
+
+
+def _profile_of(ecs: pd.DataFrame, pas: pd.DataFrame,
+                n_models: int) -> tuple[pd.DataFrame, int, str]:
     from kbench_core.profile import metric_rows, point_ranks
 
-    options = ReplicationOptions()
-    ecs = ecs_tables(run.frame, options=options)["overall"]
-    pas = pas_models(pas_result(run.frame, options=options))
     rows = [metric_rows(ecs, "ecs", low="ecs_low", high="ecs_high", n="n",
                   ranks=point_ranks(ecs, "ecs"),
                   items="the model's tests (ranked by value; no rank interval)")]
@@ -277,7 +307,7 @@ def _profile_rows(run: Run) -> tuple[pd.DataFrame, int, str]:
         rows.append(metric_rows(pas, "pas", low="pas_low", high="pas_high", n="n",
                           ranks=point_ranks(pas, "pas"),
                           items="the model's findings (ranked by value; no rank interval)"))
-    return pd.concat(rows, ignore_index=True), int(run.frame["model"].nunique()), ""
+    return pd.concat(rows, ignore_index=True), n_models, ""
 
 
 def _card(run: Run, raws: frozenset[str]) -> go.Figure | None:
@@ -344,7 +374,8 @@ FAMILY = Family(
     engine_tables=_engine_tables,
     profile=Profile("replication", "Replication of human studies",
                     (("ecs", "ECS (kbench)", "ECS"), ("pas", "PAS (kbench)", "PAS")),
-                    "ecs", _profile_rows, configurations=True, card=_card),
+                    "ecs", _profile_rows, configurations=True, card=_card,
+                    engine_rows=_engine_profile_rows),
     page=PageInfo("views/replication.py", "Replication", Keys.RUNS, dependent=(Keys.MODELS,),
                   icon=":material/compare_arrows:", url="replication", order=20, keys=Keys),
 )

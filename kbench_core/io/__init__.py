@@ -95,6 +95,7 @@ from .load import (  # noqa: F401  (re-exported: the names of the old module)
 )
 from .run import (  # noqa: F401  (re-exported: the names of the old module)
     Run,
+    SummedRun,
     _CallbackFailed,
     _Progress,
     _source_name,

@@ -55,6 +55,16 @@ class Run:
         return rows_of(self.frame)
 
 
+@dataclass(frozen=True)
+class SummedRun(Run):
+    """A run an engine computed without fetching its rows (``frame`` is empty): its name,
+    kind and provenance, and the rows its family's profile gives it
+    (``Profile.engine_rows``: ``(rows, n_models, judge)``), which
+    :func:`kbench_core.profile.profile` uses in place of reading the frame."""
+
+    profile_rows: tuple[pd.DataFrame, int, str] | None = None
+
+
 # ---------------------------------------------------------------------------- kind detection
 
 
