@@ -356,3 +356,26 @@ def test_profile_on_duckdb_is_memory_s_without_fetching_a_test(run_file, capsys,
     pd.testing.assert_frame_equal(duck, memory, rtol=1e-9, atol=1e-12)
     mine = memory[memory["kind"] == "replication"]
     assert set(mine["metric"]) == {"ecs", "pas"} and set(memory["kind"]) >= {"bias"}
+
+
+@pytest.mark.parametrize("drop", [[], ["human_significant"],
+                                  ["human_significant", "human_bf10", "agent_bf10", "n_eff"],
+                                  ["human_pi", "agent_pi", "human_bf10", "agent_bf10"]],
+                         ids=["all", "no-flag", "posteriors-only", "no-posteriors"])
+def test_profile_of_runs_without_some_columns(drop, tmp_path, capsys, monkeypatch) -> None:
+    """The bundled sample (posteriors given, no flag, no Bayes factors) and the awkward run
+    less some of its columns: the engine's profile is memory's (PAS absent with no
+    posteriors), never an error."""
+    frame = awkward_tests().drop(columns=drop)
+    runs = {"awkward": frame, "sample": pd.read_csv(Path(__file__).resolve().parent.parent
+                                                    / "sample_data" / "replication.csv")}
+    for name, data in runs.items():
+        path = tmp_path / f"{name}.parquet"
+        data.to_parquet(path)
+        memory = _printed(["profile", str(path), "--engine", "memory", "--precision", "full"],
+                          capsys)
+        duck = _printed(["profile", str(path), "--engine", "duckdb", "--precision", "full"],
+                        capsys)
+        pd.testing.assert_frame_equal(duck, memory, rtol=1e-9, atol=1e-12)
+        if name == "awkward" and "human_pi" in drop:
+            assert set(memory["metric"]) == {"ecs"}

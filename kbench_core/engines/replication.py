@@ -171,11 +171,13 @@ def finding_pas_sums(table: Any, files: Sequence[str] = (), *,
     if "human_significant" in table.columns and schema["human_significant"].is_integer():
         table = table.mutate(human_significant=table["human_significant"].cast("boolean"))
     keys = {name: _loader_text(table, name, strip=True) for name in _KEYS[:3]}
-    flag = (table["human_significant"] if "human_significant" in table.columns
-            else ibis.null("boolean"))
-    prior_h = ibis.cases((flag == True, human_prior_significant),  # noqa: E712
-                         (flag == False, human_prior_null),  # noqa: E712
-                         else_=ibis.null("float64"))
+    if "human_significant" in table.columns:  # no flag: no prior odds
+        flag = table["human_significant"]
+        prior_h = ibis.cases((flag == True, human_prior_significant),  # noqa: E712
+                             (flag == False, human_prior_null),  # noqa: E712
+                             else_=ibis.null("float64"))
+    else:
+        prior_h = ibis.null("float64")
     pi_h = _posterior(table, "human", prior_h)
     pi_a = _posterior(table, "agent", ibis.literal(agent_prior))
     posteriors = pi_h.notnull() & pi_a.notnull()
