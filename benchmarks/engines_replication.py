@@ -12,6 +12,7 @@ sufficient table, with the first model's overall ECS to compare. Asserts nothing
 
     python benchmarks/engines_replication.py 1000000 6000000
     python benchmarks/engines_replication.py 10000000 --only after
+    python benchmarks/engines_replication.py 6000000 --command profile   # ECS and PAS rows
 """
 
 from __future__ import annotations
@@ -49,23 +50,29 @@ def make(n_rows: int) -> Path:
     return write_chunks(path, chunks())
 
 
-def measure(path: str, how: str) -> dict:
-    """``kbench metrics`` of one file on one path, in this process: time and peak RSS."""
+def measure(path: str, how: str, command: str) -> dict:
+    """``kbench metrics`` (or ``profile``) of one file on one path, in this process: time and
+    peak RSS."""
     import contextlib
+    import dataclasses
     import io
 
     from kbench_core import families
+    from kbench_core.cli.profiles import profile_command
     from kbench_core.cli.tables import metrics
 
     family = families.get("replication")
     if how == "before":  # the family without its engine tables: the rows are fetched
-        import dataclasses
-
-        families._REGISTRY["replication"] = dataclasses.replace(family, engine_tables=None)
+        families._REGISTRY["replication"] = dataclasses.replace(
+            family, engine_tables=None,
+            profile=dataclasses.replace(family.profile, engine_rows=None))  # type: ignore[arg-type]
     out = io.StringIO()
     start = time.perf_counter()
     with contextlib.redirect_stdout(out):
-        metrics(path, fmt="csv", out=None, precision="full", engine="duckdb")
+        if command == "profile":
+            profile_command([path], fmt="csv", precision="full", engine="duckdb")
+        else:
+            metrics(path, fmt="csv", out=None, precision="full", engine="duckdb")
     wall = time.perf_counter() - start
     lines = [line for line in out.getvalue().splitlines() if not line.startswith("#")]
     return {"total": wall, "table_rows": len(lines) - 1, "first_row": lines[1][:120],
@@ -76,17 +83,19 @@ def main(argv: list[str]) -> None:
     from _timing import measured_in_child
 
     if argv[:1] == ["--measure"]:
-        print(json.dumps(measure(argv[1], argv[2])))
+        print(json.dumps(measure(argv[1], argv[2], argv[3])))
         return
     only = argv[argv.index("--only") + 1] if "--only" in argv else None
+    command = argv[argv.index("--command") + 1] if "--command" in argv else "metrics"
     sizes = [int(a) for a in argv if a.isdigit()] or [1_000_000]
     for n_rows in sizes:
         path = make(n_rows)
         for how in ("before", "after"):
             if only and how != only:
                 continue
-            result = measured_in_child(__file__, str(path), how)
-            print(json.dumps({"rows": n_rows, "path": how, **result}), flush=True)
+            result = measured_in_child(__file__, str(path), how, command)
+            print(json.dumps({"rows": n_rows, "path": how, "command": command, **result}),
+                  flush=True)
 
 
 if __name__ == "__main__":

@@ -277,6 +277,25 @@ def _engine_profile_rows(src: Any, backend: Any) -> tuple[pd.DataFrame, int, str
     validated the run; None when its columns need the loader. The profile's
     ``engine_rows``."""
     from kbench_core import replication
+
+    options = ReplicationOptions()
+    found = _engine_sums(src, backend, pas_weights=options.finding_weights)
+    if found is None:
+        return None
+    ecs_sums, pas_sums = found
+    result = replication.pas_from_sums(pas_sums, study_pooling=options.study_pooling,
+                                       ci=options.ci, finding_weights=options.finding_weights)
+    return _profile_of(ecs_tables(None, options=options, sums=ecs_sums)["overall"],
+                       pas_models(result), int(ecs_sums["model"].nunique()))
+
+
+def _engine_sums(src: Any, backend: Any, *, pas_weights: str | None = None,
+                 ) -> tuple[pd.DataFrame, pd.DataFrame | None] | None:
+    """The sufficient tables of a replication source computed by the engine after it
+    validated the run with the loader's rules (:func:`kbench_core.engines.validate.validate`):
+    ECS's (:func:`kbench_core.engines.replication.finding_sums`) and, with ``pas_weights``
+    (the PAS test weighting), PAS's; None when the file's columns are not in their natural
+    Parquet types (the loader reads it)."""
     from kbench_core.engines import replication as engine
     from kbench_core.engines import source, validate
 
@@ -285,15 +304,11 @@ def _engine_profile_rows(src: Any, backend: Any) -> tuple[pd.DataFrame, int, str
         return None
     validate.validate(table, src)
     files = tuple(f.name for f in src.files)
-    options = ReplicationOptions()
     ecs_sums = engine.fetch_sums(engine.finding_sums(table, files))
-    pas_sums = engine.fetch_sums(engine.finding_pas_sums(
-        table, files, finding_weights=options.finding_weights))
+    pas_sums = (None if pas_weights is None else engine.fetch_sums(
+        engine.finding_pas_sums(table, files, finding_weights=pas_weights)))
     source.check_read(src, backend)
-    result = replication.pas_from_sums(pas_sums, study_pooling=options.study_pooling,
-                                       ci=options.ci, finding_weights=options.finding_weights)
-    return _profile_of(ecs_tables(None, options=options, sums=ecs_sums)["overall"],
-                       pas_models(result), int(ecs_sums["model"].nunique()))
+    return ecs_sums, pas_sums
 
 
 def _profile_of(ecs: pd.DataFrame, pas: pd.DataFrame,
@@ -339,19 +354,13 @@ def _engine_tables(src: Any, backend: Any, options: Mapping[str, Any] | None,
     when the file's columns are not in their natural Parquet types, or under
     ``ci="bootstrap"`` (the per-study bootstrap resamples tests). The family's
     ``engine_tables``."""
-    from kbench_core.engines import replication as engine
-    from kbench_core.engines import source, validate
-
     chosen = ReplicationOptions.from_mapping(options)
     if chosen.ci == "bootstrap":
         return None
-    table = source.open_table(backend, src)
-    if not engine.supported(table):
+    found = _engine_sums(src, backend)
+    if found is None:
         return None
-    validate.validate(table, src)
-    sums = engine.fetch_sums(engine.finding_sums(table, tuple(f.name for f in src.files)))
-    source.check_read(src, backend)
-    return list(ecs_tables(None, options=chosen, sums=sums).items()), {}
+    return list(ecs_tables(None, options=chosen, sums=found[0]).items()), {}
 
 
 def _sample_frame(seed: int) -> pd.DataFrame:

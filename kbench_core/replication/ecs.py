@@ -414,7 +414,6 @@ def ecs_from_sums(sums: pd.DataFrame, *,
 
 
 SUM_KEYS = ("model", "study", "finding")  # and domain, when the run has one
-SUM_COLUMNS = ("n", "mean_x", "mean_y", "m2_x", "m2_y", "c_xy", "place")
 
 
 def finding_sums(tests: pd.DataFrame) -> pd.DataFrame:

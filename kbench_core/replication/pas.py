@@ -186,10 +186,6 @@ def pas(tests: pd.DataFrame, *, finding_weights: Literal["equal", "n_eff"] = "eq
                          test=test_table)
 
 
-PAS_SUM_COLUMNS = ("n_tests", "n_posteriors", "n_usable", "sum_w", "sum_wz", "sum_z",
-                   "sum_pas", "n_no_prior", "n_no_weight", "place")
-
-
 def finding_pas_sums(tests: pd.DataFrame, *,
                      finding_weights: Literal["equal", "n_eff"] = "equal",
                      human_prior_significant: float = 10.0, human_prior_null: float = 0.1,
