@@ -27,15 +27,21 @@ from kbench_core.figures.base import (
     set_panels,
     with_legend_below,
 )
+from kbench_core.replication.scatter import (  # noqa: F401  (AXIS_LIMIT: its old home)
+    AXIS_LIMIT,
+    DENSITY_BINS,
+    MAX_POINTS,
+    DensityGrid,
+    axis_range,
+    density_grid,
+    weighted_fit,
+)
 from kbench_core.text import plot_text
 
 __all__ = ["effect_scatter", "study_heatmap", "study_titles", "summary_leaderboard"]
 
 WEBGL_ABOVE = 5_000  # points per figure beyond which traces switch to WebGL
 MAX_LEGEND_GROUPS = 20  # beyond this, colour encodes the group without a legend entry each
-AXIS_LIMIT = 4.0  # |d| beyond this is drawn at the edge of the axes (and counted)
-MAX_POINTS = 20_000  # beyond this the scatter becomes a density grid (the browser gets counts)
-DENSITY_BINS = 80
 GLYPHS = {"circle": "●", "square": "■", "diamond": "◆", "triangle-up": "▲", "cross": "✚",
           "x": "✖", "star": "★", "hexagon": "⬢"}  # the marker symbols, for the title's key
 MAX_PANELS = 12  # one panel per model up to this many models (4 per row); beyond, overlaid
@@ -46,7 +52,7 @@ SYMBOLS = ("circle", "square", "diamond", "triangle-up", "cross", "x", "star", "
 
 def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *,
                    color_by: str = "study", panels: bool = True,
-                   title: str | None = None) -> go.Figure:
+                   title: str | None = None, grid: DensityGrid | None = None) -> go.Figure:
     """Human d (x) against agent d (y), one point per test: the y = x line of perfect
     agreement, a weighted least-squares fit line per model, colour by study or domain (a
     legend click isolates it, a double click shows only it), marker size by the test's weight,
@@ -57,7 +63,9 @@ def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *
     browser stays small whatever the run's size.
 
     ``tests`` needs ``model, study, finding, test, d_h, d_a`` and optionally ``weight`` and
-    ``domain`` (:func:`kbench_core.replication.prepare_tests` adds d). Overlaid
+    ``domain`` (:func:`kbench_core.replication.prepare_tests` adds d); or, past
+    ``MAX_POINTS`` tests, their :class:`~kbench_core.replication.scatter.DensityGrid`
+    (``grid``, e.g. an engine's; ``tests`` is then not read). Overlaid
     (``panels=False``), each model has its own marker symbol and its own fit line in its
     colour (:func:`kbench_core.figures.base.model_colors`). Panels are laid out four to a row,
     for at most ``MAX_PANELS`` models; more are overlaid (the title says so).
@@ -65,8 +73,11 @@ def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *
     # labels from data show literally
     tests, ecs_table, title = (
         plot_text(tests), plot_text(ecs_table), plot_text(title))
+    if grid is not None:  # the tests' grid, made elsewhere: no test is drawn
+        tests = pd.DataFrame({c: pd.Series(dtype=float) for c in ("d_h", "d_a")}).assign(
+            model=pd.Series(dtype=object), study=pd.Series(dtype=object))
     data = tests[np.isfinite(tests["d_h"].astype(float)) & np.isfinite(tests["d_a"].astype(float))]
-    models = sorted(map(str, data["model"].unique()))
+    models = sorted(map(str, data["model"].unique())) if grid is None else list(grid.models)
     if color_by not in data:
         color_by = "study"
     weight = data["weight"].astype(float) if "weight" in data else pd.Series(1.0, data.index)
@@ -98,13 +109,14 @@ def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *
     cells = [(1, i + 1) for i in range(n_panels)]  # none: panels of no model (no finite d)
     scatter = go.Scattergl if len(data) > WEBGL_ABOVE else go.Scatter
     finite_all = np.concatenate([data["d_h"].to_numpy(float), data["d_a"].to_numpy(float)])
-    lo = float(np.nanmin([*finite_all, 0.0])) - 0.1
-    hi = float(np.nanmax([*finite_all, 1.0])) + 0.1
-    lo, hi = max(lo, -AXIS_LIMIT), min(hi, AXIS_LIMIT)
+    lo, hi = ((grid.lo, grid.hi) if grid is not None else axis_range(
+        float(finite_all.min()) if finite_all.size else 0.0,
+        float(finite_all.max()) if finite_all.size else 1.0))
     # Effects beyond the axis limit are drawn on its edge as open triangles, and counted.
     d_h, out_h = edge_clamp(data["d_h"], lo, hi)
     d_a, out_a = edge_clamp(data["d_a"], lo, hi)
     clamped = out_h | out_a
+    n_clamped = int(clamped.sum()) if grid is None else grid.n_clamped
     data = data.assign(d_h=d_h, d_a=d_a, _clamped=clamped)
     groups = sorted(map(str, data[color_by].unique()))
     titled = {k: f"{k} ({v})" for k, v in study_titles(data).items()}  # hover: the paper
@@ -113,7 +125,9 @@ def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *
     # up to MAX_LEGEND_GROUPS; the marker shape stays a second cue)
     group_styles = distinct_styles(groups, None if len(groups) <= len(PALETTE) else {
         g: qualitative.Dark24[i % len(qualitative.Dark24)] for i, g in enumerate(groups)})
-    dense = len(data) > MAX_POINTS
+    dense = grid is not None or len(data) > MAX_POINTS
+    if grid is None and dense:  # aggregate: counts on a grid instead of one marker per test
+        grid = density_grid(data, weight.to_numpy(float), lo, hi, models, n_clamped)
     line_colors = model_colors(models)
     symbols = {m: SYMBOLS[i % len(SYMBOLS)] for i, m in enumerate(models)}
     for (row, col), model in zip(cells, models if panels else [None], strict=True):
@@ -124,9 +138,10 @@ def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *
         fig.add_shape(type="line", x0=lo, y0=lo, x1=hi, y1=hi,
                       **(dict(xref="x", yref="y") if one else place),
                       line=dict(color="#888", dash="dash", width=1.5), layer="below")
-        if dense:  # aggregate: counts on a grid instead of one marker per test
-            counts, xe, ye = np.histogram2d(part["d_h"], part["d_a"], bins=DENSITY_BINS,
-                                            range=[[lo, hi], [lo, hi]])
+        if grid is not None:  # counts on a grid instead of one marker per test
+            counts = (grid.counts[model] if model is not None
+                      else np.sum([grid.counts[m] for m in models], axis=0))
+            xe = ye = np.linspace(lo, hi, DENSITY_BINS + 1)
             fig.add_trace(go.Heatmap(
                 z=np.where(counts.T > 0, counts.T, np.nan), x=(xe[:-1] + xe[1:]) / 2,
                 y=(ye[:-1] + ye[1:]) / 2, colorscale="Viridis", showscale=first,
@@ -175,8 +190,12 @@ def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *
         # (one pooled fit when too many models are overlaid for their lines to be told apart).
         per_model = not panels and len(models) <= MAX_FIT_LINES
         for fit_model in (models if per_model else [model]):
-            rows = part[part["model"].astype(str) == fit_model] if per_model else part
-            fit = _weighted_fit(rows, weight.loc[rows.index])
+            if grid is not None:
+                fit = grid.fits[fit_model if per_model else model]
+            else:
+                rows = part[part["model"].astype(str) == fit_model] if per_model else part
+                fit = weighted_fit(rows["d_h"].to_numpy(float), rows["d_a"].to_numpy(float),
+                                   weight.loc[rows.index].to_numpy(float))
             if fit is None:
                 continue
             slope, intercept = fit
@@ -214,7 +233,7 @@ def effect_scatter(tests: pd.DataFrame, ecs_table: pd.DataFrame | None = None, *
     else:
         heading = title or f"Human against agent effect sizes · {label(models[0])}"
         heading = heading.replace("<br>", " · ")
-    note = clamp_note(int(clamped.sum()), lo, hi, "tests")
+    note = clamp_note(n_clamped, lo, hi, "tests")
     single = label(models[0]).replace("<br>", " · ") if panels and n_panels == 1 and models \
         and not title else None
     subtitle = " · ".join(t for t in (single, key, note) if t) or None
@@ -309,15 +328,6 @@ def study_titles(table: pd.DataFrame) -> dict[str, str]:
     return titles
 
 
-def _weighted_fit(part: pd.DataFrame, weight: pd.Series) -> tuple[float, float] | None:
-    x, y, w = (part["d_h"].to_numpy(float), part["d_a"].to_numpy(float),
-               weight.to_numpy(float))
-    if len(x) < 2 or np.ptp(x) == 0:
-        return None
-    slope, intercept = np.polyfit(x, y, 1, w=np.sqrt(w))
-    return float(slope), float(intercept)
-
-
 def study_heatmap(table: pd.DataFrame, *, value: str = "pas", title: str | None = None,
                   zmin: float = 0.0, zmax: float = 1.0, unit: str = "model") -> go.Figure:
     """Study × model heat table of ``value`` (PAS, ECS): the longer of the two down the side
@@ -329,11 +339,12 @@ def study_heatmap(table: pd.DataFrame, *, value: str = "pas", title: str | None 
     table, title = plot_text(table), plot_text(title)  # labels from data show literally
     grid = _study_grid(table, value)
     # ranked, not alphabetical: the best row on top and the best column on the left (each by
-    # its mean over the cells it has; ties alphabetical), rows and columns without scores last
-    grid = grid.loc[grid.mean(axis=1).sort_values(ascending=False, kind="stable",
-                                                  na_position="last").index]
-    grid = grid[grid.mean(axis=0).sort_values(ascending=False, kind="stable",
-                                              na_position="last").index]
+    # its mean over the cells it has; ties alphabetical), rows and columns without scores last;
+    # means equal to 12 digits are ties (an engine's sums differ from memory's in the last bit)
+    grid = grid.loc[grid.mean(axis=1).round(12).sort_values(ascending=False, kind="stable",
+                                                            na_position="last").index]
+    grid = grid[grid.mean(axis=0).round(12).sort_values(ascending=False, kind="stable",
+                                                        na_position="last").index]
     counts = None
     if "n" in table:
         counts = (_study_grid(table, "n").reindex(index=grid.index, columns=grid.columns)
