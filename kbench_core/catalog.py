@@ -43,13 +43,24 @@ class Item:
     main: bool = False
     uses_meta: bool = False  # build(frame, options, meta): needs the run's meta (summaries)
     empty: str = ""
+    # from_tables(tables, options): the same objects from a SummedRun's sufficient tables
+    # (an engine's, no row fetched); None: the item needs the rows
+    from_tables: Callable[..., Iterator[tuple[str, Built]]] | None = None
 
     def objects(self, frame: pd.DataFrame, options: Mapping[str, Any] | None = None, *,
-                meta: Mapping[str, Any] | None = None) -> Iterator[tuple[str, Built]]:
+                meta: Mapping[str, Any] | None = None,
+                tables: Mapping[str, Any] | None = None) -> Iterator[tuple[str, Built]]:
         """``(file stem, figure or table)`` for every object this item makes of ``frame``
-        (``meta``: the run's :attr:`~kbench_core.io.Run.meta`, for items that use it)."""
-        built = (self.build(frame, options or {}, meta or {}) if self.uses_meta
-                 else self.build(frame, options or {}))
+        (``meta``: the run's :attr:`~kbench_core.io.Run.meta`, for items that use it;
+        ``tables``: a :class:`~kbench_core.io.SummedRun`'s sufficient tables, which it is
+        made from instead, or nothing when the item needs the rows)."""
+        if tables is not None:
+            built = (self.from_tables(tables, options or {}) if self.from_tables is not None
+                     else iter(()))
+        elif self.uses_meta:
+            built = self.build(frame, options or {}, meta or {})
+        else:
+            built = self.build(frame, options or {})
         for suffix, obj in built:
             stem = f"{self.name}-{safe_name(suffix)}" if suffix else self.name
             for k, page in enumerate(paged(obj), start=1):

@@ -269,8 +269,7 @@ def profile(runs: Sequence[Run], *, aliases: AliasTable | None = None) -> pd.Dat
         found = profiled.get(run.kind)
         if found is None:
             continue
-        carried = getattr(run, "profile_rows", None)  # an engine's (io.SummedRun)
-        rows, n_models, judge = carried if carried is not None else found.rows(run)
+        rows, n_models, judge = found.rows(run)
         if not len(rows):
             continue
         joined = aliases.join(rows["raw_ids"].unique(), configurations=found.configurations)

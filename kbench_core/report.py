@@ -131,7 +131,8 @@ def _built_sections(run: Run, options: Mapping[str, Any] | None,
     for item in items:
         # an item that yields nothing for this run (one judge has no agreement, a run without
         # fixed versions no fixed-version chart) gets no heading, only a mention below
-        objects = list(item.objects(run.frame, options, meta=run.meta))
+        objects = list(item.objects(run.frame, options, meta=run.meta,
+                                    tables=getattr(run, "tables", None)))
         if objects:
             built.append((item, objects))
         elif item.empty:  # the item says why: once per reason, with the items' titles

@@ -175,7 +175,7 @@ def test_a_run_over_the_decompressed_limit_is_refused(tmp_path, monkeypatch):
     message = _message(replication, "duckdb")
     assert "replication.parquet" in message and "the limit is on what it fetches" in message
     assert "KBENCH_JUDGED_CELLS_ROWS" not in message  # its engine tables at every size
-    assert "computes its tables in the engine, fetching none" in message
+    assert "compute its tables in the engine, fetching none" in message
 
 
 def test_spark_fetches_the_rows_in_file_order(tmp_path, spark):

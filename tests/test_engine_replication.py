@@ -20,7 +20,6 @@ from hypothesis import strategies as st
 from kbench_core import engines, io, replication
 from kbench_core.engines import replication as engine_replication
 from kbench_core.engines import source, validate
-from kbench_core.families.replication import ecs_tables
 from kbench_core.schema import TEST_TYPES
 
 
@@ -261,17 +260,6 @@ def test_pas_from_sums_worked_by_hand() -> None:
     assert result.finding["pas"].iloc[0] == pytest.approx(0.7861, abs=1e-4)
 
 
-def test_spark_sums_equal_the_memory_sums(run_file, spark) -> None:
-    run, path = run_file
-    sparked = _engine_sums(spark, path)
-    _assert_same_sums(sparked, replication.finding_sums(run.frame))
-    pd.testing.assert_frame_equal(
-        pd.concat(ecs_tables(None, sums=sparked).values()),
-        pd.concat(ecs_tables(run.frame).values()), rtol=1e-9, atol=1e-12)
-    _assert_same_sums(_engine_sums(spark, path, finding_weights="n_eff"),
-                      replication.finding_pas_sums(run.frame, finding_weights="n_eff"))
-
-
 def _printed(argv: list[str], capsys) -> pd.DataFrame:
     from kbench_core.cli import main
 
@@ -320,22 +308,30 @@ def test_metrics_on_duckdb_refuses_a_bad_cell_as_the_loader_does(tmp_path) -> No
     assert messages[0] == messages[1] and "test_type" in messages[0] and "row 8" in messages[0]
 
 
-def test_a_file_the_engine_cannot_read_as_the_loader_is_left_to_the_loader(tmp_path) -> None:
-    """Effects written as text, or the bootstrap (the per-study one resamples tests): the
-    family's engine tables step aside and the rows are read as before."""
-    from kbench_core.families.replication import _engine_tables
+def test_a_file_the_engine_cannot_read_as_the_loader_is_left_to_the_loader(tmp_path, capsys,
+                                                                          ) -> None:
+    """Effects written as text: the family's engine run steps aside and the rows are read
+    as before; options the engine's tables were not summed under (n_eff test weights) are
+    refused in words, not computed from the wrong sums."""
+    from kbench_core.families import items_for
+    from kbench_core.families.replication import _engine_run
 
     frame = awkward_tests()
     path = tmp_path / "text.parquet"
     frame.astype({"human_effect": str}).to_parquet(path)
     duck = engines.connect("duckdb")
     (src,) = source.sources(path)
-    assert _engine_tables(src, duck, None) is None
+    assert _engine_run(src, duck) is None
+    memory = _printed(["metrics", str(path), "--engine", "memory"], capsys)
+    pd.testing.assert_frame_equal(_printed(["metrics", str(path)], capsys), memory)
     good = tmp_path / "good.parquet"
     frame.to_parquet(good)
     (src,) = source.sources(good)
-    assert _engine_tables(src, duck, {"ci": "bootstrap"}) is None
-    assert _engine_tables(src, duck, None) is not None
+    summed = _engine_run(src, duck)
+    assert summed is not None and summed.frame.empty
+    (pas,) = [i for i in items_for("replication") if i.name == "pas"]
+    with pytest.raises(ValueError, match="equal test weights: read the tests"):
+        list(pas.objects(summed.frame, {"finding_weights": "n_eff"}, tables=summed.tables))
 
 
 def test_profile_on_duckdb_is_memory_s_without_fetching_a_test(run_file, capsys, monkeypatch,
@@ -379,3 +375,128 @@ def test_profile_of_runs_without_some_columns(drop, tmp_path, capsys, monkeypatc
         pd.testing.assert_frame_equal(duck, memory, rtol=1e-9, atol=1e-12)
         if name == "awkward" and "human_pi" in drop:
             assert set(memory["metric"]) == {"ecs"}
+
+
+def _assert_same(left, right) -> None:
+    """Two figures' (or tables') content equal: numbers at 1e-9, everything else exactly."""
+    import plotly.graph_objects as go
+
+    if isinstance(left, pd.DataFrame):
+        pd.testing.assert_frame_equal(left.reset_index(drop=True),
+                                      right.reset_index(drop=True), rtol=1e-9, atol=1e-12)
+        return
+    assert isinstance(left, go.Figure) and isinstance(right, go.Figure)
+    _same_json(left.to_plotly_json(), right.to_plotly_json(), "figure")
+
+
+def _typed(value) -> np.ndarray:
+    """A plotly typed array (``{"dtype", "bdata"[, "shape"]}``) as numbers."""
+    import base64
+
+    array = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+    shape = value.get("shape")
+    if shape:
+        array = array.reshape([int(k) for k in str(shape).split(",")])
+    return array.astype(float)
+
+
+def _same_json(a, b, where: str) -> None:
+    if isinstance(a, dict) and "bdata" in a:
+        assert isinstance(b, dict) and "bdata" in b, where
+        np.testing.assert_allclose(_typed(b), _typed(a), rtol=1e-9, atol=1e-12,
+                                   err_msg=where)
+    elif isinstance(a, dict):
+        assert isinstance(b, dict) and set(a) == set(b), where
+        for key in a:
+            _same_json(a[key], b[key], f"{where}.{key}")
+    elif isinstance(a, (list, tuple, np.ndarray)) and not isinstance(a, str):
+        a, b = np.asarray(a, dtype=object), np.asarray(b, dtype=object)
+        assert a.shape == b.shape, where
+        for i, (x, y) in enumerate(zip(a.ravel(), b.ravel(), strict=True)):
+            _same_json(x, y, f"{where}[{i}]")
+    elif isinstance(a, (float, np.floating)) and not isinstance(a, bool):
+        assert b == pytest.approx(a, rel=1e-9, abs=1e-12, nan_ok=True), where
+    else:
+        assert a == b or (a != a and b != b), where
+
+
+def _big_run(n: int = 25_000) -> pd.DataFrame:
+    """More valid pairs than the scatter draws (a grid then), with effects beyond the axes
+    and effects on the grid's edges."""
+    from kbench_core.replication.scatter import AXIS_LIMIT, DENSITY_BINS
+    from kbench_core.samples import big_replication_tests
+
+    frame = big_replication_tests(n).reset_index(drop=True)
+    # beyond the axes on both sides (drawn at the edge, counted), so the axes are ±4
+    frame.loc[:4, "agent_d"] = 9.5
+    frame.loc[5:9, "agent_d"] = -9.5
+    edges = np.linspace(-AXIS_LIMIT, AXIS_LIMIT, DENSITY_BINS + 1)
+    frame.loc[10:10 + DENSITY_BINS, "human_d"] = edges  # every edge, the last one too
+    return frame
+
+
+@pytest.mark.parametrize("which", ["points", "grid"])
+def test_every_item_of_the_engine_run_is_memory_s(which, run_file, tmp_path,
+                                                  monkeypatch) -> None:
+    """Every catalog item (ECS, PAS, the effect scatter, the PAS heat map) of a replication
+    run computed by DuckDB from its sufficient tables (the scatter: each test of a small run,
+    counts on numpy's grid of a large one, the fit lines from the findings' moments) equals
+    the memory engine's: numbers at 1e-9, labels, rows and pages exactly. No test is
+    fetched."""
+    from kbench_core.engines.cli import load_all
+    from kbench_core.families import items_for
+
+    if which == "points":
+        _, path = run_file
+    else:
+        path = tmp_path / "big.parquet"
+        _big_run().to_parquet(path)
+    (memory,) = load_all([str(path)], engine="memory")
+
+    def refused(*args, **kwargs):
+        raise AssertionError("the tests were fetched")
+
+    monkeypatch.setattr(engines.reduce, "typed_rows", refused)
+    (summed,) = load_all([str(path)], engine="duckdb", summed=True)
+    assert summed.frame.empty and len(summed) == len(memory)
+    assert summed.models == memory.models and summed.warnings == memory.warnings
+    assert (summed.tables["scatter"] is None) is False
+    assert isinstance(summed.tables["scatter"], pd.DataFrame) == (which == "points")
+    for item in items_for("replication"):
+        mine = list(item.objects(memory.frame, {}, meta=memory.meta))
+        theirs = list(item.objects(summed.frame, {}, meta=summed.meta, tables=summed.tables))
+        assert [stem for stem, _ in theirs] == [stem for stem, _ in mine], item.name
+        assert mine, item.name
+        for (_, left), (_, right) in zip(mine, theirs, strict=True):
+            _assert_same(left, right)
+    if which == "grid":
+        grid = summed.tables["scatter"]
+        assert grid.n_clamped == 10 and grid.n_points == len(memory)
+        assert (grid.lo, grid.hi) == (-4.0, 4.0)
+
+
+def test_spark_run_is_memory_s(run_file, spark, monkeypatch) -> None:
+    """The engine run on Spark: ECS's and PAS's sums equal to memory's, and every item, the
+    scatter drawn on its grid (the point limit lowered so that the small run takes the grid's
+    queries), equal to memory's (PAS under n_eff weights: DuckDB's test above, the same
+    expression)."""
+    from kbench_core.families import items_for
+    from kbench_core.families.replication import _engine_run
+    from kbench_core.figures import replication as rep_figures
+    from kbench_core.replication import scatter
+
+    run, path = run_file
+    monkeypatch.setattr(scatter, "MAX_POINTS", 10)
+    monkeypatch.setattr(rep_figures, "MAX_POINTS", 10)
+    (src,) = source.sources(path)
+    _HELD.append(src)
+    summed = _engine_run(src, spark)
+    _assert_same_sums(summed.tables["ecs"], replication.finding_sums(run.frame))
+    _assert_same_sums(summed.tables["pas"], replication.finding_pas_sums(run.frame))
+    assert not isinstance(summed.tables["scatter"], pd.DataFrame)  # the grid
+    for item in items_for("replication"):
+        mine = list(item.objects(run.frame, {}))
+        theirs = list(item.objects(summed.frame, {}, tables=summed.tables))
+        assert [stem for stem, _ in theirs] == [stem for stem, _ in mine], item.name
+        for (_, left), (_, right) in zip(mine, theirs, strict=True):
+            _assert_same(left, right)

@@ -94,13 +94,14 @@ def _browser_failed(exc: BaseException) -> bool:
 
 def _load_all(paths: Sequence[str], *, engine: str | None = None,
               spark_master: str | None = None, keep: Sequence[str] = (),
-              weighted: bool = False) -> list:
+              weighted: bool = False, summed: bool = False) -> list:
     """The runs of ``paths``, each through its engine (``--engine``; default duckdb for
-    Parquet sources and workspaces, the loader otherwise: :mod:`kbench_core.engines`)."""
+    Parquet sources and workspaces, the loader otherwise: :mod:`kbench_core.engines`;
+    ``summed``: :func:`kbench_core.engines.cli.load_all`)."""
     from kbench_core.engines.cli import load_all
 
     return load_all(paths, engine=engine, spark_master=spark_master, keep=keep,
-                    weighted=weighted)
+                    weighted=weighted, summed=summed)
 
 
 def _engine_choice(args: argparse.Namespace) -> dict:

@@ -40,7 +40,8 @@ def write_figures(paths: Sequence[str], *, out: str, formats: Sequence[str],
 
     # An engine's bias run stays its small weighted table (every bias item reads the counts:
     # kbench_core.kahne.row_weights), so memory is bounded by it, not by the run's rows.
-    runs = _load_all(paths, engine=engine, spark_master=spark_master, weighted=True)
+    runs = _load_all(paths, engine=engine, spark_master=spark_master, weighted=True,
+                     summed=True)
     folder = Path(out)
     _make_folder(folder)
     jobs = []
@@ -63,7 +64,8 @@ def write_figures(paths: Sequence[str], *, out: str, formats: Sequence[str],
                                                             for o in only):
                 continue
             made = 0
-            for stem, obj in item.objects(run.frame, options, meta=run.meta):
+            for stem, obj in item.objects(run.frame, options, meta=run.meta,
+                                          tables=getattr(run, "tables", None)):
                 made += 1
                 if only and item.name not in only and stem not in only:
                     continue

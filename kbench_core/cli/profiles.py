@@ -8,7 +8,7 @@ suggestion to an aliases file to review and pass back with ``--aliases``. Runs a
 (``--engine``; DuckDB by default for Parquet) are read as their weighted sufficient tables, as
 ``kbench metrics`` reads them: a bias run's profile is its fingerprint, computed from its small
 table whatever its rows; a replication run's ECS and PAS come from the sums of its findings the
-engine returns (``Profile.engine_rows``), no test fetched."""
+engine returns (``Family.engine_run``), no test fetched."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from ._common import (
     _check_out_file,
     _deliver_table,
     _engine_choice,
+    _load_all,
     _safe,
     _table_arguments,
     _write,
@@ -106,10 +107,9 @@ def profile_command(paths: Sequence[str], *, aliases: str | None = None, fmt: st
             table = load_aliases(aliases)
         except AliasError as err:
             raise SystemExit(f"kbench: {_safe(err)}") from None
-    from kbench_core.engines.cli import load_all_profiled
-
     # a replication run through an engine: its ECS and PAS from the findings' sums
-    runs = load_all_profiled(paths, engine=engine, spark_master=spark_master)
+    runs = _load_all(paths, engine=engine, spark_master=spark_master, weighted=True,
+                     summed=True)
     joined = profile(runs, aliases=table)
     data, n = profile_bytes(runs, fmt, aliases=table, precision=precision, table=joined)
     if not n:

@@ -49,7 +49,8 @@ def metrics(path: str, *, fmt: str, out: str | None, precision: str = "display",
                            precision=precision)
         return _deliver_table(data, out, len(table))
     # An engine's bias run stays its small weighted table: the fingerprint reads the counts.
-    runs = _load_all([path], engine=engine, spark_master=spark_master, weighted=True)
+    runs = _load_all([path], engine=engine, spark_master=spark_master, weighted=True,
+                     summed=True)
     if len(runs) != 1:
         raise SystemExit(f"kbench: {_safe(path)} holds {len(runs)} runs (a workspace); "
                          "metrics prints one: give one of its Parquet files")
@@ -65,7 +66,8 @@ def metrics(path: str, *, fmt: str, out: str | None, precision: str = "display",
 
     # One table per judge (judged runs) stacks into one; its `judge` column tells them apart.
     options, chosen = _judges(run, judges)
-    tables = [t for _, t in item.objects(run.frame, options, meta=run.meta)]
+    summed = getattr(run, "tables", None)  # an engine's sufficient tables (io.SummedRun)
+    tables = [t for _, t in item.objects(run.frame, options, meta=run.meta, tables=summed)]
     if not tables:
         # A valid run the main table has nothing of (HumanStudy-Bench's simple_findings.csv:
         # finding rows, no study rows): say why, and print the first table that has rows.
@@ -73,7 +75,8 @@ def metrics(path: str, *, fmt: str, out: str | None, precision: str = "display",
         for other in items_for(run.kind):
             if other.what != "table" or other is item:
                 continue
-            tables = [t for _, t in other.objects(run.frame, options, meta=run.meta)]
+            tables = [t for _, t in other.objects(run.frame, options, meta=run.meta,
+                                                  tables=summed)]
             if tables:
                 item = other
                 break

@@ -14,10 +14,11 @@ arithmetic on that table. This package makes the split explicit:
   reduction would be its rows (a judged or replication file: item grain) is fetched in file
   order instead and validated and typed by the loader once
   (:func:`~kbench_core.engines.reduce.typed_rows`);
-* for ``kbench metrics`` such a family computes its main tables in the engine from
-  per-cluster sums instead (``Family.engine_tables``): :mod:`~kbench_core.engines.judged`
-  (a judged run's tiers) and :mod:`~kbench_core.engines.replication` (a replication run's
-  ECS from each finding's moments).
+* such a family computes its tables in the engine from per-cluster sums instead: for
+  ``kbench metrics`` (``Family.engine_tables``: :mod:`~kbench_core.engines.judged`, a
+  judged run's tiers) or for ``metrics``, ``figures``, ``report`` and ``profile``
+  (``Family.engine_run``: :mod:`~kbench_core.engines.replication`, a replication run's ECS
+  and PAS from each finding's sums and its effect scatter from a grid).
 
 ``memory`` is the loader (:func:`kbench_core.io.load_run`; a folder through
 :mod:`~kbench_core.engines.memory`, which checks keys across its files): the reference every

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from kbench_core.engines import ENGINES, default_engine, load
 from kbench_core.problems import RunFormatError
 
-__all__ = ["add_arguments", "engine_main_tables", "load_all", "load_all_profiled"]
+__all__ = ["add_arguments", "engine_main_tables", "load_all"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,11 +26,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def load_all(paths: Sequence[str], *, engine: str | None = None,
              spark_master: str | None = None, keep: Sequence[str] = (),
-             weighted: bool = False) -> list:
+             weighted: bool = False, summed: bool = False) -> list:
     """The runs of ``paths``: each through ``engine`` (default: per path,
     :func:`~kbench_core.engines.default_engine`), a problem as the command's exit message.
     ``keep``: columns the reduction must keep beyond the family's metrics (``compare``'s
-    item keys); ``weighted``: frames for the main table only (``metrics``)."""
+    item keys); ``weighted``: frames for the main table only (``metrics``); ``summed``: a
+    Parquet source read by DuckDB or Spark whose family computes its tables in the engine
+    (``Family.engine_run``: a replication run) comes back as that
+    :class:`~kbench_core.io.SummedRun`, no row fetched (``metrics``, ``figures``,
+    ``report``, ``profile``, whose every item and row it finishes)."""
     runs = []
     connected = None
     for path in paths:
@@ -40,57 +44,42 @@ def load_all(paths: Sequence[str], *, engine: str | None = None,
                 from kbench_core.engines import connect
 
                 connected = connect("spark", spark_master=spark_master)
-            runs.extend(load(path, engine=chosen, backend=connected if chosen == "spark"
-                             else None, keep=keep, weighted=weighted))  # type: ignore[arg-type]
+            backend = connected if chosen == "spark" else None
+            found = _summed(path, chosen, backend) if summed else None
+            if found is not None:
+                runs.append(found)
+                continue
+            runs.extend(load(path, engine=chosen, backend=backend, keep=keep,
+                             weighted=weighted))  # type: ignore[arg-type]
         except RunFormatError as err:
             raise SystemExit(f"kbench: {err}") from None
-        except (FileNotFoundError, RuntimeError) as err:
+        except (FileNotFoundError, RuntimeError, ValueError) as err:
             raise SystemExit(f"kbench: {err}") from None
     return runs
 
 
-def load_all_profiled(paths: Sequence[str], *, engine: str | None = None,
-                      spark_master: str | None = None) -> list:
-    """The runs of ``paths`` for ``kbench profile``: a Parquet source read by DuckDB or
-    Spark whose family's profile computes its rows in the engine (``Profile.engine_rows``:
-    a replication run's ECS and PAS from the findings' sums) as an
-    :class:`~kbench_core.io.SummedRun` carrying those rows, no row fetched; every other path
-    as :func:`load_all` reads it (weighted)."""
+def _summed(path: str, chosen: str, backend: object) -> object:
+    """The :class:`~kbench_core.io.SummedRun` of ``path`` by its family's ``engine_run``, or
+    None: not one Parquet source read by an engine, a family without ``engine_run``, or
+    columns it leaves to the loader. An engine out of memory is named with its setting."""
     from pathlib import Path
-
-    import pandas as pd
 
     from kbench_core import engines, families
     from kbench_core.engines import connect, source
-    from kbench_core.io import SummedRun
 
-    runs: list = []
-    for path in paths:
-        chosen = engine or default_engine(path)
-        found = None
-        if chosen != "memory" and default_engine(path) != "memory":  # a Parquet source
-            try:
-                sources = source.sources(Path(path))
-                family = families.get(sources[0].kind) if len(sources) == 1 else None
-                hook = family.profile.engine_rows if family and family.profile else None
-                if hook is not None:
-                    (src,) = sources
-                    backend = connect(chosen, spark_master=spark_master)  # type: ignore[arg-type]
-                    with engines._named(src, chosen):
-                        found = hook(src, backend)
-            except engines.EngineMemoryError as err:
-                raise SystemExit(f"kbench: {err}") from None
-            except RunFormatError as err:
-                raise SystemExit(f"kbench: {err}") from None
-            except (FileNotFoundError, RuntimeError, ValueError) as err:
-                raise SystemExit(f"kbench: {err}") from None
-        if found is None:
-            runs.extend(load_all([path], engine=engine, spark_master=spark_master,
-                                 weighted=True))
-            continue
-        runs.append(SummedRun(name=src.name, kind=src.kind, frame=pd.DataFrame(),
-                              meta=dict(src.meta), profile_rows=found))
-    return runs
+    if chosen == "memory" or default_engine(path) == "memory":  # not a Parquet source
+        return None
+    sources = source.sources(Path(path))
+    if len(sources) != 1 or families.get(sources[0].kind).engine_run is None:
+        return None
+    (src,) = sources
+    if backend is None:
+        backend = connect(chosen, spark_master=None)  # type: ignore[arg-type]
+    try:
+        with engines._named(src, chosen):
+            return families.get(src.kind).engine_run(src, backend)  # type: ignore[misc]
+    except engines.EngineMemoryError as err:
+        raise SystemExit(f"kbench: {err}") from None
 
 
 def _parquet_rows(src: object) -> int:

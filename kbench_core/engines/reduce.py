@@ -186,17 +186,19 @@ def _fetched_rows(src: ParquetSource, backend: Any, limit: int) -> pa.Table:
 def _fetch_hint(src: ParquetSource) -> str:
     """What the limit applies to on the engine path, and the way around it where there is one:
     a run at item grain has its rows fetched (the limit is on them, not on the file); a family
-    that computes its main tables in the engine (``Family.engine_tables``) does so for `kbench
-    metrics` (a judged run once it has ``KBENCH_JUDGED_CELLS_ROWS`` rows)."""
+    that computes its tables in the engine does so for `kbench metrics` (``Family.engine_tables``:
+    a judged run once it has ``KBENCH_JUDGED_CELLS_ROWS`` rows) or for every command but
+    ``compare`` (``Family.engine_run``: a replication run)."""
     from kbench_core.engines.settings import JUDGED_CELLS_ROWS
 
     family = families.get(src.kind)
     said = (f" (the engine fetches every row of a {family.title.lower()} run to compute its "
             "metrics, and the limit is on what it fetches")
+    if family.engine_run is not None:
+        return (said + "; `kbench metrics`, `figures`, `report` and `profile` compute its "
+                "tables in the engine, fetching none)")
     if family.engine_tables is None:
         return said + ")"
-    if family.engine_tables_rows is None:
-        return said + "; `kbench metrics` computes its tables in the engine, fetching none)"
     return (said + f"; `kbench metrics` computes its tables in the engine instead, from "
             f"KBENCH_JUDGED_CELLS_ROWS rows on (now {JUDGED_CELLS_ROWS:,}): set it "
             "lower, e.g. KBENCH_JUDGED_CELLS_ROWS=0)")

@@ -25,8 +25,10 @@ import pandas as pd
 
 from kbench_core.engines.source import FILE, ROW
 from kbench_core.replication.effects import EPSILON
+from kbench_core.replication.scatter import DensityGrid
 
-__all__ = ["fetch_sums", "finding_pas_sums", "finding_sums", "supported"]
+__all__ = ["fetch_sums", "finding_pas_sums", "finding_sums", "scatter_grid", "scatter_points",
+           "supported"]
 
 _NUMBERS = ("human_d", "agent_d", "human_effect", "agent_effect", "human_pi", "agent_pi",
             "human_bf10", "agent_bf10", "n_eff")
@@ -97,6 +99,25 @@ def finding_sums(table: Any, files: Sequence[str] = ()) -> Any:
     [× domain] (labels stripped as the loader strips them) ``n`` valid pairs, ``mean_x,
     mean_y``, the centred sums ``m2_x, m2_y, c_xy`` (the engine's population covariances ×
     n) and ``place``, the place of its first row in the run."""
+
+    rows = _pairs(table, files)
+    n = rows["__x"].count()
+    return rows.group_by(_group_keys(rows)).aggregate(
+        n=n, mean_x=rows["__x"].mean(), mean_y=rows["__y"].mean(),
+        m2_x=rows["__x"].cov(rows["__x"], how="pop") * n,
+        m2_y=rows["__y"].cov(rows["__y"], how="pop") * n,
+        c_xy=rows["__x"].cov(rows["__y"], how="pop") * n,
+        place=rows["place"].min())
+
+
+def _group_keys(rows: Any) -> list[str]:
+    return [name for name in _KEYS if name in rows.columns]
+
+
+def _pairs(table: Any, files: Sequence[str], *, extra: Sequence[str] = ()) -> Any:
+    """Each test's keys (labels stripped as the loader strips them; ``extra`` text columns
+    kept as the loader keeps them), its place in the run and ``__x``, ``__y``: its human and
+    agent d where both are finite (else both null)."""
     import ibis
 
     from kbench_core.engines.keys import _loader_text
@@ -107,20 +128,152 @@ def finding_sums(table: Any, files: Sequence[str] = ()) -> Any:
                             if name in _LABELS and schema[name].is_integer()})
     keys = {name: _loader_text(table, name, strip=True) for name in _KEYS
             if name in table.columns}
+    kept = {name: _loader_text(table, name, strip=False) for name in extra
+            if name in table.columns}
     kind = _loader_text(table, "test_type", strip=True) if "test_type" in table.columns \
         else None
     x, y = _d(table, "human", kind), _d(table, "agent", kind)
     valid = x.notnull() & y.notnull()
-    place = _place(table, files)
-    rows = table.select(**keys, __x=ibis.ifelse(valid, x, ibis.null("float64")),
-                        __y=ibis.ifelse(valid, y, ibis.null("float64")), place=place)
-    n = rows["__x"].count()
-    return rows.group_by(list(keys)).aggregate(
-        n=n, mean_x=rows["__x"].mean(), mean_y=rows["__y"].mean(),
-        m2_x=rows["__x"].cov(rows["__x"], how="pop") * n,
-        m2_y=rows["__y"].cov(rows["__y"], how="pop") * n,
-        c_xy=rows["__x"].cov(rows["__y"], how="pop") * n,
-        place=rows["place"].min())
+    return table.select(**keys, **kept, __x=ibis.ifelse(valid, x, ibis.null("float64")),
+                        __y=ibis.ifelse(valid, y, ibis.null("float64")),
+                        place=_place(table, files))
+
+
+def scatter_grid(table: Any, files: Sequence[str], sums: pd.DataFrame, *,
+                 weighting: str = "structure") -> DensityGrid | None:
+    """The effect scatter's :class:`~kbench_core.replication.scatter.DensityGrid` of a
+    replication ``table`` computed by the engine (``sums``: its ECS sufficient table, for the
+    tests' weights): the axes' range from the effects' extremes, each model's counts on
+    numpy's ``histogram2d`` bins (the bin found from the edges themselves, so a value on an
+    edge falls where numpy puts it), the tests beyond the axes, and per finding the moments
+    of the drawn (clamped) effects, from which each model's weighted fit line is finished.
+    None for a run of at most :data:`~kbench_core.replication.scatter.MAX_POINTS` valid
+    pairs (the figure draws each test: :func:`scatter_points`)."""
+    import ibis
+
+    from kbench_core.replication.ecs import _finding_weights
+    from kbench_core.replication.scatter import (
+        DENSITY_BINS,
+        MAX_POINTS,
+        axis_range,
+        fit_from_moments,
+    )
+
+    if int(sums["n"].sum()) <= MAX_POINTS:
+        return None
+    rows = _pairs(table, files)
+    rows = rows.filter(rows["__x"].notnull())
+    low, high = rows.aggregate(low=ibis.least(rows["__x"].min(), rows["__y"].min()),
+                               high=ibis.greatest(rows["__x"].max(), rows["__y"].max())
+                               ).to_pyarrow().to_pylist()[0].values()
+    lo, hi = axis_range(float(low), float(high))
+    edges = np.linspace(lo, hi, DENSITY_BINS + 1)
+    low_x, high_x = _exact(lo), _exact(hi)
+    clamped = rows.mutate(
+        __cx=ibis.greatest(ibis.least(rows["__x"], high_x), low_x),
+        __cy=ibis.greatest(ibis.least(rows["__y"], high_x), low_x),
+        __out=(rows["__x"] < low_x) | (rows["__x"] > high_x) | (rows["__y"] < low_x)
+        | (rows["__y"] > high_x))
+    binned = clamped.mutate(__bx=_bin(clamped["__cx"], edges), __by=_bin(clamped["__cy"], edges))
+    cells = binned.group_by(["model", "__bx", "__by"]).aggregate(n=binned.count()).to_pyarrow()
+    n = clamped["__cx"].count()
+    moments = clamped.group_by(_group_keys(clamped)).aggregate(
+        n=n, mean_x=clamped["__cx"].mean(), mean_y=clamped["__cy"].mean(),
+        m2_x=clamped["__cx"].cov(clamped["__cx"], how="pop") * n,
+        c_xy=clamped["__cx"].cov(clamped["__cy"], how="pop") * n,
+        out=clamped["__out"].cast("int64").sum())
+    moments = moments.to_pyarrow().to_pandas()
+    # each finding's test weight, from the ECS table (the same weights ECS gives its tests)
+    keys = _group_keys(clamped)
+    s = sums.sort_values("place", kind="stable").reset_index(drop=True)
+    n_f = s["n"].to_numpy(np.int64)
+    s = s.assign(__w=_finding_weights(s, weighting, n_f, n_f > 0))
+    s_keys = s[keys].astype(object).where(s[keys].notna(), None)
+    weights = pd.DataFrame({**{k: s_keys[k] for k in keys}, "w": s["__w"]})
+    moments = moments.merge(weights, on=keys, how="left", validate="one_to_one")
+    cell_frame = cells.to_pandas()
+    models = sorted(map(str, cell_frame["model"].unique()))
+    counts = {}
+    for name in models:
+        mine = cell_frame[cell_frame["model"] == name]
+        grid = np.zeros((DENSITY_BINS, DENSITY_BINS))
+        grid[mine["__bx"].to_numpy(np.int64), mine["__by"].to_numpy(np.int64)] = \
+            mine["n"].to_numpy(float)
+        counts[name] = grid
+
+    def fit(part: pd.DataFrame):
+        w, k = part["w"].to_numpy(float), part["n"].to_numpy(float)
+        mx_f, my_f = part["mean_x"].to_numpy(float), part["mean_y"].to_numpy(float)
+        sw = float((w * k).sum())
+        if not sw > 0:
+            return None
+        mx, my = float((w * k * mx_f).sum() / sw), float((w * k * my_f).sum() / sw)
+        dx, dy = mx_f - mx, my_f - my
+        sxx = float((w * (part["m2_x"].to_numpy(float) + k * dx * dx)).sum())
+        sxy = float((w * (part["c_xy"].to_numpy(float) + k * dx * dy)).sum())
+        return fit_from_moments(sw, mx, my, sxx, sxy, float(k.sum()))
+
+    fits = {name: fit(moments[moments["model"] == name]) for name in models}
+    fits[None] = fit(moments)
+    return DensityGrid(lo, hi, tuple(models), counts, fits, int(moments["out"].sum()),
+                       int(moments["n"].sum()))
+
+
+def _bin(value: Any, edges: np.ndarray) -> Any:
+    """numpy's ``histogram2d`` bin of a value in ``[edges[0], edges[-1]]``: the edges at or
+    below it, less one, the last edge in the last bin; estimated by division, then moved by
+    one where an edge (each the very double numpy's ``linspace`` made: :func:`_exact`) says
+    otherwise."""
+    import ibis
+
+    last = len(edges) - 2
+    lo, hi = float(edges[0]), float(edges[-1])
+    # int32: Spark's element_at takes an INT index
+    guess = ((value - lo) / (hi - lo) * (last + 1)).floor().cast("int32").clip(0, last)
+    listed = ibis.array([_exact(float(e)) for e in edges])
+    below = ibis.ifelse(value < listed[guess], 1, 0)
+    above = ibis.ifelse(value >= listed[guess + 1], 1, 0)
+    return (guess - below + above).clip(0, last)
+
+
+def _exact(x: float) -> Any:
+    """The double ``x`` as an engine expression that is exactly it: a literal such as
+    ``0.10000000000000053`` is read by DuckDB as a decimal, whose cast to a double can miss
+    by a bit (to ``0.10000000000000052``), which moves a value on a bin's edge. Written as
+    an integer (exact below 2^53) times a power of two (exact)."""
+    import math
+
+    import ibis
+
+    if x == 0 or not math.isfinite(x):
+        return ibis.literal(x, type="float64")
+    fraction, exponent = math.frexp(x)
+    mantissa = int(fraction * (1 << 53))
+    return (ibis.literal(mantissa, type="int64").cast("float64")
+            * ibis.literal(2, type="int64").cast("float64").pow(exponent - 53))
+
+
+def scatter_points(table: Any, files: Sequence[str], sums: pd.DataFrame, *,
+                   weighting: str = "structure") -> pd.DataFrame:
+    """The tests the effect scatter draws one by one (a run of at most
+    :data:`~kbench_core.replication.scatter.MAX_POINTS` valid pairs), as
+    :func:`kbench_core.replication.scatter_points` gives them of a loaded run: keys, test,
+    title, ``d_h``, ``d_a`` and ``weight`` (the ECS weight of ``sums``), in file order."""
+    from kbench_core.replication.ecs import _finding_weights
+
+    rows = _pairs(table, files, extra=("test", "title"))
+    rows = rows.filter(rows["__x"].notnull()).order_by("place")
+    points = rows.to_pyarrow().to_pandas().rename(columns={"__x": "d_h", "__y": "d_a"})
+    keys = _group_keys(rows)
+    s = sums.sort_values("place", kind="stable").reset_index(drop=True)
+    n_f = s["n"].to_numpy(np.int64)
+    w = _finding_weights(s, weighting, n_f, n_f > 0)
+    weights = pd.DataFrame({**{k: s[k].astype(object).where(s[k].notna(), None)
+                               for k in keys}, "weight": w})
+    points = points.merge(weights, on=keys, how="left", validate="many_to_one")
+    for name in keys:
+        points[name] = points[name].astype("category")
+    return points.drop(columns="place")
 
 
 def _number(table: Any, name: str) -> Any:

@@ -113,9 +113,9 @@ class Profile:
     on the Models page; ``configurations``: the run's model ids may be configurations
     (``model · prompt version``, :meth:`kbench_core.aliases.AliasTable.join`). ``card(run,
     raw_ids) -> figure or None``: the figure the Models page shows for one model (its ids
-    in the run), drawn by the family's own figure function on its rows. ``engine_rows(src,
-    backend)``: the same rows computed inside an engine from the source's sufficient tables
-    (``kbench profile --engine``), no row fetched; None when the loader must read it."""
+    in the run), drawn by the family's own figure function on its rows (``rows`` and
+    ``card`` are also given a :class:`~kbench_core.io.SummedRun` of a family with
+    ``engine_run``)."""
 
     benchmark: str
     title: str
@@ -124,7 +124,6 @@ class Profile:
     rows: Callable[[Run], tuple[pd.DataFrame, int, str]]
     configurations: bool = False
     card: Callable[[Run, frozenset[str]], go.Figure | None] | None = None
-    engine_rows: Callable[[Any, Any], tuple[pd.DataFrame, int, str] | None] | None = None
 
     @property
     def labels(self) -> dict[str, str]:
@@ -221,6 +220,13 @@ class Family:
         the loader (judged: the tiers from ``engines.judged.EngineCells``; replication: ECS
         from ``engines.replication.finding_sums``). Without it an engine reduces the run to
         :attr:`weighted` tuples or fetches its rows.
+    engine_run : callable, optional
+        ``engine_run(src, backend)``: the run as an engine computes it, its family's
+        sufficient tables and no row (a :class:`~kbench_core.io.SummedRun`), which every
+        catalog item with ``from_tables`` and the profile finish (``kbench metrics``,
+        ``figures``, ``report``, ``profile`` on DuckDB or Spark); None when this source's
+        columns need the loader (replication: ECS's and PAS's tables and the scatter's,
+        ``engines.replication``).
     engine_tables_rows : callable, optional
         The fewest rows of a run whose :attr:`engine_tables` are used (read when asked, so a
         setting can change it); a smaller run is fetched, where that is faster (judged:
@@ -257,6 +263,7 @@ class Family:
     engine_tables: Callable[[Any, Any, Mapping[str, Any] | None],
                             tuple[list[tuple[str, pd.DataFrame]], dict] | None] | None = None
     engine_tables_rows: Callable[[], int] | None = None
+    engine_run: Callable[[Any, Any], Any] | None = None
 
     def __post_init__(self) -> None:
         if self.kind != self.spec.kind:

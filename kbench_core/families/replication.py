@@ -6,7 +6,7 @@ Metrics in :mod:`kbench_core.replication` (``docs/metrics/replication.md``); the
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -168,7 +168,10 @@ def pas_result(tests: pd.DataFrame, *, options: ReplicationOptions | None = None
 def pas_models(result: PasResult) -> pd.DataFrame:
     """The model PAS table as every leaderboard shows it: best PAS first (undefined last) with
     ``few_items`` (fewer than 30 studies behind the mean)."""
-    table = result.model.sort_values("pas", ascending=False, na_position="last", kind="stable")
+    # PAS equal to 12 digits are ties (an engine's sums differ from memory's in the last bit)
+    order = result.model["pas"].round(12).sort_values(ascending=False, na_position="last",
+                                                      kind="stable").index
+    table = result.model.loc[order]
     return _few(table.reset_index(drop=True), "n")
 
 
@@ -210,9 +213,13 @@ def _notes(frame: pd.DataFrame) -> list[str]:
         no_flag = no_flag & frame["human_significant"].isna().to_numpy()
     if "human_pi" in frame:  # a given posterior needs no prior
         no_flag = no_flag & frame["human_pi"].isna().to_numpy()
-    if not no_flag.any():
+    return _flag_notes(int(no_flag.sum()), len(frame))
+
+
+def _flag_notes(no_flag: int, rows: int) -> list[str]:
+    if not no_flag:
         return []
-    return [f"{int(no_flag.sum()):,} of {len(frame):,} tests have a human Bayes factor but no "
+    return [f"{no_flag:,} of {rows:,} tests have a human Bayes factor but no "
             "human_significant flag: without it there are no prior odds, so PAS leaves those "
             "tests out (add the flag to include them)"]
 
@@ -237,10 +244,16 @@ def _catalog() -> list[Item]:
     def ecs_table(frame: pd.DataFrame, options: Mapping[str, Any]):
         yield from ecs_tables(frame, options=ReplicationOptions.from_mapping(options)).items()
 
+    def ecs_summed(tables: Mapping[str, Any], options: Mapping[str, Any]):
+        yield from ecs_tables(None, options=ReplicationOptions.from_mapping(options),
+                              sums=tables["ecs"]).items()
+
     def pas_table(frame: pd.DataFrame, options: Mapping[str, Any]):
-        result = pas_result(frame, options=ReplicationOptions.from_mapping(options))
-        if len(result.model):
-            yield "", pas_models(result)
+        yield from _pas_model_table(pas_result(
+            frame, options=ReplicationOptions.from_mapping(options)))
+
+    def pas_summed(tables: Mapping[str, Any], options: Mapping[str, Any]):
+        yield from _pas_model_table(_summed_pas(tables, options))
 
     def scatter(frame: pd.DataFrame, options: Mapping[str, Any]):
         chosen = ReplicationOptions.from_mapping(options)
@@ -248,67 +261,110 @@ def _catalog() -> list[Item]:
             replication.scatter_points(frame, weighting=chosen.weighting),
             replication.ecs(frame, **chosen.ecs()))
 
+    def scatter_summed(tables: Mapping[str, Any], options: Mapping[str, Any]):
+        chosen = ReplicationOptions.from_mapping(options)
+        if chosen.weighting != tables["weighting"]:
+            raise ValueError(f"the engine drew the scatter under {tables['weighting']} "
+                             "weights: read the tests (--engine memory) for others")
+        ecs = replication.ecs_from_sums(tables["ecs"], **chosen.ecs())
+        drawn = tables["scatter"]
+        if isinstance(drawn, pd.DataFrame):  # few tests: each drawn
+            yield "", rep_figures.effect_scatter(drawn, ecs)
+        else:
+            yield "", rep_figures.effect_scatter(pd.DataFrame(), ecs, grid=drawn)
+
     def pas_heat(frame: pd.DataFrame, options: Mapping[str, Any]):
-        result = pas_result(frame, options=ReplicationOptions.from_mapping(options))
-        if len(result.study):
-            yield "", rep_figures.study_heatmap(result.study, value="pas")
+        yield from _pas_heatmap(pas_result(
+            frame, options=ReplicationOptions.from_mapping(options)))
+
+    def pas_heat_summed(tables: Mapping[str, Any], options: Mapping[str, Any]):
+        yield from _pas_heatmap(_summed_pas(tables, options))
 
     return [
         Item("ecs", "ECS (weighted Lin's CCC) per model, overall, per domain, per study",
-             "table", ecs_table, best={"ecs": "max"}, main=True),
-        Item("pas", "PAS per model (Fisher-z pooled)", "table", pas_table, best={"pas": "max"}),
-        Item("effect_scatter", "Human against agent effect sizes", "figure", scatter),
-        Item("pas_heatmap", "PAS per study and model", "figure", pas_heat),
+             "table", ecs_table, best={"ecs": "max"}, main=True, from_tables=ecs_summed),
+        Item("pas", "PAS per model (Fisher-z pooled)", "table", pas_table, best={"pas": "max"},
+             from_tables=pas_summed),
+        Item("effect_scatter", "Human against agent effect sizes", "figure", scatter,
+             from_tables=scatter_summed),
+        Item("pas_heatmap", "PAS per study and model", "figure", pas_heat,
+             from_tables=pas_heat_summed),
     ]
+
+
+def _pas_model_table(result: PasResult) -> Iterator[tuple[str, pd.DataFrame]]:
+    if len(result.model):
+        yield "", pas_models(result)
+
+
+def _pas_heatmap(result: PasResult) -> Iterator[tuple[str, go.Figure]]:
+    from kbench_core.figures import replication as rep_figures
+
+    if len(result.study):
+        yield "", rep_figures.study_heatmap(result.study, value="pas")
+
+
+def _summed_pas(tables: Mapping[str, Any], options: Mapping[str, Any] | None) -> PasResult:
+    """PAS of a :class:`~kbench_core.io.SummedRun`'s tables under ``options`` (the engine
+    summed the tests under one test weighting: another needs the tests)."""
+    from kbench_core import replication
+
+    chosen = ReplicationOptions.from_mapping(options)
+    if chosen.finding_weights != tables["finding_weights"]:
+        raise ValueError(f"the engine summed PAS under {tables['finding_weights']} test "
+                         "weights: read the tests (--engine memory) for others")
+    return replication.pas_from_sums(tables["pas"], study_pooling=chosen.study_pooling,
+                                     ci=chosen.ci, finding_weights=chosen.finding_weights)
 
 
 def _profile_rows(run: Run) -> tuple[pd.DataFrame, int, str]:
     """The profile's rows of replication tests (``kbench_core.profile``): ECS and PAS of the
-    page's tables, ranked by value (no rank bootstrap of these, so no rank interval)."""
+    page's tables, ranked by value (no rank bootstrap of these, so no rank interval); of a
+    :class:`~kbench_core.io.SummedRun`, from its tables."""
     options = ReplicationOptions()
+    tables = getattr(run, "tables", None)
+    if tables is not None:
+        return _profile_of(ecs_tables(None, options=options, sums=tables["ecs"])["overall"],
+                           pas_models(_summed_pas(tables, None)),
+                           int(tables["ecs"]["model"].nunique()))
     return _profile_of(ecs_tables(run.frame, options=options)["overall"],
                        pas_models(pas_result(run.frame, options=options)),
                        int(run.frame["model"].nunique()))
 
 
-def _engine_profile_rows(src: Any, backend: Any) -> tuple[pd.DataFrame, int, str] | None:
-    """:func:`_profile_rows` of a replication source from the sufficient tables the engine
-    computes (ECS's and PAS's, a row per finding; no test fetched), after the engine
-    validated the run; None when its columns need the loader. The profile's
-    ``engine_rows``."""
-    from kbench_core import replication
-
-    options = ReplicationOptions()
-    found = _engine_sums(src, backend, pas_weights=options.finding_weights)
-    if found is None:
-        return None
-    ecs_sums, pas_sums = found
-    result = replication.pas_from_sums(pas_sums, study_pooling=options.study_pooling,
-                                       ci=options.ci, finding_weights=options.finding_weights)
-    return _profile_of(ecs_tables(None, options=options, sums=ecs_sums)["overall"],
-                       pas_models(result), int(ecs_sums["model"].nunique()))
-
-
-def _engine_sums(src: Any, backend: Any, *, pas_weights: str | None = None,
-                 ) -> tuple[pd.DataFrame, pd.DataFrame | None] | None:
-    """The sufficient tables of a replication source computed by the engine after it
-    validated the run with the loader's rules (:func:`kbench_core.engines.validate.validate`):
-    ECS's (:func:`kbench_core.engines.replication.finding_sums`) and, with ``pas_weights``
-    (the PAS test weighting), PAS's; None when the file's columns are not in their natural
-    Parquet types (the loader reads it)."""
+def _engine_run(src: Any, backend: Any) -> Any:
+    """The replication run of a source as the engine computes it (the family's
+    ``engine_run``): validated by the engine with the loader's rules
+    (:func:`kbench_core.engines.validate.validate`), then ECS's and PAS's sufficient tables
+    (a row per finding: :mod:`kbench_core.engines.replication`) and the effect scatter's
+    (each test of a run of at most 20,000 valid pairs, else counts on its grid), no other
+    row fetched. None when the file's columns are not in their natural Parquet types (the
+    loader reads it)."""
     from kbench_core.engines import replication as engine
     from kbench_core.engines import source, validate
+    from kbench_core.io import SummedRun
 
+    options = ReplicationOptions()
     table = source.open_table(backend, src)
     if not engine.supported(table):
         return None
     validate.validate(table, src)
     files = tuple(f.name for f in src.files)
     ecs_sums = engine.fetch_sums(engine.finding_sums(table, files))
-    pas_sums = (None if pas_weights is None else engine.fetch_sums(
-        engine.finding_pas_sums(table, files, finding_weights=pas_weights)))
+    pas_sums = engine.fetch_sums(engine.finding_pas_sums(
+        table, files, finding_weights=options.finding_weights))
+    drawn = engine.scatter_grid(table, files, ecs_sums, weighting=options.weighting)
+    if drawn is None:
+        drawn = engine.scatter_points(table, files, ecs_sums, weighting=options.weighting)
     source.check_read(src, backend)
-    return ecs_sums, pas_sums
+    rows = int(pas_sums["n_tests"].sum())
+    meta = {**src.meta, "rows": rows, "models": sorted(map(str, ecs_sums["model"].unique())),
+            "columns": list(src.columns), "reduced_rows": len(ecs_sums)}
+    return SummedRun(name=src.name, kind=src.kind, frame=pd.DataFrame(), meta=meta,
+                     warnings=tuple(_flag_notes(int(pas_sums["n_no_prior"].sum()), rows)),
+                     tables={"ecs": ecs_sums, "pas": pas_sums, "scatter": drawn,
+                             "weighting": options.weighting,
+                             "finding_weights": options.finding_weights})
 
 
 def _profile_of(ecs: pd.DataFrame, pas: pd.DataFrame,
@@ -345,24 +401,6 @@ def _suspect_rows(absent: Any, said: Any, columns: set[str]) -> Any:
     return has_effect & absent("test_type")
 
 
-def _engine_tables(src: Any, backend: Any, options: Mapping[str, Any] | None,
-                   ) -> tuple[list[tuple[str, pd.DataFrame]], dict] | None:
-    """``kbench metrics``' ECS tables of a replication source finished from the sufficient
-    table the engine computes (:func:`kbench_core.engines.replication.finding_sums`: a row
-    per finding, no test fetched), after the engine validated the run with the loader's
-    rules (:func:`kbench_core.engines.validate.validate`). None (the loader reads the run)
-    when the file's columns are not in their natural Parquet types, or under
-    ``ci="bootstrap"`` (the per-study bootstrap resamples tests). The family's
-    ``engine_tables``."""
-    chosen = ReplicationOptions.from_mapping(options)
-    if chosen.ci == "bootstrap":
-        return None
-    found = _engine_sums(src, backend)
-    if found is None:
-        return None
-    return list(ecs_tables(None, options=chosen, sums=found[0]).items()), {}
-
-
 def _sample_frame(seed: int) -> pd.DataFrame:
     """The frame of the bundled sample run ``sample_data/replication.csv`` (planted effects,
     known in closed form)."""
@@ -380,11 +418,10 @@ FAMILY = Family(
     per_item=_per_item, lower_is_better=frozenset({"abs_diff"}),
     catalog=_catalog, rules=_rules, notes=_notes, sample_files=("replication.csv",),
     sample_frame=_sample_frame, suspect_rows=_suspect_rows, format_doc="docs/formats.md",
-    engine_tables=_engine_tables,
+    engine_run=_engine_run,
     profile=Profile("replication", "Replication of human studies",
                     (("ecs", "ECS (kbench)", "ECS"), ("pas", "PAS (kbench)", "PAS")),
-                    "ecs", _profile_rows, configurations=True, card=_card,
-                    engine_rows=_engine_profile_rows),
+                    "ecs", _profile_rows, configurations=True, card=_card),
     page=PageInfo("views/replication.py", "Replication", Keys.RUNS, dependent=(Keys.MODELS,),
                   icon=":material/compare_arrows:", url="replication", order=20, keys=Keys),
 )

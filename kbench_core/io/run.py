@@ -58,11 +58,18 @@ class Run:
 @dataclass(frozen=True)
 class SummedRun(Run):
     """A run an engine computed without fetching its rows (``frame`` is empty): its name,
-    kind and provenance, and the rows its family's profile gives it
-    (``Profile.engine_rows``: ``(rows, n_models, judge)``), which
-    :func:`kbench_core.profile.profile` uses in place of reading the frame."""
+    kind and provenance (``meta``, with its ``rows`` and ``models``), and its family's
+    sufficient tables (``tables``, from ``Family.engine_run``), from which the family's
+    catalog items (``Item.from_tables``) and profile rows are finished."""
 
-    profile_rows: tuple[pd.DataFrame, int, str] | None = None
+    tables: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def models(self) -> list[str]:
+        return sorted(map(str, self.meta.get("models", ())))
+
+    def __len__(self) -> int:
+        return int(self.meta.get("rows", 0))
 
 
 # ---------------------------------------------------------------------------- kind detection
