@@ -13,6 +13,8 @@ sufficient table, with the first model's overall ECS to compare. Asserts nothing
     python benchmarks/engines_replication.py 1000000 6000000
     python benchmarks/engines_replication.py 10000000 --only after
     python benchmarks/engines_replication.py 6000000 --command profile   # ECS and PAS rows
+    python benchmarks/engines_replication.py 6000000 --command items     # figures' objects
+                                                  # (ECS, PAS, the scatter; not drawn)
 """
 
 from __future__ import annotations
@@ -51,8 +53,8 @@ def make(n_rows: int) -> Path:
 
 
 def measure(path: str, how: str, command: str) -> dict:
-    """``kbench metrics`` (or ``profile``) of one file on one path, in this process: time and
-    peak RSS."""
+    """``kbench metrics`` (or ``profile``, or every catalog object ``figures`` and ``report``
+    build, not drawn) of one file on one path, in this process: time and peak RSS."""
     import contextlib
     import dataclasses
     import io
@@ -67,7 +69,18 @@ def measure(path: str, how: str, command: str) -> dict:
     out = io.StringIO()
     start = time.perf_counter()
     with contextlib.redirect_stdout(out):
-        if command == "profile":
+        if command == "items":  # what `figures` and `report` build, without drawing a file
+            from kbench_core.engines.cli import load_all
+            from kbench_core.families import items_for
+
+            (run,) = load_all([path], engine="duckdb", weighted=True, summed=True)
+            # the PAS heat map is left out: a page per 29 studies (1,900 pages at 1M tests)
+            # costs the same on both paths and would be all this measures
+            built = [stem for item in items_for("replication") if item.name != "pas_heatmap"
+                     for stem, _ in item.objects(run.frame, {}, meta=run.meta,
+                                                 tables=getattr(run, "tables", None))]
+            print("#\nobjects\n" + "\n".join(built))
+        elif command == "profile":
             profile_command([path], fmt="csv", precision="full", engine="duckdb")
         else:
             metrics(path, fmt="csv", out=None, precision="full", engine="duckdb")
