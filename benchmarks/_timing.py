@@ -61,3 +61,28 @@ def measured_in_child(script: str, *args: str) -> dict:
     if out.returncode:
         return {"error": (out.stderr.strip().splitlines() or ["failed"])[-1][:300]}
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def before_and_after(script: str, argv: list[str], measure: Callable[..., dict],
+                     make: Callable[[int], Path], flag: str, default: str) -> None:
+    """A before/after benchmark's command line: ``--measure PATH HOW VALUE`` measures in this
+    process (``measure(path, how, value)``, its JSON on the last line); otherwise each size
+    given (default 1M rows) is made (``make``) and measured ``before`` and ``after`` (or
+    ``--only`` one) in a child process each, with ``flag VALUE`` (default ``default``) passed
+    on, one JSON line per measure."""
+    import json
+
+    if argv[:1] == ["--measure"]:
+        print(json.dumps(measure(argv[1], argv[2], argv[3])))
+        return
+    only = argv[argv.index("--only") + 1] if "--only" in argv else None
+    value = argv[argv.index(flag) + 1] if flag in argv else default
+    sizes = [int(a) for a in argv if a.isdigit()] or [1_000_000]
+    for n_rows in sizes:
+        path = make(n_rows)
+        for how in ("before", "after"):
+            if only and how != only:
+                continue
+            result = measured_in_child(script, str(path), how, value)
+            print(json.dumps({"rows": n_rows, "path": how, flag.lstrip("-"): value,
+                              **result}), flush=True)

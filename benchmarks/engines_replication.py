@@ -19,7 +19,6 @@ sufficient table, with the first model's overall ECS to compare. Asserts nothing
 
 from __future__ import annotations
 
-import json
 import os
 import resource
 import sys
@@ -91,22 +90,9 @@ def measure(path: str, how: str, command: str) -> dict:
 
 
 def main(argv: list[str]) -> None:
-    from _timing import measured_in_child
+    from _timing import before_and_after
 
-    if argv[:1] == ["--measure"]:
-        print(json.dumps(measure(argv[1], argv[2], argv[3])))
-        return
-    only = argv[argv.index("--only") + 1] if "--only" in argv else None
-    command = argv[argv.index("--command") + 1] if "--command" in argv else "metrics"
-    sizes = [int(a) for a in argv if a.isdigit()] or [1_000_000]
-    for n_rows in sizes:
-        path = make(n_rows)
-        for how in ("before", "after"):
-            if only and how != only:
-                continue
-            result = measured_in_child(__file__, str(path), how, command)
-            print(json.dumps({"rows": n_rows, "path": how, "command": command, **result}),
-                  flush=True)
+    before_and_after(__file__, argv, measure, make, "--command", "metrics")
 
 
 if __name__ == "__main__":
