@@ -309,7 +309,8 @@ def _named(src: ParquetSource, engine: str) -> Iterator[None]:
 
 def load(path: str | os.PathLike[str], *, engine: Engine | None = None,
          spark_master: str | None = None, backend: Any = None,
-         keep: tuple[str, ...] | list[str] = (), weighted: bool = False) -> list[Run]:
+         keep: tuple[str, ...] | list[str] = (), weighted: bool = False,
+         summed: bool = False) -> list[Run]:
     """The runs of ``path`` as validated :class:`~kbench_core.io.Run` objects.
 
     ``engine`` (default :func:`default_engine`): ``memory`` loads with the loader; ``duckdb``
@@ -323,8 +324,11 @@ def load(path: str | os.PathLike[str], *, engine: Engine | None = None,
     test's SparkSession). ``keep``: columns to keep beyond those the family's metrics read
     (``compare`` keeps its item keys, e.g. a bias trial's number). A workspace gives one run
     per saved run, a file or a folder one. ``weighted``: a weighted frame for the main table
-    only (:func:`~kbench_core.engines.reduce.finish`; ``kbench metrics``).
+    only (:func:`~kbench_core.engines.reduce.finish`; ``kbench metrics``). ``summed``: a
+    path of one run whose family computes its tables in the engine (``Family.engine_run``:
+    a replication run) gives that :class:`~kbench_core.io.SummedRun`, no row fetched.
     """
+    from kbench_core import families
     from kbench_core.engines import reduce, source
 
     chosen = check_engine(engine or default_engine(path))
@@ -338,6 +342,14 @@ def load(path: str | os.PathLike[str], *, engine: Engine | None = None,
         con = connect(chosen, spark_master=spark_master)
     runs = []
     for src in sources:
+        if summed and len(sources) == 1 and families.get(src.kind).engine_run is not None:
+            if con is None:
+                con = connect(chosen)
+            with _named(src, chosen):
+                found = families.get(src.kind).engine_run(src, con)  # type: ignore[misc]
+            if found is not None:  # else its columns need the loader: read as below
+                runs.append(found)
+                continue
         if con is None and not reduce.at_item_grain(src, tuple(keep)):
             con = connect(chosen)  # one DuckDB for the sources it reduces
         reduced = _sufficient(src, engine=chosen, backend=con, keep=tuple(keep))

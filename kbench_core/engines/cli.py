@@ -44,42 +44,14 @@ def load_all(paths: Sequence[str], *, engine: str | None = None,
                 from kbench_core.engines import connect
 
                 connected = connect("spark", spark_master=spark_master)
-            backend = connected if chosen == "spark" else None
-            found = _summed(path, chosen, backend) if summed else None
-            if found is not None:
-                runs.append(found)
-                continue
-            runs.extend(load(path, engine=chosen, backend=backend, keep=keep,
-                             weighted=weighted))  # type: ignore[arg-type]
+            runs.extend(load(path, engine=chosen, backend=connected if chosen == "spark"
+                             else None, keep=keep, weighted=weighted,
+                             summed=summed))  # type: ignore[arg-type]
         except RunFormatError as err:
             raise SystemExit(f"kbench: {err}") from None
         except (FileNotFoundError, RuntimeError, ValueError) as err:
             raise SystemExit(f"kbench: {err}") from None
     return runs
-
-
-def _summed(path: str, chosen: str, backend: object) -> object:
-    """The :class:`~kbench_core.io.SummedRun` of ``path`` by its family's ``engine_run``, or
-    None: not one Parquet source read by an engine, a family without ``engine_run``, or
-    columns it leaves to the loader. An engine out of memory is named with its setting."""
-    from pathlib import Path
-
-    from kbench_core import engines, families
-    from kbench_core.engines import connect, source
-
-    if chosen == "memory" or default_engine(path) == "memory":  # not a Parquet source
-        return None
-    sources = source.sources(Path(path))
-    if len(sources) != 1 or families.get(sources[0].kind).engine_run is None:
-        return None
-    (src,) = sources
-    if backend is None:
-        backend = connect(chosen, spark_master=None)  # type: ignore[arg-type]
-    try:
-        with engines._named(src, chosen):
-            return families.get(src.kind).engine_run(src, backend)  # type: ignore[misc]
-    except engines.EngineMemoryError as err:
-        raise SystemExit(f"kbench: {err}") from None
 
 
 def _parquet_rows(src: object) -> int:
