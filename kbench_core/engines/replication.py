@@ -110,6 +110,19 @@ def finding_sums(table: Any, files: Sequence[str] = ()) -> Any:
         place=rows["place"].min())
 
 
+def _keyed(table: Any) -> tuple[Any, dict[str, Any]]:
+    """``table`` with its labels of no value at all (Parquet's null type, read as integers:
+    :func:`supported`) as text, and its key labels (model, study, finding, domain) as the
+    loader strips them."""
+    from kbench_core.engines.keys import _loader_text
+
+    schema = table.schema()
+    table = table.mutate(**{name: table[name].cast("string") for name in table.columns
+                            if name in _LABELS and schema[name].is_integer()})
+    return table, {name: _loader_text(table, name, strip=True) for name in _KEYS
+                   if name in table.columns}
+
+
 def _group_keys(rows: Any) -> list[str]:
     return [name for name in _KEYS if name in rows.columns]
 
@@ -122,12 +135,7 @@ def _pairs(table: Any, files: Sequence[str], *, extra: Sequence[str] = ()) -> An
 
     from kbench_core.engines.keys import _loader_text
 
-    schema = table.schema()
-    # a label with no value at all, read as integers (supported): text
-    table = table.mutate(**{name: table[name].cast("string") for name in table.columns
-                            if name in _LABELS and schema[name].is_integer()})
-    keys = {name: _loader_text(table, name, strip=True) for name in _KEYS
-            if name in table.columns}
+    table, keys = _keyed(table)
     kept = {name: _loader_text(table, name, strip=False) for name in extra
             if name in table.columns}
     kind = _loader_text(table, "test_type", strip=True) if "test_type" in table.columns \
@@ -151,7 +159,6 @@ def scatter_grid(table: Any, files: Sequence[str], sums: pd.DataFrame, *,
     pairs (the figure draws each test: :func:`scatter_points`)."""
     import ibis
 
-    from kbench_core.replication.ecs import _finding_weights
     from kbench_core.replication.scatter import (
         DENSITY_BINS,
         MAX_POINTS,
@@ -183,14 +190,9 @@ def scatter_grid(table: Any, files: Sequence[str], sums: pd.DataFrame, *,
         c_xy=clamped["__cx"].cov(clamped["__cy"], how="pop") * n,
         out=clamped["__out"].cast("int64").sum())
     moments = moments.to_pyarrow().to_pandas()
-    # each finding's test weight, from the ECS table (the same weights ECS gives its tests)
     keys = _group_keys(clamped)
-    s = sums.sort_values("place", kind="stable").reset_index(drop=True)
-    n_f = s["n"].to_numpy(np.int64)
-    s = s.assign(__w=_finding_weights(s, weighting, n_f, n_f > 0))
-    s_keys = s[keys].astype(object).where(s[keys].notna(), None)
-    weights = pd.DataFrame({**{k: s_keys[k] for k in keys}, "w": s["__w"]})
-    moments = moments.merge(weights, on=keys, how="left", validate="one_to_one")
+    moments = moments.merge(_weights(sums, keys, weighting, "w"), on=keys, how="left",
+                            validate="one_to_one")
     cell_frame = cells.to_pandas()
     models = sorted(map(str, cell_frame["model"].unique()))
     counts = {}
@@ -217,6 +219,18 @@ def scatter_grid(table: Any, files: Sequence[str], sums: pd.DataFrame, *,
     fits[None] = fit(moments)
     return DensityGrid(lo, hi, tuple(models), counts, fits, int(moments["out"].sum()),
                        int(moments["n"].sum()))
+
+
+def _weights(sums: pd.DataFrame, keys: list[str], weighting: str, name: str) -> pd.DataFrame:
+    """Each finding's test weight (column ``name``) beside its ``keys`` as the engine gives
+    them (a missing label None): the ECS weights of the ECS table ``sums``, so the scatter
+    weighs each test as ECS does."""
+    from kbench_core.replication.ecs import _finding_weights
+
+    s = sums.sort_values("place", kind="stable").reset_index(drop=True)
+    n_f = s["n"].to_numpy(np.int64)
+    return pd.DataFrame({**{k: s[k].astype(object).where(s[k].notna(), None) for k in keys},
+                         name: _finding_weights(s, weighting, n_f, n_f > 0)})
 
 
 def _bin(value: Any, edges: np.ndarray) -> Any:
@@ -259,18 +273,13 @@ def scatter_points(table: Any, files: Sequence[str], sums: pd.DataFrame, *,
     :data:`~kbench_core.replication.scatter.MAX_POINTS` valid pairs), as
     :func:`kbench_core.replication.scatter_points` gives them of a loaded run: keys, test,
     title, ``d_h``, ``d_a`` and ``weight`` (the ECS weight of ``sums``), in file order."""
-    from kbench_core.replication.ecs import _finding_weights
 
     rows = _pairs(table, files, extra=("test", "title"))
     rows = rows.filter(rows["__x"].notnull()).order_by("place")
     points = rows.to_pyarrow().to_pandas().rename(columns={"__x": "d_h", "__y": "d_a"})
     keys = _group_keys(rows)
-    s = sums.sort_values("place", kind="stable").reset_index(drop=True)
-    n_f = s["n"].to_numpy(np.int64)
-    w = _finding_weights(s, weighting, n_f, n_f > 0)
-    weights = pd.DataFrame({**{k: s[k].astype(object).where(s[k].notna(), None)
-                               for k in keys}, "weight": w})
-    points = points.merge(weights, on=keys, how="left", validate="many_to_one")
+    points = points.merge(_weights(sums, keys, weighting, "weight"), on=keys, how="left",
+                          validate="many_to_one")
     for name in keys:
         points[name] = points[name].astype("category")
     return points.drop(columns="place")
@@ -316,14 +325,11 @@ def finding_pas_sums(table: Any, files: Sequence[str] = (), *,
     clamped r = 2·PAS − 1)."""
     import ibis
 
-    from kbench_core.engines.keys import _loader_text
-
     schema = table.schema()
-    table = table.mutate(**{name: table[name].cast("string") for name in table.columns
-                            if name in _LABELS and schema[name].is_integer()})
     if "human_significant" in table.columns and schema["human_significant"].is_integer():
         table = table.mutate(human_significant=table["human_significant"].cast("boolean"))
-    keys = {name: _loader_text(table, name, strip=True) for name in _KEYS[:3]}
+    table, keys = _keyed(table)
+    domain = keys.pop("domain", None)
     if "human_significant" in table.columns:  # no flag: no prior odds
         flag = table["human_significant"]
         prior_h = ibis.cases((flag == True, human_prior_significant),  # noqa: E712
@@ -344,8 +350,7 @@ def finding_pas_sums(table: Any, files: Sequence[str] = (), *,
     r = (2 * value - 1).clip(-(1 - EPSILON), 1 - EPSILON)
     z = ((1 + r) / (1 - r)).ln() * 0.5
     no_prior = ~_finite(pi_h) & _finite(_number(table, "human_bf10"))
-    extra = ({"domain": _loader_text(table, "domain", strip=True)}
-             if "domain" in table.columns else {})
+    extra = {"domain": domain} if domain is not None else {}
     rows = table.select(**keys, **extra, __u=usable, __p=posteriors,
                         __w=ibis.ifelse(usable, weight, 0.0),
                         __z=ibis.ifelse(usable, z, 0.0), __v=ibis.ifelse(usable, value, 0.0),
