@@ -321,15 +321,16 @@ def _profile_rows(run: Run) -> tuple[pd.DataFrame, int, str]:
     """The profile's rows of replication tests (``kbench_core.profile``): ECS and PAS of the
     page's tables, ranked by value (no rank bootstrap of these, so no rank interval); of a
     :class:`~kbench_core.io.SummedRun`, from its tables."""
+    from kbench_core import replication
+
     options = ReplicationOptions()
     tables = getattr(run, "tables", None)
-    if tables is not None:
-        return _profile_of(ecs_tables(None, options=options, sums=tables["ecs"])["overall"],
-                           pas_models(_summed_pas(tables, None)),
-                           int(tables["ecs"]["model"].nunique()))
-    return _profile_of(ecs_tables(run.frame, options=options)["overall"],
-                       pas_models(pas_result(run.frame, options=options)),
-                       int(run.frame["model"].nunique()))
+    sums = tables["ecs"] if tables is not None else replication.finding_sums(run.frame)
+    # the overall table only (the page's study level, a row per model x study, is not read)
+    ecs = _few(replication.ecs_from_sums(sums, level="overall", **options.ecs()), "n_studies")
+    pas = (_summed_pas(tables, None) if tables is not None
+           else pas_result(run.frame, options=options))
+    return _profile_of(ecs, pas_models(pas), int(sums["model"].nunique()))
 
 
 def _engine_run(src: Any, backend: Any) -> Any:
