@@ -322,6 +322,71 @@ def test_metrics_on_duckdb_prints_the_memory_table_from_cells(extra, run_file, c
     assert len(duck) >= 2
 
 
+def _compared(argv: list[str], capsys) -> tuple[str, str]:
+    from kbench_core.cli import main
+
+    capsys.readouterr()
+    assert main(argv) == 0
+    out = capsys.readouterr()
+    return "\n".join(line for line in out.out.splitlines()
+                     if not line.startswith("# created")), out.err
+
+
+@pytest.mark.parametrize("extra", [
+    [], ["--metric", "correct", "--failed-as", "not-found", "--judges", "j1,j3",
+         "--min-votes", "1"],
+    ["--judge", "j2", "--failed-as", "not-found", "--models", "det-a", "det-b"],
+    ["--judge", "human", "--metric", "confidence"], ["--metric", "target_found"]],
+    ids=["majority", "chosen-voters", "one-judge-two-models", "human-number", "renamed"])
+def test_compare_on_duckdb_is_memory_s_without_fetching_an_answer(extra, run_file, capsys,
+                                                                  monkeypatch):
+    """``kbench compare`` of a judged run through DuckDB: the chosen judge's answers made
+    in the engine (``engines.judged.answers``), ``correct`` / ``target_found_vulnerable``
+    written there (``engines.judged.per_item``) and paired by sample and prompt type
+    (``engines.items.item_means``); the printed table, the judge named on stderr and the
+    majority's rule in the provenance equal to the memory engine's, no answer fetched."""
+    _, path = run_file
+    argv = ["compare", str(path), "--format", "csv", *extra]
+    memory = _compared([*argv, "--engine", "memory"], capsys)
+    with monkeypatch.context() as patched:
+        patched.setattr(engines.reduce, "typed_rows", _refused)
+        duck = _compared([*argv, "--engine", "duckdb"], capsys)
+    assert duck == memory
+    assert "det-a" in memory[0] and "# judge: " in memory[1]
+
+
+def _refused(*args, **kwargs):
+    raise AssertionError("the answers were fetched")
+
+
+def test_compare_on_duckdb_names_a_judge_the_run_lacks_as_memory_does(run_file) -> None:
+    from kbench_core.cli import main
+
+    _, path = run_file
+    messages = []
+    for engine in ("memory", "duckdb"):
+        with pytest.raises(SystemExit) as err:
+            main(["compare", str(path), "--engine", engine, "--judges", "j1,nobody"])
+        messages.append(str(err.value))
+    assert messages[0] == messages[1] and "nobody" in messages[0]
+
+
+def test_spark_compare_items_are_memory_s(run_file, spark) -> None:
+    """The items × models table of ``correct`` under the majority of j1 and j3, made in
+    Spark, equal to the one memory makes from the consensus."""
+    from kbench_core import compare
+
+    run, path = run_file
+    choice = dict(judges=["j1", "j3"], min_votes=1, failed_as="not_found")
+    made, items = engines.compare_source(path, "correct", engine="spark", cluster="sample",
+                                         backend=spark, options=choice)
+    rows = compare.per_item_values(consensus(run.frame, **choice), "judged")
+    memory = compare.item_values(rows, "correct", cluster="sample")
+    pd.testing.assert_frame_equal(compare.item_values(items, "correct", cluster="sample"),
+                                  memory, rtol=1e-9, atol=1e-12)
+    assert made.meta["compared_as"]["consensus_judges"] == ["j1", "j3"]
+
+
 def test_metrics_on_duckdb_refuses_a_bad_cell_as_the_loader_does(tmp_path, capsys,
                                                                  monkeypatch):
     from kbench_core.cli import main

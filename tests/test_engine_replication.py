@@ -281,16 +281,68 @@ def test_metrics_on_duckdb_are_memory_s_without_fetching_a_test(run_file, tmp_pa
     frame.iloc[:40].to_parquet(folder / "a.parquet")
     frame.iloc[40:].to_parquet(folder / "b.parquet")
 
-    def refused(*args, **kwargs):
-        raise AssertionError("the tests were fetched")
-
-    monkeypatch.setattr(engines.reduce, "typed_rows", refused)
+    monkeypatch.setattr(engines.reduce, "typed_rows", _refused)
     for where in (path, folder):
         duck = _printed(["metrics", str(where), "--engine", "duckdb", "--precision", "full"],
                         capsys)
         pd.testing.assert_frame_equal(duck, memory, rtol=1e-9, atol=1e-12)
     assert set(memory["ci_method"].dropna()) >= {"jackknife_studies", "lin"}
     assert memory["domain"].isna().sum() < len(memory)  # the domain level is there
+
+
+def _compared(argv: list[str], capsys) -> str:
+    from kbench_core.cli import main
+
+    capsys.readouterr()
+    assert main(argv) == 0
+    return "\n".join(line for line in capsys.readouterr().out.splitlines()
+                     if not line.startswith("# created"))
+
+
+@pytest.mark.parametrize("models", [[], ["m1", "m2"]])
+def test_compare_on_duckdb_is_memory_s_without_fetching_a_test(models, run_file, tmp_path,
+                                                                capsys, monkeypatch) -> None:
+    """``kbench compare`` of a replication run through DuckDB (one file and a folder of two;
+    every pair, or two models per study): |agent d − human d| paired by test in the engine
+    (``engines.replication.per_item``, ``engines.items.item_means``), the printed table
+    equal to the memory engine's to the last digit, no test fetched; a number column of the
+    run (``--metric human_d``) too."""
+    _, path = run_file
+    folder = tmp_path / "split"
+    folder.mkdir()
+    frame = awkward_tests()
+    frame.iloc[:40].to_parquet(folder / "a.parquet")
+    frame.iloc[40:].to_parquet(folder / "b.parquet")
+    asked = ["--models", *models] if models else []
+    for where in (path, folder):
+        for metric in ([], ["--metric", "human_d"]):
+            argv = ["compare", str(where), *asked, *metric, "--format", "csv"]
+            memory = _compared([*argv, "--engine", "memory"], capsys)
+            with monkeypatch.context() as patched:
+                patched.setattr(engines.reduce, "typed_rows", _refused)
+                duck = _compared([*argv, "--engine", "duckdb"], capsys)
+            assert duck == memory, (where, metric)
+            assert "m1" in memory and "m2" in memory and len(memory.splitlines()) > 4
+
+
+def _refused(*args, **kwargs):
+    raise AssertionError("the tests were fetched")
+
+
+def test_compare_on_an_engine_is_refused_for_a_bad_cell_as_the_loader_refuses_it(
+        tmp_path) -> None:
+    from kbench_core.cli import main
+
+    frame = awkward_tests()
+    frame.loc[7, "test_type"] = "regression"
+    path = tmp_path / "bad.parquet"
+    frame.to_parquet(path)
+    messages = []
+    for engine in ("memory", "duckdb"):
+        with pytest.raises(SystemExit) as err:
+            main(["compare", str(path), "--engine", engine])
+        messages.append(str(err.value))
+    assert messages[0] == messages[1] and "test_type" in messages[0] and "row 8" in messages[0]
 
 
 def test_metrics_on_duckdb_refuses_a_bad_cell_as_the_loader_does(tmp_path) -> None:
@@ -491,6 +543,15 @@ def test_spark_run_is_memory_s(run_file, spark, monkeypatch) -> None:
     (src,) = source.sources(path)
     _HELD.append(src)
     summed = _engine_run(src, spark)
+    # the comparison's items table, paired by test in Spark
+    from kbench_core import compare
+
+    _, items = engines.compare_source(path, "abs_diff", engine="spark", cluster="study",
+                                      backend=spark)
+    memory = compare.item_values(compare.per_item_values(run.frame, "replication"),
+                                 "abs_diff", cluster="study")
+    pd.testing.assert_frame_equal(compare.item_values(items, "abs_diff", cluster="study"),
+                                  memory, rtol=1e-9, atol=1e-12)
     _assert_same_sums(summed.tables["ecs"], replication.finding_sums(run.frame))
     _assert_same_sums(summed.tables["pas"], replication.finding_pas_sums(run.frame))
     assert not isinstance(summed.tables["scatter"], pd.DataFrame)  # the grid

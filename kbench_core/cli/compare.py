@@ -37,14 +37,17 @@ def compare_command(path: str, *, metric: str | None, models: Sequence[str],
     from kbench_core import compare, families
     from kbench_core.export import provenance_of, table_bytes
 
-    read = _engine_read(path, metric, engine=engine, spark_master=spark_master)
+    read = _engine_read(path, metric, engine=engine, spark_master=spark_master,
+                        options={**(judges or {}), "judge": judge})
     if read is not None:
         run, frame, quantities = read
         spec = compare.COMPARISONS[run.kind]
         group, cluster = spec.group, spec.cluster
         metric = dict(spec.renamed).get(metric, metric) if metric else metric
         value = metric or spec.default
-        voting: dict = {}
+        voting: dict = dict(run.meta.get("compared_as") or {})
+        if "judge" in voting:
+            print(f"# judge: {_safe(voting['judge'])}", file=sys.stderr)
     else:
         keep = tuple(c for f in families.all_families() for c in (f.item_key or ()))
         (run,) = _load_all([path], engine=engine, spark_master=spark_master, keep=keep)
@@ -121,13 +124,15 @@ def compare_command(path: str, *, metric: str | None, models: Sequence[str],
 
 
 def _engine_read(path: str, metric: str | None, *, engine: str | None,
-                 spark_master: str | None) -> tuple | None:
+                 spark_master: str | None, options: dict | None = None) -> tuple | None:
     """``(run, frame, quantities)`` of a run an engine reduces for the comparison, bounded by
     what the comparison reads, not the run's rows (:func:`kbench_core.engines.
     compare_source`): a bias run's effect per bias from its weighted sufficient table, or
     a number column's items × models table made by the engine (``--metric score``: the
-    trials paired). None on the memory engine, or when the engine has no such table for
-    ``metric`` (another family, another column): the rows are read as before."""
+    trials paired), a replication run's |agent d − human d| paired by test, a judged run's
+    answers of the judge ``options`` choose. None on the memory engine, or when the engine
+    has no such table for ``metric`` (another family, another column): the rows are read as
+    before."""
     from kbench_core import compare, families
     from kbench_core.engines import compare_source, default_engine
     from kbench_core.problems import RunFormatError
@@ -144,14 +149,17 @@ def _engine_read(path: str, metric: str | None, *, engine: str | None,
     if len(found) != 1 or found[0].kind not in compare.COMPARISONS:
         return None
     spec = compare.COMPARISONS[found[0].kind]
-    value = metric or spec.default
+    value = dict(spec.renamed).get(metric, metric) if metric else spec.default
     try:
         read = compare_source(path, value, engine=chosen,  # type: ignore[arg-type]
-                              cluster=spec.cluster, spark_master=spark_master)
+                              cluster=spec.cluster, spark_master=spark_master,
+                              options=options)
     except RunFormatError as err:
         raise SystemExit(f"kbench: {err}") from None
     except RuntimeError as err:
         raise SystemExit(f"kbench: {err}") from None
+    except ValueError as err:  # a judge option that does not fit the run, as _judges words it
+        raise SystemExit(f"kbench: {_safe(found[0].name)}: {_safe(err)}") from None
     if read is None:
         return None
     run, means = read

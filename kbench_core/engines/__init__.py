@@ -246,27 +246,36 @@ def _read(src: ParquetSource, *, engine: Engine, backend: Any,
 
 def compare_source(path: str | os.PathLike[str], value: str, *, engine: Engine,
                    cluster: str | None = None, spark_master: str | None = None,
-                   backend: Any = None) -> tuple[Run, ItemMeans | None] | None:
+                   backend: Any = None, options: dict[str, Any] | None = None,
+                   ) -> tuple[Run, ItemMeans | None] | None:
     """What ``kbench compare`` reads of a run its engine reduces, bounded by the items
-    table, not the rows: ``(run, items)``, ``run`` the weighted validated run (its
-    sufficient table: :func:`load` with ``weighted=True``, which compares the bias effect
-    per bias) and ``items`` the items × models table of ``value`` made by the engine
+    table, not the rows: ``(run, items)``, ``run`` the validated run and ``items`` the
+    items × models table of ``value`` made by the engine
     (:func:`~kbench_core.engines.items.item_means`: the per-item comparison of a number
-    column, e.g. a bias run's ``score`` paired by trial), None when ``value`` is compared on
-    the run's per-item table (the bias effect).
+    column, e.g. a bias run's ``score`` paired by trial, or of a per-item column the family
+    writes in the engine, a replication run's ``abs_diff`` paired by test, a judged run's
+    ``correct`` by sample and prompt type under the judge ``options`` choose), None when
+    ``value`` is compared on the run's per-item table (the bias effect per bias: ``run`` is
+    then the weighted sufficient table, :func:`load` with ``weighted=True``). A judged
+    ``run`` records the judge chosen in ``run.meta["compared_as"]``; a judge option that does
+    not fit the run is a ValueError naming its judges.
 
-    None when the path is not one run of a weighted family (:data:`reduce.WEIGHTED`) or
-    ``value`` is neither a per-bias value nor a number column of the run: the command reads
-    the rows as before (its checks and messages)."""
+    None when the path is not one run of a weighted family (:data:`reduce.WEIGHTED`) or of
+    one with ``engine_items``, or ``value`` is neither one of its per-item values nor a
+    number column of the run: the command reads the rows as before (its checks and
+    messages)."""
     from kbench_core import families
     from kbench_core.engines import items, reduce, source
 
     chosen = check_engine(engine)
     found = source.sources(Path(path))
-    if len(found) != 1 or found[0].kind not in reduce.WEIGHTED:
+    if len(found) != 1 or not families.is_registered(found[0].kind):
         return None
     src = found[0]
-    comparison = families.get(src.kind).comparison
+    family = families.get(src.kind)
+    if src.kind not in reduce.WEIGHTED and family.engine_items is None:
+        return None
+    comparison = family.comparison
     per_run = {c for _, c in comparison.values} if comparison is not None else set()
     numbers = items.number_columns(src)
     if value not in per_run and value not in numbers:
@@ -275,6 +284,9 @@ def compare_source(path: str | os.PathLike[str], value: str, *, engine: Engine,
     if con is None:
         con = (shared_backend(chosen, spark_master=spark_master) if chosen == "spark"
                else connect(chosen))
+    if src.kind not in reduce.WEIGHTED:
+        return _items_run(src, family, value, cluster=cluster, engine=chosen, backend=con,
+                          options=options)
     run = reduce.finish(_sufficient(src, engine=chosen, backend=con), src, weighted=True)
     if value in per_run:
         return run, None
@@ -285,6 +297,38 @@ def compare_source(path: str | os.PathLike[str], value: str, *, engine: Engine,
     if means is None:
         return None
     return run, means
+
+
+def _items_run(src: ParquetSource, family: Any, value: str, *, cluster: str | None,
+               engine: Engine, backend: Any, options: dict[str, Any] | None,
+               ) -> tuple[Run, ItemMeans] | None:
+    """:func:`compare_source` of a run at item grain whose family writes its per-item
+    columns in the engine (``Family.engine_items``, which validates the run): its items ×
+    models table of ``value`` grouped there, and a :class:`~kbench_core.io.SummedRun`
+    carrying its name, kind, provenance and what was chosen (no row, no table). None when
+    the engine cannot read its columns as the loader does or a key has too many labels to
+    map: the command reads the rows."""
+    import pandas as pd
+
+    from kbench_core.engines import items, source
+    from kbench_core.io import SummedRun
+
+    with _named(src, engine):
+        table = source.open_table(backend, src)
+        made = family.engine_items(table, src, value, options)
+        if made is None:
+            return None
+        derived, recorded = made
+        if value not in derived.columns:
+            return None
+        means = items.item_means(derived, src, value, cluster=cluster)
+        rows = int(table.count().to_pyarrow().as_py()) if means is not None else 0
+        source.check_read(src, backend)
+    if means is None:
+        return None
+    meta = {**src.meta, "rows": rows, "models": sorted(map(str, means.models)),
+            "columns": list(src.columns), "compared_as": recorded}
+    return SummedRun(name=src.name, kind=src.kind, frame=pd.DataFrame(), meta=meta), means
 
 
 @contextlib.contextmanager

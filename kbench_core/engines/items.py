@@ -11,8 +11,8 @@ value per model (a pivot: one row per item), ordered by item. What returns to Py
 table, never a row of the run: 10M bias trials of 10 models are 1M items × 10 means.
 
 The labels' codes come from each key column's distinct values (one query each; a column of
-more than :data:`~kbench_core.engines.keys._MANY` distinct values is not mapped, and the
-caller reads the rows instead), converted by the loader's own functions
+more than :data:`LABELS` distinct values is not mapped, and the caller reads the rows
+instead), converted by the loader's own functions
 (:func:`kbench_core.engines.keys._loader_canonical` for labels, the loader's number
 parsing for numbers), so two cells the loader reads as one label are one item here too.
 The run must have been validated by the engine first (:func:`kbench_core.engines.load`).
@@ -33,6 +33,10 @@ from kbench_core.engines.source import FILE, ROW, ParquetSource
 __all__ = ["PIVOT_MODELS", "item_means"]
 
 PIVOT_MODELS = 64  # models whose sums the engine puts side by side (one row per item)
+# Distinct labels of one key column mapped to codes in Python. The items table holds a label
+# per item and key anyway, so this bounds it, not the rows: a replication run's findings are
+# ~40 % of its tests (2.5M at 6M tests).
+LABELS = 5_000_000
 _CODE = "__kbench_c{}"
 
 
@@ -61,11 +65,9 @@ def _canonical(values: list[Any], kind: str, name: str) -> pd.Series:
 def _codes(table: Any, kind: str, name: str) -> tuple[pa.Table, Any, np.ndarray] | None:
     """The column's distinct cells (nulls included) with each one's code, the code of a
     null cell (an Ibis literal), and the labels by code; None past
-    :data:`~kbench_core.engines.keys._MANY` distinct cells."""
-    from kbench_core.engines.keys import _MANY
-
-    distinct = table.select(name).distinct().limit(_MANY + 1).to_pyarrow().column(0)
-    if len(distinct) > _MANY:
+    :data:`LABELS` distinct cells."""
+    distinct = table.select(name).distinct().limit(LABELS + 1).to_pyarrow().column(0)
+    if len(distinct) > LABELS:
         return None
     values = distinct.to_pylist()
     ranks, labels = _label_codes(_canonical(values, kind, name))

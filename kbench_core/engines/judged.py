@@ -47,7 +47,7 @@ from kbench_core.engines.source import FILE, ROW
 from kbench_core.schema import FINDING_COUNTS
 from kbench_core.stats import check_choice
 
-__all__ = ["Answers", "EngineCells", "answers", "fetch_answers", "supported"]
+__all__ = ["Answers", "EngineCells", "answers", "fetch_answers", "per_item", "supported"]
 
 _BOOLS = ("is_vulnerable", "said_vulnerable", "target_found", "partial_found")
 _NUMBERS = ("confidence", *REASONING, *FINDING_COUNTS)
@@ -341,6 +341,28 @@ def fetch_answers(chosen: Answers) -> pd.DataFrame:
             frame[name] = frame[name].astype(float) if name != "n_judges" else \
                 frame[name].astype(np.int64)
     return frame
+
+
+def per_item(answers_expr: Any) -> Any:
+    """One judge's answers (:attr:`Answers.expr`) with the per-item columns a comparison of
+    models pairs (the family's ``per_item``: :func:`kbench_core.families.judged._per_item`)
+    as engine expressions: ``correct`` = 1.0 when the verdict equals the truth, 0.0 when
+    not, null when either is missing; ``target_found_vulnerable`` = ``target_found`` as
+    1.0/0.0 on vulnerable samples, null on safe ones (and where it is missing)."""
+    import ibis
+
+    cols = set(answers_expr.columns)
+    added = {}
+    truth = answers_expr["is_vulnerable"] if "is_vulnerable" in cols else None
+    if truth is not None and "said_vulnerable" in cols:
+        said = answers_expr["said_vulnerable"]
+        added["correct"] = ibis.ifelse(said.notnull() & truth.notnull(),
+                                       (said == truth).cast("float64"), ibis.null("float64"))
+    if truth is not None and "target_found" in cols:
+        added["target_found_vulnerable"] = ibis.ifelse(
+            truth == True, answers_expr["target_found"].cast("float64"),  # noqa: E712
+            ibis.null("float64"))
+    return answers_expr.mutate(**added)
 
 
 def judge_names(table: Any) -> list[str]:

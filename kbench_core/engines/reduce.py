@@ -187,19 +187,23 @@ def _fetch_hint(src: ParquetSource) -> str:
     """What the limit applies to on the engine path, and the way around it where there is one:
     a run at item grain has its rows fetched (the limit is on them, not on the file); a family
     that computes its tables in the engine does so for `kbench metrics` (``Family.engine_tables``:
-    a judged run once it has ``KBENCH_JUDGED_CELLS_ROWS`` rows) or for every command but
-    ``compare`` (``Family.engine_run``: a replication run)."""
+    a judged run once it has ``KBENCH_JUDGED_CELLS_ROWS`` rows), for ``metrics``, ``figures``,
+    ``report`` and ``profile`` (``Family.engine_run``: a replication run), and pairs its
+    items for ``compare`` there (``Family.engine_items``)."""
     from kbench_core.engines.settings import JUDGED_CELLS_ROWS
 
     family = families.get(src.kind)
     said = (f" (the engine fetches every row of a {family.title.lower()} run to compute its "
             "metrics, and the limit is on what it fetches")
     if family.engine_run is not None:
-        return (said + "; `kbench metrics`, `figures`, `report` and `profile` compute its "
-                "tables in the engine, fetching none)")
+        commands = "`kbench metrics`, `figures`, `report`, `profile`" + (
+            " and `compare`" if family.engine_items is not None else "")
+        return said + f"; {commands} compute its tables in the engine, fetching none)"
     if family.engine_tables is None:
         return said + ")"
-    return (said + f"; `kbench metrics` computes its tables in the engine instead, from "
+    also = ("; `kbench compare` pairs its items in the engine" if family.engine_items
+            is not None else "")
+    return (said + f"{also}; `kbench metrics` computes its tables in the engine instead, from "
             f"KBENCH_JUDGED_CELLS_ROWS rows on (now {JUDGED_CELLS_ROWS:,}): set it "
             "lower, e.g. KBENCH_JUDGED_CELLS_ROWS=0)")
 

@@ -27,8 +27,8 @@ from kbench_core.engines.source import FILE, ROW
 from kbench_core.replication.effects import EPSILON
 from kbench_core.replication.scatter import DensityGrid
 
-__all__ = ["fetch_sums", "finding_pas_sums", "finding_sums", "scatter_grid", "scatter_points",
-           "supported"]
+__all__ = ["fetch_sums", "finding_pas_sums", "finding_sums", "per_item", "scatter_grid",
+           "scatter_points", "supported"]
 
 _NUMBERS = ("human_d", "agent_d", "human_effect", "agent_effect", "human_pi", "agent_pi",
             "human_bf10", "agent_bf10", "n_eff")
@@ -108,6 +108,24 @@ def finding_sums(table: Any, files: Sequence[str] = ()) -> Any:
         m2_y=rows["__y"].cov(rows["__y"], how="pop") * n,
         c_xy=rows["__x"].cov(rows["__y"], how="pop") * n,
         place=rows["place"].min())
+
+
+def per_item(table: Any) -> Any:
+    """``table`` with the per-item column a comparison of models pairs (the family's
+    ``per_item``: :func:`kbench_core.families.replication._per_item`) worked out by the
+    engine: ``abs_diff`` = |agent d − human d| per test, null where either d is undefined
+    (each side's d as :func:`finding_sums` takes it); every other column as it is, labels of
+    no value at all (Parquet's null type) as text."""
+    import ibis
+
+    from kbench_core.engines.keys import _loader_text
+
+    table, _ = _keyed(table)
+    kind = _loader_text(table, "test_type", strip=True) if "test_type" in table.columns \
+        else None
+    x, y = _d(table, "human", kind), _d(table, "agent", kind)
+    return table.mutate(abs_diff=ibis.ifelse(x.notnull() & y.notnull(), (y - x).abs(),
+                                             ibis.null("float64")))
 
 
 def _keyed(table: Any) -> tuple[Any, dict[str, Any]]:

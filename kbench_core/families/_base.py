@@ -227,6 +227,15 @@ class Family:
         ``figures``, ``report``, ``profile`` on DuckDB or Spark); None when this source's
         columns need the loader (replication: ECS's and PAS's tables and the scatter's,
         ``engines.replication``).
+    engine_items : callable, optional
+        ``engine_items(table, src, value, options)``: the run (its engine ``table`` opened
+        from ``src``) validated by the engine, then as the comparison of ``value`` pairs it,
+        one row per model's answer to an item with the per-item columns :attr:`per_item`
+        adds, written as engine expressions (``kbench compare`` groups it by item in the
+        engine: ``engines.items.item_means``), and what an export records of ``options`` (a
+        judged run's judge); None when this table's columns need the loader (replication:
+        ``abs_diff``, ``engines.replication.per_item``; judged: the chosen judge's answers,
+        ``engines.judged.answers``, with ``correct`` and ``target_found_vulnerable``).
     engine_tables_rows : callable, optional
         The fewest rows of a run whose :attr:`engine_tables` are used (read when asked, so a
         setting can change it); a smaller run is fetched, where that is faster (judged:
@@ -264,6 +273,8 @@ class Family:
                             tuple[list[tuple[str, pd.DataFrame]], dict] | None] | None = None
     engine_tables_rows: Callable[[], int] | None = None
     engine_run: Callable[[Any, Any], Any] | None = None
+    engine_items: Callable[[Any, Any, str, Mapping[str, Any] | None],
+                           tuple[Any, dict] | None] | None = None
 
     def __post_init__(self) -> None:
         if self.kind != self.spec.kind:

@@ -500,6 +500,44 @@ def _engine_tables(src: Any, backend: Any, options: Mapping[str, Any] | None,
     return out, (chosen.provenance() if default_judge(names) == MAJORITY else {})
 
 
+def _engine_items(table: Any, src: Any, value: str, options: Mapping[str, Any] | None,
+                  ) -> tuple[Any, dict] | None:
+    """The family's ``engine_items``: the run validated by the engine (the loader's
+    messages), the judge checked as :func:`check_judges` checks it (ValueError naming the
+    run's judges), and the chosen judge's answers (``options``' judge, else
+    :func:`default_judge`: the majority of several LLM judges) made by the engine
+    (:func:`kbench_core.engines.judged.answers`) and kept there (cached: the comparison
+    queries them once per key and once grouped), with ``correct`` and
+    ``target_found_vulnerable`` (:func:`kbench_core.engines.judged.per_item`). Only the
+    columns those and ``value`` are made of go into the answers (the verdict, the truth,
+    target found: a majority of every label and number would cost 6× more). What is
+    recorded: the judge, and the majority's rule when the run has several LLM judges. None
+    when the file's columns are not in their natural Parquet types (the loader reads it)."""
+    from kbench_core.agreement._labels import ITEM_KEY
+    from kbench_core.engines import validate
+    from kbench_core.engines.judged import answers, judge_names, per_item, supported
+    from kbench_core.engines.source import FILE, ROW
+
+    if not supported(table):
+        return None
+    validate.validate(table, src)
+    names = pd.DataFrame({"judge": judge_names(table)})
+    chosen = check_judges(names, options)
+    judge = chosen.judge or default_judge(names)
+    files = tuple(f.name for f in src.files)
+    read = {*ITEM_KEY, "model", "judge", "is_vulnerable", "said_vulnerable", "target_found",
+            value, ROW, FILE}
+    table = table.select(*[c for c in table.columns if c in read])
+    if judge == MAJORITY:
+        made = answers(table, judges=list(chosen.judges) or None, min_votes=chosen.min_votes,
+                       failed_as=chosen.failed_as, files=files)
+    else:
+        made = answers(table, judge=judge, failed_as=chosen.failed_as, files=files)
+    several = default_judge(names) == MAJORITY
+    recorded = {**chosen.provenance(), "judge": judge} if several else {"judge": judge}
+    return per_item(made.expr).cache(), recorded
+
+
 def _cells_rows() -> int:
     """From how many rows ``kbench metrics`` computes the tiers in the engine
     (``KBENCH_JUDGED_CELLS_ROWS``: the cells are slower than fetching below it)."""
@@ -530,7 +568,7 @@ FAMILY = Family(
                                renamed=(("target_found", "target_found_vulnerable"),)),
     per_item=_per_item, lower_is_better=_lower(), catalog=_catalog, rules=_rules,
     sample_files=("judged.csv",), sample_frame=_sample_frame, suspect_rows=_suspect_rows,
-    engine_tables=_engine_tables, engine_tables_rows=_cells_rows,
+    engine_tables=_engine_tables, engine_tables_rows=_cells_rows, engine_items=_engine_items,
     profile=Profile("vulnerability", "Vulnerability detection",
                     (("tdr", "Target detection rate (TDR)", "TDR"),
                      ("sui", "Security Understanding Index (SUI)", "SUI")),

@@ -368,6 +368,20 @@ def _engine_run(src: Any, backend: Any) -> Any:
                              "finding_weights": options.finding_weights})
 
 
+def _engine_items(table: Any, src: Any, value: str, options: Mapping[str, Any] | None,
+                  ) -> tuple[Any, dict] | None:
+    """The run validated by the engine, then its tests with ``abs_diff`` (the family's
+    ``engine_items``; no option); None when its columns are not in their natural Parquet
+    types (the loader reads it)."""
+    from kbench_core.engines import replication as engine
+    from kbench_core.engines import validate
+
+    if not engine.supported(table):
+        return None
+    validate.validate(table, src)
+    return engine.per_item(table), {}
+
+
 def _profile_of(ecs: pd.DataFrame, pas: pd.DataFrame,
                 n_models: int) -> tuple[pd.DataFrame, int, str]:
     from kbench_core.profile import metric_rows, point_ranks
@@ -420,6 +434,7 @@ FAMILY = Family(
     catalog=_catalog, rules=_rules, notes=_notes, sample_files=("replication.csv",),
     sample_frame=_sample_frame, suspect_rows=_suspect_rows, format_doc="docs/formats.md",
     engine_run=_engine_run,
+    engine_items=_engine_items,
     profile=Profile("replication", "Replication of human studies",
                     (("ecs", "ECS (kbench)", "ECS"), ("pas", "PAS (kbench)", "PAS")),
                     "ecs", _profile_rows, configurations=True, card=_card),
