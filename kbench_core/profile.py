@@ -56,7 +56,7 @@ if TYPE_CHECKING:
 
 __all__ = ["COLUMNS", "Coverage", "benchmark_of", "coverage", "family_cluster",
            "headline_rows", "marks", "mean_bms_interval", "metric_labels", "metric_rows",
-           "newest", "point_ranks", "profile", "ratio_ranks"]
+           "newest", "point_ranks", "profile", "ratio_ranks", "ratio_ranks_from_sums"]
 
 COLUMNS = ["model", "family", "run", "configuration", "metric", "value", "value_low",
            "value_high", "n", "rank", "rank_low", "rank_high", "n_models", "raw_ids"]
@@ -204,15 +204,18 @@ def ratio_ranks(frame: pd.DataFrame, numerator: np.ndarray, denominator: np.ndar
 
     Cluster bootstrap: Davison & Hinkley (1997), *Bootstrap Methods and their Application*,
     §3.8; rank intervals: Hall & Miller (2009), *Annals of Statistics* 37(6B)."""
-    from scipy.stats import rankdata
+    num, den = cluster_sums(frame, numerator, denominator, values.index, cluster=cluster)
+    return ratio_ranks_from_sums(num, den, values, lower_is_better=lower_is_better,
+                                 n_boot=n_boot, random_state=random_state, level=level)
 
-    models = pd.Index(values.index.astype(str))
-    point = values.to_numpy(dtype=float)
-    sign = 1.0 if lower_is_better else -1.0
-    known = np.isfinite(point)
-    rank = np.full(len(models), np.nan)
-    if known.sum() >= 2:  # one model has nothing to be ranked against
-        rank[known] = rankdata(sign * point[known], method="average")
+
+def cluster_sums(frame: pd.DataFrame, numerator: np.ndarray, denominator: np.ndarray,
+                 models: pd.Index, *, cluster: str) -> tuple[np.ndarray, np.ndarray]:
+    """The sums :func:`ratio_ranks_from_sums` reads: clusters × ``models`` (as text, in that
+    order), the ``cluster`` levels of ``frame``'s rows of those models in their text order,
+    each cell Σ numerator and Σ denominator over the rows (rows with a non-finite value left
+    out)."""
+    models = pd.Index(models.astype(str))
     model = models.get_indexer(frame["model"].astype(str))
     keep = (model >= 0) & np.isfinite(denominator) & np.isfinite(numerator)
     # clusters coded in their text order: a replicate draws the same clusters whatever order
@@ -222,7 +225,27 @@ def ratio_ranks(frame: pd.DataFrame, numerator: np.ndarray, denominator: np.ndar
     cell = unit * n_models + model[keep]
     num = np.bincount(cell, weights=numerator[keep], minlength=n_units * n_models)
     den = np.bincount(cell, weights=denominator[keep], minlength=n_units * n_models)
-    num, den = num.reshape(n_units, n_models), den.reshape(n_units, n_models)
+    return num.reshape(n_units, n_models), den.reshape(n_units, n_models)
+
+
+def ratio_ranks_from_sums(num: np.ndarray, den: np.ndarray, values: pd.Series, *,
+                          lower_is_better: bool = False, n_boot: int = 1000,
+                          random_state: int = 0, level: float = 0.95) -> pd.DataFrame:
+    """:func:`ratio_ranks` from its per-cluster sums: ``num`` and ``den`` are clusters ×
+    models (the clusters in their labels' text order, the models in the order of ``values``'
+    index), each cell the sum of the numerator and of the denominator over that model's rows
+    in that cluster (0 where it has none). An engine sums them where the rows lie
+    (``kbench_core.engines.judged``), and the ranks and intervals are those of the rows."""
+    from scipy.stats import rankdata
+
+    models = pd.Index(values.index.astype(str))
+    point = values.to_numpy(dtype=float)
+    sign = 1.0 if lower_is_better else -1.0
+    known = np.isfinite(point)
+    rank = np.full(len(models), np.nan)
+    if known.sum() >= 2:  # one model has nothing to be ranked against
+        rank[known] = rankdata(sign * point[known], method="average")
+    n_units, n_models = num.shape[0], len(models)
     n_clusters = (den > 0).sum(axis=0)
     low = high = np.full(n_models, np.nan)
     if n_units and known.sum() >= 2:

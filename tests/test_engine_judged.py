@@ -85,6 +85,13 @@ def sample_file(tmp_path_factory) -> tuple[io.Run, Path]:
 _HELD: list = []  # the sources whose pinned files the tables read (kept open)
 
 
+def _without_some(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` less det-b's rows of three vulnerable samples: the detectors' TDRs then rest
+    on different answers."""
+    lost = frame.loc[frame["is_vulnerable"] == True, "sample"].unique()[:3]  # noqa: E712
+    return frame[~((frame["model"] == "det-b") & frame["sample"].isin(lost))]
+
+
 def _table(backend, path: Path):
     (src,) = source.sources(path)
     _HELD.append(src)
@@ -371,6 +378,20 @@ def test_compare_on_duckdb_names_a_judge_the_run_lacks_as_memory_does(run_file) 
     assert messages[0] == messages[1] and "nobody" in messages[0]
 
 
+def test_spark_profile_is_memory_s(run_file, spark, monkeypatch) -> None:
+    from kbench_core.families.judged import _engine_profile, _profile_rows
+
+    run, path = run_file
+    monkeypatch.setattr(engines.settings, "JUDGED_CELLS_ROWS", 0)
+    (src,) = source.sources(path)
+    summed = _engine_profile(src, spark)
+    for left, right in zip(_profile_rows(summed), _profile_rows(run), strict=True):
+        if isinstance(left, pd.DataFrame):
+            pd.testing.assert_frame_equal(left, right, rtol=1e-9, atol=1e-12)
+        else:
+            assert left == right
+
+
 def test_spark_compare_items_are_memory_s(run_file, spark) -> None:
     """The items × models table of ``correct`` under the majority of j1 and j3, made in
     Spark, equal to the one memory makes from the consensus."""
@@ -385,6 +406,61 @@ def test_spark_compare_items_are_memory_s(run_file, spark) -> None:
     pd.testing.assert_frame_equal(compare.item_values(items, "correct", cluster="sample"),
                                   memory, rtol=1e-9, atol=1e-12)
     assert made.meta["compared_as"]["consensus_judges"] == ["j1", "j3"]
+
+
+@pytest.mark.parametrize("judges", [None, ["j2"], ["human"]],
+                         ids=["majority", "one-llm-judge", "human-only"])
+def test_profile_on_duckdb_is_memory_s_without_fetching_an_answer(judges, run_file, tmp_path,
+                                                                   capsys, monkeypatch):
+    """``kbench profile`` of a judged run through DuckDB, from the cells and per-sample sums
+    the engine makes (``Family.engine_profile``): TDR and SUI, their intervals, ranks and rank
+    intervals, the items' words (samples counted, "detectors differ") equal to the memory
+    engine's at 1e-9, for the majority of three judges, one LLM judge, and a human only."""
+    path = tmp_path / "some.parquet"
+    frame = awkward_run()
+    frame = frame[frame["judge"].isin(judges)] if judges is not None else _without_some(frame)
+    frame.to_parquet(path)
+    argv = ["profile", str(path), "--precision", "full"]
+    memory = _printed([*argv, "--engine", "memory"], capsys)
+    monkeypatch.setattr(engines.settings, "JUDGED_CELLS_ROWS", 0)  # the engine at any size
+    with monkeypatch.context() as patched:
+        patched.setattr(engines.reduce, "typed_rows", _refused)
+        duck = _printed([*argv, "--engine", "duckdb"], capsys)
+    pd.testing.assert_frame_equal(duck, memory, rtol=1e-9, atol=1e-12)
+    assert set(memory["metric"]) == {"tdr", "sui"} and memory["rank_low"].notna().any()
+    if judges is None:
+        assert memory["items"].str.contains("detectors differ").any()
+
+
+def test_profile_sums_are_the_rows_cluster_sums(tmp_path) -> None:
+    """``engines.judged.profile_sums`` against ``profile.cluster_sums`` of the consensus rows
+    (every sample, counted or not, in text order), and "differ" when a detector lacks a
+    counted answer."""
+    from kbench_core.profile import cluster_sums
+    from kbench_core.vuln.profile import _flags
+
+    path = tmp_path / "some.parquet"
+    frame = _without_some(awkward_run())
+    frame.to_parquet(path)
+    table = _table(engines.connect("duckdb"), path)
+    rows = consensus(io.load_run(path).frame)
+    models = sorted(map(str, rows["model"].unique()))
+    num, den, differ = engine_judged.profile_sums(engine_judged.answers(table).expr, models,
+                                                  cluster="sample",
+                                                  item_key=("sample", "prompt_type"))
+    truth, said, found = (_flags(rows[c]) for c in ("is_vulnerable", "said_vulnerable",
+                                                    "target_found"))
+    counted = (truth == 1) & np.isfinite(said) & np.isfinite(found)
+    want_num, want_den = cluster_sums(rows, np.where(counted, found, 0.0),
+                                      counted.astype(float), pd.Index(models), cluster="sample")
+    np.testing.assert_array_equal(num, want_num)
+    np.testing.assert_array_equal(den, want_den)
+    assert num.shape == (rows["sample"].nunique(), 2) and (den == 0).any() and differ
+    awkward_run().to_parquet(tmp_path / "all.parquet")
+    everyone = _table(engines.connect("duckdb"), tmp_path / "all.parquet")
+    assert not engine_judged.profile_sums(engine_judged.answers(everyone).expr, models,
+                                          cluster="sample", item_key=("sample", "prompt_type")
+                                          )[2]
 
 
 def test_metrics_on_duckdb_refuses_a_bad_cell_as_the_loader_does(tmp_path, capsys,

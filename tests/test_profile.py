@@ -526,8 +526,9 @@ def test_kbench_profile_suggests_near_matches(tmp_path, capsys) -> None:
 def test_every_rank_interval_caller_names_its_cluster() -> None:
     # The class of issue 38.2: a rank interval over items of several columns (sample × prompt
     # type) that resamples the items without the family's cluster. Every call of
-    # rank_intervals / model_ranks / ratio_ranks in the package and the app passes cluster=, or
-    # ranks one value per unit (a one-column item such as "bias" or "study", its own cluster).
+    # rank_intervals / model_ranks / ratio_ranks / cluster_sums (ratio_ranks_from_sums' sums)
+    # in the package and the app passes cluster=, or ranks one value per unit (a one-column
+    # item such as "bias" or "study", its own cluster).
     import ast
 
     calls = []
@@ -538,7 +539,7 @@ def test_every_rank_interval_caller_names_its_cluster() -> None:
                 if not isinstance(node, ast.Call):
                     continue
                 name = getattr(node.func, "attr", getattr(node.func, "id", ""))
-                if name not in ("rank_intervals", "model_ranks", "ratio_ranks"):
+                if name not in ("rank_intervals", "model_ranks", "ratio_ranks", "cluster_sums"):
                     continue
                 keywords = {k.arg: k.value for k in node.keywords}
                 item = keywords.get("item")

@@ -94,7 +94,7 @@ def _browser_failed(exc: BaseException) -> bool:
 
 def _load_all(paths: Sequence[str], *, engine: str | None = None,
               spark_master: str | None = None, keep: Sequence[str] = (),
-              weighted: bool = False, summed: bool = False) -> list:
+              weighted: bool = False, summed: bool | str = False) -> list:
     """The runs of ``paths``, each through its engine (``--engine``; default duckdb for
     Parquet sources and workspaces, the loader otherwise: :mod:`kbench_core.engines`;
     ``summed``: :func:`kbench_core.engines.cli.load_all`)."""

@@ -107,9 +107,10 @@ def profile_command(paths: Sequence[str], *, aliases: str | None = None, fmt: st
             table = load_aliases(aliases)
         except AliasError as err:
             raise SystemExit(f"kbench: {_safe(err)}") from None
-    # a replication run through an engine: its ECS and PAS from the findings' sums
+    # through an engine: a replication run's ECS and PAS from the findings' sums, a judged
+    # run's tiers and TDR ranks from its cells (from KBENCH_JUDGED_CELLS_ROWS rows on)
     runs = _load_all(paths, engine=engine, spark_master=spark_master, weighted=True,
-                     summed=True)
+                     summed="profile")
     joined = profile(runs, aliases=table)
     data, n = profile_bytes(runs, fmt, aliases=table, precision=precision, table=joined)
     if not n:

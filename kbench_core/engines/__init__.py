@@ -354,7 +354,7 @@ def _named(src: ParquetSource, engine: str) -> Iterator[None]:
 def load(path: str | os.PathLike[str], *, engine: Engine | None = None,
          spark_master: str | None = None, backend: Any = None,
          keep: tuple[str, ...] | list[str] = (), weighted: bool = False,
-         summed: bool = False) -> list[Run]:
+         summed: bool | Literal["profile"] = False) -> list[Run]:
     """The runs of ``path`` as validated :class:`~kbench_core.io.Run` objects.
 
     ``engine`` (default :func:`default_engine`): ``memory`` loads with the loader; ``duckdb``
@@ -370,7 +370,9 @@ def load(path: str | os.PathLike[str], *, engine: Engine | None = None,
     per saved run, a file or a folder one. ``weighted``: a weighted frame for the main table
     only (:func:`~kbench_core.engines.reduce.finish`; ``kbench metrics``). ``summed``: a
     path of one run whose family computes its tables in the engine (``Family.engine_run``:
-    a replication run) gives that :class:`~kbench_core.io.SummedRun`, no row fetched.
+    a replication run) gives that :class:`~kbench_core.io.SummedRun`, no row fetched;
+    ``"profile"``: so does one whose family computes only its profile there
+    (``Family.engine_profile``: a judged run, ``kbench profile``).
     """
     from kbench_core import families
     from kbench_core.engines import reduce, source
@@ -386,11 +388,13 @@ def load(path: str | os.PathLike[str], *, engine: Engine | None = None,
         con = connect(chosen, spark_master=spark_master)
     runs = []
     for src in sources:
-        if summed and len(sources) == 1 and families.get(src.kind).engine_run is not None:
+        family = families.get(src.kind)
+        hook = family.engine_run or (family.engine_profile if summed == "profile" else None)
+        if summed and len(sources) == 1 and hook is not None:
             if con is None:
                 con = connect(chosen)
             with _named(src, chosen):
-                found = families.get(src.kind).engine_run(src, con)  # type: ignore[misc]
+                found = hook(src, con)
             if found is not None:  # else its columns need the loader: read as below
                 runs.append(found)
                 continue

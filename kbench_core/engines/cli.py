@@ -26,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def load_all(paths: Sequence[str], *, engine: str | None = None,
              spark_master: str | None = None, keep: Sequence[str] = (),
-             weighted: bool = False, summed: bool = False) -> list:
+             weighted: bool = False, summed: bool | str = False) -> list:
     """The runs of ``paths``: each through ``engine`` (default: per path,
     :func:`~kbench_core.engines.default_engine`), a problem as the command's exit message.
     ``keep``: columns the reduction must keep beyond the family's metrics (``compare``'s
@@ -34,7 +34,8 @@ def load_all(paths: Sequence[str], *, engine: str | None = None,
     Parquet source read by DuckDB or Spark whose family computes its tables in the engine
     (``Family.engine_run``: a replication run) comes back as that
     :class:`~kbench_core.io.SummedRun`, no row fetched (``metrics``, ``figures``,
-    ``report``, ``profile``, whose every item and row it finishes)."""
+    ``report``, ``profile``, whose every item and row it finishes); ``"profile"``: also one
+    whose family computes only its profile there (``Family.engine_profile``: a judged run)."""
     runs = []
     connected = None
     for path in paths:

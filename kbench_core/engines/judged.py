@@ -47,7 +47,8 @@ from kbench_core.engines.source import FILE, ROW
 from kbench_core.schema import FINDING_COUNTS
 from kbench_core.stats import check_choice
 
-__all__ = ["Answers", "EngineCells", "answers", "fetch_answers", "per_item", "supported"]
+__all__ = ["Answers", "EngineCells", "answers", "fetch_answers", "per_item", "profile_sums",
+           "supported"]
 
 _BOOLS = ("is_vulnerable", "said_vulnerable", "target_found", "partial_found")
 _NUMBERS = ("confidence", *REASONING, *FINDING_COUNTS)
@@ -363,6 +364,42 @@ def per_item(answers_expr: Any) -> Any:
             truth == True, answers_expr["target_found"].cast("float64"),  # noqa: E712
             ibis.null("float64"))
     return answers_expr.mutate(**added)
+
+
+def profile_sums(answers_expr: Any, models: Sequence[str], *, cluster: str,
+                 item_key: Sequence[str]) -> tuple[np.ndarray, np.ndarray, bool]:
+    """What the profile's TDR rank reads of one judge's answers (:attr:`Answers.expr`), summed
+    by the engine: per ``cluster`` level (in their text order) × ``models`` (in that order)
+    the found targets and the counted answers (vulnerable, with a verdict and a target
+    assessment), as :func:`kbench_core.profile.cluster_sums` sums them from the rows, and
+    whether some model lacks a counted answer (``item_key``) another one has. One group-by
+    of the answers per model × cluster (every level, counted or not: the bootstrap draws
+    them all) and one count of the distinct counted items."""
+    import ibis
+
+    counted = ((answers_expr["is_vulnerable"] == True)  # noqa: E712
+               & answers_expr["said_vulnerable"].notnull()
+               & answers_expr["target_found"].notnull()).fill_null(False)
+    found = ibis.ifelse(counted, answers_expr["target_found"].cast("float64"), 0.0)
+    sums = (answers_expr.group_by(["model", cluster])
+            .aggregate(__kbench_num=found.sum(), __kbench_den=counted.cast("float64").sum())
+            .to_pyarrow().to_pandas())
+    names = pd.Index([str(m) for m in models])
+    model = names.get_indexer(sums["model"].astype(str))
+    sums = sums[model >= 0]
+    model = model[model >= 0]
+    labels, unit = np.unique(sums[cluster].astype(str).to_numpy(), return_inverse=True)
+    num = np.zeros((len(labels), len(names)))
+    den = np.zeros((len(labels), len(names)))
+    np.add.at(num, (unit, model), sums["__kbench_num"].to_numpy(dtype=float))
+    np.add.at(den, (unit, model), sums["__kbench_den"].to_numpy(dtype=float))
+    key = [c for c in item_key if c in answers_expr.columns]
+    answered = answers_expr.filter(counted).select("model", *key).distinct()
+    per_model = answered.group_by("model").aggregate(n=answered.count())
+    items = answered.select(*key).distinct().count()
+    few = per_model.aggregate(least=per_model["n"].min()).to_pyarrow().column(0)[0].as_py()
+    total = int(items.to_pyarrow().as_py())
+    return num, den, bool(total) and few is not None and int(few) < total
 
 
 def judge_names(table: Any) -> list[str]:

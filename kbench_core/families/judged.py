@@ -428,6 +428,9 @@ def _profile_rows(run: Run) -> tuple[pd.DataFrame, int, str]:
     the majority of several judges, else the one judge, under bootstrapped tier options."""
     from kbench_core.vuln.profile import profile_rows
 
+    summed = getattr(run, "tables", None) or {}
+    if "profile" in summed:  # computed by the engine (_engine_profile)
+        return summed["profile"]
     views = judge_views(run.frame)
     if not views:
         return pd.DataFrame(), 0, ""
@@ -435,6 +438,64 @@ def _profile_rows(run: Run) -> tuple[pd.DataFrame, int, str]:
     return profile_rows(rows, judge, tier_options=TierOptions(bootstrap=True).tiers(),
                         leaderboard=leaderboard, item_key=FAMILY.item_key or (),
                         cluster=FAMILY.comparison.cluster)  # type: ignore[union-attr]
+
+
+def _engine_profile(src: Any, backend: Any) -> Any:
+    """The family's ``engine_profile``: ``kbench profile`` of a judged source computed in the
+    engine, no answer fetched (an :class:`~kbench_core.io.SummedRun` whose ``profile`` table
+    :func:`_profile_rows` returns): the run validated by the engine; the first judge it is
+    shown by (the majority of several LLM judges under the default rule, else the one judge)
+    made by the engine (:func:`kbench_core.engines.judged.answers`) and kept there; the
+    bootstrapped tier leaderboard finished from the cells it sums
+    (:class:`kbench_core.engines.judged.EngineCells`); TDR's rank from the found targets and
+    counted answers per sample × detector (:func:`kbench_core.engines.judged.profile_sums`).
+    None below ``KBENCH_JUDGED_CELLS_ROWS`` rows (fetching is faster there, as for ``kbench
+    metrics``) or when the file's columns need the loader."""
+    import dataclasses
+
+    from kbench_core import vuln
+    from kbench_core.engines import settings, source, validate
+    from kbench_core.engines.cli import _parquet_rows
+    from kbench_core.engines.judged import (
+        EngineCells,
+        answers,
+        judge_names,
+        profile_sums,
+        supported,
+    )
+    from kbench_core.io import SummedRun
+    from kbench_core.vuln.profile import profile_rows_from_sums
+
+    rows = _parquet_rows(src)
+    if rows < settings.JUDGED_CELLS_ROWS:
+        return None
+    table = source.open_table(backend, src)
+    if not supported(table):
+        return None
+    validate.validate(table, src)
+    names = pd.DataFrame({"judge": judge_names(table)})
+    offered = offered_judges(names)
+    meta = {**src.meta, "rows": rows, "columns": list(src.columns)}
+    if not offered:
+        return SummedRun(name=src.name, kind=src.kind, frame=pd.DataFrame(),
+                         meta={**meta, "models": []},
+                         tables={"profile": (pd.DataFrame(), 0, "")})
+    judge = offered[0]
+    files = tuple(f.name for f in src.files)
+    made = (answers(table, files=files) if judge == MAJORITY
+            else answers(table, judge=judge, files=files))
+    made = dataclasses.replace(made, expr=made.expr.cache())  # read by the cells and the sums
+    board = vuln.tiers(EngineCells(made), **TierOptions(bootstrap=True).tiers())
+    board = board.assign(model=board["model"].astype(str))
+    cluster = FAMILY.comparison.cluster  # type: ignore[union-attr]
+    num, den, differ = profile_sums(made.expr, list(board["model"]), cluster=cluster,
+                                    item_key=FAMILY.item_key or ())
+    profiled = profile_rows_from_sums(board, num, den, judge, differ=differ,
+                                      leaderboard=leaderboard, cluster=cluster)
+    source.check_read(src, backend)
+    return SummedRun(name=src.name, kind=src.kind, frame=pd.DataFrame(),
+                     meta={**meta, "models": sorted(board["model"])},
+                     tables={"profile": profiled})
 
 
 def _card(run: Run, raws: frozenset[str]) -> go.Figure | None:
@@ -569,6 +630,7 @@ FAMILY = Family(
     per_item=_per_item, lower_is_better=_lower(), catalog=_catalog, rules=_rules,
     sample_files=("judged.csv",), sample_frame=_sample_frame, suspect_rows=_suspect_rows,
     engine_tables=_engine_tables, engine_tables_rows=_cells_rows, engine_items=_engine_items,
+    engine_profile=_engine_profile,
     profile=Profile("vulnerability", "Vulnerability detection",
                     (("tdr", "Target detection rate (TDR)", "TDR"),
                      ("sui", "Security Understanding Index (SUI)", "SUI")),
