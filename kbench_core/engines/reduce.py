@@ -188,8 +188,9 @@ def _fetch_hint(src: ParquetSource) -> str:
     a run at item grain has its rows fetched (the limit is on them, not on the file); a family
     that computes its tables in the engine does so for `kbench metrics` (``Family.engine_tables``:
     a judged run once it has ``KBENCH_JUDGED_CELLS_ROWS`` rows), for ``metrics``, ``figures``,
-    ``report`` and ``profile`` (``Family.engine_run``: a replication run), and pairs its
-    items for ``compare`` there (``Family.engine_items``)."""
+    ``report`` and ``profile`` (``Family.engine_run``: a replication run), pairs its items
+    for ``compare`` there (``Family.engine_items``) and computes a judged run's ``profile``
+    (``Family.engine_profile``)."""
     from kbench_core.engines.settings import JUDGED_CELLS_ROWS
 
     family = families.get(src.kind)
@@ -203,7 +204,9 @@ def _fetch_hint(src: ParquetSource) -> str:
         return said + ")"
     also = ("; `kbench compare` pairs its items in the engine" if family.engine_items
             is not None else "")
-    return (said + f"{also}; `kbench metrics` computes its tables in the engine instead, from "
+    which = ("`kbench metrics` and `profile` compute their tables" if family.engine_profile
+             is not None else "`kbench metrics` computes its tables")
+    return (said + f"{also}; {which} in the engine instead, from "
             f"KBENCH_JUDGED_CELLS_ROWS rows on (now {JUDGED_CELLS_ROWS:,}): set it "
             "lower, e.g. KBENCH_JUDGED_CELLS_ROWS=0)")
 
