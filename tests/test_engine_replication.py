@@ -271,7 +271,8 @@ def _printed(argv: list[str], capsys) -> pd.DataFrame:
 def test_metrics_on_duckdb_are_memory_s_without_fetching_a_test(run_file, tmp_path, capsys,
                                                                 monkeypatch) -> None:
     """``kbench metrics`` of a replication run through DuckDB, one file and a folder of two:
-    the ECS tables of every level equal the memory engine's at 1e-9, no test fetched."""
+    the ECS tables of every level equal the memory engine's at 1e-9, no test fetched, and
+    neither PAS's sums nor the scatter's computed (the run's tables are read lazily)."""
     _, path = run_file
     memory = _printed(["metrics", str(path), "--engine", "memory", "--precision", "full"],
                       capsys)
@@ -282,6 +283,8 @@ def test_metrics_on_duckdb_are_memory_s_without_fetching_a_test(run_file, tmp_pa
     frame.iloc[40:].to_parquet(folder / "b.parquet")
 
     monkeypatch.setattr(engines.reduce, "typed_rows", _refused)
+    for name in ("finding_pas_sums", "scatter_grid", "scatter_points"):  # ECS is all it reads
+        monkeypatch.setattr(engine_replication, name, _refused)
     for where in (path, folder):
         duck = _printed(["metrics", str(where), "--engine", "duckdb", "--precision", "full"],
                         capsys)

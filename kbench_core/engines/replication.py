@@ -27,8 +27,8 @@ from kbench_core.engines.source import FILE, ROW
 from kbench_core.replication.effects import EPSILON
 from kbench_core.replication.scatter import DensityGrid
 
-__all__ = ["fetch_sums", "finding_pas_sums", "finding_sums", "per_item", "scatter_grid",
-           "scatter_points", "supported"]
+__all__ = ["fetch_sums", "finding_pas_sums", "finding_sums", "no_prior_count", "per_item",
+           "scatter_grid", "scatter_points", "supported"]
 
 _NUMBERS = ("human_d", "agent_d", "human_effect", "agent_effect", "human_pi", "agent_pi",
             "human_bf10", "agent_bf10", "n_eff")
@@ -341,6 +341,37 @@ def finding_pas_sums(table: Any, files: Sequence[str] = (), *,
     the counts, Σw, Σwz, Σz, ΣPAS of its usable tests, the domain of its first row), each
     test's posteriors and PAS worked out by the engine (z = ½ ln((1 + r)/(1 − r)) of the
     clamped r = 2·PAS − 1)."""
+    rows, keys = _pas_rows(table, files, finding_weights=finding_weights,
+                           human_prior_significant=human_prior_significant,
+                           human_prior_null=human_prior_null, agent_prior=agent_prior)
+
+    def count(flag: Any) -> Any:
+        return flag.fill_null(False).cast("int64").sum()
+
+    measures = dict(n_tests=rows.count(), n_posteriors=count(rows["__p"]),
+                    n_usable=count(rows["__u"]), sum_w=rows["__w"].sum(),
+                    sum_wz=(rows["__w"] * rows["__z"]).sum(), sum_z=rows["__z"].sum(),
+                    sum_pas=rows["__v"].sum(), n_no_prior=count(rows["__np"]),
+                    n_no_weight=count(rows["__nw"]), place=rows["place"].min())
+    if "domain" in rows.columns:
+        measures["domain"] = rows["domain"].argmin(rows["place"])
+    return rows.group_by(keys).aggregate(**measures)
+
+
+def no_prior_count(table: Any) -> int:
+    """The tests with a human Bayes factor but no posterior (no ``human_significant`` flag:
+    no prior odds), which PAS leaves out and the loader warns of: one count over the rows,
+    as :func:`finding_pas_sums` counts them per finding."""
+    rows, _ = _pas_rows(table, ())
+    return int(rows.aggregate(n=rows["__np"].cast("int64").sum()).to_pyarrow()
+               .column(0)[0].as_py() or 0)
+
+
+def _pas_rows(table: Any, files: Sequence[str], *, finding_weights: str = "equal",
+              human_prior_significant: float = 10.0, human_prior_null: float = 0.1,
+              agent_prior: float = 1.0) -> tuple[Any, list[str]]:
+    """Each test's keys, its PAS terms (usable, posteriors, weight, z, PAS, no prior, no
+    weight) and place, and the key columns (model, study, finding)."""
     import ibis
 
     schema = table.schema()
@@ -375,18 +406,7 @@ def finding_pas_sums(table: Any, files: Sequence[str] = (), *,
                         __np=no_prior.fill_null(False),
                         __nw=(posteriors & ~weighable).fill_null(False),
                         place=_place(table, files))
-
-    def count(flag: Any) -> Any:
-        return flag.fill_null(False).cast("int64").sum()
-
-    measures = dict(n_tests=rows.count(), n_posteriors=count(rows["__p"]),
-                    n_usable=count(rows["__u"]), sum_w=rows["__w"].sum(),
-                    sum_wz=(rows["__w"] * rows["__z"]).sum(), sum_z=rows["__z"].sum(),
-                    sum_pas=rows["__v"].sum(), n_no_prior=count(rows["__np"]),
-                    n_no_weight=count(rows["__nw"]), place=rows["place"].min())
-    if extra:
-        measures["domain"] = rows["domain"].argmin(rows["place"])
-    return rows.group_by(list(keys)).aggregate(**measures)
+    return rows, list(keys)
 
 
 def fetch_sums(expr: Any) -> pd.DataFrame:

@@ -336,14 +336,17 @@ def _profile_rows(run: Run) -> tuple[pd.DataFrame, int, str]:
 def _engine_run(src: Any, backend: Any) -> Any:
     """The replication run of a source as the engine computes it (the family's
     ``engine_run``): validated by the engine with the loader's rules
-    (:func:`kbench_core.engines.validate.validate`), then ECS's and PAS's sufficient tables
-    (a row per finding: :mod:`kbench_core.engines.replication`) and the effect scatter's
-    (each test of a run of at most 20,000 valid pairs, else counts on its grid), no other
-    row fetched. None when the file's columns are not in their natural Parquet types (the
-    loader reads it)."""
+    (:func:`kbench_core.engines.validate.validate`), then ECS's sufficient table (a row per
+    finding: :mod:`kbench_core.engines.replication`); PAS's and the effect scatter's (each
+    test of a run of at most 20,000 valid pairs, else counts on its grid) are computed when
+    first read (:class:`~kbench_core.io.LazyTables`: ``kbench metrics`` reads ECS only), no
+    other row fetched. None when the file's columns are not in their natural Parquet types
+    (the loader reads it)."""
+    from kbench_core import engines
     from kbench_core.engines import replication as engine
     from kbench_core.engines import source, validate
-    from kbench_core.io import SummedRun
+    from kbench_core.engines.cli import _parquet_rows
+    from kbench_core.io import LazyTables, SummedRun
 
     options = ReplicationOptions()
     table = source.open_table(backend, src)
@@ -352,20 +355,36 @@ def _engine_run(src: Any, backend: Any) -> Any:
     validate.validate(table, src)
     files = tuple(f.name for f in src.files)
     ecs_sums = engine.fetch_sums(engine.finding_sums(table, files))
-    pas_sums = engine.fetch_sums(engine.finding_pas_sums(
-        table, files, finding_weights=options.finding_weights))
-    drawn = engine.scatter_grid(table, files, ecs_sums, weighting=options.weighting)
-    if drawn is None:
-        drawn = engine.scatter_points(table, files, ecs_sums, weighting=options.weighting)
+    no_prior = engine.no_prior_count(table)
     source.check_read(src, backend)
-    rows = int(pas_sums["n_tests"].sum())
+
+    def read(compute):
+        def later():
+            # as every query of the run: an engine out of memory named, the file re-checked
+            with engines._named(src, getattr(backend, "name", "duckdb")):
+                found = compute()
+                source.check_read(src, backend)
+            return found
+        return later
+
+    def pas() -> pd.DataFrame:
+        return engine.fetch_sums(engine.finding_pas_sums(
+            table, files, finding_weights=options.finding_weights))
+
+    def scatter() -> Any:
+        drawn = engine.scatter_grid(table, files, ecs_sums, weighting=options.weighting)
+        if drawn is None:
+            drawn = engine.scatter_points(table, files, ecs_sums, weighting=options.weighting)
+        return drawn
+
+    rows = _parquet_rows(src)
     meta = {**src.meta, "rows": rows, "models": sorted(map(str, ecs_sums["model"].unique())),
             "columns": list(src.columns), "reduced_rows": len(ecs_sums)}
+    tables = LazyTables({"ecs": ecs_sums, "weighting": options.weighting,
+                         "finding_weights": options.finding_weights},
+                        {"pas": read(pas), "scatter": read(scatter)})
     return SummedRun(name=src.name, kind=src.kind, frame=pd.DataFrame(), meta=meta,
-                     warnings=tuple(_flag_notes(int(pas_sums["n_no_prior"].sum()), rows)),
-                     tables={"ecs": ecs_sums, "pas": pas_sums, "scatter": drawn,
-                             "weighting": options.weighting,
-                             "finding_weights": options.finding_weights})
+                     warnings=tuple(_flag_notes(no_prior, rows)), tables=tables)
 
 
 def _engine_items(table: Any, src: Any, value: str, options: Mapping[str, Any] | None,

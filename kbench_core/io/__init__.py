@@ -94,6 +94,7 @@ from .load import (  # noqa: F401  (re-exported: the names of the old module)
     load_run,
 )
 from .run import (  # noqa: F401  (re-exported: the names of the old module)
+    LazyTables,
     Run,
     SummedRun,
     _CallbackFailed,

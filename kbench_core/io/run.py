@@ -55,6 +55,29 @@ class Run:
         return rows_of(self.frame)
 
 
+class LazyTables(Mapping[str, Any]):
+    """A :class:`SummedRun`'s tables, each computed the first time it is read: an engine's
+    query runs only for what a command reads (``kbench metrics`` of a replication run reads
+    ECS's sums, not PAS's or the scatter's). ``given`` are computed already; ``later`` maps a
+    name to the function that computes it, called once."""
+
+    def __init__(self, given: Mapping[str, Any], later: Mapping[str, Callable[[], Any]]
+                 ) -> None:
+        self._tables = dict(given)
+        self._later = dict(later)
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._tables and name in self._later:
+            self._tables[name] = self._later.pop(name)()
+        return self._tables[name]
+
+    def __iter__(self):
+        return iter([*self._tables, *self._later])
+
+    def __len__(self) -> int:
+        return len(self._tables) + len(self._later)
+
+
 @dataclass(frozen=True)
 class SummedRun(Run):
     """A run an engine computed without fetching its rows (``frame`` is empty): its name,
