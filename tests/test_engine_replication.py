@@ -212,8 +212,7 @@ def test_effect_to_d_in_the_engine_is_numpy_s() -> None:
     grid = pd.DataFrame([(v, k) for v in values for k in kinds], columns=["v", "kind"])
     table = ibis.memtable(grid)
     con = ibis.duckdb.connect()
-    got = con.execute(table.select(d=engine_replication._effect_to_d(table["v"],
-                                                                     table["kind"])))
+    got = con.execute(engine_replication._native_d(table, "v", "kind", "d").select("d"))
     expected = replication.effect_to_d(grid["v"].to_numpy(), grid["kind"].to_numpy())
     np.testing.assert_allclose(got["d"].to_numpy(float), expected, rtol=1e-9, atol=1e-15)
 

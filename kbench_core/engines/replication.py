@@ -60,36 +60,54 @@ def _finite(value: Any) -> Any:
     return value.notnull() & ~value.isnan() & ~value.isinf()
 
 
-def _effect_to_d(value: Any, kind: Any) -> Any:
-    """:func:`kbench_core.replication.effects.effect_to_d` as an engine expression (NaN
+def _native_d(table: Any, value: str, kind: str, out: str) -> Any:
+    """``table`` with ``out``: :func:`kbench_core.replication.effects.effect_to_d` of the
+    column ``value`` by the test type in the column ``kind``, as an engine expression (NaN
     there is null here): tanh of a Fisher z as sign·(1 − e^{−2|z|})/(1 + e^{−2|z|}), which
-    no exponent overflows."""
+    no exponent overflows.
+
+    Written in stages, one ``mutate`` each (r, then d, then d where finite): a stage a later
+    one reads several times stays a column of its own (Ibis inlines a projection only where
+    that does not grow the query), where one expression would hold r four times and d four
+    times over, each a copy of every stage below it: 192 exponentials in the ECS query, whose
+    plan Spark's code generator could not compile."""
     import ibis
 
-    shrink = (value.abs() * -2.0).exp()
-    r = ibis.ifelse(kind == "correlation", value.sign() * (1.0 - shrink) / (1.0 + shrink),
-                    value)
+    v, k = table[value].cast("float64"), table[kind]
+    shrink = (v.abs() * -2.0).exp()
+    staged = table.mutate(__kbench_r=ibis.ifelse(
+        k == "correlation", v.sign() * (1.0 - shrink) / (1.0 + shrink), v))
+    v, k, r = staged[value].cast("float64"), staged[kind], staged["__kbench_r"]
     from_r = ibis.ifelse(r.abs() < 1 - EPSILON, 2 * r / (1 - r * r).sqrt(),
                          ibis.null("float64"))
-    binomial = ibis.ifelse((value >= 0) & (value <= 1), 2 * (value - 0.5) / math.sqrt(0.25),
+    binomial = ibis.ifelse((v >= 0) & (v <= 1), 2 * (v - 0.5) / math.sqrt(0.25),
                            ibis.null("float64"))
-    d = ibis.cases((kind.isin(["t", "f", "anova"]), value),
-                   (kind.isin(["correlation", "mann_whitney"]), from_r),
-                   (kind == "chi2", value * math.sqrt(3) / math.pi),
-                   (kind == "binomial", binomial), else_=ibis.null("float64"))
-    return ibis.ifelse(_finite(d), d, ibis.null("float64"))
+    staged = staged.mutate(__kbench_raw=ibis.cases(
+        (k.isin(["t", "f", "anova"]), v), (k.isin(["correlation", "mann_whitney"]), from_r),
+        (k == "chi2", v * math.sqrt(3) / math.pi), (k == "binomial", binomial),
+        else_=ibis.null("float64")))
+    d = staged["__kbench_raw"]
+    return staged.mutate(**{out: ibis.ifelse(_finite(d), d, ibis.null("float64"))}).drop(
+        "__kbench_r", "__kbench_raw")
 
 
-def _d(table: Any, side: str, kind: Any) -> Any:
-    """One side's Cohen's d per test: ``{side}_d`` where finite, else the native effect's."""
+def _with_d(table: Any, kind: Any) -> Any:
+    """``table`` with ``__d_human`` and ``__d_agent``: each side's Cohen's d per test,
+    ``{side}_d`` where finite, else the native effect's by the test type ``kind`` (an
+    expression of ``table``; None: no native effect converts), each stage a column of its
+    own (:func:`_native_d`)."""
     import ibis
 
-    given = (table[f"{side}_d"].cast("float64") if f"{side}_d" in table.columns
-             else ibis.null("float64"))
-    native = (_effect_to_d(table[f"{side}_effect"].cast("float64"), kind)
-              if f"{side}_effect" in table.columns and kind is not None
-              else ibis.null("float64"))
-    return ibis.ifelse(_finite(given), given, native)
+    staged = table.mutate(__kbench_kind=kind if kind is not None else ibis.null("string"))
+    for side in ("human", "agent"):
+        native = ibis.null("float64")
+        if f"{side}_effect" in staged.columns and kind is not None:
+            staged = _native_d(staged, f"{side}_effect", "__kbench_kind", f"__native_{side}")
+            native = staged[f"__native_{side}"]
+        given = (staged[f"{side}_d"].cast("float64") if f"{side}_d" in staged.columns
+                 else ibis.null("float64"))
+        staged = staged.mutate(**{f"__d_{side}": ibis.ifelse(_finite(given), given, native)})
+    return staged
 
 
 def finding_sums(table: Any, files: Sequence[str] = ()) -> Any:
@@ -123,9 +141,11 @@ def per_item(table: Any) -> Any:
     table, _ = _keyed(table)
     kind = _loader_text(table, "test_type", strip=True) if "test_type" in table.columns \
         else None
-    x, y = _d(table, "human", kind), _d(table, "agent", kind)
-    return table.mutate(abs_diff=ibis.ifelse(x.notnull() & y.notnull(), (y - x).abs(),
-                                             ibis.null("float64")))
+    staged = _with_d(table, kind)
+    x, y = staged["__d_human"], staged["__d_agent"]
+    return staged.mutate(abs_diff=ibis.ifelse(x.notnull() & y.notnull(), (y - x).abs(),
+                                              ibis.null("float64"))).select(
+        *table.columns, "abs_diff")
 
 
 def _keyed(table: Any) -> tuple[Any, dict[str, Any]]:
@@ -158,11 +178,12 @@ def _pairs(table: Any, files: Sequence[str], *, extra: Sequence[str] = ()) -> An
             if name in table.columns}
     kind = _loader_text(table, "test_type", strip=True) if "test_type" in table.columns \
         else None
-    x, y = _d(table, "human", kind), _d(table, "agent", kind)
+    staged = _with_d(table, kind)
+    x, y = staged["__d_human"], staged["__d_agent"]
     valid = x.notnull() & y.notnull()
-    return table.select(**keys, **kept, __x=ibis.ifelse(valid, x, ibis.null("float64")),
-                        __y=ibis.ifelse(valid, y, ibis.null("float64")),
-                        place=_place(table, files))
+    return staged.select(**keys, **kept, __x=ibis.ifelse(valid, x, ibis.null("float64")),
+                         __y=ibis.ifelse(valid, y, ibis.null("float64")),
+                         place=_place(table, files))
 
 
 def scatter_grid(table: Any, files: Sequence[str], sums: pd.DataFrame, *,
@@ -309,17 +330,20 @@ def _number(table: Any, name: str) -> Any:
     return table[name].cast("float64") if name in table.columns else ibis.null("float64")
 
 
-def _posterior(table: Any, side: str, prior: Any) -> Any:
-    """One side's posterior per test, as :func:`kbench_core.replication.effects.prepare_tests`
-    gives it: ``{side}_pi`` where finite, else from the Bayes factor and the prior odds
-    (an infinite product 1)."""
+def _posterior(table: Any, side: str, prior: str) -> Any:
+    """``table`` with ``__pi_{side}``: one side's posterior per test, as
+    :func:`kbench_core.replication.effects.prepare_tests` gives it: ``{side}_pi`` where
+    finite, else from the Bayes factor and the prior odds in the column ``prior`` (an
+    infinite product 1); the posterior from the Bayes factor a column of its own (staged as
+    :func:`_native_d` stages d)."""
     import ibis
 
-    given = _number(table, f"{side}_pi")
-    odds = _number(table, f"{side}_bf10") * prior
-    from_bf = ibis.ifelse(odds.isinf() & (odds > 0), 1.0, odds / (1 + odds))
-    return ibis.ifelse(_finite(given), given,
-                       ibis.ifelse(_finite(from_bf), from_bf, ibis.null("float64")))
+    odds = _number(table, f"{side}_bf10") * table[prior]
+    staged = table.mutate(**{f"__bf_{side}": ibis.ifelse(odds.isinf() & (odds > 0), 1.0,
+                                                         odds / (1 + odds))})
+    given, from_bf = _number(staged, f"{side}_pi"), staged[f"__bf_{side}"]
+    return staged.mutate(**{f"__pi_{side}": ibis.ifelse(
+        _finite(given), given, ibis.ifelse(_finite(from_bf), from_bf, ibis.null("float64")))})
 
 
 def _place(table: Any, files: Sequence[str]) -> Any:
@@ -386,26 +410,30 @@ def _pas_rows(table: Any, files: Sequence[str], *, finding_weights: str = "equal
                              else_=ibis.null("float64"))
     else:
         prior_h = ibis.null("float64")
-    pi_h = _posterior(table, "human", prior_h)
-    pi_a = _posterior(table, "agent", ibis.literal(agent_prior))
+    # each term a column of its own (as _native_d stages d): one expression would copy the
+    # posteriors into PAS, r and z over and over (a 331 kB query)
+    staged = table.mutate(__prior_human=prior_h, __prior_agent=ibis.literal(float(agent_prior)))
+    staged = _posterior(_posterior(staged, "human", "__prior_human"), "agent", "__prior_agent")
+    pi_h, pi_a = staged["__pi_human"], staged["__pi_agent"]
+    staged = staged.mutate(__pas=pi_h * pi_a + (1 - pi_h) * (1 - pi_a))
+    staged = staged.mutate(__r=(2 * staged["__pas"] - 1).clip(-(1 - EPSILON), 1 - EPSILON))
+    pi_h, pi_a, value, r = (staged[c] for c in ("__pi_human", "__pi_agent", "__pas", "__r"))
     posteriors = pi_h.notnull() & pi_a.notnull()
     if finding_weights == "n_eff":
-        weight = _number(table, "n_eff")
+        weight = _number(staged, "n_eff")
         weighable = _finite(weight)
     else:
         weight, weighable = ibis.literal(1.0), ibis.literal(True)
     usable = posteriors & weighable
-    value = pi_h * pi_a + (1 - pi_h) * (1 - pi_a)
-    r = (2 * value - 1).clip(-(1 - EPSILON), 1 - EPSILON)
     z = ((1 + r) / (1 - r)).ln() * 0.5
-    no_prior = ~_finite(pi_h) & _finite(_number(table, "human_bf10"))
+    no_prior = ~_finite(pi_h) & _finite(_number(staged, "human_bf10"))
     extra = {"domain": domain} if domain is not None else {}
-    rows = table.select(**keys, **extra, __u=usable, __p=posteriors,
-                        __w=ibis.ifelse(usable, weight, 0.0),
-                        __z=ibis.ifelse(usable, z, 0.0), __v=ibis.ifelse(usable, value, 0.0),
-                        __np=no_prior.fill_null(False),
-                        __nw=(posteriors & ~weighable).fill_null(False),
-                        place=_place(table, files))
+    rows = staged.select(**keys, **extra, __u=usable, __p=posteriors,
+                         __w=ibis.ifelse(usable, weight, 0.0),
+                         __z=ibis.ifelse(usable, z, 0.0), __v=ibis.ifelse(usable, value, 0.0),
+                         __np=no_prior.fill_null(False),
+                         __nw=(posteriors & ~weighable).fill_null(False),
+                         place=_place(table, files))
     return rows, list(keys)
 
 
