@@ -281,3 +281,35 @@ def test_a_category_with_nul_and_its_escape_keeps_both_rows() -> None:
     frame["model"] = frame["model"].astype("category")
     rows = list(csv.reader(io.StringIO(export.to_csv(frame))))
     assert [r[0] for r in rows[1:]] == ["a\\x00", "a\\x00"]
+
+
+_CELLS = st.one_of(
+    st.sampled_from(["=1+1", "+x", "-y", "@z", "\tt", "\rr", "a\x00b", "\u202eevil", "'=q",
+                     "plain", "", " ", "＝full"]),
+    st.text(max_size=6), st.none(), st.just(float("nan")), st.booleans(),
+    st.integers(-3, 3), st.floats(allow_nan=False, allow_infinity=False, width=16))
+
+
+@settings(max_examples=150, deadline=None)
+@given(cells=st.lists(_CELLS, max_size=30), as_string=st.booleans())
+def test_neutralised_is_csv_cell_on_every_cell(cells, as_string) -> None:
+    """``export.neutralised`` (each distinct value once) writes what ``csv_cell`` writes cell
+    by cell, in object and string columns: 1, 1.0 and True (one key to ``factorize``) stay
+    themselves, missing cells stay missing, an object column's type is what mapping infers
+    and a text column stays text."""
+    from kbench_core.text import csv_cell
+
+    if as_string:
+        cells = [c if isinstance(c, str) else None for c in cells]
+        column = pd.Series(cells, dtype="str")
+    else:
+        column = pd.Series(cells, dtype=object)
+    got = export.neutralised(pd.DataFrame({"c": column}))["c"]
+    want = column.map(csv_cell)
+    # text stays text (mapping an all-missing text column gave pandas' null type)
+    assert got.dtype == (column.dtype if as_string else want.dtype)
+    for left, right in zip(got.tolist(), want.tolist(), strict=True):
+        if right is None or (isinstance(right, float) and right != right) or right is pd.NA:
+            assert left is None or left is pd.NA or (isinstance(left, float) and left != left)
+        else:
+            assert type(left) is type(right) and left == right

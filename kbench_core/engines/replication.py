@@ -445,11 +445,12 @@ def fetch_sums(expr: Any) -> pd.DataFrame:
     import pyarrow.compute as pc
 
     table = expr.to_pyarrow()
-    table = table.take(pc.sort_indices(table, [("place", "ascending")]))
     for name in _KEYS:
         if name in table.column_names:
             i = table.column_names.index(name)
             table = table.set_column(i, name, pc.dictionary_encode(table.column(name)))
+    # sorted once the keys are codes: taking 2.5M strings cost 2.3 s, their codes little
+    table = table.take(pc.sort_indices(table, [("place", "ascending")]))
     frame = table.to_pandas()
     for name in frame.columns:
         if name == "place" or name == "n" or name.startswith("n_"):

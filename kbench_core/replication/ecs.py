@@ -371,8 +371,8 @@ def ecs_from_sums(sums: pd.DataFrame, *,
     # Studies within each group (group code × the study's code), numbered 0..k-1 in that
     # order: the bootstrap's draws follow it.
     key = codes * (len(s) + 1) + pd.factorize(s["study"])[0]
-    study_codes = np.unique(key, return_inverse=True)[1].ravel().astype(np.int64)
-    n_studies = np.bincount(np.unique(key[valid]) // (len(s) + 1), minlength=size)
+    study_codes = pd.factorize(key, sort=True)[0].astype(np.int64)  # np.unique's numbering
+    n_studies = np.bincount(pd.unique(key[valid]) // (len(s) + 1), minlength=size)
     owner = np.zeros(int(study_codes.max(initial=-1)) + 1, dtype=np.int64)
     owner[study_codes] = codes
     method = np.full(size, "", dtype=object)
