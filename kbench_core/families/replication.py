@@ -138,10 +138,12 @@ def ecs_tables(tests: pd.DataFrame | None, *, options: ReplicationOptions | None
     an engine's (``tests`` None then; the study level's bootstrap resamples tests, so
     ``ci="bootstrap"`` needs them)."""
     from kbench_core import replication
+    from kbench_core.replication.ecs import sums_in_order
 
     chosen = ReplicationOptions.from_mapping(options)
     if sums is None:
         sums = replication.finding_sums(tests)
+    sums, weights = sums_in_order(sums, chosen.weighting)  # once for the three levels
     out = {}
     for level in ECS_LEVELS:
         if level == "domain" and "domain" not in sums:
@@ -151,7 +153,8 @@ def ecs_tables(tests: pd.DataFrame | None, *, options: ReplicationOptions | None
                 raise ValueError("the per-study ECS bootstrap resamples tests: give them")
             table = replication.ecs(tests, level=level, **chosen.ecs())
         else:
-            table = replication.ecs_from_sums(sums, level=level, **chosen.ecs())
+            table = replication.ecs_from_sums(sums, level=level, weights=weights,
+                                              **chosen.ecs())
         out[level] = table if level == "study" else _few(table, "n_studies")
     return out
 

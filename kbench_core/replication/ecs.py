@@ -314,7 +314,8 @@ def ecs_from_sums(sums: pd.DataFrame, *,
                   weighting: Literal["structure", "equal"] = "structure",
                   normalize_weights: bool = True,
                   ci: Literal["analytic", "lin", "jackknife", "bootstrap"] | None = "analytic",
-                  n_boot: int = 1000, random_state: int = 0) -> pd.DataFrame:
+                  n_boot: int = 1000, random_state: int = 0,
+                  weights: Array | None = None) -> pd.DataFrame:
     r""":func:`ecs` finished from the tests' sufficient table (:func:`finding_sums`, or
     an engine's: ``kbench_core.engines.replication``), every option but the intervals
     whose units are the tests (``level="study"`` with ``ci="jackknife"`` or
@@ -330,7 +331,10 @@ def ecs_from_sums(sums: pd.DataFrame, *,
     with :math:`C_f` the finding's centred sum of products (:math:`M_{2}` for x and y), as
     accurate as the two-pass moments of the tests; a study's (or a test's) raw sums for the
     jackknife and the bootstrap are :math:`w_f(M_{2,f} + n_f\bar x_f^2)` and the like.
-    Rows, keys and columns as :func:`ecs` gives them. Written by hand, as :func:`ecs`."""
+    Rows, keys and columns as :func:`ecs` gives them. ``weights``: each row's per-test
+    weight under ``weighting`` when ``sums`` is already in order of ``place``
+    (:func:`sums_in_order`, which makes both once for the three levels). Written by hand,
+    as :func:`ecs`."""
     check_choice("level", level, ("overall", "domain", "study"))
     check_choice("weighting", weighting, ("structure", "equal"))
     check_choice("ci", ci, (None, "analytic", "lin", "jackknife", "bootstrap"))
@@ -339,10 +343,12 @@ def ecs_from_sums(sums: pd.DataFrame, *,
                          "to ecs(), not their sums")
     if level == "domain" and "domain" not in sums:
         raise ValueError("level='domain' needs a domain column")
-    s = sums.sort_values("place", kind="stable").reset_index(drop=True)
+    if weights is None:
+        s, w = sums_in_order(sums, weighting)
+    else:
+        s, w = sums, weights
     n_f = s["n"].to_numpy(np.int64)
     valid = n_f > 0
-    w = _finding_weights(s, weighting, n_f, valid)
     group_cols = ["model"] + ({"overall": [], "domain": ["domain"], "study": ["study"]}[level])
     codes, first = _group_codes(s, group_cols)
     size = first.size
@@ -453,6 +459,18 @@ def finding_sums(tests: pd.DataFrame) -> pd.DataFrame:
                c_xy=np.where(empty, np.nan, np.bincount(g, weights=dx * dy, minlength=size)),
                place=first.astype(np.int64))
     return pd.DataFrame(out)
+
+
+def sums_in_order(sums: pd.DataFrame, weighting: str = "structure",
+                  ) -> tuple[pd.DataFrame, Array]:
+    """``sums`` (:func:`finding_sums`) in order of ``place`` with a fresh index, and each
+    row's per-test ECS weight under ``weighting``: what :func:`ecs_from_sums` reads first,
+    made once when it finishes several levels (``weights=``)."""
+    check_choice("weighting", weighting, ("structure", "equal"))
+    ordered = sums["place"].is_monotonic_increasing
+    s = (sums if ordered else sums.sort_values("place", kind="stable")).reset_index(drop=True)
+    n_f = s["n"].to_numpy(np.int64)
+    return s, _finding_weights(s, weighting, n_f, n_f > 0)
 
 
 def _finding_weights(s: pd.DataFrame, weighting: str, n_f: Array, valid: Array) -> Array:
