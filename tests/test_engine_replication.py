@@ -331,8 +331,8 @@ def _refused(*args, **kwargs):
     raise AssertionError("the tests were fetched")
 
 
-def test_compare_on_an_engine_is_refused_for_a_bad_cell_as_the_loader_refuses_it(
-        tmp_path) -> None:
+@pytest.mark.parametrize("command", ["metrics", "compare"])
+def test_duckdb_refuses_a_bad_cell_as_the_loader_does(command, tmp_path) -> None:
     from kbench_core.cli import main
 
     frame = awkward_tests()
@@ -342,22 +342,7 @@ def test_compare_on_an_engine_is_refused_for_a_bad_cell_as_the_loader_refuses_it
     messages = []
     for engine in ("memory", "duckdb"):
         with pytest.raises(SystemExit) as err:
-            main(["compare", str(path), "--engine", engine])
-        messages.append(str(err.value))
-    assert messages[0] == messages[1] and "test_type" in messages[0] and "row 8" in messages[0]
-
-
-def test_metrics_on_duckdb_refuses_a_bad_cell_as_the_loader_does(tmp_path) -> None:
-    from kbench_core.cli import main
-
-    frame = awkward_tests()
-    frame.loc[7, "test_type"] = "regression"
-    path = tmp_path / "bad.parquet"
-    frame.to_parquet(path)
-    messages = []
-    for engine in ("memory", "duckdb"):
-        with pytest.raises(SystemExit) as err:
-            main(["metrics", str(path), "--engine", engine])
+            main([command, str(path), "--engine", engine])
         messages.append(str(err.value))
     assert messages[0] == messages[1] and "test_type" in messages[0] and "row 8" in messages[0]
 
