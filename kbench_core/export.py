@@ -408,7 +408,10 @@ def _fixed_cells(series: pd.Series) -> pd.Series | None:
     for it; an object column's types are then inferred as ``Series.map`` infers them (``[None,
     0]`` becomes floats), so the file is what mapping each cell wrote."""
     text = isinstance(series.dtype, pd.StringDtype)
-    codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    try:
+        codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    except TypeError:  # a cell that cannot be hashed (a list): each cell, as before
+        return series.map(csv_cell)
     fixed = [csv_cell(u) for u in uniques]
     changed = np.array([f is not u and f != u for f, u in zip(fixed, uniques, strict=True)],
                        dtype=bool)

@@ -287,7 +287,8 @@ _CELLS = st.one_of(
     st.sampled_from(["=1+1", "+x", "-y", "@z", "\tt", "\rr", "a\x00b", "\u202eevil", "'=q",
                      "plain", "", " ", "＝full"]),
     st.text(max_size=6), st.none(), st.just(float("nan")), st.booleans(),
-    st.integers(-3, 3), st.floats(allow_nan=False, allow_infinity=False, width=16))
+    st.integers(-3, 3), st.floats(allow_nan=False, allow_infinity=False, width=16),
+    st.just(["=1", 2]))
 
 
 @settings(max_examples=150, deadline=None)
