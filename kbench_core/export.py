@@ -21,16 +21,21 @@ server once and reuses it for every figure of a command.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import html
 import io
 import json
+import os
 import re
+import signal
 import struct
+import threading
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
 from xml.sax.saxutils import escape as xml_escape
@@ -171,6 +176,36 @@ def _pdf_with_info(pdf: bytes, provenance: Provenance) -> bytes:
     return out.getvalue()
 
 
+CLOSE_SECONDS = 60.0  # for the render server's browser to exit before it is killed
+
+
+def _browser_children() -> list[int]:
+    """The browsers kaleido started for this process: Chromium processes among its
+    descendants (from ``/proc``; none elsewhere) whose parent is a Python process
+    (choreographer's launcher), which leaves a Playwright browser (launched by Node) alone."""
+    names: dict[int, str] = {}
+    parents: dict[int, int] = {}
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                stat = Path(entry.path, "stat").read_text()
+                pid = int(entry.name)
+                names[pid] = stat[stat.index("(") + 1:stat.rindex(")")].lower()
+                parents[pid] = int(stat[stat.rindex(")") + 2:].split()[1])
+    children: dict[int, list[int]] = {}
+    for pid, parent in parents.items():
+        children.setdefault(parent, []).append(pid)
+    found, stack = [], list(children.get(os.getpid(), []))
+    while stack:
+        pid = stack.pop()
+        stack.extend(children.get(pid, []))
+        if "chrom" in names[pid] and names.get(parents[pid], "").startswith("python"):
+            found.append(pid)
+    return found
+
+
 class FigureExporter:
     """Renders plotly figures to PNG/SVG/PDF with provenance; one render server per instance.
 
@@ -193,11 +228,35 @@ class FigureExporter:
         self.close()
 
     def close(self) -> None:
-        if self._started:
-            import kaleido
+        """Stop the render server, waiting at most :data:`CLOSE_SECONDS` for its browser to
+        exit, then killing it: kaleido's own stop waits for ever, and once in CI a read on
+        the browser's pipe never returned (a 300 s test timeout). kaleido's server is a
+        singleton (``kaleido._global_server``); its close is done here as kaleido does it,
+        with the wait bounded (kaleido's own stop where its internals are not the expected
+        ones)."""
+        if not self._started:
+            return
+        import kaleido
 
+        self._started = False
+        server = getattr(kaleido, "_global_server", None)
+        thread = getattr(server, "_thread", None)
+        if (server is None or not isinstance(thread, threading.Thread)
+                or not hasattr(server, "_task_queue") or not server.is_running()):
             kaleido.stop_sync_server(silence_warnings=True)
-            self._started = False
+            return
+        browsers = _browser_children()
+        server._task_queue.put(None)
+        thread.join(CLOSE_SECONDS)
+        if thread.is_alive():
+            for pid in browsers:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+            thread.join(10)
+        for name in ("_thread", "_task_queue", "_return_queue"):
+            if hasattr(server, name):
+                delattr(server, name)
+        server._initialized = False
 
     def to_bytes(self, fig: go.Figure, fmt: str, *, width: int | None = None,
                  height: int | None = None, scale: float = 1.0,

@@ -115,3 +115,4 @@ def test_fingerprint_table_to_latex_has_one_row_per_pair() -> None:
                               "model_rate_high"]], best={"bms": "min"})
     rows = [line for line in tex.splitlines() if line.endswith(r"\\")][1:]
     assert len(rows) == len(fp)
+
