@@ -482,8 +482,9 @@ def test_metrics_on_duckdb_refuses_a_bad_cell_as_the_loader_does(tmp_path, capsy
 
 
 def test_metrics_on_duckdb_out_of_memory_names_the_setting(run_file, monkeypatch):
-    """The engine running out of memory while it sums the cells is named with the setting to
-    change (engines.EngineMemoryError), never an unexpected error."""
+    """The engine running out of memory while it sums the cells (``metrics``, ``profile``) is
+    named with the setting to change (engines.EngineMemoryError) and the way around it,
+    never an unexpected error."""
     from kbench_core.cli import main
 
     _, path = run_file
@@ -493,11 +494,13 @@ def test_metrics_on_duckdb_out_of_memory_names_the_setting(run_file, monkeypatch
 
     monkeypatch.setattr(engine_judged, "answers", exhausted)
     monkeypatch.setattr(engines.settings, "JUDGED_CELLS_ROWS", 0)  # cells at any size
-    with pytest.raises(SystemExit) as err:
-        main(["metrics", str(path), "--engine", "duckdb"])
-    assert "ran out of memory" in str(err.value) and "KBENCH_DUCKDB_MEMORY" in str(err.value)
     rows = len(io.load_run(path).frame)
-    assert f"KBENCH_JUDGED_CELLS_ROWS={rows + 1}" in str(err.value)  # or fetch the rows
+    for command in ("metrics", "profile"):
+        with pytest.raises(SystemExit) as err:
+            main([command, str(path), "--engine", "duckdb"])
+        said = str(err.value)
+        assert "ran out of memory" in said and "KBENCH_DUCKDB_MEMORY" in said, command
+        assert f"KBENCH_JUDGED_CELLS_ROWS={rows + 1}" in said, command  # or fetch the rows
 
 
 def test_a_small_judged_run_is_fetched_not_summed(run_file, capsys, monkeypatch):

@@ -393,8 +393,15 @@ def load(path: str | os.PathLike[str], *, engine: Engine | None = None,
         if summed and len(sources) == 1 and hook is not None:
             if con is None:
                 con = connect(chosen)
-            with _named(src, chosen):
-                found = hook(src, con)
+            try:
+                with _named(src, chosen):
+                    found = hook(src, con)
+            except EngineMemoryError as err:
+                if hook is family.engine_run or family.engine_tables_rows is None:
+                    raise
+                from kbench_core.engines.cli import _parquet_rows, fetch_instead
+
+                raise EngineMemoryError(fetch_instead(err, _parquet_rows(src))) from None
             if found is not None:  # else its columns need the loader: read as below
                 runs.append(found)
                 continue

@@ -68,6 +68,14 @@ def _parquet_rows(src: object) -> int:
         return 0
 
 
+def fetch_instead(err: BaseException, rows: int) -> str:
+    """An engine's out-of-memory message for a judged run it sums in cells, with the other
+    way out when the run fits the loader (3M judged rows through DuckDB's 512 MB ran out of
+    memory in 1 of 3 runs; fetched, 10 s and 1.8 GiB): fetch its rows."""
+    return (f"{err}; or fetch its rows instead, if the loader can hold them (about 4.7M "
+            f"judged rows): KBENCH_JUDGED_CELLS_ROWS={rows + 1}")
+
+
 def engine_main_tables(path: str, *, engine: str | None = None,
                        spark_master: str | None = None, options: dict | None = None,
                        ) -> tuple[object, list, dict] | None:
@@ -107,11 +115,7 @@ def engine_main_tables(path: str, *, engine: str | None = None,
     except engines.EngineMemoryError as err:
         if family.engine_tables_rows is None:
             raise SystemExit(f"kbench: {err}") from None
-        # and the other way, when the run fits the loader (3M judged rows through DuckDB's
-        # 512 MB: out of memory in 1 of 3 runs; fetched, 10 s and 1.8 GiB)
-        raise SystemExit(f"kbench: {err}; or fetch its rows instead, if the loader can hold "
-                         f"them (about 4.7M judged rows): KBENCH_JUDGED_CELLS_ROWS={rows + 1}"
-                         ) from None
+        raise SystemExit(f"kbench: {fetch_instead(err, rows)}") from None
     except RunFormatError as err:
         raise SystemExit(f"kbench: {err}") from None
     except (FileNotFoundError, RuntimeError, ValueError) as err:
