@@ -399,9 +399,8 @@ def load(path: str | os.PathLike[str], *, engine: Engine | None = None,
             except EngineMemoryError as err:
                 if hook is family.engine_run or family.engine_tables_rows is None:
                     raise
-                from kbench_core.engines.cli import _parquet_rows, fetch_instead
-
-                raise EngineMemoryError(fetch_instead(err, _parquet_rows(src))) from None
+                raise EngineMemoryError(settings.fetch_instead(
+                    err, source.parquet_rows(src))) from None
             if found is not None:  # else its columns need the loader: read as below
                 runs.append(found)
                 continue

@@ -55,27 +55,6 @@ def load_all(paths: Sequence[str], *, engine: str | None = None,
     return runs
 
 
-def _parquet_rows(src: object) -> int:
-    """The rows of a source's Parquet files, from their footers (no row read); 0 when a
-    footer cannot be read (the loader then names the problem, as it always has)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    try:
-        return sum(pq.ParquetFile(f).metadata.num_rows
-                   for f in src.files)  # type: ignore[attr-defined]
-    except (OSError, pa.ArrowException):
-        return 0
-
-
-def fetch_instead(err: BaseException, rows: int) -> str:
-    """An engine's out-of-memory message for a judged run it sums in cells, with the other
-    way out when the run fits the loader (3M judged rows through DuckDB's 512 MB ran out of
-    memory in 1 of 3 runs; fetched, 10 s and 1.8 GiB): fetch its rows."""
-    return (f"{err}; or fetch its rows instead, if the loader can hold them (about 4.7M "
-            f"judged rows): KBENCH_JUDGED_CELLS_ROWS={rows + 1}")
-
-
 def engine_main_tables(path: str, *, engine: str | None = None,
                        spark_master: str | None = None, options: dict | None = None,
                        ) -> tuple[object, list, dict] | None:
@@ -92,7 +71,7 @@ def engine_main_tables(path: str, *, engine: str | None = None,
     import pandas as pd
 
     from kbench_core import engines, families
-    from kbench_core.engines import connect, source
+    from kbench_core.engines import connect, settings, source
 
     chosen = engine or default_engine(path)
     if chosen == "memory":
@@ -105,7 +84,7 @@ def engine_main_tables(path: str, *, engine: str | None = None,
         family = families.get(src.kind)
         if family.engine_tables is None:
             return None
-        rows = _parquet_rows(src)
+        rows = source.parquet_rows(src)
         if family.engine_tables_rows is not None and rows < family.engine_tables_rows():
             return None  # small enough to fetch: faster than the cells (engines.settings)
         backend = connect(chosen, spark_master=spark_master)  # type: ignore[arg-type]
@@ -115,7 +94,7 @@ def engine_main_tables(path: str, *, engine: str | None = None,
     except engines.EngineMemoryError as err:
         if family.engine_tables_rows is None:
             raise SystemExit(f"kbench: {err}") from None
-        raise SystemExit(f"kbench: {fetch_instead(err, rows)}") from None
+        raise SystemExit(f"kbench: {settings.fetch_instead(err, rows)}") from None
     except RunFormatError as err:
         raise SystemExit(f"kbench: {err}") from None
     except (FileNotFoundError, RuntimeError, ValueError) as err:

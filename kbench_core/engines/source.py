@@ -378,6 +378,15 @@ def file_source(path: Path, *, name: str, kind: str) -> ParquetSource:
     return _source(name, kind, [path], path.name)
 
 
+def parquet_rows(src: ParquetSource) -> int:
+    """The rows of a source's Parquet files, from their footers (no row read); 0 when a
+    footer cannot be read (the loader then names the problem, as it always has)."""
+    try:
+        return sum(pq.ParquetFile(f).metadata.num_rows for f in src.files)
+    except (OSError, pa.ArrowException):
+        return 0
+
+
 def pinned(src: ParquetSource) -> Pinned:
     """The source's files as checked and hashed when it was made (:class:`Pinned`); a source
     made by hand has them opened and checked now."""

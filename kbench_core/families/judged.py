@@ -455,7 +455,6 @@ def _engine_profile(src: Any, backend: Any) -> Any:
 
     from kbench_core import vuln
     from kbench_core.engines import settings, source, validate
-    from kbench_core.engines.cli import _parquet_rows
     from kbench_core.engines.judged import (
         EngineCells,
         answers,
@@ -466,7 +465,7 @@ def _engine_profile(src: Any, backend: Any) -> Any:
     from kbench_core.io import SummedRun
     from kbench_core.vuln.profile import profile_rows_from_sums
 
-    rows = _parquet_rows(src)
+    rows = source.parquet_rows(src)
     if rows < settings.JUDGED_CELLS_ROWS:
         return None
     table = source.open_table(backend, src)

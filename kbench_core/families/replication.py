@@ -348,7 +348,6 @@ def _engine_run(src: Any, backend: Any) -> Any:
     from kbench_core import engines
     from kbench_core.engines import replication as engine
     from kbench_core.engines import source, validate
-    from kbench_core.engines.cli import _parquet_rows
     from kbench_core.io import LazyTables, SummedRun
 
     options = ReplicationOptions()
@@ -380,7 +379,7 @@ def _engine_run(src: Any, backend: Any) -> Any:
             drawn = engine.scatter_points(table, files, ecs_sums, weighting=options.weighting)
         return drawn
 
-    rows = _parquet_rows(src)
+    rows = source.parquet_rows(src)
     meta = {**src.meta, "rows": rows, "models": sorted(map(str, ecs_sums["model"].unique())),
             "columns": list(src.columns), "reduced_rows": len(ecs_sums)}
     tables = LazyTables({"ecs": ecs_sums, "weighting": options.weighting,
