@@ -322,12 +322,13 @@ def _items_run(src: ParquetSource, family: Any, value: str, *, cluster: str | No
         if value not in derived.columns:
             return None
         means = items.item_means(derived, src, value, cluster=cluster)
-        rows = int(table.count().to_pyarrow().as_py()) if means is not None else 0
         source.check_read(src, backend)
     if means is None:
         return None
-    meta = {**src.meta, "rows": rows, "models": sorted(map(str, means.models)),
-            "columns": list(src.columns), "compared_as": recorded}
+    # the rows from the files' footers: a count over the rows read them once more
+    meta = {**src.meta, "rows": source.parquet_rows(src),
+            "models": sorted(map(str, means.models)), "columns": list(src.columns),
+            "compared_as": recorded}
     return SummedRun(name=src.name, kind=src.kind, frame=pd.DataFrame(), meta=meta), means
 
 

@@ -440,6 +440,19 @@ def _profile_rows(run: Run) -> tuple[pd.DataFrame, int, str]:
                         cluster=FAMILY.comparison.cluster)  # type: ignore[union-attr]
 
 
+def _judge_answers(table: Any, judge: str, chosen: ConsensusOptions,
+                   files: tuple[str, ...]) -> Any:
+    """The answers of ``judge`` made by the engine (:func:`kbench_core.engines.judged.answers`):
+    the majority under ``chosen``'s voters, votes and rule, or one judge's rows under its
+    ``failed_as``; what :func:`judge_views` gives of a frame."""
+    from kbench_core.engines.judged import answers
+
+    if judge == MAJORITY:
+        return answers(table, judges=list(chosen.judges) or None, min_votes=chosen.min_votes,
+                       failed_as=chosen.failed_as, files=files)
+    return answers(table, judge=judge, failed_as=chosen.failed_as, files=files)
+
+
 def _engine_profile(src: Any, backend: Any) -> Any:
     """The family's ``engine_profile``: ``kbench profile`` of a judged source computed in the
     engine, no answer fetched (an :class:`~kbench_core.io.SummedRun` whose ``profile`` table
@@ -457,7 +470,6 @@ def _engine_profile(src: Any, backend: Any) -> Any:
     from kbench_core.engines import settings, source, validate
     from kbench_core.engines.judged import (
         EngineCells,
-        answers,
         judge_names,
         profile_sums,
         supported,
@@ -481,8 +493,7 @@ def _engine_profile(src: Any, backend: Any) -> Any:
                          tables={"profile": (pd.DataFrame(), 0, "")})
     judge = offered[0]
     files = tuple(f.name for f in src.files)
-    made = (answers(table, files=files) if judge == MAJORITY
-            else answers(table, judge=judge, files=files))
+    made = _judge_answers(table, judge, ConsensusOptions(), files)
     made = dataclasses.replace(made, expr=made.expr.cache())  # read by the cells and the sums
     board = vuln.tiers(EngineCells(made), **TierOptions(bootstrap=True).tiers())
     board = board.assign(model=board["model"].astype(str))
@@ -535,7 +546,7 @@ def _engine_tables(src: Any, backend: Any, options: Mapping[str, Any] | None,
     ``engine_tables``."""
     from kbench_core import vuln
     from kbench_core.engines import source, validate
-    from kbench_core.engines.judged import EngineCells, answers, judge_names, supported
+    from kbench_core.engines.judged import EngineCells, judge_names, supported
 
     table = source.open_table(backend, src)
     if not supported(table):
@@ -547,13 +558,7 @@ def _engine_tables(src: Any, backend: Any, options: Mapping[str, Any] | None,
     tier_options = TierOptions.from_mapping(options).tiers()
     out = []
     for name in [chosen.judge] if chosen.judge is not None else offered_judges(names):
-        if name == MAJORITY:
-            chosen_answers = answers(table, judges=list(chosen.judges) or None,
-                                     min_votes=chosen.min_votes, failed_as=chosen.failed_as,
-                                     files=files)
-        else:
-            chosen_answers = answers(table, judge=name, failed_as=chosen.failed_as,
-                                     files=files)
+        chosen_answers = _judge_answers(table, name, chosen, files)
         out.append((name, main_columns(leaderboard(vuln.tiers(EngineCells(chosen_answers),
                                                               **tier_options)))))
     source.check_read(src, backend)
@@ -575,7 +580,7 @@ def _engine_items(table: Any, src: Any, value: str, options: Mapping[str, Any] |
     when the file's columns are not in their natural Parquet types (the loader reads it)."""
     from kbench_core.agreement._labels import ITEM_KEY
     from kbench_core.engines import validate
-    from kbench_core.engines.judged import answers, judge_names, per_item, supported
+    from kbench_core.engines.judged import judge_names, per_item, supported
     from kbench_core.engines.source import FILE, ROW
 
     if not supported(table):
@@ -588,11 +593,7 @@ def _engine_items(table: Any, src: Any, value: str, options: Mapping[str, Any] |
     read = {*ITEM_KEY, "model", "judge", "is_vulnerable", "said_vulnerable", "target_found",
             value, ROW, FILE}
     table = table.select(*[c for c in table.columns if c in read])
-    if judge == MAJORITY:
-        made = answers(table, judges=list(chosen.judges) or None, min_votes=chosen.min_votes,
-                       failed_as=chosen.failed_as, files=files)
-    else:
-        made = answers(table, judge=judge, failed_as=chosen.failed_as, files=files)
+    made = _judge_answers(table, judge, chosen, files)
     several = default_judge(names) == MAJORITY
     recorded = {**chosen.provenance(), "judge": judge} if several else {"judge": judge}
     return per_item(made.expr).cache(), recorded
