@@ -90,6 +90,7 @@ from kbench_core.agreement.differences import (
     disagreements,
     judge_spread,
     spread_summary,
+    stacked_spread,
 )
 from kbench_core.agreement.kappa import fleiss_kappa, human_agreement, pairwise_kappa
 from kbench_core.agreement.overview import label_agreement, percent_agreement
@@ -113,7 +114,8 @@ __all__ = [
     "default_level", "disagreements", "failed_rule", "fleiss_kappa", "human_agreement",
     "interpret", "judge_rows", "judge_spread", "judge_tiers", "judged_labels", "judges",
     "krippendorff_alpha", "label_agreement", "labels_as_judged", "pairwise_alpha",
-    "pairwise_kappa", "percent_agreement", "spread_summary", "summarize", "voters",
+    "pairwise_kappa", "percent_agreement", "spread_summary", "stacked_spread", "summarize",
+    "voters",
 ]
 
 # doctest.testmod(kbench_core.agreement) sees only what is defined here; hand it the examples

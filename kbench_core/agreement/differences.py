@@ -162,18 +162,23 @@ def judge_spread(judged: pd.DataFrame, *, include_consensus: bool = True,
     if not names:
         raise ValueError("judge_spread needs a judge column with at least one judge")
     # each judge's failed judgements counted as the majority's are (failed_as)
-    parts = [vuln.tiers(judge_rows(judged, name, failed_as=failed_as),  # type: ignore[arg-type]
-                        judge=name, **tier_options)
+    parts = [(name, vuln.tiers(judge_rows(judged, name, failed_as=failed_as),  # type: ignore[arg-type]
+                               judge=name, **tier_options))
              for name in names]
-    order = list(names)
     if include_consensus and any(n != HUMAN for n in names):
         voted = consensus(judged, judges=judges, min_votes=min_votes,
                           failed_as=failed_as)  # type: ignore[arg-type]
-        parts.append(vuln.tiers(voted, **tier_options))
-        order.append(CONSENSUS)
-    spread = pd.concat(parts, ignore_index=True)
-    spread["judge"] = pd.Categorical(spread["judge"].astype(str), categories=order,
-                                     ordered=True)
+        parts.append((CONSENSUS, vuln.tiers(voted, **tier_options)))
+    return stacked_spread(parts)
+
+
+def stacked_spread(parts: Sequence[tuple[str, pd.DataFrame]]) -> pd.DataFrame:
+    """Tier tables of several judges, ``(judge, table)`` in order, stacked as
+    :func:`judge_spread` gives them (``judge`` an ordered categorical in that order): the
+    finish of a spread whose tiers an engine computed from its cells."""
+    spread = pd.concat([table for _, table in parts], ignore_index=True)
+    spread["judge"] = pd.Categorical(spread["judge"].astype(str),
+                                     categories=[name for name, _ in parts], ordered=True)
     return spread
 
 

@@ -52,6 +52,7 @@ from kbench_core.calibration.bins import (
 from kbench_core.calibration.groups import (
     calibration_by,
     group_codes,
+    reliability_binned,
     reliability_by,
     reliability_groups,
 )
@@ -59,5 +60,5 @@ from kbench_core.calibration.scores import brier, ece, ece_l2_debiased, mce, rel
 
 __all__ = ["STRATEGIES", "Binned", "SortedAnswers", "Strategy", "bin_calibration", "bin_ids",
            "brier", "calibration_by", "ece", "ece_interval", "ece_l2_debiased", "group_codes",
-           "mce", "mce_interval", "mce_interval_of", "quantile_edges", "reliability_by",
-           "reliability_groups", "reliability_table", "sort_answers"]
+           "mce", "mce_interval", "mce_interval_of", "quantile_edges", "reliability_binned",
+           "reliability_by", "reliability_groups", "reliability_table", "sort_answers"]

@@ -8,11 +8,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from kbench_core.calibration.bins import Strategy, _check_options, bin_calibration
+from kbench_core.calibration.bins import Binned, Strategy, _check_options, bin_calibration
 from kbench_core.calibration.scores import _as_float, _pairs
 from kbench_core.stats import wilson
 
-__all__ = ["calibration_by", "group_codes", "reliability_by", "reliability_groups"]
+__all__ = ["calibration_by", "group_codes", "reliability_binned", "reliability_by",
+           "reliability_groups"]
 
 
 def group_codes(frame: pd.DataFrame, by: str | tuple[str, ...] | list[str], *,
@@ -44,6 +45,14 @@ def reliability_groups(group: np.ndarray, keys: pd.DataFrame, confidence: np.nda
                              np.asarray(confidence, dtype=float),
                              np.asarray(correct, dtype=float), n_groups=len(keys),
                              n_bins=n_bins, strategy=strategy)
+    return reliability_binned(binned, keys)
+
+
+def reliability_binned(binned: Binned, keys: pd.DataFrame) -> pd.DataFrame:
+    """The reliability table of answers already binned per group (:class:`Binned`, one row of
+    ``keys`` per group): one row per group × non-empty bin. What :func:`reliability_groups`
+    finishes, and what an engine's per-bin sums finish without an answer
+    (``kbench_core.vuln.reliability`` of the cells an engine sums)."""
     g, bins = np.nonzero(binned.count > 0)
     n = binned.count[g, bins]
     accuracy = binned.correct_sum[g, bins] / n

@@ -131,11 +131,14 @@ def _judges(run, judges: dict | None) -> tuple[dict, dict]:
         return {}, {}
     from kbench_core.families.judged import MAJORITY, check_judges, default_judge
 
+    tables = getattr(run, "tables", None) or {}
+    # a run kept in the engine names its judges (families._judged_sources.EngineJudged)
+    names = tables["engine"].judges if "engine" in tables else run.frame
     try:
-        chosen = check_judges(run.frame, judges)
+        chosen = check_judges(names, judges)
     except ValueError as err:
         raise SystemExit(f"kbench: {_safe(run.name)}: {_safe(err)}") from None
-    several = default_judge(run.frame) == MAJORITY
+    several = default_judge(names) == MAJORITY
     return dict(judges or {}), (chosen.provenance() if several else {})
 
 

@@ -33,6 +33,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (SystemExit, MemoryError):
         raise
     except Exception as exc:
+        from kbench_core.engines import EngineMemoryError
+
+        if isinstance(exc, EngineMemoryError):  # a later query of a run kept in the engine
+            print(f"kbench: {exc}", file=sys.stderr)
+            return 1
         if os.environ.get("KBENCH_DEBUG"):
             raise
         print(f"kbench: unexpected error ({type(exc).__name__}: {_safe(str(exc)[:300])}); "

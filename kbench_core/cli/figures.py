@@ -40,8 +40,9 @@ def write_figures(paths: Sequence[str], *, out: str, formats: Sequence[str],
 
     # An engine's bias run stays its small weighted table (every bias item reads the counts:
     # kbench_core.kahne.row_weights), so memory is bounded by it, not by the run's rows.
+    # The judge audit (--labels) reads the answers its labels are of: the rows are fetched.
     runs = _load_all(paths, engine=engine, spark_master=spark_master, weighted=True,
-                     summed=True)
+                     summed=labels is None)
     folder = Path(out)
     _make_folder(folder)
     jobs = []

@@ -62,8 +62,9 @@ def report(paths: Sequence[str], *, out: str, judges: dict | None = None,
     _check_out_file(Path(out))
     # An engine's bias run stays its small weighted table (every bias item reads the counts:
     # kbench_core.kahne.row_weights), so memory is bounded by it, not by the run's rows.
+    # The judge audit (--labels) reads the answers its labels are of: the rows are fetched.
     runs = _load_all(paths, engine=engine, spark_master=spark_master, weighted=True,
-                     summed=True)
+                     summed=labels is None)
     recorded: dict = {}
     for run in runs:  # every judged run's judges checked before the long work
         recorded.update(_judges(run, judges)[1])

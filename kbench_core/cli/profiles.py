@@ -8,7 +8,8 @@ suggestion to an aliases file to review and pass back with ``--aliases``. Runs a
 (``--engine``; DuckDB by default for Parquet) are read as their weighted sufficient tables, as
 ``kbench metrics`` reads them: a bias run's profile is its fingerprint, computed from its small
 table whatever its rows; a replication run's ECS and PAS come from the sums of its findings the
-engine returns (``Family.engine_run``), no test fetched."""
+engine returns (``Family.engine_run``), no test fetched; a judged run's tiers and TDR's rank
+from its cells (from ``KBENCH_JUDGED_CELLS_ROWS`` rows on), no answer fetched."""
 
 from __future__ import annotations
 
@@ -110,7 +111,7 @@ def profile_command(paths: Sequence[str], *, aliases: str | None = None, fmt: st
     # through an engine: a replication run's ECS and PAS from the findings' sums, a judged
     # run's tiers and TDR ranks from its cells (from KBENCH_JUDGED_CELLS_ROWS rows on)
     runs = _load_all(paths, engine=engine, spark_master=spark_master, weighted=True,
-                     summed="profile")
+                     summed=True)
     joined = profile(runs, aliases=table)
     data, n = profile_bytes(runs, fmt, aliases=table, precision=precision, table=joined)
     if not n:

@@ -352,10 +352,27 @@ def _named(src: ParquetSource, engine: str) -> Iterator[None]:
             f"{str(exc).strip()[:300]})"))]) from None
 
 
+@contextlib.contextmanager
+def guarded(src: ParquetSource, backend: Any, rows: int) -> Iterator[None]:
+    """A later query of a run kept in the engine (a :class:`~kbench_core.io.SummedRun`'s
+    table computed when read), worded as its first read is: an engine out of memory named
+    with both ways out (a larger memory setting, or fetching the ``rows``:
+    :func:`~kbench_core.engines.settings.fetch_instead`), anything else "cannot read
+    Parquet"; the files re-checked after it (:func:`~kbench_core.engines.source.check_read`)."""
+    from kbench_core.engines import source
+
+    try:
+        with _named(src, getattr(backend, "name", "duckdb")):
+            yield
+    except EngineMemoryError as err:
+        raise EngineMemoryError(settings.fetch_instead(err, rows)) from None
+    source.check_read(src, backend)
+
+
 def load(path: str | os.PathLike[str], *, engine: Engine | None = None,
          spark_master: str | None = None, backend: Any = None,
          keep: tuple[str, ...] | list[str] = (), weighted: bool = False,
-         summed: bool | Literal["profile"] = False) -> list[Run]:
+         summed: bool = False) -> list[Run]:
     """The runs of ``path`` as validated :class:`~kbench_core.io.Run` objects.
 
     ``engine`` (default :func:`default_engine`): ``memory`` loads with the loader; ``duckdb``
@@ -371,9 +388,8 @@ def load(path: str | os.PathLike[str], *, engine: Engine | None = None,
     per saved run, a file or a folder one. ``weighted``: a weighted frame for the main table
     only (:func:`~kbench_core.engines.reduce.finish`; ``kbench metrics``). ``summed``: a
     path of one run whose family computes its tables in the engine (``Family.engine_run``:
-    a replication run) gives that :class:`~kbench_core.io.SummedRun`, no row fetched;
-    ``"profile"``: so does one whose family computes only its profile there
-    (``Family.engine_profile``: a judged run, ``kbench profile``).
+    a replication run; a judged run from ``KBENCH_JUDGED_CELLS_ROWS`` rows on) gives that
+    :class:`~kbench_core.io.SummedRun`, no row fetched.
     """
     from kbench_core import families
     from kbench_core.engines import reduce, source
@@ -390,7 +406,7 @@ def load(path: str | os.PathLike[str], *, engine: Engine | None = None,
     runs = []
     for src in sources:
         family = families.get(src.kind)
-        hook = family.engine_run or (family.engine_profile if summed == "profile" else None)
+        hook = family.engine_run
         if summed and len(sources) == 1 and hook is not None:
             if con is None:
                 con = connect(chosen)
@@ -398,7 +414,7 @@ def load(path: str | os.PathLike[str], *, engine: Engine | None = None,
                 with _named(src, chosen):
                     found = hook(src, con)
             except EngineMemoryError as err:
-                if hook is family.engine_run or family.engine_tables_rows is None:
+                if family.engine_tables_rows is None:
                     raise
                 raise EngineMemoryError(settings.fetch_instead(
                     err, source.parquet_rows(src))) from None

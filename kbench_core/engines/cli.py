@@ -26,16 +26,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def load_all(paths: Sequence[str], *, engine: str | None = None,
              spark_master: str | None = None, keep: Sequence[str] = (),
-             weighted: bool = False, summed: bool | str = False) -> list:
+             weighted: bool = False, summed: bool = False) -> list:
     """The runs of ``paths``: each through ``engine`` (default: per path,
     :func:`~kbench_core.engines.default_engine`), a problem as the command's exit message.
     ``keep``: columns the reduction must keep beyond the family's metrics (``compare``'s
     item keys); ``weighted``: frames for the main table only (``metrics``); ``summed``: a
     Parquet source read by DuckDB or Spark whose family computes its tables in the engine
-    (``Family.engine_run``: a replication run) comes back as that
-    :class:`~kbench_core.io.SummedRun`, no row fetched (``metrics``, ``figures``,
-    ``report``, ``profile``, whose every item and row it finishes); ``"profile"``: also one
-    whose family computes only its profile there (``Family.engine_profile``: a judged run)."""
+    (``Family.engine_run``: a replication run; a judged run from ``KBENCH_JUDGED_CELLS_ROWS``
+    rows on) comes back as that :class:`~kbench_core.io.SummedRun`, no row fetched
+    (``metrics``, ``figures``, ``report``, ``profile``, whose every item and row it
+    finishes)."""
     runs = []
     connected = None
     for path in paths:
@@ -47,7 +47,7 @@ def load_all(paths: Sequence[str], *, engine: str | None = None,
                 connected = connect("spark", spark_master=spark_master)
             runs.extend(load(path, engine=chosen, backend=connected if chosen == "spark"
                              else None, keep=keep, weighted=weighted,
-                             summed=summed))  # type: ignore[arg-type]
+                             summed=summed))
         except RunFormatError as err:
             raise SystemExit(f"kbench: {err}") from None
         except (FileNotFoundError, RuntimeError, ValueError) as err:

@@ -186,27 +186,22 @@ def _fetched_rows(src: ParquetSource, backend: Any, limit: int) -> pa.Table:
 def _fetch_hint(src: ParquetSource) -> str:
     """What the limit applies to on the engine path, and the way around it where there is one:
     a run at item grain has its rows fetched (the limit is on them, not on the file); a family
-    that computes its tables in the engine does so for `kbench metrics` (``Family.engine_tables``:
-    a judged run once it has ``KBENCH_JUDGED_CELLS_ROWS`` rows), for ``metrics``, ``figures``,
-    ``report`` and ``profile`` (``Family.engine_run``: a replication run), pairs its items
-    for ``compare`` there (``Family.engine_items``) and computes a judged run's ``profile``
-    (``Family.engine_profile``)."""
+    that computes its tables in the engine does so for `kbench metrics`, `figures`, `report`
+    and `profile` (``Family.engine_run``: a replication run; a judged run once it has
+    ``KBENCH_JUDGED_CELLS_ROWS`` rows) and pairs its items for ``compare`` there
+    (``Family.engine_items``)."""
     from kbench_core.engines.settings import JUDGED_CELLS_ROWS
 
     family = families.get(src.kind)
     said = (f" (the engine fetches every row of a {family.title.lower()} run to compute its "
             "metrics, and the limit is on what it fetches")
-    if family.engine_run is not None:
-        commands = "`kbench metrics`, `figures`, `report`, `profile`" + (
-            " and `compare`" if family.engine_items is not None else "")
-        return said + f"; {commands} compute its tables in the engine, fetching none)"
-    if family.engine_tables is None:
+    if family.engine_run is None and family.engine_tables is None:
         return said + ")"
-    also = ("; `kbench compare` pairs its items in the engine" if family.engine_items
-            is not None else "")
-    which = ("`kbench metrics` and `profile` compute their tables" if family.engine_profile
-             is not None else "`kbench metrics` computes its tables")
-    return (said + f"{also}; {which} in the engine instead, from "
+    commands = "`kbench metrics`, `figures`, `report`, `profile`" + (
+        " and `compare`" if family.engine_items is not None else "")
+    if family.engine_tables_rows is None:
+        return said + f"; {commands} compute its tables in the engine, fetching none)"
+    return (said + f"; {commands} compute their tables in the engine instead, from "
             f"KBENCH_JUDGED_CELLS_ROWS rows on (now {JUDGED_CELLS_ROWS:,}): set it "
             "lower, e.g. KBENCH_JUDGED_CELLS_ROWS=0)")
 

@@ -226,7 +226,8 @@ class Family:
         catalog item with ``from_tables`` and the profile finish (``kbench metrics``,
         ``figures``, ``report``, ``profile`` on DuckDB or Spark); None when this source's
         columns need the loader (replication: ECS's and PAS's tables and the scatter's,
-        ``engines.replication``).
+        ``engines.replication``; judged: the run kept in the engine, every item from its
+        cells, from :attr:`engine_tables_rows` rows on).
     engine_items : callable, optional
         ``engine_items(table, src, value, options)``: the run (its engine ``table`` opened
         from ``src``) validated by the engine, then as the comparison of ``value`` pairs it,
@@ -236,13 +237,6 @@ class Family:
         judged run's judge); None when this table's columns need the loader (replication:
         ``abs_diff``, ``engines.replication.per_item``; judged: the chosen judge's answers,
         ``engines.judged.answers``, with ``correct`` and ``target_found_vulnerable``).
-    engine_profile : callable, optional
-        ``engine_profile(src, backend)``: for a family without :attr:`engine_run`, the run as
-        ``kbench profile`` reads it computed in the engine (a
-        :class:`~kbench_core.io.SummedRun` whose tables its profile's ``rows`` finishes);
-        None when this source is read otherwise (judged: the first judge's bootstrapped
-        tiers from the engine's cells and TDR's rank from its per-sample sums, from
-        ``KBENCH_JUDGED_CELLS_ROWS`` rows on).
     engine_tables_rows : callable, optional
         The fewest rows of a run whose :attr:`engine_tables` are used (read when asked, so a
         setting can change it); a smaller run is fetched, where that is faster (judged:
@@ -282,7 +276,6 @@ class Family:
     engine_run: Callable[[Any, Any], Any] | None = None
     engine_items: Callable[[Any, Any, str, Mapping[str, Any] | None],
                            tuple[Any, dict] | None] | None = None
-    engine_profile: Callable[[Any, Any], Any] | None = None
 
     def __post_init__(self) -> None:
         if self.kind != self.spec.kind:

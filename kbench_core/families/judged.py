@@ -7,7 +7,7 @@ Metrics in :mod:`kbench_core.vuln` and :mod:`kbench_core.agreement` (``docs/metr
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -261,43 +261,44 @@ def main_columns(table: pd.DataFrame) -> pd.DataFrame:
 
 def _catalog() -> list[Item]:
     from kbench_core import vuln
+    from kbench_core.families._judged_sources import FrameJudged
     from kbench_core.figures import vuln as vuln_figures
 
-    def per_judge(frame: pd.DataFrame,
-                  options: Mapping[str, Any]) -> Iterator[tuple[str, pd.DataFrame]]:
-        # The majority of several LLM judges first, then each judge (docs/metrics/agreement.md).
-        yield from judge_views(frame, options)
+    # Every builder reads the run through a source (FrameJudged: its rows; EngineJudged: an
+    # engine's sums, kbench_core.families._judged_sources), each view's answers as rows or as
+    # the cells vuln.tiers and vuln.reliability read alike.
 
-    def tier_table(rows: pd.DataFrame, options: Mapping[str, Any]) -> pd.DataFrame:
+    def tier_table(rows: Any, options: Mapping[str, Any]) -> pd.DataFrame:
         return vuln.tiers(rows, **TierOptions.from_mapping(options).tiers())
 
-    def tiers(frame: pd.DataFrame, options: Mapping[str, Any]):
-        for judge, rows in per_judge(frame, options):
+    def tiers(src: Any, options: Mapping[str, Any]):
+        # The majority of several LLM judges first, then each judge (docs/metrics/agreement.md).
+        for judge, rows in src.views(options):
             yield judge, main_columns(leaderboard(tier_table(rows, options)))
 
-    def difficulty_table(frame: pd.DataFrame, options: Mapping[str, Any]):
-        if "difficulty" not in frame or not frame["difficulty"].notna().any():
+    def difficulty_table(src: Any, options: Mapping[str, Any]):
+        if not src.has_values("difficulty"):
             return
-        for judge, rows in per_judge(frame, options):
-            if "difficulty" not in rows:  # a view that lost the column has no tiers to show
+        for judge, rows in src.views(options):
+            if "difficulty" not in rows.columns:  # a view that lost the column has no tiers
                 continue
             yield judge, difficulty_tdr(tier_table(rows, options), vuln.tiers(
                 rows, by=("model", "difficulty"), **TierOptions.from_mapping(options).tiers()))
 
-    def fixed_table(frame: pd.DataFrame, options: Mapping[str, Any]):
-        if "claims_fixed_target" not in frame:
+    def fixed_table(src: Any, options: Mapping[str, Any]):
+        if not src.has_values("claims_fixed_target"):
             return
-        table = fixed_versions(frame, consensus=options)
+        table = src.fixed_versions(options)
         if len(table):
             yield "", table
 
-    def fixed_figure(frame: pd.DataFrame, options: Mapping[str, Any]):
-        for _, table in fixed_table(frame, options):
+    def fixed_figure(src: Any, options: Mapping[str, Any]):
+        for _, table in fixed_table(src, options):
             yield "", vuln_figures.fixed_claims_chart(table)
 
-    def reliability(frame: pd.DataFrame, options: Mapping[str, Any]):
+    def reliability(src: Any, options: Mapping[str, Any]):
         chosen = TierOptions.from_mapping(options)
-        for judge, rows in per_judge(frame, options):
+        for judge, rows in src.views(options):
             table = vuln.reliability(rows, n_bins=chosen.n_bins, binning=chosen.binning)
             models = sorted(map(str, table["model"].unique()))
             pages = split_pages(models, RELIABILITY_PAGE)
@@ -308,71 +309,78 @@ def _catalog() -> list[Item]:
                     part, title=f"Reliability of stated confidence ({judge})"
                     + (f", page {k} of {len(pages)}" if len(pages) > 1 else ""))
 
-    def sui(frame: pd.DataFrame, options: Mapping[str, Any]):
-        for judge, rows in per_judge(frame, options):
+    def sui(src: Any, options: Mapping[str, Any]):
+        for judge, rows in src.views(options):
             table = tier_table(rows, options)
             yield judge, vuln_figures.sui_leaderboard(
                 table, vuln.sui_contributions(
                     table, sui_weights=TierOptions.from_mapping(options).weights()),
                 title=f"Security Understanding Index (SUI) and what it is made of ({judge})")
 
-    def lucky(frame: pd.DataFrame, options: Mapping[str, Any]):
-        for judge, rows in per_judge(frame, options):
+    def lucky(src: Any, options: Mapping[str, Any]):
+        for judge, rows in src.views(options):
             yield judge, vuln_figures.lucky_guess_chart(tier_table(rows, options))
 
-    def prompt_types(frame: pd.DataFrame, options: Mapping[str, Any]):
-        if "prompt_type" not in frame or not frame["prompt_type"].notna().any():
+    def prompt_types(src: Any, options: Mapping[str, Any]):
+        if not src.has_values("prompt_type"):
             return
-        for judge, rows in per_judge(frame, options):
+        for judge, rows in src.views(options):
             yield judge, vuln_figures.prompt_type_chart(
                 vuln.tiers(rows, by=("model", "prompt_type"),
                            **TierOptions.from_mapping(options).tiers()),
                 title=f"Target detection rate by prompt type ({judge})")
 
-    def several_judges(frame: pd.DataFrame) -> bool:
-        return len([j for j in vuln.judges_of(frame) if j != "human"]) >= 2
+    def several_judges(src: Any) -> bool:
+        return len([j for j in vuln.judges_of(src.judges) if j != "human"]) >= 2
 
-    def kappa(frame: pd.DataFrame, options: Mapping[str, Any]):
-        from kbench_core import agreement
+    def kappa(src: Any, options: Mapping[str, Any]):
         from kbench_core.figures import agreement as agreement_figures
 
-        if several_judges(frame):
+        if several_judges(src):
             # the rule for failed judgements (--failed-as) is named in the title
-            data, rule = agreement.labels_as_judged(
-                frame, "target_found", ConsensusOptions.from_mapping(options).failed_as)
+            pairs, rule = src.kappa("target_found",
+                                    ConsensusOptions.from_mapping(options).failed_as)
             said = "failed = not found" if rule == "not_found" else "failed left out"
             yield "target_found", agreement_figures.kappa_heatmap(
-                agreement.pairwise_kappa(data, "target_found"),
-                label=f"target_found ({said})")
+                pairs, label=f"target_found ({said})")
 
-    def spread(frame: pd.DataFrame, options: Mapping[str, Any]):
-        from kbench_core import agreement
+    def spread(src: Any, options: Mapping[str, Any]):
         from kbench_core.figures import agreement as agreement_figures
 
-        if several_judges(frame):
-            yield "", agreement_figures.judge_spread_chart(agreement.judge_spread(
-                frame, **ConsensusOptions.from_mapping(options).consensus()))
+        if several_judges(src):
+            yield "", agreement_figures.judge_spread_chart(src.spread(options))
+
+    def item(name: str, title: str, what: Literal["figure", "table"], make: Any,
+             **extra: Any) -> Item:
+        def from_tables(tables: Mapping[str, Any], options: Mapping[str, Any]):
+            kept = tables["engine"]  # an EngineJudged: its queries guarded as its first
+            with kept.guard():
+                yield from make(kept, options)
+
+        return Item(name, title, what,
+                    lambda frame, options: make(FrameJudged(frame), options),
+                    from_tables=from_tables, **extra)
 
     best = {m: "min" if m in vuln.LOWER_IS_BETTER else "max"
             for m in vuln.HIGHER_IS_BETTER | vuln.LOWER_IS_BETTER}
     return [
-        Item("tiers", "The seven tiers per detector, one table per judge (the majority of "
+        item("tiers", "The seven tiers per detector, one table per judge (the majority of "
              "several judges first)", "table", tiers,
              best=best, main=True),
-        Item("sui_chart", "SUI and what it is made of, per judge", "figure", sui),
-        Item("difficulty", "Target detection rate per difficulty tier and their mean, beside "
+        item("sui_chart", "SUI and what it is made of, per judge", "figure", sui),
+        item("difficulty", "Target detection rate per difficulty tier and their mean, beside "
              "the pooled TDR, per judge", "table", difficulty_table),
-        Item("reliability", "Reliability diagram, per judge", "figure", reliability),
-        Item("fixed_versions", "Fixed versions: still claims the fixed bug, beside TDR (per "
+        item("reliability", "Reliability diagram, per judge", "figure", reliability),
+        item("fixed_versions", "Fixed versions: still claims the fixed bug, beside TDR (per "
              "judge and by consensus)", "table", fixed_table,
              best={"fixed_claim_rate": "min", "tdr": "max"}),
-        Item("fixed_versions_chart", "Fixed versions: still claims the fixed bug, beside TDR",
+        item("fixed_versions_chart", "Fixed versions: still claims the fixed bug, beside TDR",
              "figure", fixed_figure),
-        Item("lucky_guesses", "Accuracy against target detection, per judge", "figure", lucky),
-        Item("prompt_types", "Target detection rate by prompt type, per judge", "figure",
+        item("lucky_guesses", "Accuracy against target detection, per judge", "figure", lucky),
+        item("prompt_types", "Target detection rate by prompt type, per judge", "figure",
              prompt_types),
-        Item("kappa_heatmap", "Cohen's kappa between judges", "figure", kappa),
-        Item("judge_spread", "TDR and SUI across judges", "figure", spread),
+        item("kappa_heatmap", "Cohen's kappa between judges", "figure", kappa),
+        item("judge_spread", "TDR and SUI across judges", "figure", spread),
     ]
 
 
@@ -429,7 +437,7 @@ def _profile_rows(run: Run) -> tuple[pd.DataFrame, int, str]:
     from kbench_core.vuln.profile import profile_rows
 
     summed = getattr(run, "tables", None) or {}
-    if "profile" in summed:  # computed by the engine (_engine_profile)
+    if "profile" in summed:  # computed by the engine (_engine_run)
         return summed["profile"]
     views = judge_views(run.frame)
     if not views:
@@ -453,29 +461,22 @@ def _judge_answers(table: Any, judge: str, chosen: ConsensusOptions,
     return answers(table, judge=judge, failed_as=chosen.failed_as, files=files)
 
 
-def _engine_profile(src: Any, backend: Any) -> Any:
-    """The family's ``engine_profile``: ``kbench profile`` of a judged source computed in the
-    engine, no answer fetched (an :class:`~kbench_core.io.SummedRun` whose ``profile`` table
-    :func:`_profile_rows` returns): the run validated by the engine; the first judge it is
-    shown by (the majority of several LLM judges under the default rule, else the one judge)
-    made by the engine (:func:`kbench_core.engines.judged.answers`) and kept there; the
-    bootstrapped tier leaderboard finished from the cells it sums
-    (:class:`kbench_core.engines.judged.EngineCells`); TDR's rank from the found targets and
-    counted answers per sample × detector (:func:`kbench_core.engines.judged.profile_sums`).
-    None below ``KBENCH_JUDGED_CELLS_ROWS`` rows (fetching is faster there, as for ``kbench
-    metrics``) or when the file's columns need the loader."""
-    import dataclasses
-
-    from kbench_core import vuln
+def _engine_run(src: Any, backend: Any) -> Any:
+    """The family's ``engine_run``: a judged source kept in the engine (``kbench figures``,
+    ``report`` and ``profile`` from ``KBENCH_JUDGED_CELLS_ROWS`` rows on, as ``metrics``), no
+    answer fetched: validated by the engine with the loader's rules
+    (:func:`kbench_core.engines.validate.validate`), then a
+    :class:`~kbench_core.io.SummedRun` whose ``engine`` table is the run as the catalog reads
+    it (:class:`~kbench_core.families._judged_sources.EngineJudged`: each judge's answers
+    made by the engine and summed per cell, κ and the fixed versions from their sums), and
+    whose ``profile`` (computed when read) is :func:`_engine_profile`'s. None below
+    ``KBENCH_JUDGED_CELLS_ROWS`` rows (fetching is faster there) or when the file's columns
+    need the loader."""
+    from kbench_core import engines
     from kbench_core.engines import settings, source, validate
-    from kbench_core.engines.judged import (
-        EngineCells,
-        judge_names,
-        profile_sums,
-        supported,
-    )
-    from kbench_core.io import SummedRun
-    from kbench_core.vuln.profile import profile_rows_from_sums
+    from kbench_core.engines.judged import judge_names, supported
+    from kbench_core.families._judged_sources import EngineJudged
+    from kbench_core.io import LazyTables, SummedRun
 
     rows = source.parquet_rows(src)
     if rows < settings.JUDGED_CELLS_ROWS:
@@ -484,15 +485,47 @@ def _engine_profile(src: Any, backend: Any) -> Any:
     if not supported(table):
         return None
     validate.validate(table, src)
-    names = pd.DataFrame({"judge": judge_names(table)})
-    offered = offered_judges(names)
-    meta = {**src.meta, "rows": rows, "columns": list(src.columns)}
-    if not offered:
-        return SummedRun(name=src.name, kind=src.kind, frame=pd.DataFrame(),
-                         meta={**meta, "models": []},
-                         tables={"profile": (pd.DataFrame(), 0, "")})
-    judge = offered[0]
     files = tuple(f.name for f in src.files)
+    names = judge_names(table)
+    models = table.select("model").distinct().to_pyarrow().column(0).to_pylist()
+    source.check_read(src, backend)
+
+    def guard() -> Any:
+        # every later query as the first: an engine out of memory named with both ways out,
+        # the files re-checked after it
+        return engines.guarded(src, backend, rows)
+
+    state = EngineJudged(table, files, names, guard=guard)
+    meta = {**src.meta, "rows": rows, "columns": list(src.columns),
+            "models": sorted(str(m) for m in models if m is not None)}
+
+    def profile() -> Any:
+        with guard():
+            return _engine_profile(table, names, files)
+
+    return SummedRun(name=src.name, kind=src.kind, frame=pd.DataFrame(), meta=meta,
+                     tables=LazyTables({"engine": state}, {"profile": profile}))
+
+
+def _engine_profile(table: Any, names: list[str], files: tuple[str, ...],
+                    ) -> tuple[pd.DataFrame, int, str]:
+    """``kbench profile``'s rows of a judged run kept in the engine (what
+    :func:`_profile_rows` gives of its rows): the first judge it is shown by (the majority
+    of several LLM judges under the default rule, else the one judge) made by the engine
+    (:func:`kbench_core.engines.judged.answers`) and kept there; the bootstrapped tier
+    leaderboard finished from the cells it sums (:class:`kbench_core.engines.judged.
+    EngineCells`); TDR's rank from the found targets and counted answers per sample ×
+    detector (:func:`kbench_core.engines.judged.profile_sums`)."""
+    import dataclasses
+
+    from kbench_core import vuln
+    from kbench_core.engines.judged import EngineCells, profile_sums
+    from kbench_core.vuln.profile import profile_rows_from_sums
+
+    offered = offered_judges(pd.DataFrame({"judge": names}))
+    if not offered:
+        return pd.DataFrame(), 0, ""
+    judge = offered[0]
     made = _judge_answers(table, judge, ConsensusOptions(), files)
     made = dataclasses.replace(made, expr=made.expr.cache())  # read by the cells and the sums
     board = vuln.tiers(EngineCells(made), **TierOptions(bootstrap=True).tiers())
@@ -500,12 +533,8 @@ def _engine_profile(src: Any, backend: Any) -> Any:
     cluster = FAMILY.comparison.cluster  # type: ignore[union-attr]
     num, den, differ = profile_sums(made.expr, list(board["model"]), cluster=cluster,
                                     item_key=FAMILY.item_key or ())
-    profiled = profile_rows_from_sums(board, num, den, judge, differ=differ,
-                                      leaderboard=leaderboard, cluster=cluster)
-    source.check_read(src, backend)
-    return SummedRun(name=src.name, kind=src.kind, frame=pd.DataFrame(),
-                     meta={**meta, "models": sorted(board["model"])},
-                     tables={"profile": profiled})
+    return profile_rows_from_sums(board, num, den, judge, differ=differ,
+                                  leaderboard=leaderboard, cluster=cluster)
 
 
 def _card(run: Run, raws: frozenset[str]) -> go.Figure | None:
@@ -630,7 +659,7 @@ FAMILY = Family(
     per_item=_per_item, lower_is_better=_lower(), catalog=_catalog, rules=_rules,
     sample_files=("judged.csv",), sample_frame=_sample_frame, suspect_rows=_suspect_rows,
     engine_tables=_engine_tables, engine_tables_rows=_cells_rows, engine_items=_engine_items,
-    engine_profile=_engine_profile,
+    engine_run=_engine_run,
     profile=Profile("vulnerability", "Vulnerability detection",
                     (("tdr", "Target detection rate (TDR)", "TDR"),
                      ("sui", "Security Understanding Index (SUI)", "SUI")),

@@ -9,9 +9,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kbench_core.calibration import bin_calibration, reliability_groups
+from kbench_core.calibration import bin_calibration, reliability_binned, reliability_groups
 from kbench_core.stats import check_choice
 from kbench_core.vuln._prepare import _bools, _groups, _one_judge
+from kbench_core.vuln.cells import CellSource
 from kbench_core.vuln.definitions import Binning
 
 
@@ -41,8 +42,9 @@ def _binned(judged: pd.DataFrame, by: tuple[str, ...], n_bins: int, binning: Bin
     return keys, binned
 
 
-def reliability(judged: pd.DataFrame, *, by: Sequence[str] = ("model",), n_bins: int = 10,
-                binning: Binning = "uniform", judge: str | None = None) -> pd.DataFrame:
+def reliability(judged: pd.DataFrame | CellSource, *, by: Sequence[str] = ("model",),
+                n_bins: int = 10, binning: Binning = "uniform",
+                judge: str | None = None) -> pd.DataFrame:
     """Reliability tables of every group at once, for reliability diagrams.
 
     One row per group × non-empty bin: the ``by`` columns, ``bin lo hi count
@@ -51,8 +53,21 @@ def reliability(judged: pd.DataFrame, *, by: Sequence[str] = ("model",), n_bins:
     ``n`` (answers with a confidence). Correct = said_vulnerable equals is_vulnerable;
     failed judgements and answers without a confidence are left out. The tables are
     :func:`kbench_core.calibration.reliability_groups`'s, the shared per-group step.
+    ``judged`` may also be one judge's :class:`~kbench_core.vuln.cells.CellSource` (an
+    engine's sums): the same table from its calibration cells (per group × bin × sample
+    sums), no answer read (:func:`kbench_core.calibration.reliability_binned`).
     """
     by = (by,) if isinstance(by, str) else tuple(by)
+    if isinstance(judged, CellSource):
+        check_choice("binning", binning, ("uniform", "quantile"))
+        if judge not in (None, judged.judge):
+            raise ValueError(f"these cells are judge {judged.judge!r}'s; reliability was "
+                             f"asked for judge={judge!r}")
+        cells = judged.cells(by)
+        keys = pd.DataFrame({c: cells.keys[c] for c in by}) if by else \
+            pd.DataFrame(index=range(1))
+        binned = judged.bins(by, n_bins, binning).binned(cells.size)
+        return reliability_binned(binned, keys)
     gid, keys, confidence, correct = _answers(judged, by, binning, judge)
     return reliability_groups(gid, keys, confidence, correct, n_bins=n_bins, strategy=binning)
 
