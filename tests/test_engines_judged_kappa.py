@@ -260,3 +260,31 @@ def test_a_counted_grid_refuses_a_bootstrap():
     with pytest.raises(ValueError, match="resamples items"):
         _kappa_frame(grid, ["a", "b"], [(0, 1)], _YES_NO, None, "bootstrap", 10, 0,
                      count=np.array([3, 4]))
+
+
+def _padded_judges(run: pd.DataFrame) -> pd.DataFrame:
+    return run.assign(judge=run["judge"].replace({"j1": " j1 ", "human": "human "}))
+
+
+def _some_blank_prompts(run: pd.DataFrame) -> pd.DataFrame:
+    """One detector's second prompt type missing, the other's blank (missing once read)."""
+    prompt = run["prompt_type"].astype(object)
+    second = prompt != "direct"
+    prompt[second & (run["model"] == "det-a")] = None
+    prompt[second & (run["model"] == "det-b")] = "  "
+    return run.assign(prompt_type=prompt)
+
+
+def _no_prompt_type(run: pd.DataFrame) -> pd.DataFrame:
+    return run[run["prompt_type"] == "direct"].drop(columns="prompt_type")
+
+
+@pytest.mark.parametrize("change", [_padded_judges, _some_blank_prompts, _no_prompt_type],
+                         ids=["padded-judges", "blank-prompts", "no-prompt-type"])
+@pytest.mark.parametrize("failed_as", ["missing", "not_found"])
+def test_awkward_keys_are_memory_s(change, failed_as, duckdb, tmp_path):
+    """Judges' names padded (`` j1 `` is ``j1``, ``human `` the human), prompt types missing
+    or blank (one missing item key), or no prompt type at all: the items memory makes."""
+    frame, table = _opened(change(judged_run(3, seed=4)), tmp_path / "run.parquet", duckdb)
+    _same(judged_kappa.pairwise_kappa(table, failed_as=failed_as),
+          _memory(frame, "target_found", failed_as))
