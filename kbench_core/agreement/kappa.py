@@ -154,8 +154,9 @@ def _kappa_with_se(table: np.ndarray, weights: Weights) -> tuple[float, float, f
 
 def _pair_tables(grid: np.ndarray, pairs: Sequence[tuple[int, int]], k: int,
                  ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Per pair: the items both judges labelled, their cell in the k × k table, and the
-    items only one of them labelled."""
+    """Per pair: the grid rows both judges labelled, their cell in the k × k table, and the
+    rows only one of them labelled (a row is one item, or with :func:`_kappa_frame`'s
+    ``count`` that many)."""
     out = []
     for a, b in pairs:
         has_a, has_b = grid[:, a] >= 0, grid[:, b] >= 0
@@ -167,22 +168,34 @@ def _pair_tables(grid: np.ndarray, pairs: Sequence[tuple[int, int]], k: int,
 
 def _kappa_frame(grid: np.ndarray, names: Sequence[str], pairs: Sequence[tuple[int, int]],
                  label: _Label, weights: Weights, ci: Ci, n_boot: int,
-                 random_state: int) -> pd.DataFrame:
+                 random_state: int, count: np.ndarray | None = None) -> pd.DataFrame:
+    """One row per pair of the items × judges code ``grid`` (-1: no judgement). ``count``
+    (optional, per grid row): the number of items with that row's codes, so that the
+    distinct rows and their counts give the numbers of the items' grid (the bootstrap
+    draws items, so it needs the items' grid)."""
+    if count is not None and ci == "bootstrap":
+        raise ValueError("a bootstrap interval resamples items: it needs the items' grid, "
+                         "not counted rows")
     k = len(label.categories)
     parts = _pair_tables(grid, pairs, k)
     rows = []
     wilson_bounds = []
     for (a, b), (both, cell, one) in zip(pairs, parts, strict=True):
-        table = np.bincount(cell, minlength=k * k).reshape(k, k).astype(float)
+        if count is None:
+            table = np.bincount(cell, minlength=k * k).reshape(k, k).astype(float)
+            n, dropped = int(both.size), int(one.size)
+        else:
+            table = np.bincount(cell, weights=count[both].astype(float),
+                                minlength=k * k).reshape(k, k)
+            n, dropped = int(count[both].sum()), int(count[one].sum())
         wilson_bounds.append(_wilson_kappa(table, weights) if ci == "bootstrap"
                              else (math.nan, math.nan))
         if ci == "asymptotic":
             kappa, low, high = _kappa_with_se(table, weights)
         else:
             kappa, low, high = _kappa_value(table, weights), math.nan, math.nan
-        n = int(both.size)
         rows.append({"judge_a": names[a], "judge_b": names[b], "kappa": kappa,
-                     "kappa_low": low, "kappa_high": high, "n": n, "n_dropped": int(one.size),
+                     "kappa_low": low, "kappa_high": high, "n": n, "n_dropped": dropped,
                      "percent_agreement": np.trace(table) / n if n else math.nan})
     out = pd.DataFrame(rows, columns=_PAIR_COLUMNS)
     if ci == "bootstrap" and pairs:
