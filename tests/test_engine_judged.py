@@ -379,12 +379,12 @@ def test_compare_on_duckdb_names_a_judge_the_run_lacks_as_memory_does(run_file) 
 
 
 def test_spark_profile_is_memory_s(run_file, spark, monkeypatch) -> None:
-    from kbench_core.families.judged import _engine_profile, _profile_rows
+    from kbench_core.families.judged import _engine_run, _profile_rows
 
     run, path = run_file
     monkeypatch.setattr(engines.settings, "JUDGED_CELLS_ROWS", 0)
     (src,) = source.sources(path)
-    summed = _engine_profile(src, spark)
+    summed = _engine_run(src, spark)
     for left, right in zip(_profile_rows(summed), _profile_rows(run), strict=True):
         if isinstance(left, pd.DataFrame):
             pd.testing.assert_frame_equal(left, right, rtol=1e-9, atol=1e-12)
@@ -413,7 +413,7 @@ def test_spark_compare_items_are_memory_s(run_file, spark) -> None:
 def test_profile_on_duckdb_is_memory_s_without_fetching_an_answer(judges, run_file, tmp_path,
                                                                    capsys, monkeypatch):
     """``kbench profile`` of a judged run through DuckDB, from the cells and per-sample sums
-    the engine makes (``Family.engine_profile``): TDR and SUI, their intervals, ranks and rank
+    the engine makes (``Family.engine_run``): TDR and SUI, their intervals, ranks and rank
     intervals, the items' words (samples counted, "detectors differ") equal to the memory
     engine's at 1e-9, for the majority of three judges, one LLM judge, and a human only."""
     path = tmp_path / "some.parquet"

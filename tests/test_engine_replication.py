@@ -21,6 +21,7 @@ from kbench_core import engines, io, replication
 from kbench_core.engines import replication as engine_replication
 from kbench_core.engines import source, validate
 from kbench_core.schema import TEST_TYPES
+from tests.same_objects import assert_same
 
 
 def awkward_tests(seed: int = 3) -> pd.DataFrame:
@@ -416,49 +417,6 @@ def test_profile_of_runs_without_some_columns(drop, tmp_path, capsys, monkeypatc
             assert set(memory["metric"]) == {"ecs"}
 
 
-def _assert_same(left, right) -> None:
-    """Two figures' (or tables') content equal: numbers at 1e-9, everything else exactly."""
-    import plotly.graph_objects as go
-
-    if isinstance(left, pd.DataFrame):
-        pd.testing.assert_frame_equal(left.reset_index(drop=True),
-                                      right.reset_index(drop=True), rtol=1e-9, atol=1e-12)
-        return
-    assert isinstance(left, go.Figure) and isinstance(right, go.Figure)
-    _same_json(left.to_plotly_json(), right.to_plotly_json(), "figure")
-
-
-def _typed(value) -> np.ndarray:
-    """A plotly typed array (``{"dtype", "bdata"[, "shape"]}``) as numbers."""
-    import base64
-
-    array = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
-    shape = value.get("shape")
-    if shape:
-        array = array.reshape([int(k) for k in str(shape).split(",")])
-    return array.astype(float)
-
-
-def _same_json(a, b, where: str) -> None:
-    if isinstance(a, dict) and "bdata" in a:
-        assert isinstance(b, dict) and "bdata" in b, where
-        np.testing.assert_allclose(_typed(b), _typed(a), rtol=1e-9, atol=1e-12,
-                                   err_msg=where)
-    elif isinstance(a, dict):
-        assert isinstance(b, dict) and set(a) == set(b), where
-        for key in a:
-            _same_json(a[key], b[key], f"{where}.{key}")
-    elif isinstance(a, (list, tuple, np.ndarray)) and not isinstance(a, str):
-        a, b = np.asarray(a, dtype=object), np.asarray(b, dtype=object)
-        assert a.shape == b.shape, where
-        for i, (x, y) in enumerate(zip(a.ravel(), b.ravel(), strict=True)):
-            _same_json(x, y, f"{where}[{i}]")
-    elif isinstance(a, (float, np.floating)) and not isinstance(a, bool):
-        assert b == pytest.approx(a, rel=1e-9, abs=1e-12, nan_ok=True), where
-    else:
-        assert a == b or (a != a and b != b), where
-
-
 def _big_run(n: int = 25_000) -> pd.DataFrame:
     """More valid pairs than the scatter draws (a grid then), with effects beyond the axes
     and effects on the grid's edges."""
@@ -507,7 +465,7 @@ def test_every_item_of_the_engine_run_is_memory_s(which, run_file, tmp_path,
         assert [stem for stem, _ in theirs] == [stem for stem, _ in mine], item.name
         assert mine, item.name
         for (_, left), (_, right) in zip(mine, theirs, strict=True):
-            _assert_same(left, right)
+            assert_same(left, right)
     if which == "grid":
         grid = summed.tables["scatter"]
         assert grid.n_clamped == 10 and grid.n_points == len(memory)
@@ -547,4 +505,4 @@ def test_spark_run_is_memory_s(run_file, spark, monkeypatch) -> None:
         theirs = list(item.objects(summed.frame, {}, tables=summed.tables))
         assert [stem for stem, _ in theirs] == [stem for stem, _ in mine], item.name
         for (_, left), (_, right) in zip(mine, theirs, strict=True):
-            _assert_same(left, right)
+            assert_same(left, right)

@@ -36,8 +36,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from kbench_core.engines import EngineMemoryError
 
         if isinstance(exc, EngineMemoryError):  # a later query of a run kept in the engine
-            print(f"kbench: {exc}", file=sys.stderr)
-            return 1
+            raise SystemExit(f"kbench: {_safe(str(exc))}") from None
         if os.environ.get("KBENCH_DEBUG"):
             raise
         print(f"kbench: unexpected error ({type(exc).__name__}: {_safe(str(exc)[:300])}); "

@@ -1,0 +1,174 @@
+"""A judged run kept in the engine (``Family.engine_run``, issue 39): ``kbench figures``,
+``report`` and ``profile`` of a judged Parquet run through DuckDB or Spark make every catalog
+item from the sums the engine returns (the tiers' cells, the calibration bins, κ's joint table
+of codes, the fixed versions' per-sample sums), equal to the memory engine's, no answer
+fetched."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from kbench_core import engines
+from kbench_core.engines import source
+from kbench_core.engines.cli import load_all
+from kbench_core.families import items_for
+from tests.same_objects import assert_same
+from tests.test_engine_judged import awkward_run
+
+
+def fixed_run() -> pd.DataFrame:
+    """:func:`awkward_run` with fixed contracts: a safe sample's answers say whether the
+    detector still claims the fixed bug (some unreadable), a vulnerable one's say nothing."""
+    frame = awkward_run()
+    rng = np.random.default_rng(11)
+    claims = pd.array(rng.random(len(frame)) < 0.4, dtype="boolean")
+    claims[rng.random(len(frame)) < 0.1] = pd.NA
+    claims[frame["is_vulnerable"].to_numpy(dtype=bool)] = pd.NA
+    return frame.assign(claims_fixed_target=claims)
+
+
+@pytest.fixture(scope="module")
+def run_path(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("judged_run") / "fixed.parquet"
+    fixed_run().to_parquet(path)
+    return path
+
+
+def _refused(*args, **kwargs):
+    raise AssertionError("the answers were fetched")
+
+
+def _both(path: Path, monkeypatch) -> tuple:
+    """The run as memory loads it and as DuckDB keeps it (every size summed, no row
+    fetched)."""
+    (memory,) = load_all([str(path)], engine="memory")
+    monkeypatch.setattr(engines.settings, "JUDGED_CELLS_ROWS", 0)
+    with monkeypatch.context() as patched:
+        patched.setattr(engines.reduce, "typed_rows", _refused)
+        (summed,) = load_all([str(path)], engine="duckdb", summed=True)
+    return memory, summed
+
+
+OPTIONS = [
+    {},
+    {"failed_as": "not_found", "n_bins": 5, "binning": "quantile", "partial_credit": 0.25},
+    {"judge": "j2"},
+    {"judges": "j1,j3", "min_votes": 1},
+]
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=["default", "not-found-quantile", "one-judge",
+                                                  "two-voters"])
+def test_every_item_of_the_engine_run_is_memory_s(options, run_path, monkeypatch) -> None:
+    """Every catalog item (the tier tables per judge, SUI, difficulty, reliability, fixed
+    versions, lucky guesses, prompt types, κ, the judges' spread) made from DuckDB's sums
+    equals memory's: the same objects under the same names, numbers at 1e-9."""
+    memory, summed = _both(run_path, monkeypatch)
+    assert summed.frame.empty and len(summed) == len(memory)
+    assert summed.models == memory.models
+    made = 0
+    with monkeypatch.context() as patched:
+        patched.setattr(engines.reduce, "typed_rows", _refused)
+        for item in items_for("judged"):
+            mine = list(item.objects(memory.frame, options, meta=memory.meta))
+            theirs = list(item.objects(summed.frame, options, meta=summed.meta,
+                                       tables=summed.tables))
+            assert [stem for stem, _ in theirs] == [stem for stem, _ in mine], item.name
+            for (_, left), (_, right) in zip(mine, theirs, strict=True):
+                assert_same(left, right, check_dtype=False, check_categorical=False)
+            made += bool(mine)
+    several = "judge" not in options
+    # one judge: no κ, no spread between judges
+    assert made == len(items_for("judged")) - (0 if several else 2)
+
+
+def _headings(html: str) -> list[str]:
+    return re.findall(r"<h[23][^>]*>(.*?)</h[23]>", html)
+
+
+def test_report_on_duckdb_is_memory_s_without_fetching_an_answer(run_path, tmp_path,
+                                                                  monkeypatch) -> None:
+    """``kbench report`` of a judged Parquet run through DuckDB: every section memory's
+    report has, in the same order, no answer fetched."""
+    from kbench_core.cli import main
+
+    main(["report", str(run_path), "--engine", "memory", "--out", str(tmp_path / "m.html")])
+    monkeypatch.setattr(engines.settings, "JUDGED_CELLS_ROWS", 0)
+    monkeypatch.setattr(engines.reduce, "typed_rows", _refused)
+    main(["report", str(run_path), "--engine", "duckdb", "--out", str(tmp_path / "d.html"),
+          "--failed-as", "not-found"])
+    main(["report", str(run_path), "--engine", "memory", "--out", str(tmp_path / "m2.html"),
+          "--failed-as", "not-found"])
+    mine = _headings((tmp_path / "m2.html").read_text("utf-8"))
+    theirs = _headings((tmp_path / "d.html").read_text("utf-8"))
+    assert theirs == mine and len(mine) > 10
+    assert any("kappa" in h.lower() for h in mine)
+
+
+def test_figures_on_duckdb_refuse_a_judge_the_run_lacks_as_memory_does(run_path, tmp_path,
+                                                                       monkeypatch) -> None:
+    from kbench_core.cli import main
+
+    messages = []
+    monkeypatch.setattr(engines.settings, "JUDGED_CELLS_ROWS", 0)
+    for engine in ("memory", "duckdb"):
+        with pytest.raises(SystemExit) as err:
+            main(["figures", str(run_path), "--engine", engine, "--judge", "nobody",
+                  "--out", str(tmp_path / engine)])
+        messages.append(str(err.value))
+    assert messages[0] == messages[1] and "nobody" in messages[0] and "j1" in messages[0]
+
+
+def test_a_later_query_out_of_memory_names_both_ways_out(run_path, tmp_path,
+                                                        monkeypatch) -> None:
+    """An engine out of memory while an item sums its cells (after the run was validated and
+    kept) is named with the setting and the way around it, as the first read is."""
+    from kbench_core.cli import main
+    from kbench_core.engines import judged_cells
+
+    def exhausted(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(engines.settings, "JUDGED_CELLS_ROWS", 0)
+    monkeypatch.setattr(judged_cells.EngineCells, "cells", exhausted)
+    rows = len(fixed_run())
+    with pytest.raises(SystemExit) as err:
+        main(["report", str(run_path), "--engine", "duckdb", "--out",
+              str(tmp_path / "r.html")])
+    said = str(err.value)
+    assert "ran out of memory" in said and "KBENCH_DUCKDB_MEMORY" in said
+    assert f"KBENCH_JUDGED_CELLS_ROWS={rows + 1}" in said
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_a_small_judged_run_is_fetched(run_path) -> None:
+    """Below ``KBENCH_JUDGED_CELLS_ROWS`` rows the answers are fetched (faster there)."""
+    (run,) = load_all([str(run_path)], engine="duckdb", summed=True)
+    assert not run.frame.empty and not getattr(run, "tables", None)
+
+
+def test_spark_run_is_memory_s(run_path, spark, monkeypatch) -> None:
+    """The run kept in Spark: the majority's tiers, reliability, κ, the fixed versions and
+    the judges' spread equal memory's."""
+    from kbench_core import io
+    from kbench_core.families.judged import _engine_run
+
+    memory = io.load_run(run_path)
+    monkeypatch.setattr(engines.settings, "JUDGED_CELLS_ROWS", 0)
+    (src,) = source.sources(run_path)
+    summed = _engine_run(src, spark)
+    options = {"failed_as": "not_found"}
+    wanted = {"tiers", "reliability", "fixed_versions", "kappa_heatmap", "judge_spread"}
+    for item in items_for("judged"):
+        if item.name not in wanted:
+            continue
+        mine = list(item.objects(memory.frame, options))
+        theirs = list(item.objects(summed.frame, options, tables=summed.tables))
+        assert [stem for stem, _ in theirs] == [stem for stem, _ in mine] and mine, item.name
+        for (_, left), (_, right) in zip(mine, theirs, strict=True):
+            assert_same(left, right, check_dtype=False, check_categorical=False)
