@@ -194,6 +194,33 @@ def test_a_claims_column_with_no_value_is_read(tmp_path) -> None:
     _same(judged_fixed.fixed_versions(table), memory)
 
 
+def test_a_run_in_two_files(tmp_path) -> None:
+    """A run split over two Parquet files (rows interleaved, so an item's first row may be in
+    either), read in the memory engine's file order (``files``)."""
+    from kbench_core.engines.memory import load_in_memory
+
+    run = fixed_run(seed=11)
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    run.iloc[::2].to_parquet(folder / "part-b.parquet")
+    run.iloc[1::2].to_parquet(folder / "part-a.parquet")
+    (src,) = source.sources(folder)
+    _HELD.append(src)
+    table = source.open_table(engines.connect("duckdb"), src)
+    files = tuple(f.name for f in src.files)
+    (loaded,) = load_in_memory(folder)
+    for choice in ({}, {"failed_as": "not_found"}):
+        _same(judged_fixed.fixed_versions(table, choice, files),
+              fixed_versions(loaded.frame, consensus=choice))
+
+
+def test_a_missing_column_is_named(run_file) -> None:
+    _, path = run_file
+    chosen = engine_judged.answers(_table(engines.connect("duckdb"), path), judge="j1")
+    with pytest.raises(ValueError, match=r"needs the column.*difficulty"):
+        judged_fixed.fixed_claims(chosen, by=("model", "difficulty"))
+
+
 @settings(max_examples=8, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 10_000), n_samples=st.integers(1, 12),
