@@ -7,6 +7,7 @@ worked by hand."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import numpy as np
@@ -62,6 +63,7 @@ def fixed_run(n_samples: int = 24, seed: int = 3, *, judges: tuple[str, ...] = (
 
 
 _HELD: list = []  # the sources whose pinned files the tables read (kept open)
+_DRAWN = itertools.count()  # a new file per drawn example (a held source's file never changes)
 
 
 def _table(backend, path: Path):
@@ -232,7 +234,7 @@ def test_engine_equals_memory_property(tmp_path, seed, n_samples, absent, failed
                                        prompts, choice) -> None:
     frame = fixed_run(n_samples, seed, absent=absent, failed=failed, unknown=unknown,
                       prompts=prompts)
-    frame, path = _written(frame, tmp_path / f"run{seed}-{n_samples}.parquet")
+    frame, path = _written(frame, tmp_path / f"run{next(_DRAWN)}.parquet")
     table = _table(engines.connect("duckdb"), path)
     try:
         memory = fixed_versions(frame, consensus=choice)
