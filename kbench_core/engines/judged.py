@@ -50,7 +50,12 @@ from kbench_core.stats import check_choice
 __all__ = ["Answers", "EngineCells", "answers", "fetch_answers", "per_item", "profile_sums",
            "supported"]
 
-_BOOLS = ("is_vulnerable", "said_vulnerable", "target_found", "partial_found")
+# claims_fixed_target: a fixed contract's "still claims the fixed target" (vuln.fixed_claims),
+# voted by the majority as agreement.consensus votes a yes/no label (no majority: missing)
+_BOOLS = ("is_vulnerable", "said_vulnerable", "target_found", "partial_found",
+          "claims_fixed_target")
+# optional yes/no labels a file may hold with no value at all (Parquet's null type)
+_EMPTY_BOOLS = ("claims_fixed_target",)
 _NUMBERS = ("confidence", *REASONING, *FINDING_COUNTS)
 # Labels the tiers read beside the key: voted on by the majority (difficulty, type match,
 # claimed lines) or copied from the item's first row that has them (ground truth).
@@ -68,6 +73,8 @@ def supported(table: Any) -> bool:
         kind = schema[name]
         if name in (*_LABELS, *_LINES) and kind.is_integer() and _empty(table, name):
             continue  # a column with no value (Parquet's null type, read as integers)
+        if name in _EMPTY_BOOLS and kind.is_integer() and _empty(table, name):
+            continue
         if name in _BOOLS and not kind.is_boolean():
             return False
         if name in _NUMBERS and not kind.is_numeric():
@@ -102,6 +109,9 @@ def _normalised(table: Any) -> Any:
     # a label or line list with no value at all, read as integers (supported): text
     table = table.mutate(**{name: table[name].cast("string") for name in table.columns
                             if name in (*_LABELS, *_LINES) and schema[name].is_integer()})
+    # a yes/no label with no value at all, read as integers (supported): missing booleans
+    table = table.mutate(**{name: table[name].cast("boolean") for name in table.columns
+                            if name in _EMPTY_BOOLS and schema[name].is_integer()})
     for name in table.columns:
         if name in _LABELS:
             out[name] = _loader_text(table, name, strip=True)
@@ -144,7 +154,10 @@ def answers(table: Any, *, judge: str | None = None, judges: Sequence[str] | Non
     the order the memory engine reads them). One row per item, ordered by the item's first
     row; the columns: the item key, ``judge``, ``difficulty`` (when the run has it), ground
     truth (``is_vulnerable``, ``severity``, ``true_lines``), the verdict and found labels,
-    ``type_match``, ``claimed_lines``, the numbers (confidence, scores, finding counts)."""
+    ``claims_fixed_target`` (a yes/no label: the majority's is the value of at least
+    ``min_votes`` voters with more votes than the other, else missing, as
+    :func:`~kbench_core.agreement.consensus` votes it), ``type_match``, ``claimed_lines``,
+    the numbers (confidence, scores, finding counts)."""
     import ibis
 
     from kbench_core.agreement._labels import FAILED_AS

@@ -67,7 +67,7 @@ from kbench_core.vuln.definitions import (  # noqa: F401  (the module's other na
     Binning,
 )
 from kbench_core.vuln.findings import sample_findings
-from kbench_core.vuln.fixed import fixed_claims
+from kbench_core.vuln.fixed import fixed_claims, fixed_claims_from_sums
 from kbench_core.vuln.reliability import rebin, reliability
 from kbench_core.vuln.sui import SUI_COMPONENTS, reweight_sui, sui_contributions
 from kbench_core.vuln.tiers import PreparedAnswers, prepare_answers, tiers
@@ -83,6 +83,7 @@ __all__ = [
     "TIERS",
     "PreparedAnswers",
     "fixed_claims",
+    "fixed_claims_from_sums",
     "judges_of",
     "prepare_answers",
     "rebin",
