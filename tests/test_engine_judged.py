@@ -67,6 +67,17 @@ def awkward_run(n_samples: int = 30, seed: int = 7) -> pd.DataFrame:
     return frame
 
 
+def fixed_run() -> pd.DataFrame:
+    """:func:`awkward_run` with fixed contracts: a safe sample's answers say whether the
+    detector still claims the fixed bug (some unreadable), a vulnerable one's say nothing."""
+    frame = awkward_run()
+    rng = np.random.default_rng(11)
+    claims = pd.array(rng.random(len(frame)) < 0.4, dtype="boolean")
+    claims[rng.random(len(frame)) < 0.1] = pd.NA
+    claims[frame["is_vulnerable"].to_numpy(dtype=bool)] = pd.NA
+    return frame.assign(claims_fixed_target=claims)
+
+
 @pytest.fixture(scope="module")
 def run_file(tmp_path_factory) -> tuple[io.Run, Path]:
     path = tmp_path_factory.mktemp("judged") / "awkward.parquet"
@@ -174,8 +185,10 @@ def test_an_unknown_judge_is_named(run_file):
         engine_judged.answers(table, judges=["nobody"])
 
 
-@pytest.mark.parametrize("choice", [CHOICES[0], CHOICES[1], CHOICES[6]],
-                         ids=["majority", "majority-not-found", "j2-not-found"])
+# The majority under one rule and one judge: the answers' SQL is the same under every
+# choice, each held to memory on DuckDB above (the default majority too: 33 s on Spark).
+@pytest.mark.parametrize("choice", [CHOICES[1], CHOICES[6]],
+                         ids=["majority-not-found", "j2-not-found"])
 def test_spark_answers_give_the_memory_tiers(choice, run_file, spark):
     run, path = run_file
     table = _table(spark, path)
@@ -517,3 +530,31 @@ def test_a_small_judged_run_is_fetched_not_summed(run_file, capsys, monkeypatch)
     monkeypatch.setattr(engine_judged, "EngineCells", refused)
     fetched = _printed(["metrics", str(path), "--precision", "full"], capsys)
     pd.testing.assert_frame_equal(cells, fetched, rtol=1e-9, atol=1e-9)
+
+
+def test_spark_run_kept_in_the_engine_is_memory_s(tmp_path, spark, monkeypatch) -> None:
+    """The run kept in Spark: the fixed versions (the majority's and each judge's) and κ
+    under both rules equal memory's. The tiers, reliability diagrams and the judges' spread
+    read the cells and bins the Spark tests above hold to memory (every item: DuckDB's test,
+    tests/test_engine_judged_run.py); the engine's κ and fixed versions have no Spark test
+    of their own (one Spark session per module): this one reads them."""
+    from kbench_core.families import items_for
+    from kbench_core.families.judged import _engine_run
+    from tests.same_objects import assert_same
+
+    run_path = tmp_path / "fixed.parquet"
+    fixed_run().to_parquet(run_path)
+    memory = io.load_run(run_path)
+    monkeypatch.setattr(engines.settings, "JUDGED_CELLS_ROWS", 0)
+    (src,) = source.sources(run_path)
+    _HELD.append(src)
+    summed = _engine_run(src, spark)
+    for name, options in [("fixed_versions", {"failed_as": "not_found"}),
+                          ("kappa_heatmap", {"failed_as": "not_found"}),
+                          ("kappa_heatmap", {"failed_as": "missing"})]:
+        (item,) = [i for i in items_for("judged") if i.name == name]
+        mine = list(item.objects(memory.frame, options))
+        theirs = list(item.objects(summed.frame, options, tables=summed.tables))
+        assert [stem for stem, _ in theirs] == [stem for stem, _ in mine] and mine, name
+        for (_, left), (_, right) in zip(mine, theirs, strict=True):
+            assert_same(left, right, check_dtype=False, check_categorical=False)

@@ -245,13 +245,6 @@ def test_engine_equals_memory_property(tmp_path, seed, n_samples, absent, failed
     _same(judged_fixed.fixed_versions(table, choice), memory)
 
 
-def test_spark_fixed_versions_are_memory_s(run_file, spark) -> None:
-    frame, path = run_file
-    table = _table(spark, path)
-    choice = {"failed_as": "not_found"}
-    _same(judged_fixed.fixed_versions(table, choice), fixed_versions(frame, consensus=choice))
-
-
 # ------------------------------------------------------------------ the finish, by hand
 
 

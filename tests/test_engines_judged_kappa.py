@@ -207,14 +207,6 @@ def test_engine_kappa_equals_memory_on_random_runs(duckdb, tmp_path, seed, n_jud
           _memory(frame, "target_found", failed_as))
 
 
-def test_spark_kappa_is_memory_s(spark, tmp_path):
-    frame, table = _opened(judged_run(3, seed=9, n_samples=10), tmp_path / "run.parquet",
-                           spark)
-    for failed_as in ("missing", "not_found"):
-        _same(judged_kappa.pairwise_kappa(table, failed_as=failed_as),
-              _memory(frame, "target_found", failed_as))
-
-
 # ------------------------------------------------ the counted grid is the items' grid
 
 _YES_NO = _Label("target_found", False, None, None, (False, True), True, True)

@@ -99,7 +99,7 @@ def _lines(col: Any) -> Any:
     return ibis.ifelse(col.isnull() | (parts.length() == 0), ibis.null("string"), text)
 
 
-def _normalised(table: Any) -> Any:
+def normalised(table: Any) -> Any:
     """The columns the tiers read, as the loader types them: labels stripped (a blank one
     missing), line lists normalised, numbers as floats; and the row's place in the run."""
     from kbench_core.engines.keys import _loader_text
@@ -146,7 +146,7 @@ def _judge_names(rows: Any) -> list[str]:
 
 def answers(table: Any, *, judge: str | None = None, judges: Sequence[str] | None = None,
             min_votes: int | None = None, failed_as: FailedAs = "missing",
-            files: Sequence[str] = ()) -> Answers:
+            files: Sequence[str] = (), normalised_rows: Any = None) -> Answers:
     """The answers ``vuln.tiers`` reads of one judge (``judge``: a judge of the run) or of the
     majority (``judge`` None or ``"majority"``: :func:`kbench_core.agreement.consensus` with
     ``judges``, ``min_votes`` and ``failed_as``), computed by the engine on ``table`` (as
@@ -157,14 +157,16 @@ def answers(table: Any, *, judge: str | None = None, judges: Sequence[str] | Non
     ``claims_fixed_target`` (a yes/no label: the majority's is the value of at least
     ``min_votes`` voters with more votes than the other, else missing, as
     :func:`~kbench_core.agreement.consensus` votes it), ``type_match``, ``claimed_lines``,
-    the numbers (confidence, scores, finding counts)."""
+    the numbers (confidence, scores, finding counts). ``normalised_rows``: ``table`` as
+    :func:`normalised` reads it, made once for every judge of a run (each reading fetches its
+    labels' distinct values)."""
     import ibis
 
     from kbench_core.agreement._labels import FAILED_AS
     from kbench_core.agreement._labels import voters as check_voters
 
     check_choice("failed_as", failed_as, FAILED_AS)
-    rows = _normalised(table)
+    rows = normalised(table) if normalised_rows is None else normalised_rows
     if len(files) > 1:
         rank = ibis.cases(*((rows[FILE] == name, i) for i, name in enumerate(files)),
                           else_=len(files))

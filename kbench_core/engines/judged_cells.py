@@ -187,6 +187,7 @@ class EngineCells(CellSource):
         self._expr = _quantities(chosen.expr.drop(_PLACE))
         self._kept: Any = None
         self._cells: dict[tuple[str, ...], Any] = {}
+        self._bins: dict[tuple, Any] = {}
         self._samples: dict[tuple[str, ...], list[str]] = {}  # per grouping, coded samples
 
     @property
@@ -240,6 +241,15 @@ class EngineCells(CellSource):
 
     def bins(self, by: tuple[str, ...], n_bins: int, binning: str, *,
              answers: bool = False) -> Any:
+        # each choice of bins summed once: the tiers, SUI, lucky guesses and the reliability
+        # diagram of one view read the same bins
+        key = (by, n_bins, binning, answers and binning == "quantile")
+        if key not in self._bins:
+            self._bins[key] = self._summed_bins(by, n_bins, binning, answers=answers)
+        return self._bins[key]
+
+    def _summed_bins(self, by: tuple[str, ...], n_bins: int, binning: str, *,
+                     answers: bool = False) -> Any:
         import ibis
 
         from kbench_core.vuln.cells import Bins

@@ -91,7 +91,8 @@ def fixed_claims(chosen: Answers, *, by: Sequence[str] = ("model",)) -> pd.DataF
 
 def fixed_versions(table: Any, consensus: ConsensusOptions | Mapping[str, Any] | None = None,
                    files: Sequence[str] = (), *,
-                   judges: Sequence[str] | None = None) -> pd.DataFrame:
+                   judges: Sequence[str] | None = None,
+                   normalised_rows: Any = None) -> pd.DataFrame:
     """:func:`kbench_core.families.judged.fixed_versions` of a judged run in the engine
     (``table`` as :func:`~kbench_core.engines.source.open_table` opens it and
     :func:`~kbench_core.engines.judged.supported` accepts it; ``files`` its files in the
@@ -100,7 +101,8 @@ def fixed_versions(table: Any, consensus: ConsensusOptions | Mapping[str, Any] |
     :class:`~kbench_core.families._judges.ConsensusOptions` ``consensus``) first, then of
     each of ``judges`` (default: every judge; ``majority`` among them is the consensus), each
     judge's failed judgements counted as ``consensus.failed_as`` says. Empty (with the
-    columns) when the run has no ``claims_fixed_target`` or no fixed contract."""
+    columns) when the run has no ``claims_fixed_target`` or no fixed contract.
+    ``normalised_rows``: as :func:`~kbench_core.engines.judged.answers` takes it."""
     from kbench_core.engines.judged import answers, judge_names
     from kbench_core.families._judges import ConsensusOptions
 
@@ -114,9 +116,9 @@ def fixed_versions(table: Any, consensus: ConsensusOptions | Mapping[str, Any] |
     if len(llm) > 1:
         parts.append(fixed_claims(answers(
             table, judges=list(chosen.judges) or None, min_votes=chosen.min_votes,
-            failed_as=chosen.failed_as, files=tuple(files))))
+            failed_as=chosen.failed_as, files=tuple(files), normalised_rows=normalised_rows)))
     parts += [fixed_claims(answers(table, judge=judge, failed_as=chosen.failed_as,
-                                   files=tuple(files)))
+                                   files=tuple(files), normalised_rows=normalised_rows))
               for judge in (every if judges is None else judges) if judge != CONSENSUS]
     kept = [p for p in parts if len(p)]
     if kept:

@@ -83,11 +83,11 @@ def code_patterns(table: Any, label: str = "target_found", *,
     ``"not_found"`` on a found label the items any judge, ``human`` included, has a row for,
     where an LLM judge's missing value counts as False (``count_failed_as_not_found``). A
     judge labelling an item twice raises as memory does."""
-    from kbench_core.engines.judged import _normalised
+    from kbench_core.engines.judged import normalised
 
     spec = _spec(table, label)
     rule = failed_rule(label, failed_as)
-    rows = _normalised(table)
+    rows = normalised(table)
     key = [c for c in ITEM_KEY if c in rows.columns]
     rows = rows.select(*key, "judge", label).filter(rows["judge"].notnull())
     names = _judges(rows)

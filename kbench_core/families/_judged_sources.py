@@ -83,10 +83,22 @@ class EngineJudged:
         self.names = list(names)
         self._cells: dict[tuple, Any] = {}
         self._values: dict[str, bool] = {}
+        self._fixed: dict[tuple, pd.DataFrame] = {}
+        self._rows: Any = None
 
     @property
     def judges(self) -> pd.DataFrame:
         return pd.DataFrame({"judge": self.names})
+
+    @property
+    def rows(self) -> Any:
+        """The table as every judge's answers read it (:func:`kbench_core.engines.judged.
+        normalised`), made once: making it fetches each label column's distinct values."""
+        if self._rows is None:
+            from kbench_core.engines.judged import normalised
+
+            self._rows = normalised(self.table)
+        return self._rows
 
     def cells(self, judge: str, chosen: ConsensusOptions) -> Any:
         """The cells of ``judge``'s answers (``majority``: the consensus under ``chosen``'s
@@ -98,7 +110,7 @@ class EngineJudged:
                else (judge, chosen.failed_as))
         if key not in self._cells:
             self._cells[key] = EngineCells(_judge_answers(self.table, judge, chosen,
-                                                          self.files))
+                                                          self.files, self.rows))
         return self._cells[key]
 
     def views(self, options: Mapping[str, Any] | None) -> list[tuple[str, Any]]:
@@ -118,7 +130,12 @@ class EngineJudged:
     def fixed_versions(self, options: Mapping[str, Any] | None) -> pd.DataFrame:
         from kbench_core.engines.judged_fixed import fixed_versions
 
-        return fixed_versions(self.table, ConsensusOptions.from_mapping(options), self.files)
+        chosen = ConsensusOptions.from_mapping(options)
+        key = (chosen.judges, chosen.min_votes, chosen.failed_as)
+        if key not in self._fixed:  # the table and its chart read it
+            self._fixed[key] = fixed_versions(self.table, chosen, self.files,
+                                              normalised_rows=self.rows)
+        return self._fixed[key].copy()
 
     def kappa(self, label: str, failed_as: str) -> tuple[pd.DataFrame, str]:
         from kbench_core import agreement

@@ -449,7 +449,7 @@ def _profile_rows(run: Run) -> tuple[pd.DataFrame, int, str]:
 
 
 def _judge_answers(table: Any, judge: str, chosen: ConsensusOptions,
-                   files: tuple[str, ...]) -> Any:
+                   files: tuple[str, ...], normalised_rows: Any = None) -> Any:
     """The answers of ``judge`` made by the engine (:func:`kbench_core.engines.judged.answers`):
     the majority under ``chosen``'s voters, votes and rule, or one judge's rows under its
     ``failed_as``; what :func:`judge_views` gives of a frame."""
@@ -457,8 +457,10 @@ def _judge_answers(table: Any, judge: str, chosen: ConsensusOptions,
 
     if judge == MAJORITY:
         return answers(table, judges=list(chosen.judges) or None, min_votes=chosen.min_votes,
-                       failed_as=chosen.failed_as, files=files)
-    return answers(table, judge=judge, failed_as=chosen.failed_as, files=files)
+                       failed_as=chosen.failed_as, files=files,
+                       normalised_rows=normalised_rows)
+    return answers(table, judge=judge, failed_as=chosen.failed_as, files=files,
+                   normalised_rows=normalised_rows)
 
 
 def _engine_run(src: Any, backend: Any) -> Any:
