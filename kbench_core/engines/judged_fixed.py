@@ -23,7 +23,6 @@ from kbench_core.vuln.fixed import FIXED_SUMS, FixedCells, fixed_claims_from_sum
 
 if TYPE_CHECKING:
     from kbench_core.engines.judged import Answers
-    from kbench_core.families._judges import ConsensusOptions
 
 __all__ = ["fixed_cells", "fixed_claims", "fixed_versions"]
 
@@ -89,7 +88,7 @@ def fixed_claims(chosen: Answers, *, by: Sequence[str] = ("model",)) -> pd.DataF
     return fixed_claims_from_sums(fixed_cells(chosen, by=by), by=by, judge=chosen.judge)
 
 
-def fixed_versions(table: Any, consensus: ConsensusOptions | Mapping[str, Any] | None = None,
+def fixed_versions(table: Any, consensus: Mapping[str, Any] | None = None,
                    files: Sequence[str] = (), *,
                    judges: Sequence[str] | None = None,
                    normalised_rows: Any = None) -> pd.DataFrame:
@@ -97,16 +96,18 @@ def fixed_versions(table: Any, consensus: ConsensusOptions | Mapping[str, Any] |
     (``table`` as :func:`~kbench_core.engines.source.open_table` opens it and
     :func:`~kbench_core.engines.judged.supported` accepts it; ``files`` its files in the
     order the memory engine reads them): with several LLM judges, :func:`fixed_claims` of
-    their majority (:func:`~kbench_core.engines.judged.answers` under the
-    :class:`~kbench_core.families._judges.ConsensusOptions` ``consensus``) first, then of
-    each of ``judges`` (default: every judge; ``majority`` among them is the consensus), each
-    judge's failed judgements counted as ``consensus.failed_as`` says. Empty (with the
+    their majority (:func:`~kbench_core.engines.judged.answers` under ``consensus``: the
+    keyword arguments of :func:`kbench_core.agreement.consensus`, ``judges`` the voters,
+    ``min_votes`` and ``failed_as``) first, then of each of ``judges`` (default: every judge;
+    ``majority`` among them is the consensus), each judge's failed judgements counted as
+    ``failed_as`` says. Empty (with the
     columns) when the run has no ``claims_fixed_target`` or no fixed contract.
     ``normalised_rows``: as :func:`~kbench_core.engines.judged.answers` takes it."""
     from kbench_core.engines.judged import answers, judge_names
-    from kbench_core.families._judges import ConsensusOptions
 
-    chosen = ConsensusOptions.from_mapping(consensus)
+    given = dict(consensus or {})
+    voters, min_votes = given.get("judges"), given.get("min_votes")
+    failed_as = given.get("failed_as", "missing")
     if "claims_fixed_target" not in table.columns:
         return pd.DataFrame(columns=fixed_columns(("model",)))
     names = judge_names(table)
@@ -115,9 +116,9 @@ def fixed_versions(table: Any, consensus: ConsensusOptions | Mapping[str, Any] |
     parts = []
     if len(llm) > 1:
         parts.append(fixed_claims(answers(
-            table, judges=list(chosen.judges) or None, min_votes=chosen.min_votes,
-            failed_as=chosen.failed_as, files=tuple(files), normalised_rows=normalised_rows)))
-    parts += [fixed_claims(answers(table, judge=judge, failed_as=chosen.failed_as,
+            table, judges=list(voters) if voters else None, min_votes=min_votes,
+            failed_as=failed_as, files=tuple(files), normalised_rows=normalised_rows)))
+    parts += [fixed_claims(answers(table, judge=judge, failed_as=failed_as,
                                    files=tuple(files), normalised_rows=normalised_rows))
               for judge in (every if judges is None else judges) if judge != CONSENSUS]
     kept = [p for p in parts if len(p)]

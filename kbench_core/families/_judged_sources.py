@@ -8,7 +8,7 @@ per-cluster sums, as one of its rows. A helper module of :mod:`kbench_core.famil
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
@@ -22,7 +22,48 @@ from kbench_core.families._judges import (
     offered_judges,
 )
 
-__all__ = ["EngineJudged", "FrameJudged"]
+__all__ = ["EngineJudged", "FrameJudged", "fixed_versions"]
+
+
+def fixed_versions(judged: pd.DataFrame, *, judges: Sequence[str] | None = None,
+                   consensus: Mapping[str, Any] | None = None) -> pd.DataFrame:
+    """:func:`kbench_core.vuln.fixed_claims` of, with several LLM judges in ``judged``, their
+    consensus ``majority`` (:func:`kbench_core.agreement.consensus` with the
+    :class:`ConsensusOptions` ``consensus``) first, then each of ``judges`` (default: every
+    judge; ``majority`` among them is the consensus); empty when no answer assesses a fixed
+    contract."""
+    from kbench_core import vuln
+    from kbench_core.agreement import judge_rows
+
+    every = vuln.judges_of(judged)
+    parts = []
+    llm = [j for j in every if j != "human"]
+    chosen = ConsensusOptions.from_mapping(consensus)
+    if len(llm) > 1:
+        from kbench_core.agreement import consensus as vote
+
+        parts.append(vuln.fixed_claims(vote(judged, **chosen.consensus())))
+    # each judge's TDR beside counts its failed judgements as the majority's (failed_as)
+    parts += [vuln.fixed_claims(judge_rows(judged, judge, failed_as=chosen.failed_as),
+                                judge=judge)
+              for judge in (every if judges is None else judges) if judge != MAJORITY]
+    kept = [p for p in parts if len(p)]
+    return pd.concat(kept, ignore_index=True) if kept else parts[0]
+
+
+def _judge_answers(table: Any, judge: str, chosen: ConsensusOptions,
+                   files: tuple[str, ...], normalised_rows: Any = None) -> Any:
+    """The answers of ``judge`` made by the engine (:func:`kbench_core.engines.judged.answers`):
+    the majority under ``chosen``'s voters, votes and rule, or one judge's rows under its
+    ``failed_as``; what :func:`judge_views` gives of a frame."""
+    from kbench_core.engines.judged import answers
+
+    if judge == MAJORITY:
+        return answers(table, judges=list(chosen.judges) or None, min_votes=chosen.min_votes,
+                       failed_as=chosen.failed_as, files=files,
+                       normalised_rows=normalised_rows)
+    return answers(table, judge=judge, failed_as=chosen.failed_as, files=files,
+                   normalised_rows=normalised_rows)
 
 
 class FrameJudged:
@@ -46,8 +87,6 @@ class FrameJudged:
         return column in self.frame and bool(self.frame[column].notna().any())
 
     def fixed_versions(self, options: Mapping[str, Any] | None) -> pd.DataFrame:
-        from kbench_core.families.judged import fixed_versions
-
         return fixed_versions(self.frame, consensus=options)
 
     def kappa(self, label: str, failed_as: str) -> tuple[pd.DataFrame, str]:
@@ -104,7 +143,6 @@ class EngineJudged:
         """The cells of ``judge``'s answers (``majority``: the consensus under ``chosen``'s
         voters, votes and rule; a judge: under its ``failed_as``), made once per choice."""
         from kbench_core.engines.judged import EngineCells
-        from kbench_core.families.judged import _judge_answers
 
         key = ((judge, chosen.judges, chosen.min_votes, chosen.failed_as) if judge == MAJORITY
                else (judge, chosen.failed_as))
@@ -128,13 +166,13 @@ class EngineJudged:
         return self._values[column]
 
     def fixed_versions(self, options: Mapping[str, Any] | None) -> pd.DataFrame:
-        from kbench_core.engines.judged_fixed import fixed_versions
+        from kbench_core.engines import judged_fixed
 
         chosen = ConsensusOptions.from_mapping(options)
         key = (chosen.judges, chosen.min_votes, chosen.failed_as)
         if key not in self._fixed:  # the table and its chart read it
-            self._fixed[key] = fixed_versions(self.table, chosen, self.files,
-                                              normalised_rows=self.rows)
+            self._fixed[key] = judged_fixed.fixed_versions(
+                self.table, chosen.consensus(), self.files, normalised_rows=self.rows)
         return self._fixed[key].copy()
 
     def kappa(self, label: str, failed_as: str) -> tuple[pd.DataFrame, str]:

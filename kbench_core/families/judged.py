@@ -7,7 +7,7 @@ Metrics in :mod:`kbench_core.vuln` and :mod:`kbench_core.agreement` (``docs/metr
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -17,6 +17,7 @@ import pandas as pd
 from kbench_core.catalog import RELIABILITY_PAGE, Item, split_pages
 from kbench_core.families._agreement import AgreementOptions
 from kbench_core.families._base import CompareDefaults, Family, Options, PageInfo, Profile
+from kbench_core.families._judged_sources import _judge_answers, fixed_versions
 from kbench_core.families._judges import (
     MAJORITY,
     ConsensusOptions,
@@ -195,32 +196,6 @@ def difficulty_tdr(tiers: pd.DataFrame, by_difficulty: pd.DataFrame) -> pd.DataF
                         "tdr_low", "tdr_high", "n_vulnerable", "n_samples", "few_items")
             if c in base]
     return base[keep].merge(wide[order].reset_index(), on="model", how="left")
-
-
-def fixed_versions(judged: pd.DataFrame, *, judges: Sequence[str] | None = None,
-                   consensus: Mapping[str, Any] | None = None) -> pd.DataFrame:
-    """:func:`kbench_core.vuln.fixed_claims` of, with several LLM judges in ``judged``, their
-    consensus ``majority`` (:func:`kbench_core.agreement.consensus` with the
-    :class:`ConsensusOptions` ``consensus``) first, then each of ``judges`` (default: every
-    judge; ``majority`` among them is the consensus); empty when no answer assesses a fixed
-    contract."""
-    from kbench_core import vuln
-    from kbench_core.agreement import judge_rows
-
-    every = vuln.judges_of(judged)
-    parts = []
-    llm = [j for j in every if j != "human"]
-    chosen = ConsensusOptions.from_mapping(consensus)
-    if len(llm) > 1:
-        from kbench_core.agreement import consensus as vote
-
-        parts.append(vuln.fixed_claims(vote(judged, **chosen.consensus())))
-    # each judge's TDR beside counts its failed judgements as the majority's (failed_as)
-    parts += [vuln.fixed_claims(judge_rows(judged, judge, failed_as=chosen.failed_as),
-                                judge=judge)
-              for judge in (every if judges is None else judges) if judge != MAJORITY]
-    kept = [p for p in parts if len(p)]
-    return pd.concat(kept, ignore_index=True) if kept else parts[0]
 
 
 def _per_item(frame: pd.DataFrame) -> pd.DataFrame:
@@ -446,21 +421,6 @@ def _profile_rows(run: Run) -> tuple[pd.DataFrame, int, str]:
     return profile_rows(rows, judge, tier_options=TierOptions(bootstrap=True).tiers(),
                         leaderboard=leaderboard, item_key=FAMILY.item_key or (),
                         cluster=FAMILY.comparison.cluster)  # type: ignore[union-attr]
-
-
-def _judge_answers(table: Any, judge: str, chosen: ConsensusOptions,
-                   files: tuple[str, ...], normalised_rows: Any = None) -> Any:
-    """The answers of ``judge`` made by the engine (:func:`kbench_core.engines.judged.answers`):
-    the majority under ``chosen``'s voters, votes and rule, or one judge's rows under its
-    ``failed_as``; what :func:`judge_views` gives of a frame."""
-    from kbench_core.engines.judged import answers
-
-    if judge == MAJORITY:
-        return answers(table, judges=list(chosen.judges) or None, min_votes=chosen.min_votes,
-                       failed_as=chosen.failed_as, files=files,
-                       normalised_rows=normalised_rows)
-    return answers(table, judge=judge, failed_as=chosen.failed_as, files=files,
-                   normalised_rows=normalised_rows)
 
 
 def _engine_run(src: Any, backend: Any) -> Any:
