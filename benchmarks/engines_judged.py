@@ -13,6 +13,9 @@ finish, the peak RSS, and the rows of the sufficient table. Asserts nothing.
     python benchmarks/engines_judged.py 1000000 10000000     # both paths at both sizes
     python benchmarks/engines_judged.py 10000000 --only after
     python benchmarks/engines_judged.py 1000000 --options bootstrap   # ci="bootstrap"
+    python benchmarks/engines_judged.py 3000000 --options items   # every object `figures`
+                                    # and `report` build (not drawn): the rows fetched and
+                                    # the memory catalog, or the run kept in the engine
 """
 
 from __future__ import annotations
@@ -59,6 +62,8 @@ def measure(path: str, how: str, options: str) -> dict:
     kwargs = {"ci": "bootstrap", "n_boot": 200} if options == "bootstrap" else {}
     times: dict = {}
     start = time.perf_counter()
+    if options == "items":
+        return _items(path, how, start)
     if how == "before":
         from kbench_core.agreement import consensus
 
@@ -88,6 +93,31 @@ def measure(path: str, how: str, options: str) -> dict:
     times["sui"] = [round(float(x), 12) for x in table["sui"]]
     times["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return times
+
+
+def _items(path: str, how: str, start: float) -> dict:
+    """Every catalog object of the run, as ``figures`` and ``report`` build them (not drawn):
+    ``before`` the rows fetched (the family without its engine run), ``after`` the run kept
+    in the engine (``Family.engine_run``, every size)."""
+    import dataclasses
+
+    from kbench_core import engines, families
+    from kbench_core.engines.cli import load_all
+    from kbench_core.families import items_for
+
+    family = families.get("judged")
+    if how == "before":
+        families._REGISTRY["judged"] = dataclasses.replace(family, engine_run=None)
+    else:
+        engines.settings.JUDGED_CELLS_ROWS = 0
+    (run,) = load_all([path], engine="duckdb", weighted=True, summed=True)
+    loaded = time.perf_counter() - start
+    stems = []
+    for item in items_for("judged"):
+        stems += [stem for stem, _ in item.objects(run.frame, {}, meta=run.meta,
+                                                     tables=getattr(run, "tables", None))]
+    return {"load": loaded, "total": time.perf_counter() - start, "objects": len(stems),
+            "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
 def main(argv: list[str]) -> None:
