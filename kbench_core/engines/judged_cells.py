@@ -6,6 +6,7 @@ re-exports :class:`EngineCells`."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -18,7 +19,7 @@ from kbench_core.vuln.cells import CellSource
 if TYPE_CHECKING:
     from kbench_core.engines.judged import Answers
 
-__all__ = ["EngineCells"]
+__all__ = ["EngineCells", "OneAtATime"]
 
 _PLACE = "__kbench_place"  # the answers' file order, a column engines.judged adds
 
@@ -188,6 +189,7 @@ class EngineCells(CellSource):
         self._kept: Any = None
         self._cells: dict[tuple[str, ...], Any] = {}
         self._bins: dict[tuple, Any] = {}
+        self._difficulty: bool | None = None
         self._samples: dict[tuple[str, ...], list[str]] = {}  # per grouping, coded samples
 
     @property
@@ -200,16 +202,38 @@ class EngineCells(CellSource):
             self._kept = self._expr if _remote(self._expr) else self._expr.cache()
         return self._kept
 
+    @property
+    def materialised(self) -> bool:
+        """Its answers' quantities are held in the engine now (:attr:`_q`)."""
+        return self._kept is not None
+
+    def release(self) -> None:
+        """Drop the quantities held in the engine (the next grouping or bin not summed yet
+        makes them again); the cells and bins summed so far stay."""
+        kept, self._kept = self._kept, None
+        if kept is not None and kept is not self._expr:
+            kept.release()
+
     def _check(self, by: tuple[str, ...]) -> None:
         unknown = [c for c in by if c not in self.columns]
         if unknown:
             raise ValueError(f"tiers needs the column(s) {', '.join(unknown)}")
 
     def has_difficulty(self) -> bool:
-        if "difficulty" not in self.columns:
-            return False
-        q = self._q
-        return bool(q.filter(q["difficulty"].notnull()).count().to_pyarrow().as_py())
+        if self._difficulty is None:
+            q = self._q if "difficulty" in self.columns else None
+            self._difficulty = q is not None and bool(
+                q.filter(q["difficulty"].notnull()).count().to_pyarrow().as_py())
+        return self._difficulty
+
+    def has_cells(self, by: tuple[str, ...]) -> bool:
+        """The cells of ``by`` are summed already (no query to read them)."""
+        return by in self._cells
+
+    def has_bins(self, by: tuple[str, ...], n_bins: int, binning: str, *,
+                 answers: bool = False) -> bool:
+        """These bins are summed already (no query to read them)."""
+        return (by, n_bins, binning, answers and binning == "quantile") in self._bins
 
     def cells(self, by: tuple[str, ...]) -> Any:
         from kbench_core.vuln.cells import JudgedCells, sum_names
@@ -347,6 +371,40 @@ class EngineCells(CellSource):
 # ranks wanted): a text no label holds, so plain equality joins it (Spark's null-safe
 # equality on a table made from pandas did not).
 _NULL_KEY = "\x1fkbench-missing"
+
+
+class OneAtATime(CellSource):
+    """An :class:`EngineCells` that, before it makes its answers' quantities in the engine,
+    releases those of every other view of the run (``others``; the rule of
+    ``kbench_core.families._judged_sources.EngineJudged.cells``). Reads as the cells it wraps
+    (``vuln.tiers`` and ``vuln.reliability`` take it as a ``CellSource``)."""
+
+    def __init__(self, cells: EngineCells, others: Mapping[tuple, Any]) -> None:
+        self._wrapped = cells
+        self._others = others
+        self.judge = cells.judge
+        self.columns = cells.columns
+
+    def _only_me(self) -> None:
+        for other in self._others.values():
+            if other is not self and other._wrapped.materialised:
+                other._wrapped.release()
+
+    def cells(self, by: tuple[str, ...]) -> Any:
+        if not self._wrapped.has_cells(by):
+            self._only_me()
+        return self._wrapped.cells(by)
+
+    def bins(self, by: tuple[str, ...], n_bins: int, binning: str, *,
+             answers: bool = False) -> Any:
+        if not self._wrapped.has_bins(by, n_bins, binning, answers=answers):
+            self._only_me()
+        return self._wrapped.bins(by, n_bins, binning, answers=answers)
+
+    def has_difficulty(self) -> bool:
+        if "difficulty" in self.columns and self._wrapped._difficulty is None:
+            self._only_me()
+        return self._wrapped.has_difficulty()
 
 
 def _filled(table: Any, by: tuple[str, ...]) -> Any:
