@@ -337,6 +337,7 @@ def test_metrics_on_duckdb_prints_the_memory_table_from_cells(extra, run_file, c
 
     monkeypatch.setattr(engines.reduce, "typed_rows", refused)
     monkeypatch.setattr(engines.settings, "JUDGED_CELLS_ROWS", 0)  # cells at any size
+    monkeypatch.setattr(engines.settings, "JUDGED_RUN_ROWS", 0)
     duck = _printed(["metrics", str(path), "--precision", "full", *extra], capsys)
     pd.testing.assert_frame_equal(memory, duck, rtol=1e-9, atol=1e-9)
     assert len(duck) >= 2
@@ -396,6 +397,7 @@ def test_spark_profile_is_memory_s(run_file, spark, monkeypatch) -> None:
 
     run, path = run_file
     monkeypatch.setattr(engines.settings, "JUDGED_CELLS_ROWS", 0)
+    monkeypatch.setattr(engines.settings, "JUDGED_RUN_ROWS", 0)
     (src,) = source.sources(path)
     summed = _engine_run(src, spark)
     for left, right in zip(_profile_rows(summed), _profile_rows(run), strict=True):
@@ -436,6 +438,7 @@ def test_profile_on_duckdb_is_memory_s_without_fetching_an_answer(judges, run_fi
     argv = ["profile", str(path), "--precision", "full"]
     memory = _printed([*argv, "--engine", "memory"], capsys)
     monkeypatch.setattr(engines.settings, "JUDGED_CELLS_ROWS", 0)  # the engine at any size
+    monkeypatch.setattr(engines.settings, "JUDGED_RUN_ROWS", 0)
     with monkeypatch.context() as patched:
         patched.setattr(engines.reduce, "typed_rows", _refused)
         duck = _printed([*argv, "--engine", "duckdb"], capsys)
@@ -481,6 +484,7 @@ def test_metrics_on_duckdb_refuses_a_bad_cell_as_the_loader_does(tmp_path, capsy
     from kbench_core.cli import main
 
     monkeypatch.setattr(engines.settings, "JUDGED_CELLS_ROWS", 0)  # cells at any size
+    monkeypatch.setattr(engines.settings, "JUDGED_RUN_ROWS", 0)
 
     frame = awkward_run(n_samples=4)
     frame.loc[3, "confidence"] = 1.5
@@ -507,13 +511,15 @@ def test_metrics_on_duckdb_out_of_memory_names_the_setting(run_file, monkeypatch
 
     monkeypatch.setattr(engine_judged, "answers", exhausted)
     monkeypatch.setattr(engines.settings, "JUDGED_CELLS_ROWS", 0)  # cells at any size
+    monkeypatch.setattr(engines.settings, "JUDGED_RUN_ROWS", 0)
     rows = len(io.load_run(path).frame)
     for command in ("metrics", "profile"):
         with pytest.raises(SystemExit) as err:
             main([command, str(path), "--engine", "duckdb"])
         said = str(err.value)
         assert "ran out of memory" in said and "KBENCH_DUCKDB_MEMORY" in said, command
-        assert f"KBENCH_JUDGED_CELLS_ROWS={rows + 1}" in said, command  # or fetch the rows
+        setting = "KBENCH_JUDGED_CELLS_ROWS" if command == "metrics" else "KBENCH_JUDGED_RUN_ROWS"
+        assert f"{setting}={rows + 1}" in said, command  # or fetch the rows
 
 
 def test_a_small_judged_run_is_fetched_not_summed(run_file, capsys, monkeypatch):
@@ -525,6 +531,7 @@ def test_a_small_judged_run_is_fetched_not_summed(run_file, capsys, monkeypatch)
         raise AssertionError("the cells were summed")
 
     monkeypatch.setattr(engines.settings, "JUDGED_CELLS_ROWS", 0)
+    monkeypatch.setattr(engines.settings, "JUDGED_RUN_ROWS", 0)
     cells = _printed(["metrics", str(path), "--precision", "full"], capsys)
     monkeypatch.undo()
     monkeypatch.setattr(engine_judged, "EngineCells", refused)
@@ -546,6 +553,7 @@ def test_spark_run_kept_in_the_engine_is_memory_s(tmp_path, spark, monkeypatch) 
     fixed_run().to_parquet(run_path)
     memory = io.load_run(run_path)
     monkeypatch.setattr(engines.settings, "JUDGED_CELLS_ROWS", 0)
+    monkeypatch.setattr(engines.settings, "JUDGED_RUN_ROWS", 0)
     (src,) = source.sources(run_path)
     _HELD.append(src)
     summed = _engine_run(src, spark)

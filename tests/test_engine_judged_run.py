@@ -33,7 +33,7 @@ def _both(path: Path, monkeypatch) -> tuple:
     """The run as memory loads it and as DuckDB keeps it (every size summed, no row
     fetched)."""
     (memory,) = load_all([str(path)], engine="memory")
-    monkeypatch.setattr(engines.settings, "JUDGED_CELLS_ROWS", 0)
+    monkeypatch.setattr(engines.settings, "JUDGED_RUN_ROWS", 0)
     with monkeypatch.context() as patched:
         patched.setattr("kbench_core.engines.reduce.typed_rows", _refused)
         (summed,) = load_all([str(path)], engine="duckdb", summed=True)
@@ -82,7 +82,7 @@ def test_report_on_duckdb_has_every_item_without_fetching_an_answer(run_path, tm
     above), the tier leaderboards first, no answer fetched."""
     from kbench_core.cli import main
 
-    monkeypatch.setattr(engines.settings, "JUDGED_CELLS_ROWS", 0)
+    monkeypatch.setattr(engines.settings, "JUDGED_RUN_ROWS", 0)
     monkeypatch.setattr("kbench_core.engines.reduce.typed_rows", _refused)
     main(["report", str(run_path), "--engine", "duckdb", "--out", str(tmp_path / "d.html")])
     text = (tmp_path / "d.html").read_text("utf-8")
@@ -97,7 +97,7 @@ def test_figures_on_duckdb_refuse_a_judge_the_run_lacks_as_memory_does(run_path,
     from kbench_core.cli import main
 
     messages = []
-    monkeypatch.setattr(engines.settings, "JUDGED_CELLS_ROWS", 0)
+    monkeypatch.setattr(engines.settings, "JUDGED_RUN_ROWS", 0)
     for engine in ("memory", "duckdb"):
         with pytest.raises(SystemExit) as err:
             main(["figures", str(run_path), "--engine", engine, "--judge", "nobody",
@@ -116,7 +116,7 @@ def test_a_later_query_out_of_memory_names_both_ways_out(run_path, tmp_path,
     def exhausted(*args, **kwargs):
         raise MemoryError
 
-    monkeypatch.setattr(engines.settings, "JUDGED_CELLS_ROWS", 0)
+    monkeypatch.setattr(engines.settings, "JUDGED_RUN_ROWS", 0)
     monkeypatch.setattr(judged_cells.EngineCells, "cells", exhausted)
     rows = len(fixed_run())
     with pytest.raises(SystemExit) as err:
@@ -124,11 +124,12 @@ def test_a_later_query_out_of_memory_names_both_ways_out(run_path, tmp_path,
               str(tmp_path / "r.html")])
     said = str(err.value)
     assert "ran out of memory" in said and "KBENCH_DUCKDB_MEMORY" in said
-    assert f"KBENCH_JUDGED_CELLS_ROWS={rows + 1}" in said
+    assert f"KBENCH_JUDGED_RUN_ROWS={rows + 1}" in said
     assert not (tmp_path / "r.html").exists()
 
 
 def test_a_small_judged_run_is_fetched(run_path) -> None:
-    """Below ``KBENCH_JUDGED_CELLS_ROWS`` rows the answers are fetched (faster there)."""
+    """Below ``KBENCH_JUDGED_RUN_ROWS`` rows the answers are fetched (while the loader can
+    hold them: faster, and within DuckDB's memory)."""
     (run,) = load_all([str(run_path)], engine="duckdb", summed=True)
     assert not run.frame.empty and not getattr(run, "tables", None)

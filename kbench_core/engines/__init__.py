@@ -353,11 +353,12 @@ def _named(src: ParquetSource, engine: str) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def guarded(src: ParquetSource, backend: Any, rows: int) -> Iterator[None]:
+def guarded(src: ParquetSource, backend: Any, rows: int,
+            setting: str = "KBENCH_JUDGED_CELLS_ROWS") -> Iterator[None]:
     """A later query of a run kept in the engine (a :class:`~kbench_core.io.SummedRun`'s
     table computed when read), worded as its first read is: an engine out of memory named
-    with both ways out (a larger memory setting, or fetching the ``rows``:
-    :func:`~kbench_core.engines.settings.fetch_instead`), anything else "cannot read
+    with both ways out (a larger memory setting, or fetching the ``rows`` from ``setting``'s
+    count on: :func:`~kbench_core.engines.settings.fetch_instead`), anything else "cannot read
     Parquet"; the files re-checked after it (:func:`~kbench_core.engines.source.check_read`)."""
     from kbench_core.engines import source
 
@@ -365,7 +366,7 @@ def guarded(src: ParquetSource, backend: Any, rows: int) -> Iterator[None]:
         with _named(src, getattr(backend, "name", "duckdb")):
             yield
     except EngineMemoryError as err:
-        raise EngineMemoryError(settings.fetch_instead(err, rows)) from None
+        raise EngineMemoryError(settings.fetch_instead(err, rows, setting)) from None
     source.check_read(src, backend)
 
 
@@ -414,10 +415,10 @@ def load(path: str | os.PathLike[str], *, engine: Engine | None = None,
                 with _named(src, chosen):
                     found = hook(src, con)
             except EngineMemoryError as err:
-                if family.engine_tables_rows is None:
+                if family.engine_run_setting is None:
                     raise
                 raise EngineMemoryError(settings.fetch_instead(
-                    err, source.parquet_rows(src))) from None
+                    err, source.parquet_rows(src), family.engine_run_setting)) from None
             if found is not None:  # else its columns need the loader: read as below
                 runs.append(found)
                 continue

@@ -188,9 +188,10 @@ def _fetch_hint(src: ParquetSource) -> str:
     a run at item grain has its rows fetched (the limit is on them, not on the file); a family
     that computes its tables in the engine does so for `kbench metrics`, `figures`, `report`
     and `profile` (``Family.engine_run``: a replication run; a judged run once it has
-    ``KBENCH_JUDGED_CELLS_ROWS`` rows) and pairs its items for ``compare`` there
+    ``KBENCH_JUDGED_CELLS_ROWS`` rows for `metrics`, ``KBENCH_JUDGED_RUN_ROWS`` for the
+    others) and pairs its items for ``compare`` there
     (``Family.engine_items``)."""
-    from kbench_core.engines.settings import JUDGED_CELLS_ROWS
+    from kbench_core.engines.settings import JUDGED_CELLS_ROWS, JUDGED_RUN_ROWS
 
     family = families.get(src.kind)
     said = (f" (the engine fetches every row of a {family.title.lower()} run to compute its "
@@ -201,9 +202,10 @@ def _fetch_hint(src: ParquetSource) -> str:
         " and `compare`" if family.engine_items is not None else "")
     if family.engine_tables_rows is None:
         return said + f"; {commands} compute its tables in the engine, fetching none)"
-    return (said + f"; {commands} compute their tables in the engine instead, from "
-            f"KBENCH_JUDGED_CELLS_ROWS rows on (now {JUDGED_CELLS_ROWS:,}): set it "
-            "lower, e.g. KBENCH_JUDGED_CELLS_ROWS=0)")
+    return (said + f"; {commands} compute their tables in the engine instead: `metrics` "
+            f"from KBENCH_JUDGED_CELLS_ROWS rows on (now {JUDGED_CELLS_ROWS:,}), the others "
+            f"from KBENCH_JUDGED_RUN_ROWS (now {JUDGED_RUN_ROWS:,}): set them lower, e.g. "
+            "KBENCH_JUDGED_CELLS_ROWS=0 KBENCH_JUDGED_RUN_ROWS=0)")
 
 
 def _as_labels(rows: pa.Table, kind: str) -> tuple[pa.Table, list[str], list[str]]:

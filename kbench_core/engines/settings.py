@@ -23,11 +23,21 @@ SPARK_MEMORY = os.environ.get("KBENCH_SPARK_MEMORY") or None
 # ran out of DuckDB's 512 MB in 1 run of 3 (the error names both ways out: more memory, or
 # this setting above the run's rows).
 JUDGED_CELLS_ROWS = int(os.environ.get("KBENCH_JUDGED_CELLS_ROWS", "3000000"))
+# From this many rows on, `kbench figures`, `report` and `profile` keep a judged Parquet run in
+# the engine (its every figure and table from sums: families._judged_sources.EngineJudged);
+# below, they fetch it. Their items read more cells than `metrics` (the split by prompt type
+# groups model x prompt type x sample: as many cells as answers in a run with one answer per
+# sample and prompt): a 3M-row run's report ran out of DuckDB's 512 MB in 2 runs of 3, where
+# fetched it takes 44 s and 2.1 GiB. So they fetch for as long as the loader can hold the
+# rows (refused from about 4.7M).
+JUDGED_RUN_ROWS = int(os.environ.get("KBENCH_JUDGED_RUN_ROWS", "4700000"))
 
 
-def fetch_instead(err: BaseException, rows: int) -> str:
+def fetch_instead(err: BaseException, rows: int,
+                  setting: str = "KBENCH_JUDGED_CELLS_ROWS") -> str:
     """An engine's out-of-memory message for a judged run it sums in cells, with the other
     way out when the run fits the loader (3M judged rows through DuckDB's 512 MB ran out of
-    memory in 1 of 3 runs; fetched, 10 s and 1.8 GiB): fetch its rows."""
+    memory in 1 of 3 runs; fetched, 10 s and 1.8 GiB): fetch its rows (``setting``: the
+    row count from which the command keeps the run in the engine)."""
     return (f"{err}; or fetch its rows instead, if the loader can hold them (about 4.7M "
-            f"judged rows): KBENCH_JUDGED_CELLS_ROWS={rows + 1}")
+            f"judged rows): {setting}={rows + 1}")

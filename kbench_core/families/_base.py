@@ -241,6 +241,10 @@ class Family:
         The fewest rows of a run whose :attr:`engine_tables` are used (read when asked, so a
         setting can change it); a smaller run is fetched, where that is faster (judged:
         ``engines.settings.JUDGED_CELLS_ROWS``). None: every run.
+    engine_run_setting : str, optional
+        The environment setting from whose row count :attr:`engine_run` keeps a run in the
+        engine (named in an out-of-memory error as the way to fetch it instead; judged:
+        ``KBENCH_JUDGED_RUN_ROWS``). None: every run, and no such way out.
     """
 
     kind: str
@@ -273,6 +277,7 @@ class Family:
     engine_tables: Callable[[Any, Any, Mapping[str, Any] | None],
                             tuple[list[tuple[str, pd.DataFrame]], dict] | None] | None = None
     engine_tables_rows: Callable[[], int] | None = None
+    engine_run_setting: str | None = None
     engine_run: Callable[[Any, Any], Any] | None = None
     engine_items: Callable[[Any, Any, str, Mapping[str, Any] | None],
                            tuple[Any, dict] | None] | None = None

@@ -425,15 +425,15 @@ def _profile_rows(run: Run) -> tuple[pd.DataFrame, int, str]:
 
 def _engine_run(src: Any, backend: Any) -> Any:
     """The family's ``engine_run``: a judged source kept in the engine (``kbench figures``,
-    ``report`` and ``profile`` from ``KBENCH_JUDGED_CELLS_ROWS`` rows on, as ``metrics``), no
+    ``report`` and ``profile`` from ``KBENCH_JUDGED_RUN_ROWS`` rows on), no
     answer fetched: validated by the engine with the loader's rules
     (:func:`kbench_core.engines.validate.validate`), then a
     :class:`~kbench_core.io.SummedRun` whose ``engine`` table is the run as the catalog reads
     it (:class:`~kbench_core.families._judged_sources.EngineJudged`: each judge's answers
     made by the engine and summed per cell, κ and the fixed versions from their sums), and
     whose ``profile`` (computed when read) is :func:`_engine_profile`'s. None below
-    ``KBENCH_JUDGED_CELLS_ROWS`` rows (fetching is faster there) or when the file's columns
-    need the loader."""
+    ``KBENCH_JUDGED_RUN_ROWS`` rows (fetched there, while the loader can hold them: faster,
+    and within DuckDB's memory) or when the file's columns need the loader."""
     from kbench_core import engines
     from kbench_core.engines import settings, source, validate
     from kbench_core.engines.judged import judge_names, supported
@@ -441,7 +441,7 @@ def _engine_run(src: Any, backend: Any) -> Any:
     from kbench_core.io import LazyTables, SummedRun
 
     rows = source.parquet_rows(src)
-    if rows < settings.JUDGED_CELLS_ROWS:
+    if rows < settings.JUDGED_RUN_ROWS:
         return None
     table = source.open_table(backend, src)
     if not supported(table):
@@ -455,7 +455,7 @@ def _engine_run(src: Any, backend: Any) -> Any:
     def guard() -> Any:
         # every later query as the first: an engine out of memory named with both ways out,
         # the files re-checked after it
-        return engines.guarded(src, backend, rows)
+        return engines.guarded(src, backend, rows, "KBENCH_JUDGED_RUN_ROWS")
 
     state = EngineJudged(table, files, names, guard=guard)
     meta = {**src.meta, "rows": rows, "columns": list(src.columns),
@@ -621,7 +621,7 @@ FAMILY = Family(
     per_item=_per_item, lower_is_better=_lower(), catalog=_catalog, rules=_rules,
     sample_files=("judged.csv",), sample_frame=_sample_frame, suspect_rows=_suspect_rows,
     engine_tables=_engine_tables, engine_tables_rows=_cells_rows, engine_items=_engine_items,
-    engine_run=_engine_run,
+    engine_run=_engine_run, engine_run_setting="KBENCH_JUDGED_RUN_ROWS",
     profile=Profile("vulnerability", "Vulnerability detection",
                     (("tdr", "Target detection rate (TDR)", "TDR"),
                      ("sui", "Security Understanding Index (SUI)", "SUI")),
