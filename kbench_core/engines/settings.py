@@ -27,7 +27,7 @@ JUDGED_CELLS_ROWS = int(os.environ.get("KBENCH_JUDGED_CELLS_ROWS", "3000000"))
 # the engine (its every figure and table from sums: families._judged_sources.EngineJudged);
 # below, they fetch it. Their items read more cells than `metrics` (the split by prompt type
 # groups model x prompt type x sample: as many cells as answers in a run with one answer per
-# sample and prompt): a 3M-row run's report ran out of DuckDB's 512 MB in 2 runs of 3, where
+# sample and prompt): a 3M-row run's report ran out of DuckDB's 512 MB in 3 runs of 4, where
 # fetched it takes 44 s and 2.1 GiB. So they fetch for as long as the loader can hold the
 # rows (refused from about 4.7M).
 JUDGED_RUN_ROWS = int(os.environ.get("KBENCH_JUDGED_RUN_ROWS", "4700000"))
