@@ -264,7 +264,17 @@ def test_only_cells_come_back(run_file, monkeypatch):
         seen.append(out.num_rows)
         return out
 
+    from kbench_core.engines import judged_cells
+
+    bounded = judged_cells.bounded
+
+    def counted_bounded(*args, **kwargs):  # the cells' and bins' fetches
+        out = bounded(*args, **kwargs)
+        seen.append(out.num_rows)
+        return out
+
     monkeypatch.setattr(ir.Table, "to_pyarrow", counted)
+    monkeypatch.setattr(judged_cells, "bounded", counted_bounded)
     vuln.tiers(cells, ci="bootstrap", n_boot=20)
     n_cells = cells.cells(("model",)).n_cells
     assert seen and max(seen) <= n_cells * 10 < answers * 10

@@ -133,3 +133,21 @@ def test_a_small_judged_run_is_fetched(run_path) -> None:
     hold them: faster, and within DuckDB's memory)."""
     (run,) = load_all([str(run_path)], engine="duckdb", summed=True)
     assert not run.frame.empty and not getattr(run, "tables", None)
+
+
+def test_cells_past_the_decompressed_limit_are_refused_by_name(run_path, tmp_path,
+                                                              monkeypatch) -> None:
+    """The limit follows the path: a run kept in the engine is refused when the per-sample
+    sums it fetches pass the loader's decompressed-size limit (not when the file does), in
+    words naming the sums, the limit and the way out."""
+    from kbench_core import problems
+    from kbench_core.cli import main
+
+    monkeypatch.setattr(engines.settings, "JUDGED_RUN_ROWS", 0)
+    monkeypatch.setattr(problems, "DEFAULT_MAX_DECOMPRESSED", 20_000)
+    with pytest.raises(SystemExit) as err:
+        main(["report", str(run_path), "--engine", "duckdb", "--out",
+              str(tmp_path / "r.html")])
+    said = str(err.value)
+    assert "the engine's cells (model x sample) of this run pass" in said, said
+    assert "KBENCH_JUDGED_RUN_ROWS=" in said and not (tmp_path / "r.html").exists()

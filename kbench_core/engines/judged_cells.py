@@ -19,9 +19,40 @@ from kbench_core.vuln.cells import CellSource
 if TYPE_CHECKING:
     from kbench_core.engines.judged import Answers
 
-__all__ = ["EngineCells", "OneAtATime"]
+__all__ = ["EngineCells", "OneAtATime", "bounded"]
 
 _PLACE = "__kbench_place"  # the answers' file order, a column engines.judged adds
+
+
+def bounded(expr: Any, what: str) -> Any:
+    """``expr``'s result as an Arrow table, fetched in batches and refused past the loader's
+    decompressed-size limit (``problems.DEFAULT_MAX_DECOMPRESSED``, 1 GiB): the limit follows
+    the path (issue 39, item 3), on what an engine's run fetches, not on the file. A
+    :class:`~kbench_core.engines.EngineMemoryError` naming ``what`` and the limit (a command
+    adds the other way out: fetching the rows while the loader can hold them)."""
+    import pyarrow as pa
+
+    from kbench_core import problems
+    from kbench_core.engines import EngineMemoryError
+    from kbench_core.readers.sources import _mb
+
+    limit = problems.DEFAULT_MAX_DECOMPRESSED
+    batches, size, rows = [], 0, 0
+    reader = expr.to_pyarrow_batches(chunk_size=250_000)
+    for batch in reader:
+        batches.append(batch)
+        size += batch.nbytes
+        rows += batch.num_rows
+        if size > limit:
+            raise EngineMemoryError(
+                f"the engine's {what} of this run pass {_mb(limit)} by row {rows:,} (the "
+                "limit on what a run kept in the engine fetches, as on the rows the loader "
+                "reads): its samples are too many for these per-sample sums")
+    if not batches:
+        return reader.schema.empty_table()
+    # a batch's types may be narrower than the reader's (a column all null in it)
+    return pa.concat_tables([pa.Table.from_batches([b]) for b in batches],
+                            promote_options="permissive")
 
 
 def _quantities(answers: Any) -> Any:
@@ -244,8 +275,8 @@ class EngineCells(CellSource):
         q = self._q
         severity = "severity" in self.columns
         keys = [*by, "sample"]
-        table = q.group_by(keys).aggregate(**_cell_measures(q, severity)).to_pyarrow()
-        frame = table.to_pandas()
+        frame = bounded(q.group_by(keys).aggregate(**_cell_measures(q, severity)),
+                        f"cells ({' x '.join(keys)})").to_pandas()
         gid, values, size = _grouped(frame, by)
         missing = np.bincount(gid, weights=frame["__kbench_failed"].to_numpy(dtype=float),
                               minlength=size).astype(np.int64)
@@ -292,10 +323,11 @@ class EngineCells(CellSource):
         else:
             edges = self._quantile_edges(q, by, cells, n_bins)
             binned = _binned_by_edges(q, by, edges, key_codes)
-        table = binned.group_by([*by, "sample", "__kbench_bin"]).aggregate(
+        table = bounded(binned.group_by([*by, "sample", "__kbench_bin"]).aggregate(
             __kbench_count=binned.count(),
             __kbench_conf_sum=binned["__kbench_conf"].sum(),
-            __kbench_correct_sum=binned["__kbench_correct"].sum()).to_pandas()
+            __kbench_correct_sum=binned["__kbench_correct"].sum()),
+            f"calibration cells ({' x '.join([*by, 'sample', 'bin'])})").to_pandas()
         group = _codes_of(table, by, key_codes)
         sample = _sample_codes(table["sample"], self._samples[by])
         bin_ = table["__kbench_bin"].to_numpy(dtype=np.int64)
