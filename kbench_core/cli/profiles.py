@@ -9,7 +9,7 @@ suggestion to an aliases file to review and pass back with ``--aliases``. Runs a
 ``kbench metrics`` reads them: a bias run's profile is its fingerprint, computed from its small
 table whatever its rows; a replication run's ECS and PAS come from the sums of its findings the
 engine returns (``Family.engine_run``), no test fetched; a judged run's tiers and TDR's rank
-from its cells (from ``KBENCH_JUDGED_CELLS_ROWS`` rows on), no answer fetched."""
+from its cells (from ``KBENCH_JUDGED_RUN_ROWS`` rows on, when set), no answer fetched."""
 
 from __future__ import annotations
 
@@ -109,7 +109,7 @@ def profile_command(paths: Sequence[str], *, aliases: str | None = None, fmt: st
         except AliasError as err:
             raise SystemExit(f"kbench: {_safe(err)}") from None
     # through an engine: a replication run's ECS and PAS from the findings' sums, a judged
-    # run's tiers and TDR ranks from its cells (from KBENCH_JUDGED_CELLS_ROWS rows on)
+    # run's tiers and TDR ranks from its cells (from KBENCH_JUDGED_RUN_ROWS rows on, when set)
     runs = _load_all(paths, engine=engine, spark_master=spark_master, weighted=True,
                      summed=True)
     joined = profile(runs, aliases=table)

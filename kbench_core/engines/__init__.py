@@ -389,7 +389,7 @@ def load(path: str | os.PathLike[str], *, engine: Engine | None = None,
     per saved run, a file or a folder one. ``weighted``: a weighted frame for the main table
     only (:func:`~kbench_core.engines.reduce.finish`; ``kbench metrics``). ``summed``: a
     path of one run whose family computes its tables in the engine (``Family.engine_run``:
-    a replication run; a judged run from ``KBENCH_JUDGED_CELLS_ROWS`` rows on) gives that
+    a replication run; a judged run from ``KBENCH_JUDGED_RUN_ROWS`` rows on, when set) gives that
     :class:`~kbench_core.io.SummedRun`, no row fetched.
     """
     from kbench_core import families

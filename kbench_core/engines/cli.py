@@ -32,8 +32,8 @@ def load_all(paths: Sequence[str], *, engine: str | None = None,
     ``keep``: columns the reduction must keep beyond the family's metrics (``compare``'s
     item keys); ``weighted``: frames for the main table only (``metrics``); ``summed``: a
     Parquet source read by DuckDB or Spark whose family computes its tables in the engine
-    (``Family.engine_run``: a replication run; a judged run from ``KBENCH_JUDGED_CELLS_ROWS``
-    rows on) comes back as that :class:`~kbench_core.io.SummedRun`, no row fetched
+    (``Family.engine_run``: a replication run; a judged run from ``KBENCH_JUDGED_RUN_ROWS``
+    rows on, when set) comes back as that :class:`~kbench_core.io.SummedRun`, no row fetched
     (``metrics``, ``figures``, ``report``, ``profile``, whose every item and row it
     finishes)."""
     runs = []

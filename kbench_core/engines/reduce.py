@@ -202,10 +202,11 @@ def _fetch_hint(src: ParquetSource) -> str:
         " and `compare`" if family.engine_items is not None else "")
     if family.engine_tables_rows is None:
         return said + f"; {commands} compute its tables in the engine, fetching none)"
-    return (said + f"; {commands} compute their tables in the engine instead: `metrics` "
+    run_rows = "unset" if JUDGED_RUN_ROWS is None else f"now {JUDGED_RUN_ROWS:,}"
+    return (said + f"; {commands} can compute their tables in the engine instead: `metrics` "
             f"from KBENCH_JUDGED_CELLS_ROWS rows on (now {JUDGED_CELLS_ROWS:,}), the others "
-            f"from KBENCH_JUDGED_RUN_ROWS (now {JUDGED_RUN_ROWS:,}): set them lower, e.g. "
-            "KBENCH_JUDGED_CELLS_ROWS=0 KBENCH_JUDGED_RUN_ROWS=0)")
+            f"from KBENCH_JUDGED_RUN_ROWS ({run_rows}; their per-sample sums grow with the "
+            "samples): e.g. KBENCH_JUDGED_CELLS_ROWS=0 KBENCH_JUDGED_RUN_ROWS=0)")
 
 
 def _as_labels(rows: pa.Table, kind: str) -> tuple[pa.Table, list[str], list[str]]:

@@ -24,13 +24,15 @@ SPARK_MEMORY = os.environ.get("KBENCH_SPARK_MEMORY") or None
 # this setting above the run's rows).
 JUDGED_CELLS_ROWS = int(os.environ.get("KBENCH_JUDGED_CELLS_ROWS", "3000000"))
 # From this many rows on, `kbench figures`, `report` and `profile` keep a judged Parquet run in
-# the engine (its every figure and table from sums: families._judged_sources.EngineJudged);
-# below, they fetch it. Their items read more cells than `metrics` (the split by prompt type
-# groups model x prompt type x sample: as many cells as answers in a run with one answer per
-# sample and prompt): a 3M-row run's report ran out of DuckDB's 512 MB in 3 runs of 4, where
-# fetched it takes 44 s and 2.1 GiB. So they fetch for as long as the loader can hold the
-# rows (refused from about 4.7M).
-JUDGED_RUN_ROWS = int(os.environ.get("KBENCH_JUDGED_RUN_ROWS", "4700000"))
+# the engine (every figure and table from per-sample sums: families._judged_sources.
+# EngineJudged); unset (the default), they fetch it, as the loader does. Opt-in, because the
+# per-sample sums are not small: the split by prompt type groups model x prompt type x
+# sample (as many cells as answers in a run with one answer per sample and prompt), a 3M-row
+# report ran out of DuckDB's 512 MB in 3 runs of 4 (fetched: 44 s, 2.1 GiB; with 2 GB for
+# DuckDB: 34 s, 2.1 GiB), and a 10M-row report held every view's cells (9.5 GB resident)
+# before its prompt-type cells passed the decompressed-size limit and were refused.
+_RUN_ROWS = os.environ.get("KBENCH_JUDGED_RUN_ROWS", "").strip()
+JUDGED_RUN_ROWS: int | None = int(_RUN_ROWS) if _RUN_ROWS else None
 
 
 def fetch_instead(err: BaseException, rows: int,

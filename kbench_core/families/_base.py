@@ -227,7 +227,7 @@ class Family:
         ``figures``, ``report``, ``profile`` on DuckDB or Spark); None when this source's
         columns need the loader (replication: ECS's and PAS's tables and the scatter's,
         ``engines.replication``; judged: the run kept in the engine, every item from its
-        cells, from :attr:`engine_tables_rows` rows on).
+        cells, from :attr:`engine_run_setting`'s rows on).
     engine_items : callable, optional
         ``engine_items(table, src, value, options)``: the run (its engine ``table`` opened
         from ``src``) validated by the engine, then as the comparison of ``value`` pairs it,

@@ -425,15 +425,16 @@ def _profile_rows(run: Run) -> tuple[pd.DataFrame, int, str]:
 
 def _engine_run(src: Any, backend: Any) -> Any:
     """The family's ``engine_run``: a judged source kept in the engine (``kbench figures``,
-    ``report`` and ``profile`` from ``KBENCH_JUDGED_RUN_ROWS`` rows on), no
+    ``report`` and ``profile`` from ``KBENCH_JUDGED_RUN_ROWS`` rows on, when set), no
     answer fetched: validated by the engine with the loader's rules
     (:func:`kbench_core.engines.validate.validate`), then a
     :class:`~kbench_core.io.SummedRun` whose ``engine`` table is the run as the catalog reads
     it (:class:`~kbench_core.families._judged_sources.EngineJudged`: each judge's answers
     made by the engine and summed per cell, κ and the fixed versions from their sums), and
-    whose ``profile`` (computed when read) is :func:`_engine_profile`'s. None below
-    ``KBENCH_JUDGED_RUN_ROWS`` rows (fetched there, while the loader can hold them: faster,
-    and within DuckDB's memory) or when the file's columns need the loader."""
+    whose ``profile`` (computed when read) is :func:`_engine_profile`'s. None unless the run
+    has ``KBENCH_JUDGED_RUN_ROWS`` rows or more (unset by default: the per-sample sums grow
+    with the samples, ``engines.settings``; the rows are fetched) or when the file's columns
+    need the loader."""
     from kbench_core import engines
     from kbench_core.engines import settings, source, validate
     from kbench_core.engines.judged import judge_names, supported
@@ -441,7 +442,7 @@ def _engine_run(src: Any, backend: Any) -> Any:
     from kbench_core.io import LazyTables, SummedRun
 
     rows = source.parquet_rows(src)
-    if rows < settings.JUDGED_RUN_ROWS:
+    if settings.JUDGED_RUN_ROWS is None or rows < settings.JUDGED_RUN_ROWS:
         return None
     table = source.open_table(backend, src)
     if not supported(table):
