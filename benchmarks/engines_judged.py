@@ -108,9 +108,11 @@ def _items(path: str, how: str, start: float) -> dict:
     family = families.get("judged")
     if how == "before":
         families._REGISTRY["judged"] = dataclasses.replace(family, engine_run=None)
-    else:
-        engines.settings.JUDGED_CELLS_ROWS = 0
+    else:  # the run kept in the engine at any size (opt-in: KBENCH_JUDGED_RUN_ROWS)
+        engines.settings.JUDGED_RUN_ROWS = 0
     (run,) = load_all([path], engine="duckdb", weighted=True, summed=True)
+    if how == "after" and not getattr(run, "tables", None):
+        raise RuntimeError("the run was fetched, not kept in the engine")
     loaded = time.perf_counter() - start
     stems = []
     for item in items_for("judged"):

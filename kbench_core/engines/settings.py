@@ -27,10 +27,11 @@ JUDGED_CELLS_ROWS = int(os.environ.get("KBENCH_JUDGED_CELLS_ROWS", "3000000"))
 # the engine (every figure and table from per-sample sums: families._judged_sources.
 # EngineJudged); unset (the default), they fetch it, as the loader does. Opt-in, because the
 # per-sample sums are not small: the split by prompt type groups model x prompt type x
-# sample (as many cells as answers in a run with one answer per sample and prompt), a 3M-row
-# report ran out of DuckDB's 512 MB in 3 runs of 4 (fetched: 44 s, 2.1 GiB; with 2 GB for
-# DuckDB: 34 s, 2.1 GiB), and a 10M-row report held every view's cells (9.5 GB resident)
-# before its prompt-type cells passed the decompressed-size limit and were refused.
+# sample (as many cells as answers in a run with one answer per sample and prompt), and
+# every view's sums are kept: a 3M-row `kbench report` ran out of DuckDB's 512 MB in 3 runs
+# of 4, and with 2 GB took 274 s and 9.9 GB resident, where fetched it takes 36 s and 2.2 GB;
+# a 10M-row report grew to 9.5 GB before its prompt-type cells passed the decompressed-size
+# limit and were refused.
 _RUN_ROWS = os.environ.get("KBENCH_JUDGED_RUN_ROWS", "").strip()
 JUDGED_RUN_ROWS: int | None = int(_RUN_ROWS) if _RUN_ROWS else None
 
