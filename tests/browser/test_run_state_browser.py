@@ -94,8 +94,12 @@ def test_a_run_another_session_removed_is_said_gone(browser, tmp_path) -> None:
         wait_for_app(user_b)
         user_a.locator('[data-testid="stExpander"] summary').get_by_text(
             re.compile(r"^kept · ")).click()
+        wait_for_app(user_a)  # the expander open before its button is pressed
         user_a.get_by_role("button", name="Remove run").first.click()
-        user_a.get_by_text(re.compile(r"^1 run loaded")).wait_for(state="visible")
+        # the removal reruns the page; on a loaded CI machine (two workers, two servers) one
+        # run waited past 30 s here
+        user_a.get_by_text(re.compile(r"^1 run loaded")).wait_for(state="visible",
+                                                                  timeout=90_000)
         wait_for_app(user_a)
         # B's next interaction: another page of the menu
         user_b.get_by_role("link", name="Runs").first.click()
