@@ -538,23 +538,21 @@ def _engine_tables(src: Any, backend: Any, options: Mapping[str, Any] | None,
     ``engine_tables``."""
     from kbench_core import vuln
     from kbench_core.engines import source, validate
-    from kbench_core.engines.judged import EngineCells, judge_names, supported
+    from kbench_core.engines.judged import judge_names, supported
+    from kbench_core.families._judged_sources import EngineJudged
 
     table = source.open_table(backend, src)
     if not supported(table):
         return None
     validate.validate(table, src)
-    names = pd.DataFrame({"judge": judge_names(table)})
-    chosen = check_judges(names, options)
-    files = tuple(f.name for f in src.files)
+    kept = EngineJudged(table, tuple(f.name for f in src.files), judge_names(table))
+    chosen = check_judges(kept.judges, options)
     tier_options = TierOptions.from_mapping(options).tiers()
-    out = []
-    for name in [chosen.judge] if chosen.judge is not None else offered_judges(names):
-        chosen_answers = _judge_answers(table, name, chosen, files)
-        out.append((name, main_columns(leaderboard(vuln.tiers(EngineCells(chosen_answers),
-                                                              **tier_options)))))
+    # the views as the catalog's tiers item makes them (EngineJudged.views)
+    out = [(name, main_columns(leaderboard(vuln.tiers(cells, **tier_options))))
+           for name, cells in kept.views(options)]
     source.check_read(src, backend)
-    return out, (chosen.provenance() if default_judge(names) == MAJORITY else {})
+    return out, (chosen.provenance() if default_judge(kept.judges) == MAJORITY else {})
 
 
 def _engine_items(table: Any, src: Any, value: str, options: Mapping[str, Any] | None,
