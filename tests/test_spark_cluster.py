@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import TEST_JVM_OPTIONS
+
 ROOT = Path(__file__).resolve().parent.parent
 # one run of each family (the published-table kinds go through the same engine code, and
 # tests/test_engines.py runs them on a local Spark session): each run costs the cluster ~15 s
@@ -46,7 +48,7 @@ def _wait_for(port: int, process: subprocess.Popen, seconds: float) -> None:
 
 def _spark_class(home: Path, *args: str, log: Path) -> subprocess.Popen:
     env = {**os.environ, "SPARK_HOME": str(home), "SPARK_NO_DAEMONIZE": "1",
-           "SPARK_LOCAL_IP": "127.0.0.1"}
+           "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_DAEMON_JAVA_OPTS": TEST_JVM_OPTIONS}
     with log.open("wb") as out:
         return subprocess.Popen([str(home / "bin" / "spark-class"), *args], env=env,
                                 stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
@@ -123,6 +125,7 @@ def connect_server(tmp_path_factory):
         "--conf", f"spark.connect.grpc.binding.port={port}",
         "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
         "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=4",
+        "--conf", f"spark.driver.extraJavaOptions={TEST_JVM_OPTIONS}",
         "--conf", "spark.sql.session.timeZone=UTC",
         "--conf", f"spark.sql.warehouse.dir={logs / 'warehouse'}",
         "spark-internal", log=logs / "server.log")
@@ -157,6 +160,11 @@ def _metrics(paths: list[Path], *args: str, env: dict[str, str] | None = None,
         " file=sys.stderr)\n")
     child = {**os.environ, "PYTHONPATH": str(ROOT)}
     child.pop("SPARK_REMOTE", None)
+    # the child's own driver JVM and the executors it asks the worker for (the JVM settings
+    # only: kbench's session settings are the child's own)
+    child["PYSPARK_SUBMIT_ARGS"] = (
+        f'--driver-java-options "{TEST_JVM_OPTIONS}" '
+        f'--conf "spark.executor.extraJavaOptions={TEST_JVM_OPTIONS}" pyspark-shell')
     child.update(env or {})
     done = subprocess.run([sys.executable, "-c", script, *map(str, paths)], env=child,
                           capture_output=True, text=True, timeout=900, check=False)
