@@ -29,6 +29,10 @@ def _refused(*args, **kwargs):
     raise AssertionError("the answers were fetched")
 
 
+def _asked_again(*args, **kwargs):
+    raise AssertionError("the judges' names were queried again")
+
+
 def _both(path: Path, monkeypatch) -> tuple:
     """The run as memory loads it and as DuckDB keeps it (every size summed, no row
     fetched)."""
@@ -58,6 +62,9 @@ def test_every_item_of_the_engine_run_is_memory_s(run_path, monkeypatch) -> None
     made = 0
     with monkeypatch.context() as patched:
         patched.setattr("kbench_core.engines.reduce.typed_rows", _refused)
+        # the run's judges are known once it is opened: no view and no κ asks again
+        patched.setattr("kbench_core.engines.judged._judge_names", _asked_again)
+        patched.setattr("kbench_core.engines.judged_kappa._judges", _asked_again)
         for item in items_for("judged"):
             mine = list(item.objects(memory.frame, options, meta=memory.meta))
             theirs = list(item.objects(summed.frame, options, meta=summed.meta,

@@ -146,7 +146,8 @@ def _judge_names(rows: Any) -> list[str]:
 
 def answers(table: Any, *, judge: str | None = None, judges: Sequence[str] | None = None,
             min_votes: int | None = None, failed_as: FailedAs = "missing",
-            files: Sequence[str] = (), normalised_rows: Any = None) -> Answers:
+            files: Sequence[str] = (), normalised_rows: Any = None,
+            names: Sequence[str] | None = None) -> Answers:
     """The answers ``vuln.tiers`` reads of one judge (``judge``: a judge of the run) or of the
     majority (``judge`` None or ``"majority"``: :func:`kbench_core.agreement.consensus` with
     ``judges``, ``min_votes`` and ``failed_as``), computed by the engine on ``table`` (as
@@ -159,7 +160,8 @@ def answers(table: Any, *, judge: str | None = None, judges: Sequence[str] | Non
     :func:`~kbench_core.agreement.consensus` votes it), ``type_match``, ``claimed_lines``,
     the numbers (confidence, scores, finding counts). ``normalised_rows``: ``table`` as
     :func:`normalised` reads it, made once for every judge of a run (each reading fetches its
-    labels' distinct values)."""
+    labels' distinct values); ``names``: the run's judges as :func:`judge_names` gives them,
+    when known (else one more query)."""
     import ibis
 
     from kbench_core.agreement._labels import FAILED_AS
@@ -172,7 +174,7 @@ def answers(table: Any, *, judge: str | None = None, judges: Sequence[str] | Non
                           else_=len(files))
         rows = rows.mutate(**{_PLACE: rank.cast("int64") * (1 << 40) + rows[_PLACE]})
     rows = rows.drop(FILE)
-    names = _judge_names(rows)
+    names = _judge_names(rows) if names is None else list(names)
     frame = pd.DataFrame({"judge": names})
     llm = [n for n in names if n != HUMAN]
     if judge is None or judge == CONSENSUS:

@@ -91,7 +91,8 @@ def fixed_claims(chosen: Answers, *, by: Sequence[str] = ("model",)) -> pd.DataF
 def fixed_versions(table: Any, consensus: Mapping[str, Any] | None = None,
                    files: Sequence[str] = (), *,
                    judges: Sequence[str] | None = None,
-                   normalised_rows: Any = None) -> pd.DataFrame:
+                   normalised_rows: Any = None,
+                   names: Sequence[str] | None = None) -> pd.DataFrame:
     """:func:`kbench_core.families.judged.fixed_versions` of a judged run in the engine
     (``table`` as :func:`~kbench_core.engines.source.open_table` opens it and
     :func:`~kbench_core.engines.judged.supported` accepts it; ``files`` its files in the
@@ -102,7 +103,8 @@ def fixed_versions(table: Any, consensus: Mapping[str, Any] | None = None,
     ``majority`` among them is the consensus), each judge's failed judgements counted as
     ``failed_as`` says. Empty (with the
     columns) when the run has no ``claims_fixed_target`` or no fixed contract.
-    ``normalised_rows``: as :func:`~kbench_core.engines.judged.answers` takes it."""
+    ``normalised_rows`` and ``names`` (the run's judges, when known): as
+    :func:`~kbench_core.engines.judged.answers` takes them."""
     from kbench_core.engines.judged import answers, judge_names
 
     given = dict(consensus or {})
@@ -110,16 +112,18 @@ def fixed_versions(table: Any, consensus: Mapping[str, Any] | None = None,
     failed_as = given.get("failed_as", "missing")
     if "claims_fixed_target" not in table.columns:
         return pd.DataFrame(columns=fixed_columns(("model",)))
-    names = judge_names(table)
+    names = judge_names(table) if names is None else list(names)
     llm = [j for j in names if j != HUMAN]
     every = [*llm, *(j for j in names if j == HUMAN)]  # human last, as vuln.judges_of
     parts = []
     if len(llm) > 1:
         parts.append(fixed_claims(answers(
             table, judges=list(voters) if voters else None, min_votes=min_votes,
-            failed_as=failed_as, files=tuple(files), normalised_rows=normalised_rows)))
+            failed_as=failed_as, files=tuple(files), normalised_rows=normalised_rows,
+            names=names)))
     parts += [fixed_claims(answers(table, judge=judge, failed_as=failed_as,
-                                   files=tuple(files), normalised_rows=normalised_rows))
+                                   files=tuple(files), normalised_rows=normalised_rows,
+                                   names=names))
               for judge in (every if judges is None else judges) if judge != CONSENSUS]
     kept = [p for p in parts if len(p)]
     if kept:

@@ -24,6 +24,7 @@ on an item some judge, ``human`` included, has a row for).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import combinations
 from typing import Any
 
@@ -71,7 +72,9 @@ def _judges(rows: Any) -> list[str]:
 
 
 def code_patterns(table: Any, label: str = "target_found", *,
-                  failed_as: FailedAs = "missing") -> tuple[list[str], np.ndarray, np.ndarray]:
+                  failed_as: FailedAs = "missing", normalised_rows: Any = None,
+                  names: Sequence[str] | None = None,
+                  ) -> tuple[list[str], np.ndarray, np.ndarray]:
     """The joint table of the LLM judges' codes of ``label``, computed by the engine: the LLM
     judges (sorted by name, as memory orders them), the distinct code tuples (one row each,
     one column per judge: 0 = False, 1 = True, -1 = no judgement) and how many items have
@@ -82,15 +85,18 @@ def code_patterns(table: Any, label: str = "target_found", *,
     the items some LLM judge has a row for (``_layout(judged, human=False)``); with
     ``"not_found"`` on a found label the items any judge, ``human`` included, has a row for,
     where an LLM judge's missing value counts as False (``count_failed_as_not_found``). A
-    judge labelling an item twice raises as memory does."""
+    judge labelling an item twice raises as memory does. ``normalised_rows`` (``table`` as
+    :func:`~kbench_core.engines.judged.normalised` reads it) and ``names`` (its judges, as
+    :func:`~kbench_core.engines.judged.judge_names` gives them), when the caller has them,
+    save the queries that make them."""
     from kbench_core.engines.judged import normalised
 
     spec = _spec(table, label)
     rule = failed_rule(label, failed_as)
-    rows = normalised(table)
+    rows = normalised(table) if normalised_rows is None else normalised_rows
     key = [c for c in ITEM_KEY if c in rows.columns]
     rows = rows.select(*key, "judge", label).filter(rows["judge"].notnull())
-    names = _judges(rows)
+    names = _judges(rows) if names is None else list(names)
     llm = [n for n in names if n != HUMAN]
     if rule == "missing":
         rows = rows.filter(rows["judge"] != HUMAN)
@@ -133,7 +139,8 @@ def code_patterns(table: Any, label: str = "target_found", *,
 
 
 def pairwise_kappa(table: Any, label: str = "target_found", *,
-                   failed_as: FailedAs = "missing") -> pd.DataFrame:
+                   failed_as: FailedAs = "missing", normalised_rows: Any = None,
+                   names: Sequence[str] | None = None) -> pd.DataFrame:
     """Cohen's κ for every pair of LLM judges of the judged run ``table`` (as
     :func:`kbench_core.engines.source.open_table` opens it), the same frame as
     ``agreement.pairwise_kappa(agreement.labels_as_judged(frame, label, failed_as)[0],
@@ -145,8 +152,10 @@ def pairwise_kappa(table: Any, label: str = "target_found", *,
     The engine computes only the joint table of the judges' codes (:func:`code_patterns`);
     κ is finished in numpy on those few rows weighted by their counts. Only the yes/no
     labels (:data:`BOOLEAN_LABELS`) are read; fewer than two LLM judges raise as memory
-    does. See ``docs/metrics/agreement.md``."""
+    does; ``normalised_rows`` and ``names`` as :func:`code_patterns` takes them. See
+    ``docs/metrics/agreement.md``."""
     spec = _spec(table, label)
-    names, grid, count = code_patterns(table, label, failed_as=failed_as)
+    names, grid, count = code_patterns(table, label, failed_as=failed_as,
+                                       normalised_rows=normalised_rows, names=names)
     pairs = list(combinations(range(len(names)), 2))
     return _kappa_frame(grid, names, pairs, spec, None, "asymptotic", 1000, 0, count=count)

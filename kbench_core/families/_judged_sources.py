@@ -52,7 +52,8 @@ def fixed_versions(judged: pd.DataFrame, *, judges: Sequence[str] | None = None,
 
 
 def _judge_answers(table: Any, judge: str, chosen: ConsensusOptions,
-                   files: tuple[str, ...], normalised_rows: Any = None) -> Any:
+                   files: tuple[str, ...], normalised_rows: Any = None,
+                   names: Sequence[str] | None = None) -> Any:
     """The answers of ``judge`` made by the engine (:func:`kbench_core.engines.judged.answers`):
     the majority under ``chosen``'s voters, votes and rule, or one judge's rows under its
     ``failed_as``; what :func:`judge_views` gives of a frame."""
@@ -61,9 +62,9 @@ def _judge_answers(table: Any, judge: str, chosen: ConsensusOptions,
     if judge == MAJORITY:
         return answers(table, judges=list(chosen.judges) or None, min_votes=chosen.min_votes,
                        failed_as=chosen.failed_as, files=files,
-                       normalised_rows=normalised_rows)
+                       normalised_rows=normalised_rows, names=names)
     return answers(table, judge=judge, failed_as=chosen.failed_as, files=files,
-                   normalised_rows=normalised_rows)
+                   normalised_rows=normalised_rows, names=names)
 
 
 class FrameJudged:
@@ -154,7 +155,7 @@ class EngineJudged:
                else (judge, chosen.failed_as))
         if key not in self._cells:
             self._cells[key] = OneAtATime(EngineCells(_judge_answers(
-                self.table, judge, chosen, self.files, self.rows)), self._cells)
+                self.table, judge, chosen, self.files, self.rows, self.names)), self._cells)
         return self._cells[key]
 
     def views(self, options: Mapping[str, Any] | None) -> list[tuple[str, Any]]:
@@ -178,7 +179,8 @@ class EngineJudged:
         key = (chosen.judges, chosen.min_votes, chosen.failed_as)
         if key not in self._fixed:  # the table and its chart read it
             self._fixed[key] = judged_fixed.fixed_versions(
-                self.table, chosen.consensus(), self.files, normalised_rows=self.rows)
+                self.table, chosen.consensus(), self.files, normalised_rows=self.rows,
+                names=self.names)
         return self._fixed[key].copy()
 
     def kappa(self, label: str, failed_as: str) -> tuple[pd.DataFrame, str]:
@@ -186,7 +188,8 @@ class EngineJudged:
         from kbench_core.engines.judged_kappa import pairwise_kappa
 
         rule = agreement.failed_rule(label, failed_as)  # type: ignore[arg-type]
-        return pairwise_kappa(self.table, label, failed_as=failed_as), rule
+        return pairwise_kappa(self.table, label, failed_as=failed_as,
+                              normalised_rows=self.rows, names=self.names), rule
 
     def spread(self, options: Mapping[str, Any] | None) -> pd.DataFrame:
         """:func:`kbench_core.agreement.judge_spread` of the engine's cells: every judge

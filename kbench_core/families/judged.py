@@ -489,7 +489,7 @@ def _engine_profile(table: Any, names: list[str], files: tuple[str, ...],
     if not offered:
         return pd.DataFrame(), 0, ""
     judge = offered[0]
-    made = _judge_answers(table, judge, ConsensusOptions(), files)
+    made = _judge_answers(table, judge, ConsensusOptions(), files, names=names)
     made = dataclasses.replace(made, expr=made.expr.cache())  # read by the cells and the sums
     board = vuln.tiers(EngineCells(made), **TierOptions(bootstrap=True).tiers())
     board = board.assign(model=board["model"].astype(str))
@@ -583,7 +583,7 @@ def _engine_items(table: Any, src: Any, value: str, options: Mapping[str, Any] |
     read = {*ITEM_KEY, "model", "judge", "is_vulnerable", "said_vulnerable", "target_found",
             value, ROW, FILE}
     table = table.select(*[c for c in table.columns if c in read])
-    made = _judge_answers(table, judge, chosen, files)
+    made = _judge_answers(table, judge, chosen, files, names=list(names["judge"]))
     several = default_judge(names) == MAJORITY
     recorded = {**chosen.provenance(), "judge": judge} if several else {"judge": judge}
     return per_item(made.expr).cache(), recorded
