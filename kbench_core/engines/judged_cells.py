@@ -257,6 +257,10 @@ class EngineCells(CellSource):
                 q.filter(q["difficulty"].notnull()).count().to_pyarrow().as_py())
         return self._difficulty
 
+    def knows_difficulty(self) -> bool:
+        """:meth:`has_difficulty` is answered already (no query to read it)."""
+        return "difficulty" not in self.columns or self._difficulty is not None
+
     def has_cells(self, by: tuple[str, ...]) -> bool:
         """The cells of ``by`` are summed already (no query to read them)."""
         return by in self._cells
@@ -434,7 +438,7 @@ class OneAtATime(CellSource):
         return self._wrapped.bins(by, n_bins, binning, answers=answers)
 
     def has_difficulty(self) -> bool:
-        if "difficulty" in self.columns and self._wrapped._difficulty is None:
+        if not self._wrapped.knows_difficulty():
             self._only_me()
         return self._wrapped.has_difficulty()
 
