@@ -41,6 +41,7 @@ from pathlib import Path
 
 import pandas as pd
 import plotly.graph_objects as go
+import plotly.io as pio
 
 from kbench_core import samples
 from kbench_core.catalog import paged
@@ -446,9 +447,12 @@ def _axis_values(spec: dict) -> dict[str, list[float]]:
     return out
 
 
-def _ranged_values(fig: go.Figure | dict) -> list[tuple[str, tuple[float, float], list[float]]]:
-    """(axis, its fixed range, the values drawn on it) of each linear axis with a range."""
-    spec = fig if isinstance(fig, dict) else fig.to_plotly_json()
+Ranged = list[tuple[str, tuple[float, float], list[float]]]
+
+
+def ranged_values(spec: dict) -> Ranged:
+    """(axis, its fixed range, the values drawn on it) of each linear axis with a range, in
+    a figure's plotly JSON."""
     layout = spec.get("layout", {})
     out = []
     for axis, values in _axis_values(spec).items():
@@ -460,17 +464,15 @@ def _ranged_values(fig: go.Figure | dict) -> list[tuple[str, tuple[float, float]
     return out
 
 
-def empty_range(fig: go.Figure | dict, pages: list | None = None) -> list[str]:
+def empty_range(pages: list[Ranged]) -> list[str]:
     """Axes whose fixed range reaches past 0 where no value is (a score axis from -0.5 whose
     bars all start at 0), or past 1 on values that are shares, by more than
     :data:`EMPTY_RANGE_SHARE` of its span. Axes with one range (small multiples on shared
     scales, the two axes of a square scatter) are judged on their values together, and so are
-    the ``pages`` of one figure (they share their scales); a range centred on 0
-    (differences) is a choice. A figure or page is a plotly figure, its plotly JSON, or what
-    :func:`_ranged_values` made of either."""
+    the ``pages`` of one figure (they share their scales; each as :func:`ranged_values`
+    gives it); a range centred on 0 (differences) is a choice."""
     by_range: dict[tuple[float, float], tuple[list[str], list[float]]] = {}
-    for page in pages or [fig]:
-        ranged = page if isinstance(page, list) else _ranged_values(page)
+    for ranged in pages:
         for axis, key, values in ranged:
             names, pooled = by_range.setdefault(key, ([], []))
             if axis not in names:
@@ -766,10 +768,11 @@ def check_batch(page, figures: list[Figure], width: int, *, keep: bool = False,
     raw = width in (SIZES[s] for s in RAW)
     size = next((s for s, w in SIZES.items() if w == width), None)
     fitted = [f.figure if raw else fit_to_width(f.figure, width) for f in figures]
-    specs = [fig.to_plotly_json() for fig in fitted]
-    payload = [{"json": fig.to_json(), "height": figure_height(fig), "keep": keep,
-                "maxHeight": MAX_HEIGHT.get(size or "", 0), "paper": not raw,
-                "width": max(width, min_width(fig)) if raw else width} for fig in fitted]
+    specs = [fig.to_plotly_json() for fig in fitted]  # the page's JSON and the ranges' values
+    payload = [{"json": pio.to_json(spec, validate=False), "height": figure_height(fig),
+                "keep": keep, "maxHeight": MAX_HEIGHT.get(size or "", 0), "paper": not raw,
+                "width": max(width, min_width(fig)) if raw else width}
+               for fig, spec in zip(fitted, specs, strict=True)]
     results = page.evaluate(_CHECK_JS, {"figures": payload, "width": width,
                                         "overlapTol": OVERLAP_TOLERANCE_PX,
                                         "outsideTol": OUTSIDE_TOLERANCE_PX,
@@ -778,29 +781,17 @@ def check_batch(page, figures: list[Figure], width: int, *, keep: bool = False,
     # the pages of one figure (``stem-p2``, ``label p2``) share their scales
     import re
 
-    groups: dict[str, list[list]] = {}
+    groups: dict[str, list[Ranged]] = {}
     for figure, spec in zip(figures, specs, strict=True):
         groups.setdefault(re.sub(r"(-| )p\d+$", "", figure.label), []).append(
-            _ranged_values(spec))
+            ranged_values(spec))
     out = {}
     for figure, fitted_figure, problems in zip(figures, fitted, results, strict=True):
         pages = groups[re.sub(r"(-| )p\d+$", "", figure.label)]
-        problems = [*problems, *_legend_styles_once(figure.figure),
-                    *empty_range(fitted_figure, pages), *cut_labels(fitted_figure, not raw)]
+        problems = [*problems, *legend_styles(figure.figure), *empty_range(pages),
+                    *cut_labels(fitted_figure, not raw)]
         out[figure.label] = problems
     return out
-
-
-_LEGEND_STYLES: dict[int, tuple[go.Figure, list[str]]] = {}
-
-
-def _legend_styles_once(fig: go.Figure) -> list[str]:
-    """:func:`legend_styles` of a figure as built (the same at every size: computed once per
-    figure object, which the entry keeps alive so its id is not reused)."""
-    kept = _LEGEND_STYLES.get(id(fig))
-    if kept is None or kept[0] is not fig:
-        kept = _LEGEND_STYLES[id(fig)] = (fig, legend_styles(fig))
-    return kept[1]
 
 
 def screenshots(page, figures: list[Figure], width: int, folder: Path, suffix: str = "",
