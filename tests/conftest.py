@@ -20,13 +20,15 @@ def in_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() not in {"", "0", "false", "no"}
 
 
-# The Spark driver JVMs the tests start (local sessions, in this process or a `kbench` child)
-# run tiny queries for seconds: the C1 compiler alone and the serial collector cost such a JVM
-# ~37% less CPU (15 s against 25 s for a start and one judged `kbench metrics`) at the same
-# wall time, CPU the other test worker needs. JVM flags only: results are Java's either way.
+# The Spark JVMs the tests start (local drivers, in this process or a `kbench` child, and the
+# executors a child asks a standalone worker for) run tiny queries for seconds: the C1
+# compiler alone and the serial collector cost such a JVM ~37% less CPU (15 s against 25 s for
+# a start and one judged `kbench metrics`) at the same wall time, CPU the other test worker
+# needs. JVM flags only: results are Java's either way.
 TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 os.environ.setdefault("PYSPARK_SUBMIT_ARGS",
-                      f'--driver-java-options "{TEST_JVM_OPTIONS}" pyspark-shell')
+                      f'--driver-java-options "{TEST_JVM_OPTIONS}" '
+                      f'--conf "spark.executor.extraJavaOptions={TEST_JVM_OPTIONS}" pyspark-shell')
 
 # Property tests: no wall-clock deadlines (a loaded CI machine is slow, not wrong); in CI the
 # examples are derandomised so a red build reproduces on a laptop.

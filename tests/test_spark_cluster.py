@@ -160,11 +160,6 @@ def _metrics(paths: list[Path], *args: str, env: dict[str, str] | None = None,
         " file=sys.stderr)\n")
     child = {**os.environ, "PYTHONPATH": str(ROOT)}
     child.pop("SPARK_REMOTE", None)
-    # the child's own driver JVM and the executors it asks the worker for (the JVM settings
-    # only: kbench's session settings are the child's own)
-    child["PYSPARK_SUBMIT_ARGS"] = (
-        f'--driver-java-options "{TEST_JVM_OPTIONS}" '
-        f'--conf "spark.executor.extraJavaOptions={TEST_JVM_OPTIONS}" pyspark-shell')
     child.update(env or {})
     done = subprocess.run([sys.executable, "-c", script, *map(str, paths)], env=child,
                           capture_output=True, text=True, timeout=900, check=False)
