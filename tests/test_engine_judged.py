@@ -16,6 +16,7 @@ from kbench_core import engines, io, vuln
 from kbench_core.agreement import consensus, judge_rows
 from kbench_core.engines import judged as engine_judged
 from kbench_core.engines import source
+from tests.engine_queries import assert_asked_once, recorded
 
 ROOT = Path(__file__).resolve().parent.parent
 TYPE_MATCHES = ["exact", "semantic", "partial", "wrong", "not_mentioned"]
@@ -348,7 +349,9 @@ def test_metrics_on_duckdb_prints_the_memory_table_from_cells(extra, run_file, c
     monkeypatch.setattr(engines.reduce, "typed_rows", refused)
     monkeypatch.setattr(engines.settings, "JUDGED_CELLS_ROWS", 0)  # cells at any size
     monkeypatch.setattr(engines.settings, "JUDGED_RUN_ROWS", 0)
-    duck = _printed(["metrics", str(path), "--precision", "full", *extra], capsys)
+    with recorded(monkeypatch) as seen:
+        duck = _printed(["metrics", str(path), "--precision", "full", *extra], capsys)
+    assert_asked_once(seen)  # each label column's distinct values fetched once, and so on
     pd.testing.assert_frame_equal(memory, duck, rtol=1e-9, atol=1e-9)
     assert len(duck) >= 2
 
@@ -379,10 +382,11 @@ def test_compare_on_duckdb_is_memory_s_without_fetching_an_answer(extra, run_fil
     _, path = run_file
     argv = ["compare", str(path), "--format", "csv", *extra]
     memory = _compared([*argv, "--engine", "memory"], capsys)
-    with monkeypatch.context() as patched:
+    with monkeypatch.context() as patched, recorded(monkeypatch) as seen:
         patched.setattr(engines.reduce, "typed_rows", _refused)
         duck = _compared([*argv, "--engine", "duckdb"], capsys)
     assert duck == memory
+    assert_asked_once(seen)
     assert "det-a" in memory[0] and "# judge: " in memory[1]
 
 

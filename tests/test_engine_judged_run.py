@@ -14,6 +14,7 @@ import pytest
 from kbench_core import engines
 from kbench_core.engines.cli import load_all
 from kbench_core.families import items_for
+from tests.engine_queries import assert_asked_once, recorded
 from tests.same_objects import assert_same
 from tests.test_engine_judged import fixed_run
 
@@ -91,7 +92,10 @@ def test_report_on_duckdb_has_every_item_without_fetching_an_answer(run_path, tm
 
     monkeypatch.setattr(engines.settings, "JUDGED_RUN_ROWS", 0)
     monkeypatch.setattr("kbench_core.engines.reduce.typed_rows", _refused)
-    main(["report", str(run_path), "--engine", "duckdb", "--out", str(tmp_path / "d.html")])
+    with recorded(monkeypatch) as seen:
+        main(["report", str(run_path), "--engine", "duckdb", "--out",
+              str(tmp_path / "d.html")])
+    assert_asked_once(seen)  # the labels, the judges, each view's sums: asked once each
     text = (tmp_path / "d.html").read_text("utf-8")
     headings = _headings(text)
     for item in items_for("judged"):

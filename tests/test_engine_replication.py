@@ -21,6 +21,7 @@ from kbench_core import engines, io, replication
 from kbench_core.engines import replication as engine_replication
 from kbench_core.engines import source, validate
 from kbench_core.schema import TEST_TYPES
+from tests.engine_queries import assert_asked_once, recorded
 from tests.same_objects import assert_same
 
 
@@ -286,8 +287,10 @@ def test_metrics_on_duckdb_are_memory_s_without_fetching_a_test(run_file, tmp_pa
     for name in ("finding_pas_sums", "scatter_grid", "scatter_points"):  # ECS is all it reads
         monkeypatch.setattr(engine_replication, name, _refused)
     for where in (path, folder):
-        duck = _printed(["metrics", str(where), "--engine", "duckdb", "--precision", "full"],
-                        capsys)
+        with recorded(monkeypatch) as seen:
+            duck = _printed(["metrics", str(where), "--engine", "duckdb", "--precision",
+                             "full"], capsys)
+        assert_asked_once(seen)  # each label column's distinct values fetched once
         pd.testing.assert_frame_equal(duck, memory, rtol=1e-9, atol=1e-12)
     assert set(memory["ci_method"].dropna()) >= {"jackknife_studies", "lin"}
     assert memory["domain"].isna().sum() < len(memory)  # the domain level is there
@@ -321,10 +324,11 @@ def test_compare_on_duckdb_is_memory_s_without_fetching_a_test(models, run_file,
         for metric in ([], ["--metric", "human_d"]):
             argv = ["compare", str(where), *asked, *metric, "--format", "csv"]
             memory = _compared([*argv, "--engine", "memory"], capsys)
-            with monkeypatch.context() as patched:
+            with monkeypatch.context() as patched, recorded(monkeypatch) as seen:
                 patched.setattr(engines.reduce, "typed_rows", _refused)
                 duck = _compared([*argv, "--engine", "duckdb"], capsys)
             assert duck == memory, (where, metric)
+            assert_asked_once(seen)
             assert "m1" in memory and "m2" in memory and len(memory.splitlines()) > 4
 
 

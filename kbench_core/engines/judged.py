@@ -43,6 +43,7 @@ from kbench_core.agreement._labels import (
     check_min_votes,
 )
 from kbench_core.engines.judged_cells import _PLACE, EngineCells
+from kbench_core.engines.keys import Labels
 from kbench_core.engines.source import FILE, ROW
 from kbench_core.schema import FINDING_COUNTS
 from kbench_core.stats import check_choice
@@ -99,9 +100,10 @@ def _lines(col: Any) -> Any:
     return ibis.ifelse(col.isnull() | (parts.length() == 0), ibis.null("string"), text)
 
 
-def normalised(table: Any) -> Any:
+def normalised(table: Any, labels: Labels | None = None) -> Any:
     """The columns the tiers read, as the loader types them: labels stripped (a blank one
-    missing), line lists normalised, numbers as floats; and the row's place in the run."""
+    missing), line lists normalised, numbers as floats; and the row's place in the run.
+    ``labels``: ``table``'s distinct labels when the caller has them (the validation's)."""
     from kbench_core.engines.keys import _loader_text
 
     out = {}
@@ -114,7 +116,9 @@ def normalised(table: Any) -> Any:
                             if name in _EMPTY_BOOLS and schema[name].is_integer()})
     for name in table.columns:
         if name in _LABELS:
-            out[name] = _loader_text(table, name, strip=True)
+            # a column cast above held no value: no distinct label to fetch
+            out[name] = _loader_text(table, name, strip=True,
+                                     labels=labels if labels is not None else Labels(table))
         elif name in _LINES:
             out[name] = _lines(table[name])
         elif name in _NUMBERS:
@@ -419,10 +423,15 @@ def profile_sums(answers_expr: Any, models: Sequence[str], *, cluster: str,
     return num, den, bool(total) and few is not None and int(few) < total
 
 
-def judge_names(table: Any) -> list[str]:
-    """The judges of a judged table as the loader labels them (stripped), sorted."""
+def judge_names(table: Any, labels: Labels | None = None) -> list[str]:
+    """The judges of a judged table as the loader labels them (stripped, a blank one
+    missing), sorted. ``labels``: ``table``'s distinct labels when the caller has them (the
+    validation's): the names are then theirs, no query."""
     from kbench_core.engines.keys import _loader_text
 
+    values = None if labels is None else labels.of("judge")
+    if values is not None:
+        return sorted({str(v).strip() for v in values if str(v).strip()})
     names = (table.select(judge=_loader_text(table, "judge", strip=True)).distinct()
              .to_pyarrow().column(0).to_pylist())
     return sorted(str(n) for n in names if n is not None)

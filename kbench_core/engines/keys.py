@@ -1,5 +1,5 @@
 """The engines' duplicate-key check (a run's keys as the loader keys them, counted by one
-group-by in the engine), the distinct labels of a run's text columns (:class:`_Labels`) and
+group-by in the engine), the distinct labels of a run's text columns (:class:`Labels`) and
 how a row's place is named (:func:`_place`): split from :mod:`kbench_core.engines.validate`,
 whose module docstring describes the checks, and which re-exports these names."""
 
@@ -14,15 +14,23 @@ from kbench_core.engines.source import COUNT, FILE, ROW, ParquetSource, plain
 from kbench_core.problems import MAX_LISTED_PROBLEMS, Problem
 from kbench_core.schema import Column
 
-__all__ = ["key_problems"]
+__all__ = ["Labels", "key_problems"]
 
 _MANY = 100_000  # distinct labels fetched to check in Python; more: checked row by row
 
 
-class _Labels:
+class Labels:
     """The distinct values of a run's text columns, fetched once per column (a query of its
     own, cheap for labels: a million rows hold a few hundred), so label rules are checked per
-    distinct value and become an ``isin`` on the rows only when some value fails."""
+    distinct value and become an ``isin`` on the rows only when some value fails.
+
+    One is made per opened run and handed to every check and view that reads its labels
+    (the key check, the suspect rows, the judges' names, the normalised rows): each column's
+    values are then fetched once per command, not once per reader (a scan of the column
+    each, at 100M rows). It lives as long as the run it was made for, whose files are
+    re-checked after every query (:func:`kbench_core.engines.source.check_read`); it is never
+    keyed on the Ibis expression (expressions hash by structure, so a file changed on disk
+    under the same path would be served the old values)."""
 
     def __init__(self, table: Any) -> None:
         self.table = table
@@ -61,7 +69,7 @@ _SPACE = (r"[\x{9}-\x{d}\x{1c}-\x{20}\x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{202
 _MAPPED = 1_000  # padded labels mapped one by one to their stripped text; more: a regex
 
 
-def _loader_text(table: Any, name: str, *, strip: bool) -> Any:
+def _loader_text(table: Any, name: str, *, strip: bool, labels: Labels | None = None) -> Any:
     """A text key column as the loader keys it: stripped by Python's ``str.strip`` (a
     label, ``strip``) or verbatim (a text), a blank value missing.
 
@@ -69,11 +77,13 @@ def _loader_text(table: Any, name: str, *, strip: bool) -> Any:
     usual case) is keyed as it is, with no function on its rows (SQL's trim on every row
     tripled the time of a key check of 600k judged rows); a few padded values are mapped
     to their stripped text, blank ones to null; a column of too many distinct values or
-    padded ones is stripped by a regular expression on every row."""
+    padded ones is stripped by a regular expression on every row. ``labels``: the run's
+    distinct values when already at hand (of ``table``, or of the table it was derived from
+    with this column unchanged)."""
     import ibis
 
     col = table[name]
-    values = _Labels(table).of(name)
+    values = (labels if labels is not None else Labels(table)).of(name)
     changed = {} if values is None or not strip else {
         v: v.strip() for v in values if v.strip() and v.strip() != v}
     if values is None or len(changed) > _MAPPED:
@@ -95,14 +105,16 @@ def _key_names(columns: list[str] | tuple[str, ...], kind: str) -> list[str] | N
     return key
 
 
-def _canonical_key(table: Any, kind: str, key: list[str]) -> tuple[dict[str, Any], Any]:
+def _canonical_key(table: Any, kind: str, key: list[str],
+                   labels: Labels | None = None) -> tuple[dict[str, Any], Any]:
     """The key columns as the loader compares them (its ``_to_text``), and the rows it keys.
 
     A label (``category``) is stripped, blank missing; a text (a bias ``id``, a replication
     ``test``) is kept verbatim, blank missing only where the text is required; a float NaN
     is missing (pandas' NaN). The loader keys only rows with no missing part when the family
     keys ``where_given``; a text column the file holds as numbers is missing where its number
-    is (the loader reads a NaN as missing, never as the text 'nan')."""
+    is (the loader reads a NaN as missing, never as the text 'nan'). ``labels``: ``table``'s
+    distinct values, when at hand."""
     import ibis
 
     spec = families.spec(kind)
@@ -115,7 +127,8 @@ def _canonical_key(table: Any, kind: str, key: list[str]) -> tuple[dict[str, Any
         dtype = col.type()
         if dtype.is_string():
             if column.type == "category" or column.required is True:
-                value = _loader_text(table, name, strip=column.type == "category")
+                value = _loader_text(table, name, strip=column.type == "category",
+                                     labels=labels)
             else:
                 value = col
         elif dtype.is_array() or dtype.is_struct() or dtype.is_map():
@@ -143,13 +156,15 @@ def _clashing(keyed: Any, name: str) -> Any | None:
     return hashed.semi_join(clash, "__kbench_h").drop("__kbench_h")
 
 
-def _repeats(table: Any, kind: str, key: list[str], weight: str | None = None) -> int:
+def _repeats(table: Any, kind: str, key: list[str], weight: str | None = None,
+             labels: Labels | None = None) -> int:
     """How many rows repeat a key seen on an earlier row (the loader's count of duplicate
     key problems): one group-by of the canonical key, the groups of more than one row
-    summed. ``weight``: a column of row counts (the reduction's :data:`COUNT`)."""
+    summed. ``weight``: a column of row counts (the reduction's :data:`COUNT`); ``labels``:
+    ``table``'s distinct values, when at hand."""
     from ibis import _
 
-    values, given = _canonical_key(table, kind, key)
+    values, given = _canonical_key(table, kind, key, labels)
     extra = {"__kbench_w": table[weight]} if weight is not None else {}
     keyed = table.filter(given).select(**values, **extra)
     if weight is None and len(values) == 1:
@@ -185,12 +200,13 @@ def _shown(values: pa.Array | pa.ChunkedArray, column: Any) -> list[str]:
     return [show_value(canonical.iat[i]) for i in range(len(canonical))]
 
 
-def key_problems(table: Any, src: ParquetSource,
-                 reduced: pa.Table | None = None) -> tuple[_Listed, int]:
+def key_problems(table: Any, src: ParquetSource, reduced: pa.Table | None = None,
+                 labels: Labels | None = None) -> tuple[_Listed, int]:
     """The loader's duplicate-key problems of the run queried as ``table``: the first
     :data:`~kbench_core.problems.MAX_LISTED_PROBLEMS` (each with its sort place in the run:
     file, row) and how many there are (see the module docstring). ``reduced``: the run's
-    sufficient table; when it keeps every key column, the count is made on its tuples."""
+    sufficient table; when it keeps every key column, the count is made on its tuples.
+    ``labels``: ``table``'s distinct values, when at hand."""
     import ibis
 
     key = _key_names(list(table.columns), src.kind)
@@ -201,10 +217,10 @@ def key_problems(table: Any, src: ParquetSource,
                                                    plain(reduced.select([*key, COUNT])))
         total = _repeats(small, src.kind, key, weight=COUNT)
     else:
-        total = _repeats(table, src.kind, key)
+        total = _repeats(table, src.kind, key, labels=labels)
     if total == 0:
         return [], 0
-    values, given = _canonical_key(table, src.kind, key)
+    values, given = _canonical_key(table, src.kind, key, labels)
     names = list(values)
     keyed = table.filter(given).select(FILE, ROW, *key, **values)
     groups = keyed.group_by(names).aggregate(__kbench_n=keyed.count())

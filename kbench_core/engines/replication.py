@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from kbench_core.engines.keys import Labels
 from kbench_core.engines.source import FILE, ROW
 from kbench_core.replication.effects import EPSILON
 from kbench_core.replication.scatter import DensityGrid
@@ -110,15 +111,16 @@ def _with_d(table: Any, kind: Any) -> Any:
     return staged
 
 
-def finding_sums(table: Any, files: Sequence[str] = ()) -> Any:
+def finding_sums(table: Any, files: Sequence[str] = (), labels: Labels | None = None) -> Any:
     """The ECS sufficient table of a replication ``table`` (as
     :func:`~kbench_core.engines.source.open_table` opens it; ``files`` its files in the
     order the memory engine reads them) as an Ibis expression: per model × study × finding
     [× domain] (labels stripped as the loader strips them) ``n`` valid pairs, ``mean_x,
     mean_y``, the centred sums ``m2_x, m2_y, c_xy`` (the engine's population covariances ×
-    n) and ``place``, the place of its first row in the run."""
+    n) and ``place``, the place of its first row in the run. ``labels``: ``table``'s
+    distinct labels when the caller has them (the validation's)."""
 
-    rows = _pairs(table, files)
+    rows = _pairs(table, files, labels=labels)
     n = rows["__x"].count()
     return rows.group_by(_group_keys(rows)).aggregate(
         n=n, mean_x=rows["__x"].mean(), mean_y=rows["__y"].mean(),
@@ -128,19 +130,20 @@ def finding_sums(table: Any, files: Sequence[str] = ()) -> Any:
         place=rows["place"].min())
 
 
-def per_item(table: Any) -> Any:
+def per_item(table: Any, labels: Labels | None = None) -> Any:
     """``table`` with the per-item column a comparison of models pairs (the family's
     ``per_item``: :func:`kbench_core.families.replication._per_item`) worked out by the
     engine: ``abs_diff`` = |agent d − human d| per test, null where either d is undefined
     (each side's d as :func:`finding_sums` takes it); every other column as it is, labels of
-    no value at all (Parquet's null type) as text."""
+    no value at all (Parquet's null type) as text. ``labels``: ``table``'s distinct labels
+    when the caller has them."""
     import ibis
 
     from kbench_core.engines.keys import _loader_text
 
-    table, _ = _keyed(table)
-    kind = _loader_text(table, "test_type", strip=True) if "test_type" in table.columns \
-        else None
+    table, _ = _keyed(table, labels)
+    kind = _loader_text(table, "test_type", strip=True, labels=labels) \
+        if "test_type" in table.columns else None
     staged = _with_d(table, kind)
     x, y = staged["__d_human"], staged["__d_agent"]
     return staged.mutate(abs_diff=ibis.ifelse(x.notnull() & y.notnull(), (y - x).abs(),
@@ -148,24 +151,26 @@ def per_item(table: Any) -> Any:
         *table.columns, "abs_diff")
 
 
-def _keyed(table: Any) -> tuple[Any, dict[str, Any]]:
+def _keyed(table: Any, labels: Labels | None = None) -> tuple[Any, dict[str, Any]]:
     """``table`` with its labels of no value at all (Parquet's null type, read as integers:
     :func:`supported`) as text, and its key labels (model, study, finding, domain) as the
-    loader strips them."""
+    loader strips them (``labels``: the distinct values of ``table`` as given, when at hand;
+    a column cast here has none)."""
     from kbench_core.engines.keys import _loader_text
 
     schema = table.schema()
     table = table.mutate(**{name: table[name].cast("string") for name in table.columns
                             if name in _LABELS and schema[name].is_integer()})
-    return table, {name: _loader_text(table, name, strip=True) for name in _KEYS
-                   if name in table.columns}
+    return table, {name: _loader_text(table, name, strip=True, labels=labels)
+                   for name in _KEYS if name in table.columns}
 
 
 def _group_keys(rows: Any) -> list[str]:
     return [name for name in _KEYS if name in rows.columns]
 
 
-def _pairs(table: Any, files: Sequence[str], *, extra: Sequence[str] = ()) -> Any:
+def _pairs(table: Any, files: Sequence[str], *, extra: Sequence[str] = (),
+           labels: Labels | None = None) -> Any:
     """Each test's keys (labels stripped as the loader strips them; ``extra`` text columns
     kept as the loader keeps them), its place in the run and ``__x``, ``__y``: its human and
     agent d where both are finite (else both null)."""
@@ -173,11 +178,11 @@ def _pairs(table: Any, files: Sequence[str], *, extra: Sequence[str] = ()) -> An
 
     from kbench_core.engines.keys import _loader_text
 
-    table, keys = _keyed(table)
-    kept = {name: _loader_text(table, name, strip=False) for name in extra
+    table, keys = _keyed(table, labels)
+    kept = {name: _loader_text(table, name, strip=False, labels=labels) for name in extra
             if name in table.columns}
-    kind = _loader_text(table, "test_type", strip=True) if "test_type" in table.columns \
-        else None
+    kind = _loader_text(table, "test_type", strip=True, labels=labels) \
+        if "test_type" in table.columns else None
     staged = _with_d(table, kind)
     x, y = staged["__d_human"], staged["__d_agent"]
     valid = x.notnull() & y.notnull()
@@ -187,7 +192,8 @@ def _pairs(table: Any, files: Sequence[str], *, extra: Sequence[str] = ()) -> An
 
 
 def scatter_grid(table: Any, files: Sequence[str], sums: pd.DataFrame, *,
-                 weighting: str = "structure") -> DensityGrid | None:
+                 weighting: str = "structure", labels: Labels | None = None,
+                 ) -> DensityGrid | None:
     """The effect scatter's :class:`~kbench_core.replication.scatter.DensityGrid` of a
     replication ``table`` computed by the engine (``sums``: its ECS sufficient table, for the
     tests' weights): the axes' range from the effects' extremes, each model's counts on
@@ -195,7 +201,8 @@ def scatter_grid(table: Any, files: Sequence[str], sums: pd.DataFrame, *,
     edge falls where numpy puts it), the tests beyond the axes, and per finding the moments
     of the drawn (clamped) effects, from which each model's weighted fit line is finished.
     None for a run of at most :data:`~kbench_core.replication.scatter.MAX_POINTS` valid
-    pairs (the figure draws each test: :func:`scatter_points`)."""
+    pairs (the figure draws each test: :func:`scatter_points`). ``labels``: ``table``'s
+    distinct labels when the caller has them."""
     import ibis
 
     from kbench_core.replication.scatter import (
@@ -207,7 +214,7 @@ def scatter_grid(table: Any, files: Sequence[str], sums: pd.DataFrame, *,
 
     if int(sums["n"].sum()) <= MAX_POINTS:
         return None
-    rows = _pairs(table, files)
+    rows = _pairs(table, files, labels=labels)
     rows = rows.filter(rows["__x"].notnull())
     low, high = rows.aggregate(low=ibis.least(rows["__x"].min(), rows["__y"].min()),
                                high=ibis.greatest(rows["__x"].max(), rows["__y"].max())
@@ -307,13 +314,15 @@ def _exact(x: float) -> Any:
 
 
 def scatter_points(table: Any, files: Sequence[str], sums: pd.DataFrame, *,
-                   weighting: str = "structure") -> pd.DataFrame:
+                   weighting: str = "structure", labels: Labels | None = None,
+                   ) -> pd.DataFrame:
     """The tests the effect scatter draws one by one (a run of at most
     :data:`~kbench_core.replication.scatter.MAX_POINTS` valid pairs), as
     :func:`kbench_core.replication.scatter_points` gives them of a loaded run: keys, test,
-    title, ``d_h``, ``d_a`` and ``weight`` (the ECS weight of ``sums``), in file order."""
+    title, ``d_h``, ``d_a`` and ``weight`` (the ECS weight of ``sums``), in file order.
+    ``labels``: ``table``'s distinct labels when the caller has them."""
 
-    rows = _pairs(table, files, extra=("test", "title"))
+    rows = _pairs(table, files, extra=("test", "title"), labels=labels)
     rows = rows.filter(rows["__x"].notnull()).order_by("place")
     points = rows.to_pyarrow().to_pandas().rename(columns={"__x": "d_h", "__y": "d_a"})
     keys = _group_keys(rows)
@@ -359,15 +368,18 @@ def _place(table: Any, files: Sequence[str]) -> Any:
 
 def finding_pas_sums(table: Any, files: Sequence[str] = (), *,
                      finding_weights: str = "equal", human_prior_significant: float = 10.0,
-                     human_prior_null: float = 0.1, agent_prior: float = 1.0) -> Any:
+                     human_prior_null: float = 0.1, agent_prior: float = 1.0,
+                     labels: Labels | None = None) -> Any:
     """PAS's sufficient table of a replication ``table`` as an Ibis expression, the columns
     of :func:`kbench_core.replication.pas.finding_pas_sums` (per model × study × finding:
     the counts, Σw, Σwz, Σz, ΣPAS of its usable tests, the domain of its first row), each
     test's posteriors and PAS worked out by the engine (z = ½ ln((1 + r)/(1 − r)) of the
-    clamped r = 2·PAS − 1)."""
+    clamped r = 2·PAS − 1). ``labels``: ``table``'s distinct labels when the caller has
+    them."""
     rows, keys = _pas_rows(table, files, finding_weights=finding_weights,
                            human_prior_significant=human_prior_significant,
-                           human_prior_null=human_prior_null, agent_prior=agent_prior)
+                           human_prior_null=human_prior_null, agent_prior=agent_prior,
+                           labels=labels)
 
     def count(flag: Any) -> Any:
         return flag.fill_null(False).cast("int64").sum()
@@ -382,18 +394,19 @@ def finding_pas_sums(table: Any, files: Sequence[str] = (), *,
     return rows.group_by(keys).aggregate(**measures)
 
 
-def no_prior_count(table: Any) -> int:
+def no_prior_count(table: Any, labels: Labels | None = None) -> int:
     """The tests with a human Bayes factor but no posterior (no ``human_significant`` flag:
     no prior odds), which PAS leaves out and the loader warns of: one count over the rows,
     as :func:`finding_pas_sums` counts them per finding."""
-    rows, _ = _pas_rows(table, ())
+    rows, _ = _pas_rows(table, (), labels=labels)
     return int(rows.aggregate(n=rows["__np"].cast("int64").sum()).to_pyarrow()
                .column(0)[0].as_py() or 0)
 
 
 def _pas_rows(table: Any, files: Sequence[str], *, finding_weights: str = "equal",
               human_prior_significant: float = 10.0, human_prior_null: float = 0.1,
-              agent_prior: float = 1.0) -> tuple[Any, list[str]]:
+              agent_prior: float = 1.0, labels: Labels | None = None,
+              ) -> tuple[Any, list[str]]:
     """Each test's keys, its PAS terms (usable, posteriors, weight, z, PAS, no prior, no
     weight) and place, and the key columns (model, study, finding)."""
     import ibis
@@ -401,7 +414,7 @@ def _pas_rows(table: Any, files: Sequence[str], *, finding_weights: str = "equal
     schema = table.schema()
     if "human_significant" in table.columns and schema["human_significant"].is_integer():
         table = table.mutate(human_significant=table["human_significant"].cast("boolean"))
-    table, keys = _keyed(table)
+    table, keys = _keyed(table, labels)
     domain = keys.pop("domain", None)
     if "human_significant" in table.columns:  # no flag: no prior odds
         flag = table["human_significant"]

@@ -45,8 +45,8 @@ import pyarrow.parquet as pq
 
 from kbench_core import families
 from kbench_core.engines.keys import (
+    Labels,
     _key_names,
-    _Labels,
     _Listed,
     _loader_canonical,
     _place,
@@ -125,7 +125,7 @@ def _column_suspect(col: Any, spec: Column) -> Any:
     return col.notnull()
 
 
-def _label_suspect(labels: _Labels, name: str, spec: Column) -> Any | None:
+def _label_suspect(labels: Labels, name: str, spec: Column) -> Any | None:
     """A label column's rows the loader may reject, via its distinct values (None: too many
     values, check row by row)."""
     allowed = None if spec.allowed is None else {a.lower() for a in spec.allowed}
@@ -142,7 +142,7 @@ def _label_suspect(labels: _Labels, name: str, spec: Column) -> Any | None:
     return (labels.table[name].isnull() | found) if spec.required is True else found
 
 
-def _rule_suspect(kind: str, table: Any, labels: _Labels) -> Any | None:
+def _rule_suspect(kind: str, table: Any, labels: Labels) -> Any | None:
     """The family's row rules (``Family.rules``) as predicates: a needed value missing."""
     import ibis
 
@@ -168,17 +168,20 @@ def _rule_suspect(kind: str, table: Any, labels: _Labels) -> Any | None:
     return None if rule is None else rule(absent, said, columns)
 
 
-def suspect(table: Any, kind: str) -> Any:
+def suspect(table: Any, kind: str, labels: Labels | None = None) -> Any:
     """The boolean Ibis expression marking the rows of ``table`` the loader may reject.
 
     Label columns are checked per distinct value and numbers per row (cheap comparisons);
     cell sizes by one aggregate of every text column's longest cell, a column becoming a
-    row predicate only when it has a cell over the limit."""
+    row predicate only when it has a cell over the limit. ``labels``: ``table``'s distinct
+    values, when at hand (one made for another table is not used: its predicates would
+    name that table's columns)."""
     import ibis
 
     spec = families.spec(kind)
     known = {c.name: c for c in spec.columns}
-    labels = _Labels(table)
+    if labels is None or labels.table is not table:
+        labels = Labels(table)
     bad = ibis.literal(False)
     sized = []
     for name in table.columns:
@@ -306,7 +309,7 @@ def _file_level(table: Any, src: ParquetSource) -> None:
 
 
 def validate(table: Any, src: ParquetSource, reduced: pa.Table | None = None, *,
-             others_clean: bool | None = None) -> None:
+             others_clean: bool | None = None, labels: Labels | None = None) -> None:
     """Raise the loader's :class:`~kbench_core.problems.RunFormatError` when the run queried
     as ``table`` has a cell the loader rejects or a key it has seen before (see the module
     docstring); return quietly when every cell passes and every key is new.
@@ -317,11 +320,17 @@ def validate(table: Any, src: ParquetSource, reduced: pa.Table | None = None, *,
     tuples; the columns it leaves out (a bias run's prompts, ids, timings) by one aggregate
     over the rows, or by the reduction itself in its pass (``others_clean``, what its check
     columns found: :func:`row_checks`, :func:`checked_clean`). Only when either finds
-    something are the rows searched, as above, for the loader's messages."""
+    something are the rows searched, as above, for the loader's messages.
+
+    ``labels``: the run's distinct labels (:class:`~kbench_core.engines.keys.Labels` of
+    ``table``), made by the caller when it reads them again after the validation (the
+    judges' names, the normalised rows): each label column is then fetched once."""
     _file_level(table, src)
-    keys = key_problems(table, src, reduced)
+    if labels is None or labels.table is not table:
+        labels = Labels(table)
+    keys = key_problems(table, src, reduced, labels)
     if reduced is None or not _clean(table, src, reduced, others_clean):
-        flagged = table.filter(suspect(table, src.kind))
+        flagged = table.filter(suspect(table, src.kind, labels))
         n_suspect = int(flagged.count().to_pyarrow().as_py())
         ordered = flagged.order_by([FILE, ROW])
         # Page through the suspect rows until the loader finds a problem: rows it accepts (a

@@ -113,11 +113,15 @@ class EngineJudged:
     engine once per choice (:func:`kbench_core.engines.judged.answers`) and read as the cells
     the engine sums (:class:`kbench_core.engines.judged.EngineCells`); the fixed versions, κ
     and the judges' spread likewise come back as sums, never as answers. ``guard()`` is
-    entered around each catalog item's queries."""
+    entered around each catalog item's queries; ``labels``: the table's distinct labels the
+    validation fetched (:class:`kbench_core.engines.keys.Labels`), read again by
+    :attr:`rows` instead of fetched again."""
 
     def __init__(self, table: Any, files: tuple[str, ...], names: list[str], *,
-                 guard: Callable[[], AbstractContextManager[Any]] = nullcontext) -> None:
+                 guard: Callable[[], AbstractContextManager[Any]] = nullcontext,
+                 labels: Any = None) -> None:
         self.table = table
+        self.labels = labels
         self.guard = guard  # around each item's queries (kbench_core.engines.guarded)
         self.files = files
         self.names = list(names)
@@ -133,11 +137,12 @@ class EngineJudged:
     @property
     def rows(self) -> Any:
         """The table as every judge's answers read it (:func:`kbench_core.engines.judged.
-        normalised`), made once: making it fetches each label column's distinct values."""
+        normalised`), made once: making it reads each label column's distinct values (those
+        the validation fetched, when given)."""
         if self._rows is None:
             from kbench_core.engines.judged import normalised
 
-            self._rows = normalised(self.table)
+            self._rows = normalised(self.table, self.labels)
         return self._rows
 
     def cells(self, judge: str, chosen: ConsensusOptions) -> Any:

@@ -438,6 +438,7 @@ def _engine_run(src: Any, backend: Any) -> Any:
     from kbench_core import engines
     from kbench_core.engines import settings, source, validate
     from kbench_core.engines.judged import judge_names, supported
+    from kbench_core.engines.keys import Labels
     from kbench_core.families._judged_sources import EngineJudged
     from kbench_core.io import LazyTables, SummedRun
 
@@ -447,10 +448,13 @@ def _engine_run(src: Any, backend: Any) -> Any:
     table = source.open_table(backend, src)
     if not supported(table):
         return None
-    validate.validate(table, src)
+    labels = Labels(table)  # fetched once: by the validation, the names, the normalised rows
+    validate.validate(table, src, labels=labels)
     files = tuple(f.name for f in src.files)
-    names = judge_names(table)
-    models = table.select("model").distinct().to_pyarrow().column(0).to_pylist()
+    names = judge_names(table, labels)
+    models = labels.of("model")
+    if models is None:  # more than Labels fetches
+        models = table.select("model").distinct().to_pyarrow().column(0).to_pylist()
     source.check_read(src, backend)
 
     def guard() -> Any:
@@ -458,7 +462,7 @@ def _engine_run(src: Any, backend: Any) -> Any:
         # the files re-checked after it
         return engines.guarded(src, backend, rows, "KBENCH_JUDGED_RUN_ROWS")
 
-    state = EngineJudged(table, files, names, guard=guard)
+    state = EngineJudged(table, files, names, guard=guard, labels=labels)
     meta = {**src.meta, "rows": rows, "columns": list(src.columns),
             "models": sorted(str(m) for m in models if m is not None)}
 
@@ -539,13 +543,16 @@ def _engine_tables(src: Any, backend: Any, options: Mapping[str, Any] | None,
     from kbench_core import vuln
     from kbench_core.engines import source, validate
     from kbench_core.engines.judged import judge_names, supported
+    from kbench_core.engines.keys import Labels
     from kbench_core.families._judged_sources import EngineJudged
 
     table = source.open_table(backend, src)
     if not supported(table):
         return None
-    validate.validate(table, src)
-    kept = EngineJudged(table, tuple(f.name for f in src.files), judge_names(table))
+    labels = Labels(table)  # fetched once: by the validation, the names, the normalised rows
+    validate.validate(table, src, labels=labels)
+    kept = EngineJudged(table, tuple(f.name for f in src.files), judge_names(table, labels),
+                        labels=labels)
     chosen = check_judges(kept.judges, options)
     tier_options = TierOptions.from_mapping(options).tiers()
     # the views as the catalog's tiers item makes them (EngineJudged.views)
@@ -570,20 +577,23 @@ def _engine_items(table: Any, src: Any, value: str, options: Mapping[str, Any] |
     when the file's columns are not in their natural Parquet types (the loader reads it)."""
     from kbench_core.agreement._labels import ITEM_KEY
     from kbench_core.engines import validate
-    from kbench_core.engines.judged import judge_names, per_item, supported
+    from kbench_core.engines.judged import judge_names, normalised, per_item, supported
+    from kbench_core.engines.keys import Labels
     from kbench_core.engines.source import FILE, ROW
 
     if not supported(table):
         return None
-    validate.validate(table, src)
-    names = pd.DataFrame({"judge": judge_names(table)})
+    labels = Labels(table)  # fetched once: by the validation and the names
+    validate.validate(table, src, labels=labels)
+    names = pd.DataFrame({"judge": judge_names(table, labels)})
     chosen = check_judges(names, options)
     judge = chosen.judge or default_judge(names)
     files = tuple(f.name for f in src.files)
     read = {*ITEM_KEY, "model", "judge", "is_vulnerable", "said_vulnerable", "target_found",
             value, ROW, FILE}
     table = table.select(*[c for c in table.columns if c in read])
-    made = _judge_answers(table, judge, chosen, files, names=list(names["judge"]))
+    made = _judge_answers(table, judge, chosen, files, normalised_rows=normalised(table, labels),
+                          names=list(names["judge"]))
     several = default_judge(names) == MAJORITY
     recorded = {**chosen.provenance(), "judge": judge} if several else {"judge": judge}
     return per_item(made.expr).cache(), recorded

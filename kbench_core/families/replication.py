@@ -348,16 +348,18 @@ def _engine_run(src: Any, backend: Any) -> Any:
     from kbench_core import engines
     from kbench_core.engines import replication as engine
     from kbench_core.engines import source, validate
+    from kbench_core.engines.keys import Labels
     from kbench_core.io import LazyTables, SummedRun
 
     options = ReplicationOptions()
     table = source.open_table(backend, src)
     if not engine.supported(table):
         return None
-    validate.validate(table, src)
+    labels = Labels(table)  # fetched once: by the validation and every table below
+    validate.validate(table, src, labels=labels)
     files = tuple(f.name for f in src.files)
-    ecs_sums = engine.fetch_sums(engine.finding_sums(table, files))
-    no_prior = engine.no_prior_count(table)
+    ecs_sums = engine.fetch_sums(engine.finding_sums(table, files, labels))
+    no_prior = engine.no_prior_count(table, labels)
     source.check_read(src, backend)
 
     def read(compute):
@@ -371,12 +373,14 @@ def _engine_run(src: Any, backend: Any) -> Any:
 
     def pas() -> pd.DataFrame:
         return engine.fetch_sums(engine.finding_pas_sums(
-            table, files, finding_weights=options.finding_weights))
+            table, files, finding_weights=options.finding_weights, labels=labels))
 
     def scatter() -> Any:
-        drawn = engine.scatter_grid(table, files, ecs_sums, weighting=options.weighting)
+        drawn = engine.scatter_grid(table, files, ecs_sums, weighting=options.weighting,
+                                    labels=labels)
         if drawn is None:
-            drawn = engine.scatter_points(table, files, ecs_sums, weighting=options.weighting)
+            drawn = engine.scatter_points(table, files, ecs_sums, weighting=options.weighting,
+                                          labels=labels)
         return drawn
 
     rows = source.parquet_rows(src)
@@ -396,11 +400,13 @@ def _engine_items(table: Any, src: Any, value: str, options: Mapping[str, Any] |
     types (the loader reads it)."""
     from kbench_core.engines import replication as engine
     from kbench_core.engines import validate
+    from kbench_core.engines.keys import Labels
 
     if not engine.supported(table):
         return None
-    validate.validate(table, src)
-    return engine.per_item(table), {}
+    labels = Labels(table)  # fetched once: by the validation and the per-item table
+    validate.validate(table, src, labels=labels)
+    return engine.per_item(table, labels), {}
 
 
 def _profile_of(ecs: pd.DataFrame, pas: pd.DataFrame,
