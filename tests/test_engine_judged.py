@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kbench_core import engines, io, vuln
 from kbench_core.agreement import consensus, judge_rows
@@ -580,3 +582,31 @@ def test_spark_run_kept_in_the_engine_is_memory_s(tmp_path, spark, monkeypatch) 
         assert [stem for stem, _ in theirs] == [stem for stem, _ in mine] and mine, name
         for (_, left), (_, right) in zip(mine, theirs, strict=True):
             assert_same(left, right, check_dtype=False, check_categorical=False)
+
+
+_VOTE = st.one_of(st.none(), st.just(float("nan")),
+                  st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 5).flatmap(
+    lambda n: st.lists(st.lists(_VOTE, min_size=n, max_size=n), min_size=1, max_size=6)))
+def test_the_engine_median_of_the_voters_values_is_pandas(rows) -> None:
+    """The majority's number (``engines.judged._median``, across one column per voter) is
+    pandas' row median: missing and NaN skipped, the middle value or the mean of the two
+    middle ones, missing when no voter gave one; any number of voters, to the last bit."""
+    import ibis
+    import pyarrow as pa
+
+    n = len(rows[0])
+    frame = pd.DataFrame(rows, columns=[f"v{i}" for i in range(n)], dtype=float)
+    # NaN kept apart from missing, as a Parquet file holds them
+    votes = pa.table({**{f"v{i}": pa.array([r[i] for r in rows], pa.float64(),
+                                           from_pandas=False) for i in range(n)},
+                      "row": np.arange(len(rows))})
+    assert votes.column("v0").null_count == sum(r[0] is None for r in rows)
+    table = ibis.duckdb.connect().create_table("votes", votes)
+    got = (table.select("row", m=engine_judged._median([table[f"v{i}"] for i in range(n)]))
+           .order_by("row").to_pandas()["m"])
+    want = frame.median(axis=1, skipna=True)
+    np.testing.assert_array_equal(got.to_numpy(dtype=float), want.to_numpy(dtype=float))

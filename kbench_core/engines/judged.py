@@ -187,7 +187,7 @@ def answers(table: Any, *, judge: str | None = None, judges: Sequence[str] | Non
             raise ValueError("consensus needs at least one judge other than 'human'")
         voted = rows.filter(rows["judge"].isin(chosen))
         needed = check_min_votes(min_votes, len(chosen))
-        expr, columns = _majority(voted, len(chosen), needed, failed_as)
+        expr, columns = _majority(voted, list(chosen), needed, failed_as)
         return Answers(expr, CONSENSUS, tuple(chosen), needed, failed_as, columns)
     if judge not in names:
         raise ValueError(f"judge {judge!r} is not in the frame; judges: "
@@ -206,12 +206,36 @@ def _first(rows: Any, name: str, *, present: bool) -> Any:
     return rows[name].argmin(rows[_PLACE], where=where)
 
 
-def _majority(rows: Any, n_voters: int, needed: int,
-              failed_as: str) -> tuple[Any, tuple[str, ...]]:
-    """The consensus of ``rows`` (the voters' rows) per item: one group-by on the item key,
-    and one per voted label (its votes per value), joined back."""
+def _median(values: list[Any]) -> Any:
+    """The median of a row's ``values`` (one column per voter) as pandas takes it: over the
+    values neither missing nor NaN, the middle one, or the mean of the two middle ones; null
+    when there is none. Written by hand: no engine has a row-wise median."""
     import ibis
 
+    if len(values) == 1:
+        (value,) = values
+        return ibis.ifelse(value.isnan(), ibis.null("float64"), value)
+    given = ibis.array(values).filter(lambda x: x.notnull() & ~x.isnan()).sort()
+    k = given.length()
+    half = (k // 2).cast("int32")  # Spark indexes an array by a 32-bit integer only
+    return ibis.cases((k == 0, ibis.null("float64")), (k % 2 == 1, given[half]),
+                      else_=(given[half - 1] + given[half]) / 2)
+
+
+def _majority(rows: Any, voters: list[str], needed: int,
+              failed_as: str) -> tuple[Any, tuple[str, ...]]:
+    """The consensus of ``rows`` (the ``voters``' rows) per item: one group-by on the item
+    key, and one per voted label (its votes per value), joined back.
+
+    A number's consensus is the median of the voters' values. Each voter's value is its
+    item's one row's (``max`` filtered on the judge: the run's key, which the validation
+    checks, gives an item one row per judge), and the median is taken across those columns
+    row by row (:func:`_median`): DuckDB's grouped ``median`` keeps every group's values
+    until the end and spilled past its memory limit (a 2M-row run: 8.2 s against 4.3 s; a
+    10M-row run's majority took 136 s and then ran out of memory)."""
+    import ibis
+
+    n_voters = len(voters)
     key = _key(rows)
     cols = set(rows.columns)
     present = ibis.literal(True)
@@ -237,7 +261,8 @@ def _majority(rows: Any, n_voters: int, needed: int,
         if name in REASONING and "target_found" in cols:
             value = ibis.ifelse(rows["target_found"] == True, value,  # noqa: E712
                                 ibis.null("float64"))
-        measures[name] = value.median()
+        for i, voter in enumerate(voters):
+            measures[f"{name}__v{i}"] = value.max(where=rows["judge"] == voter)
     items = rows.group_by(key).aggregate(**measures)
     out = {c: items[c] for c in key}
     out["judge"] = ibis.literal(CONSENSUS)
@@ -265,7 +290,7 @@ def _majority(rows: Any, n_voters: int, needed: int,
             out[name] = items[name]
     for name in _NUMBERS:
         if name in cols:
-            out[name] = items[name]
+            out[name] = _median([items[f"{name}__v{i}"] for i in range(n_voters)])
     out[_PLACE] = items[_PLACE]
     voted = items.select(**out)
     for name in _VOTED:
