@@ -140,10 +140,12 @@ def _cell_measures(q: Any, severity: bool) -> dict[str, Any]:
     """The per-cell sums of :func:`_quantities` (kept answers), and the failed ones."""
     from kbench_core.vuln.cells import COUNTS, FLAGS, MOMENTS, SEVERITY_SUMS, moment_names
 
+    # A flag's sum is a filtered count: an 8-byte state per group where a sum of integers
+    # keeps a 128-bit one (the cells of 3M judged rows ran out of DuckDB's 512 MB)
     kept = q["__kbench_kept"]
-    out: dict[str, Any] = {"__kbench_failed": (~kept).cast("int64").sum()}
+    out: dict[str, Any] = {"__kbench_failed": q.count(where=~kept)}
     for name in FLAGS:
-        out[name] = q[f"f__{name}"].cast("int64").sum(where=kept)
+        out[name] = q.count(where=kept & (q[f"f__{name}"] == 1))
     for name in COUNTS:
         out[name] = q[f"c__{name}"].sum(where=kept)
     for name in MOMENTS:
@@ -155,7 +157,7 @@ def _cell_measures(q: Any, severity: bool) -> dict[str, Any]:
         out[m2] = x.var(how="pop", where=used) * out[count]
     if severity:
         for name in SEVERITY_SUMS:
-            out[name] = q[f"s__{name}"].cast("int64").sum(where=kept)
+            out[name] = q.count(where=kept & (q[f"s__{name}"] == 1))
     return out
 
 
