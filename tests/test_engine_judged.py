@@ -610,3 +610,37 @@ def test_the_engine_median_of_the_voters_values_is_pandas(rows) -> None:
            .order_by("row").to_pandas()["m"])
     want = frame.median(axis=1, skipna=True)
     np.testing.assert_array_equal(got.to_numpy(dtype=float), want.to_numpy(dtype=float))
+
+
+_KEY = st.one_of(st.none(), st.just(float("nan")), st.sampled_from(
+    ["b", "a", "É", "é", "z", "ab", " a", "10", "9", "a\x00", ""]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(_KEY, _KEY), max_size=25), st.sampled_from([object, "str"]))
+def test_cell_codes_are_the_sorted_text_order_missing_last(pairs, dtype) -> None:
+    """The cells' codes (``_text_codes``, ``_codes_of``, ``_sample_codes``: vectorised) are
+    what a plain reading of their rule gives: the distinct texts sorted as Python sorts them,
+    a missing value last (None or NaN); a key tuple's code its group's in the lookup."""
+    from kbench_core.engines import judged_cells as cells
+
+    def text(v):
+        return cells._NULL_KEY if v is None or v != v else str(v)
+
+    frame = pd.DataFrame({"m": pd.Series([p[0] for p in pairs], dtype=dtype),
+                          "p": pd.Series([p[1] for p in pairs], dtype=dtype)})
+    values = [p[0] for p in pairs]
+    distinct = sorted({str(v) for v in values if v is not None and v == v})
+    codes, names = cells._text_codes(frame["m"])
+    assert list(names) == [*distinct, None]
+    assert codes.tolist() == [distinct.index(str(v)) if v is not None and v == v
+                              else len(distinct) for v in values]
+    for by in (("m",), ("m", "p")):
+        rows = [tuple(text(frame[c].iloc[i]) for c in by) for i in range(len(frame))]
+        lookup = {key: 3 * g + 1 for g, key in enumerate(sorted(set(rows)))}
+        assert cells._codes_of(frame, by, lookup).tolist() == [lookup[r] for r in rows]
+    present = frame["m"].dropna()
+    assert cells._sample_codes(present, distinct).tolist() == [
+        distinct.index(str(v)) for v in present]
+    with pytest.raises(KeyError):
+        cells._sample_codes(pd.Series(["not a sample"]), distinct)

@@ -162,13 +162,20 @@ def _cell_measures(q: Any, severity: bool) -> dict[str, Any]:
 
 
 def _text_codes(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """Codes of text values in their sorted order (missing last) and the distinct values."""
-    present = values.dropna().astype(str)
-    distinct = np.array(sorted(set(present.tolist())), dtype=object)
-    position = {v: i for i, v in enumerate(distinct)}
-    codes = np.array([position[str(v)] if v is not None and v == v else len(distinct)
-                      for v in values.tolist()], dtype=np.int64)
-    return codes, np.append(distinct, None)
+    """Codes of text values in their sorted order (missing last) and the distinct values
+    (one hash of every value, then a sort of the distinct ones: no loop over the cells)."""
+    missing = values.isna().to_numpy()
+    found, distinct = pd.factorize(pd.Series(values[~missing].astype(str).to_numpy(
+        dtype=object)), sort=True)
+    codes = np.full(len(values), len(distinct), dtype=np.int64)
+    codes[~missing] = found
+    return codes, np.append(np.asarray(distinct, dtype=object), None)
+
+
+def _filled_numbers(column: Any) -> np.ndarray:
+    """An Arrow column of sums as floats, a missing or NaN sum 0 (pandas' ``fillna(0.0)``)."""
+    values = np.asarray(column.to_numpy(zero_copy_only=False), dtype=float)
+    return np.where(np.isnan(values), 0.0, values)
 
 
 def _grouped(frame: pd.DataFrame, by: tuple[str, ...],
@@ -247,6 +254,15 @@ class EngineCells(CellSource):
         if kept is not None and kept is not self._expr:
             kept.release()
 
+    def forget(self) -> None:
+        """Drop everything summed and held (a caller done with this view: ``kbench metrics``
+        keeps one view's cells at a time, about 0.7 GiB each at 370k samples); a later read
+        sums again."""
+        self.release()
+        self._cells.clear()
+        self._bins.clear()
+        self._samples.clear()
+
     def _check(self, by: tuple[str, ...]) -> None:
         unknown = [c for c in by if c not in self.columns]
         if unknown:
@@ -281,19 +297,27 @@ class EngineCells(CellSource):
         q = self._q
         severity = "severity" in self.columns
         keys = [*by, "sample"]
-        frame = bounded(q.group_by(keys).aggregate(**_cell_measures(q, severity)),
-                        f"cells ({' x '.join(keys)})").to_pandas()
+        fetched = bounded(q.group_by(keys).aggregate(**_cell_measures(q, severity)),
+                          f"cells ({' x '.join(keys)})")
+        frame = fetched.select([*keys, "__kbench_failed", "n"]).to_pandas()
         gid, values, size = _grouped(frame, by)
         missing = np.bincount(gid, weights=frame["__kbench_failed"].to_numpy(dtype=float),
                               minlength=size).astype(np.int64)
         kept = frame["n"].fillna(0).to_numpy(dtype=float) > 0
-        frame, gid = frame[kept], gid[kept]
-        sample, names = _text_codes(frame["sample"])
+        gid = gid[kept]
+        sample, names = _text_codes(frame["sample"][kept])
+        del frame
         n_samples = len(names) - 1
         self._samples[by] = [str(n) for n in names[:-1]]
         order = np.lexsort((sample, gid))
-        sums = {name: frame[name].fillna(0.0).to_numpy(dtype=float)[order]
-                for name in sum_names(severity=severity)}
+        rows = np.flatnonzero(kept)[order]  # the kept cells in order, as rows of the table
+        sums = {}
+        for name in sum_names(severity=severity):
+            # one column at a time, each released once taken: the fetched table, a frame of
+            # it, its kept rows and the sums were held together (1.1M cells: 2 GiB)
+            sums[name] = _filled_numbers(fetched.column(name))[rows]
+            fetched = fetched.drop_columns([name])
+        del fetched
         cells = JudgedCells(keys=values, size=size, missing=missing, group=gid[order],
                             sample=sample[order], n_samples=n_samples, sums=sums,
                             singletons=bool((sums["n"] <= 1).all()), severity=severity)
@@ -423,6 +447,10 @@ class OneAtATime(CellSource):
         self.judge = cells.judge
         self.columns = cells.columns
 
+    def forget(self) -> None:
+        """:meth:`EngineCells.forget` of the cells it wraps."""
+        self._wrapped.forget()
+
     def _only_me(self) -> None:
         for other in self._others.values():
             if other is not self and other._wrapped.materialised:
@@ -456,19 +484,41 @@ def _key_lookup(cells: Any, by: tuple[str, ...]) -> dict[tuple, int]:
             for g, values in enumerate(zip(*columns, strict=True))} if by else {(): 0}
 
 
+def _key_text(values: pd.Series) -> np.ndarray:
+    """Key values as :func:`_key_lookup` names them: text, a missing one :data:`_NULL_KEY`."""
+    text = values.astype(str).to_numpy(dtype=object)
+    text[values.isna().to_numpy()] = _NULL_KEY
+    return text
+
+
+def _looked_up(index: pd.Index, wanted: Any, codes: np.ndarray) -> np.ndarray:
+    """``codes`` of each of ``wanted`` in ``index`` (a KeyError naming the first unknown)."""
+    where = index.get_indexer(wanted)
+    if (where < 0).any():
+        raise KeyError(wanted[int(np.flatnonzero(where < 0)[0])])
+    return codes[where]
+
+
 def _codes_of(frame: pd.DataFrame, by: tuple[str, ...], lookup: dict[tuple, int]) -> np.ndarray:
-    if not by:
+    """The group code of each row of ``frame`` by its ``by`` values (:func:`_key_lookup`),
+    looked up by one hash join, not a loop over the rows."""
+    if not by or not len(frame):
         return np.zeros(len(frame), dtype=np.int64)
-    columns = [frame[c].tolist() for c in by]
-    return np.array([lookup[tuple(_NULL_KEY if v is None or v != v else str(v) for v in values)]
-                     for values in zip(*columns, strict=True)], dtype=np.int64)
+    codes = np.fromiter(lookup.values(), dtype=np.int64, count=len(lookup))
+    keys = list(lookup)
+    if len(by) == 1:
+        return _looked_up(pd.Index([k[0] for k in keys], dtype=object),
+                          pd.Index(_key_text(frame[by[0]]), dtype=object), codes)
+    return _looked_up(pd.MultiIndex.from_tuples(keys),
+                      pd.MultiIndex.from_arrays([_key_text(frame[c]) for c in by]), codes)
 
 
 def _sample_codes(values: pd.Series, known: list[str]) -> np.ndarray:
     """The samples' codes as :meth:`EngineCells.cells` numbered them (their text order among
     the samples with a kept answer)."""
-    position = {name: i for i, name in enumerate(known)}
-    return np.array([position[str(v)] for v in values.tolist()], dtype=np.int64)
+    return _looked_up(pd.Index(known, dtype=object),
+                      pd.Index(values.astype(str).to_numpy(dtype=object), dtype=object),
+                      np.arange(len(known), dtype=np.int64))
 
 
 def _binned_by_edges(q: Any, by: tuple[str, ...], edges: np.ndarray,

@@ -555,9 +555,12 @@ def _engine_tables(src: Any, backend: Any, options: Mapping[str, Any] | None,
                         labels=labels)
     chosen = check_judges(kept.judges, options)
     tier_options = TierOptions.from_mapping(options).tiers()
-    # the views as the catalog's tiers item makes them (EngineJudged.views)
-    out = [(name, main_columns(leaderboard(vuln.tiers(cells, **tier_options))))
-           for name, cells in kept.views(options)]
+    # the views as the catalog's tiers item makes them (EngineJudged.views), each one's
+    # cells dropped once its table is made (nothing here reads them again)
+    out = []
+    for name, cells in kept.views(options):
+        out.append((name, main_columns(leaderboard(vuln.tiers(cells, **tier_options)))))
+        cells.forget()
     source.check_read(src, backend)
     return out, (chosen.provenance() if default_judge(kept.judges) == MAJORITY else {})
 
