@@ -116,9 +116,8 @@ def normalised(table: Any, labels: Labels | None = None) -> Any:
                             if name in _EMPTY_BOOLS and schema[name].is_integer()})
     for name in table.columns:
         if name in _LABELS:
-            # a column cast above held no value: no distinct label to fetch
-            out[name] = _loader_text(table, name, strip=True,
-                                     labels=labels if labels is not None else Labels(table))
+            # (``labels`` may be the uncast table's: a column cast above holds no value)
+            out[name] = _loader_text(table, name, strip=True, labels=labels)
         elif name in _LINES:
             out[name] = _lines(table[name])
         elif name in _NUMBERS:

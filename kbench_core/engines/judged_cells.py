@@ -405,9 +405,8 @@ class EngineCells(CellSource):
         window = ibis.window(group_by=[q[c] for c in by], order_by=q["__kbench_conf"])
         ranked = q.select(*by, __kbench_conf=q["__kbench_conf"],
                           __kbench_rank=ibis.row_number().over(window))
-        names = pd.DataFrame({c: [_NULL_KEY if v is None or v != v else str(v) for v in
-                                  np.asarray(cells.keys[c], dtype=object)[wanted[
-                                      "__kbench_group"].to_numpy()]] for c in by})
+        names = pd.DataFrame({c: _key_text(pd.Series(np.asarray(cells.keys[c], dtype=object)[
+            wanted["__kbench_group"].to_numpy()], dtype=object)) for c in by})
         wanted = pd.concat([names.reset_index(drop=True),
                             wanted[["__kbench_rank"]].reset_index(drop=True)], axis=1)
         lookup = ibis.memtable(wanted.astype({"__kbench_rank": "int64"}))
@@ -479,13 +478,15 @@ def _filled(table: Any, by: tuple[str, ...]) -> Any:
 
 def _key_lookup(cells: Any, by: tuple[str, ...]) -> dict[tuple, int]:
     """The group code of each tuple of key values (missing as None)."""
-    columns = [np.asarray(cells.keys[c], dtype=object) for c in by]
-    return {tuple(_NULL_KEY if v is None or v != v else str(v) for v in values): g
+    columns = [_key_text(pd.Series(np.asarray(cells.keys[c], dtype=object), dtype=object))
+               for c in by]
+    return {tuple(values): g
             for g, values in enumerate(zip(*columns, strict=True))} if by else {(): 0}
 
 
 def _key_text(values: pd.Series) -> np.ndarray:
-    """Key values as :func:`_key_lookup` names them: text, a missing one :data:`_NULL_KEY`."""
+    """Key values as text, a missing one (None, NaN) :data:`_NULL_KEY`: how the groups' keys
+    are named in a lookup (:func:`_key_lookup`) and in a table joined in the engine."""
     text = values.astype(str).to_numpy(dtype=object)
     text[values.isna().to_numpy()] = _NULL_KEY
     return text

@@ -309,7 +309,7 @@ def _file_level(table: Any, src: ParquetSource) -> None:
 
 
 def validate(table: Any, src: ParquetSource, reduced: pa.Table | None = None, *,
-             others_clean: bool | None = None, labels: Labels | None = None) -> None:
+             others_clean: bool | None = None) -> Labels:
     """Raise the loader's :class:`~kbench_core.problems.RunFormatError` when the run queried
     as ``table`` has a cell the loader rejects or a key it has seen before (see the module
     docstring); return quietly when every cell passes and every key is new.
@@ -322,12 +322,11 @@ def validate(table: Any, src: ParquetSource, reduced: pa.Table | None = None, *,
     columns found: :func:`row_checks`, :func:`checked_clean`). Only when either finds
     something are the rows searched, as above, for the loader's messages.
 
-    ``labels``: the run's distinct labels (:class:`~kbench_core.engines.keys.Labels` of
-    ``table``), made by the caller when it reads them again after the validation (the
-    judges' names, the normalised rows): each label column is then fetched once."""
+    Returns the run's distinct labels it read (:class:`~kbench_core.engines.keys.Labels` of
+    ``table``), for what reads them after the validation (the judges' names, the normalised
+    rows, a replication run's tables): each label column is then fetched once."""
     _file_level(table, src)
-    if labels is None or labels.table is not table:
-        labels = Labels(table)
+    labels = Labels(table)
     keys = key_problems(table, src, reduced, labels)
     if reduced is None or not _clean(table, src, reduced, others_clean):
         flagged = table.filter(suspect(table, src.kind, labels))
@@ -340,6 +339,7 @@ def validate(table: Any, src: ParquetSource, reduced: pa.Table | None = None, *,
                         n_suspect - offset, keys)
     if keys[1]:
         raise RunFormatError(src.label, [p for _, p in keys[0]], keys[1])
+    return labels
 
 
 def _layers(rows: pa.Table, kind: str) -> Any:

@@ -438,7 +438,6 @@ def _engine_run(src: Any, backend: Any) -> Any:
     from kbench_core import engines
     from kbench_core.engines import settings, source, validate
     from kbench_core.engines.judged import judge_names, supported
-    from kbench_core.engines.keys import Labels
     from kbench_core.families._judged_sources import EngineJudged
     from kbench_core.io import LazyTables, SummedRun
 
@@ -448,8 +447,7 @@ def _engine_run(src: Any, backend: Any) -> Any:
     table = source.open_table(backend, src)
     if not supported(table):
         return None
-    labels = Labels(table)  # fetched once: by the validation, the names, the normalised rows
-    validate.validate(table, src, labels=labels)
+    labels = validate.validate(table, src)  # read again by the names, the normalised rows
     files = tuple(f.name for f in src.files)
     names = judge_names(table, labels)
     models = labels.of("model")
@@ -543,14 +541,12 @@ def _engine_tables(src: Any, backend: Any, options: Mapping[str, Any] | None,
     from kbench_core import vuln
     from kbench_core.engines import source, validate
     from kbench_core.engines.judged import judge_names, supported
-    from kbench_core.engines.keys import Labels
     from kbench_core.families._judged_sources import EngineJudged
 
     table = source.open_table(backend, src)
     if not supported(table):
         return None
-    labels = Labels(table)  # fetched once: by the validation, the names, the normalised rows
-    validate.validate(table, src, labels=labels)
+    labels = validate.validate(table, src)  # read again by the names, the normalised rows
     kept = EngineJudged(table, tuple(f.name for f in src.files), judge_names(table, labels),
                         labels=labels)
     chosen = check_judges(kept.judges, options)
@@ -581,13 +577,11 @@ def _engine_items(table: Any, src: Any, value: str, options: Mapping[str, Any] |
     from kbench_core.agreement._labels import ITEM_KEY
     from kbench_core.engines import validate
     from kbench_core.engines.judged import judge_names, normalised, per_item, supported
-    from kbench_core.engines.keys import Labels
     from kbench_core.engines.source import FILE, ROW
 
     if not supported(table):
         return None
-    labels = Labels(table)  # fetched once: by the validation and the names
-    validate.validate(table, src, labels=labels)
+    labels = validate.validate(table, src)  # read again by the names, the normalised rows
     names = pd.DataFrame({"judge": judge_names(table, labels)})
     chosen = check_judges(names, options)
     judge = chosen.judge or default_judge(names)

@@ -348,15 +348,13 @@ def _engine_run(src: Any, backend: Any) -> Any:
     from kbench_core import engines
     from kbench_core.engines import replication as engine
     from kbench_core.engines import source, validate
-    from kbench_core.engines.keys import Labels
     from kbench_core.io import LazyTables, SummedRun
 
     options = ReplicationOptions()
     table = source.open_table(backend, src)
     if not engine.supported(table):
         return None
-    labels = Labels(table)  # fetched once: by the validation and every table below
-    validate.validate(table, src, labels=labels)
+    labels = validate.validate(table, src)  # read again by every table below
     files = tuple(f.name for f in src.files)
     ecs_sums = engine.fetch_sums(engine.finding_sums(table, files, labels))
     no_prior = engine.no_prior_count(table, labels)
@@ -400,12 +398,10 @@ def _engine_items(table: Any, src: Any, value: str, options: Mapping[str, Any] |
     types (the loader reads it)."""
     from kbench_core.engines import replication as engine
     from kbench_core.engines import validate
-    from kbench_core.engines.keys import Labels
 
     if not engine.supported(table):
         return None
-    labels = Labels(table)  # fetched once: by the validation and the per-item table
-    validate.validate(table, src, labels=labels)
+    labels = validate.validate(table, src)  # read again by the per-item table
     return engine.per_item(table, labels), {}
 
 
