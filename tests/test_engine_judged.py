@@ -336,12 +336,15 @@ def _printed(argv: list[str], capsys) -> pd.DataFrame:
     return pd.read_csv(io_.StringIO(capsys.readouterr().out), comment="#")
 
 
-@pytest.mark.parametrize("extra", [[], ["--failed-as", "not-found", "--judges", "j1,j3",
-                                        "--min-votes", "1"], ["--judge", "j2"]],
-                         ids=["majority-and-judges", "chosen-voters", "one-judge"])
-def test_metrics_on_duckdb_prints_the_memory_table_from_cells(extra, run_file, capsys,
+@pytest.mark.parametrize(("extra", "parts"), [
+    ([], 1), (["--failed-as", "not-found", "--judges", "j1,j3", "--min-votes", "1"], 1),
+    (["--judge", "j2"], 1), ([], 2)],
+    ids=["majority-and-judges", "chosen-voters", "one-judge", "in-two-parts"])
+def test_metrics_on_duckdb_prints_the_memory_table_from_cells(extra, parts, run_file, capsys,
                                                               monkeypatch):
-    _, path = run_file
+    run, path = run_file
+    # KBENCH_DUCKDB_PART_ROWS: each view's answers and sums made in ``parts`` parts
+    monkeypatch.setattr(engines.settings, "DUCKDB_PART_ROWS", len(run.frame) // parts + 1)
     memory = _printed(["metrics", str(path), "--engine", "memory", "--precision", "full",
                        *extra], capsys)
 
@@ -644,3 +647,69 @@ def test_cell_codes_are_the_sorted_text_order_missing_last(pairs, dtype) -> None
         distinct.index(str(v)) for v in present]
     with pytest.raises(KeyError):
         cells._sample_codes(pd.Series(["not a sample"]), distinct)
+
+
+# ---------------------------------------------------------------- in parts of the samples
+
+
+@pytest.mark.parametrize(("choice", "options"), [CELL_CASES[1], CELL_CASES[3], CELL_CASES[2]],
+                         ids=["majority-not-found-bootstrap", "j2-quantile-bootstrap",
+                              "three-of-three-weighted"])
+def test_duckdb_cells_in_parts_give_the_memory_tiers(choice, options, run_file, monkeypatch):
+    """A large run's answers and sums are made in parts of its samples on DuckDB
+    (``KBENCH_DUCKDB_PART_ROWS``): three parts here give the memory engine's tiers, the
+    bootstrap and equal-mass bins included; the parts' table is dropped when forgotten."""
+    run, path = run_file
+    backend = engines.connect("duckdb")
+    table = _table(backend, path)
+    kwargs = {k: v for k, v in choice.items() if k != "judge"}
+    monkeypatch.setattr(engines.settings, "DUCKDB_PART_ROWS", len(run.frame) // 3 + 1)
+    cells = engine_judged.EngineCells(
+        engine_judged.answers(table, judge=choice["judge"], **kwargs), rows=len(run.frame))
+    assert cells._parts == 3
+    _same_cells(cells, _memory_answers(run.frame, choice), options)
+    assert [t for t in backend.list_tables() if t.startswith("kbench_parts_")]
+    cells.forget()
+    assert not [t for t in backend.list_tables() if t.startswith("kbench_parts_")]
+
+
+def test_a_small_run_or_spark_is_one_part(run_file, monkeypatch) -> None:
+    from kbench_core.engines.judged_cells import parts_of
+
+    _, path = run_file
+    table = _table(engines.connect("duckdb"), path)
+    monkeypatch.setattr(engines.settings, "DUCKDB_PART_ROWS", 100)
+    assert [parts_of(table, n) for n in (0, 100, 101, 250, 1000)] == [1, 1, 2, 3, 10]
+    assert parts_of(ibis_memtable(), 10_000) == 1  # no DuckDB to bound (Spark spills its own)
+
+
+def ibis_memtable():
+    import ibis
+
+    return ibis.memtable({"sample": ["a"]})
+
+
+_SAMPLE = st.one_of(st.none(), st.text(max_size=6))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(_SAMPLE, max_size=30), st.integers(1, 5))
+def test_the_parts_of_the_samples_split_every_row_once_by_its_sample(samples, n) -> None:
+    """``sample_part``: each row is in exactly one of the ``n`` parts, and every row of one
+    sample (a missing one too) in the same part."""
+    import ibis
+    import pyarrow as pa
+
+    rows = pa.table({"sample": pa.array(samples, pa.string()),
+                     "row": np.arange(len(samples))})
+    table = ibis.duckdb.connect().create_table("rows", rows)
+    seen: dict[int, int] = {}
+    for i in range(n):
+        got = engine_judged.sample_part(table, i, n).to_pyarrow()
+        for row in got.column("row").to_pylist():
+            assert row not in seen
+            seen[row] = i
+    assert sorted(seen) == list(range(len(samples)))
+    part_of: dict = {}
+    for row, i in seen.items():
+        assert part_of.setdefault(samples[row], i) == i

@@ -26,7 +26,7 @@ lists) is read by the loader at item grain, as before.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,7 +49,7 @@ from kbench_core.schema import FINDING_COUNTS
 from kbench_core.stats import check_choice
 
 __all__ = ["Answers", "EngineCells", "answers", "fetch_answers", "per_item", "profile_sums",
-           "supported"]
+           "sample_part", "supported"]
 
 # claims_fixed_target: a fixed contract's "still claims the fixed target" (vuln.fixed_claims),
 # voted by the majority as agreement.consensus votes a yes/no label (no majority: missing)
@@ -140,6 +140,25 @@ class Answers:
     min_votes: int | None
     failed_as: str
     columns: tuple[str, ...]
+    # the rows the answers are made of, and how (rows -> answers): what :meth:`parts` remakes
+    # on a part of the samples
+    rows: Any = None
+    make: Callable[[Any], Any] | None = None
+
+    def parts(self, n: int) -> list[Any]:
+        """The answers of ``n`` disjoint parts of the run's samples (:func:`sample_part`),
+        each made from that part's rows only; together they are :attr:`expr`'s rows (an item
+        is one sample's, and its answer reads only its own rows). The engine's group-by of a
+        part holds one ``n``-th of the items."""
+        if n <= 1 or self.make is None:
+            return [self.expr]
+        return [self.make(sample_part(self.rows, i, n)) for i in range(n)]
+
+
+def sample_part(table: Any, i: int, n: int) -> Any:
+    """The rows of ``table`` whose sample falls in part ``i`` of ``n`` (by a hash of its
+    text: every row of one sample in the same part; a missing sample hashes too)."""
+    return table.filter((table["sample"].hash() % n).abs() == i)
 
 
 def _judge_names(rows: Any) -> list[str]:
@@ -184,15 +203,25 @@ def answers(table: Any, *, judge: str | None = None, judges: Sequence[str] | Non
         chosen = check_voters(frame, judges)
         if not chosen:
             raise ValueError("consensus needs at least one judge other than 'human'")
-        voted = rows.filter(rows["judge"].isin(chosen))
         needed = check_min_votes(min_votes, len(chosen))
-        expr, columns = _majority(voted, list(chosen), needed, failed_as)
-        return Answers(expr, CONSENSUS, tuple(chosen), needed, failed_as, columns)
+
+        def majority(part: Any) -> Any:
+            return _majority(part.filter(part["judge"].isin(chosen)), list(chosen), needed,
+                             failed_as)[0]
+
+        expr, columns = _majority(rows.filter(rows["judge"].isin(chosen)), list(chosen),
+                                  needed, failed_as)
+        return Answers(expr, CONSENSUS, tuple(chosen), needed, failed_as, columns, rows,
+                       majority)
     if judge not in names:
         raise ValueError(f"judge {judge!r} is not in the frame; judges: "
                          f"{', '.join(names) or 'none'}")
+
+    def one(part: Any) -> Any:
+        return _one_judge(part, judge, llm, failed_as)[0]
+
     expr, columns = _one_judge(rows, judge, llm, failed_as)
-    return Answers(expr, judge, (judge,), None, failed_as, columns)
+    return Answers(expr, judge, (judge,), None, failed_as, columns, rows, one)
 
 
 def _key(rows: Any) -> list[str]:

@@ -6,7 +6,7 @@ re-exports :class:`EngineCells`."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -19,13 +19,14 @@ from kbench_core.vuln.cells import CellSource
 if TYPE_CHECKING:
     from kbench_core.engines.judged import Answers
 
-__all__ = ["EngineCells", "OneAtATime", "bounded"]
+__all__ = ["EngineCells", "OneAtATime", "bounded", "cached", "parts_of"]
 
 _PLACE = "__kbench_place"  # the answers' file order, a column engines.judged adds
 
 
 def bounded(expr: Any, what: str) -> Any:
-    """``expr``'s result as an Arrow table, fetched in batches and refused past the loader's
+    """``expr``'s result as an Arrow table (a list of expressions: their results one after
+    the other, as the parts of one table), fetched in batches and refused past the loader's
     decompressed-size limit (``problems.DEFAULT_MAX_DECOMPRESSED``, 1 GiB): the limit follows
     the path (issue 39, item 3), on what an engine's run fetches, not on the file. A
     :class:`~kbench_core.engines.EngineMemoryError` naming ``what`` and the limit (a command
@@ -38,18 +39,21 @@ def bounded(expr: Any, what: str) -> Any:
 
     limit = problems.DEFAULT_MAX_DECOMPRESSED
     batches, size, rows = [], 0, 0
-    reader = expr.to_pyarrow_batches(chunk_size=250_000)
-    for batch in reader:
-        batches.append(batch)
-        size += batch.nbytes
-        rows += batch.num_rows
-        if size > limit:
-            raise EngineMemoryError(
-                f"the engine's {what} of this run pass {_mb(limit)} by row {rows:,} (the "
-                "limit on what a run kept in the engine fetches, as on the rows the loader "
-                "reads): its samples are too many for these per-sample sums")
+    schema = None
+    for part in (expr if isinstance(expr, list) else [expr]):
+        reader = part.to_pyarrow_batches(chunk_size=250_000)
+        schema = schema or reader.schema
+        for batch in reader:
+            batches.append(batch)
+            size += batch.nbytes
+            rows += batch.num_rows
+            if size > limit:
+                raise EngineMemoryError(
+                    f"the engine's {what} of this run pass {_mb(limit)} by row {rows:,} (the "
+                    "limit on what a run kept in the engine fetches, as on the rows the "
+                    "loader reads): its samples are too many for these per-sample sums")
     if not batches:
-        return reader.schema.empty_table()
+        return schema.empty_table()
     # a batch's types may be narrower than the reader's (a column all null in it)
     return pa.concat_tables([pa.Table.from_batches([b]) for b in batches],
                             promote_options="permissive")
@@ -212,6 +216,67 @@ def _remote(expr: Any) -> bool:
     return session is not None and type(session).__module__.startswith("pyspark.sql.connect")
 
 
+def _duckdb_of(expr: Any) -> Any:
+    """The DuckDB backend ``expr`` runs on, else None (Spark, or no single backend)."""
+    from ibis.common.exceptions import IbisError
+
+    try:
+        backend = expr._find_backend()
+    except IbisError:  # no single backend (an in-memory table)
+        return None
+    return backend if getattr(backend, "name", None) == "duckdb" else None
+
+
+def cached(expr: Any) -> Any:
+    """``expr`` materialised in its engine (Ibis' ``cache``: a temporary table on DuckDB, a
+    cached frame on Spark), in no particular row order: every reader of such a table groups
+    it, joins it on its key or orders it. On DuckDB the table is written with insertion order
+    not preserved (``preserve_insertion_order``, for this statement only): kept, DuckDB holds
+    the whole result in memory to write it in order."""
+    backend = _duckdb_of(expr)
+    if backend is None:
+        return expr.cache()
+    backend.raw_sql("SET preserve_insertion_order = false")
+    try:
+        return expr.cache()
+    finally:
+        backend.raw_sql("RESET preserve_insertion_order")
+
+
+def _kept_in_parts(parts: list[Any]) -> tuple[Any, Callable[[], None]]:
+    """The rows of ``parts`` (expressions of one schema on one DuckDB) written one part at a
+    time into one temporary table (insertion order not preserved, as :func:`cached`), and
+    how to drop it. Each part's query (a majority's group-by of its rows) holds its own
+    rows only: 10M judged rows' majority at once ran out of DuckDB's 512 MB."""
+    import uuid
+
+    backend = _duckdb_of(parts[0])
+    name = f"kbench_parts_{uuid.uuid4().hex}"
+    backend.raw_sql("SET preserve_insertion_order = false")
+    try:
+        backend.create_table(name, parts[0], temp=True)
+        for part in parts[1:]:
+            backend.insert(name, part)
+    except BaseException:
+        backend.drop_table(name, force=True)
+        raise
+    finally:
+        backend.raw_sql("RESET preserve_insertion_order")
+    return backend.table(name), lambda: backend.drop_table(name, force=True)
+
+
+def parts_of(expr: Any, rows: int) -> int:
+    """Into how many parts of its samples the engine's work on a judged run of ``rows`` rows
+    is split (:func:`kbench_core.engines.judged.sample_part`): one per
+    ``KBENCH_DUCKDB_PART_ROWS`` rows on DuckDB (its hash tables bounded by its memory
+    limit), one on Spark (which spills its own)."""
+    from kbench_core.engines.settings import DUCKDB_PART_ROWS
+
+    if rows <= DUCKDB_PART_ROWS or _duckdb_of(expr) is None:
+        return 1
+    return -(-rows // DUCKDB_PART_ROWS)
+
+
 class EngineCells(CellSource):
     """:class:`kbench_core.vuln.cells.CellSource` of one judge's (or the majority's)
     answers computed by the engine (:func:`answers`): every table the tiers read is a
@@ -221,12 +286,15 @@ class EngineCells(CellSource):
     fetched by rank), and only their bootstrap fetches the answers' confidences (four
     numbers per answer)."""
 
-    def __init__(self, chosen: Answers) -> None:
+    def __init__(self, chosen: Answers, *, rows: int = 0) -> None:
         self.chosen = chosen
         self.judge = chosen.judge
         self.columns = chosen.columns
         self._expr = _quantities(chosen.expr.drop(_PLACE))
+        # the run's rows (0: unknown): a large run's answers and sums are made in parts
+        self._parts = parts_of(self._expr, rows)
         self._kept: Any = None
+        self._drop: Callable[[], None] | None = None
         self._cells: dict[tuple[str, ...], Any] = {}
         self._bins: dict[tuple, Any] = {}
         self._difficulty: bool | None = None
@@ -239,8 +307,23 @@ class EngineCells(CellSource):
         bin and edge reads them, instead of computing the answers (a majority: a group-by of
         every row and one per voted label) from the rows again."""
         if self._kept is None:
-            self._kept = self._expr if _remote(self._expr) else self._expr.cache()
+            if _remote(self._expr):
+                self._kept = self._expr
+            elif self._parts > 1:
+                self._kept, self._drop = _kept_in_parts(
+                    [_quantities(p.drop(_PLACE)) for p in self.chosen.parts(self._parts)])
+            else:
+                self._kept = cached(self._expr)
         return self._kept
+
+    def _sample_parts(self, q: Any) -> list[Any]:
+        """``q`` as the parts of its samples its sums are taken in (one group-by of all the
+        samples' cells holds them all in DuckDB's hash table)."""
+        from kbench_core.engines.judged import sample_part
+
+        if self._parts <= 1:
+            return [q]
+        return [sample_part(q, i, self._parts) for i in range(self._parts)]
 
     @property
     def materialised(self) -> bool:
@@ -251,7 +334,10 @@ class EngineCells(CellSource):
         """Drop the quantities held in the engine (the next grouping or bin not summed yet
         makes them again); the cells and bins summed so far stay."""
         kept, self._kept = self._kept, None
-        if kept is not None and kept is not self._expr:
+        drop, self._drop = self._drop, None
+        if drop is not None:
+            drop()
+        elif kept is not None and kept is not self._expr:
             kept.release()
 
     def forget(self) -> None:
@@ -297,8 +383,8 @@ class EngineCells(CellSource):
         q = self._q
         severity = "severity" in self.columns
         keys = [*by, "sample"]
-        fetched = bounded(q.group_by(keys).aggregate(**_cell_measures(q, severity)),
-                          f"cells ({' x '.join(keys)})")
+        fetched = bounded([part.group_by(keys).aggregate(**_cell_measures(part, severity))
+                           for part in self._sample_parts(q)], f"cells ({' x '.join(keys)})")
         frame = fetched.select([*keys, "__kbench_failed", "n"]).to_pandas()
         gid, values, size = _grouped(frame, by)
         missing = np.bincount(gid, weights=frame["__kbench_failed"].to_numpy(dtype=float),
@@ -353,10 +439,11 @@ class EngineCells(CellSource):
         else:
             edges = self._quantile_edges(q, by, cells, n_bins)
             binned = _binned_by_edges(q, by, edges, key_codes)
-        table = bounded(binned.group_by([*by, "sample", "__kbench_bin"]).aggregate(
-            __kbench_count=binned.count(),
-            __kbench_conf_sum=binned["__kbench_conf"].sum(),
-            __kbench_correct_sum=binned["__kbench_correct"].sum()),
+        table = bounded([part.group_by([*by, "sample", "__kbench_bin"]).aggregate(
+            __kbench_count=part.count(),
+            __kbench_conf_sum=part["__kbench_conf"].sum(),
+            __kbench_correct_sum=part["__kbench_correct"].sum())
+            for part in self._sample_parts(binned)],
             f"calibration cells ({' x '.join([*by, 'sample', 'bin'])})").to_pandas()
         group = _codes_of(table, by, key_codes)
         sample = _sample_codes(table["sample"], self._samples[by])

@@ -13,6 +13,11 @@ DUCKDB_MEMORY = os.environ.get("KBENCH_DUCKDB_MEMORY", "512MB")
 # master): Spark's ``spark.driver.memory``, which only a new JVM takes (None: Spark's own
 # default, 1g). A Spark Connect session's memory is the server's.
 SPARK_MEMORY = os.environ.get("KBENCH_SPARK_MEMORY") or None
+# Rows of a judged run per part of its samples on DuckDB (engines.judged_cells.parts_of): a
+# larger run's majority and per-sample sums are made one part at a time, each part's group-by
+# within DuckDB's memory limit (10M rows at once ran out of its 512 MB: the majority's
+# group-by of 3.3M items, then the 3.3M prompt-type cells'; 2M rows at once fit).
+DUCKDB_PART_ROWS = int(os.environ.get("KBENCH_DUCKDB_PART_ROWS", "2000000"))
 # A judged Parquet run of fewer rows than this is fetched and finished in memory by `kbench
 # metrics` (the loader's limits apply); from this many rows on, its tiers are computed from
 # the cells the engine sums (engines.judged). `kbench metrics`, majority and three judges,

@@ -115,12 +115,15 @@ class EngineJudged:
     and the judges' spread likewise come back as sums, never as answers. ``guard()`` is
     entered around each catalog item's queries; ``labels``: the table's distinct labels the
     validation fetched (:class:`kbench_core.engines.keys.Labels`), read again by
-    :attr:`rows` instead of fetched again."""
+    :attr:`rows` instead of fetched again; ``rows``: the run's rows, from which DuckDB makes
+    each view's answers and sums in parts of the samples
+    (:func:`kbench_core.engines.judged_cells.parts_of`)."""
 
     def __init__(self, table: Any, files: tuple[str, ...], names: list[str], *,
                  guard: Callable[[], AbstractContextManager[Any]] = nullcontext,
-                 labels: Any = None) -> None:
+                 labels: Any = None, rows: int = 0) -> None:
         self.table = table
+        self.n_rows = rows  # the run's rows (0: unknown): a large run's cells made in parts
         self.labels = labels
         self.guard = guard  # around each item's queries (kbench_core.engines.guarded)
         self.files = files
@@ -160,7 +163,8 @@ class EngineJudged:
                else (judge, chosen.failed_as))
         if key not in self._cells:
             self._cells[key] = OneAtATime(EngineCells(_judge_answers(
-                self.table, judge, chosen, self.files, self.rows, self.names)), self._cells)
+                self.table, judge, chosen, self.files, self.rows, self.names),
+                rows=self.n_rows), self._cells)
         return self._cells[key]
 
     def views(self, options: Mapping[str, Any] | None) -> list[tuple[str, Any]]:

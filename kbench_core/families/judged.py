@@ -460,7 +460,7 @@ def _engine_run(src: Any, backend: Any) -> Any:
         # the files re-checked after it
         return engines.guarded(src, backend, rows, "KBENCH_JUDGED_RUN_ROWS")
 
-    state = EngineJudged(table, files, names, guard=guard, labels=labels)
+    state = EngineJudged(table, files, names, guard=guard, labels=labels, rows=rows)
     meta = {**src.meta, "rows": rows, "columns": list(src.columns),
             "models": sorted(str(m) for m in models if m is not None)}
 
@@ -548,7 +548,7 @@ def _engine_tables(src: Any, backend: Any, options: Mapping[str, Any] | None,
         return None
     labels = validate.validate(table, src)  # read again by the names, the normalised rows
     kept = EngineJudged(table, tuple(f.name for f in src.files), judge_names(table, labels),
-                        labels=labels)
+                        labels=labels, rows=source.parquet_rows(src))
     chosen = check_judges(kept.judges, options)
     tier_options = TierOptions.from_mapping(options).tiers()
     # the views as the catalog's tiers item makes them (EngineJudged.views), each one's
@@ -577,6 +577,7 @@ def _engine_items(table: Any, src: Any, value: str, options: Mapping[str, Any] |
     from kbench_core.agreement._labels import ITEM_KEY
     from kbench_core.engines import validate
     from kbench_core.engines.judged import judge_names, normalised, per_item, supported
+    from kbench_core.engines.judged_cells import cached
     from kbench_core.engines.source import FILE, ROW
 
     if not supported(table):
@@ -593,7 +594,7 @@ def _engine_items(table: Any, src: Any, value: str, options: Mapping[str, Any] |
                           names=list(names["judge"]))
     several = default_judge(names) == MAJORITY
     recorded = {**chosen.provenance(), "judge": judge} if several else {"judge": judge}
-    return per_item(made.expr).cache(), recorded
+    return cached(per_item(made.expr)), recorded
 
 
 def _cells_rows() -> int:
