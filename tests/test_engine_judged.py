@@ -615,6 +615,41 @@ def test_the_engine_median_of_the_voters_values_is_pandas(rows) -> None:
     np.testing.assert_array_equal(got.to_numpy(dtype=float), want.to_numpy(dtype=float))
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 5).flatmap(lambda n: st.tuples(
+    st.lists(st.lists(st.one_of(st.none(), st.sampled_from(["exact", "partial", "É", ""])),
+                      min_size=n, max_size=n), min_size=1, max_size=6),
+    st.integers(1, n))))
+def test_the_engine_vote_across_the_voters_columns_is_the_plain_rule(case) -> None:
+    """The majority's categorical label (``engines.judged._vote``, across one column per
+    voter): the value at least ``needed`` voters give when no other value has as many votes,
+    else missing; a missing vote counts for nothing. Checked against the rule counted
+    plainly, any number of voters."""
+    import collections
+
+    import ibis
+    import pyarrow as pa
+
+    rows, needed = case
+    n = len(rows[0])
+    table = ibis.duckdb.connect().create_table("votes", pa.table({
+        **{f"v{i}": pa.array([r[i] for r in rows], pa.string()) for i in range(n)},
+        "row": np.arange(len(rows))}))
+    got = (table.select("row", m=engine_judged._vote([table[f"v{i}"] for i in range(n)],
+                                                      needed))
+           .order_by("row").to_pyarrow().column("m").to_pylist())
+
+    def plain(votes):
+        counted = collections.Counter(v for v in votes if v is not None)
+        if not counted:
+            return None
+        top = max(counted.values())
+        best = [v for v, c in counted.items() if c == top]
+        return best[0] if top >= needed and len(best) == 1 else None
+
+    assert got == [plain(r) for r in rows]
+
+
 _KEY = st.one_of(st.none(), st.just(float("nan")), st.sampled_from(
     ["b", "a", "É", "é", "z", "ab", " a", "10", "9", "a\x00", ""]))
 
