@@ -458,10 +458,23 @@ def test_profile_on_duckdb_is_memory_s_without_fetching_an_answer(judges, run_fi
     memory = _printed([*argv, "--engine", "memory"], capsys)
     monkeypatch.setattr(engines.settings, "JUDGED_CELLS_ROWS", 0)  # the engine at any size
     monkeypatch.setattr(engines.settings, "JUDGED_RUN_ROWS", 0)
+    # the majority's answers made in two parts of the samples (KBENCH_DUCKDB_PART_ROWS)
+    monkeypatch.setattr(engines.settings, "DUCKDB_PART_ROWS", len(frame) // 2 + 1)
+    made = []
+    from kbench_core.engines import judged_cells
+
+    def kept(*args, **kwargs):
+        out = in_parts(*args, **kwargs)
+        made.append(len(args[0]))
+        return out
+
+    in_parts = judged_cells._kept_in_parts
+    monkeypatch.setattr(judged_cells, "_kept_in_parts", kept)
     with monkeypatch.context() as patched:
         patched.setattr(engines.reduce, "typed_rows", _refused)
         duck = _printed([*argv, "--engine", "duckdb"], capsys)
     pd.testing.assert_frame_equal(duck, memory, rtol=1e-9, atol=1e-12)
+    assert made == ([2] if judges is None else [])
     assert set(memory["metric"]) == {"tdr", "sui"} and memory["rank_low"].notna().any()
     if judges is None:
         assert memory["items"].str.contains("detectors differ").any()

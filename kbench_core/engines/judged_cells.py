@@ -19,7 +19,7 @@ from kbench_core.vuln.cells import CellSource
 if TYPE_CHECKING:
     from kbench_core.engines.judged import Answers
 
-__all__ = ["EngineCells", "OneAtATime", "bounded", "cached", "parts_of"]
+__all__ = ["EngineCells", "OneAtATime", "bounded", "cached", "kept_answers", "parts_of"]
 
 _PLACE = "__kbench_place"  # the answers' file order, a column engines.judged adds
 
@@ -263,6 +263,17 @@ def _kept_in_parts(parts: list[Any]) -> tuple[Any, Callable[[], None]]:
     finally:
         backend.raw_sql("RESET preserve_insertion_order")
     return backend.table(name), lambda: backend.drop_table(name, force=True)
+
+
+def kept_answers(chosen: Answers, rows: int) -> tuple[Any, Callable[[], None]]:
+    """``chosen``'s answers materialised in the engine, and how to drop them: on DuckDB, for a
+    run of ``rows`` rows, made in :func:`parts_of` parts of the samples (each part's group-by
+    within DuckDB's memory); else cached whole (:func:`cached`)."""
+    n = parts_of(chosen.expr, rows)
+    if n > 1 and chosen.make is not None:
+        return _kept_in_parts(chosen.parts(n))
+    kept = cached(chosen.expr)
+    return kept, kept.release
 
 
 def parts_of(expr: Any, rows: int) -> int:

@@ -466,13 +466,13 @@ def _engine_run(src: Any, backend: Any) -> Any:
 
     def profile() -> Any:
         with guard():
-            return _engine_profile(table, names, files)
+            return _engine_profile(table, names, files, rows=rows)
 
     return SummedRun(name=src.name, kind=src.kind, frame=pd.DataFrame(), meta=meta,
                      tables=LazyTables({"engine": state}, {"profile": profile}))
 
 
-def _engine_profile(table: Any, names: list[str], files: tuple[str, ...],
+def _engine_profile(table: Any, names: list[str], files: tuple[str, ...], *, rows: int = 0,
                     ) -> tuple[pd.DataFrame, int, str]:
     """``kbench profile``'s rows of a judged run kept in the engine (what
     :func:`_profile_rows` gives of its rows): the first judge it is shown by (the majority
@@ -480,11 +480,14 @@ def _engine_profile(table: Any, names: list[str], files: tuple[str, ...],
     (:func:`kbench_core.engines.judged.answers`) and kept there; the bootstrapped tier
     leaderboard finished from the cells it sums (:class:`kbench_core.engines.judged.
     EngineCells`); TDR's rank from the found targets and counted answers per sample ×
-    detector (:func:`kbench_core.engines.judged.profile_sums`)."""
+    detector (:func:`kbench_core.engines.judged.profile_sums`). ``rows``: the run's rows,
+    from which DuckDB makes the answers in parts of the samples
+    (:func:`kbench_core.engines.judged_cells.kept_answers`)."""
     import dataclasses
 
     from kbench_core import vuln
     from kbench_core.engines.judged import EngineCells, profile_sums
+    from kbench_core.engines.judged_cells import kept_answers
     from kbench_core.vuln.profile import profile_rows_from_sums
 
     offered = offered_judges(pd.DataFrame({"judge": names}))
@@ -492,12 +495,16 @@ def _engine_profile(table: Any, names: list[str], files: tuple[str, ...],
         return pd.DataFrame(), 0, ""
     judge = offered[0]
     made = _judge_answers(table, judge, ConsensusOptions(), files, names=names)
-    made = dataclasses.replace(made, expr=made.expr.cache())  # read by the cells and the sums
-    board = vuln.tiers(EngineCells(made), **TierOptions(bootstrap=True).tiers())
-    board = board.assign(model=board["model"].astype(str))
-    cluster = FAMILY.comparison.cluster  # type: ignore[union-attr]
-    num, den, differ = profile_sums(made.expr, list(board["model"]), cluster=cluster,
-                                    item_key=FAMILY.item_key or ())
+    kept, drop = kept_answers(made, rows)  # read by the cells and the sums
+    try:
+        made = dataclasses.replace(made, expr=kept, make=None)
+        board = vuln.tiers(EngineCells(made), **TierOptions(bootstrap=True).tiers())
+        board = board.assign(model=board["model"].astype(str))
+        cluster = FAMILY.comparison.cluster  # type: ignore[union-attr]
+        num, den, differ = profile_sums(made.expr, list(board["model"]), cluster=cluster,
+                                        item_key=FAMILY.item_key or ())
+    finally:
+        drop()
     return profile_rows_from_sums(board, num, den, judge, differ=differ,
                                   leaderboard=leaderboard, cluster=cluster)
 
