@@ -554,6 +554,34 @@ def test_metrics_on_duckdb_out_of_memory_names_the_setting(run_file, monkeypatch
         assert f"{setting}={rows + 1}" in said, command  # or fetch the rows
 
 
+def test_out_of_memory_in_a_later_part_is_named_and_leaves_no_table(run_file, monkeypatch):
+    """DuckDB out of memory while it writes the second part of a view's answers: ``kbench
+    metrics`` names the setting to change, as for the first query, and the parts' table
+    written so far is dropped."""
+    import duckdb
+    import ibis.backends.duckdb as duck
+
+    from kbench_core.cli import main
+
+    run, path = run_file
+    monkeypatch.setattr(engines.settings, "JUDGED_CELLS_ROWS", 0)
+    monkeypatch.setattr(engines.settings, "DUCKDB_PART_ROWS", len(run.frame) // 2 + 1)
+    left = []
+
+    def exhausted(self, name, *args, **kwargs):
+        left.append((self, name))
+        raise duckdb.OutOfMemoryException("Out of Memory Error: could not allocate block")
+
+    monkeypatch.setattr(duck.Backend, "insert", exhausted)
+    with pytest.raises(SystemExit) as err:
+        main(["metrics", str(path), "--engine", "duckdb"])
+    said = str(err.value)
+    assert "ran out of memory" in said and "KBENCH_DUCKDB_MEMORY" in said
+    assert "KBENCH_JUDGED_CELLS_ROWS" in said
+    ((backend, name),) = left
+    assert name not in backend.list_tables()
+
+
 def test_a_small_judged_run_is_fetched_not_summed(run_file, capsys, monkeypatch):
     """Below ``KBENCH_JUDGED_CELLS_ROWS`` rows (engines.settings) kbench metrics fetches the
     answers (faster at 1M rows than the cells) and prints the same table."""

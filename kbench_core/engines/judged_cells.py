@@ -6,6 +6,7 @@ re-exports :class:`EngineCells`."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -258,7 +259,8 @@ def _kept_in_parts(parts: list[Any]) -> tuple[Any, Callable[[], None]]:
         for part in parts[1:]:
             backend.insert(name, part)
     except BaseException:
-        backend.drop_table(name, force=True)
+        with contextlib.suppress(Exception):  # the engine's own error is the one to name
+            backend.drop_table(name, force=True)
         raise
     finally:
         backend.raw_sql("RESET preserve_insertion_order")
