@@ -42,7 +42,7 @@ from kbench_core.agreement._labels import (
     FailedAs,
     check_min_votes,
 )
-from kbench_core.engines.judged_cells import _PLACE, EngineCells
+from kbench_core.engines.judged_cells import _PLACE, EngineCells, sample_part
 from kbench_core.engines.keys import Labels
 from kbench_core.engines.source import FILE, ROW
 from kbench_core.schema import FINDING_COUNTS
@@ -153,12 +153,6 @@ class Answers:
         if n <= 1 or self.make is None:
             return [self.expr]
         return [self.make(sample_part(self.rows, i, n)) for i in range(n)]
-
-
-def sample_part(table: Any, i: int, n: int) -> Any:
-    """The rows of ``table`` whose sample falls in part ``i`` of ``n`` (by a hash of its
-    text: every row of one sample in the same part; a missing sample hashes too)."""
-    return table.filter((table["sample"].hash() % n).abs() == i)
 
 
 def _judge_names(rows: Any) -> list[str]:

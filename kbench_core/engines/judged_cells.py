@@ -20,7 +20,8 @@ from kbench_core.vuln.cells import CellSource
 if TYPE_CHECKING:
     from kbench_core.engines.judged import Answers
 
-__all__ = ["EngineCells", "OneAtATime", "bounded", "cached", "kept_answers", "parts_of"]
+__all__ = ["EngineCells", "OneAtATime", "bounded", "cached", "kept_answers", "parts_of",
+           "sample_part"]
 
 _PLACE = "__kbench_place"  # the answers' file order, a column engines.judged adds
 
@@ -278,9 +279,15 @@ def kept_answers(chosen: Answers, rows: int) -> tuple[Any, Callable[[], None]]:
     return kept, kept.release
 
 
+def sample_part(table: Any, i: int, n: int) -> Any:
+    """The rows of ``table`` whose sample falls in part ``i`` of ``n`` (by a hash of its
+    text: every row of one sample in the same part; a missing sample hashes too)."""
+    return table.filter((table["sample"].hash() % n).abs() == i)
+
+
 def parts_of(expr: Any, rows: int) -> int:
     """Into how many parts of its samples the engine's work on a judged run of ``rows`` rows
-    is split (:func:`kbench_core.engines.judged.sample_part`): one per
+    is split (:func:`sample_part`): one per
     ``KBENCH_DUCKDB_PART_ROWS`` rows on DuckDB (its hash tables bounded by its memory
     limit), one on Spark (which spills its own)."""
     from kbench_core.engines.settings import DUCKDB_PART_ROWS
@@ -332,8 +339,6 @@ class EngineCells(CellSource):
     def _sample_parts(self, q: Any) -> list[Any]:
         """``q`` as the parts of its samples its sums are taken in (one group-by of all the
         samples' cells holds them all in DuckDB's hash table)."""
-        from kbench_core.engines.judged import sample_part
-
         if self._parts <= 1:
             return [q]
         return [sample_part(q, i, self._parts) for i in range(self._parts)]
