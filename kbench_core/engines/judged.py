@@ -199,14 +199,13 @@ def answers(table: Any, *, judge: str | None = None, judges: Sequence[str] | Non
             raise ValueError("consensus needs at least one judge other than 'human'")
         needed = check_min_votes(min_votes, len(chosen))
 
-        def majority(part: Any) -> Any:
+        def majority(part: Any) -> tuple[Any, tuple[str, ...]]:
             return _majority(part.filter(part["judge"].isin(chosen)), list(chosen), needed,
-                             failed_as)[0]
+                             failed_as)
 
-        expr, columns = _majority(rows.filter(rows["judge"].isin(chosen)), list(chosen),
-                                  needed, failed_as)
+        expr, columns = majority(rows)
         return Answers(expr, CONSENSUS, tuple(chosen), needed, failed_as, columns, rows,
-                       majority)
+                       lambda part: majority(part)[0])
     if judge not in names:
         raise ValueError(f"judge {judge!r} is not in the frame; judges: "
                          f"{', '.join(names) or 'none'}")

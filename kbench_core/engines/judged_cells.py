@@ -7,7 +7,7 @@ re-exports :class:`EngineCells`."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -229,54 +229,65 @@ def _duckdb_of(expr: Any) -> Any:
     return backend if getattr(backend, "name", None) == "duckdb" else None
 
 
+@contextlib.contextmanager
+def _unordered(backend: Any) -> Iterator[None]:
+    """DuckDB writing tables with insertion order not preserved (``preserve_insertion_order``,
+    for the statements inside only): kept, DuckDB holds a whole result in memory to write it
+    in order, and nothing reads kbench's tables in order (every reader groups them, joins
+    them on their key or orders them)."""
+    backend.raw_sql("SET preserve_insertion_order = false")
+    try:
+        yield
+    finally:
+        backend.raw_sql("RESET preserve_insertion_order")
+
+
 def cached(expr: Any) -> Any:
     """``expr`` materialised in its engine (Ibis' ``cache``: a temporary table on DuckDB, a
-    cached frame on Spark), in no particular row order: every reader of such a table groups
-    it, joins it on its key or orders it. On DuckDB the table is written with insertion order
-    not preserved (``preserve_insertion_order``, for this statement only): kept, DuckDB holds
-    the whole result in memory to write it in order."""
+    cached frame on Spark), in no particular row order (:func:`_unordered`)."""
     backend = _duckdb_of(expr)
     if backend is None:
         return expr.cache()
-    backend.raw_sql("SET preserve_insertion_order = false")
-    try:
+    with _unordered(backend):
         return expr.cache()
-    finally:
-        backend.raw_sql("RESET preserve_insertion_order")
+
+
+def _kept(parts: list[Any]) -> tuple[Any, Callable[[], None]]:
+    """The rows of ``parts`` (expressions of one schema, several only on DuckDB:
+    :func:`parts_of`) materialised in their engine, and how to drop them: one part cached
+    (:func:`cached`), several written one after another (:func:`_kept_in_parts`)."""
+    if len(parts) > 1:
+        return _kept_in_parts(parts)
+    kept = cached(parts[0])
+    return kept, kept.release
 
 
 def _kept_in_parts(parts: list[Any]) -> tuple[Any, Callable[[], None]]:
     """The rows of ``parts`` (expressions of one schema on one DuckDB) written one part at a
-    time into one temporary table (insertion order not preserved, as :func:`cached`), and
-    how to drop it. Each part's query (a majority's group-by of its rows) holds its own
-    rows only: 10M judged rows' majority at once ran out of DuckDB's 512 MB."""
+    time into one temporary table (:func:`_unordered`), and how to drop it. Each part's query
+    (a majority's group-by of its rows) holds its own rows only: 10M judged rows' majority
+    at once ran out of DuckDB's 512 MB."""
     import uuid
 
     backend = _duckdb_of(parts[0])
     name = f"kbench_parts_{uuid.uuid4().hex}"
-    backend.raw_sql("SET preserve_insertion_order = false")
-    try:
-        backend.create_table(name, parts[0], temp=True)
-        for part in parts[1:]:
-            backend.insert(name, part)
-    except BaseException:
-        with contextlib.suppress(Exception):  # the engine's own error is the one to name
-            backend.drop_table(name, force=True)
-        raise
-    finally:
-        backend.raw_sql("RESET preserve_insertion_order")
+    with _unordered(backend):
+        try:
+            backend.create_table(name, parts[0], temp=True)
+            for part in parts[1:]:
+                backend.insert(name, part)
+        except BaseException:
+            with contextlib.suppress(Exception):  # the engine's own error is the one to name
+                backend.drop_table(name, force=True)
+            raise
     return backend.table(name), lambda: backend.drop_table(name, force=True)
 
 
 def kept_answers(chosen: Answers, rows: int) -> tuple[Any, Callable[[], None]]:
     """``chosen``'s answers materialised in the engine, and how to drop them: on DuckDB, for a
     run of ``rows`` rows, made in :func:`parts_of` parts of the samples (each part's group-by
-    within DuckDB's memory); else cached whole (:func:`cached`)."""
-    n = parts_of(chosen.expr, rows)
-    if n > 1 and chosen.make is not None:
-        return _kept_in_parts(chosen.parts(n))
-    kept = cached(chosen.expr)
-    return kept, kept.release
+    within DuckDB's memory); else cached whole."""
+    return _kept(chosen.parts(parts_of(chosen.expr, rows)))
 
 
 def sample_part(table: Any, i: int, n: int) -> Any:
@@ -325,15 +336,14 @@ class EngineCells(CellSource):
         """The answers' quantities, materialised in the engine on first use (a temporary
         table on DuckDB, a cached frame on Spark; released with this object): every grouping,
         bin and edge reads them, instead of computing the answers (a majority: a group-by of
-        every row and one per voted label) from the rows again."""
+        every row) from the rows again; in parts of the samples past
+        ``KBENCH_DUCKDB_PART_ROWS`` rows on DuckDB (:func:`parts_of`)."""
         if self._kept is None:
             if _remote(self._expr):
                 self._kept = self._expr
-            elif self._parts > 1:
-                self._kept, self._drop = _kept_in_parts(
-                    [_quantities(p.drop(_PLACE)) for p in self.chosen.parts(self._parts)])
             else:
-                self._kept = cached(self._expr)
+                self._kept, self._drop = _kept(
+                    [_quantities(p.drop(_PLACE)) for p in self.chosen.parts(self._parts)])
         return self._kept
 
     def _sample_parts(self, q: Any) -> list[Any]:
@@ -351,12 +361,10 @@ class EngineCells(CellSource):
     def release(self) -> None:
         """Drop the quantities held in the engine (the next grouping or bin not summed yet
         makes them again); the cells and bins summed so far stay."""
-        kept, self._kept = self._kept, None
+        self._kept = None
         drop, self._drop = self._drop, None
-        if drop is not None:
+        if drop is not None:  # none on a Spark Connect session (nothing was cached)
             drop()
-        elif kept is not None and kept is not self._expr:
-            kept.release()
 
     def forget(self) -> None:
         """Drop everything summed and held (a caller done with this view: ``kbench metrics``
