@@ -789,3 +789,40 @@ def test_the_parts_of_the_samples_split_every_row_once_by_its_sample(samples, n)
     part_of: dict = {}
     for row, i in seen.items():
         assert part_of.setdefault(samples[row], i) == i
+
+
+# ------------------------------------------------------------- counts as 32-bit integers
+
+
+def test_the_engine_s_counts_are_32_bit_and_a_big_cell_does_not_wrap(tmp_path) -> None:
+    """An engine's cells hold their counts as 32-bit integers (half the memory of a big
+    run's cells) and give the memory engine's tiers, intervals included, where a count's
+    square passes 2^31: det-a's 50,000 answers are all of one sample, so its design effects
+    are the full correlation Σ n_c² / n; det-b's 70,000 samples make the rates' design
+    effects be taken one rate at a time (a matrix of cells × rates is kept small), so a
+    rate's counts meet alone. Multiplied as stored, they wrapped (det-a's accuracy interval
+    0.21–0.79 where memory's is 0.06–0.95)."""
+    rng = np.random.default_rng(5)
+    n_big, n_small = 50_000, 70_000
+    n = n_big + n_small
+    vulnerable, said = rng.random(n) < 0.5, rng.random(n) < 0.7
+    found = vulnerable & said & (rng.random(n) < 0.6)
+    frame = pd.DataFrame({
+        "sample": np.r_[np.repeat("big", n_big), [f"s{i}" for i in range(n_small)]],
+        "model": np.r_[np.repeat("det-a", n_big), np.repeat("det-b", n_small)],
+        "judge": "j1", "prompt_type": [f"p{i}" for i in range(n)],
+        "is_vulnerable": vulnerable, "said_vulnerable": said,
+        "confidence": np.round(rng.random(n), 2), "target_found": found,
+        "type_match": np.where(found, "exact", "not_mentioned"),
+        "rcir": np.where(found, 0.5, np.nan), "n_target_match": found.astype(int),
+        "n_hallucinated": rng.integers(0, 3, n)})
+    path = tmp_path / "big-cell.parquet"
+    frame.to_parquet(path)
+    run = io.load_run(path)
+    table = _table(engines.connect("duckdb"), path)
+    cells = engine_judged.EngineCells(engine_judged.answers(table, judge="j1"))
+    summed = cells.cells(("model",))
+    assert summed.sums["n"].dtype == np.int32 and summed.sums["n"].max() == n_big
+    assert summed.sums["rcir_sum"].dtype == np.float64
+    _same_cells(cells, judge_rows(run.frame, "j1", failed_as="missing"), {},
+                by_list=[("model",)])

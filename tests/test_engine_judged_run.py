@@ -155,7 +155,7 @@ def test_cells_past_the_decompressed_limit_are_refused_by_name(run_path, tmp_pat
     from kbench_core.cli import main
 
     monkeypatch.setattr(engines.settings, "JUDGED_RUN_ROWS", 0)
-    monkeypatch.setattr(problems, "DEFAULT_MAX_DECOMPRESSED", 20_000)
+    monkeypatch.setattr(problems, "DEFAULT_MAX_DECOMPRESSED", 10_000)
     with pytest.raises(SystemExit) as err:
         main(["report", str(run_path), "--engine", "duckdb", "--out",
               str(tmp_path / "r.html")])

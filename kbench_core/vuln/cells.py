@@ -78,7 +78,10 @@ class JudgedCells:
     order); ``missing``: per group, the failed judgements left out; ``sample``: per cell,
     the sample's code in the samples' text order (a bootstrap replicate draws the same
     samples whatever order the rows came in); ``singletons``: every cell holds one answer;
-    ``severity``: the run has a severity column (the per-severity sums are there)."""
+    ``severity``: the run has a severity column (the per-severity sums are there).
+    ``sums``: per name of :func:`sum_names`, one number per cell; an engine's counts are
+    32-bit integers (half the memory of a big run's cells), so a reader takes them as
+    floats before multiplying them (``kbench_core.vuln.tiers`` does)."""
 
     keys: dict[str, np.ndarray | pd.Categorical]
     size: int

@@ -423,11 +423,14 @@ class _Totals:
 
     def cells(self, name: str) -> np.ndarray:
         """Per cell, the sum of a per-answer quantity (:mod:`kbench_core.vuln.cells`), or
-        of one the options make of them."""
-        if name not in self.cell_sums:
-            self.cell_sums[name] = _derived(self.table, name, self.partial_credit,
-                                            self.severity)
-        return self.cell_sums[name]
+        of one the options make of them (those are kept; a sum of the table is read
+        from it each time, so an engine's 32-bit counts are not held twice as floats)."""
+        if name in self.cell_sums:
+            return self.cell_sums[name]
+        made = _derived(self.table, name, self.partial_credit, self.severity)
+        if name not in self.table.sums:
+            self.cell_sums[name] = made
+        return made
 
     def total(self, name: str) -> np.ndarray:
         """Per group, the sum of a per-answer quantity."""
@@ -511,7 +514,14 @@ def _severity_weights(severity: Mapping[str, float] | None) -> np.ndarray:
 def _derived(table: JudgedCells, name: str, partial_credit: float,
              severity: Mapping[str, float] | None) -> np.ndarray:
     """Per cell, a quantity the options make of the sums: the credited and weighted finds
-    of TDR, the credited valid findings, F-beta's weighted counts, or a sum as it is."""
+    of TDR, the credited valid findings, F-beta's weighted counts, or a sum as it is;
+    always as floats (an engine's cells keep their counts as 32-bit integers, whose
+    products in the intervals' sums of squares would wrap)."""
+    return np.asarray(_made_of_sums(table, name, partial_credit, severity), dtype=float)
+
+
+def _made_of_sums(table: JudgedCells, name: str, partial_credit: float,
+                  severity: Mapping[str, float] | None) -> np.ndarray:
     s = table.sums
     if name in s:
         return s[name]
