@@ -9,6 +9,12 @@ cd "$root"
 export KBENCH_CHROMIUM="${KBENCH_CHROMIUM:-/usr/bin/chromium}"
 export KBENCH_ARTIFACTS="${KBENCH_ARTIFACTS:-$root/test-artifacts}"
 mkdir -p "$KBENCH_ARTIFACTS"
+# Bytecode caches on for the suite even where the shell turns them off: with
+# PYTHONDONTWRITEBYTECODE=1 every pytest worker rewrites and compiles all ~120 test modules and
+# kbench from source, and so does every Python child the tests start (the Streamlit servers,
+# each `kbench` run): tests/test_cli.py alone took 94 s without them, 82 s with them. The
+# __pycache__ folders are gitignored; nothing a test checks depends on them.
+unset PYTHONDONTWRITEBYTECODE
 # Two pytest workers (pytest-xdist), whole test files to one worker so a module's fixtures
 # (a SparkSession, a Streamlit server) start once: the suite takes ~60% of its serial time on
 # two cores. Give `-n 0` after the command to run serially (the last -n wins).
