@@ -28,6 +28,10 @@ numeric_tests() {  # the tests that compare numbers against hand-worked or store
     done
     ls tests/test_stats_round2_*.py 2>/dev/null || true
 }
+# The archive of Spark's classes the test JVMs map (tests/jvm_cache.py), built once per Java and
+# PySpark install (~45 s the first time), beside ruff and the numeric pass: no Spark there.
+.venv/bin/python -m tests.jvm_cache &
+jvm_cache=$!
 echo "kbench test: ruff check ."
 .venv/bin/python -m ruff check .
 if [ "$#" -eq 0 ]; then
@@ -40,5 +44,6 @@ if [ "$#" -eq 0 ]; then
     env "${second[@]}" .venv/bin/python -m pytest -q -p no:cacheprovider "${workers[@]}" \
         $(numeric_tests)
 fi
+wait "$jvm_cache" || true  # best effort: the tests run without the archive
 echo "kbench test: pytest (screenshots in ${KBENCH_ARTIFACTS#"$root"/})"
 exec .venv/bin/python -m pytest "${workers[@]}" "$@"
