@@ -99,12 +99,12 @@ def build() -> str:
         return "no Java or PySpark: no archive for Spark's JVMs"
     if path.is_file():
         return f"Spark's JVMs map {path}"
-    path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f"{path.stem}.{os.getpid()}.partial")
     dump = f"{BASE_JVM_OPTIONS} -XX:ArchiveClassesAtExit={partial}"
     env = {**os.environ, "PYSPARK_SUBMIT_ARGS": f'--driver-java-options "{dump}" pyspark-shell'}
     env.pop("SPARK_REMOTE", None)
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)  # a home without a cache: no archive
         done = subprocess.run([sys.executable, "-c", _WORKLOAD], env=env, capture_output=True,
                               text=True, timeout=900, check=False)
         # written whole? A JVM mapping a cut archive crashes; one this Java can read starts
