@@ -62,36 +62,15 @@ def _tree(pid: int) -> list[int]:
 
 @contextmanager
 def cluster(logs: Path) -> Iterator[tuple[str, int]]:
-    """``(spark://127.0.0.1:PORT, worker pid)`` of a master and a worker started with
-    ``bin/spark-class``; both stopped on leaving."""
+    """``(spark://127.0.0.1:PORT, worker pid)`` of a master and a worker of
+    :data:`WORKER_CORES` and :data:`WORKER_MEMORY`, started as the tests start theirs."""
     import pyspark
 
-    from tests.test_spark_cluster import _free_port, _spark_class, _stop, _wait_for
+    from tests.test_spark_cluster import standalone
 
     home = Path(pyspark.__file__).resolve().parent
-    port = _free_port()
-    master = _spark_class(home, "org.apache.spark.deploy.master.Master", "--host",
-                          "127.0.0.1", "--port", str(port), "--webui-port",
-                          str(_free_port()), log=logs / "master.log")
-    worker = None
-    try:
-        _wait_for(port, master, 120)
-        url = f"spark://127.0.0.1:{port}"
-        worker = _spark_class(home, "org.apache.spark.deploy.worker.Worker", url, "--cores",
-                              WORKER_CORES, "--memory", WORKER_MEMORY, "--webui-port",
-                              str(_free_port()), "--work-dir", str(logs / "work"),
-                              log=logs / "worker.log")
-        deadline = time.monotonic() + 120
-        while "registered with master" not in (logs / "worker.log").read_text(
-                errors="replace").lower():
-            if time.monotonic() > deadline:
-                raise RuntimeError("the worker did not register with the master")
-            time.sleep(0.5)
+    with standalone(home, logs, cores=WORKER_CORES, memory=WORKER_MEMORY) as (url, worker):
         yield url, worker.pid
-    finally:
-        if worker is not None:
-            _stop(worker)
-        _stop(master)
 
 
 def metrics(path: Path, *args: str, worker: int | None = None) -> tuple[str, float, float, float]:

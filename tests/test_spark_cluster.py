@@ -7,6 +7,7 @@ Java (or the Connect jar) is missing."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -15,6 +16,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -77,12 +79,13 @@ def _spark_home(what: str) -> Path:
     return home
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    """``spark://127.0.0.1:PORT``: a standalone master and a worker of 1 core and 1 GB, both
-    started with ``bin/spark-class`` from the pyspark package, stopped after the module."""
-    home = _spark_home("a Spark master and worker")
-    logs = tmp_path_factory.mktemp("spark-logs")
+@contextlib.contextmanager
+def standalone(home: Path, logs: Path, *, cores: str = "1",
+               memory: str = "1g") -> Iterator[tuple[str, subprocess.Popen]]:
+    """``(spark://127.0.0.1:PORT, worker process)``: a standalone master and a worker of
+    ``cores`` and ``memory``, both started with ``bin/spark-class`` from the pyspark package
+    at ``home``, logging into ``logs``, stopped on leaving (``benchmarks/spark_cluster.py``
+    starts its cluster so too)."""
     port, ui, worker_ui = _free_port(), _free_port(), _free_port()
     master = _spark_class(home, "org.apache.spark.deploy.master.Master", "--host",
                           "127.0.0.1", "--port", str(port), "--webui-port", str(ui),
@@ -92,7 +95,7 @@ def cluster(tmp_path_factory):
         _wait_for(port, master, 120)
         url = f"spark://127.0.0.1:{port}"
         worker = _spark_class(home, "org.apache.spark.deploy.worker.Worker", url, "--cores",
-                              "1", "--memory", "1g", "--webui-port", str(worker_ui),
+                              cores, "--memory", memory, "--webui-port", str(worker_ui),
                               "--work-dir", str(logs / "work"), log=logs / "worker.log")
         deadline = time.monotonic() + 120
         while "registered with master" not in (logs / "worker.log").read_text(
@@ -101,11 +104,20 @@ def cluster(tmp_path_factory):
                 raise RuntimeError("the worker did not register with the master:\n"
                                    + (logs / "worker.log").read_text(errors="replace")[-2000:])
             time.sleep(0.5)
-        yield url
+        yield url, worker
     finally:
         if worker is not None:
             _stop(worker)
         _stop(master)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """``spark://127.0.0.1:PORT``: a standalone master and a worker of 1 core and 1 GB
+    (:func:`standalone`), stopped after the module."""
+    home = _spark_home("a Spark master and worker")
+    with standalone(home, tmp_path_factory.mktemp("spark-logs")) as (url, _):
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -167,7 +167,7 @@ def _cell_measures(q: Any, severity: bool) -> dict[str, Any]:
         used = kept & x.notnull()
         out[total] = x.sum(where=used)
         out[count] = counted(used)
-        out[m2] = x.var(how="pop", where=used) * q.count(where=used)
+        out[m2] = x.var(how="pop", where=used) * out[count]
     if severity:
         for name in SEVERITY_SUMS:
             out[name] = counted(kept & (q[f"s__{name}"] == 1))
