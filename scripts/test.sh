@@ -9,6 +9,12 @@ cd "$root"
 export KBENCH_CHROMIUM="${KBENCH_CHROMIUM:-/usr/bin/chromium}"
 export KBENCH_ARTIFACTS="${KBENCH_ARTIFACTS:-$root/test-artifacts}"
 mkdir -p "$KBENCH_ARTIFACTS"
+# Bytecode caches on for the suite even where the shell turns them off: with
+# PYTHONDONTWRITEBYTECODE=1 every pytest worker rewrites and compiles all ~120 test modules and
+# kbench from source, and so does every Python child the tests start (the Streamlit servers,
+# each `kbench` run): tests/test_cli.py alone took 94 s without them, 82 s with them. The
+# __pycache__ folders are gitignored; nothing a test checks depends on them.
+unset PYTHONDONTWRITEBYTECODE
 # Two pytest workers (pytest-xdist), whole test files to one worker so a module's fixtures
 # (a SparkSession, a Streamlit server) start once: the suite takes ~60% of its serial time on
 # two cores. Give `-n 0` after the command to run serially (the last -n wins).
@@ -22,6 +28,10 @@ numeric_tests() {  # the tests that compare numbers against hand-worked or store
     done
     ls tests/test_stats_round2_*.py 2>/dev/null || true
 }
+# The archive of Spark's classes the test JVMs map (tests/jvm_cache.py), built once per Java and
+# PySpark install (~45 s the first time), beside ruff and the numeric pass: no Spark there.
+.venv/bin/python -m tests.jvm_cache &
+jvm_cache=$!
 echo "kbench test: ruff check ."
 .venv/bin/python -m ruff check .
 if [ "$#" -eq 0 ]; then
@@ -34,5 +44,6 @@ if [ "$#" -eq 0 ]; then
     env "${second[@]}" .venv/bin/python -m pytest -q -p no:cacheprovider "${workers[@]}" \
         $(numeric_tests)
 fi
+wait "$jvm_cache" || true  # best effort: the tests run without the archive
 echo "kbench test: pytest (screenshots in ${KBENCH_ARTIFACTS#"$root"/})"
 exec .venv/bin/python -m pytest "${workers[@]}" "$@"
