@@ -84,20 +84,24 @@ def exporter():
 
 @pytest.fixture(scope="module")
 def spark():
-    """An Ibis backend on a local PySpark session (``local[1]``, small shuffles, no UI) for the
-    engine tests; skipped without Java. Module-scoped: the session stops with the module (one
-    per test process was tried: the JVMs left running cost more CPU than their starts)."""
+    """An Ibis backend on a local PySpark session (``local[1]``, kbench's settings with smaller
+    shuffles) for the engine tests; skipped without Java. Module-scoped: the session stops
+    with the module (one per test process was tried: the JVMs left running cost more CPU than
+    their starts)."""
     if shutil.which("java") is None:
         pytest.skip("Java is missing: PySpark's local mode needs a JVM "
                     "(bash scripts/setup.sh --test installs default-jre-headless)")
     pyspark = pytest.importorskip("pyspark.sql")
     from kbench_core import engines
+    from kbench_core.engines.spark import _options
 
-    session = (pyspark.SparkSession.builder.master("local[1]").appName("kbench-tests")
-               .config("spark.sql.shuffle.partitions", "2")
-               .config("spark.ui.enabled", "false")
-               .config("spark.ui.showConsoleProgress", "false")
-               .getOrCreate())
+    builder = pyspark.SparkSession.builder.master("local[1]").appName("kbench-tests")
+    # the settings a session kbench starts has (results collected as Arrow among them), but
+    # smaller shuffles
+    for key, value in _options("local[1]"):
+        if key not in ("spark.master", "spark.app.name", "spark.log.level"):
+            builder = builder.config(key, value)
+    session = builder.config("spark.sql.shuffle.partitions", "2").getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     yield engines.connect("spark", session=session)
     session.stop()

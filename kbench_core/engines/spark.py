@@ -191,7 +191,11 @@ def _options(master: str) -> list[tuple[str, str]]:
     return [("spark.master", master), ("spark.app.name", "kbench"),
             ("spark.sql.shuffle.partitions", "4"), ("spark.ui.enabled", "false"),
             ("spark.ui.showConsoleProgress", "false"), ("spark.sql.session.timeZone", "UTC"),
-            ("spark.log.level", "WARN"), *memory]
+            ("spark.log.level", "WARN"),
+            # Results come back to Python as Arrow batches, not as Java then Python rows: a
+            # replication run's per-finding moments (4.2M rows at 10M tests) took a 4g heap
+            # and 6.9 GiB of driver memory as rows (benchmarks/spark_cluster.py).
+            ("spark.sql.execution.arrow.pyspark.enabled", "true"), *memory]
 
 
 def _java(options: list[tuple[str, str]]) -> None:
