@@ -826,3 +826,4 @@ def test_the_engine_s_counts_are_32_bit_and_a_big_cell_does_not_wrap(tmp_path) -
     assert summed.sums["rcir_sum"].dtype == np.float64
     _same_cells(cells, judge_rows(run.frame, "j1", failed_as="missing"), {},
                 by_list=[("model",)])
+

@@ -510,3 +510,21 @@ def test_spark_run_is_memory_s(run_file, spark, monkeypatch) -> None:
         assert [stem for stem, _ in theirs] == [stem for stem, _ in mine], item.name
         for (_, left), (_, right) in zip(mine, theirs, strict=True):
             assert_same(left, right)
+
+
+def test_per_finding_sums_past_the_decompressed_limit_are_refused_by_name(run_file,
+                                                                          monkeypatch) -> None:
+    """The limit follows the path (issue 39, item 3): the per-finding sums an engine fetches
+    are held to the loader's decompressed-size limit, refused in words naming them."""
+    from kbench_core import problems
+    from kbench_core.cli import main
+
+    _, path = run_file
+    monkeypatch.setattr(problems, "DEFAULT_MAX_DECOMPRESSED", 2_000)
+    with pytest.raises(SystemExit) as err:
+        main(["metrics", str(path), "--engine", "duckdb"])
+    said = str(err.value)
+    assert "the engine's per-finding sums of this run pass" in said, said
+    assert "its findings are too many" in said
+    monkeypatch.setattr(problems, "DEFAULT_MAX_DECOMPRESSED", 1024**3)
+    assert main(["metrics", str(path), "--engine", "duckdb"]) == 0

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from kbench_core.agreement._labels import ITEM_KEY, REASONING
+from kbench_core.engines.fetch import bounded
 from kbench_core.schema import FINDING_COUNTS
 from kbench_core.vuln.cells import CellSource
 
@@ -24,41 +25,6 @@ __all__ = ["EngineCells", "OneAtATime", "bounded", "cached", "kept_answers", "pa
            "sample_part"]
 
 _PLACE = "__kbench_place"  # the answers' file order, a column engines.judged adds
-
-
-def bounded(expr: Any, what: str) -> Any:
-    """``expr``'s result as an Arrow table (a list of expressions: their results one after
-    the other, as the parts of one table), fetched in batches and refused past the loader's
-    decompressed-size limit (``problems.DEFAULT_MAX_DECOMPRESSED``, 1 GiB): the limit follows
-    the path (issue 39, item 3), on what an engine's run fetches, not on the file. A
-    :class:`~kbench_core.engines.EngineMemoryError` naming ``what`` and the limit (a command
-    adds the other way out: fetching the rows while the loader can hold them)."""
-    import pyarrow as pa
-
-    from kbench_core import problems
-    from kbench_core.engines import EngineMemoryError
-    from kbench_core.readers.sources import _mb
-
-    limit = problems.DEFAULT_MAX_DECOMPRESSED
-    batches, size, rows = [], 0, 0
-    schema = None
-    for part in (expr if isinstance(expr, list) else [expr]):
-        reader = part.to_pyarrow_batches(chunk_size=250_000)
-        schema = schema or reader.schema
-        for batch in reader:
-            batches.append(batch)
-            size += batch.nbytes
-            rows += batch.num_rows
-            if size > limit:
-                raise EngineMemoryError(
-                    f"the engine's {what} of this run pass {_mb(limit)} by row {rows:,} (the "
-                    "limit on what a run kept in the engine fetches, as on the rows the "
-                    "loader reads): its samples are too many for these per-sample sums")
-    if not batches:
-        return schema.empty_table()
-    # a batch's types may be narrower than the reader's (a column all null in it)
-    return pa.concat_tables([pa.Table.from_batches([b]) for b in batches],
-                            promote_options="permissive")
 
 
 def _quantities(answers: Any) -> Any:

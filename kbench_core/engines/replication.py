@@ -453,11 +453,16 @@ def _pas_rows(table: Any, files: Sequence[str], *, finding_weights: str = "equal
 def fetch_sums(expr: Any) -> pd.DataFrame:
     """The sufficient table as :func:`kbench_core.replication.ecs.ecs_from_sums` reads it:
     keys as categories (a missing label NaN, as the loader's), in order of first rows.
-    Ordered and dictionary-encoded here, not in the engine: at 6M tests (2.5M findings) an
-    engine sort cost 0.6 GiB and text keys as Python strings as much again."""
+    Fetched in batches and refused past the loader's decompressed-size limit
+    (:func:`kbench_core.engines.fetch.bounded`), dictionary-encoded and ordered here, not in
+    the engine: at 6M tests (2.5M findings) an engine sort cost 0.6 GiB and text keys as
+    Python strings as much again."""
     import pyarrow.compute as pc
 
-    table = expr.to_pyarrow()
+    from kbench_core.engines.fetch import bounded
+
+    table = bounded(expr, "per-finding sums",
+                    too_many="its findings are too many for these per-finding sums")
     for name in _KEYS:
         if name in table.column_names:
             i = table.column_names.index(name)
