@@ -1,5 +1,6 @@
 """The judge audit as a user meets it: ``kbench audit sample`` and ``kbench audit RUN
---labels`` in a subprocess, and the Judge audit page (AppTest): labelling, the session-only
+--labels`` in a subprocess (the other command lines in this process, as such a subprocess would
+show them: tests/cli_run.py), and the Judge audit page (AppTest): labelling, the session-only
 note, a bad sheet that changes nothing, and two strangers who never see each other's labels."""
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from streamlit.testing.v1 import AppTest
 from kbench_core import audit
 from kbench_core.audit import store
 from kbench_core.io import load_run
+from tests import cli_run
 from tests.conftest import ROOT
 
 SAMPLE = ROOT / "sample_data" / "judged.csv"
@@ -25,6 +27,12 @@ SAMPLE = ROOT / "sample_data" / "judged.csv"
 def _kbench(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "kbench_core.cli", *args],
                           capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+
+
+def _kbench_here(*args: str) -> subprocess.CompletedProcess:
+    """What :func:`_kbench` returns, run in this process without a child's ~2.5 s of
+    imports."""
+    return cli_run.kbench(*args, cwd=ROOT)
 
 
 def _fill(sheet: Path, out: Path, *, every: int = 1, value: str = "yes",
@@ -72,8 +80,8 @@ def test_audit_commands_write_a_sheet_and_print_the_corrected_table(tmp_path: Pa
     assert f"{first['judge_only']:.4f}" in done.stdout
     # a second sample never draws a labelled item again
     more = tmp_path / "more.csv"
-    done = _kbench("audit", "sample", str(SAMPLE), "--n", "20", "--labels", str(filled),
-                   "--out", str(more))
+    done = _kbench_here("audit", "sample", str(SAMPLE), "--n", "20", "--labels", str(filled),
+                        "--out", str(more))
     assert done.returncode == 0, done.stderr
     again = pd.read_csv(more, comment="#", keep_default_na=False)
     old = set(map(tuple, written[["sample", "model", "prompt_type"]].values.tolist()))
@@ -83,11 +91,11 @@ def test_audit_commands_write_a_sheet_and_print_the_corrected_table(tmp_path: Pa
 
 def test_audit_commands_refuse_with_file_row_and_field(tmp_path: Path) -> None:
     sheet = tmp_path / "sheet.csv"
-    assert _kbench("audit", "sample", str(SAMPLE), "--n", "5", "--out",
-                   str(sheet)).returncode == 0
+    assert _kbench_here("audit", "sample", str(SAMPLE), "--n", "5", "--out",
+                        str(sheet)).returncode == 0
     bad = tmp_path / "bad.csv"
     _fill(sheet, bad, value="perhaps")
-    done = _kbench("audit", str(SAMPLE), "--labels", str(bad))
+    done = _kbench_here("audit", str(SAMPLE), "--labels", str(bad))
     assert done.returncode == 1
     assert "bad.csv" in done.stderr and "field 'target_found'" in done.stderr
     assert "'perhaps' is not a label" in done.stderr and "Traceback" not in done.stderr
@@ -96,13 +104,13 @@ def test_audit_commands_refuse_with_file_row_and_field(tmp_path: Path) -> None:
     other_sheet = tmp_path / "other_sheet.csv"
     other_sheet.write_text(text)
     _fill(other_sheet, other)
-    done = _kbench("audit", str(SAMPLE), "--labels", str(other))
+    done = _kbench_here("audit", str(SAMPLE), "--labels", str(other))
     assert done.returncode == 1 and "for another run" in done.stderr
-    done = _kbench("audit", "sample", str(SAMPLE), "--n", "999", "--out", str(sheet))
+    done = _kbench_here("audit", "sample", str(SAMPLE), "--n", "999", "--out", str(sheet))
     assert done.returncode == 1 and "n = 999 is more than the 252 items left" in done.stderr
-    done = _kbench("audit", str(ROOT / "sample_data" / "bias.csv"), "--labels", str(bad))
+    done = _kbench_here("audit", str(ROOT / "sample_data" / "bias.csv"), "--labels", str(bad))
     assert done.returncode == 1 and "is a bias run" in done.stderr
-    done = _kbench("audit", str(SAMPLE))
+    done = _kbench_here("audit", str(SAMPLE))
     assert done.returncode == 2 and "needs --labels FILE" in done.stderr
 
 
@@ -229,13 +237,13 @@ def test_the_vulnerability_page_says_when_the_labels_find_the_judge_off(monkeypa
 
 def test_figures_with_labels_add_the_audit_with_its_provenance(tmp_path: Path) -> None:
     sheet = tmp_path / "sheet.csv"
-    assert _kbench("audit", "sample", str(SAMPLE), "--n", "30", "--out",
-                   str(sheet)).returncode == 0
+    assert _kbench_here("audit", "sample", str(SAMPLE), "--n", "30", "--out",
+                        str(sheet)).returncode == 0
     filled = tmp_path / "filled.csv"
     _fill(sheet, filled)
     out = tmp_path / "figs"
-    done = _kbench("figures", str(SAMPLE), "--labels", str(filled), "--out", str(out),
-                   "--items", "audit_confusion,audit_corrected_rates", timeout=300)
+    done = _kbench_here("figures", str(SAMPLE), "--labels", str(filled), "--out", str(out),
+                        "--items", "audit_confusion,audit_corrected_rates")
     assert done.returncode == 0, done.stderr
     table = (out / "judged_audit_corrected_rates.csv").read_text()
     assert '"audit_labels": 30' in table and '"audit_reviewers": 1' in table
@@ -249,13 +257,13 @@ def test_figures_with_labels_add_the_audit_with_its_provenance(tmp_path: Path) -
 
 def test_report_with_labels_shows_the_audit_after_the_headline(tmp_path: Path) -> None:
     sheet = tmp_path / "sheet.csv"
-    assert _kbench("audit", "sample", str(SAMPLE), "--n", "30", "--out",
-                   str(sheet)).returncode == 0
+    assert _kbench_here("audit", "sample", str(SAMPLE), "--n", "30", "--out",
+                        str(sheet)).returncode == 0
     filled = tmp_path / "filled.csv"
     _fill(sheet, filled)
     out = tmp_path / "report.html"
-    done = _kbench("report", str(SAMPLE), str(ROOT / "sample_data" / "bias.csv"), "--labels",
-                   str(filled), "--out", str(out), timeout=300)
+    done = _kbench_here("report", str(SAMPLE), str(ROOT / "sample_data" / "bias.csv"), "--labels",
+                        str(filled), "--out", str(out))
     assert done.returncode == 0, done.stderr
     text = out.read_text()
     judged, bias = text.index('<h2 id="run-0">'), text.index('<h2 id="run-1">')
@@ -265,7 +273,7 @@ def test_report_with_labels_shows_the_audit_after_the_headline(tmp_path: Path) -
     # labels for a run not given are refused, naming the file
     other = tmp_path / "other.csv"
     other.write_text(filled.read_text().replace(load_run(SAMPLE).content_hash, "1" * 64))
-    done = _kbench("report", str(SAMPLE), "--labels", str(other), "--out", str(out))
+    done = _kbench_here("report", str(SAMPLE), "--labels", str(other), "--out", str(out))
     assert done.returncode == 1 and "other.csv: labels for a run not given" in done.stderr
 
 

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from kbench_core.cli import APP_PATH, app_command, main
+from tests import cli_run
 
 GOOD = ("model,bias,condition,intensity,domain,score\n"
         "m1,anchoring_effect,treatment,weak,social,1\n")
@@ -322,6 +323,13 @@ def _kbench(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
                           text=True, timeout=timeout, errors="surrogateescape")
 
 
+def _kbench_here(*args: str) -> subprocess.CompletedProcess:
+    """What :func:`_kbench` returns, the command run in this process (tests/cli_run.py: the
+    child's encodings, exit status, warnings and tracebacks on stderr) without the ~2.5 s a
+    child spends on its imports."""
+    return cli_run.kbench(*args, errors="surrogateescape")
+
+
 def test_validate_refuses_devices_and_fifos_in_one_line(tmp_path) -> None:
     import os
 
@@ -342,13 +350,13 @@ def test_control_characters_never_reach_the_terminal_raw(tmp_path) -> None:
     path = tmp_path / "esc.csv"
     path.write_text("model,bias,condition,intensity,domain,score\n"
                     f"{name},anchoring_effect,treatment,weak,social,1\n")
-    done = _kbench("validate", str(path))
+    done = _kbench_here("validate", str(path))
     assert done.returncode == 0
     assert "\x1b" not in done.stdout and "\x07" not in done.stdout and "\u202e" not in done.stdout
     assert "m\\x1b]0;owned\\x07\\x1b[2J\\u202e" in done.stdout
     bad = tmp_path / "bad\x1b[31m.csv"
     bad.write_text(f"model,bias,condition,domain,score\n{name},b,control,d,x\n")
-    done = _kbench("validate", str(bad))
+    done = _kbench_here("validate", str(bad))
     assert done.returncode == 1 and "\x1b" not in done.stdout
     assert done.stdout.startswith("INVALID bad\\x1b[31m.csv: line 2, field 'score'")
 
@@ -361,11 +369,11 @@ def test_huge_numbers_and_surrogates_are_one_line(tmp_path) -> None:
     (tmp_path / "s.json").write_text(json.dumps(records))
     (tmp_path / "n.json").write_text(json.dumps(records).replace("\\ud800", "").replace(
         "0.5", "9" * 5000))
-    done = _kbench("validate", str(tmp_path / "s.json"), str(tmp_path / "n.json"))
+    done = _kbench_here("validate", str(tmp_path / "s.json"), str(tmp_path / "n.json"))
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert done.stdout.splitlines()[0].startswith("INVALID s.json: record 1, field 'model'")
     assert done.stdout.splitlines()[1].startswith("INVALID n.json: record 1, field 'score'")
-    done = _kbench("metrics", str(tmp_path / "n.json"))
+    done = _kbench_here("metrics", str(tmp_path / "n.json"))
     assert done.returncode == 1 and done.stderr.startswith("kbench: n.json: record 1")
     assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1
 
@@ -378,7 +386,7 @@ def test_bad_out_paths_are_one_line_errors(tmp_path) -> None:
              ("figures", "sample_data/bias.csv", "--out", str(blocker / "sub"), "--items",
               "fingerprint")]
     for args in cases:
-        done = _kbench(*args, timeout=120)
+        done = _kbench_here(*args)
         assert done.returncode != 0, args
         assert "Traceback" not in done.stderr, done.stderr
         assert done.stderr.strip().splitlines()[-1].startswith("kbench: "), done.stderr
@@ -416,15 +424,14 @@ def test_colliding_and_long_names_give_distinct_files(tmp_path) -> None:
         shutil.copy("sample_data/bias.csv", folder / f"{name}.csv")
         sources.append(str(folder / f"{name}.csv"))
     out = tmp_path / "out"
-    done = _kbench("figures", *sources, "--out", str(out), "--items", "fingerprint",
-                   timeout=180)
+    done = _kbench_here("figures", *sources, "--out", str(out), "--items", "fingerprint")
     assert done.returncode == 0, done.stderr
     assert len(list(out.iterdir())) == 6  # 3 runs x (csv + tex); was 2: four overwritten
     text = Path("sample_data/bias.csv").read_text()
     long_bias = "b" * 300  # a 300-character id: was an OSError traceback
     (tmp_path / "long.csv").write_text(text.replace("anchoring_effect", long_bias))
-    done = _kbench("figures", str(tmp_path / "long.csv"), "--out", str(tmp_path / "long"),
-                   "--items", "bms_curves", "--format", "svg", timeout=180)
+    done = _kbench_here("figures", str(tmp_path / "long.csv"), "--out",
+                        str(tmp_path / "long"), "--items", "bms_curves", "--format", "svg")
     assert done.returncode == 0, done.stderr
     names = [p.name for p in (tmp_path / "long").iterdir()]
     assert any(n.startswith("long_bms_curves-bbbb") for n in names)
