@@ -106,9 +106,9 @@ def kbench(*args: str | os.PathLike, cwd: str | os.PathLike | None = ROOT,
                 else:
                     print(exc.code, file=sys.stderr)
                     status = 1
-            except BaseException:  # what the interpreter prints for an uncaught exception
-                sys.stderr.write(traceback.format_exc())
-                status = 1
+            except Exception:  # what the interpreter prints for an uncaught exception
+                sys.stderr.write(traceback.format_exc())  # (an interrupt, or pytest's
+                status = 1  # timeout, stops the test as it would have stopped the child)
         out.flush()
         err.flush()
     finally:
