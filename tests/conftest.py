@@ -86,8 +86,8 @@ def exporter():
 def spark():
     """An Ibis backend on a local PySpark session (``local[1]``, kbench's settings with smaller
     shuffles) for the engine tests; skipped without Java. Module-scoped: the session stops
-    with the module (one per test process was tried: the JVMs left running cost more CPU than
-    their starts)."""
+    with the module, the JVM does not (it lives as long as the worker process, so a module
+    pays a SparkContext's start, not Java's; one session per worker saved nothing)."""
     if shutil.which("java") is None:
         pytest.skip("Java is missing: PySpark's local mode needs a JVM "
                     "(bash scripts/setup.sh --test installs default-jre-headless)")
