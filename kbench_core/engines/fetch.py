@@ -10,8 +10,7 @@ from typing import Any
 __all__ = ["bounded"]
 
 
-def bounded(expr: Any, what: str, *,
-            too_many: str = "its samples are too many for these per-sample sums") -> Any:
+def bounded(expr: Any, what: str, *, too_many: str) -> Any:
     """``expr``'s result as an Arrow table (a list of expressions: their results one after
     the other, as the parts of one table), fetched in batches and refused past the loader's
     decompressed-size limit (``problems.DEFAULT_MAX_DECOMPRESSED``, 1 GiB): the limit follows

@@ -25,6 +25,8 @@ __all__ = ["EngineCells", "OneAtATime", "bounded", "cached", "kept_answers", "pa
            "sample_part"]
 
 _PLACE = "__kbench_place"  # the answers' file order, a column engines.judged adds
+# why a judged run's cells or bins can pass the size limit (engines.fetch.bounded)
+_PER_SAMPLE = "its samples are too many for these per-sample sums"
 
 
 def _quantities(answers: Any) -> Any:
@@ -389,7 +391,8 @@ class EngineCells(CellSource):
         severity = "severity" in self.columns
         keys = [*by, "sample"]
         fetched = bounded([part.group_by(keys).aggregate(**_cell_measures(part, severity))
-                           for part in self._sample_parts(q)], f"cells ({' x '.join(keys)})")
+                           for part in self._sample_parts(q)], f"cells ({' x '.join(keys)})",
+                          too_many=_PER_SAMPLE)
         frame = fetched.select([*keys, "__kbench_failed", "n"]).to_pandas()
         gid, values, size = _grouped(frame, by)
         missing = np.bincount(gid, weights=frame["__kbench_failed"].to_numpy(dtype=float),
@@ -449,7 +452,8 @@ class EngineCells(CellSource):
             __kbench_conf_sum=part["__kbench_conf"].sum(),
             __kbench_correct_sum=part["__kbench_correct"].sum())
             for part in self._sample_parts(binned)],
-            f"calibration cells ({' x '.join([*by, 'sample', 'bin'])})").to_pandas()
+            f"calibration cells ({' x '.join([*by, 'sample', 'bin'])})",
+            too_many=_PER_SAMPLE).to_pandas()
         group = _codes_of(table, by, key_codes)
         sample = _sample_codes(table["sample"], self._samples[by])
         bin_ = table["__kbench_bin"].to_numpy(dtype=np.int64)
