@@ -19,7 +19,8 @@ from scipy import stats as _st
 
 __all__ = ["SMALL_SAMPLE", "Clusters", "Estimate", "WithinGroups", "agreement_wilson",
            "bootstrap_groups", "bootstrap_groups_batched", "bounded_mean_interval",
-           "check_choice", "jeffreys_effective", "t_interval", "widen_small",
+           "check_choice", "design_effect", "jackknife_of_sums", "jeffreys_effective",
+           "kish_n", "t_interval", "widen_small",
            "wilson", "wilson_by", "wilson_effective"]
 
 SMALL_SAMPLE = 30
@@ -427,13 +428,12 @@ class Clusters:
         y, n = self.per_group(y_c), self.per_group(n_c)
         present = n_c > 0
         k = self.per_group(present)
+        p = _share(y, n)
+        # the centred leave-one-out values (jackknife_of_sums: the form an engine sums too)
         with np.errstate(invalid="ignore", divide="ignore"):
-            left = np.where(present, (y[g] - y_c) / (n[g] - n_c), 0.0)
-            left = np.where(np.isfinite(left), left, 0.0)
-            mean_left = self.per_group(left) / k
-            dev = np.where(present, left - mean_left[g], 0.0)
-            v = (k - 1) / k * self.per_group(dev * dev)
-        return k, np.where(k >= 2, v, np.nan)
+            d = (p[g] * n_c - y_c) / (n[g] - n_c)
+        d = np.where(present & np.isfinite(d), d, 0.0)
+        return k, jackknife_of_sums(k, self.per_group(d), self.per_group(d * d))
 
     def deff(self, y_c: np.ndarray, n_c: np.ndarray, u_c: np.ndarray | None = None, *,
              weighted: bool | np.ndarray = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -450,25 +450,15 @@ class Clusters:
         plain = self.singletons & ~(u_c > 1).any(axis=0) & ~np.asarray(weighted, dtype=bool)
         if np.all(plain):
             return y, u, np.ones(y.shape)
-        p = _share(y, n)
         k, v_cluster = self.jackknife(y_c, n_c)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            v_simple = p * (1 - p) / u
-            ratio = v_cluster / v_simple
-            full = self.per_group(u_c * u_c) / u  # full correlation
-        inner = (p > 0) & (p < 1) & (v_simple > 0) & (k >= 2)
-        deff = np.where(inner, ratio, full)
-        # One answer per sample gives 1 up to rounding: keep the plain interval then.
-        deff = np.where(np.isfinite(deff) & (deff > 1 + 1e-9), deff, 1.0)
-        return y, u, np.where(plain, 1.0, deff)
+        squares = self.per_group(u_c * u_c)
+        return y, u, design_effect(y, n, u, k, v_cluster, squares, plain)
 
     def boundary_n(self, u_c: np.ndarray) -> np.ndarray:
         """Kish's effective number of clusters U² / Σ u_c² per group (units ``u_c`` per cell;
         arrays (cells, rates) give (groups, rates)): the effective n of a rate at 0 or 1,
         where :meth:`deff` assumes full correlation. U where every sample holds one unit."""
-        u, squares = self.per_group(u_c), self.per_group(np.asarray(u_c, float) ** 2)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(squares > 0, u * u / np.where(squares > 0, squares, 1.0), 0.0)
+        return kish_n(self.per_group(u_c), self.per_group(np.asarray(u_c, float) ** 2))
 
     def mean_se(self, values: np.ndarray, used: np.ndarray, n: np.ndarray,
                 var: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -484,6 +474,46 @@ class Clusters:
                                       self.per_cell(used.astype(float)))
         se = np.sqrt(np.fmax(v_cluster, v_simple))
         return k, np.where((n > 1) & (k >= 2), se, np.nan)
+
+
+def design_effect(y: np.ndarray, n: np.ndarray, u: np.ndarray, k: np.ndarray,
+                  v_cluster: np.ndarray, squares: np.ndarray,
+                  plain: bool | np.ndarray = False) -> np.ndarray:
+    """The design effect of :meth:`Clusters.deff` from per-group sums, wherever they were
+    summed (cells in memory, or an engine: ``kbench_core.engines.judged_stats``): the ratio
+    Σ y / Σ n with units Σ u, the k clusters with a unit in the denominator, the jackknife
+    variance ``v_cluster`` (NaN below two clusters; :func:`jackknife_of_sums`), Σ u_c² and
+    ``plain`` (per rate: one unit per sample and equal weights, so 1). Arrays (groups, rates)
+    or (groups,)."""
+    p = _share(y, n)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        v_simple = p * (1 - p) / u
+        ratio = v_cluster / v_simple
+        full = squares / u  # full correlation
+    inner = (p > 0) & (p < 1) & (v_simple > 0) & (k >= 2)
+    deff = np.where(inner, ratio, full)
+    # One answer per sample gives 1 up to rounding: keep the plain interval then.
+    deff = np.where(np.isfinite(deff) & (deff > 1 + 1e-9), deff, 1.0)
+    return np.where(plain, 1.0, deff)
+
+
+def kish_n(u: np.ndarray, squares: np.ndarray) -> np.ndarray:
+    """Kish's effective number of clusters U² / Σ u_c² from per-group sums (0 without
+    units): :meth:`Clusters.boundary_n`'s finish."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(squares > 0, u * u / np.where(squares > 0, squares, 1.0), 0.0)
+
+
+def jackknife_of_sums(k: np.ndarray, sum_d: np.ndarray, sum_dd: np.ndarray) -> np.ndarray:
+    r""":meth:`Clusters.jackknife`'s variance from per-group sums of the centred leave-one-out
+    values :math:`d_c = \hat p_{(-c)} - \hat p = (\hat p\, n_c - y_c)/(N - n_c)` over the k
+    clusters with :math:`n_c > 0`: :math:`\hat V_J = \frac{k-1}{k}(\sum d_c^2 - (\sum d_c)^2/k)`,
+    the same variance (the mean of the :math:`\hat p_{(-c)}` moves by Σd/k), summed where
+    the cells lie (an engine's group-by) without the cancellation of raw squares. NaN with
+    fewer than two clusters."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        v = (k - 1) / k * np.fmax(sum_dd - sum_d * sum_d / k, 0.0)
+    return np.where(k >= 2, v, np.nan)
 
 
 def wilson_effective(successes: np.ndarray, units: np.ndarray, deff: np.ndarray,

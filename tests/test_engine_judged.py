@@ -284,6 +284,60 @@ def test_only_cells_come_back(run_file, monkeypatch):
     assert cells.cells(("model",)).n_cells < answers
 
 
+@pytest.mark.parametrize("options", [OPTIONS[0], OPTIONS[2]], ids=["default", "weighted"])
+def test_without_the_bootstrap_no_cell_comes_back(options, run_file, monkeypatch):
+    """Issue 39: the tiers' totals, design effects and means' parts are group-bys of the
+    cells inside the engine (``engines.judged_stats``), and the calibration bins' totals
+    are summed per (group, bin): no per-sample cell is fetched, every table is a row per
+    group (or group x bin), and the numbers are memory's."""
+    run, path = run_file
+    table = _table(engines.connect("duckdb"), path)
+    cells = engine_judged.EngineCells(engine_judged.answers(table))
+    import ibis.expr.types as ir
+
+    from kbench_core.engines import judged_cells
+
+    def refused(*args, **kwargs):
+        raise AssertionError("the cells were fetched")
+
+    seen = []
+    fetch, execute = ir.Table.to_pyarrow, ir.Table.execute
+
+    def fetched(self, *args, **kwargs):
+        out = fetch(self, *args, **kwargs)
+        seen.append(out.num_rows)
+        return out
+
+    def executed(self, *args, **kwargs):
+        out = execute(self, *args, **kwargs)
+        seen.append(len(out))
+        return out
+
+    bounded, columns = judged_cells.bounded, []
+
+    def named(*args, **kwargs):  # the calibration cells' fetch
+        out = bounded(*args, **kwargs)
+        columns.append(out.column_names)
+        return out
+
+    monkeypatch.setattr(judged_cells.EngineCells, "cells", refused)
+    monkeypatch.setattr(ir.Table, "to_pyarrow", fetched)
+    monkeypatch.setattr(ir.Table, "execute", executed)
+    monkeypatch.setattr(judged_cells, "bounded", named)
+    by = ("model", "prompt_type")
+    left = vuln.tiers(cells, by=by, **options)
+    monkeypatch.undo()
+    rows = consensus(run.frame)
+    right = vuln.tiers(rows, by=by, **options)
+    # a row per group, or per group x difficulty (the difficulty means' tiers)
+    split = len(vuln.tiers(rows, by=(*by, "difficulty")))
+    assert seen and max(seen) <= split < run.frame["sample"].nunique()
+    # the calibration bins per (group, bin): no sample among their keys
+    assert columns and not [c for c in columns if "sample" in c]
+    pd.testing.assert_frame_equal(left, right, rtol=1e-9, atol=1e-9, check_dtype=False,
+                                  check_categorical=False)
+
+
 def test_the_sample_run_cells_on_duckdb(sample_file):
     run, path = sample_file
     table = _table(engines.connect("duckdb"), path)

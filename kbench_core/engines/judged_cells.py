@@ -311,6 +311,13 @@ class EngineCells(CellSource):
         self._bins: dict[tuple, Any] = {}
         self._difficulty: bool | None = None
         self._samples: dict[tuple[str, ...], list[str]] = {}  # per grouping, coded samples
+        # per grouping, the cells held in the engine (and how to drop them) and their
+        # per-group statistics (engines.judged_stats); bins whose samples were coded
+        # without the cells' list (made again if the cells are fetched: the bootstrap
+        # draws both by the same codes)
+        self._cell_tables: dict[tuple[str, ...], tuple[Any, Callable[[], None]]] = {}
+        self._stats: dict[tuple[str, ...], Any] = {}
+        self._own_codes: set[tuple] = set()
 
     @property
     def _q(self) -> Any:
@@ -336,16 +343,54 @@ class EngineCells(CellSource):
 
     @property
     def materialised(self) -> bool:
-        """Its answers' quantities are held in the engine now (:attr:`_q`)."""
-        return self._kept is not None
+        """Its answers' quantities or cells are held in the engine now (:attr:`_q`,
+        :meth:`_cell_table`)."""
+        return self._kept is not None or bool(self._cell_tables)
 
     def release(self) -> None:
-        """Drop the quantities held in the engine (the next grouping or bin not summed yet
-        makes them again); the cells and bins summed so far stay."""
+        """Drop the quantities and cells held in the engine (the next grouping or bin not
+        summed yet makes them again); the cells, statistics and bins fetched so far stay."""
+        tables, self._cell_tables = self._cell_tables, {}
+        for _, drop_cells in tables.values():
+            drop_cells()
         self._kept = None
         drop, self._drop = self._drop, None
         if drop is not None:  # none on a Spark Connect session (nothing was cached)
             drop()
+
+    def _cell_table(self, by: tuple[str, ...]) -> Any:
+        """The cells of ``by`` (per group × sample, :func:`_cell_measures`) held in the
+        engine, made from :attr:`_q` in parts of the samples on first use: what
+        :meth:`stats` asks its per-group questions of."""
+        if by not in self._cell_tables:
+            self._check(by)
+            q = self._q
+            severity = "severity" in self.columns
+            keys = [*by, "sample"]
+            parts = [part.group_by(keys).aggregate(**_cell_measures(part, severity))
+                     for part in self._sample_parts(q)]
+            self._cell_tables[by] = ((parts[0], lambda: None) if _remote(q)
+                                     else _kept(parts))
+        return self._cell_tables[by][0]
+
+    def has_stats(self, by: tuple[str, ...]) -> bool:
+        """The statistics of ``by`` are made and their cells are held (no query to make
+        them)."""
+        return by in self._stats and by in self._cell_tables
+
+    def stats(self, by: tuple[str, ...]) -> Any:
+        """The per-group statistics of the cells of ``by``
+        (:class:`kbench_core.engines.judged_stats.EngineStats`): the cells stay in the
+        engine and only a row per group comes back, whatever the samples."""
+        from kbench_core.engines.judged_stats import EngineStats
+
+        if by not in self._stats:
+            self._check(by)
+            self._stats[by] = EngineStats(
+                lambda: self._cell_table(by), by, severity="severity" in self.columns,
+                grouped=_grouped, coded=lambda frame, groups: _codes_of(
+                    frame, by, _key_lookup(groups, by)))
+        return self._stats[by]
 
     def forget(self) -> None:
         """Drop everything summed and held (a caller done with this view: ``kbench metrics``
@@ -355,6 +400,8 @@ class EngineCells(CellSource):
         self._cells.clear()
         self._bins.clear()
         self._samples.clear()
+        self._stats.clear()
+        self._own_codes.clear()
 
     def _check(self, by: tuple[str, ...]) -> None:
         unknown = [c for c in by if c not in self.columns]
@@ -376,10 +423,6 @@ class EngineCells(CellSource):
         """The cells of ``by`` are summed already (no query to read them)."""
         return by in self._cells
 
-    def has_bins(self, by: tuple[str, ...], n_bins: int, binning: str, *,
-                 answers: bool = False) -> bool:
-        """These bins are summed already (no query to read them)."""
-        return (by, n_bins, binning, answers and binning == "quantile") in self._bins
 
     def cells(self, by: tuple[str, ...]) -> Any:
         from kbench_core.vuln.cells import JudgedCells, sum_names
@@ -416,24 +459,42 @@ class EngineCells(CellSource):
                             sample=sample[order], n_samples=n_samples, sums=sums,
                             singletons=bool((sums["n"] <= 1).all()), severity=severity)
         self._cells[by] = cells
+        for key in [k for k in self._own_codes if k[0] == by]:  # recode by these samples
+            self._own_codes.discard(key)
+            self._bins.pop(key, None)
         return cells
 
+    def _bins_key(self, by: tuple[str, ...], n_bins: int, binning: str, answers: bool,
+                  samples: bool) -> tuple:
+        """The key of these bins among those summed: per-sample bins serve a question for
+        totals too."""
+        key = (by, n_bins, binning, answers and binning == "quantile")
+        if not samples and (*key, True) in self._bins:
+            return (*key, True)
+        return (*key, samples or (answers and binning == "quantile"))
+
+    def has_bins(self, by: tuple[str, ...], n_bins: int, binning: str, *,
+                 answers: bool = False, samples: bool = True) -> bool:
+        """These bins are summed already (no query to read them)."""
+        return self._bins_key(by, n_bins, binning, answers, samples) in self._bins
+
     def bins(self, by: tuple[str, ...], n_bins: int, binning: str, *,
-             answers: bool = False) -> Any:
+             answers: bool = False, samples: bool = True) -> Any:
         # each choice of bins summed once: the tiers, SUI, lucky guesses and the reliability
         # diagram of one view read the same bins
-        key = (by, n_bins, binning, answers and binning == "quantile")
+        key = self._bins_key(by, n_bins, binning, answers, samples)
         if key not in self._bins:
-            self._bins[key] = self._summed_bins(by, n_bins, binning, answers=answers)
+            self._bins[key] = self._summed_bins(by, n_bins, binning, answers=answers,
+                                                samples=key[-1])
         return self._bins[key]
 
     def _summed_bins(self, by: tuple[str, ...], n_bins: int, binning: str, *,
-                     answers: bool = False) -> Any:
+                     answers: bool = False, samples: bool = True) -> Any:
         import ibis
 
         from kbench_core.vuln.cells import Bins
 
-        cells = self.cells(by)
+        cells = self.stats(by)  # the groups' keys and number
         q = self._q
         q = _filled(q.filter(q["__kbench_kept"] & q["__kbench_conf"].notnull()), by)
         size = cells.size
@@ -447,22 +508,32 @@ class EngineCells(CellSource):
         else:
             edges = self._quantile_edges(q, by, cells, n_bins)
             binned = _binned_by_edges(q, by, edges, key_codes)
-        table = bounded([part.group_by([*by, "sample", "__kbench_bin"]).aggregate(
+        keys = [*by, "sample", "__kbench_bin"] if samples else [*by, "__kbench_bin"]
+        table = bounded([part.group_by(keys).aggregate(
             __kbench_count=part.count(),
             __kbench_conf_sum=part["__kbench_conf"].sum(),
             __kbench_correct_sum=part["__kbench_correct"].sum())
             for part in self._sample_parts(binned)],
-            f"calibration cells ({' x '.join([*by, 'sample', 'bin'])})",
+            f"calibration cells ({' x '.join([*keys[:-1], 'bin'])})",
             too_many=_PER_SAMPLE).to_pandas()
         group = _codes_of(table, by, key_codes)
-        sample = _sample_codes(table["sample"], self._samples[by])
+        if not samples:  # a row per (group, bin): only the totals are read
+            sample = np.zeros(len(table), dtype=np.int64)
+        elif by in self._samples:  # the cells' codes (what the bootstrap draws by)
+            sample = _sample_codes(table["sample"], self._samples[by])
+        else:
+            sample = pd.factorize(table["sample"].astype(str), sort=True)[0].astype(np.int64)
+            self._own_codes.add((by, n_bins, binning, answers and binning == "quantile",
+                                 True))
         bin_ = table["__kbench_bin"].to_numpy(dtype=np.int64)
         order = np.lexsort((sample, bin_, group))
         fetched = None
         if answers and binning == "quantile":
             rows = q.select(*by, "sample", "__kbench_conf", "__kbench_correct").to_pandas()
             fetched = (_codes_of(rows, by, key_codes),
-                       _sample_codes(rows["sample"], self._samples[by]),
+                       _sample_codes(rows["sample"], self._samples[by]) if by in
+                       self._samples else _sample_codes(rows["sample"], sorted(
+                           table["sample"].astype(str).unique())),
                        rows["__kbench_conf"].to_numpy(dtype=float),
                        rows["__kbench_correct"].to_numpy(dtype=float))
         return Bins(n_bins=n_bins, binning=binning, edges=np.asarray(edges, dtype=float),
@@ -470,7 +541,7 @@ class EngineCells(CellSource):
                     count=table["__kbench_count"].to_numpy(dtype=float)[order],
                     confidence_sum=table["__kbench_conf_sum"].to_numpy(dtype=float)[order],
                     correct_sum=table["__kbench_correct_sum"].to_numpy(dtype=float)[order],
-                    answers=fetched)
+                    answers=fetched, per_sample=samples)
 
     def _quantile_edges(self, q: Any, by: tuple[str, ...], cells: Any,
                         n_bins: int) -> np.ndarray:
@@ -556,11 +627,16 @@ class OneAtATime(CellSource):
             self._only_me()
         return self._wrapped.cells(by)
 
-    def bins(self, by: tuple[str, ...], n_bins: int, binning: str, *,
-             answers: bool = False) -> Any:
-        if not self._wrapped.has_bins(by, n_bins, binning, answers=answers):
+    def stats(self, by: tuple[str, ...]) -> Any:
+        if not self._wrapped.has_stats(by):
             self._only_me()
-        return self._wrapped.bins(by, n_bins, binning, answers=answers)
+        return self._wrapped.stats(by)
+
+    def bins(self, by: tuple[str, ...], n_bins: int, binning: str, *,
+             answers: bool = False, samples: bool = True) -> Any:
+        if not self._wrapped.has_bins(by, n_bins, binning, answers=answers, samples=samples):
+            self._only_me()
+        return self._wrapped.bins(by, n_bins, binning, answers=answers, samples=samples)
 
     def has_difficulty(self) -> bool:
         if not self._wrapped.knows_difficulty():

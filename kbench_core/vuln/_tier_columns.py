@@ -17,11 +17,11 @@ if TYPE_CHECKING:
 def _identity(g: _Totals, by: tuple[str, ...], judge_name: str | None) -> _Columns:
     """The group keys, the judge and what the row rests on (answers, failed judgements,
     distinct samples, and whether they are few)."""
-    out = _Columns({c: np.asarray(g.table.keys[c]) for c in by})
+    out = _Columns({c: np.asarray(g.stats.keys[c]) for c in by})
     out["judge"] = np.full(g.size, judge_name, dtype=object)
     out["n"] = g.s["n"].astype(np.int64)
-    out["n_missing"] = np.asarray(g.table.missing).astype(np.int64)
-    n_samples = g.clusters.n_clusters().astype(np.int64)
+    out["n_missing"] = np.asarray(g.stats.missing).astype(np.int64)
+    n_samples = g.stats.n_clusters().astype(np.int64)
     out["n_samples"] = n_samples
     out["few_items"] = n_samples < FEW_SAMPLES
     return out

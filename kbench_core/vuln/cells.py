@@ -22,7 +22,9 @@ DuckDB or Spark (a run too big for memory). Both name the quantities of :data:`F
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -40,7 +42,8 @@ from kbench_core.vuln.definitions import (
 )
 
 __all__ = ["COUNTS", "FLAGS", "MOMENTS", "SEVERITY_LEVELS", "SEVERITY_SUMS", "Bins",
-           "CellSource", "FrameCells", "JudgedCells", "bins_from_answers", "from_answers"]
+           "CellSource", "CellStats", "FrameCells", "GroupStats", "JudgedCells", "Moment",
+           "RateSpec", "bins_from_answers", "derived", "from_answers", "severity_weights"]
 
 # Per answer 0/1 quantities, summed per cell (none depends on an option).
 FLAGS: tuple[str, ...] = (
@@ -135,6 +138,9 @@ class Bins:
     # per (group, bin), summed answer by answer (the memory engine: the same floats as
     # kbench_core.calibration.bin_calibration, which the page's rebinning uses)
     totals: Binned | None = None
+    # a row per (group, bin, sample); False: a row per (group, bin), ``sample`` all 0 (an
+    # engine's bins when only their totals are read)
+    per_sample: bool = True
 
     def binned(self, size: int) -> Binned:
         """Per (group, bin): the sums of the cells (:class:`~kbench_core.calibration.
@@ -154,6 +160,9 @@ class Bins:
     def clusters(self, size: int, n_samples: int) -> Clusters:
         """The (group, bin) × sample cells as :class:`~kbench_core.stats.Clusters` of one
         unit each (``per_cell`` of a cell's sums is itself)."""
+        if not self.per_sample:
+            raise ValueError("these bins were summed per (group, bin), not per sample: ask "
+                             "for them with samples=True to cluster by sample")
         row = self.group * self.n_bins + self.bin
         filled, starts = np.unique(row, return_index=True)
         singletons = bool((self.count <= 1).all())
@@ -268,11 +277,19 @@ class CellSource:
         raise NotImplementedError
 
     def bins(self, by: tuple[str, ...], n_bins: int, binning: str, *,
-             answers: bool = False) -> Bins:
+             answers: bool = False, samples: bool = True) -> Bins:
+        """The calibration cells of a choice of bins; ``samples=False``: their per (group ×
+        bin) totals are enough (no clustered interval or bootstrap reads them), so an engine
+        need not return a row per sample."""
         raise NotImplementedError
 
     def has_difficulty(self) -> bool:
         raise NotImplementedError
+
+    def stats(self, by: tuple[str, ...]) -> GroupStats:
+        """The per-group statistics of the cells of ``by`` (default: from :meth:`cells`;
+        an engine computes them where its cells lie)."""
+        return CellStats(self.cells(by))
 
 
 class FrameCells(CellSource):
@@ -297,8 +314,178 @@ class FrameCells(CellSource):
         return from_answers(self._of(by))
 
     def bins(self, by: tuple[str, ...], n_bins: int, binning: str, *,
-             answers: bool = False) -> Bins:
+             answers: bool = False, samples: bool = True) -> Bins:
         return bins_from_answers(self._of(by), n_bins, binning)
 
     def has_difficulty(self) -> bool:
         return "difficulty" in self.frame and bool(self.frame["difficulty"].notna().any())
+
+
+# ------------------------------------------------------------------ per-group statistics
+
+# What a rate's interval reads, per rate: numerator, denominator, the units its Wilson n
+# counts, and whether the denominator's units weigh unequally (F1, F2).
+RateSpec = tuple[str, str, str, bool]
+
+
+def severity_weights(severity: Mapping[str, float] | None) -> np.ndarray:
+    """The weight of each of :data:`SEVERITY_LEVELS` (missing or another label weighs 1)."""
+    return np.array([1.0 if level is None or severity is None
+                     else float(severity.get(level, 1.0)) for level in SEVERITY_LEVELS])
+
+
+def derived(s: Mapping[str, Any], name: str, partial_credit: float,
+            severity: Mapping[str, float] | None, has_severity: bool) -> Any:
+    """A quantity the tiers' options make of the per-cell sums ``s`` (arrays, or an engine's
+    columns: only sums, differences and products with numbers, so the same text serves
+    both): the credited and weighted finds of TDR, the credited valid findings, F-beta's
+    weighted counts, or a sum as it is. Every one is linear in the sums, so a group's total
+    of it is the same quantity of the group's totals."""
+    if name in s:
+        return s[name]
+    if name == "answers":
+        return s["n"]
+    if name == "not_vulnerable":
+        return s["n"] - s["vulnerable"]
+    if name == "valid":
+        return s["n_target_match"] + s["n_partial_match"] + s["n_bonus_valid"]
+    if name == "invalid":
+        return s["invalid_sum"]
+    if name == "valid_credit":
+        return (s["n_target_match"] + partial_credit * s["n_partial_match"]
+                + s["n_bonus_valid"])
+    if name in ("credit_weight", "vul_weight"):
+        if severity is None or not has_severity:
+            if name == "vul_weight":
+                return s["vulnerable"]
+            return s["found"] - (1.0 - partial_credit) * s["partial"]
+        out: Any = None
+        for i, weight in enumerate(severity_weights(severity)):
+            part = (s[f"vulnerable@{i}"] if name == "vul_weight" else
+                    s[f"found@{i}"] - (1.0 - partial_credit) * s[f"partial@{i}"])
+            # a Python float: a numpy scalar times an engine's column is not the column's
+            out = float(weight) * part if out is None else out + float(weight) * part
+        return out
+    if name == "counted":
+        return s["tp"] + s["fn"] + s["fp"]
+    if name == "f1_num":
+        return 2.0 * s["tp"]
+    if name == "f1_den":
+        return 2.0 * s["tp"] + s["fn"] + s["fp"]
+    if name == "f2_num":
+        return 5.0 * s["tp"]
+    if name == "f2_den":
+        return 5.0 * s["tp"] + 4.0 * s["fn"] + s["fp"]
+    raise KeyError(name)
+
+
+@dataclass(frozen=True)
+class Moment:
+    """Per group, a mean's parts (:data:`MOMENTS`): the values used ``n``, their ``mean`` and
+    population variance ``var`` (Chan's merge of the cells), the ``k`` samples with a value
+    and the delete-one-sample jackknife variance of the mean ``v_cluster`` (NaN below two)."""
+
+    n: np.ndarray
+    mean: np.ndarray
+    var: np.ndarray
+    k: np.ndarray
+    v_cluster: np.ndarray
+
+
+class GroupStats:
+    """What the tiers finish from, per group of one judge's cells: the keys, the failed
+    judgements, the samples, each quantity's total (:meth:`total`), each rate's design effect
+    and Kish's effective number (:meth:`rates`), each mean's parts (:meth:`moment`). Every
+    one is a per-group sum over the (group × sample) cells, so an engine computes them where
+    the cells lie and returns a row per group (``kbench_core.engines.judged_stats``);
+    :class:`CellStats` computes them from cells in memory. The options (partial credit,
+    severity weights) are arguments: the sums do not depend on them."""
+
+    keys: dict[str, np.ndarray | pd.Categorical]
+    size: int
+    missing: np.ndarray
+    singletons: bool
+    severity: bool
+
+    def total(self, name: str, partial_credit: float,
+              severity: Mapping[str, float] | None) -> np.ndarray:
+        raise NotImplementedError
+
+    def n_clusters(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def rates(self, specs: Sequence[RateSpec], partial_credit: float,
+              severity: Mapping[str, float] | None) -> tuple[np.ndarray, np.ndarray]:
+        """(design effect, Kish's effective number of units), arrays (groups, rates)."""
+        raise NotImplementedError
+
+    def moment(self, name: str) -> Moment:
+        raise NotImplementedError
+
+
+class CellStats(GroupStats):
+    """:class:`GroupStats` of cells in memory (:class:`JudgedCells`), through
+    :class:`~kbench_core.stats.Clusters`."""
+
+    def __init__(self, table: JudgedCells) -> None:
+        self.table = table
+        self.keys, self.size, self.missing = table.keys, table.size, table.missing
+        self.singletons, self.severity = table.singletons, table.severity
+        self.clusters = table.clusters()
+        self._made: dict[tuple, np.ndarray] = {}
+
+    def cells(self, name: str, partial_credit: float,
+              severity: Mapping[str, float] | None) -> np.ndarray:
+        """Per cell, a sum or a quantity the options make of them, as floats (an engine's
+        cells keep their counts as 32-bit integers, whose squares would wrap); a made one is
+        kept, a sum read from the table each time (not held twice)."""
+        if name in self.table.sums:
+            return np.asarray(self.table.sums[name], dtype=float)
+        key = (name, partial_credit, None if severity is None else tuple(sorted(
+            severity.items())))
+        if key not in self._made:
+            self._made[key] = np.asarray(derived(self.table.sums, name, partial_credit,
+                                                 severity, self.table.severity), dtype=float)
+        return self._made[key]
+
+    def total(self, name: str, partial_credit: float,
+              severity: Mapping[str, float] | None) -> np.ndarray:
+        return self.clusters.per_group(self.cells(name, partial_credit, severity))
+
+    def n_clusters(self) -> np.ndarray:
+        return self.clusters.n_clusters()
+
+    def rates(self, specs: Sequence[RateSpec], partial_credit: float,
+              severity: Mapping[str, float] | None) -> tuple[np.ndarray, np.ndarray]:
+        # several rates at a time: a matrix of cells x rates of at most about 131,072
+        # numbers, so small runs pay one pass and big ones no large copies
+        deff = np.ones((self.size, len(specs)))
+        edge = np.zeros((self.size, len(specs)))
+        per_chunk = max(1, (1 << 17) // max(self.table.n_cells, 1))
+        for at in range(0, len(specs), per_chunk):
+            chunk = specs[at:at + per_chunk]
+            sums = [np.column_stack([self.cells(spec[k], partial_credit, severity)
+                                     for spec in chunk]) for k in (0, 1, 2)]
+            part = slice(at, at + len(chunk))
+            _, _, deff[:, part] = self.clusters.deff(
+                *sums, weighted=np.array([spec[3] for spec in chunk]))
+            edge[:, part] = self.clusters.boundary_n(sums[2])
+        return deff, edge
+
+    def moment(self, name: str) -> Moment:
+        total, count, m2 = moment_names(name)
+        s_c, n_c = self.cells(total, 1.0, None), self.cells(count, 1.0, None)
+        per_group = self.clusters.per_group
+        n = per_group(n_c)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.where(n > 0, per_group(s_c) / np.where(n > 0, n, 1.0), np.nan)
+            mean_c = np.where(n_c > 0, s_c / np.where(n_c > 0, n_c, 1.0), 0.0)
+        dev = np.where(n_c > 0, mean_c - mean[self.table.group], 0.0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            spread = per_group(self.cells(m2, 1.0, None) + n_c * dev * dev)
+            var = np.where(n > 0, spread / np.where(n > 0, n, 1.0), np.nan)
+        if self.singletons:
+            k, v_cluster = n, np.full(n.shape, np.nan)
+        else:
+            k, v_cluster = self.clusters.jackknife(s_c, n_c)
+        return Moment(n=n, mean=mean, var=var, k=k, v_cluster=v_cluster)

@@ -63,10 +63,10 @@ def reliability(judged: pd.DataFrame | CellSource, *, by: Sequence[str] = ("mode
         if judge not in (None, judged.judge):
             raise ValueError(f"these cells are judge {judged.judge!r}'s; reliability was "
                              f"asked for judge={judge!r}")
-        cells = judged.cells(by)
+        cells = judged.stats(by)  # the groups' keys and number
         keys = pd.DataFrame({c: cells.keys[c] for c in by}) if by else \
             pd.DataFrame(index=range(1))
-        binned = judged.bins(by, n_bins, binning).binned(cells.size)
+        binned = judged.bins(by, n_bins, binning, samples=False).binned(cells.size)
         return reliability_binned(binned, keys)
     gid, keys, confidence, correct = _answers(judged, by, binning, judge)
     return reliability_groups(gid, keys, confidence, correct, n_bins=n_bins, strategy=binning)

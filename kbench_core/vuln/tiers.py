@@ -15,7 +15,6 @@ from kbench_core.calibration import ece_interval, mce_interval
 from kbench_core.schema import SEVERITIES
 from kbench_core.stats import check_choice, jeffreys_effective
 from kbench_core.vuln._formulas import (
-    Clusters,
     _Columns,
     _Core,
     _core,
@@ -45,12 +44,12 @@ from kbench_core.vuln._tier_columns import (
 )
 from kbench_core.vuln.bootstrap import CellInputs, _bootstrap
 from kbench_core.vuln.cells import (
-    SEVERITY_LEVELS,
     Bins,
     CellSource,
+    CellStats,
+    GroupStats,
     JudgedCells,
     bins_from_answers,
-    moment_names,
 )
 from kbench_core.vuln.cells import from_answers as answers_cells
 from kbench_core.vuln.composite import composite_intervals
@@ -270,6 +269,7 @@ def _cell_inputs(groups: _Totals) -> CellInputs:
     """What the bootstrap draws from when only the cells are known: the quantity matrix per
     cell, the cells' groups and samples, the calibration cells."""
     table = groups.table
+    assert table is not None  # _tier_columns reads the cells when intervals are asked for
     names = {"invalid": "invalid_sum"}
     q_cells = np.column_stack([groups.cells(names.get(q, q)) for q in _Q]) \
         if table.n_cells else np.zeros((0, len(_Q)))
@@ -288,16 +288,20 @@ def _tier_columns(source: pd.DataFrame | _Answers | CellSource, by: tuple[str, .
     the answers read into arrays (None when only their cells are known); ``intervals``: the
     composites' intervals are asked for (F1 and F2 get theirs)."""
     answers: _Answers | None = None
+    table: JudgedCells | None = None
     if isinstance(source, CellSource):
-        table = source.cells(by)
-        bins = source.bins(by, n_bins, binning,
-                           answers=intervals and binning == "quantile")
+        # the bootstrap draws the cells themselves; otherwise per-group sums suffice
+        table = source.cells(by) if intervals else None
+        stats = source.stats(by) if table is None else CellStats(table)
+        bins = source.bins(by, n_bins, binning, answers=intervals and binning == "quantile",
+                           samples=intervals)  # only the intervals cluster by sample
     else:
         answers = source if isinstance(source, _Answers) else _answers(source, by)
         table = answers_cells(answers)
+        stats = CellStats(table)
         bins = bins_from_answers(answers, n_bins, binning)
-    groups = _totals(table, bins, weights, float(partial_credit), severity, zero_division,
-                     no_target_reasoning)
+    groups = _totals(stats, table, bins, weights, float(partial_credit), severity,
+                     zero_division, no_target_reasoning)
     groups = replace(groups, composite_intervals=intervals)
     out = _identity(groups, by, judge_name)
     for tier in (_detection, _target, _findings, _reasoning, _type_match, _calibration,
@@ -399,74 +403,67 @@ def _checked_options(judged: pd.DataFrame, by: tuple[str, ...],
 
 @dataclass(frozen=True)
 class _Totals:
-    """What every tier reads: the per-cell sums of the answers (:class:`~kbench_core.vuln.
-    cells.JudgedCells`) under the options (partial credit, severity weights), their
-    per-group totals of the quantity matrix (by name), the calibration cells and the
-    composites computed from them."""
+    """What every tier reads: the per-group statistics of the answers' cells
+    (:class:`~kbench_core.vuln.cells.GroupStats`: cells in memory, or an engine's sums) under
+    the options (partial credit, severity weights), the per-group totals of the quantity
+    matrix (by name), the calibration cells and the composites computed from them; ``table``
+    the cells themselves when they are in memory (the bootstrap draws them), else None."""
 
-    table: JudgedCells
+    stats: GroupStats
+    table: JudgedCells | None
     bins: Bins
     partial_credit: float
     severity: Mapping[str, float] | None
     s: dict[str, np.ndarray]
     core: _Core
     zero_division: float
-    clusters: Clusters
-    cell_sums: dict[str, np.ndarray] = field(default_factory=dict)
     pending: list = field(default_factory=list)  # rates whose design effects are due
     # the composites' intervals are asked for (ci="bootstrap"): F1 and F2 get theirs
     composite_intervals: bool = False
 
     @property
     def size(self) -> int:
-        return self.table.size
+        return self.stats.size
 
     def cells(self, name: str) -> np.ndarray:
         """Per cell, the sum of a per-answer quantity (:mod:`kbench_core.vuln.cells`), or
-        of one the options make of them (those are kept; a sum of the table is read
-        from it each time, so an engine's 32-bit counts are not held twice as floats)."""
-        if name in self.cell_sums:
-            return self.cell_sums[name]
-        made = _derived(self.table, name, self.partial_credit, self.severity)
-        if name not in self.table.sums:
-            self.cell_sums[name] = made
-        return made
+        of one the options make of them; only when the cells are in memory."""
+        if not isinstance(self.stats, CellStats):
+            raise ValueError("these answers' cells are in an engine: ask the source for "
+                             "its cells (CellSource.cells) to draw from them")
+        return self.stats.cells(name, self.partial_credit, self.severity)
 
     def total(self, name: str) -> np.ndarray:
         """Per group, the sum of a per-answer quantity."""
-        return self.clusters.per_group(self.cells(name))
+        return self.stats.total(name, self.partial_credit, self.severity)
 
     def rate(self, out: dict, name: str, num: str, den: str, *,
              zero_division: float | None = None, value: np.ndarray | None = None,
              units: str | None = None, weighted: bool = False) -> None:
         """The rate Σ num / Σ den per group (quantities named, summed per cell) with its
-        Wilson interval clustered by sample (:class:`~kbench_core.vuln._formulas.Clusters`);
+        Wilson interval clustered by sample (:meth:`~kbench_core.stats.Clusters.deff`);
         ``units`` are what the interval's n counts (default ``den``); ``weighted``: the
-        answers weigh unequally in ``den`` (:meth:`Clusters.deff`)."""
+        answers weigh unequally in ``den``."""
         total = self.total(den if units is None else units)
         zero = self.zero_division if zero_division is None else zero_division
         if value is None:
             value = _ratio(self.total(num), total, zero)
         out[name] = value
         _interval_columns(out, name, None, None)  # the columns' place; filled in flush()
-        self.pending.append((name, num, den, units,
-                             np.where(total > 0, value * total, 0.0), total, weighted))
+        self.pending.append((name, (num, den, den if units is None else units, weighted),
+                             np.where(total > 0, value * total, 0.0), total))
 
     def flush(self, out: _Columns) -> None:
-        """The design effects of the pending rates, several at a time (a matrix of cells ×
-        rates, at most about 131,072 numbers, so small runs pay one pass and big ones
-        no large copies), then their Wilson intervals on the effective numbers (computed
-        together in ``out.finish()``)."""
-        per_chunk = max(1, (1 << 17) // max(self.clusters.cell_group.size, 1))
-        for at in range(0, len(self.pending), per_chunk):
-            chunk = self.pending[at:at + per_chunk]
-            sums = [np.column_stack([self.cells(p[k] if k < 3 or p[3] is not None else p[2])
-                                     for p in chunk]) for k in (1, 2, 3)]
-            _, _, deff = self.clusters.deff(*sums, weighted=np.array([p[6] for p in chunk]))
-            edge = self.clusters.boundary_n(sums[2])  # monotone in the count (item 38.8)
-            for j, (name, *_, successes, total, _) in enumerate(chunk):
-                out.pending.append((name, successes / deff[:, j], total / deff[:, j],
-                                    edge[:, j]))
+        """The design effects of the pending rates, all at once
+        (:meth:`~kbench_core.vuln.cells.GroupStats.rates`), then their Wilson intervals on
+        the effective numbers (computed together in ``out.finish()``)."""
+        if not self.pending:
+            return
+        deff, edge = self.stats.rates([p[1] for p in self.pending], self.partial_credit,
+                                      self.severity)  # edge: monotone in the count (38.8)
+        for j, (name, _, successes, total) in enumerate(self.pending):
+            out.pending.append((name, successes / deff[:, j], total / deff[:, j],
+                                edge[:, j]))
         self.pending.clear()
 
     def mean_sd(self, moment: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -474,109 +471,43 @@ class _Totals:
         :data:`~kbench_core.vuln.cells.MOMENTS`, from its cells' sums, counts and squared
         deviations (Chan, Golub & LeVeque's pairwise update: Σ m2_c + Σ n_c(mean_c − mean)²,
         so equal values have no spread)."""
-        total, count, m2 = moment_names(moment)
-        s_c, n_c = self.cells(total), self.cells(count)
-        n = self.clusters.per_group(n_c)
-        mean = _ratio(self.clusters.per_group(s_c), n, np.nan)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean_c = np.where(n_c > 0, s_c / np.where(n_c > 0, n_c, 1.0), 0.0)
-        dev = np.where(n_c > 0, mean_c - mean[self.table.group], 0.0)
-        var = _ratio(self.clusters.per_group(self.cells(m2) + n_c * dev * dev), n, np.nan)
-        return n, mean, var
+        m = self.stats.moment(moment)
+        return m.n, m.mean, m.var
 
     def mean_t(self, out: dict, name: str, moment: str, *,
                bounds: tuple[float, float] = (0.0, 1.0)) -> np.ndarray:
         """The mean of a quantity of :data:`~kbench_core.vuln.cells.MOMENTS` per group with
-        its t interval clustered by sample (:meth:`Clusters.mean_se` on the cells); returns
-        the count behind it."""
-        n, mean, var = self.mean_sd(moment)
-        total, count, _ = moment_names(moment)
+        its t interval clustered by sample (the larger of the jackknife over samples and
+        s/√n, as :meth:`~kbench_core.stats.Clusters.mean_se`); returns the count behind it."""
+        m = self.stats.moment(moment)
+        n, mean, var = m.n, m.mean, m.var
         with np.errstate(invalid="ignore", divide="ignore"):
             v_simple = var / np.maximum(n - 1, 1)
-        if self.clusters.singletons:
+        if self.stats.singletons:
             clustered = (n, np.where(n > 1, np.sqrt(v_simple), np.nan))
         else:
-            k, v_cluster = self.clusters.jackknife(self.cells(total), self.cells(count))
             with np.errstate(invalid="ignore"):
-                se = np.sqrt(np.fmax(v_cluster, v_simple))
-            clustered = (k, np.where((n > 1) & (k >= 2), se, np.nan))
+                se = np.sqrt(np.fmax(m.v_cluster, v_simple))
+            clustered = (m.k, np.where((n > 1) & (m.k >= 2), se, np.nan))
         _t(out, name, n, mean, var, bounds=bounds, clustered=clustered)
         return n
 
 
-def _severity_weights(severity: Mapping[str, float] | None) -> np.ndarray:
-    """The weight of each of :data:`~kbench_core.vuln.cells.SEVERITY_LEVELS` (missing or
-    another label weighs 1)."""
-    return np.array([1.0 if level is None or severity is None
-                     else float(severity.get(level, 1.0)) for level in SEVERITY_LEVELS])
-
-
-def _derived(table: JudgedCells, name: str, partial_credit: float,
-             severity: Mapping[str, float] | None) -> np.ndarray:
-    """Per cell, a quantity the options make of the sums: the credited and weighted finds
-    of TDR, the credited valid findings, F-beta's weighted counts, or a sum as it is;
-    always as floats (an engine's cells keep their counts as 32-bit integers, whose
-    products in the intervals' sums of squares would wrap)."""
-    return np.asarray(_made_of_sums(table, name, partial_credit, severity), dtype=float)
-
-
-def _made_of_sums(table: JudgedCells, name: str, partial_credit: float,
-                  severity: Mapping[str, float] | None) -> np.ndarray:
-    s = table.sums
-    if name in s:
-        return s[name]
-    if name == "answers":
-        return s["n"]
-    if name == "not_vulnerable":
-        return s["n"] - s["vulnerable"]
-    if name == "valid":
-        return s["n_target_match"] + s["n_partial_match"] + s["n_bonus_valid"]
-    if name == "invalid":
-        return s["invalid_sum"]
-    if name == "valid_credit":
-        return (s["n_target_match"] + partial_credit * s["n_partial_match"]
-                + s["n_bonus_valid"])
-    if name in ("credit_weight", "vul_weight"):
-        if severity is None or not table.severity:
-            if name == "vul_weight":
-                return s["vulnerable"]
-            return s["found"] - (1.0 - partial_credit) * s["partial"]
-        w = _severity_weights(severity)
-        out = np.zeros(table.n_cells)
-        for i, weight in enumerate(w):
-            part = (s[f"vulnerable@{i}"] if name == "vul_weight" else
-                    s[f"found@{i}"] - (1.0 - partial_credit) * s[f"partial@{i}"])
-            out = out + weight * part
-        return out
-    if name == "counted":
-        return s["tp"] + s["fn"] + s["fp"]
-    if name == "f1_num":
-        return 2.0 * s["tp"]
-    if name == "f1_den":
-        return 2.0 * s["tp"] + s["fn"] + s["fp"]
-    if name == "f2_num":
-        return 5.0 * s["tp"]
-    if name == "f2_den":
-        return 5.0 * s["tp"] + 4.0 * s["fn"] + s["fp"]
-    raise KeyError(name)
-
-
-def _group_sums(table: JudgedCells, clusters: Clusters, partial_credit: float,
+def _group_sums(stats: GroupStats, partial_credit: float,
                 severity: Mapping[str, float] | None) -> np.ndarray:
     """Per group, the columns of the quantity matrix (:data:`_Q`) the composites read."""
     names = {"invalid": "invalid_sum"}
-    return np.column_stack([clusters.per_group(_derived(table, names.get(q, q),
-                                                        partial_credit, severity))
-                            for q in _Q]) if table.size else np.zeros((0, len(_Q)))
+    return np.column_stack([stats.total(names.get(q, q), partial_credit, severity)
+                            for q in _Q]) if stats.size else np.zeros((0, len(_Q)))
 
 
-def _totals(table: JudgedCells, bins: Bins, weights: Mapping[str, float],
-            partial_credit: float, severity: Mapping[str, float] | None,
-            zero_division: float, no_target_reasoning: str) -> _Totals:
+def _totals(stats: GroupStats, table: JudgedCells | None, bins: Bins,
+            weights: Mapping[str, float], partial_credit: float,
+            severity: Mapping[str, float] | None, zero_division: float,
+            no_target_reasoning: str) -> _Totals:
     """Sum the cells per group, bin the confidences, compute the composites."""
-    clusters = table.clusters()
-    sums = _group_sums(table, clusters, partial_credit, severity)
-    core = _core(sums, bins.binned(table.size), weights, zero_division, no_target_reasoning)
-    return _Totals(table=table, bins=bins, partial_credit=partial_credit, severity=severity,
-                   s={name: sums[:, i] for name, i in _QI.items()}, core=core,
-                   zero_division=zero_division, clusters=clusters)
+    sums = _group_sums(stats, partial_credit, severity)
+    core = _core(sums, bins.binned(stats.size), weights, zero_division, no_target_reasoning)
+    return _Totals(stats=stats, table=table, bins=bins, partial_credit=partial_credit,
+                   severity=severity, s={name: sums[:, i] for name, i in _QI.items()},
+                   core=core, zero_division=zero_division)

@@ -1,0 +1,204 @@
+"""The tiers' per-group statistics of a judged run computed where its cells lie
+(:class:`EngineStats`, issue 39): the cells (one row per group × sample, the sums of
+:mod:`kbench_core.vuln.cells`) stay in DuckDB or Spark, and each question the tiers ask of
+them, a group's totals, every rate's design effect, every mean's parts, is one group-by
+there whose answer is a row per group.
+
+Why it is exact: every interval the tiers print reads the cells only through per-group sums
+(``docs/metrics/vuln.md``, ``docs/statistics.md``). A rate's delete-one-sample jackknife
+(:meth:`kbench_core.stats.Clusters.jackknife`) needs, per cell, the group's totals, which a
+window over the group gives in the same query, and then per group the sums of the centred
+leave-one-out values d_c = (p̂·n_c − y_c)/(N − n_c) and of their squares
+(:func:`kbench_core.stats.jackknife_of_sums`); the design effect's full-correlation bound
+and Kish's effective number need Σ u_c²; the one-unit-per-sample rule the largest u_c. A
+mean's variance merges the cells by Chan's rule (Σ m2_c + n_c(mean_c − mean)²), its
+jackknife is the rate's with the values' sums over their counts. The finish is the memory
+engine's (:func:`kbench_core.stats.design_effect`, :func:`~kbench_core.stats.kish_n`), so
+the numbers agree with :class:`kbench_core.vuln.cells.CellStats` to rounding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from kbench_core.stats import design_effect, jackknife_of_sums, kish_n
+from kbench_core.vuln.cells import (
+    MOMENTS,
+    GroupStats,
+    Moment,
+    RateSpec,
+    derived,
+    moment_names,
+    sum_names,
+)
+
+__all__ = ["EngineStats"]
+
+_FAILED = "__kbench_failed"  # per cell, the failed judgements (engines.judged_cells)
+
+
+class _Columns(Mapping[str, Any]):
+    """A table's sums as float columns, a missing sum 0 (the cells' counts are 32-bit
+    integers; a sum of values none of which was used is NULL), made when first read."""
+
+    def __init__(self, table: Any, names: Sequence[str]) -> None:
+        self._table, self._names = table, tuple(names)
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._names:
+            raise KeyError(name)
+        return self._table[name].cast("float64").fill_null(0.0)
+
+    def __iter__(self) -> Any:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
+def _by_group(frame: pd.DataFrame, codes: np.ndarray, size: int, name: str,
+              fill: float = 0.0) -> np.ndarray:
+    """A fetched per-group column placed at its groups' codes (absent groups ``fill``)."""
+    out = np.full(size, fill, dtype=float)
+    out[codes] = frame[name].to_numpy(dtype=float, na_value=fill)
+    return out
+
+
+class EngineStats(GroupStats):
+    """:class:`kbench_core.vuln.cells.GroupStats` of one view's cells held in the engine.
+
+    ``table()`` gives the cells' table (materialised in the engine, made again if it was
+    released); ``by``: the grouping; ``severity``: the cells hold the per-severity sums;
+    ``coded``: per-group text keys to group codes (``engines.judged_cells._codes_of`` with
+    the groups' lookup); the base query (keys, failed judgements, samples, every sum's total)
+    runs when the object is made, the rates and the means when first asked."""
+
+    def __init__(self, table: Callable[[], Any], by: tuple[str, ...], *, severity: bool,
+                 grouped: Callable[[pd.DataFrame, tuple[str, ...]], tuple[
+                     np.ndarray, dict[str, np.ndarray], int]],
+                 coded: Callable[[pd.DataFrame, GroupStats], np.ndarray]) -> None:
+        self._table, self.by, self.severity = table, by, severity
+        self._coded = coded
+        self._names = sum_names(severity=severity)
+        self._moments: dict[str, Moment] | None = None
+        cells = table()
+        s = _Columns(cells, self._names)
+        kept = cells["n"].fill_null(0) > 0
+        base = cells.group_by(list(by)).aggregate(
+            __kbench_missing=cells[_FAILED].cast("float64").sum(),
+            __kbench_samples=cells.count(where=kept),
+            __kbench_largest=cells["n"].max(),
+            **{f"__kbench_t{i}": s[name].sum(where=kept)
+               for i, name in enumerate(self._names)}).to_pandas()
+        gid, self.keys, self.size = grouped(base, by)
+        self.missing = _by_group(base, gid, self.size, "__kbench_missing").astype(np.int64)
+        self._samples = _by_group(base, gid, self.size, "__kbench_samples")
+        self.singletons = bool((base["__kbench_largest"].fillna(0).to_numpy(float) <= 1)
+                               .all())
+        self._totals = {name: _by_group(base, gid, self.size, f"__kbench_t{i}")
+                        for i, name in enumerate(self._names)}
+
+    def total(self, name: str, partial_credit: float,
+              severity: Mapping[str, float] | None) -> np.ndarray:
+        # every quantity is linear in the sums: its total is the quantity of the totals
+        return np.asarray(derived(self._totals, name, partial_credit, severity,
+                                  self.severity), dtype=float)
+
+    def n_clusters(self) -> np.ndarray:
+        return self._samples.copy()
+
+    def _kept_cells(self) -> tuple[Any, _Columns, Any]:
+        cells = self._table()
+        kept = cells.filter(cells["n"].fill_null(0) > 0)
+        return kept, _Columns(kept, self._names), [kept[c] for c in self.by]
+
+    def rates(self, specs: Sequence[RateSpec], partial_credit: float,
+              severity: Mapping[str, float] | None) -> tuple[np.ndarray, np.ndarray]:
+        import ibis
+
+        kept, s, keys = self._kept_cells()
+        window = ibis.window(group_by=keys)
+        per_cell: dict[str, Any] = {}
+        for j, (num, den, units, _) in enumerate(specs):
+            y = derived(s, num, partial_credit, severity, self.severity)
+            n = derived(s, den, partial_credit, severity, self.severity)
+            u = derived(s, units, partial_credit, severity, self.severity)
+            big_y, big_n = y.sum().over(window), n.sum().over(window)
+            p = ibis.ifelse(big_n > 0, big_y / big_n, ibis.null("float64"))
+            d = ibis.ifelse((n > 0) & (big_n - n != 0), (p * n - y) / (big_n - n), 0.0)
+            per_cell.update({f"y{j}": y, f"n{j}": n, f"u{j}": u,
+                             f"d{j}": d.fill_null(0.0)})
+        cells = kept.select(*self.by, **per_cell)
+        parts: dict[str, Any] = {}
+        for j in range(len(specs)):
+            n, d, u = cells[f"n{j}"], cells[f"d{j}"], cells[f"u{j}"]
+            parts.update({f"y{j}": cells[f"y{j}"].sum(), f"n{j}": n.sum(), f"u{j}": u.sum(),
+                          f"k{j}": cells.count(where=n > 0), f"sd{j}": d.sum(),
+                          f"sdd{j}": (d * d).sum(), f"uu{j}": (u * u).sum(),
+                          f"top{j}": u.max()})
+        frame = cells.group_by(list(self.by)).aggregate(**parts).to_pandas()
+        gid = self._coded(frame, self)
+        shape = (self.size, len(specs))
+        got = {name: np.zeros(shape) for name in ("y", "n", "u", "k", "sd", "sdd", "uu")}
+        for name, values in got.items():
+            for j in range(len(specs)):
+                values[:, j] = _by_group(frame, gid, self.size, f"{name}{j}")
+        top = np.array([frame[f"top{j}"].fillna(0.0).to_numpy(float).max(initial=0.0)
+                        for j in range(len(specs))])
+        # one unit per sample (per rate) and equal weights: nothing is clustered
+        plain = self.singletons & ~(top > 1) & ~np.array([spec[3] for spec in specs],
+                                                         dtype=bool)
+        v_cluster = jackknife_of_sums(got["k"], got["sd"], got["sdd"])
+        deff = (np.ones(shape) if np.all(plain) else
+                design_effect(got["y"], got["n"], got["u"], got["k"], v_cluster, got["uu"],
+                              plain))
+        return deff, kish_n(got["u"], got["uu"])
+
+    def moment(self, name: str) -> Moment:
+        if self._moments is None:
+            self._moments = self._all_moments()
+        return self._moments[name]
+
+    def _all_moments(self) -> dict[str, Moment]:
+        """Every mean's parts in one query (:data:`~kbench_core.vuln.cells.MOMENTS`)."""
+        import ibis
+
+        kept, s, keys = self._kept_cells()
+        window = ibis.window(group_by=keys)
+        per_cell: dict[str, Any] = {}
+        for j, name in enumerate(MOMENTS):
+            total, count, m2 = moment_names(name)
+            s_c, n_c = s[total], s[count]
+            big_s, big_n = s_c.sum().over(window), n_c.sum().over(window)
+            mean = ibis.ifelse(big_n > 0, big_s / big_n, ibis.null("float64"))
+            mean_c = ibis.ifelse(n_c > 0, s_c / n_c, 0.0)
+            dev = ibis.ifelse(n_c > 0, mean_c - mean, 0.0).fill_null(0.0)
+            d = ibis.ifelse((n_c > 0) & (big_n - n_c != 0),
+                            (mean * n_c - s_c) / (big_n - n_c), 0.0).fill_null(0.0)
+            per_cell.update({f"s{j}": s_c, f"n{j}": n_c, f"spread{j}": s[m2] + n_c * dev * dev,
+                             f"d{j}": d})
+        cells = kept.select(*self.by, **per_cell)
+        parts: dict[str, Any] = {}
+        for j in range(len(MOMENTS)):
+            n_c, d = cells[f"n{j}"], cells[f"d{j}"]
+            parts.update({f"s{j}": cells[f"s{j}"].sum(), f"n{j}": n_c.sum(),
+                          f"spread{j}": cells[f"spread{j}"].sum(),
+                          f"k{j}": cells.count(where=n_c > 0), f"sd{j}": d.sum(),
+                          f"sdd{j}": (d * d).sum()})
+        frame = cells.group_by(list(self.by)).aggregate(**parts).to_pandas()
+        gid = self._coded(frame, self)
+        out = {}
+        for j, name in enumerate(MOMENTS):
+            got = {part: _by_group(frame, gid, self.size, f"{part}{j}")
+                   for part in ("s", "n", "spread", "k", "sd", "sdd")}
+            n = got["n"]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                mean = np.where(n > 0, got["s"] / np.where(n > 0, n, 1.0), np.nan)
+                var = np.where(n > 0, got["spread"] / np.where(n > 0, n, 1.0), np.nan)
+            out[name] = Moment(n=n, mean=mean, var=var, k=got["k"],
+                               v_cluster=jackknife_of_sums(got["k"], got["sd"], got["sdd"]))
+        return out
