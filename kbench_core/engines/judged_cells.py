@@ -15,6 +15,7 @@ import pandas as pd
 
 from kbench_core.agreement._labels import ITEM_KEY, REASONING
 from kbench_core.engines.fetch import bounded
+from kbench_core.engines.judged_stats import _NULL_KEY, EngineStats, _key_text
 from kbench_core.schema import FINDING_COUNTS
 from kbench_core.vuln.cells import CellSource
 
@@ -382,8 +383,6 @@ class EngineCells(CellSource):
         """The per-group statistics of the cells of ``by``
         (:class:`kbench_core.engines.judged_stats.EngineStats`): the cells stay in the
         engine and only a row per group comes back, whatever the samples."""
-        from kbench_core.engines.judged_stats import EngineStats
-
         if by not in self._stats:
             self._check(by)
             self._stats[by] = EngineStats(
@@ -595,10 +594,6 @@ class EngineCells(CellSource):
         return _interpolated_edges(flat, lo_index, hi_index, h, gamma, last, total)
 
 
-# A missing key in a table joined to a small table of kbench's own (the groups' edges, the
-# ranks wanted): a text no label holds, so plain equality joins it (Spark's null-safe
-# equality on a table made from pandas did not).
-_NULL_KEY = "\x1fkbench-missing"
 
 
 class OneAtATime(CellSource):
@@ -654,14 +649,6 @@ def _key_lookup(cells: Any, by: tuple[str, ...]) -> dict[tuple, int]:
                for c in by]
     return {tuple(values): g
             for g, values in enumerate(zip(*columns, strict=True))} if by else {(): 0}
-
-
-def _key_text(values: pd.Series) -> np.ndarray:
-    """Key values as text, a missing one (None, NaN) :data:`_NULL_KEY`: how the groups' keys
-    are named in a lookup (:func:`_key_lookup`) and in a table joined in the engine."""
-    text = values.astype(str).to_numpy(dtype=object)
-    text[values.isna().to_numpy()] = _NULL_KEY
-    return text
 
 
 def _looked_up(index: pd.Index, wanted: Any, codes: np.ndarray) -> np.ndarray:

@@ -38,6 +38,20 @@ from kbench_core.vuln.cells import (
 
 __all__ = ["EngineStats"]
 
+# A missing key in a table joined to a small table of kbench's own (the groups' values, the
+# calibration edges, the ranks wanted): a text no label holds, so plain equality joins it
+# (Spark's null-safe equality on a table made from pandas did not).
+_NULL_KEY = "\x1fkbench-missing"
+
+
+def _key_text(values: pd.Series) -> np.ndarray:
+    """Key values as text, a missing one (None, NaN) :data:`_NULL_KEY`: how the groups' keys
+    are named in a lookup (``engines.judged_cells._key_lookup``) and in a table joined in
+    the engine."""
+    text = values.astype(str).to_numpy(dtype=object)
+    text[values.isna().to_numpy()] = _NULL_KEY
+    return text
+
 _FAILED = "__kbench_failed"  # per cell, the failed judgements (engines.judged_cells)
 
 
@@ -111,28 +125,62 @@ class EngineStats(GroupStats):
     def n_clusters(self) -> np.ndarray:
         return self._samples.copy()
 
-    def _kept_cells(self) -> tuple[Any, _Columns, Any]:
+    def _kept_cells(self, values: Mapping[str, np.ndarray]) -> tuple[Any, _Columns]:
+        """The cells with an answer, each with its group's ``values`` beside it (a join with
+        a table of a row per group, keyed by the keys' text: no window over the cells)."""
+        import ibis
+
         cells = self._table()
         kept = cells.filter(cells["n"].fill_null(0) > 0)
-        return kept, _Columns(kept, self._names), [kept[c] for c in self.by]
+        groups = pd.DataFrame({f"__kbench_k{i}": _key_text(pd.Series(
+            np.asarray(self.keys[c], dtype=object), dtype=object))
+            for i, c in enumerate(self.by)})
+        for name, column in values.items():
+            groups[name] = np.asarray(column, dtype=float)
+        lookup = ibis.memtable(groups)
+        if self.by:
+            keyed = kept.mutate(**{f"__kbench_k{i}": kept[c].cast("string").fill_null(
+                _NULL_KEY) for i, c in enumerate(self.by)})
+            joined = keyed.join(lookup, [f"__kbench_k{i}" for i in range(len(self.by))])
+        else:
+            joined = kept.cross_join(lookup)
+        return joined, _Columns(joined, self._names)
+
+    def _per_group(self, cells: Any, parts: Mapping[str, Any]) -> pd.DataFrame:
+        """``parts`` summed per group of the joined ``cells``, fetched with the keys under
+        their own names (their text as :func:`_key_text` writes it: a missing one read
+        back as missing)."""
+        keys = [f"__kbench_k{i}" for i in range(len(self.by))]
+        frame = cells.group_by(keys).aggregate(**parts).to_pandas()
+        for i, c in enumerate(self.by):
+            text = frame.pop(f"__kbench_k{i}")
+            frame[c] = text.where(text != _NULL_KEY, None)
+        return frame
 
     def rates(self, specs: Sequence[RateSpec], partial_credit: float,
               severity: Mapping[str, float] | None) -> tuple[np.ndarray, np.ndarray]:
         import ibis
 
-        kept, s, keys = self._kept_cells()
-        window = ibis.window(group_by=keys)
+        values = {}
+        for j, (num, den, _, _) in enumerate(specs):
+            big_y, big_n = (self.total(num, partial_credit, severity),
+                            self.total(den, partial_credit, severity))
+            with np.errstate(invalid="ignore", divide="ignore"):
+                values[f"__kbench_p{j}"] = np.where(big_n > 0, big_y / np.where(
+                    big_n > 0, big_n, 1.0), 0.0)
+            values[f"__kbench_n{j}"] = big_n
+        kept, s = self._kept_cells(values)
         per_cell: dict[str, Any] = {}
         for j, (num, den, units, _) in enumerate(specs):
             y = derived(s, num, partial_credit, severity, self.severity)
             n = derived(s, den, partial_credit, severity, self.severity)
             u = derived(s, units, partial_credit, severity, self.severity)
-            big_y, big_n = y.sum().over(window), n.sum().over(window)
-            p = ibis.ifelse(big_n > 0, big_y / big_n, ibis.null("float64"))
+            p, big_n = kept[f"__kbench_p{j}"], kept[f"__kbench_n{j}"]
             d = ibis.ifelse((n > 0) & (big_n - n != 0), (p * n - y) / (big_n - n), 0.0)
             per_cell.update({f"y{j}": y, f"n{j}": n, f"u{j}": u,
                              f"d{j}": d.fill_null(0.0)})
-        cells = kept.select(*self.by, **per_cell)
+        cells = kept.select(*[kept[f"__kbench_k{i}"] for i in range(len(self.by))],
+                            **per_cell)
         parts: dict[str, Any] = {}
         for j in range(len(specs)):
             n, d, u = cells[f"n{j}"], cells[f"d{j}"], cells[f"u{j}"]
@@ -140,7 +188,7 @@ class EngineStats(GroupStats):
                           f"k{j}": cells.count(where=n > 0), f"sd{j}": d.sum(),
                           f"sdd{j}": (d * d).sum(), f"uu{j}": (u * u).sum(),
                           f"top{j}": u.max()})
-        frame = cells.group_by(list(self.by)).aggregate(**parts).to_pandas()
+        frame = self._per_group(cells, parts)
         gid = self._coded(frame, self)
         shape = (self.size, len(specs))
         got = {name: np.zeros(shape) for name in ("y", "n", "u", "k", "sd", "sdd", "uu")}
@@ -167,21 +215,28 @@ class EngineStats(GroupStats):
         """Every mean's parts in one query (:data:`~kbench_core.vuln.cells.MOMENTS`)."""
         import ibis
 
-        kept, s, keys = self._kept_cells()
-        window = ibis.window(group_by=keys)
+        values = {}
+        for j, name in enumerate(MOMENTS):
+            total, count, _ = moment_names(name)
+            big_s, big_n = self._totals[total], self._totals[count]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                values[f"__kbench_mean{j}"] = np.where(big_n > 0, big_s / np.where(
+                    big_n > 0, big_n, 1.0), 0.0)
+            values[f"__kbench_n{j}"] = big_n
+        kept, s = self._kept_cells(values)
         per_cell: dict[str, Any] = {}
         for j, name in enumerate(MOMENTS):
             total, count, m2 = moment_names(name)
             s_c, n_c = s[total], s[count]
-            big_s, big_n = s_c.sum().over(window), n_c.sum().over(window)
-            mean = ibis.ifelse(big_n > 0, big_s / big_n, ibis.null("float64"))
+            mean, big_n = kept[f"__kbench_mean{j}"], kept[f"__kbench_n{j}"]
             mean_c = ibis.ifelse(n_c > 0, s_c / n_c, 0.0)
             dev = ibis.ifelse(n_c > 0, mean_c - mean, 0.0).fill_null(0.0)
             d = ibis.ifelse((n_c > 0) & (big_n - n_c != 0),
                             (mean * n_c - s_c) / (big_n - n_c), 0.0).fill_null(0.0)
             per_cell.update({f"s{j}": s_c, f"n{j}": n_c, f"spread{j}": s[m2] + n_c * dev * dev,
                              f"d{j}": d})
-        cells = kept.select(*self.by, **per_cell)
+        cells = kept.select(*[kept[f"__kbench_k{i}"] for i in range(len(self.by))],
+                            **per_cell)
         parts: dict[str, Any] = {}
         for j in range(len(MOMENTS)):
             n_c, d = cells[f"n{j}"], cells[f"d{j}"]
@@ -189,7 +244,7 @@ class EngineStats(GroupStats):
                           f"spread{j}": cells[f"spread{j}"].sum(),
                           f"k{j}": cells.count(where=n_c > 0), f"sd{j}": d.sum(),
                           f"sdd{j}": (d * d).sum()})
-        frame = cells.group_by(list(self.by)).aggregate(**parts).to_pandas()
+        frame = self._per_group(cells, parts)
         gid = self._coded(frame, self)
         out = {}
         for j, name in enumerate(MOMENTS):
