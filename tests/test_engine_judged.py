@@ -338,6 +338,18 @@ def test_without_the_bootstrap_no_cell_comes_back(options, run_file, monkeypatch
                                   check_categorical=False)
 
 
+def test_one_group_of_every_answer_on_duckdb(run_file):
+    """``by=()``: the whole run as one group, its statistics in the engine as memory's."""
+    run, path = run_file
+    table = _table(engines.connect("duckdb"), path)
+    cells = engine_judged.EngineCells(engine_judged.answers(table))
+    rows = consensus(run.frame)
+    for options in (OPTIONS[0], OPTIONS[2]):
+        pd.testing.assert_frame_equal(vuln.tiers(cells, by=(), **options),
+                                      vuln.tiers(rows, by=(), **options), rtol=1e-9,
+                                      atol=1e-9, check_dtype=False)
+
+
 def test_the_sample_run_cells_on_duckdb(sample_file):
     run, path = sample_file
     table = _table(engines.connect("duckdb"), path)

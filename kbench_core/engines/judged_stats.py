@@ -74,6 +74,12 @@ class _Columns(Mapping[str, Any]):
         return len(self._names)
 
 
+def _summed(table: Any, keys: Sequence[Any], parts: Mapping[str, Any]) -> pd.DataFrame:
+    """``parts`` per group of ``keys`` (one row when there are none), fetched."""
+    grouped = table.group_by(list(keys)) if keys else table
+    return grouped.aggregate(**parts).to_pandas()
+
+
 def _by_group(frame: pd.DataFrame, codes: np.ndarray, size: int, name: str,
               fill: float = 0.0) -> np.ndarray:
     """A fetched per-group column placed at its groups' codes (absent groups ``fill``)."""
@@ -102,12 +108,12 @@ class EngineStats(GroupStats):
         cells = table()
         s = _Columns(cells, self._names)
         kept = cells["n"].fill_null(0) > 0
-        base = cells.group_by(list(by)).aggregate(
-            __kbench_missing=cells[_FAILED].cast("float64").sum(),
-            __kbench_samples=cells.count(where=kept),
-            __kbench_largest=cells["n"].max(),
+        base = _summed(cells, by, {
+            "__kbench_missing": cells[_FAILED].cast("float64").sum(),
+            "__kbench_samples": cells.count(where=kept),
+            "__kbench_largest": cells["n"].max(),
             **{f"__kbench_t{i}": s[name].sum(where=kept)
-               for i, name in enumerate(self._names)}).to_pandas()
+               for i, name in enumerate(self._names)}})
         gid, self.keys, self.size = grouped(base, by)
         self.missing = _by_group(base, gid, self.size, "__kbench_missing").astype(np.int64)
         self._samples = _by_group(base, gid, self.size, "__kbench_samples")
@@ -150,8 +156,7 @@ class EngineStats(GroupStats):
         """``parts`` summed per group of the joined ``cells``, fetched with the keys under
         their own names (their text as :func:`_key_text` writes it: a missing one read
         back as missing)."""
-        keys = [f"__kbench_k{i}" for i in range(len(self.by))]
-        frame = cells.group_by(keys).aggregate(**parts).to_pandas()
+        frame = _summed(cells, [f"__kbench_k{i}" for i in range(len(self.by))], parts)
         for i, c in enumerate(self.by):
             text = frame.pop(f"__kbench_k{i}")
             frame[c] = text.where(text != _NULL_KEY, None)
