@@ -80,6 +80,22 @@ def _summed(table: Any, keys: Sequence[Any], parts: Mapping[str, Any]) -> pd.Dat
     return grouped.aggregate(**parts).to_pandas()
 
 
+def _over(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num / den per group, 0 where den is 0 (a group no cell of which is used)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
+
+
+def _centred(p: Any, n: Any, y: Any, big_n: Any) -> Any:
+    """Per cell, the centred leave-one-out value (p̂·n_c − y_c)/(N − n_c) of
+    :func:`kbench_core.stats.jackknife_of_sums` (0 for a cell with nothing in the
+    denominator, or holding all of it)."""
+    import ibis
+
+    return ibis.ifelse((n > 0) & (big_n - n != 0), (p * n - y) / (big_n - n),
+                       0.0).fill_null(0.0)
+
+
 def _by_group(frame: pd.DataFrame, codes: np.ndarray, size: int, name: str,
               fill: float = 0.0) -> np.ndarray:
     """A fetched per-group column placed at its groups' codes (absent groups ``fill``)."""
@@ -152,6 +168,11 @@ class EngineStats(GroupStats):
             joined = kept.cross_join(lookup)
         return joined, _Columns(joined, self._names)
 
+    def _with_keys(self, kept: Any, per_cell: Mapping[str, Any]) -> Any:
+        """The joined cells' key texts and ``per_cell``'s columns."""
+        return kept.select(*[kept[f"__kbench_k{i}"] for i in range(len(self.by))],
+                           **per_cell)
+
     def _per_group(self, cells: Any, parts: Mapping[str, Any]) -> pd.DataFrame:
         """``parts`` summed per group of the joined ``cells``, fetched with the keys under
         their own names (their text as :func:`_key_text` writes it: a missing one read
@@ -164,15 +185,10 @@ class EngineStats(GroupStats):
 
     def rates(self, specs: Sequence[RateSpec], partial_credit: float,
               severity: Mapping[str, float] | None) -> tuple[np.ndarray, np.ndarray]:
-        import ibis
-
         values = {}
         for j, (num, den, _, _) in enumerate(specs):
-            big_y, big_n = (self.total(num, partial_credit, severity),
-                            self.total(den, partial_credit, severity))
-            with np.errstate(invalid="ignore", divide="ignore"):
-                values[f"__kbench_p{j}"] = np.where(big_n > 0, big_y / np.where(
-                    big_n > 0, big_n, 1.0), 0.0)
+            big_n = self.total(den, partial_credit, severity)
+            values[f"__kbench_p{j}"] = _over(self.total(num, partial_credit, severity), big_n)
             values[f"__kbench_n{j}"] = big_n
         kept, s = self._kept_cells(values)
         per_cell: dict[str, Any] = {}
@@ -180,12 +196,9 @@ class EngineStats(GroupStats):
             y = derived(s, num, partial_credit, severity, self.severity)
             n = derived(s, den, partial_credit, severity, self.severity)
             u = derived(s, units, partial_credit, severity, self.severity)
-            p, big_n = kept[f"__kbench_p{j}"], kept[f"__kbench_n{j}"]
-            d = ibis.ifelse((n > 0) & (big_n - n != 0), (p * n - y) / (big_n - n), 0.0)
-            per_cell.update({f"y{j}": y, f"n{j}": n, f"u{j}": u,
-                             f"d{j}": d.fill_null(0.0)})
-        cells = kept.select(*[kept[f"__kbench_k{i}"] for i in range(len(self.by))],
-                            **per_cell)
+            d = _centred(kept[f"__kbench_p{j}"], n, y, kept[f"__kbench_n{j}"])
+            per_cell.update({f"y{j}": y, f"n{j}": n, f"u{j}": u, f"d{j}": d})
+        cells = self._with_keys(kept, per_cell)
         parts: dict[str, Any] = {}
         for j in range(len(specs)):
             n, d, u = cells[f"n{j}"], cells[f"d{j}"], cells[f"u{j}"]
@@ -223,11 +236,8 @@ class EngineStats(GroupStats):
         values = {}
         for j, name in enumerate(MOMENTS):
             total, count, _ = moment_names(name)
-            big_s, big_n = self._totals[total], self._totals[count]
-            with np.errstate(invalid="ignore", divide="ignore"):
-                values[f"__kbench_mean{j}"] = np.where(big_n > 0, big_s / np.where(
-                    big_n > 0, big_n, 1.0), 0.0)
-            values[f"__kbench_n{j}"] = big_n
+            values[f"__kbench_mean{j}"] = _over(self._totals[total], self._totals[count])
+            values[f"__kbench_n{j}"] = self._totals[count]
         kept, s = self._kept_cells(values)
         per_cell: dict[str, Any] = {}
         for j, name in enumerate(MOMENTS):
@@ -236,12 +246,9 @@ class EngineStats(GroupStats):
             mean, big_n = kept[f"__kbench_mean{j}"], kept[f"__kbench_n{j}"]
             mean_c = ibis.ifelse(n_c > 0, s_c / n_c, 0.0)
             dev = ibis.ifelse(n_c > 0, mean_c - mean, 0.0).fill_null(0.0)
-            d = ibis.ifelse((n_c > 0) & (big_n - n_c != 0),
-                            (mean * n_c - s_c) / (big_n - n_c), 0.0).fill_null(0.0)
             per_cell.update({f"s{j}": s_c, f"n{j}": n_c, f"spread{j}": s[m2] + n_c * dev * dev,
-                             f"d{j}": d})
-        cells = kept.select(*[kept[f"__kbench_k{i}"] for i in range(len(self.by))],
-                            **per_cell)
+                             f"d{j}": _centred(mean, n_c, s_c, big_n)})
+        cells = self._with_keys(kept, per_cell)
         parts: dict[str, Any] = {}
         for j in range(len(MOMENTS)):
             n_c, d = cells[f"n{j}"], cells[f"d{j}"]
