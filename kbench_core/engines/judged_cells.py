@@ -422,7 +422,6 @@ class EngineCells(CellSource):
         """The cells of ``by`` are summed already (no query to read them)."""
         return by in self._cells
 
-
     def cells(self, by: tuple[str, ...]) -> Any:
         from kbench_core.vuln.cells import JudgedCells, sum_names
 
@@ -516,23 +515,22 @@ class EngineCells(CellSource):
             f"calibration cells ({' x '.join([*keys[:-1], 'bin'])})",
             too_many=_PER_SAMPLE).to_pandas()
         group = _codes_of(table, by, key_codes)
+        # the samples numbered as the cells number them (what the bootstrap draws by), or,
+        # the cells not fetched, in the text order of the bins' own samples
+        known = self._samples.get(by)
         if not samples:  # a row per (group, bin): only the totals are read
             sample = np.zeros(len(table), dtype=np.int64)
-        elif by in self._samples:  # the cells' codes (what the bootstrap draws by)
-            sample = _sample_codes(table["sample"], self._samples[by])
         else:
-            sample = pd.factorize(table["sample"].astype(str), sort=True)[0].astype(np.int64)
-            self._own_codes.add((by, n_bins, binning, answers and binning == "quantile",
-                                 True))
+            if known is None:
+                known = sorted(table["sample"].astype(str).unique())
+                self._own_codes.add(self._bins_key(by, n_bins, binning, answers, True))
+            sample = _sample_codes(table["sample"], known)
         bin_ = table["__kbench_bin"].to_numpy(dtype=np.int64)
         order = np.lexsort((sample, bin_, group))
         fetched = None
         if answers and binning == "quantile":
             rows = q.select(*by, "sample", "__kbench_conf", "__kbench_correct").to_pandas()
-            fetched = (_codes_of(rows, by, key_codes),
-                       _sample_codes(rows["sample"], self._samples[by]) if by in
-                       self._samples else _sample_codes(rows["sample"], sorted(
-                           table["sample"].astype(str).unique())),
+            fetched = (_codes_of(rows, by, key_codes), _sample_codes(rows["sample"], known),
                        rows["__kbench_conf"].to_numpy(dtype=float),
                        rows["__kbench_correct"].to_numpy(dtype=float))
         return Bins(n_bins=n_bins, binning=binning, edges=np.asarray(edges, dtype=float),
@@ -592,8 +590,6 @@ class EngineCells(CellSource):
         if flat.size == 0:
             return np.full((size, n_bins + 1), np.nan)
         return _interpolated_edges(flat, lo_index, hi_index, h, gamma, last, total)
-
-
 
 
 class OneAtATime(CellSource):

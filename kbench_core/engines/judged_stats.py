@@ -6,8 +6,9 @@ there whose answer is a row per group.
 
 Why it is exact: every interval the tiers print reads the cells only through per-group sums
 (``docs/metrics/vuln.md``, ``docs/statistics.md``). A rate's delete-one-sample jackknife
-(:meth:`kbench_core.stats.Clusters.jackknife`) needs, per cell, the group's totals, which a
-window over the group gives in the same query, and then per group the sums of the centred
+(:meth:`kbench_core.stats.Clusters.jackknife`) needs, per cell, the group's p̂ and N (the
+cells joined to a row per group, from the first query's totals), and then per group the sums
+of the centred
 leave-one-out values d_c = (p̂·n_c − y_c)/(N − n_c) and of their squares
 (:func:`kbench_core.stats.jackknife_of_sums`); the design effect's full-correlation bound
 and Kish's effective number need Σ u_c²; the one-unit-per-sample rule the largest u_c. A
@@ -26,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from kbench_core.stats import design_effect, jackknife_of_sums, kish_n
+from kbench_core.vuln._formulas import _ratio
 from kbench_core.vuln.cells import (
     MOMENTS,
     GroupStats,
@@ -51,6 +53,7 @@ def _key_text(values: pd.Series) -> np.ndarray:
     text = values.astype(str).to_numpy(dtype=object)
     text[values.isna().to_numpy()] = _NULL_KEY
     return text
+
 
 _FAILED = "__kbench_failed"  # per cell, the failed judgements (engines.judged_cells)
 
@@ -78,12 +81,6 @@ def _summed(table: Any, keys: Sequence[Any], parts: Mapping[str, Any]) -> pd.Dat
     """``parts`` per group of ``keys`` (one row when there are none), fetched."""
     grouped = table.group_by(list(keys)) if keys else table
     return grouped.aggregate(**parts).to_pandas()
-
-
-def _over(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    """num / den per group, 0 where den is 0 (a group no cell of which is used)."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
 
 
 def _centred(p: Any, n: Any, y: Any, big_n: Any) -> Any:
@@ -188,7 +185,8 @@ class EngineStats(GroupStats):
         values = {}
         for j, (num, den, _, _) in enumerate(specs):
             big_n = self.total(den, partial_credit, severity)
-            values[f"__kbench_p{j}"] = _over(self.total(num, partial_credit, severity), big_n)
+            values[f"__kbench_p{j}"] = _ratio(self.total(num, partial_credit, severity),
+                                              big_n, 0.0)
             values[f"__kbench_n{j}"] = big_n
         kept, s = self._kept_cells(values)
         per_cell: dict[str, Any] = {}
@@ -236,7 +234,8 @@ class EngineStats(GroupStats):
         values = {}
         for j, name in enumerate(MOMENTS):
             total, count, _ = moment_names(name)
-            values[f"__kbench_mean{j}"] = _over(self._totals[total], self._totals[count])
+            values[f"__kbench_mean{j}"] = _ratio(self._totals[total], self._totals[count],
+                                                 0.0)
             values[f"__kbench_n{j}"] = self._totals[count]
         kept, s = self._kept_cells(values)
         per_cell: dict[str, Any] = {}
@@ -263,9 +262,7 @@ class EngineStats(GroupStats):
             got = {part: _by_group(frame, gid, self.size, f"{part}{j}")
                    for part in ("s", "n", "spread", "k", "sd", "sdd")}
             n = got["n"]
-            with np.errstate(invalid="ignore", divide="ignore"):
-                mean = np.where(n > 0, got["s"] / np.where(n > 0, n, 1.0), np.nan)
-                var = np.where(n > 0, got["spread"] / np.where(n > 0, n, 1.0), np.nan)
-            out[name] = Moment(n=n, mean=mean, var=var, k=got["k"],
+            out[name] = Moment(n=n, mean=_ratio(got["s"], n, np.nan),
+                               var=_ratio(got["spread"], n, np.nan), k=got["k"],
                                v_cluster=jackknife_of_sums(got["k"], got["sd"], got["sdd"]))
         return out

@@ -32,6 +32,7 @@ import pandas as pd
 from kbench_core.calibration import Binned, bin_calibration, bin_ids
 from kbench_core.schema import SEVERITIES
 from kbench_core.stats import Clusters
+from kbench_core.vuln._formulas import _ratio
 from kbench_core.vuln.definitions import (
     _EXACT,
     _PARTIAL,
@@ -477,13 +478,9 @@ class CellStats(GroupStats):
         s_c, n_c = self.cells(total, 1.0, None), self.cells(count, 1.0, None)
         per_group = self.clusters.per_group
         n = per_group(n_c)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean = np.where(n > 0, per_group(s_c) / np.where(n > 0, n, 1.0), np.nan)
-            mean_c = np.where(n_c > 0, s_c / np.where(n_c > 0, n_c, 1.0), 0.0)
-        dev = np.where(n_c > 0, mean_c - mean[self.table.group], 0.0)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            spread = per_group(self.cells(m2, 1.0, None) + n_c * dev * dev)
-            var = np.where(n > 0, spread / np.where(n > 0, n, 1.0), np.nan)
+        mean = _ratio(per_group(s_c), n, np.nan)
+        dev = np.where(n_c > 0, _ratio(s_c, n_c, 0.0) - mean[self.table.group], 0.0)
+        var = _ratio(per_group(self.cells(m2, 1.0, None) + n_c * dev * dev), n, np.nan)
         if self.singletons:
             k, v_cluster = n, np.full(n.shape, np.nan)
         else:
