@@ -168,12 +168,17 @@ def judged_frames(draw) -> pd.DataFrame:
        zero_division=st.sampled_from([0.0, np.nan]),
        by=st.sampled_from([("model",), ("model", "prompt_type"), ()]),
        no_target=st.sampled_from(["zero", "renormalise"]),
-       n_boot=st.integers(1, 45), seed=st.integers(0, 3))
+       n_boot=st.integers(1, 45), seed=st.integers(0, 3), by_row=st.booleans())
 def test_batched_equals_per_replicate_loop(frame, binning, n_bins, partial_credit, severity,
-                                           zero_division, by, no_target, n_boot, seed) -> None:
+                                           zero_division, by, no_target, n_boot, seed,
+                                           by_row) -> None:
+    """``by_row``: the exact sums row by row (what a run of many samples takes) instead of
+    one dense product."""
     weights = {None: None, "default": vuln.SEVERITY_WEIGHTS,
                "odd": {"critical": 0.7, "high": 0.3, "medium": 0.1, "low": 1.0}}[severity]
     with pytest.MonkeyPatch.context() as monkeypatch:
+        if by_row:
+            monkeypatch.setattr(vuln_bootstrap, "_DENSE_FLOATS", 0)
         new, old = both(frame, monkeypatch, binning=binning, n_bins=n_bins,
                         partial_credit=partial_credit, severity_weights=weights,
                         zero_division=zero_division, by=by, no_target_reasoning=no_target,
@@ -183,13 +188,17 @@ def test_batched_equals_per_replicate_loop(frame, binning, n_bins, partial_credi
 
 @pytest.mark.parametrize("binning", ["uniform", "quantile"])
 @pytest.mark.parametrize("by", [("model",), ("model", "prompt_type")])
-def test_batched_equals_loop_on_planted_runs_over_many_chunks(binning, by, monkeypatch) -> None:
+@pytest.mark.parametrize("dense_floats", [vuln_bootstrap._DENSE_FLOATS, 0])
+def test_batched_equals_loop_on_planted_runs_over_many_chunks(binning, by, dense_floats,
+                                                               monkeypatch) -> None:
     """Planted runs (prompt types with identical answers: SUI ties in every replicate, so
     the rank intervals test that ties survive the batching) with confidences that round, and
-    chunks of a few replicates (the last one shorter) so the chunking is exercised."""
+    chunks of a few replicates (the last one shorter) so the chunking is exercised; the
+    exact sums in one dense product and row by row (``dense_floats=0``)."""
     frame = samples.judged_samples(n_samples=30, seed=5, judges=("judge-three",))
     frame["confidence"] = np.round(np.random.default_rng(2).random(len(frame)), 2)
     monkeypatch.setattr(vuln_bootstrap, "_CHUNK_FLOATS", 7_000)
+    monkeypatch.setattr(vuln_bootstrap, "_DENSE_FLOATS", dense_floats)
     new, old = both(frame, monkeypatch, binning=binning, by=by, n_bins=7, n_boot=50,
                     partial_credit=0.3)
     assert_same(new, old)

@@ -7,7 +7,7 @@ re-exports :class:`EngineCells`."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -418,22 +418,39 @@ class EngineCells(CellSource):
         """:meth:`has_difficulty` is answered already (no query to read it)."""
         return "difficulty" not in self.columns or self._difficulty is not None
 
-    def has_cells(self, by: tuple[str, ...]) -> bool:
-        """The cells of ``by`` are summed already (no query to read them)."""
-        return by in self._cells
+    def _wanted(self, sums: Sequence[str] | None) -> tuple[str, ...]:
+        from kbench_core.vuln.cells import sum_names
 
-    def cells(self, by: tuple[str, ...]) -> Any:
-        from kbench_core.vuln.cells import JudgedCells, sum_names
+        every = sum_names(severity="severity" in self.columns)
+        return every if sums is None else tuple(n for n in every if n == "n" or n in sums)
 
-        if by in self._cells:
+    def has_cells(self, by: tuple[str, ...], sums: Sequence[str] | None = None) -> bool:
+        """The cells of ``by`` (with ``sums``, None: every one) are fetched already (no query
+        to read them)."""
+        return by in self._cells and set(self._wanted(sums)) <= set(self._cells[by].sums)
+
+    def cells(self, by: tuple[str, ...], sums: Sequence[str] | None = None) -> Any:
+        """The cells of ``by`` fetched (per group × sample), with only ``sums`` (and ``n``;
+        None: every sum): from the cells held in the engine when :meth:`stats` made them,
+        else summed from the answers' quantities."""
+        from kbench_core.vuln.cells import JudgedCells
+
+        if self.has_cells(by, sums):
             return self._cells[by]
         self._check(by)
-        q = self._q
         severity = "severity" in self.columns
+        wanted = self._wanted(sums)
         keys = [*by, "sample"]
-        fetched = bounded([part.group_by(keys).aggregate(**_cell_measures(part, severity))
-                           for part in self._sample_parts(q)], f"cells ({' x '.join(keys)})",
-                          too_many=_PER_SAMPLE)
+        if by in self._cell_tables:
+            held = self._cell_tables[by][0]
+            parts = [held.select(*keys, "__kbench_failed", *wanted)]
+        else:
+            q = self._q
+            measures = _cell_measures(q, severity)
+            parts = [part.group_by(keys).aggregate(**{
+                name: measures[name] for name in ("__kbench_failed", *wanted)})
+                for part in self._sample_parts(q)]
+        fetched = bounded(parts, f"cells ({' x '.join(keys)})", too_many=_PER_SAMPLE)
         frame = fetched.select([*keys, "__kbench_failed", "n"]).to_pandas()
         gid, values, size = _grouped(frame, by)
         missing = np.bincount(gid, weights=frame["__kbench_failed"].to_numpy(dtype=float),
@@ -447,7 +464,7 @@ class EngineCells(CellSource):
         order = np.lexsort((sample, gid))
         rows = np.flatnonzero(kept)[order]  # the kept cells in order, as rows of the table
         sums = {}
-        for name in sum_names(severity=severity):
+        for name in wanted:
             # one column at a time, each released once taken: the fetched table, a frame of
             # it, its kept rows and the sums were held together (1.1M cells: 2 GiB)
             sums[name] = _filled_numbers(fetched.column(name))[rows]
@@ -613,10 +630,10 @@ class OneAtATime(CellSource):
             if other is not self and other._wrapped.materialised:
                 other._wrapped.release()
 
-    def cells(self, by: tuple[str, ...]) -> Any:
-        if not self._wrapped.has_cells(by):
+    def cells(self, by: tuple[str, ...], sums: Sequence[str] | None = None) -> Any:
+        if not self._wrapped.has_cells(by, sums):
             self._only_me()
-        return self._wrapped.cells(by)
+        return self._wrapped.cells(by, sums)
 
     def stats(self, by: tuple[str, ...]) -> Any:
         if not self._wrapped.has_stats(by):

@@ -44,7 +44,8 @@ from kbench_core.vuln.definitions import (
 
 __all__ = ["COUNTS", "FLAGS", "MOMENTS", "SEVERITY_LEVELS", "SEVERITY_SUMS", "Bins",
            "CellSource", "CellStats", "FrameCells", "GroupStats", "JudgedCells", "Moment",
-           "RateSpec", "bins_from_answers", "derived", "from_answers", "severity_weights"]
+           "RateSpec", "bins_from_answers", "derived", "from_answers", "read_sums",
+           "severity_weights"]
 
 # Per answer 0/1 quantities, summed per cell (none depends on an option).
 FLAGS: tuple[str, ...] = (
@@ -274,7 +275,9 @@ class CellSource:
     judge: str | None = None
     columns: tuple[str, ...] = ()
 
-    def cells(self, by: tuple[str, ...]) -> JudgedCells:
+    def cells(self, by: tuple[str, ...], sums: Sequence[str] | None = None) -> JudgedCells:
+        """The cells of ``by``; ``sums``: only these of :func:`sum_names` are needed (an
+        engine may fetch only them; ``n`` is always there), None: every one."""
         raise NotImplementedError
 
     def bins(self, by: tuple[str, ...], n_bins: int, binning: str, *,
@@ -311,7 +314,7 @@ class FrameCells(CellSource):
             self._answers[by] = _answers(self.frame, by)
         return self._answers[by]
 
-    def cells(self, by: tuple[str, ...]) -> JudgedCells:
+    def cells(self, by: tuple[str, ...], sums: Sequence[str] | None = None) -> JudgedCells:
         return from_answers(self._of(by))
 
     def bins(self, by: tuple[str, ...], n_bins: int, binning: str, *,
@@ -378,6 +381,30 @@ def derived(s: Mapping[str, Any], name: str, partial_credit: float,
     if name == "f2_den":
         return 5.0 * s["tp"] + 4.0 * s["fn"] + s["fp"]
     raise KeyError(name)
+
+
+class _Reads(dict):
+    """The sums a table holds, each 0.0, recording which ones are read."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        super().__init__(dict.fromkeys(names, 0.0))
+        self.read: set[str] = set()
+
+    def __getitem__(self, name: str) -> float:
+        self.read.add(name)
+        return super().__getitem__(name)
+
+
+def read_sums(names: Sequence[str], partial_credit: float,
+              severity: Mapping[str, float] | None, has_severity: bool) -> tuple[str, ...]:
+    """The per-cell sums (of :func:`sum_names`, in its order) that the quantities ``names``
+    are made of under these options (:func:`derived`): what a bootstrap drawing those
+    quantities needs of an engine's cells, a third of every sum."""
+    every = sum_names(severity=has_severity)
+    reads = _Reads(every)
+    for name in names:
+        derived(reads, name, partial_credit, severity, has_severity)
+    return tuple(n for n in every if n in reads.read)
 
 
 @dataclass(frozen=True)

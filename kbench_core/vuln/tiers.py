@@ -50,6 +50,7 @@ from kbench_core.vuln.cells import (
     GroupStats,
     JudgedCells,
     bins_from_answers,
+    read_sums,
 )
 from kbench_core.vuln.cells import from_answers as answers_cells
 from kbench_core.vuln.composite import composite_intervals
@@ -58,6 +59,10 @@ from kbench_core.vuln.definitions import (
     SUI_WEIGHTS,
     Binning,
 )
+
+# The quantity matrix's columns (_Q) by the names of the cells' sums: what the composites
+# total and the bootstrap draws per cell.
+_DRAWN = tuple({"invalid": "invalid_sum"}.get(q, q) for q in _Q)
 
 
 @dataclass(frozen=True)
@@ -270,9 +275,9 @@ def _cell_inputs(groups: _Totals) -> CellInputs:
     cell, the cells' groups and samples, the calibration cells."""
     table = groups.table
     assert table is not None  # _tier_columns reads the cells when intervals are asked for
-    names = {"invalid": "invalid_sum"}
-    q_cells = np.column_stack([groups.cells(names.get(q, q)) for q in _Q]) \
-        if table.n_cells else np.zeros((0, len(_Q)))
+    cells = groups.stats if isinstance(groups.stats, CellStats) else CellStats(table)
+    q_cells = np.column_stack([cells.cells(q, groups.partial_credit, groups.severity)
+                               for q in _DRAWN]) if table.n_cells else np.zeros((0, len(_Q)))
     return CellInputs(q_cells=q_cells, group=table.group, sample=table.sample,
                       n_groups=table.size, n_samples=table.n_samples, bins=groups.bins)
 
@@ -290,9 +295,11 @@ def _tier_columns(source: pd.DataFrame | _Answers | CellSource, by: tuple[str, .
     answers: _Answers | None = None
     table: JudgedCells | None = None
     if isinstance(source, CellSource):
-        # the bootstrap draws the cells themselves; otherwise per-group sums suffice
-        table = source.cells(by) if intervals else None
-        stats = source.stats(by) if table is None else CellStats(table)
+        # per-group sums suffice for every number but the bootstrap, which draws the cells
+        # themselves: only the sums its quantities are made of are fetched
+        stats = source.stats(by)
+        table = source.cells(by, read_sums(
+            _DRAWN, float(partial_credit), severity, stats.severity)) if intervals else None
         bins = source.bins(by, n_bins, binning, answers=intervals and binning == "quantile",
                            samples=intervals)  # only the intervals cluster by sample
     else:
@@ -496,9 +503,8 @@ class _Totals:
 def _group_sums(stats: GroupStats, partial_credit: float,
                 severity: Mapping[str, float] | None) -> np.ndarray:
     """Per group, the columns of the quantity matrix (:data:`_Q`) the composites read."""
-    names = {"invalid": "invalid_sum"}
-    return np.column_stack([stats.total(names.get(q, q), partial_credit, severity)
-                            for q in _Q]) if stats.size else np.zeros((0, len(_Q)))
+    return np.column_stack([stats.total(q, partial_credit, severity)
+                            for q in _DRAWN]) if stats.size else np.zeros((0, len(_Q)))
 
 
 def _totals(stats: GroupStats, table: JudgedCells | None, bins: Bins,
