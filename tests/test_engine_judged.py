@@ -284,6 +284,60 @@ def test_only_cells_come_back(run_file, monkeypatch):
     assert cells.cells(("model",)).n_cells < answers
 
 
+def test_read_sums_by_hand():
+    """The sums a quantity is made of (vuln.cells.derived), as the tiers' definitions read:
+    valid credit = target + partial credit x partial + bonus matches; the credited finds
+    without severity = found - (1 - credit) x partial, with it per severity level."""
+    from kbench_core.vuln.cells import read_sums
+
+    assert read_sums(("valid_credit",), 0.5, None, True) == (
+        "n_target_match", "n_partial_match", "n_bonus_valid")
+    assert read_sums(("credit_weight",), 0.5, None, True) == ("found", "partial")
+    assert read_sums(("vul_weight", "n"), 1.0, None, False) == ("n", "vulnerable")
+    weighted = read_sums(("credit_weight",), 0.5, {"critical": 3}, True)
+    assert weighted == tuple(f"{what}@{i}" for i in range(5) for what in ("found", "partial"))
+    # without a severity column the weights have nothing to weigh
+    assert read_sums(("credit_weight",), 0.5, {"critical": 3}, False) == ("found", "partial")
+    # in the table's order (the means' sums: invalid first)
+    assert read_sums(("rcir_sum", "invalid_sum"), 1.0, None, True) == ("invalid_sum",
+                                                                       "rcir_sum")
+
+
+@pytest.mark.parametrize("options", [OPTIONS[1], {**OPTIONS[2], **OPTIONS[1]}],
+                         ids=["bootstrap", "weighted-bootstrap"])
+def test_the_bootstrap_fetches_only_the_sums_it_draws(options, run_file, monkeypatch):
+    """Issue 39: with ``ci="bootstrap"`` the cells come back per sample (the bootstrap draws
+    them), but only with the sums its quantities are made of (read_sums: a third of them
+    without severity weights, which read each severity's);
+    every other number is the engine's per-group statistics; the table is memory's."""
+    from kbench_core.vuln.cells import read_sums, sum_names
+    from kbench_core.vuln.tiers import _DRAWN
+
+    run, path = run_file
+    table = _table(engines.connect("duckdb"), path)
+    cells = engine_judged.EngineCells(engine_judged.answers(table))
+    fetched = []
+    original = engine_judged.EngineCells.cells
+
+    def recorded_cells(self, by, sums=None):
+        out = original(self, by, sums)
+        fetched.append(set(out.sums))
+        return out
+
+    monkeypatch.setattr(engine_judged.EngineCells, "cells", recorded_cells)
+    left = vuln.tiers(cells, **options)
+    monkeypatch.undo()
+    right = vuln.tiers(consensus(run.frame), **options)
+    severity = "severity" in run.frame
+    wanted = set(read_sums(_DRAWN, options.get("partial_credit", 1.0),
+                           options.get("severity_weights"), severity))
+    assert fetched and all(f == wanted for f in fetched)
+    every = len(sum_names(severity=severity))
+    assert len(wanted) < (every if "severity_weights" in options else every / 2)
+    pd.testing.assert_frame_equal(left, right, rtol=1e-9, atol=1e-9, check_dtype=False,
+                                  check_categorical=False)
+
+
 @pytest.mark.parametrize("options", [OPTIONS[0], OPTIONS[2]], ids=["default", "weighted"])
 def test_without_the_bootstrap_no_cell_comes_back(options, run_file, monkeypatch):
     """Issue 39: the tiers' totals, design effects and means' parts are group-bys of the

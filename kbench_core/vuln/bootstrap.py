@@ -127,15 +127,18 @@ class _CellSums:
                 b, self.n_rows, self.exact.size)
         elif self.by_row is not None:
             values, sample, bounds = self.by_row
-            # every column: the others' products are overwritten below, and a product of
-            # all the columns needs no copy of the exact ones
+            # (cells, replicates) with a replicate's counts side by side: the product
+            # values.T @ that is BLAS's fast shape, several times (replicates, cells) @ values.
+            # Every column: the others' products are overwritten below, and a product of all
+            # the columns needs no copy of the exact ones.
+            drawn_t = np.ascontiguousarray(drawn.T)
             for r in range(self.n_rows):
                 start, stop = bounds[r], bounds[r + 1]
                 if start == stop:
                     out[:, r, self.exact] = 0.0
                 else:
-                    out[:, r, :] = np.take(drawn, sample[start:stop], axis=1) @ \
-                        values[start:stop]
+                    out[:, r, :] = (values[start:stop].T
+                                    @ np.take(drawn_t, sample[start:stop], axis=0)).T
         if self.other.size:
             summed = self.ordered @ np.ascontiguousarray(drawn.T)
             out[:, :, self.other] = summed.reshape(self.other.size, self.n_rows, b).transpose(
