@@ -153,12 +153,25 @@ def test_cells_past_the_decompressed_limit_are_refused_by_name(run_path, tmp_pat
     sums it fetches pass the loader's decompressed-size limit (not when the file does), in
     words naming the sums, the limit and the way out. The profile's bootstrap draws the
     cells, so it fetches them; the report's tiers and bins come back a row per group (or
-    group x bin) and pass under the same limit (issue 39)."""
+    group x bin): under a limit just below the profile's cells, the profile is refused and
+    the report written (issue 39)."""
     from kbench_core import problems
     from kbench_core.cli import main
+    from kbench_core.engines import judged_cells
 
     monkeypatch.setattr(engines.settings, "JUDGED_RUN_ROWS", 0)
-    monkeypatch.setattr(problems, "DEFAULT_MAX_DECOMPRESSED", 10_000)
+    fetched: dict[str, int] = {}
+    bounded = judged_cells.bounded
+
+    def recorded(expr, what, **kwargs):
+        out = bounded(expr, what, **kwargs)
+        fetched[what] = out.nbytes
+        return out
+
+    monkeypatch.setattr(judged_cells, "bounded", recorded)
+    main(["profile", str(run_path), "--engine", "duckdb", "--out", str(tmp_path / "p0.csv")])
+    monkeypatch.setattr(problems, "DEFAULT_MAX_DECOMPRESSED",
+                        fetched["cells (model x sample)"] - 1)
     with pytest.raises(SystemExit) as err:
         main(["profile", str(run_path), "--engine", "duckdb", "--out",
               str(tmp_path / "p.csv")])

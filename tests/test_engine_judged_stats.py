@@ -15,7 +15,15 @@ from hypothesis import strategies as st
 from kbench_core.engines.judged_cells import _codes_of, _grouped, _key_lookup
 from kbench_core.engines.judged_stats import EngineStats
 from kbench_core.stats import Clusters
-from kbench_core.vuln.cells import MOMENTS, CellStats, JudgedCells, moment_names, sum_names
+from kbench_core.vuln.cells import (
+    MOMENTS,
+    CellStats,
+    GroupStats,
+    JudgedCells,
+    Moment,
+    moment_names,
+    sum_names,
+)
 
 NAMES = sum_names(severity=False)
 SPECS = [("tp", "said", "said", False), ("correct", "n", "n", False),
@@ -124,3 +132,46 @@ def test_the_centred_jackknife_is_the_delete_one_sample_jackknife(sizes) -> None
     by_hand = (g - 1) / g * ((left - left.mean()) ** 2).sum()
     assert k[0] == g
     assert v[0] == pytest.approx(by_hand, rel=1e-12, abs=1e-18)
+
+
+class _Residue(GroupStats):
+    """One group of 1.1M equal reasoning scores (0.9) in 370,370 samples, as an engine's sums
+    leave them: a standard deviation of 2.2e-12 (rounding), a jackknife of the same size."""
+
+    singletons = False
+
+    def moment(self, name: str) -> Moment:
+        return Moment(n=np.array([1_111_110.0]), mean=np.array([0.9]),
+                      var=np.array([2.2e-12 ** 2]), k=np.array([370_370.0]),
+                      v_cluster=np.array([2.2e-12 ** 2 / 370_370]))
+
+
+def test_equal_values_with_an_engine_s_rounding_residue_get_the_wilson_bound() -> None:
+    """Equal values never print the zero-width [m, m] (``stats.t_interval``), also when an
+    engine summed them with a residue above t_interval's 1e-12 (the 10M-row profile printed
+    mean_rcir [0.9, 0.9] and a narrower SUI for it): Wilson's score interval of 0.9 on the
+    370,370 samples, written out here, and a standard deviation of 0."""
+    from scipy.stats import norm
+
+    from kbench_core.vuln.tiers import _Totals
+
+    totals = _Totals(stats=_Residue(), table=None, bins=None, partial_credit=1.0,  # type: ignore[arg-type]
+                     severity=None, s={}, core=None, zero_division=0.0)  # type: ignore[arg-type]
+    out: dict = {}
+    totals.mean_t(out, "mean_rcir", "rcir")
+    z, k, p = norm.ppf(0.975), 370_370.0, 0.9
+    centre = (p + z * z / (2 * k)) / (1 + z * z / k)
+    half = z / (1 + z * z / k) * np.sqrt(p * (1 - p) / k + z * z / (4 * k * k))
+    np.testing.assert_allclose(out["mean_rcir_low"], [centre - half], rtol=1e-12)
+    np.testing.assert_allclose(out["mean_rcir_high"], [centre + half], rtol=1e-12)
+    assert totals.mean_sd("rcir")[2][0] == 0.0
+    # a real spread, however small for a score, keeps its t interval
+    spread = _Residue()
+    spread.moment = lambda name: Moment(  # type: ignore[method-assign]
+        n=np.array([1000.0]), mean=np.array([0.9]), var=np.array([1e-6]),
+        k=np.array([100.0]), v_cluster=np.array([1e-9]))
+    out = {}
+    _Totals(stats=spread, table=None, bins=None, partial_credit=1.0,  # type: ignore[arg-type]
+            severity=None, s={}, core=None, zero_division=0.0).mean_t(  # type: ignore[arg-type]
+        out, "mean_rcir", "rcir")
+    assert out["mean_rcir_high"][0] - out["mean_rcir_low"][0] < 2 * half

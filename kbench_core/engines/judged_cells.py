@@ -7,7 +7,7 @@ re-exports :class:`EngineCells`."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -22,7 +22,7 @@ from kbench_core.vuln.cells import CellSource
 if TYPE_CHECKING:
     from kbench_core.engines.judged import Answers
 
-__all__ = ["EngineCells", "OneAtATime", "bounded", "cached", "kept_answers", "parts_of",
+__all__ = ["EngineCells", "bounded", "cached", "kept_answers", "parts_of",
            "sample_part"]
 
 _PLACE = "__kbench_place"  # the answers' file order, a column engines.judged adds
@@ -342,12 +342,6 @@ class EngineCells(CellSource):
             return [q]
         return [sample_part(q, i, self._parts) for i in range(self._parts)]
 
-    @property
-    def materialised(self) -> bool:
-        """Its answers' quantities or cells are held in the engine now (:attr:`_q`,
-        :meth:`_cell_table`)."""
-        return self._kept is not None or bool(self._cell_tables)
-
     def release(self) -> None:
         """Drop the quantities and cells held in the engine (the next grouping or bin not
         summed yet makes them again); the cells, statistics and bins fetched so far stay."""
@@ -373,11 +367,6 @@ class EngineCells(CellSource):
             self._cell_tables[by] = ((parts[0], lambda: None) if _remote(q)
                                      else _kept(parts))
         return self._cell_tables[by][0]
-
-    def has_stats(self, by: tuple[str, ...]) -> bool:
-        """The statistics of ``by`` are made and their cells are held (no query to make
-        them)."""
-        return by in self._stats and by in self._cell_tables
 
     def stats(self, by: tuple[str, ...]) -> Any:
         """The per-group statistics of the cells of ``by``
@@ -413,10 +402,6 @@ class EngineCells(CellSource):
             self._difficulty = q is not None and bool(
                 q.filter(q["difficulty"].notnull()).count().to_pyarrow().as_py())
         return self._difficulty
-
-    def knows_difficulty(self) -> bool:
-        """:meth:`has_difficulty` is answered already (no query to read it)."""
-        return "difficulty" not in self.columns or self._difficulty is not None
 
     def _wanted(self, sums: Sequence[str] | None) -> tuple[str, ...]:
         from kbench_core.vuln.cells import sum_names
@@ -487,11 +472,6 @@ class EngineCells(CellSource):
         if not samples and (*key, True) in self._bins:
             return (*key, True)
         return (*key, samples or (answers and binning == "quantile"))
-
-    def has_bins(self, by: tuple[str, ...], n_bins: int, binning: str, *,
-                 answers: bool = False, samples: bool = True) -> bool:
-        """These bins are summed already (no query to read them)."""
-        return self._bins_key(by, n_bins, binning, answers, samples) in self._bins
 
     def bins(self, by: tuple[str, ...], n_bins: int, binning: str, *,
              answers: bool = False, samples: bool = True) -> Any:
@@ -607,49 +587,6 @@ class EngineCells(CellSource):
         if flat.size == 0:
             return np.full((size, n_bins + 1), np.nan)
         return _interpolated_edges(flat, lo_index, hi_index, h, gamma, last, total)
-
-
-class OneAtATime(CellSource):
-    """An :class:`EngineCells` that, before it makes its answers' quantities in the engine,
-    releases those of every other view of the run (``others``; the rule of
-    ``kbench_core.families._judged_sources.EngineJudged.cells``). Reads as the cells it wraps
-    (``vuln.tiers`` and ``vuln.reliability`` take it as a ``CellSource``)."""
-
-    def __init__(self, cells: EngineCells, others: Mapping[tuple, Any]) -> None:
-        self._wrapped = cells
-        self._others = others
-        self.judge = cells.judge
-        self.columns = cells.columns
-
-    def forget(self) -> None:
-        """:meth:`EngineCells.forget` of the cells it wraps."""
-        self._wrapped.forget()
-
-    def _only_me(self) -> None:
-        for other in self._others.values():
-            if other is not self and other._wrapped.materialised:
-                other._wrapped.release()
-
-    def cells(self, by: tuple[str, ...], sums: Sequence[str] | None = None) -> Any:
-        if not self._wrapped.has_cells(by, sums):
-            self._only_me()
-        return self._wrapped.cells(by, sums)
-
-    def stats(self, by: tuple[str, ...]) -> Any:
-        if not self._wrapped.has_stats(by):
-            self._only_me()
-        return self._wrapped.stats(by)
-
-    def bins(self, by: tuple[str, ...], n_bins: int, binning: str, *,
-             answers: bool = False, samples: bool = True) -> Any:
-        if not self._wrapped.has_bins(by, n_bins, binning, answers=answers, samples=samples):
-            self._only_me()
-        return self._wrapped.bins(by, n_bins, binning, answers=answers, samples=samples)
-
-    def has_difficulty(self) -> bool:
-        if not self._wrapped.knows_difficulty():
-            self._only_me()
-        return self._wrapped.has_difficulty()
 
 
 def _filled(table: Any, by: tuple[str, ...]) -> Any:

@@ -29,14 +29,13 @@ DUCKDB_PART_ROWS = int(os.environ.get("KBENCH_DUCKDB_PART_ROWS", "2000000"))
 # this setting above the run's rows).
 JUDGED_CELLS_ROWS = int(os.environ.get("KBENCH_JUDGED_CELLS_ROWS", "3000000"))
 # From this many rows on, `kbench figures`, `report` and `profile` keep a judged Parquet run in
-# the engine (every figure and table from per-sample sums: families._judged_sources.
-# EngineJudged); unset (the default), they fetch it, as the loader does. Opt-in, because the
-# per-sample sums are not small: the split by prompt type groups model x prompt type x
-# sample (as many cells as answers in a run with one answer per sample and prompt), and
-# every view's sums are kept: a 3M-row `kbench report` ran out of DuckDB's 512 MB in 3 runs
-# of 4, and with 2 GB took 274 s and 9.9 GB resident, where fetched it takes 36 s and 2.2 GB;
-# a 10M-row report grew to 9.5 GB before its prompt-type cells passed the decompressed-size
-# limit and were refused.
+# the engine (every figure and table from per-group sums, the bootstrap from per-sample
+# cells: families._judged_sources.EngineJudged); unset (the default), they fetch it, as the
+# loader does. Opt-in, because it is slower where the loader can hold the run: a 3M-row
+# `kbench report` 179 s and 1.00 GiB kept in the engine against 36 s and 2.2 GB fetched,
+# `kbench profile` 51 s and 1.09 GiB against 31 s and 2.2 GB (session 13). Past the loader's
+# limits (about 4.7M judged rows) it is the only way: a 10M-row report 13 min and 1.06 GiB,
+# its profile 4.5 min and 1.44 GiB under DuckDB's default 512 MB.
 _RUN_ROWS = os.environ.get("KBENCH_JUDGED_RUN_ROWS", "").strip()
 JUDGED_RUN_ROWS: int | None = int(_RUN_ROWS) if _RUN_ROWS else None
 
