@@ -433,14 +433,6 @@ class _Totals:
     def size(self) -> int:
         return self.stats.size
 
-    def cells(self, name: str) -> np.ndarray:
-        """Per cell, the sum of a per-answer quantity (:mod:`kbench_core.vuln.cells`), or
-        of one the options make of them; only when the cells are in memory."""
-        if not isinstance(self.stats, CellStats):
-            raise ValueError("these answers' cells are in an engine: ask the source for "
-                             "its cells (CellSource.cells) to draw from them")
-        return self.stats.cells(name, self.partial_credit, self.severity)
-
     def total(self, name: str) -> np.ndarray:
         """Per group, the sum of a per-answer quantity."""
         return self.stats.total(name, self.partial_credit, self.severity)
